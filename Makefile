@@ -1,0 +1,112 @@
+# aorta - one GNU Makefile, everything into build/.
+#
+#   make            build build/aorta (GPU code too when nvcc is found)
+#   make test       the whole suite (unit, CLI golden, real traces, ASan+UBSan, fuzz)
+#   make demo       install what is missing, build, analyse the bundled traces
+#   make SANITIZE=address,undefined   sanitized build in build-san/
+#   make BUILD_GPU=0                  host-only build
+#   make fuzz       libFuzzer targets (clang) in build-fuzz/
+#
+# Debian-only libraries (SQLite, libyaml, yajl) are linked statically so the
+# binary runs on GPU machines that lack them; zlib, libc and the CUDA
+# libraries stay dynamic.  ISA-L, when installed, is loaded at run time.
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+BUILD_GPU ?= $(if $(NVCC),1,0)
+CUDA_HOME ?= $(if $(NVCC),$(abspath $(dir $(NVCC))/..),/usr/local/cuda)
+
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC = gcc
+endif
+SANITIZE ?=
+WERROR ?= $(if $(CI),-Werror,)
+OPT ?= -O2
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+       -Wformat=2 -Wno-format-nonliteral $(WERROR)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Isrc -pthread $(CFLAGS)
+
+ifneq ($(SANITIZE),)
+BUILD ?= build-san
+CFLAGS_ALL += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDSAN = -fsanitize=$(SANITIZE)
+else
+BUILD ?= build
+LDSAN =
+endif
+
+STATIC_LIBS = -Wl,-Bstatic -lsqlite3 -lyaml -lyajl_s -Wl,-Bdynamic
+LIBS = $(STATIC_LIBS) -lz -lm -ldl -lpthread
+
+# Host sources: everything under src/ except the GPU-only folders.
+GPU_DIRS = src/gpu src/comm src/train src/hwq src/sdma src/tp
+ALL_C := $(shell find src -name '*.c' | sort)
+GPU_C := $(filter $(addsuffix /%,$(GPU_DIRS)),$(ALL_C))
+HOST_C := $(filter-out $(GPU_C),$(ALL_C))
+CU_SRC := $(shell find src -name '*.cu' | sort)
+
+ifeq ($(BUILD_GPU),1)
+CFLAGS_ALL += -DAORTA_GPU=1 -I$(CUDA_HOME)/include
+SRC_C = $(ALL_C)
+CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
+GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl
+NVCCFLAGS = -O2 -std=c++17 -Isrc -arch=sm_90 -Xcompiler -fPIC,-Wall
+else
+SRC_C = $(HOST_C)
+CU_OBJ =
+GPU_LIBS =
+endif
+
+OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC_C))
+LIB_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(OBJ))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+.PHONY: all test demo clean fuzz unit deps format
+all: $(BUILD)/aorta
+
+$(BUILD)/aorta: $(OBJ) $(CU_OBJ)
+	$(CC) $(LDSAN) -pthread -o $@ $^ $(LIBS) $(GPU_LIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(CU_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
+
+unit: $(UNIT_BIN)
+
+# The whole suite; tests/run.sh prints the closing "N passed, N failed".
+test: deps-check all unit
+	@bash tests/run.sh
+
+deps:
+	@bash scripts/deps.sh
+
+deps-check:
+	@bash scripts/deps.sh --check-only || bash scripts/deps.sh
+
+demo: deps all
+	@bash scripts/demo.sh
+
+# libFuzzer targets, one per reader (clang + libclang-rt).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_LIB_C = $(filter-out src/main.c,$(HOST_C))
+fuzz: $(FUZZ_BIN)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_C)
+	@mkdir -p build-fuzz
+	clang -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -pthread -fsanitize=fuzzer,address,undefined \
+	  -o $@ $< $(FUZZ_LIB_C) $(LIBS)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(OBJ:.o=.d)

@@ -1,0 +1,95 @@
+/*
+ * analyze.c - aorta analyze: overlap analysis of traces people already have.
+ *
+ *   aorta analyze [options] TRACE|DIR|GLOB|@LIST...
+ *
+ * Reads every rank in parallel, prints the summary (unless --quiet), and
+ * writes --json / --csv / --trace-out.  Exit 3 on bad input, naming the
+ * file and byte offset.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/options.h"
+#include "cmd/cmds.h"
+#include "overlap/analysis.h"
+#include "report/analysis_out.h"
+#include "timeline/rules.h"
+
+int cmd_analyze(int argc, char **argv)
+{
+	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL;
+	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0;
+	double host_bound = 30.0;
+	struct opt opts[] = {
+		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/1)"),
+		OPT_STRING(0, "csv", &csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
+		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write a Chrome trace with exposed-comm and waiting tracks"),
+		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules 'KIND REGEX' tried first"),
+		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
+		OPT_INT(0, "skip-steps", &skip, "N", "leave the first N steps out of step statistics (warm-up)"),
+		OPT_INT(0, "top", &top, "N", "rows in the top-kernel table (default 10)"),
+		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
+		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
+		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
+		OPT_END(),
+	};
+	int nargs = 0;
+	int rc = opt_parse(argc, argv, opts, "aorta analyze [options] TRACE|DIR|GLOB|@LIST...",
+			   "Reads PyTorch profiler (Kineto) JSON(.gz), Nsight Systems SQLite exports,\n"
+			   "rocprofv3 CSV/JSON/rocpd and aorta JSONL metrics; one file per rank or a\n"
+			   "directory of them. Reports compute, communication, overlap and exposure\n"
+			   "per rank, step, stream and collective, and waiting vs transfer across ranks.",
+			   &nargs);
+	if (rc < 0)
+		return AORTA_OK;
+	if (rc)
+		return rc;
+	if (nargs < 1) {
+		fprintf(stderr, "aorta: error: analyze needs at least one trace, directory or glob\n");
+		return AORTA_EUSAGE;
+	}
+	if (top < 0 || skip < 0 || threads < 0 || host_bound < 0 || host_bound > 100) {
+		fprintf(stderr, "aorta: error: --top, --skip-steps and --threads must be >= 0, "
+				"--host-bound-pct in [0, 100]\n");
+		return AORTA_EUSAGE;
+	}
+	aorta_quiet = quiet;
+
+	struct aorta_error e = { 0 };
+	struct rules *rules = NULL;
+	if (rules_path && rules_load(rules_path, &rules, &e)) {
+		aorta_error_print(&e);
+		return e.code;
+	}
+	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL };
+	struct analysis a;
+	enum aorta_status st = analysis_run(argv, (size_t)nargs, &ao, &a, &e);
+	if (st) {
+		aorta_error_print(&e);
+		analysis_free(&a);
+		rules_free(rules);
+		return st;
+	}
+	for (size_t i = 0; i < a.n; i++)
+		if (a.r[i].skipped)
+			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,
+				   (unsigned long long)a.r[i].skipped, a.r[i].skipped_first);
+	if (!quiet)
+		analysis_print(stdout, &a, per_step);
+	if (json && (st = analysis_save_json(&a, json, &e)))
+		goto fail;
+	if (csv && (st = analysis_save_csv(&a, csv, &e)))
+		goto fail;
+	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
+		goto fail;
+	analysis_free(&a);
+	rules_free(rules);
+	return AORTA_OK;
+fail:
+	aorta_error_print(&e);
+	analysis_free(&a);
+	rules_free(rules);
+	return st;
+}

@@ -1,0 +1,11 @@
+/*
+ * cmds.h - every command's entry point; src/main.c holds the table.
+ * A command returns an exit code (enum aorta_status values, docs/cli.md).
+ */
+#ifndef AORTA_CMDS_H
+#define AORTA_CMDS_H
+
+int cmd_analyze(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,1242 @@
+/*
+ * kineto.c - PyTorch profiler / Kineto Chrome-trace JSON reader.
+ *
+ * Design.  Not a DOM parser: a validating streaming scanner specialised for
+ * the few fields aorta needs.  The file comes through zread (gzip inflated
+ * on the fly) into one window buffer (WINDOW_BYTES, 8 MiB), terminated by a
+ * NUL sentinel and PAD bytes.  The scanner works in units: one top-level
+ * key with its value, or one element of traceEvents.  A unit is parsed from
+ * a mark; if it runs into the sentinel at the end of the window, the unit
+ * returns P_MORE, the bytes from the mark are moved to the front, the window
+ * is refilled and the unit is parsed again from its start.  A unit larger
+ * than half the window doubles the window (the only growth), so peak memory
+ * is the window plus the trace's own arrays, independent of the file size.
+ * No side effect happens before a unit is complete, so a retry is harmless.
+ *
+ * Hot loops test one byte class at a time and never check bounds: the NUL
+ * sentinel stops every loop (NUL is never valid where a loop runs), and a
+ * stop at NUL is "need more data" when it is at the window end, an error
+ * otherwise.  Strings are scanned 16 bytes at a time with SSE2.  Values that
+ * are not extracted are still validated (strings, escapes, numbers,
+ * literals, nesting up to MAX_DEPTH), so malformed JSON anywhere is an error
+ * with the byte offset of the decompressed stream.
+ *
+ * Times: ts/dur are microseconds written as decimal numbers; they are
+ * converted to int64 ns from their digits (up to 18 significant digits and
+ * a decimal exponent, rounded half away from zero at the nanosecond), never
+ * through double.
+ *
+ * What is extracted (docs/formats.md):
+ *  - distributedInfo.rank / world_size;
+ *  - ph "X" events: kernel/Kernel, gpu_memcpy/Memcpy, gpu_memset/Memset as
+ *    device spans; cuda_sync on a stream >= 0 as R_SYNC spans (device-wide
+ *    syncs with stream -1 are ignored); cuda_runtime/cuda_driver/Runtime/
+ *    Driver with args.correlation as launches; ProfilerStep#N annotations
+ *    (user_annotation / cpu_op) as host steps, gpu_user_annotation ones as
+ *    GPU steps; every other X event counts in host_events (runtime calls
+ *    included); NCCL "Collective name" etc. on kernels as coll_meta.
+ *  - other phases (M, s, f, i, ...) are validated and ignored.
+ * A malformed event (ts/dur missing or of the wrong type, negative or absurd
+ * duration, element not an object) is counted with trace_skip.
+ *
+ * Cost: one pass, no allocation per event (names are interned once by the
+ * string table); about 1 GB/s per core on plain JSON (bench/RESULTS.md).
+ */
+#include "ingest/ingest.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "base/zread.h"
+
+#define WINDOW_BYTES (8u << 20)
+#define WINDOW_MAX ((size_t)1 << 30)
+#define PAD 64
+#define MAX_DEPTH 512
+#define MAX_DUR_NS INT64_C(1000000000000000) /* 1e6 s */
+
+typedef unsigned char u8;
+
+enum { P_OK = 0, P_MORE, P_ERR };
+
+struct kscan {
+	const char *path;
+	struct zread *z;        /* file source, or NULL */
+	const u8 *mem;          /* memory source */
+	size_t mem_len, mem_pos;
+	u8 *buf;                /* window: cap bytes + PAD */
+	size_t cap;
+	u8 *end;                /* end of valid data, *end == 0 */
+	long long base;         /* stream offset of buf[0] */
+	int eof;
+	struct aorta_error *e;  /* set when a read fails */
+	int read_failed;
+
+	const u8 *err_at;       /* where the scanner stopped */
+	const char *err_what;   /* what it expected there */
+
+	struct trace *t;
+	char *scratch;          /* unescaped strings */
+	size_t scap;
+	int seen_events_key;
+	uint64_t nelem;         /* elements of traceEvents */
+	int rank, world_size;
+};
+
+/* ------------------------------------------------------------------ */
+/* Byte classes and small helpers                                      */
+/* ------------------------------------------------------------------ */
+
+static const u8 ws_tab[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
+
+static inline const u8 *skip_ws(const u8 *p)
+{
+	while (ws_tab[*p])
+		p++;
+	return p;
+}
+
+static inline int is_digit(u8 c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The scanner stopped at p expecting what: more data if p is at the end of
+ * the window, else an error. */
+static int bad(struct kscan *s, const u8 *p, const char *what)
+{
+	s->err_at = p;
+	s->err_what = what;
+	return p >= s->end ? P_MORE : P_ERR;
+}
+
+struct sref {
+	const u8 *p;
+	uint32_t len;
+	uint8_t esc;  /* contains backslash escapes */
+	uint8_t set;
+};
+
+/* ------------------------------------------------------------------ */
+/* Strings                                                             */
+/* ------------------------------------------------------------------ */
+
+static inline int hexval(u8 c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* *pp at the opening quote; on P_OK *pp is past the closing quote and r
+ * (if not NULL) describes the raw contents. */
+static int scan_string(struct kscan *s, const u8 **pp, struct sref *r)
+{
+	const u8 *p = *pp + 1, *start = p;
+	int esc = 0;
+
+	for (;;) {
+#ifdef __SSE2__
+		const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'),
+			      c1f = _mm_set1_epi8(0x1f);
+		for (;;) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
+						 _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
+			int mask = _mm_movemask_epi8(m);
+			if (mask) {
+				p += __builtin_ctz((unsigned)mask);
+				break;
+			}
+			p += 16;
+		}
+#else
+		while (*p != '"' && *p != '\\' && *p >= 0x20)
+			p++;
+#endif
+		if (*p == '"')
+			break;
+		if (*p == '\\') {
+			esc = 1;
+			p++;
+			switch (*p) {
+			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+				p++;
+				continue;
+			case 'u':
+				for (int i = 1; i <= 4; i++)
+					if (hexval(p[i]) < 0)
+						return bad(s, p + i, "expected 4 hex digits after '\\u'");
+				p += 5;
+				continue;
+			default:
+				return bad(s, p, "expected an escape character after '\\'");
+			}
+		}
+		return bad(s, p, *p ? "control character in string" : "expected '\"' closing the string");
+	}
+	if (r) {
+		r->p = start;
+		r->len = (uint32_t)(p - start);
+		r->esc = (uint8_t)esc;
+		r->set = 1;
+	}
+	*pp = p + 1;
+	return P_OK;
+}
+
+static void put_utf8(char **o, uint32_t cp)
+{
+	char *w = *o;
+
+	if (cp < 0x80) {
+		*w++ = (char)cp;
+	} else if (cp < 0x800) {
+		*w++ = (char)(0xc0 | (cp >> 6));
+		*w++ = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		*w++ = (char)(0xe0 | (cp >> 12));
+		*w++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*w++ = (char)(0x80 | (cp & 0x3f));
+	} else {
+		*w++ = (char)(0xf0 | (cp >> 18));
+		*w++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+		*w++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*w++ = (char)(0x80 | (cp & 0x3f));
+	}
+	*o = w;
+}
+
+static uint32_t hex4(const u8 *p)
+{
+	return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
+}
+
+/* Decodes a validated raw string into out (room for len bytes: the
+ * decoded form is never longer).  Returns the decoded length. */
+static size_t unescape(const u8 *p, size_t len, char *out)
+{
+	const u8 *e = p + len;
+	char *w = out;
+
+	while (p < e) {
+		if (*p != '\\') {
+			*w++ = (char)*p++;
+			continue;
+		}
+		p++;
+		switch (*p++) {
+		case 'b': *w++ = '\b'; break;
+		case 'f': *w++ = '\f'; break;
+		case 'n': *w++ = '\n'; break;
+		case 'r': *w++ = '\r'; break;
+		case 't': *w++ = '\t'; break;
+		case 'u': {
+			uint32_t cp = hex4(p);
+			p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00 && e - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+				uint32_t lo = hex4(p + 2);
+				if (lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					p += 6;
+				}
+			}
+			if (cp >= 0xd800 && cp < 0xe000)
+				cp = 0xfffd; /* lone surrogate */
+			put_utf8(&w, cp);
+			break;
+		}
+		default: *w++ = (char)p[-1]; break; /* " \ / */
+		}
+	}
+	return (size_t)(w - out);
+}
+
+/* The decoded bytes of r: the window itself when there is no escape, else
+ * the scan's scratch buffer (valid until the next call). */
+static const char *sref_text(struct kscan *s, const struct sref *r, size_t *len)
+{
+	if (!r->esc) {
+		*len = r->len;
+		return (const char *)r->p;
+	}
+	if (s->scap < (size_t)r->len + 1) {
+		s->scap = (size_t)r->len + 1;
+		s->scratch = xrealloc(s->scratch, s->scap);
+	}
+	*len = unescape(r->p, r->len, s->scratch);
+	s->scratch[*len] = '\0';
+	return s->scratch;
+}
+
+static int sref_eq(struct kscan *s, const struct sref *r, const char *lit, size_t n)
+{
+	size_t len;
+	const char *t = sref_text(s, r, &len);
+
+	return len == n && memcmp(t, lit, n) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Numbers: digits to a decimal mantissa and exponent, never a double  */
+/* ------------------------------------------------------------------ */
+
+struct num {
+	uint64_t mant; /* up to 18 significant digits */
+	int dexp;      /* value = mant * 10^dexp */
+	int neg;
+};
+
+static const uint64_t pow10_tab[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
+static int scan_number(struct kscan *s, const u8 **pp, struct num *n)
+{
+	const u8 *p = *pp;
+	uint64_t m = 0;
+	int dexp = 0, nd = 0;
+
+	n->neg = 0;
+	if (*p == '-') {
+		n->neg = 1;
+		p++;
+	}
+	if (*p == '0') {
+		p++;
+	} else if (*p >= '1' && *p <= '9') {
+		do {
+			if (nd < 18) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				nd++;
+			} else {
+				dexp++;
+			}
+			p++;
+		} while (is_digit(*p));
+	} else {
+		return bad(s, p, "expected a digit");
+	}
+	if (*p == '.') {
+		p++;
+		if (!is_digit(*p))
+			return bad(s, p, "expected a digit after '.'");
+		do {
+			if (nd < 18) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				dexp--;
+				if (m)
+					nd++;
+			}
+			p++;
+		} while (is_digit(*p));
+	}
+	if (*p == 'e' || *p == 'E') {
+		int eneg = 0, ev = 0;
+		p++;
+		if (*p == '+' || *p == '-')
+			eneg = *p++ == '-';
+		if (!is_digit(*p))
+			return bad(s, p, "expected a digit in the exponent");
+		do {
+			if (ev < 100000)
+				ev = ev * 10 + (*p - '0');
+			p++;
+		} while (is_digit(*p));
+		dexp += eneg ? -ev : ev;
+	}
+	n->mant = m;
+	n->dexp = dexp;
+	*pp = p;
+	return P_OK;
+}
+
+/* Microseconds to integer ns, rounding half away from zero.  Returns 0 if
+ * out of the int64 range. */
+static int num_to_ns(const struct num *n, int64_t *out)
+{
+	int k = n->dexp + 3;
+	uint64_t v;
+
+	if (n->mant == 0) {
+		*out = 0;
+		return 1;
+	}
+	if (k >= 0) {
+		if (k > 18 || n->mant > (uint64_t)INT64_MAX / pow10_tab[k])
+			return 0;
+		v = n->mant * pow10_tab[k];
+	} else if (-k > 19) {
+		v = 0; /* below half a nanosecond: mant < 1e18 < 0.5e20 */
+	} else {
+		uint64_t d = pow10_tab[-k];
+		uint64_t r = n->mant % d;
+		v = n->mant / d;
+		if (r >= d - r)
+			v++;
+	}
+	if (v > (uint64_t)INT64_MAX)
+		return 0;
+	*out = n->neg ? -(int64_t)v : (int64_t)v;
+	return 1;
+}
+
+/* An exact integer value (7, 7.0, 7e0).  Returns 0 otherwise. */
+static int num_to_int(const struct num *n, int64_t *out)
+{
+	uint64_t v;
+
+	if (n->mant == 0) {
+		*out = 0;
+		return 1;
+	}
+	if (n->dexp >= 0) {
+		if (n->dexp > 18 || n->mant > (uint64_t)INT64_MAX / pow10_tab[n->dexp])
+			return 0;
+		v = n->mant * pow10_tab[n->dexp];
+	} else {
+		if (-n->dexp > 18 || n->mant % pow10_tab[-n->dexp])
+			return 0;
+		v = n->mant / pow10_tab[-n->dexp];
+	}
+	*out = n->neg ? -(int64_t)v : (int64_t)v;
+	return 1;
+}
+
+/* An integer written as a string: "0x1f" (hex) or "-12" (decimal). */
+static int str_to_int(const struct sref *r, int64_t *out)
+{
+	const u8 *p = r->p, *e = r->p + r->len;
+	int neg = 0;
+	uint64_t v = 0;
+
+	if (r->esc || p == e)
+		return 0;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (e - p > 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
+		p += 2;
+		if (e - p > 15)
+			return 0;
+		for (; p < e; p++) {
+			int h = hexval(*p);
+			if (h < 0)
+				return 0;
+			v = v << 4 | (uint64_t)h;
+		}
+	} else {
+		if (p == e || e - p > 18)
+			return 0;
+		for (; p < e; p++) {
+			if (!is_digit(*p))
+				return 0;
+			v = v * 10 + (uint64_t)(*p - '0');
+		}
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Generic validation of a value that is not extracted                  */
+/* ------------------------------------------------------------------ */
+
+static int scan_literal(struct kscan *s, const u8 **pp)
+{
+	const u8 *p = *pp;
+	const char *lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+	size_t n = strlen(lit);
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (u8)lit[i])
+			return bad(s, p + i, "expected a value");
+	*pp = p + n;
+	return P_OK;
+}
+
+static int skip_value(struct kscan *s, const u8 **pp, int depth);
+
+static int skip_container(struct kscan *s, const u8 **pp, int depth)
+{
+	const u8 *p = *pp;
+	int obj = *p == '{', r;
+	u8 close = obj ? '}' : ']';
+
+	if (depth >= MAX_DEPTH)
+		return bad(s, p, "nesting deeper than 512 levels");
+	p = skip_ws(p + 1);
+	if (*p == close) {
+		*pp = p + 1;
+		return P_OK;
+	}
+	for (;;) {
+		if (obj) {
+			if (*p != '"')
+				return bad(s, p, "expected '\"' starting a key");
+			if ((r = scan_string(s, &p, NULL)) != P_OK)
+				return r;
+			p = skip_ws(p);
+			if (*p != ':')
+				return bad(s, p, "expected ':'");
+			p = skip_ws(p + 1);
+		}
+		if ((r = skip_value(s, &p, depth + 1)) != P_OK)
+			return r;
+		p = skip_ws(p);
+		if (*p == ',') {
+			p = skip_ws(p + 1);
+			continue;
+		}
+		if (*p == close) {
+			*pp = p + 1;
+			return P_OK;
+		}
+		return bad(s, p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
+static int skip_value(struct kscan *s, const u8 **pp, int depth)
+{
+	struct num n;
+
+	switch (**pp) {
+	case '"':
+		return scan_string(s, pp, NULL);
+	case '{': case '[':
+		return skip_container(s, pp, depth);
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return scan_number(s, pp, &n);
+	case 't': case 'f': case 'n':
+		return scan_literal(s, pp);
+	default:
+		return bad(s, *pp, "expected a value");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects with extracted keys                                          */
+/* ------------------------------------------------------------------ */
+
+/* A key: *pp at the opening quote; on return *pp is after the ':' and the
+ * whitespace that follows; k holds the decoded key (escapes decoded into
+ * kbuf when present, keys longer than kbuf never match). */
+static int scan_key(struct kscan *s, const u8 **pp, const char **k, size_t *klen, char *kbuf,
+		    size_t kbuf_len)
+{
+	struct sref r;
+	const u8 *p = *pp;
+	int st;
+
+	if (*p != '"')
+		return bad(s, p, "expected '\"' starting a key");
+	if ((st = scan_string(s, &p, &r)) != P_OK)
+		return st;
+	if (!r.esc) {
+		*k = (const char *)r.p;
+		*klen = r.len;
+	} else if (r.len < kbuf_len) {
+		*klen = unescape(r.p, r.len, kbuf);
+		*k = kbuf;
+	} else {
+		*k = "";
+		*klen = 0;
+	}
+	p = skip_ws(p);
+	if (*p != ':')
+		return bad(s, p, "expected ':'");
+	*pp = skip_ws(p + 1);
+	return P_OK;
+}
+
+/* After a member value: ',' (returns 1, *pp at the next key) or the
+ * closing '}' (returns 0, *pp past it), or P_MORE/P_ERR negated. */
+static int next_member(struct kscan *s, const u8 **pp, int *more)
+{
+	const u8 *p = skip_ws(*pp);
+
+	if (*p == ',') {
+		*pp = skip_ws(p + 1);
+		*more = 1;
+		return P_OK;
+	}
+	if (*p == '}') {
+		*pp = p + 1;
+		*more = 0;
+		return P_OK;
+	}
+	return bad(s, p, "expected ',' or '}'");
+}
+
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), lit, sizeof(lit) - 1) == 0)
+
+enum {
+	A_STREAM = 1 << 0, A_DEVICE = 1 << 1, A_CORR = 1 << 2, A_BYTES = 1 << 3,
+	A_IN = 1 << 4, A_OUT = 1 << 5, A_GSIZE = 1 << 6, A_SEQ = 1 << 7,
+};
+enum { A_I_STREAM, A_I_DEVICE, A_I_CORR, A_I_BYTES, A_I_IN, A_I_OUT, A_I_GSIZE, A_I_SEQ, A_I__N };
+enum { T_MISSING = 0, T_OK, T_TYPE, T_RANGE };
+
+struct kev {
+	struct sref ph, cat, name;
+	int64_t pid, tid;
+	uint8_t has_pid, has_tid;
+	struct sref tid_s;
+	uint8_t ts_st, dur_st;
+	int64_t ts, dur;
+	unsigned aflags;
+	int64_t a[A_I__N];
+	struct sref coll, dtype, pg_name, pg_desc;
+};
+
+/* A number or numeric string as an integer argument. */
+static int scan_int_arg(struct kscan *s, const u8 **pp, int64_t *v, int *ok)
+{
+	int st;
+
+	*ok = 0;
+	if (**pp == '"') {
+		struct sref r;
+		if ((st = scan_string(s, pp, &r)) != P_OK)
+			return st;
+		*ok = str_to_int(&r, v);
+		return P_OK;
+	}
+	if (**pp == '-' || is_digit(**pp)) {
+		struct num n;
+		if ((st = scan_number(s, pp, &n)) != P_OK)
+			return st;
+		*ok = num_to_int(&n, v);
+		return P_OK;
+	}
+	return skip_value(s, pp, 2);
+}
+
+static int scan_str_arg(struct kscan *s, const u8 **pp, struct sref *r)
+{
+	if (**pp == '"')
+		return scan_string(s, pp, r);
+	r->set = 0;
+	return skip_value(s, pp, 2);
+}
+
+static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
+{
+	const u8 *p = *pp;
+	char kbuf[64];
+	int st, more;
+
+	if (*p != '{')
+		return skip_value(s, pp, 1);
+	p = skip_ws(p + 1);
+	if (*p == '}') {
+		*pp = p + 1;
+		return P_OK;
+	}
+	do {
+		const char *k;
+		size_t kl;
+		int idx = -1, ok;
+		struct sref *sr = NULL;
+
+		if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK)
+			return st;
+		switch (kl) {
+		case 3: if (KEY_IS(k, kl, "Seq")) idx = A_I_SEQ; break;
+		case 5:
+			if (KEY_IS(k, kl, "bytes")) idx = A_I_BYTES;
+			else if (KEY_IS(k, kl, "dtype")) sr = &ev->dtype;
+			break;
+		case 6:
+			if (KEY_IS(k, kl, "stream")) idx = A_I_STREAM;
+			else if (KEY_IS(k, kl, "device")) idx = A_I_DEVICE;
+			break;
+		case 10: if (KEY_IS(k, kl, "Group size")) idx = A_I_GSIZE; break;
+		case 11: if (KEY_IS(k, kl, "correlation")) idx = A_I_CORR; break;
+		case 13: if (KEY_IS(k, kl, "In msg nelems")) idx = A_I_IN; break;
+		case 14: if (KEY_IS(k, kl, "Out msg nelems")) idx = A_I_OUT; break;
+		case 15: if (KEY_IS(k, kl, "Collective name")) sr = &ev->coll; break;
+		case 18: if (KEY_IS(k, kl, "Process Group Name")) sr = &ev->pg_name; break;
+		case 25: if (KEY_IS(k, kl, "Process Group Description")) sr = &ev->pg_desc; break;
+		default: break;
+		}
+		if (idx >= 0) {
+			if ((st = scan_int_arg(s, &p, &ev->a[idx], &ok)) != P_OK)
+				return st;
+			if (ok)
+				ev->aflags |= 1u << idx;
+			else
+				ev->aflags &= ~(1u << idx);
+		} else if (sr) {
+			if ((st = scan_str_arg(s, &p, sr)) != P_OK)
+				return st;
+		} else if ((st = skip_value(s, &p, 2)) != P_OK) {
+			return st;
+		}
+		if ((st = next_member(s, &p, &more)) != P_OK)
+			return st;
+	} while (more);
+	*pp = p;
+	return P_OK;
+}
+
+static int scan_time(struct kscan *s, const u8 **pp, int64_t *v, uint8_t *state)
+{
+	int st;
+
+	if (**pp == '-' || is_digit(**pp)) {
+		struct num n;
+		if ((st = scan_number(s, pp, &n)) != P_OK)
+			return st;
+		*state = num_to_ns(&n, v) ? T_OK : T_RANGE;
+		return P_OK;
+	}
+	*state = T_TYPE;
+	return skip_value(s, pp, 1);
+}
+
+/* One element of traceEvents into ev.  Returns P_OK with ev->... filled;
+ * is_obj is 0 for an element that is not an object. */
+static int scan_event(struct kscan *s, const u8 **pp, struct kev *ev, int *is_obj)
+{
+	const u8 *p = *pp;
+	char kbuf[64];
+	int st, more, ok;
+
+	memset(ev, 0, sizeof(*ev));
+	if (*p != '{') {
+		*is_obj = 0;
+		return skip_value(s, pp, 1);
+	}
+	*is_obj = 1;
+	p = skip_ws(p + 1);
+	if (*p == '}') {
+		*pp = p + 1;
+		return P_OK;
+	}
+	do {
+		const char *k;
+		size_t kl;
+
+		if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK)
+			return st;
+		st = -1;
+		switch (kl) {
+		case 2:
+			if (k[0] == 'p' && k[1] == 'h')
+				st = scan_str_arg(s, &p, &ev->ph);
+			else if (k[0] == 't' && k[1] == 's')
+				st = scan_time(s, &p, &ev->ts, &ev->ts_st);
+			break;
+		case 3:
+			if (KEY_IS(k, kl, "cat")) {
+				st = scan_str_arg(s, &p, &ev->cat);
+			} else if (KEY_IS(k, kl, "dur")) {
+				st = scan_time(s, &p, &ev->dur, &ev->dur_st);
+			} else if (KEY_IS(k, kl, "pid")) {
+				if (*p == '"') {
+					st = scan_string(s, &p, NULL);
+					ev->has_pid = 0;
+				} else {
+					st = scan_int_arg(s, &p, &ev->pid, &ok);
+					ev->has_pid = (uint8_t)ok;
+				}
+			} else if (KEY_IS(k, kl, "tid")) {
+				if (*p == '"') {
+					st = scan_string(s, &p, &ev->tid_s);
+					ev->has_tid = 0;
+				} else {
+					ev->tid_s.set = 0;
+					st = scan_int_arg(s, &p, &ev->tid, &ok);
+					ev->has_tid = (uint8_t)ok;
+				}
+			}
+			break;
+		case 4:
+			if (KEY_IS(k, kl, "name"))
+				st = scan_str_arg(s, &p, &ev->name);
+			else if (KEY_IS(k, kl, "args"))
+				st = scan_args(s, &p, ev);
+			break;
+		default:
+			break;
+		}
+		if (st == -1)
+			st = skip_value(s, &p, 1);
+		if (st != P_OK)
+			return st;
+		if ((st = next_member(s, &p, &more)) != P_OK)
+			return st;
+	} while (more);
+	*pp = p;
+	return P_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Acting on one event                                                  */
+/* ------------------------------------------------------------------ */
+
+enum ecat { E_OTHER = 0, E_KERNEL, E_MEMCPY, E_MEMSET, E_SYNC, E_RUNTIME, E_ANNOT, E_GPU_ANNOT };
+
+static enum ecat classify_cat(struct kscan *s, const struct sref *c)
+{
+	size_t n;
+	const char *t;
+
+	if (!c->set)
+		return E_OTHER;
+	t = sref_text(s, c, &n);
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(t, lit, n) == 0)
+	if (IS("kernel") || IS("Kernel"))
+		return E_KERNEL;
+	if (IS("gpu_memcpy") || IS("Memcpy"))
+		return E_MEMCPY;
+	if (IS("gpu_memset") || IS("Memset"))
+		return E_MEMSET;
+	if (IS("cuda_sync"))
+		return E_SYNC;
+	if (IS("cuda_runtime") || IS("cuda_driver") || IS("Runtime") || IS("Driver"))
+		return E_RUNTIME;
+	if (IS("user_annotation") || IS("cpu_op"))
+		return E_ANNOT;
+	if (IS("gpu_user_annotation"))
+		return E_GPU_ANNOT;
+#undef IS
+	return E_OTHER;
+}
+
+/* N of "ProfilerStep#N", or -1. */
+static int64_t profiler_step(const char *t, size_t n)
+{
+	static const char pre[] = "ProfilerStep#";
+	const size_t pl = sizeof(pre) - 1;
+	int64_t v = 0;
+
+	if (n <= pl || n > pl + 18 || memcmp(t, pre, pl) != 0)
+		return -1;
+	for (size_t i = pl; i < n; i++) {
+		if (!is_digit((u8)t[i]))
+			return -1;
+		v = v * 10 + (t[i] - '0');
+	}
+	return v;
+}
+
+static uint32_t intern_sref(struct kscan *s, const struct sref *r)
+{
+	size_t n;
+	const char *t;
+
+	if (!r->set)
+		return 0;
+	t = sref_text(s, r, &n);
+	return strtab_intern(&s->t->names, t, n);
+}
+
+static void act_event(struct kscan *s, const struct kev *ev)
+{
+	struct trace *t = s->t;
+	enum ecat c;
+	int64_t start, end;
+
+	if (!ev->ph.set) {
+		trace_skip(t, "event without a 'ph' string");
+		return;
+	}
+	if (ev->ph.esc ? !sref_eq(s, &ev->ph, "X", 1) : ev->ph.len != 1 || ev->ph.p[0] != 'X')
+		return; /* metadata, flows, instants, counters: not used */
+	if (ev->ts_st != T_OK || ev->dur_st != T_OK) {
+		const char *f = ev->ts_st != T_OK ? "ts" : "dur";
+		uint8_t stt = ev->ts_st != T_OK ? ev->ts_st : ev->dur_st;
+		trace_skip(t, "complete event with %s '%s'",
+			   stt == T_MISSING ? "no" : stt == T_TYPE ? "a non-numeric" : "an out-of-range", f);
+		return;
+	}
+	if (ev->dur < 0 || ev->dur > MAX_DUR_NS || ev->ts > INT64_MAX - ev->dur) {
+		trace_skip(t, "complete event with a negative or absurd 'dur' (%lld ns)", (long long)ev->dur);
+		return;
+	}
+	start = ev->ts;
+	end = ev->ts + ev->dur;
+	c = classify_cat(s, &ev->cat);
+
+	if (c == E_KERNEL || c == E_MEMCPY || c == E_MEMSET || c == E_SYNC) {
+		int64_t stream = -1, dev = -1;
+		if (ev->aflags & A_STREAM)
+			stream = ev->a[A_I_STREAM];
+		else if (ev->has_tid)
+			stream = ev->tid;
+		else if (ev->tid_s.set) {
+			/* legacy "stream 7" thread names */
+			const u8 *q = ev->tid_s.p, *qe = q + ev->tid_s.len;
+			while (q < qe && !is_digit(*q))
+				q++;
+			if (q < qe) {
+				struct sref d = { q, (uint32_t)(qe - q), 0, 1 };
+				if (!str_to_int(&d, &stream))
+					stream = -1;
+			}
+		}
+		if (stream < INT32_MIN || stream > INT32_MAX)
+			stream = -1;
+		if (c == E_SYNC && stream < 0)
+			return; /* device-wide synchronisation: on no stream */
+		if (ev->aflags & A_DEVICE)
+			dev = ev->a[A_I_DEVICE];
+		else if (ev->has_pid)
+			dev = ev->pid;
+		if (t->device < 0 && dev >= 0 && dev <= INT32_MAX)
+			t->device = (int)dev;
+
+		size_t nl;
+		const char *nm = ev->name.set ? sref_text(s, &ev->name, &nl) : (nl = 0, "");
+		enum record_hint h = c == E_KERNEL ? R_KERNEL : c == E_MEMCPY ? R_MEMCPY :
+				     c == E_MEMSET ? R_MEMSET : R_SYNC;
+		uint64_t bytes = 0;
+		if ((c == E_MEMCPY || c == E_MEMSET) && (ev->aflags & A_BYTES) && ev->a[A_I_BYTES] > 0)
+			bytes = (uint64_t)ev->a[A_I_BYTES];
+		size_t idx = trace_add_device(t, start, end, nm, nl, h, (int32_t)stream,
+					      (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1, bytes);
+		if (c == E_KERNEL && (ev->coll.set || (ev->aflags & (A_IN | A_OUT | A_GSIZE)))) {
+			struct coll_meta m;
+			memset(&m, 0, sizeof(m));
+			m.coll_name = intern_sref(s, &ev->coll);
+			m.dtype = intern_sref(s, &ev->dtype);
+			m.pg_name = intern_sref(s, &ev->pg_name);
+			m.pg_desc = intern_sref(s, &ev->pg_desc);
+			m.in_nelems = (ev->aflags & A_IN) ? ev->a[A_I_IN] : -1;
+			m.out_nelems = (ev->aflags & A_OUT) ? ev->a[A_I_OUT] : -1;
+			m.seq = (ev->aflags & A_SEQ) ? ev->a[A_I_SEQ] : -1;
+			m.group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
+				       ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
+			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&t->names, m.dtype)) : 0;
+			trace_set_coll(t, idx, &m);
+		}
+		return;
+	}
+	if (c == E_GPU_ANNOT) {
+		size_t nl;
+		const char *nm = ev->name.set ? sref_text(s, &ev->name, &nl) : (nl = 0, "");
+		int64_t k = profiler_step(nm, nl);
+		if (k >= 0)
+			trace_add_gpu_step(t, k, start, end);
+		return;
+	}
+	t->host_events++;
+	if (t->pid < 0 && ev->has_pid)
+		t->pid = ev->pid;
+	if (c == E_RUNTIME) {
+		if (ev->aflags & A_CORR)
+			trace_add_launch(t, ev->a[A_I_CORR], start, end);
+	} else if (c == E_ANNOT && ev->name.set) {
+		size_t nl;
+		const char *nm = sref_text(s, &ev->name, &nl);
+		int64_t k = profiler_step(nm, nl);
+		if (k >= 0)
+			trace_add_step(t, k, start, end);
+	}
+}
+
+/* distributedInfo: rank and world_size, the rest validated and skipped. */
+static int scan_distinfo(struct kscan *s, const u8 **pp, int *rank, int *world)
+{
+	const u8 *p = *pp;
+	char kbuf[64];
+	int st, more, ok;
+
+	if (*p != '{')
+		return skip_value(s, pp, 1);
+	p = skip_ws(p + 1);
+	if (*p == '}') {
+		*pp = p + 1;
+		return P_OK;
+	}
+	do {
+		const char *k;
+		size_t kl;
+		int64_t v;
+
+		if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK)
+			return st;
+		if (KEY_IS(k, kl, "rank") || KEY_IS(k, kl, "world_size")) {
+			int *dst = k[0] == 'r' ? rank : world;
+			if ((st = scan_int_arg(s, &p, &v, &ok)) != P_OK)
+				return st;
+			if (ok && v >= 0 && v <= INT32_MAX)
+				*dst = (int)v;
+		} else if ((st = skip_value(s, &p, 2)) != P_OK) {
+			return st;
+		}
+		if ((st = next_member(s, &p, &more)) != P_OK)
+			return st;
+	} while (more);
+	*pp = p;
+	return P_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Window and driver                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Keeps [mark, end), reads more behind it.  Returns 0, or -1 on a read
+ * error (s->e filled). */
+static int refill(struct kscan *s, const u8 *mark)
+{
+	size_t keep = (size_t)(s->end - mark);
+
+	if (keep > s->cap / 2 && s->cap < WINDOW_MAX) {
+		size_t ncap = s->cap * 2;
+		size_t off = (size_t)(mark - s->buf);
+		u8 *nb = xmalloc(ncap + PAD);
+		memcpy(nb, s->buf + off, keep);
+		free(s->buf);
+		s->buf = nb;
+		s->cap = ncap;
+		s->base += (long long)off;
+	} else {
+		memmove(s->buf, mark, keep);
+		s->base += (long long)(mark - s->buf);
+	}
+	s->end = s->buf + keep;
+	while (!s->eof && (size_t)(s->end - s->buf) < s->cap) {
+		size_t room = s->cap - (size_t)(s->end - s->buf);
+		ssize_t r;
+		if (s->z) {
+			r = zread_read(s->z, s->end, room, s->e);
+			if (r < 0) {
+				s->read_failed = 1;
+				return -1;
+			}
+		} else {
+			size_t left = s->mem_len - s->mem_pos;
+			r = (ssize_t)(left < room ? left : room);
+			memcpy(s->end, s->mem + s->mem_pos, (size_t)r);
+			s->mem_pos += (size_t)r;
+		}
+		if (r == 0)
+			s->eof = 1;
+		s->end += r;
+	}
+	memset(s->end, 0, PAD);
+	return 0;
+}
+
+enum dstate { D_ROOT, D_KEY_FIRST, D_KEY, D_ROOT_AFTER, D_EV_FIRST, D_EV_NEXT, D_EV_AFTER, D_TRAIL, D_DONE };
+
+static enum aorta_status scan_all(struct kscan *s)
+{
+	enum dstate d = D_ROOT;
+	const u8 *p, *mark;
+	struct kev ev;
+	int st = P_OK;
+
+	if (refill(s, s->buf) < 0)
+		return s->e ? s->e->code : AORTA_EINPUT;
+	p = mark = s->buf;
+	for (;;) {
+		mark = p;
+		switch (d) {
+		case D_ROOT:
+			p = skip_ws(p);
+			if (*p == '{') {
+				p++;
+				d = D_KEY_FIRST;
+			} else {
+				st = bad(s, p, p >= s->end && s->eof && p == s->buf && s->base == 0 ?
+					 "expected a JSON object, found an empty file" :
+					 "expected '{' opening a kineto trace object");
+			}
+			break;
+		case D_KEY_FIRST:
+		case D_KEY: {
+			const char *k;
+			size_t kl;
+			char kbuf[64];
+			p = skip_ws(p);
+			if (d == D_KEY_FIRST && *p == '}') {
+				p++;
+				d = D_TRAIL;
+				break;
+			}
+			if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK)
+				break;
+			if (KEY_IS(k, kl, "traceEvents")) {
+				if (*p == '[') {
+					p++;
+					s->seen_events_key = 1;
+					d = D_EV_FIRST;
+				} else {
+					st = bad(s, p, "expected '[' after \"traceEvents\"");
+				}
+			} else if (KEY_IS(k, kl, "distributedInfo")) {
+				int r = s->rank, w = s->world_size;
+				if ((st = scan_distinfo(s, &p, &r, &w)) == P_OK) {
+					s->rank = r;
+					s->world_size = w;
+					d = D_ROOT_AFTER;
+				}
+			} else if ((st = skip_value(s, &p, 1)) == P_OK) {
+				d = D_ROOT_AFTER;
+			}
+			break;
+		}
+		case D_ROOT_AFTER:
+			p = skip_ws(p);
+			if (*p == ',') {
+				p++;
+				d = D_KEY;
+			} else if (*p == '}') {
+				p++;
+				d = D_TRAIL;
+			} else {
+				st = bad(s, p, "expected ',' or '}' in the top-level object");
+			}
+			break;
+		case D_EV_FIRST:
+		case D_EV_NEXT: {
+			int is_obj;
+			p = skip_ws(p);
+			if (d == D_EV_FIRST && *p == ']') {
+				p++;
+				d = D_ROOT_AFTER;
+				break;
+			}
+			if ((st = scan_event(s, &p, &ev, &is_obj)) != P_OK)
+				break;
+			s->nelem++;
+			if (is_obj)
+				act_event(s, &ev);
+			else
+				trace_skip(s->t, "element of 'traceEvents' that is not an object");
+			d = D_EV_AFTER;
+			break;
+		}
+		case D_EV_AFTER:
+			p = skip_ws(p);
+			if (*p == ',') {
+				p++;
+				d = D_EV_NEXT;
+			} else if (*p == ']') {
+				p++;
+				d = D_ROOT_AFTER;
+			} else {
+				st = bad(s, p, "expected ',' or ']' in 'traceEvents'");
+			}
+			break;
+		case D_TRAIL:
+			p = skip_ws(p);
+			if (p >= s->end && s->eof)
+				return AORTA_OK;
+			if (p < s->end)
+				return aorta_fail(s->e, AORTA_EINPUT, s->path, 0, s->base + (p - s->buf),
+						  "unexpected data after the top-level object");
+			st = P_MORE;
+			s->err_at = p;
+			break;
+		case D_DONE:
+			return AORTA_OK;
+		}
+		if (st == P_OK)
+			continue;
+		if (st == P_ERR)
+			return aorta_fail(s->e, AORTA_EINPUT, s->path, 0, s->base + (s->err_at - s->buf),
+					  "%s", s->err_what);
+		/* P_MORE: refill from the unit's mark and parse it again */
+		if (s->eof)
+			return aorta_fail(s->e, AORTA_EINPUT, s->path, 0, s->base + (s->end - s->buf),
+					  "unexpected end of input (truncated file?): %s", s->err_what);
+		if (s->cap >= WINDOW_MAX && mark == s->buf && (size_t)(s->end - s->buf) >= s->cap)
+			return aorta_fail(s->e, AORTA_EINPUT, s->path, 0, s->base,
+					  "a single value larger than %zu bytes", WINDOW_MAX);
+		if (refill(s, mark) < 0)
+			return s->e ? s->e->code : AORTA_EINPUT;
+		p = s->buf;
+		st = P_OK;
+	}
+}
+
+static size_t window_bytes(void)
+{
+	const char *w = getenv("AORTA_KINETO_WINDOW");
+	long v = w ? atol(w) : 0;
+
+	if (v >= 16 && (size_t)v <= WINDOW_MAX)
+		return (size_t)v;
+	return WINDOW_BYTES;
+}
+
+static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
+				  struct trace_set *out)
+{
+	enum aorta_status st;
+	struct aorta_error local;
+
+	if (!s->e)
+		s->e = &local;
+	s->cap = window_bytes();
+	s->buf = xmalloc(s->cap + PAD);
+	s->end = s->buf;
+	s->rank = s->world_size = -1;
+	s->t = trace_new(s->path, "kineto");
+	st = scan_all(s);
+	if (st == AORTA_OK && !s->seen_events_key)
+		st = aorta_fail(s->e, AORTA_EINPUT, s->path, 0, -1,
+				"no 'traceEvents' array: not a kineto trace");
+	else if (st == AORTA_OK && s->nelem == 0)
+		st = aorta_fail(s->e, AORTA_EINPUT, s->path, 0, -1, "no trace events");
+	free(s->buf);
+	free(s->scratch);
+	if (st != AORTA_OK) {
+		trace_free(s->t);
+		return st;
+	}
+	s->t->rank = s->rank >= 0 ? s->rank : (o ? o->rank_hint : -1);
+	s->t->world_size = s->world_size;
+	trace_finish(s->t, o ? o->rules : NULL);
+	trace_set_add(out, s->t);
+	return AORTA_OK;
+}
+
+enum aorta_status ingest_kineto(const char *path, const struct ingest_opts *o,
+				struct trace_set *out, struct aorta_error *e)
+{
+	struct kscan s;
+	enum aorta_status st;
+
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.e = e;
+	st = zread_open(path, &s.z, e);
+	if (st != AORTA_OK)
+		return st;
+	st = run_scan(&s, o, out);
+	zread_close(s.z);
+	return st;
+}
+
+enum aorta_status ingest_kineto_mem(const char *path, const void *buf, size_t len,
+				    const struct ingest_opts *o, struct trace_set *out,
+				    struct aorta_error *e)
+{
+	struct kscan s;
+
+	memset(&s, 0, sizeof(s));
+	s.path = path ? path : "<memory>";
+	s.e = e;
+	s.mem = buf;
+	s.mem_len = buf ? len : 0;
+	return run_scan(&s, o, out);
+}

@@ -1,0 +1,752 @@
+/*
+ * analysis.c - from input names to a finished struct analysis.
+ *
+ * Sections: input expansion; the per-rank pass (engine sets, step windows,
+ * named figures of the peers, collectives, kernels, streams); the worker
+ * pool; cross-rank collective matching.
+ *
+ * Step windows.  A step's GPU window runs from the first start of a device
+ * span the step launched to the first start of the next non-empty step (the
+ * last one ends at its last span's end), so windows tile the GPU timeline
+ * and per-step figures add up to the step total.  Figures in a window are
+ * over every span clipped to it, whatever step launched the span.
+ */
+#include "overlap/analysis.h"
+#include "ingest/ingest.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/zread.h"
+
+/* ---- inputs ------------------------------------------------------------- */
+
+struct strlist { char **v; size_t n, cap; };
+
+static void sl_add(struct strlist *l, const char *s)
+{
+	GROW(l->v, l->cap, l->n + 1);
+	l->v[l->n++] = xstrdup(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk_dir(const char *dir, struct strlist *out, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d || depth > 8) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		size_t n = strlen(dir) + strlen(de->d_name) + 2;
+		char *p = xmalloc(n);
+		snprintf(p, n, "%s/%s", dir, de->d_name);
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				walk_dir(p, out, depth + 1);
+			else if (S_ISREG(st.st_mode) && ingest_sniff(p, NULL) != FMT_UNKNOWN &&
+				 ingest_sniff(p, NULL) != FMT_AORTA_ANALYSIS)
+				sl_add(out, p);
+		}
+		free(p);
+	}
+	closedir(d);
+}
+
+enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
+				  size_t *nfiles, struct aorta_error *e)
+{
+	struct strlist l = { 0 };
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *in = inputs[i];
+		if (in[0] == '@') { /* a list file: one path per line */
+			char *buf;
+			size_t len;
+			enum aorta_status s = zread_all(in + 1, 1u << 24, &buf, &len, e);
+			if (s)
+				goto fail;
+			char *save = NULL;
+			for (char *ln = strtok_r(buf, "\r\n", &save); ln; ln = strtok_r(NULL, "\r\n", &save))
+				if (*ln && *ln != '#')
+					sl_add(&l, ln);
+			free(buf);
+			continue;
+		}
+		if (stat(in, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				size_t before = l.n;
+				walk_dir(in, &l, 0);
+				if (l.n == before) {
+					aorta_fail(e, AORTA_EINPUT, in, 0, -1,
+						   "no trace files found in the directory (expected Kineto JSON, "
+						   "nsys SQLite, rocprofv3 or aorta JSONL files)");
+					goto fail;
+				}
+			} else {
+				sl_add(&l, in);
+			}
+			continue;
+		}
+		glob_t g;
+		if (strpbrk(in, "*?[") && glob(in, 0, NULL, &g) == 0) {
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				sl_add(&l, g.gl_pathv[k]);
+			globfree(&g);
+			continue;
+		}
+		aorta_fail(e, AORTA_EINPUT, in, 0, -1, "no such file or directory");
+		goto fail;
+	}
+	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
+	*files = l.v;
+	*nfiles = l.n;
+	return AORTA_OK;
+fail:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	return AORTA_EINPUT;
+}
+
+int rank_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (const char *p = base; (p = strcasestr(p, "rank")); p += 4) {
+		const char *q = p + 4;
+		while (*q == '_' || *q == '-' || *q == '.')
+			q++;
+		if (isdigit((unsigned char)*q))
+			return atoi(q);
+	}
+	/* a parent directory named rankN (torch_profiler/rank3/trace.json) */
+	for (const char *p = path; p < base && (p = strcasestr(p, "rank")); p += 4) {
+		const char *q = p + 4;
+		if (q < base && isdigit((unsigned char)*q))
+			return atoi(q);
+	}
+	return -1;
+}
+
+/* ---- one rank ----------------------------------------------------------- */
+
+static int64_t span_dur(const struct trace *t, size_t i)
+{
+	return t->end_ns[i] - t->start_ns[i];
+}
+
+static void hta_figures(const struct trace *t, struct hta_figures *h)
+{
+	uint8_t *cls = classes_hta(t);
+	uint32_t *sub = NULL;
+	size_t m = t->n;
+
+	memset(h, 0, sizeof(*h));
+	if (t->nsteps >= 2) { /* HTA drops GPU work launched at or after the last step's start */
+		int64_t cut = t->steps[t->nsteps - 1].start_ns;
+		sub = xmalloc((t->n ? t->n : 1) * sizeof(*sub));
+		m = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->launch_ns[i] != INT64_MIN && t->launch_ns[i] < cut)
+				sub[m++] = (uint32_t)i;
+		h->last_step_excluded = 1;
+	}
+	struct ov_sets o;
+	struct ov_figures f;
+	ov_sets_build(&o, t, cls, sub, m);
+	ov_figures_in(&o, o.first_ns, o.last_ns, &f);
+	h->has_comm = f.comm_ns > 0;
+	h->comm_ns = f.comm_ns;
+	h->overlap_ns = f.overlap_ns;
+	h->comm_comp_overlap_pct = f.comm_ns ? 100.0 * (double)f.overlap_ns / (double)f.comm_ns : 0;
+	h->kernel_time_ns = f.window_ns;
+	h->idle_ns = f.idle_ns;
+	h->compute_ns = f.compute_ns;
+	h->non_compute_ns = f.window_ns - f.compute_ns - f.idle_ns;
+	ov_sets_release(&o);
+	free(sub);
+	free(cls);
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct kernel_row *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return (x->total_ns < y->total_ns) - (x->total_ns > y->total_ns);
+	return strcmp(x->name, y->name);
+}
+
+static void kernel_table(const struct trace *t, const uint8_t *cls, int top, struct rank_result *r)
+{
+	struct kernel_row *k = xcalloc(t->names.n ? t->names.n : 1, sizeof(*k));
+	for (size_t i = 0; i < t->n; i++) {
+		if (cls[i] == C_NONE)
+			continue;
+		struct kernel_row *x = &k[t->name[i]];
+		int64_t d = span_dur(t, i);
+		if (!x->count) {
+			x->kind = t->kind[i];
+			x->min_ns = d;
+			x->max_ns = d;
+		}
+		x->count++;
+		x->total_ns += d;
+		if (d < x->min_ns)
+			x->min_ns = d;
+		if (d > x->max_ns)
+			x->max_ns = d;
+	}
+	size_t m = 0;
+	for (size_t id = 0; id < t->names.n; id++)
+		if (k[id].count) {
+			k[m] = k[id];
+			k[m].name = (char *)strtab_get(&t->names, (uint32_t)id);
+			m++;
+		}
+	qsort(k, m, sizeof(*k), cmp_kernel);
+	if ((size_t)top < m)
+		m = (size_t)top;
+	for (size_t i = 0; i < m; i++)
+		k[i].name = xstrdup(k[i].name);
+	r->kernels = k;
+	r->nkernels = m;
+}
+
+struct pg_count { int32_t step; uint32_t pg; uint32_t n; };
+
+static void coll_table(const struct trace *t, const struct ivset *compute, struct rank_result *r)
+{
+	struct pg_count *pc = NULL;
+	size_t npc = 0, pccap = 0, rcap = 0, icap = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (kind_class((enum span_kind)t->kind[i]) != C_COMM)
+			continue;
+		const struct coll_meta *m = t->meta[i] != UINT32_MAX ? &t->coll[t->meta[i]] : NULL;
+		uint32_t pg = m ? m->pg_name : 0;
+		const char *pgs = strtab_get(&t->names, pg);
+		int gs = m && m->group_size > 0 ? m->group_size : t->world_size;
+		size_t row;
+		for (row = 0; row < r->ncolls; row++) {
+			struct coll_row *c = &r->colls[row];
+			if (c->type == t->coll_type[i] && c->bytes == t->bytes[i] && strcmp(c->pg, pgs) == 0)
+				break;
+		}
+		if (row == r->ncolls) {
+			GROW(r->colls, rcap, r->ncolls + 1);
+			struct coll_row *c = &r->colls[r->ncolls++];
+			memset(c, 0, sizeof(*c));
+			c->type = t->coll_type[i];
+			c->pg = xstrdup(pgs);
+			c->bytes = t->bytes[i];
+			c->group_size = gs;
+			c->min_ns = INT64_MAX;
+		}
+		struct coll_row *c = &r->colls[row];
+		int64_t d = span_dur(t, i);
+		c->count++;
+		c->total_ns += d;
+		c->exposed_ns += ov_exposed(compute, t->start_ns[i], t->end_ns[i]);
+		if (d < c->min_ns)
+			c->min_ns = d;
+		if (d > c->max_ns)
+			c->max_ns = d;
+
+		/* the call's ordinal within (step, process group) */
+		size_t k;
+		for (k = npc; k-- > 0;)
+			if (pc[k].step == t->step[i] && pc[k].pg == pg)
+				break;
+		if (k == (size_t)-1) {
+			GROW(pc, pccap, npc + 1);
+			pc[npc] = (struct pg_count){ t->step[i], pg, 0 };
+			k = npc++;
+		}
+		GROW(r->inst, icap, r->ninst + 1);
+		struct comm_inst *ci;
+		ci = &r->inst[r->ninst++];
+		ci->step = t->step[i] >= 0 ? t->steps[t->step[i]].number : INT64_MIN;
+		ci->pg = NULL; /* set after the rows stop moving */
+		ci->ordinal = pc[k].n++;
+		ci->type = t->coll_type[i];
+		ci->bytes = t->bytes[i];
+		ci->start_ns = t->start_ns[i];
+		ci->end_ns = t->end_ns[i];
+		ci->row = (uint32_t)row;
+		ci->wait_ns = -1;
+		ci->last = 0;
+	}
+	for (size_t j = 0; j < r->ninst; j++)
+		r->inst[j].pg = r->colls[r->inst[j].row].pg;
+	free(pc);
+}
+
+static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = xstrdup(t->path);
+	r->format = t->format;
+	r->rank = t->rank;
+	r->world_size = t->world_size;
+	r->device = t->device;
+	r->events = t->n;
+	r->skipped = t->skipped;
+	r->host_events = t->host_events;
+	r->skipped_first = xstrdup(t->skipped_first);
+	ivset_init(&r->wait_set);
+	ivset_init(&r->exposed_set);
+
+	uint8_t *cls = classes_aorta(t);
+	struct ov_sets s;
+	ov_sets_build(&s, t, cls, NULL, 0);
+	ov_figures_in(&s, s.first_ns, s.last_ns, &r->total);
+
+	/* step windows */
+	size_t ns = t->nsteps;
+	int64_t *first = xmalloc((ns ? ns : 1) * sizeof(*first));
+	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
+	for (size_t k = 0; k < ns; k++) {
+		first[k] = INT64_MAX;
+		last[k] = INT64_MIN;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		int32_t k = t->step[i];
+		if (k < 0 || cls[i] == C_NONE)
+			continue;
+		if (t->start_ns[i] < first[k])
+			first[k] = t->start_ns[i];
+		if (t->end_ns[i] > last[k])
+			last[k] = t->end_ns[i];
+	}
+	r->steps = xcalloc(ns ? ns : 1, sizeof(*r->steps));
+	size_t m = 0;
+	for (size_t k = 0; k < ns; k++) {
+		if (first[k] == INT64_MAX)
+			continue; /* a step that launched no device work has no GPU window */
+		struct step_result *st = &r->steps[m++];
+		st->number = t->steps[k].number;
+		st->start_ns = first[k];
+		size_t nx;
+		for (nx = k + 1; nx < ns && first[nx] == INT64_MAX; nx++)
+			;
+		st->end_ns = nx < ns ? first[nx] : last[k];
+		if (st->end_ns < st->start_ns)
+			st->end_ns = st->start_ns;
+	}
+	r->nsteps = m;
+	for (size_t k = 0; k < m; k++) {
+		struct step_result *st = &r->steps[k];
+		ov_figures_in(&s, st->start_ns, st->end_ns, &st->f);
+		st->host_bound = st->f.window_ns > 0 &&
+				 100.0 * (double)st->f.host_wait_ns >= o->host_bound_pct * (double)st->f.window_ns;
+	}
+	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
+	if (skip < m)
+		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
+	free(first);
+	free(last);
+
+	/* streams */
+	r->nstreams = s.nstreams;
+	r->streams = xcalloc(s.nstreams ? s.nstreams : 1, sizeof(*r->streams));
+	for (size_t k = 0; k < s.nstreams; k++) {
+		r->streams[k].stream = s.stream_id[k];
+		r->streams[k].busy_ns = ivset_len(&s.stream[k]);
+	}
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t k = 0; k < s.nstreams; k++)
+			if (cls[i] != C_NONE && r->streams[k].stream == t->stream[i]) {
+				r->streams[k].spans++;
+				break;
+			}
+
+	coll_table(t, &s.set[S_COMPUTE], r);
+	kernel_table(t, cls, o->top_kernels, r);
+	hta_figures(t, &r->hta);
+
+	uint8_t *tl = classes_tracelens(t);
+	struct ov_sets ts;
+	ov_sets_build(&ts, t, tl, NULL, 0);
+	ov_figures_in(&ts, ts.first_ns, ts.last_ns, &r->tracelens);
+	ov_sets_release(&ts);
+	free(tl);
+
+	if (o->keep_traces) {
+		r->exposed_set = s.set[S_EXPOSED_COMM];
+		memset(&s.set[S_EXPOSED_COMM], 0, sizeof(s.set[S_EXPOSED_COMM]));
+	}
+	ov_sets_release(&s);
+	free(cls);
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+struct pool {
+	char **files;
+	size_t nfiles;
+	const struct analysis_opts *o;
+	atomic_size_t next;
+	atomic_size_t done;
+	pthread_mutex_t lock;
+	struct rank_result *res;
+	size_t nres, cap;
+	struct aorta_error err;
+	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->nfiles) {
+		struct trace_set s = { 0 };
+		struct aorta_error e = { 0 };
+		struct ingest_opts io = { p->o->rules, rank_from_name(p->files[i]) };
+		enum aorta_status st = ingest_file(p->files[i], &io, &s, &e);
+		if (st) {
+			pthread_mutex_lock(&p->lock);
+			if (p->err_file == SIZE_MAX || i < p->err_file) {
+				p->err = e;
+				p->err.code = st;
+				p->err_file = i;
+			}
+			pthread_mutex_unlock(&p->lock);
+			trace_set_release(&s);
+			continue;
+		}
+		for (size_t k = 0; k < s.n; k++) {
+			struct trace *t = s.t[k];
+			struct rank_result r;
+			if (t->rank < 0 && s.n == 1)
+				t->rank = io.rank_hint;
+			analyze_rank(t, p->o, &r);
+			r.rank = t->rank;
+			if (p->o->keep_traces) {
+				r.t = t;
+				s.t[k] = NULL;
+			}
+			pthread_mutex_lock(&p->lock);
+			GROW(p->res, p->cap, p->nres + 1);
+			p->res[p->nres++] = r;
+			pthread_mutex_unlock(&p->lock);
+		}
+		for (size_t k = 0; k < s.n; k++)
+			trace_free(s.t[k]);
+		free(s.t);
+		size_t d = atomic_fetch_add(&p->done, 1) + 1;
+		if (p->nfiles > 1)
+			aorta_note("read %zu/%zu: %s", d, p->nfiles, p->files[i]);
+	}
+	return NULL;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct rank_result *x = a, *y = b;
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+static void cross_rank(struct analysis *a);
+
+static void finish(struct analysis *a)
+{
+	/* ranks unknown from the trace and the file name get the next free number */
+	int next = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank >= next)
+			next = a->r[i].rank + 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank < 0)
+			a->r[i].rank = next++;
+	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
+	for (size_t i = 1; i < a->n; i++)
+		if (a->r[i].rank == a->r[i - 1].rank)
+			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
+				   a->r[i].rank, a->r[i - 1].path, a->r[i].path);
+	cross_rank(a);
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	char **files = NULL;
+	size_t nfiles = 0;
+	enum aorta_status st;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	st = analysis_expand(inputs, n, &files, &nfiles, e);
+	if (st)
+		return st;
+	a->inputs = files;
+	a->ninputs = nfiles;
+
+	struct pool p = { 0 };
+	p.files = files;
+	p.nfiles = nfiles;
+	p.o = o;
+	p.err_file = SIZE_MAX;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.done, 0);
+	pthread_mutex_init(&p.lock, NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
+	if (nt > nfiles)
+		nt = nfiles;
+	if (nt <= 1) {
+		worker(&p);
+	} else {
+		pthread_t *th = xmalloc(nt * sizeof(*th));
+		for (size_t i = 0; i < nt; i++)
+			pthread_create(&th[i], NULL, worker, &p);
+		for (size_t i = 0; i < nt; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+	}
+	pthread_mutex_destroy(&p.lock);
+	a->r = p.res;
+	a->n = p.nres;
+	if (p.err_file != SIZE_MAX) {
+		if (e)
+			*e = p.err;
+		return p.err.code ? p.err.code : AORTA_EINPUT;
+	}
+	finish(a);
+	return AORTA_OK;
+}
+
+void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	a->r = xcalloc(s->n ? s->n : 1, sizeof(*a->r));
+	for (size_t k = 0; k < s->n; k++) {
+		analyze_rank(s->t[k], o, &a->r[k]);
+		if (o->keep_traces) {
+			a->r[k].t = s->t[k];
+			s->t[k] = NULL;
+		}
+	}
+	a->n = s->n;
+	trace_set_release(s);
+	finish(a);
+}
+
+/* ---- cross-rank matching -------------------------------------------------- */
+
+struct iref { struct comm_inst *c; int rank; size_t ri; };
+
+static int cmp_iref(const void *a, const void *b)
+{
+	const struct iref *x = a, *y = b;
+	const struct comm_inst *p = x->c, *q = y->c;
+	if (p->step != q->step)
+		return (p->step > q->step) - (p->step < q->step);
+	int c = strcmp(p->pg, q->pg);
+	if (c)
+		return c;
+	if (p->type != q->type)
+		return (p->type > q->type) - (p->type < q->type);
+	if (p->ordinal != q->ordinal)
+		return (p->ordinal > q->ordinal) - (p->ordinal < q->ordinal);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void cross_rank(struct analysis *a)
+{
+	size_t total = 0;
+
+	a->clocks_aligned = 0;
+	for (size_t i = 0; i < a->n; i++)
+		total += a->r[i].ninst;
+	if (a->n < 2 || !total)
+		return;
+	/* ordinals restart per (step, pg) but the type is part of the key, so
+	 * renumber per (step, pg, type) */
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			uint32_t ord = 0;
+			for (size_t k = j; k-- > 0;) {
+				if (r->inst[k].step != r->inst[j].step)
+					break;
+				if (r->inst[k].type == r->inst[j].type && strcmp(r->inst[k].pg, r->inst[j].pg) == 0) {
+					ord = r->inst[k].ordinal + 1;
+					break;
+				}
+			}
+			r->inst[j].ordinal = ord;
+		}
+	}
+	struct iref *v = xmalloc(total * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++)
+			v[m++] = (struct iref){ &a->r[i].inst[j], a->r[i].rank, i };
+	qsort(v, m, sizeof(*v), cmp_iref);
+
+	int64_t *skew = xmalloc(m * sizeof(*skew));
+	size_t nskew = 0;
+	for (size_t g = 0; g < m;) {
+		size_t h = g + 1;
+		while (h < m && v[h].c->step == v[g].c->step && strcmp(v[h].c->pg, v[g].c->pg) == 0 &&
+		       v[h].c->type == v[g].c->type && v[h].c->ordinal == v[g].c->ordinal)
+			h++;
+		if (h - g < 2) {
+			a->unmatched_calls += h - g;
+			g = h;
+			continue;
+		}
+		int64_t lastst = INT64_MIN, firstst = INT64_MAX;
+		size_t lastk = g;
+		for (size_t k = g; k < h; k++) {
+			if (v[k].c->start_ns > lastst) {
+				lastst = v[k].c->start_ns;
+				lastk = k;
+			}
+			if (v[k].c->start_ns < firstst)
+				firstst = v[k].c->start_ns;
+			if (v[k].c->bytes != v[g].c->bytes)
+				a->size_mismatch++;
+		}
+		skew[nskew++] = lastst - firstst;
+		for (size_t k = g; k < h; k++) {
+			struct comm_inst *c = v[k].c;
+			int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
+			if (w > d)
+				w = d;
+			if (w < 0)
+				w = 0;
+			c->wait_ns = w;
+			c->last = k == lastk;
+		}
+		a->matched_groups++;
+		g = h;
+	}
+	free(v);
+	qsort(skew, nskew, sizeof(*skew), cmp_i64);
+	if (nskew) {
+		int64_t sum = 0;
+		for (size_t k = 0; k < nskew; k++)
+			sum += skew[k];
+		a->skew_p50_ns = skew[nskew / 2];
+		a->skew_max_ns = skew[nskew - 1];
+		a->skew_mean_ns = sum / (int64_t)nskew;
+	}
+	free(skew);
+	/* ranks on one host share a clock; traces from unrelated clocks show
+	 * skews of minutes or more, and then waiting cannot be measured */
+	a->clocks_aligned = nskew && a->skew_p50_ns < 60LL * 1000000000LL;
+	uint64_t best = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			if (c->wait_ns < 0 || !a->clocks_aligned)
+				continue;
+			int64_t d = c->end_ns - c->start_ns;
+			r->wait_ns += c->wait_ns;
+			r->transfer_ns += d - c->wait_ns;
+			r->matched++;
+			r->times_last += (uint64_t)c->last;
+			struct coll_row *row = &r->colls[c->row];
+			row->wait_ns += c->wait_ns;
+			row->transfer_ns += d - c->wait_ns;
+			row->matched++;
+			if (a->opts.keep_traces)
+				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
+		}
+		ivset_seal(&r->wait_set);
+		if (r->times_last > best) {
+			best = r->times_last;
+			a->late_rank = r->rank;
+		}
+	}
+	if (!a->clocks_aligned)
+		a->matched_groups = 0;
+}
+
+/* ---- statistics and teardown --------------------------------------------- */
+
+struct stat4 steps_stat(const struct rank_result *r, int skip, fig_get g)
+{
+	struct stat4 s = { 0 };
+	size_t k0 = skip > 0 ? (size_t)skip : 0;
+
+	if (k0 >= r->nsteps)
+		return s;
+	size_t n = r->nsteps - k0;
+	int64_t *v = xmalloc(n * sizeof(*v));
+	double sum = 0;
+	for (size_t k = 0; k < n; k++) {
+		v[k] = g(&r->steps[k0 + k].f);
+		sum += (double)v[k];
+	}
+	qsort(v, n, sizeof(*v), cmp_i64);
+	s.n = n;
+	s.mean = sum / (double)n;
+	s.p50 = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+	s.min = (double)v[0];
+	s.max = (double)v[n - 1];
+	free(v);
+	return s;
+}
+
+void analysis_free(struct analysis *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		trace_free(r->t);
+		free(r->path);
+		free(r->skipped_first);
+		free(r->steps);
+		free(r->streams);
+		for (size_t k = 0; k < r->ncolls; k++)
+			free(r->colls[k].pg);
+		free(r->colls);
+		for (size_t k = 0; k < r->nkernels; k++)
+			free(r->kernels[k].name);
+		free(r->kernels);
+		free(r->inst);
+		ivset_release(&r->wait_set);
+		ivset_release(&r->exposed_set);
+	}
+	free(a->r);
+	for (size_t i = 0; i < a->ninputs; i++)
+		free(a->inputs[i]);
+	free(a->inputs);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,268 @@
+/*
+ * engine.c - interval sets per rank and the figures read off them.
+ *
+ * Definitions (docs/metrics.md has them with sources):
+ *   busy      = |∪ every span of class compute, comm, memcpy or memset|
+ *   compute   = |K|, comm = |C|, memcpy = |M|, memset = |S|
+ *   overlap   = |C ∩ K|           exposed_comm   = |C \ K|
+ *   exposed_memcpy = |M \ (K ∪ C)|  gemm_comm = |G ∩ C|
+ *   idle      = window − busy
+ * The host-wait set holds each gap of the busy set whose following span was
+ * launched by the host after the gap began (HTA's "host_wait" idea, on the
+ * union of streams instead of per stream).
+ */
+#include "overlap/engine.h"
+#include "base/error.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void build_where(struct ivset *v, const struct trace *t, const uint32_t *idx,
+			size_t m, int (*pred)(const struct trace *, size_t, const uint8_t *, int),
+			const uint8_t *cls, int arg)
+{
+	uint32_t *sel = xmalloc((m ? m : 1) * sizeof(*sel));
+	size_t k = 0;
+
+	for (size_t j = 0; j < m; j++) {
+		size_t i = idx ? idx[j] : j;
+		if (pred(t, i, cls, arg))
+			sel[k++] = (uint32_t)i;
+	}
+	ivset_build(v, t->start_ns, t->end_ns, sel, k);
+	free(sel);
+}
+
+static int p_busy(const struct trace *t, size_t i, const uint8_t *cls, int a)
+{
+	(void)t; (void)a;
+	return cls[i] != C_NONE;
+}
+
+static int p_class(const struct trace *t, size_t i, const uint8_t *cls, int a)
+{
+	(void)t;
+	return cls[i] == a;
+}
+
+static int p_kind(const struct trace *t, size_t i, const uint8_t *cls, int a)
+{
+	return cls[i] == C_COMPUTE && t->kind[i] == a;
+}
+
+static int p_coll(const struct trace *t, size_t i, const uint8_t *cls, int a)
+{
+	return cls[i] == C_COMM && t->coll_type[i] == a;
+}
+
+static int p_stream(const struct trace *t, size_t i, const uint8_t *cls, int a)
+{
+	return cls[i] != C_NONE && t->stream[i] == a;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
+		   const uint32_t *subset, size_t m)
+{
+	struct ivset tmp;
+
+	memset(o, 0, sizeof(*o));
+	if (!subset)
+		m = t->n;
+	build_where(&o->set[S_BUSY], t, subset, m, p_busy, cls, 0);
+	build_where(&o->set[S_COMPUTE], t, subset, m, p_class, cls, C_COMPUTE);
+	build_where(&o->set[S_COMM], t, subset, m, p_class, cls, C_COMM);
+	build_where(&o->set[S_MEMCPY], t, subset, m, p_class, cls, C_MEMCPY);
+	build_where(&o->set[S_MEMSET], t, subset, m, p_class, cls, C_MEMSET);
+	build_where(&o->set[S_GEMM], t, subset, m, p_kind, cls, K_GEMM);
+	build_where(&o->set[S_ATTENTION], t, subset, m, p_kind, cls, K_ATTENTION);
+	ivset_inter(&o->set[S_OVERLAP], &o->set[S_COMM], &o->set[S_COMPUTE]);
+	ivset_diff(&o->set[S_EXPOSED_COMM], &o->set[S_COMM], &o->set[S_COMPUTE]);
+	ivset_init(&tmp);
+	ivset_union(&tmp, &o->set[S_COMPUTE], &o->set[S_COMM]);
+	ivset_diff(&o->set[S_EXPOSED_MEMCPY], &o->set[S_MEMCPY], &tmp);
+	ivset_release(&tmp);
+	ivset_inter(&o->set[S_GEMM_COMM], &o->set[S_GEMM], &o->set[S_COMM]);
+	for (int c = 1; c < COLL__COUNT; c++) {
+		build_where(&o->coll[c], t, subset, m, p_coll, cls, c);
+		ivset_diff(&o->coll_exposed[c], &o->coll[c], &o->set[S_COMPUTE]);
+	}
+
+	/* streams */
+	int32_t *ids = xmalloc((m ? m : 1) * sizeof(*ids));
+	size_t k = 0;
+	o->first_ns = INT64_MAX;
+	o->last_ns = INT64_MIN;
+	for (size_t j = 0; j < m; j++) {
+		size_t i = subset ? subset[j] : j;
+		if (cls[i] == C_NONE)
+			continue;
+		ids[k++] = t->stream[i];
+		if (t->start_ns[i] < o->first_ns)
+			o->first_ns = t->start_ns[i];
+		if (t->end_ns[i] > o->last_ns)
+			o->last_ns = t->end_ns[i];
+	}
+	if (!k)
+		o->first_ns = o->last_ns = 0;
+	qsort(ids, k, sizeof(*ids), cmp_i32);
+	size_t ns = 0;
+	for (size_t j = 0; j < k; j++)
+		if (!ns || ids[ns - 1] != ids[j])
+			ids[ns++] = ids[j];
+	o->stream_id = ids;
+	o->nstreams = ns;
+	o->stream = xcalloc(ns ? ns : 1, sizeof(*o->stream));
+	for (size_t s = 0; s < ns; s++)
+		build_where(&o->stream[s], t, subset, m, p_stream, cls, ids[s]);
+
+	/* host wait: for each gap of busy, the first span starting at the gap's
+	 * end; spans are sorted by start in a finished trace */
+	struct ivset *busy = &o->set[S_BUSY], *hw = &o->set[S_HOST_WAIT];
+	hw->n = 0;
+	for (size_t g = 1; g < busy->n; g++) {
+		int64_t gs = busy->e[g - 1], ge = busy->s[g];
+		size_t lo = 0, hi = t->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->start_ns[mid] < ge)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < t->n && t->start_ns[i] == ge; i++) {
+			if (cls[i] == C_NONE)
+				continue;
+			if (t->launch_ns[i] != INT64_MIN && t->launch_ns[i] > gs)
+				ivset_push(hw, gs, ge);
+			break;
+		}
+	}
+	ivset_seal(hw);
+}
+
+void ov_sets_release(struct ov_sets *o)
+{
+	for (int s = 0; s < S__COUNT; s++)
+		ivset_release(&o->set[s]);
+	for (int c = 0; c < COLL__COUNT; c++) {
+		ivset_release(&o->coll[c]);
+		ivset_release(&o->coll_exposed[c]);
+	}
+	for (size_t s = 0; s < o->nstreams; s++)
+		ivset_release(&o->stream[s]);
+	free(o->stream);
+	free(o->stream_id);
+	memset(o, 0, sizeof(*o));
+}
+
+void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (hi < lo)
+		hi = lo;
+	f->window_ns = hi - lo;
+	f->busy_ns = ivset_len_in(&o->set[S_BUSY], lo, hi);
+	f->compute_ns = ivset_len_in(&o->set[S_COMPUTE], lo, hi);
+	f->gemm_ns = ivset_len_in(&o->set[S_GEMM], lo, hi);
+	f->attention_ns = ivset_len_in(&o->set[S_ATTENTION], lo, hi);
+	f->comm_ns = ivset_len_in(&o->set[S_COMM], lo, hi);
+	f->memcpy_ns = ivset_len_in(&o->set[S_MEMCPY], lo, hi);
+	f->memset_ns = ivset_len_in(&o->set[S_MEMSET], lo, hi);
+	f->overlap_ns = ivset_len_in(&o->set[S_OVERLAP], lo, hi);
+	f->exposed_comm_ns = ivset_len_in(&o->set[S_EXPOSED_COMM], lo, hi);
+	f->exposed_memcpy_ns = ivset_len_in(&o->set[S_EXPOSED_MEMCPY], lo, hi);
+	f->gemm_comm_ns = ivset_len_in(&o->set[S_GEMM_COMM], lo, hi);
+	f->host_wait_ns = ivset_len_in(&o->set[S_HOST_WAIT], lo, hi);
+	f->idle_ns = f->window_ns - f->busy_ns;
+	for (int c = 1; c < COLL__COUNT; c++) {
+		f->coll_ns[c] = ivset_len_in(&o->coll[c], lo, hi);
+		f->coll_exposed_ns[c] = ivset_len_in(&o->coll_exposed[c], lo, hi);
+	}
+}
+
+/* ---- classification schemes -------------------------------------------- */
+
+uint8_t *classes_aorta(const struct trace *t)
+{
+	uint8_t *c = xmalloc(t->n ? t->n : 1);
+	for (size_t i = 0; i < t->n; i++)
+		c[i] = (uint8_t)kind_class((enum span_kind)t->kind[i]);
+	return c;
+}
+
+/* Per-name classes under a regex scheme, cached by name id. */
+static uint8_t *classes_by_name(const struct trace *t, uint8_t (*fn)(const char *, int))
+{
+	uint8_t *cache = xmalloc(t->names.n * 4 + 1);
+	memset(cache, 0xff, t->names.n * 4 + 1);
+	uint8_t *c = xmalloc(t->n ? t->n : 1);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t key = (size_t)t->name[i] * 4 + t->hint[i];
+		if (cache[key] == 0xff)
+			cache[key] = fn(strtab_get(&t->names, t->name[i]), t->hint[i]);
+		c[i] = cache[key];
+	}
+	free(cache);
+	return c;
+}
+
+static int rmatch(const char *re, const char *s, int icase)
+{
+	regex_t r;
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0)))
+		return 0;
+	int m = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return m;
+}
+
+/* HTA 0.6.1 hta/common/types.py + utils.get_kernel_type: Python re.match
+ * anchors at the start, hence the ^ on each alternative.  MEMORY and OTHER
+ * are neither compute nor comm for the overlap; both count in busy. */
+static uint8_t hta_class(const char *name, int hint)
+{
+	if (hint == R_SYNC)
+		return C_NONE;
+	if (rmatch("^nccl|^hip|^hccl|^.*ncclKernel", name, 0))
+		return C_COMM;
+	if (rmatch("^(hip)?Memcpy|^(hip)?Memset|^dma", name, 0))
+		return C_MEMCPY;
+	if (rmatch("^nccl|^.*Memcpy|^.*Memset|^.*dma|^.*Sync|^Stream Wait Event|^cuda.*LaunchKernel|"
+		   "^runFunction|^hip|^job_exe|^packet|^pe_exe|^cpum_exe_subgraph|^hccl|"
+		   "^collective_subgraph_execution", name, 0))
+		return C_MEMSET; /* HTA "OTHER": busy, neither compute nor comm */
+	return C_COMPUTE;
+}
+
+uint8_t *classes_hta(const struct trace *t)
+{
+	return classes_by_name(t, hta_class);
+}
+
+/* TraceLens gpu_event_analyser.py: comm by name (nccl|rccl|
+ * cross_device_reduce, any case), memcpy by category (and ROCm blit copy
+ * kernels), everything else, memset included, is computation. */
+static uint8_t tracelens_class(const char *name, int hint)
+{
+	if (hint == R_SYNC)
+		return C_NONE;
+	if (hint == R_MEMCPY ||
+	    rmatch("^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|"
+		   "__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\\.kd)?$", name, 0))
+		return C_MEMCPY;
+	if (rmatch("nccl|rccl|cross_device_reduce", name, 1))
+		return C_COMM;
+	return C_COMPUTE;
+}
+
+uint8_t *classes_tracelens(const struct trace *t)
+{
+	return classes_by_name(t, tracelens_class);
+}

@@ -1,0 +1,630 @@
+/*
+ * analysis_out.c - terminal, JSON, CSV and Chrome-trace views of an analysis.
+ *
+ * All times are integer nanoseconds inside and milliseconds with six
+ * decimals (exact) in files; the terminal rounds to 3 decimals and always
+ * prints units.
+ */
+#include "report/analysis_out.h"
+#include "report/figures.h"
+#include "base/output.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef AORTA_VERSION
+#define AORTA_VERSION "0.1.0"
+#endif
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static double pct(int64_t num, int64_t den)
+{
+	return den ? 100.0 * (double)num / (double)den : NAN;
+}
+
+/* ---- terminal -------------------------------------------------------------- */
+
+static void print_pct(FILE *f, double v)
+{
+	if (isnan(v))
+		fprintf(f, "%8s", "n/a");
+	else
+		fprintf(f, "%7.2f%%", v);
+}
+
+void analysis_print(FILE *f, const struct analysis *a, int per_step)
+{
+	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		fprintf(f, "\n== rank %d (%s, device %d, %s)\n", r->rank, r->format, r->device, r->path);
+		fprintf(f, "   %llu device events", (unsigned long long)r->events);
+		if (r->skipped)
+			fprintf(f, ", %llu malformed events skipped (first: %s)",
+				(unsigned long long)r->skipped, r->skipped_first);
+		fprintf(f, ", %zu steps with GPU work\n", r->nsteps);
+		int skip = a->opts.skip_steps;
+		int have_steps = r->nsteps > (size_t)(skip > 0 ? skip : 0);
+		fprintf(f, "   %-20s %14s", "figure", "whole trace");
+		if (have_steps)
+			fprintf(f, " %12s %12s %12s %12s", "step mean", "step p50", "step min", "step max");
+		fputc('\n', f);
+		for (size_t k = 0; k < NFIGURES; k++) {
+			const struct figure *fg = &FIGURES[k];
+			fprintf(f, "   %-20s %11.3f ms", k == 0 ? "span / step" : fg->label,
+				ms(fig_value(fg, &r->total)));
+			if (have_steps) {
+				int64_t *v = xmalloc(r->nsteps * sizeof(*v));
+				size_t n = 0;
+				for (size_t j = (size_t)(skip > 0 ? skip : 0); j < r->nsteps; j++)
+					v[n++] = fig_value(fg, &r->steps[j].f);
+				int64_t mn = v[0], mx = v[0];
+				double sum = 0;
+				for (size_t j = 0; j < n; j++) {
+					sum += (double)v[j];
+					if (v[j] < mn) mn = v[j];
+					if (v[j] > mx) mx = v[j];
+				}
+				/* median by partial sort (n is small) */
+				for (size_t x = 0; x < n; x++)
+					for (size_t y = x + 1; y < n; y++)
+						if (v[y] < v[x]) { int64_t t = v[x]; v[x] = v[y]; v[y] = t; }
+				double p50 = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+				fprintf(f, " %9.3f ms %9.3f ms %9.3f ms %9.3f ms", sum / (double)n / 1e6, p50 / 1e6,
+					ms(mn), ms(mx));
+				free(v);
+			}
+			fputc('\n', f);
+		}
+		const struct ov_figures *t = &r->total;
+		fprintf(f, "   comm overlapped with compute: ");
+		print_pct(f, pct(t->overlap_ns, t->comm_ns));
+		fprintf(f, "   exposed comm / span: ");
+		print_pct(f, pct(t->exposed_comm_ns, t->window_ns));
+		fprintf(f, "   GPU utilisation: ");
+		print_pct(f, pct(t->busy_ns, t->window_ns));
+		fputc('\n', f);
+		size_t hb = 0;
+		for (size_t j = 0; j < r->nsteps; j++)
+			hb += (size_t)r->steps[j].host_bound;
+		if (r->nsteps)
+			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu\n",
+				a->opts.host_bound_pct, hb, r->nsteps);
+		if (r->matched)
+			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms, "
+				"transfer %.3f ms; arrived last %llu times\n",
+				(unsigned long long)r->matched, ms(r->wait_ns), ms(r->transfer_ns),
+				(unsigned long long)r->times_last);
+		fprintf(f, "   HTA comm_comp_overlap: ");
+		if (r->hta.has_comm)
+			fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
+		else
+			fprintf(f, "n/a (no communication kernels)");
+		fprintf(f, "%s\n", r->hta.last_step_excluded ? " (last step excluded, as HTA does)" : "");
+
+		if (r->nstreams) {
+			fprintf(f, "   %-10s %12s %8s %10s\n", "stream", "busy", "util", "spans");
+			for (size_t k = 0; k < r->nstreams; k++) {
+				fprintf(f, "   %-10d %9.3f ms ", r->streams[k].stream, ms(r->streams[k].busy_ns));
+				print_pct(f, pct(r->streams[k].busy_ns, t->window_ns));
+				fprintf(f, " %10llu\n", (unsigned long long)r->streams[k].spans);
+			}
+		}
+		if (r->ncolls) {
+			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %10s %10s %12s %12s\n", "collective", "pg",
+				"bytes", "count", "total", "exposed", "algbw", "busbw", "wait", "transfer");
+			for (size_t k = 0; k < r->ncolls; k++) {
+				const struct coll_row *c = &r->colls[k];
+				double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
+				double busbw = algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
+				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms %5.1f GB/s %5.1f GB/s",
+					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
+					(unsigned long long)c->bytes, (unsigned long long)c->count,
+					ms(c->total_ns), ms(c->exposed_ns), algbw, busbw);
+				if (c->matched)
+					fprintf(f, " %9.3f ms %9.3f ms", ms(c->wait_ns), ms(c->transfer_ns));
+				fputc('\n', f);
+			}
+		}
+		if (r->nkernels) {
+			fprintf(f, "   top kernels by total time:\n");
+			for (size_t k = 0; k < r->nkernels; k++) {
+				const struct kernel_row *kr = &r->kernels[k];
+				fprintf(f, "   %10.3f ms %7llu x  %-9s %.90s\n", ms(kr->total_ns),
+					(unsigned long long)kr->count, kind_name((enum span_kind)kr->kind), kr->name);
+			}
+		}
+		if (per_step && r->nsteps) {
+			fprintf(f, "   %-8s %10s %10s %10s %10s %10s %10s %s\n", "step", "window", "compute",
+				"comm", "exposed", "idle", "host wait", "");
+			for (size_t j = 0; j < r->nsteps; j++) {
+				const struct step_result *s = &r->steps[j];
+				fprintf(f, "   %-8lld %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %s\n",
+					(long long)s->number, ms(s->f.window_ns), ms(s->f.compute_ns),
+					ms(s->f.comm_ns), ms(s->f.exposed_comm_ns), ms(s->f.idle_ns),
+					ms(s->f.host_wait_ns), s->host_bound ? "host-bound" : "");
+			}
+		}
+	}
+	if (a->n > 1) {
+		fprintf(f, "\n== across ranks\n");
+		for (size_t k = 0; k < NFIGURES; k++) {
+			const struct figure *fg = &FIGURES[k];
+			int64_t mn = INT64_MAX, mx = INT64_MIN;
+			int rmx = -1;
+			double sum = 0;
+			for (size_t i = 0; i < a->n; i++) {
+				int64_t v = fig_value(fg, &a->r[i].total);
+				sum += (double)v;
+				if (v < mn) mn = v;
+				if (v > mx) { mx = v; rmx = a->r[i].rank; }
+			}
+			fprintf(f, "   %-20s mean %10.3f ms  min %10.3f ms  max %10.3f ms (rank %d)\n",
+				k == 0 ? "span" : fg->label, sum / (double)a->n / 1e6, ms(mn), ms(mx), rmx);
+		}
+		if (a->matched_groups)
+			fprintf(f, "   collectives matched: %llu (unmatched calls %llu); start skew p50 %.3f ms, "
+				"max %.3f ms\n   late rank (most often last to arrive): %d\n",
+				(unsigned long long)a->matched_groups, (unsigned long long)a->unmatched_calls,
+				ms(a->skew_p50_ns), ms(a->skew_max_ns), a->late_rank);
+		else
+			fprintf(f, "   no collectives could be matched across ranks%s\n",
+				a->clocks_aligned ? "" : " (no shared clock or no shared collectives)");
+	}
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static void json_figs(struct jw *w, const char *key, const struct ov_figures *x)
+{
+	jw_obj(w, key);
+	for (size_t k = 0; k < NFIGURES; k++)
+		jw_ms(w, FIGURES[k].key, fig_value(&FIGURES[k], x));
+	jw_num(w, "overlap_pct", 100.0 * ratio(x->overlap_ns, x->comm_ns), 4);
+	jw_num(w, "exposed_comm_pct", 100.0 * ratio(x->exposed_comm_ns, x->window_ns), 4);
+	jw_num(w, "utilization", ratio(x->busy_ns, x->window_ns), 6);
+	jw_num(w, "overlap_ratio", ratio(x->overlap_ns, x->compute_ns), 6);
+	int64_t mn = x->gemm_ns < x->comm_ns ? x->gemm_ns : x->comm_ns;
+	jw_num(w, "tp_overlap_efficiency", ratio(x->gemm_comm_ns, mn), 6);
+	jw_obj(w, "collective_ms");
+	for (int c = 1; c < COLL__COUNT; c++)
+		if (x->coll_ns[c])
+			jw_ms(w, coll_type_name((enum coll_type)c), x->coll_ns[c]);
+	jw_obj_end(w);
+	jw_obj(w, "collective_exposed_ms");
+	for (int c = 1; c < COLL__COUNT; c++)
+		if (x->coll_ns[c])
+			jw_ms(w, coll_type_name((enum coll_type)c), x->coll_exposed_ns[c]);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+void analysis_write_json(FILE *f, const struct analysis *a)
+{
+	struct jw w;
+
+	jw_init(&w, f, 1);
+	jw_obj(&w, NULL);
+	jw_str(&w, "schema", ANALYSIS_SCHEMA);
+	jw_obj(&w, "tool");
+	jw_str(&w, "name", "aorta");
+	jw_str(&w, "version", AORTA_VERSION);
+	jw_obj_end(&w);
+	jw_obj(&w, "options");
+	jw_int(&w, "skip_steps", a->opts.skip_steps);
+	jw_num(&w, "host_bound_pct", a->opts.host_bound_pct, 2);
+	jw_obj_end(&w);
+	jw_arr(&w, "inputs");
+	for (size_t i = 0; i < a->ninputs; i++)
+		jw_str(&w, NULL, a->inputs[i]);
+	jw_arr_end(&w);
+	jw_arr(&w, "ranks");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		jw_obj(&w, NULL);
+		jw_int(&w, "rank", r->rank);
+		jw_int(&w, "world_size", r->world_size);
+		jw_int(&w, "device", r->device);
+		jw_str(&w, "path", r->path);
+		jw_str(&w, "format", r->format);
+		jw_uint(&w, "device_events", r->events);
+		jw_uint(&w, "host_events", r->host_events);
+		jw_uint(&w, "skipped_events", r->skipped);
+		if (r->skipped)
+			jw_str(&w, "skipped_first", r->skipped_first);
+		json_figs(&w, "total", &r->total);
+		if (r->nsteps)
+			json_figs(&w, "steps_total", &r->steps_sum);
+		jw_arr(&w, "steps");
+		for (size_t j = 0; j < r->nsteps; j++) {
+			const struct step_result *s = &r->steps[j];
+			jw_obj(&w, NULL);
+			jw_int(&w, "step", s->number);
+			jw_int(&w, "start_ns", s->start_ns);
+			jw_int(&w, "end_ns", s->end_ns);
+			for (size_t k = 0; k < NFIGURES; k++)
+				jw_ms(&w, FIGURES[k].key, fig_value(&FIGURES[k], &s->f));
+			jw_num(&w, "overlap_pct", 100.0 * ratio(s->f.overlap_ns, s->f.comm_ns), 4);
+			jw_bool(&w, "host_bound", s->host_bound);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj(&w, "step_stats");
+		for (size_t k = 0; k < NFIGURES && r->nsteps; k++) {
+			int64_t *v = xmalloc(r->nsteps * sizeof(*v));
+			size_t n = 0, k0 = (size_t)(a->opts.skip_steps > 0 ? a->opts.skip_steps : 0);
+			for (size_t j = k0; j < r->nsteps; j++)
+				v[n++] = fig_value(&FIGURES[k], &r->steps[j].f);
+			if (n) {
+				for (size_t x = 1; x < n; x++) { /* insertion sort: steps are few */
+					int64_t t = v[x];
+					size_t y = x;
+					while (y && v[y - 1] > t) { v[y] = v[y - 1]; y--; }
+					v[y] = t;
+				}
+				double sum = 0;
+				for (size_t j = 0; j < n; j++)
+					sum += (double)v[j];
+				jw_obj(&w, FIGURES[k].key);
+				jw_num(&w, "mean", sum / (double)n / 1e6, 6);
+				jw_num(&w, "p50", (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6, 6);
+				jw_ms(&w, "min", v[0]);
+				jw_ms(&w, "max", v[n - 1]);
+				jw_obj_end(&w);
+			}
+			free(v);
+		}
+		jw_obj_end(&w);
+		size_t hb = 0;
+		for (size_t j = 0; j < r->nsteps; j++)
+			hb += (size_t)r->steps[j].host_bound;
+		jw_uint(&w, "host_bound_steps", hb);
+		jw_arr(&w, "streams");
+		for (size_t k = 0; k < r->nstreams; k++) {
+			jw_obj(&w, NULL);
+			jw_int(&w, "stream", r->streams[k].stream);
+			jw_ms(&w, "busy_ms", r->streams[k].busy_ns);
+			jw_num(&w, "utilization", ratio(r->streams[k].busy_ns, r->total.window_ns), 6);
+			jw_uint(&w, "spans", r->streams[k].spans);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_arr(&w, "collectives");
+		for (size_t k = 0; k < r->ncolls; k++) {
+			const struct coll_row *c = &r->colls[k];
+			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : NAN;
+			jw_obj(&w, NULL);
+			jw_str(&w, "type", coll_type_name((enum coll_type)c->type));
+			jw_str(&w, "process_group", c->pg);
+			jw_uint(&w, "bytes", c->bytes);
+			jw_int(&w, "group_size", c->group_size);
+			jw_uint(&w, "count", c->count);
+			jw_ms(&w, "total_ms", c->total_ns);
+			jw_ms(&w, "exposed_ms", c->exposed_ns);
+			jw_ms(&w, "min_ms", c->min_ns);
+			jw_ms(&w, "max_ms", c->max_ns);
+			jw_num(&w, "algbw_gbps", c->bytes ? algbw : NAN, 4);
+			jw_num(&w, "busbw_gbps", c->bytes ? algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size) : NAN, 4);
+			jw_uint(&w, "matched", c->matched);
+			jw_ms(&w, "wait_ms", c->wait_ns);
+			jw_ms(&w, "transfer_ms", c->transfer_ns);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_arr(&w, "top_kernels");
+		for (size_t k = 0; k < r->nkernels; k++) {
+			const struct kernel_row *kr = &r->kernels[k];
+			jw_obj(&w, NULL);
+			jw_str(&w, "name", kr->name);
+			jw_str(&w, "kind", kind_name((enum span_kind)kr->kind));
+			jw_uint(&w, "count", kr->count);
+			jw_ms(&w, "total_ms", kr->total_ns);
+			jw_ms(&w, "min_ms", kr->min_ns);
+			jw_ms(&w, "max_ms", kr->max_ns);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj(&w, "wait");
+		jw_uint(&w, "matched_collectives", r->matched);
+		jw_ms(&w, "wait_ms", r->wait_ns);
+		jw_ms(&w, "transfer_ms", r->transfer_ns);
+		jw_uint(&w, "times_last", r->times_last);
+		jw_obj_end(&w);
+		jw_obj(&w, "named");
+		jw_obj(&w, "hta");
+		jw_num(&w, "comm_comp_overlap_pctg", r->hta.has_comm ? r->hta.comm_comp_overlap_pct : NAN, 4);
+		jw_ms(&w, "kernel_time_ms", r->hta.kernel_time_ns);
+		jw_ms(&w, "idle_time_ms", r->hta.idle_ns);
+		jw_ms(&w, "compute_time_ms", r->hta.compute_ns);
+		jw_ms(&w, "non_compute_time_ms", r->hta.non_compute_ns);
+		jw_num(&w, "idle_time_pctg", 100.0 * ratio(r->hta.idle_ns, r->hta.kernel_time_ns), 4);
+		jw_num(&w, "compute_time_pctg", 100.0 * ratio(r->hta.compute_ns, r->hta.kernel_time_ns), 4);
+		jw_num(&w, "non_compute_time_pctg", 100.0 * ratio(r->hta.non_compute_ns, r->hta.kernel_time_ns), 4);
+		jw_bool(&w, "last_step_excluded", r->hta.last_step_excluded);
+		jw_obj_end(&w);
+		const struct ov_figures *tl = &r->tracelens;
+		jw_obj(&w, "tracelens");
+		jw_ms(&w, "busy_time_ms", tl->busy_ns);
+		jw_ms(&w, "computation_time_ms", tl->compute_ns);
+		jw_ms(&w, "exposed_comm_time_ms", tl->exposed_comm_ns);
+		jw_ms(&w, "exposed_memcpy_time_ms", tl->exposed_memcpy_ns);
+		jw_ms(&w, "idle_time_ms", tl->idle_ns);
+		jw_ms(&w, "total_comm_time_ms", tl->comm_ns);
+		jw_ms(&w, "total_memcpy_time_ms", tl->memcpy_ns);
+		jw_ms(&w, "total_time_ms", tl->window_ns);
+		jw_obj_end(&w);
+		jw_obj(&w, "aorta");
+		const struct ov_figures *x = r->nsteps ? &r->steps_sum : &r->total;
+		jw_ms(&w, "overlap_ms", x->overlap_ns);
+		jw_ms(&w, "compute_ms", x->compute_ns);
+		jw_num(&w, "overlap_ratio", ratio(x->overlap_ns, x->compute_ns), 6);
+		jw_obj_end(&w);
+		jw_obj(&w, "tp");
+		int64_t mn = x->gemm_ns < x->comm_ns ? x->gemm_ns : x->comm_ns;
+		jw_num(&w, "overlap_efficiency", ratio(x->gemm_comm_ns, mn), 6);
+		jw_obj_end(&w);
+		jw_obj_end(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj(&w, "across_ranks");
+	jw_uint(&w, "ranks", a->n);
+	if (a->late_rank >= 0)
+		jw_int(&w, "late_rank", a->late_rank);
+	else
+		jw_null(&w, "late_rank");
+	jw_uint(&w, "matched_collectives", a->matched_groups);
+	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
+	jw_uint(&w, "size_mismatches", a->size_mismatch);
+	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
+	jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
+	jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
+	jw_ms(&w, "skew_max_ms", a->skew_max_ns);
+	jw_obj(&w, "figures");
+	for (size_t k = 0; k < NFIGURES && a->n; k++) {
+		int64_t mn2 = INT64_MAX, mx = INT64_MIN;
+		int rmx = -1, rmn = -1;
+		double sum = 0;
+		for (size_t i = 0; i < a->n; i++) {
+			int64_t v = fig_value(&FIGURES[k], &a->r[i].total);
+			sum += (double)v;
+			if (v < mn2) { mn2 = v; rmn = a->r[i].rank; }
+			if (v > mx) { mx = v; rmx = a->r[i].rank; }
+		}
+		jw_obj(&w, FIGURES[k].key);
+		jw_num(&w, "mean", sum / (double)a->n / 1e6, 6);
+		jw_ms(&w, "min", mn2);
+		jw_int(&w, "min_rank", rmn);
+		jw_ms(&w, "max", mx);
+		jw_int(&w, "max_rank", rmx);
+		jw_obj_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+}
+
+enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e)
+{
+	struct outfile o;
+	enum aorta_status s = out_open(&o, path, e);
+	if (s)
+		return s;
+	analysis_write_json(o.f, a);
+	return out_commit(&o, e);
+}
+
+/* ---- CSV ------------------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static enum aorta_status csv_open(struct outfile *o, const char *dir, const char *name,
+				  struct aorta_error *e)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return out_open(o, path, e);
+}
+
+enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e)
+{
+	struct outfile o;
+	enum aorta_status s;
+
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return aorta_fail(e, AORTA_EINTERNAL, dir, 0, -1, "cannot create directory: %s", strerror(errno));
+
+	/* ranks.csv and steps.csv: one row per rank / per step, a column per figure */
+	for (int which = 0; which < 2; which++) {
+		if ((s = csv_open(&o, dir, which ? "steps.csv" : "ranks.csv", e)))
+			return s;
+		fprintf(o.f, which ? "rank,step,start_ns,end_ns" : "rank,world_size,device,format,path");
+		for (size_t k = 0; k < NFIGURES; k++)
+			fprintf(o.f, ",%s", FIGURES[k].key);
+		fprintf(o.f, which ? ",host_bound\n" : ",wait_ms,transfer_ms,times_last\n");
+		for (size_t i = 0; i < a->n; i++) {
+			const struct rank_result *r = &a->r[i];
+			if (!which) {
+				fprintf(o.f, "%d,%d,%d,%s,", r->rank, r->world_size, r->device, r->format);
+				csv_str(o.f, r->path);
+				for (size_t k = 0; k < NFIGURES; k++) {
+					fputc(',', o.f);
+					fprint_ms(o.f, fig_value(&FIGURES[k], &r->total));
+				}
+				fputc(',', o.f);
+				fprint_ms(o.f, r->wait_ns);
+				fputc(',', o.f);
+				fprint_ms(o.f, r->transfer_ns);
+				fprintf(o.f, ",%llu\n", (unsigned long long)r->times_last);
+				continue;
+			}
+			for (size_t j = 0; j < r->nsteps; j++) {
+				const struct step_result *st = &r->steps[j];
+				fprintf(o.f, "%d,%lld,%lld,%lld", r->rank, (long long)st->number,
+					(long long)st->start_ns, (long long)st->end_ns);
+				for (size_t k = 0; k < NFIGURES; k++) {
+					fputc(',', o.f);
+					fprint_ms(o.f, fig_value(&FIGURES[k], &st->f));
+				}
+				fprintf(o.f, ",%d\n", st->host_bound);
+			}
+		}
+		if ((s = out_commit(&o, e)))
+			return s;
+	}
+
+	if ((s = csv_open(&o, dir, "streams.csv", e)))
+		return s;
+	fprintf(o.f, "rank,stream,busy_ms,utilization,spans\n");
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->r[i].nstreams; k++) {
+			const struct stream_row *sr = &a->r[i].streams[k];
+			fprintf(o.f, "%d,%d,", a->r[i].rank, sr->stream);
+			fprint_ms(o.f, sr->busy_ns);
+			fprintf(o.f, ",%.6f,%llu\n", a->r[i].total.window_ns ? (double)sr->busy_ns / (double)a->r[i].total.window_ns : 0.0,
+				(unsigned long long)sr->spans);
+		}
+	if ((s = out_commit(&o, e)))
+		return s;
+
+	if ((s = csv_open(&o, dir, "collectives.csv", e)))
+		return s;
+	fprintf(o.f, "rank,type,process_group,bytes,group_size,count,total_ms,exposed_ms,wait_ms,transfer_ms,algbw_gbps,busbw_gbps\n");
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->r[i].ncolls; k++) {
+			const struct coll_row *c = &a->r[i].colls[k];
+			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
+			fprintf(o.f, "%d,%s,", a->r[i].rank, coll_type_name((enum coll_type)c->type));
+			csv_str(o.f, c->pg);
+			fprintf(o.f, ",%llu,%d,%llu,", (unsigned long long)c->bytes, c->group_size,
+				(unsigned long long)c->count);
+			fprint_ms(o.f, c->total_ns);
+			fputc(',', o.f);
+			fprint_ms(o.f, c->exposed_ns);
+			fputc(',', o.f);
+			fprint_ms(o.f, c->wait_ns);
+			fputc(',', o.f);
+			fprint_ms(o.f, c->transfer_ns);
+			fprintf(o.f, ",%.4f,%.4f\n", algbw,
+				algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size));
+		}
+	if ((s = out_commit(&o, e)))
+		return s;
+
+	if ((s = csv_open(&o, dir, "kernels.csv", e)))
+		return s;
+	fprintf(o.f, "rank,name,kind,count,total_ms,min_ms,max_ms\n");
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->r[i].nkernels; k++) {
+			const struct kernel_row *kr = &a->r[i].kernels[k];
+			fprintf(o.f, "%d,", a->r[i].rank);
+			csv_str(o.f, kr->name);
+			fprintf(o.f, ",%s,%llu,", kind_name((enum span_kind)kr->kind), (unsigned long long)kr->count);
+			fprint_ms(o.f, kr->total_ns);
+			fputc(',', o.f);
+			fprint_ms(o.f, kr->min_ns);
+			fputc(',', o.f);
+			fprint_ms(o.f, kr->max_ns);
+			fputc('\n', o.f);
+		}
+	return out_commit(&o, e);
+}
+
+/* ---- Chrome trace ---------------------------------------------------------- */
+
+/* Microseconds with 3 decimals, exact for integer ns. */
+static void fprint_us(FILE *f, int64_t ns)
+{
+	int neg = ns < 0;
+	uint64_t a = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	fprintf(f, "%s%llu.%03llu", neg ? "-" : "", (unsigned long long)(a / 1000),
+		(unsigned long long)(a % 1000));
+}
+
+static void ev(FILE *f, int *first, int pid, long tid, const char *name, const char *cat,
+	       int64_t s, int64_t e)
+{
+	fputs(*first ? "\n" : ",\n", f);
+	*first = 0;
+	fputs("{\"ph\":\"X\",\"name\":", f);
+	json_escape(f, name);
+	fprintf(f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%ld,\"ts\":", cat, pid, tid);
+	fprint_us(f, s);
+	fputs(",\"dur\":", f);
+	fprint_us(f, e - s);
+	fputc('}', f);
+}
+
+static void meta(FILE *f, int *first, int pid, long tid, const char *what, const char *name)
+{
+	fputs(*first ? "\n" : ",\n", f);
+	*first = 0;
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%ld,\"args\":{\"name\":", what, pid, tid);
+	json_escape(f, name);
+	fputs("}}", f);
+}
+
+#define TID_EXPOSED 1000001L
+#define TID_WAIT 1000002L
+#define TID_STEPS 1000003L
+
+enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e)
+{
+	struct outfile o;
+	enum aorta_status s = out_open(&o, path, e);
+	int first = 1;
+
+	if (s)
+		return s;
+	fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"aorta "
+	      AORTA_VERSION "\",\"schema\":\"aorta.trace/1\"},\"traceEvents\":[", o.f);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		const struct trace *t = r->t;
+		char buf[256];
+		int pid = r->rank;
+		snprintf(buf, sizeof(buf), "rank %d", r->rank);
+		meta(o.f, &first, pid, 0, "process_name", buf);
+		meta(o.f, &first, pid, TID_EXPOSED, "thread_name", "exposed communication");
+		meta(o.f, &first, pid, TID_WAIT, "thread_name", "waiting for peers");
+		meta(o.f, &first, pid, TID_STEPS, "thread_name", "steps (GPU windows)");
+		for (size_t j = 0; j < r->nsteps; j++) {
+			snprintf(buf, sizeof(buf), "step %lld%s", (long long)r->steps[j].number,
+				 r->steps[j].host_bound ? " (host-bound)" : "");
+			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", r->steps[j].start_ns, r->steps[j].end_ns);
+		}
+		if (t) {
+			int32_t last_stream = INT32_MIN;
+			for (size_t k = 0; k < t->n; k++) {
+				if (t->stream[k] != last_stream) {
+					last_stream = t->stream[k];
+				}
+				ev(o.f, &first, pid, t->stream[k], strtab_get(&t->names, t->name[k]),
+				   kind_name((enum span_kind)t->kind[k]), t->start_ns[k], t->end_ns[k]);
+			}
+		}
+		for (size_t k = 0; k < r->exposed_set.n; k++)
+			ev(o.f, &first, pid, TID_EXPOSED, "exposed comm", "aorta_exposed",
+			   r->exposed_set.s[k], r->exposed_set.e[k]);
+		for (size_t k = 0; k < r->wait_set.n; k++)
+			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", r->wait_set.s[k], r->wait_set.e[k]);
+	}
+	fputs("\n]}\n", o.f);
+	return out_commit(&o, e);
+}

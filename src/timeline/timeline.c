@@ -1,0 +1,474 @@
+/*
+ * timeline.c - building a rank's timeline and resolving it.
+ *
+ * Readers append spans in file order; trace_finish then, in one pass each:
+ *  1. classifies every distinct name once (rules.c) and copies kind and
+ *     collective type to the spans;
+ *  2. joins each device span to its host launch by correlation id (a sorted
+ *     array of launches and a binary search: O(n log n), no hash table to
+ *     size) and gives it that launch's step: the host step range that
+ *     contains the launch start;
+ *  3. spans with no launch (or no host steps) take the GPU-side step
+ *     annotation that contains their start;
+ *  4. sorts spans by (start, end) with one permutation applied to every
+ *     array, and drops the launch records.
+ * Costs: about 48 bytes per device span kept; launches are freed here.
+ */
+#include "timeline/timeline.h"
+#include "timeline/rules.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trace *trace_new(const char *path, const char *format)
+{
+	struct trace *t = xcalloc(1, sizeof(*t));
+
+	strtab_init(&t->names);
+	t->path = xstrdup(path ? path : "");
+	t->format = format;
+	t->rank = -1;
+	t->world_size = -1;
+	t->device = -1;
+	t->pid = -1;
+	return t;
+}
+
+void trace_free(struct trace *t)
+{
+	if (!t)
+		return;
+	strtab_release(&t->names);
+	free(t->path);
+	free(t->start_ns);
+	free(t->end_ns);
+	free(t->launch_ns);
+	free(t->corr);
+	free(t->bytes);
+	free(t->name);
+	free(t->stream);
+	free(t->step);
+	free(t->meta);
+	free(t->kind);
+	free(t->coll_type);
+	free(t->hint);
+	free(t->coll);
+	free(t->steps);
+	free(t->gsteps);
+	free(t->launch);
+	free(t);
+}
+
+static void grow_spans(struct trace *t, size_t need)
+{
+	if (need <= t->cap)
+		return;
+	size_t c = t->cap < 1024 ? 1024 : t->cap;
+	while (c < need)
+		c += c / 2;
+	t->start_ns = xrealloc(t->start_ns, c * sizeof(*t->start_ns));
+	t->end_ns = xrealloc(t->end_ns, c * sizeof(*t->end_ns));
+	t->launch_ns = xrealloc(t->launch_ns, c * sizeof(*t->launch_ns));
+	t->corr = xrealloc(t->corr, c * sizeof(*t->corr));
+	t->bytes = xrealloc(t->bytes, c * sizeof(*t->bytes));
+	t->name = xrealloc(t->name, c * sizeof(*t->name));
+	t->stream = xrealloc(t->stream, c * sizeof(*t->stream));
+	t->step = xrealloc(t->step, c * sizeof(*t->step));
+	t->meta = xrealloc(t->meta, c * sizeof(*t->meta));
+	t->kind = xrealloc(t->kind, c * sizeof(*t->kind));
+	t->coll_type = xrealloc(t->coll_type, c * sizeof(*t->coll_type));
+	t->hint = xrealloc(t->hint, c * sizeof(*t->hint));
+	t->cap = c;
+}
+
+size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
+			const char *name, size_t name_len, enum record_hint hint,
+			int32_t stream, int64_t corr, uint64_t bytes)
+{
+	size_t i = t->n;
+
+	grow_spans(t, i + 1);
+	t->start_ns[i] = start_ns;
+	t->end_ns[i] = end_ns;
+	t->launch_ns[i] = INT64_MIN;
+	t->corr[i] = corr;
+	t->bytes[i] = bytes;
+	t->name[i] = strtab_intern(&t->names, name, name_len);
+	t->stream[i] = stream;
+	t->step[i] = -1;
+	t->meta[i] = UINT32_MAX;
+	t->kind[i] = K_UNKNOWN;
+	t->coll_type[i] = COLL_NONE;
+	t->hint[i] = (uint8_t)hint;
+	if (end_ns - start_ns < 1000 && hint != R_SYNC)
+		t->has_hta_rounding_hazard = 1;
+	t->n++;
+	return i;
+}
+
+void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns)
+{
+	GROW(t->launch, t->lcap, t->nlaunch + 1);
+	t->launch[t->nlaunch++] = (struct launch_rec){ corr, start_ns, end_ns };
+}
+
+void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns)
+{
+	GROW(t->steps, t->scap, t->nsteps + 1);
+	t->steps[t->nsteps++] = (struct step_range){ number, start_ns, end_ns };
+}
+
+void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns)
+{
+	GROW(t->gsteps, t->gscap, t->ngsteps + 1);
+	t->gsteps[t->ngsteps++] = (struct step_range){ number, start_ns, end_ns };
+}
+
+void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m)
+{
+	if (idx >= t->n)
+		return;
+	GROW(t->coll, t->ccap, t->ncoll + 1);
+	t->coll[t->ncoll] = *m;
+	t->meta[idx] = (uint32_t)t->ncoll++;
+}
+
+void trace_skip(struct trace *t, const char *fmt, ...)
+{
+	if (t->skipped++ == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(t->skipped_first, sizeof(t->skipped_first), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct launch_rec *x = a, *y = b;
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct step_range *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+/* Index of the range in r[0..n) (sorted by start, non-nested in practice)
+ * that contains t, or -1.  With nested ranges the innermost-starting wins. */
+static long find_range(const struct step_range *r, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* first range with start > t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k-- > 0;) {
+		if (t < r[k].end_ns)
+			return (long)k;
+		if (lo - k > 4) /* steps do not nest deeply; stop looking back */
+			break;
+	}
+	return -1;
+}
+
+/* Merge duplicates: the same step number seen twice keeps the widest range. */
+static size_t dedupe_steps(struct step_range *r, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		for (j = 0; j < m; j++)
+			if (r[j].number == r[i].number)
+				break;
+		if (j < m) {
+			if (r[i].start_ns < r[j].start_ns)
+				r[j].start_ns = r[i].start_ns;
+			if (r[i].end_ns > r[j].end_ns)
+				r[j].end_ns = r[i].end_ns;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	return m;
+}
+
+static struct trace *sort_ctx;
+
+static int cmp_span(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct trace *t = sort_ctx;
+
+	if (t->start_ns[i] != t->start_ns[j])
+		return (t->start_ns[i] > t->start_ns[j]) - (t->start_ns[i] < t->start_ns[j]);
+	if (t->end_ns[i] != t->end_ns[j])
+		return (t->end_ns[i] > t->end_ns[j]) - (t->end_ns[i] < t->end_ns[j]);
+	return (i > j) - (i < j);
+}
+
+#define PERMUTE(arr, type) do { type *tmp_ = xmalloc(t->n * sizeof(type)); \
+	for (size_t k_ = 0; k_ < t->n; k_++) tmp_[k_] = (arr)[perm[k_]]; \
+	free(arr); (arr) = tmp_; } while (0)
+
+/* Sorting is done with a permutation; qsort_r is not C11, so a file-scope
+ * context guarded by a mutex keeps trace_finish thread-safe. */
+#include <pthread.h>
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int is_sorted(const struct trace *t)
+{
+	for (size_t i = 1; i < t->n; i++)
+		if (t->start_ns[i] < t->start_ns[i - 1] ||
+		    (t->start_ns[i] == t->start_ns[i - 1] && t->end_ns[i] < t->end_ns[i - 1]))
+			return 0;
+	return 1;
+}
+
+static void sort_spans(struct trace *t)
+{
+	if (is_sorted(t))
+		return;
+	uint32_t *perm = xmalloc(t->n * sizeof(*perm));
+	for (size_t i = 0; i < t->n; i++)
+		perm[i] = (uint32_t)i;
+	pthread_mutex_lock(&sort_lock);
+	sort_ctx = t;
+	qsort(perm, t->n, sizeof(*perm), cmp_span);
+	sort_ctx = NULL;
+	pthread_mutex_unlock(&sort_lock);
+	PERMUTE(t->start_ns, int64_t);
+	PERMUTE(t->end_ns, int64_t);
+	PERMUTE(t->launch_ns, int64_t);
+	PERMUTE(t->corr, int64_t);
+	PERMUTE(t->bytes, uint64_t);
+	PERMUTE(t->name, uint32_t);
+	PERMUTE(t->stream, int32_t);
+	PERMUTE(t->step, int32_t);
+	PERMUTE(t->meta, uint32_t);
+	PERMUTE(t->kind, uint8_t);
+	PERMUTE(t->coll_type, uint8_t);
+	PERMUTE(t->hint, uint8_t);
+	free(perm);
+}
+
+void trace_finish(struct trace *t, const struct rules *rules)
+{
+	if (!rules)
+		rules = rules_builtin();
+
+	/* 1. classify each distinct (name, hint) once */
+	size_t nn = t->names.n;
+	uint8_t *kcache = xcalloc(nn * 4, 1), *ccache = xcalloc(nn * 4, 1);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t key = (size_t)t->name[i] * 4 + t->hint[i];
+		if (!kcache[key]) {
+			enum coll_type ct = COLL_NONE;
+			enum span_kind k = rules_classify(rules, strtab_get(&t->names, t->name[i]),
+							  (enum record_hint)t->hint[i], &ct);
+			kcache[key] = (uint8_t)(k == K_UNKNOWN ? K_COMPUTE_OTHER : k);
+			ccache[key] = (uint8_t)ct;
+		}
+		t->kind[i] = kcache[key];
+		t->coll_type[i] = t->kind[i] == K_COMM ? ccache[key] : COLL_NONE;
+		/* the trace's own collective name beats the kernel name */
+		if (t->kind[i] == K_COMM && t->meta[i] != UINT32_MAX) {
+			const struct coll_meta *m = &t->coll[t->meta[i]];
+			if (m->coll_name) {
+				enum coll_type c = coll_type_from_name(strtab_get(&t->names, m->coll_name));
+				if (c != COLL_NONE && c != COLL_OTHER)
+					t->coll_type[i] = (uint8_t)c;
+			}
+			if (!t->bytes[i]) {
+				int64_t ne = m->in_nelems > m->out_nelems ? m->in_nelems : m->out_nelems;
+				if (ne > 0 && m->dtype_bytes > 0)
+					t->bytes[i] = (uint64_t)ne * (uint64_t)m->dtype_bytes;
+			}
+		}
+	}
+	free(kcache);
+	free(ccache);
+
+	/* 2. steps, sorted, duplicates merged */
+	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+	t->nsteps = dedupe_steps(t->steps, t->nsteps);
+	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+	qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+	t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
+	qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+
+	/* 3. launches by correlation */
+	qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->corr[i] >= 0 && t->nlaunch) {
+			size_t lo = 0, hi = t->nlaunch;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (t->launch[mid].corr < t->corr[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < t->nlaunch && t->launch[lo].corr == t->corr[i]) {
+				t->launch_ns[i] = t->launch[lo].start_ns;
+				long s = find_range(t->steps, t->nsteps, t->launch_ns[i]);
+				t->step[i] = (int32_t)s;
+			}
+		}
+		if (t->step[i] < 0 && t->launch_ns[i] == INT64_MIN && t->ngsteps) {
+			long g = find_range(t->gsteps, t->ngsteps, t->start_ns[i]);
+			if (g >= 0) { /* map the GPU annotation to the host step of that number */
+				long s = -1;
+				for (size_t k = 0; k < t->nsteps; k++)
+					if (t->steps[k].number == t->gsteps[g].number) {
+						s = (long)k;
+						break;
+					}
+				if (s < 0 && !t->nsteps)
+					s = -2 - g; /* resolved below when only GPU steps exist */
+				t->step[i] = (int32_t)s;
+			}
+		}
+	}
+	/* a trace with GPU-side steps only: they become the steps */
+	if (!t->nsteps && t->ngsteps) {
+		t->steps = xmalloc(t->ngsteps * sizeof(*t->steps));
+		memcpy(t->steps, t->gsteps, t->ngsteps * sizeof(*t->steps));
+		t->nsteps = t->scap = t->ngsteps;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->step[i] <= -2)
+				t->step[i] = -2 - t->step[i];
+	}
+	free(t->launch);
+	t->launch = NULL;
+	t->nlaunch = t->lcap = 0;
+
+	/* 4. order by time */
+	sort_spans(t);
+}
+
+/* ---- kinds, collectives ------------------------------------------------- */
+
+enum span_class kind_class(enum span_kind k)
+{
+	switch (k) {
+	case K_GEMM: case K_ATTENTION: case K_COMPUTE_OTHER: case K_UNKNOWN:
+		return C_COMPUTE;
+	case K_COMM:
+		return C_COMM;
+	case K_MEMCPY_H2D: case K_MEMCPY_D2H: case K_MEMCPY_D2D: case K_MEMCPY_P2P:
+	case K_MEMCPY_OTHER:
+		return C_MEMCPY;
+	case K_MEMSET:
+		return C_MEMSET;
+	default:
+		return C_NONE;
+	}
+}
+
+const char *kind_name(enum span_kind k)
+{
+	static const char *const n[K__COUNT] = {
+		"unknown", "gemm", "attention", "compute", "comm", "memcpy_h2d",
+		"memcpy_d2h", "memcpy_d2d", "memcpy_p2p", "memcpy", "memset", "sync",
+	};
+	return (unsigned)k < K__COUNT ? n[k] : "unknown";
+}
+
+const char *coll_type_name(enum coll_type c)
+{
+	static const char *const n[COLL__COUNT] = {
+		"none", "all_reduce", "all_gather", "reduce_scatter", "broadcast",
+		"reduce", "all_to_all", "send_recv", "other",
+	};
+	return (unsigned)c < COLL__COUNT ? n[c] : "other";
+}
+
+/* Bus bandwidth factors from nccl-tests doc/PERFORMANCE.md: all-reduce moves
+ * 2(n-1)/n of the buffer through the slowest link, all-gather and
+ * reduce-scatter (n-1)/n, all-to-all (n-1)/n; broadcast, reduce and
+ * send/recv 1. */
+double coll_busbw_factor(enum coll_type c, int n)
+{
+	if (n <= 1)
+		return 1.0;
+	switch (c) {
+	case COLL_ALL_REDUCE:
+		return 2.0 * (n - 1) / n;
+	case COLL_ALL_GATHER: case COLL_REDUCE_SCATTER: case COLL_ALL_TO_ALL:
+		return (double)(n - 1) / n;
+	default:
+		return 1.0;
+	}
+}
+
+static int has_ci(const char *s, const char *sub)
+{
+	return strcasestr(s, sub) != NULL;
+}
+
+enum coll_type coll_type_from_name(const char *s)
+{
+	if (!s || !*s)
+		return COLL_NONE;
+	if (has_ci(s, "reducescatter") || has_ci(s, "reduce_scatter") || has_ci(s, "_rs") ||
+	    has_ci(s, "rr_rs"))
+		return COLL_REDUCE_SCATTER;
+	if (has_ci(s, "allreduce") || has_ci(s, "all_reduce") || has_ci(s, "cross_device_reduce"))
+		return COLL_ALL_REDUCE;
+	if (has_ci(s, "allgather") || has_ci(s, "all_gather") || has_ci(s, "_ag"))
+		return COLL_ALL_GATHER;
+	if (has_ci(s, "alltoall") || has_ci(s, "all_to_all") || has_ci(s, "dispatch") ||
+	    has_ci(s, "combine"))
+		return COLL_ALL_TO_ALL;
+	if (has_ci(s, "broadcast"))
+		return COLL_BROADCAST;
+	if (has_ci(s, "sendrecv") || has_ci(s, "send") || has_ci(s, "recv"))
+		return COLL_SEND_RECV;
+	if (has_ci(s, "reduce"))
+		return COLL_REDUCE;
+	return COLL_OTHER;
+}
+
+int dtype_bytes(const char *s)
+{
+	static const struct { const char *n; int b; } tab[] = {
+		{ "Float", 4 }, { "float", 4 }, { "float32", 4 }, { "f32", 4 }, { "Int", 4 },
+		{ "int32", 4 }, { "BFloat16", 2 }, { "bfloat16", 2 }, { "bf16", 2 },
+		{ "Half", 2 }, { "float16", 2 }, { "f16", 2 }, { "Double", 8 }, { "double", 8 },
+		{ "Long", 8 }, { "int64", 8 }, { "Byte", 1 }, { "Char", 1 }, { "Bool", 1 },
+		{ "uint8", 1 }, { "int8", 1 }, { "Short", 2 }, { "Float8_e4m3fn", 1 },
+		{ "Float8_e5m2", 1 },
+	};
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strcmp(s, tab[i].n) == 0)
+			return tab[i].b;
+	return 0;
+}
+
+void trace_set_add(struct trace_set *s, struct trace *t)
+{
+	GROW(s->t, s->cap, s->n + 1);
+	s->t[s->n++] = t;
+}
+
+void trace_set_release(struct trace_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		trace_free(s->t[i]);
+	free(s->t);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,773 @@
+/*
+ * test_kineto.c - the Kineto JSON reader on real traces and on hand-written
+ * snippets.
+ *
+ * Real-trace figures are hard-coded from an independent computation made
+ * with Python's json and gzip modules (json.load(..., parse_float=Decimal),
+ * ns = round_half_up(Decimal(us) * 1000)), counting ph "X" events by cat:
+ * kernel/Kernel, gpu_memcpy/Memcpy, gpu_memset/Memset as device spans;
+ * cuda_sync with args.stream >= 0 as sync spans; gpu_user_annotation
+ * ProfilerStep#N as GPU steps; every other X event as a host event, among
+ * them user_annotation/cpu_op ProfilerStep#N (steps) and cuda_runtime/
+ * cuda_driver/Runtime events with args.correlation (launches).  "dev_ts_sum"
+ * is the sum of device-span starts in ns modulo 2^64; "with launch" counts
+ * device spans whose args.correlation matches a runtime event's.
+ *
+ * Snippet tests run each input through several window sizes (down to 16
+ * bytes) so the refill/retry path is exercised at every byte boundary.
+ */
+#include "ingest/ingest.h"
+#include "testing.h"
+
+#include <stdint.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static char path_buf[1024];
+
+static const char *data(const char *rel)
+{
+	snprintf(path_buf, sizeof(path_buf), "%s/kineto/%s", shared_data(), rel);
+	return access(path_buf, R_OK) == 0 ? path_buf : NULL;
+}
+
+/* First file of a folder whose name starts with prefix. */
+static const char *data_glob(const char *dir, const char *prefix)
+{
+	static char out[1024];
+	char cmd[1200];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls %s/kineto/%s/%s* 2>/dev/null | head -1", shared_data(), dir, prefix);
+	f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	if (!fgets(out, sizeof(out), f)) {
+		pclose(f);
+		return NULL;
+	}
+	pclose(f);
+	out[strcspn(out, "\n")] = '\0';
+	return out[0] ? out : NULL;
+}
+
+static enum aorta_status load_file(const char *path, struct trace_set *ts, struct aorta_error *e)
+{
+	struct ingest_opts o = { NULL, -1 };
+
+	memset(ts, 0, sizeof(*ts));
+	return ingest_kineto(path, &o, ts, e);
+}
+
+static enum aorta_status load_mem(const char *json, struct trace_set *ts, struct aorta_error *e)
+{
+	struct ingest_opts o = { NULL, 7 };
+
+	memset(ts, 0, sizeof(*ts));
+	memset(e, 0, sizeof(*e));
+	return ingest_kineto_mem("snippet", json, strlen(json), &o, ts, e);
+}
+
+static void set_window(long n)
+{
+	char b[32];
+
+	if (n <= 0) {
+		unsetenv("AORTA_KINETO_WINDOW");
+		return;
+	}
+	snprintf(b, sizeof(b), "%ld", n);
+	setenv("AORTA_KINETO_WINDOW", b, 1);
+}
+
+struct counts {
+	size_t n, kern, memcpy, memset, sync, with_launch;
+	int64_t kern_dur;
+	uint64_t ts_sum;
+};
+
+static struct counts count(const struct trace *t)
+{
+	struct counts c;
+
+	memset(&c, 0, sizeof(c));
+	c.n = t->n;
+	for (size_t i = 0; i < t->n; i++) {
+		switch (t->hint[i]) {
+		case R_KERNEL:
+			c.kern++;
+			c.kern_dur += t->end_ns[i] - t->start_ns[i];
+			break;
+		case R_MEMCPY: c.memcpy++; break;
+		case R_MEMSET: c.memset++; break;
+		default: c.sync++; break;
+		}
+		if (t->hint[i] != R_SYNC)
+			c.ts_sum += (uint64_t)t->start_ns[i];
+		if (t->launch_ns[i] != INT64_MIN)
+			c.with_launch++;
+	}
+	return c;
+}
+
+static size_t on_stream(const struct trace *t, int32_t s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		k += t->stream[i] == s;
+	return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* real traces                                                          */
+/* ------------------------------------------------------------------ */
+
+static void test_real_ddp12_rank0_counts_match_python(void)
+{
+	const char *p = data_glob("h200_torch2.11/ddp_4rank_12steps", "rank0.");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	struct counts c = count(t);
+	/* python: rank 0 world 4; k 8905, c 1476, s 888, coll 156, step 12,
+	 * gstep 12, host 83529, kernel_dur_sum_ns 176501430,
+	 * dev_ts_sum 13168011507187881677, streams {7: 11113, 19: 156},
+	 * dev with launch 11268, In msg nelems sum 1221832704 */
+	CHECK_STR(t->format, "kineto");
+	CHECK_EQ_I(t->rank, 0);
+	CHECK_EQ_I(t->world_size, 4);
+	CHECK_EQ_I(t->device, 0);
+	CHECK_EQ_I(c.n, 11269);
+	CHECK_EQ_I(c.kern, 8905);
+	CHECK_EQ_I(c.memcpy, 1476);
+	CHECK_EQ_I(c.memset, 888);
+	CHECK_EQ_I(c.sync, 0);
+	CHECK_EQ_I(c.kern_dur, 176501430);
+	CHECK(c.ts_sum == UINT64_C(13168011507187881677));
+	CHECK_EQ_I(t->ncoll, 156);
+	CHECK_EQ_I(t->nsteps, 12);
+	CHECK_EQ_I(t->ngsteps, 12);
+	CHECK_EQ_I(t->host_events, 83529);
+	CHECK_EQ_I(t->skipped, 0);
+	CHECK_EQ_I(on_stream(t, 7), 11113);
+	CHECK_EQ_I(on_stream(t, 19), 156);
+	CHECK_EQ_I(c.with_launch, 11268);
+	int64_t in = 0;
+	for (size_t i = 0; i < t->ncoll; i++) {
+		in += t->coll[i].in_nelems;
+		CHECK_STR(strtab_get(&t->names, t->coll[i].coll_name), "allreduce");
+		CHECK_STR(strtab_get(&t->names, t->coll[i].dtype), "Float");
+		CHECK_STR(strtab_get(&t->names, t->coll[i].pg_desc), "default_pg");
+		CHECK_EQ_I(t->coll[i].group_size, 4);
+		CHECK_EQ_I(t->coll[i].dtype_bytes, 4);
+	}
+	CHECK_EQ_I(in, 1221832704);
+	trace_set_release(&ts);
+}
+
+static void test_real_ddp12_small_window_gives_same_result(void)
+{
+	const char *p = data_glob("h200_torch2.11/ddp_4rank_12steps", "rank0.");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	set_window(4096);
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	set_window(0);
+	if (ts.n != 1)
+		return;
+	struct counts c = count(ts.t[0]);
+	CHECK_EQ_I(c.n, 11269);
+	CHECK_EQ_I(c.kern_dur, 176501430);
+	CHECK(c.ts_sum == UINT64_C(13168011507187881677));
+	CHECK_EQ_I(ts.t[0]->host_events, 83529);
+	CHECK_EQ_I(ts.t[0]->ncoll, 156);
+	trace_set_release(&ts);
+}
+
+static void test_real_rocm62_hex_stream_no_distinfo(void)
+{
+	const char *p = data("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: no distributedInfo; k 14, c 2, launch 21 (args.stream
+	 * "0x0" strings on runtime events), step 2, gstep 1, host 95,
+	 * kernel_dur_sum_ns 110881, streams {0: 16}, device 2 */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	struct counts c = count(t);
+	CHECK_EQ_I(t->rank, -1);
+	CHECK_EQ_I(t->world_size, -1);
+	CHECK_EQ_I(t->device, 2);
+	CHECK_EQ_I(c.kern, 14);
+	CHECK_EQ_I(c.memcpy, 2);
+	CHECK_EQ_I(c.kern_dur, 110881);
+	CHECK(c.ts_sum == UINT64_C(67258713693752941));
+	CHECK_EQ_I(on_stream(t, 0), 16);
+	CHECK_EQ_I(t->nsteps, 2);
+	CHECK_EQ_I(t->ngsteps, 1);
+	CHECK_EQ_I(t->host_events, 95);
+	CHECK_EQ_I(c.with_launch, 16);
+	trace_set_release(&ts);
+}
+
+static void test_real_ns_resolution_fixed_point(void)
+{
+	const char *p = data("hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: rank 0 world 1; k 4350, c 1600, s 145, step 5, host 39310,
+	 * kernel_dur_sum_ns 468153602, dev_ts_sum 13421144908676027174 */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	struct counts c = count(t);
+	CHECK_EQ_I(t->rank, 0);
+	CHECK_EQ_I(t->world_size, 1);
+	CHECK_EQ_I(c.kern, 4350);
+	CHECK_EQ_I(c.memcpy, 1600);
+	CHECK_EQ_I(c.memset, 145);
+	CHECK_EQ_I(c.kern_dur, 468153602);
+	CHECK(c.ts_sum == UINT64_C(13421144908676027174));
+	CHECK_EQ_I(t->nsteps, 5);
+	CHECK_EQ_I(t->host_events, 39310);
+	trace_set_release(&ts);
+}
+
+static void test_real_legacy_categories(void)
+{
+	const char *p = data("hta/trace_file_list/inference_rank_1.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: distributedInfo {"rank": 1} only; cat "Kernel" x4 on stream 7,
+	 * "Runtime" launches 8, host 9, kernel_dur_sum_ns 30000 (integer us) */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	struct counts c = count(t);
+	CHECK_EQ_I(t->rank, 1);
+	CHECK_EQ_I(t->world_size, -1);
+	CHECK_EQ_I(c.kern, 4);
+	CHECK_EQ_I(c.kern_dur, 30000);
+	CHECK(c.ts_sum == UINT64_C(6662145494920978000));
+	CHECK_EQ_I(on_stream(t, 7), 4);
+	CHECK_EQ_I(t->host_events, 9);
+	CHECK_EQ_I(c.with_launch, 4);
+	trace_set_release(&ts);
+}
+
+static void test_real_cpu_only_is_ok_with_no_spans(void)
+{
+	const char *p = data("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: rank 34 world 300; 30 events, no device events, step 1,
+	 * host 16.  Decision: a trace with events but no GPU spans is read
+	 * (n == 0); only an empty traceEvents array is an error. */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	CHECK_EQ_I(ts.t[0]->n, 0);
+	CHECK_EQ_I(ts.t[0]->rank, 34);
+	CHECK_EQ_I(ts.t[0]->world_size, 300);
+	CHECK_EQ_I(ts.t[0]->nsteps, 1);
+	CHECK_EQ_I(ts.t[0]->host_events, 16);
+	trace_set_release(&ts);
+}
+
+static void test_real_cuda_sync_on_stream_only(void)
+{
+	const char *p = data("hta/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: 5 cuda_sync events, 1 with args.stream >= 0; k 3, s 3 */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct counts c = count(ts.t[0]);
+	CHECK_EQ_I(c.sync, 1);
+	CHECK_EQ_I(c.kern, 3);
+	CHECK_EQ_I(c.memset, 3);
+	CHECK_EQ_I(c.kern_dur, 369000);
+	trace_set_release(&ts);
+}
+
+static void test_real_nccl_meta_a100(void)
+{
+	const char *p = data("hta/nccl_parser_config/nccl_data.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* python: rank 0 world 2; coll 21, In msg nelems sum 76830615; first
+	 * collective kernel: allreduce, 6637568 elems, group 2, Float, pg "0",
+	 * "default_pg"; k 2700 with kernel_dur_sum_ns 162532340 */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	int64_t in = 0;
+	int found = 0;
+	CHECK_EQ_I(t->ncoll, 21);
+	for (size_t i = 0; i < t->ncoll; i++)
+		in += t->coll[i].in_nelems;
+	CHECK_EQ_I(in, 76830615);
+	CHECK_EQ_I(count(t).kern_dur, 162532340);
+	for (size_t i = 0; i < t->n && !found; i++) {
+		if (t->meta[i] == UINT32_MAX || t->start_ns[i] != INT64_C(4458677009853422))
+			continue;
+		const struct coll_meta *m = &t->coll[t->meta[i]];
+		found = 1;
+		CHECK_EQ_I(t->end_ns[i] - t->start_ns[i], 2636669);
+		CHECK_STR(strtab_get(&t->names, m->coll_name), "allreduce");
+		CHECK_EQ_I(m->in_nelems, 6637568);
+		CHECK_EQ_I(m->out_nelems, 6637568);
+		CHECK_EQ_I(m->group_size, 2);
+		CHECK_STR(strtab_get(&t->names, m->pg_name), "0");
+		CHECK_STR(strtab_get(&t->names, m->pg_desc), "default_pg");
+		CHECK_EQ_I(m->seq, -1);
+	}
+	CHECK(found);
+	trace_set_release(&ts);
+}
+
+static void test_real_every_kineto_file_reads(void)
+{
+	char cmd[1200], line[1024];
+	FILE *f;
+	int n = 0, bad = 0;
+
+	snprintf(cmd, sizeof(cmd), "find %s/kineto -name '*.json' -o -name '*.json.gz' 2>/dev/null",
+		 shared_data());
+	f = popen(cmd, "r");
+	if (!f)
+		SKIP("popen failed");
+	while (fgets(line, sizeof(line), f)) {
+		struct trace_set ts;
+		struct aorta_error e;
+		line[strcspn(line, "\n")] = '\0';
+		if (strstr(line, "ddp_4rank_56steps_large"))
+			continue; /* big: the benchmark covers it */
+		n++;
+		if (load_file(line, &ts, &e) != AORTA_OK) {
+			fprintf(stderr, "  %s: %s\n", line, e.msg);
+			bad++;
+			continue;
+		}
+		CHECK_EQ_I(ts.t[0]->skipped, 0);
+		trace_set_release(&ts);
+	}
+	pclose(f);
+	if (n == 0)
+		SKIP("shared data not found");
+	CHECK_EQ_I(bad, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* snippets                                                             */
+/* ------------------------------------------------------------------ */
+
+#define EV(ts_, dur_, extra) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" ts_ \
+	",\"dur\":" dur_ extra "}"
+
+/* Loads json under several window sizes; every run must give the same
+ * status, span count, first span and skip count.  Returns the trace of
+ * the default-window run (caller releases ts). */
+static enum aorta_status load_all_windows(const char *json, struct trace_set *ts, struct aorta_error *e)
+{
+	static const long win[] = { 16, 17, 19, 23, 31, 64, 100, 0 };
+	enum aorta_status ref = AORTA_OK;
+	long long ref_off = 0;
+	size_t ref_n = 0;
+	uint64_t ref_skip = 0;
+	int64_t ref_s = 0;
+
+	for (size_t w = 0; w < sizeof(win) / sizeof(win[0]); w++) {
+		set_window(win[w]);
+		enum aorta_status st = load_mem(json, ts, e);
+		set_window(0);
+		size_t n = st == AORTA_OK ? ts->t[0]->n : 0;
+		uint64_t sk = st == AORTA_OK ? ts->t[0]->skipped : 0;
+		int64_t s0 = n ? ts->t[0]->start_ns[0] : 0;
+		if (w == 0) {
+			ref = st;
+			ref_off = st ? e->offset : 0;
+			ref_n = n;
+			ref_skip = sk;
+			ref_s = s0;
+		} else {
+			CHECK_EQ_I(st, ref);
+			if (st)
+				CHECK_EQ_I(e->offset, ref_off);
+			CHECK_EQ_I(n, ref_n);
+			CHECK_EQ_I(sk, ref_skip);
+			CHECK_EQ_I(s0, ref_s);
+		}
+		if (win[w] != 0 && st == AORTA_OK)
+			trace_set_release(ts);
+	}
+	return ref;
+}
+
+static void test_snippet_escapes_in_names_and_keys(void)
+{
+	const char *j = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\","
+			"\"n\\u0061me\":\"a\\\"b\\\\c\\/\\u00e9\\ud83d\\ude00\\n\","
+			"\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":2}]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	CHECK_EQ_I(ts.t[0]->n, 1);
+	CHECK_STR(strtab_get(&ts.t[0]->names, ts.t[0]->name[0]), "a\"b\\c/\xc3\xa9\xf0\x9f\x98\x80\n");
+	trace_set_release(&ts);
+}
+
+static void test_snippet_any_key_order_and_whitespace(void)
+{
+	const char *j = " \n{ \"distributedInfo\" : { \"world_size\" :8 , \"rank\": 3 } ,\r\n"
+			"\t\"traceEvents\" : [ { \"args\" : { \"stream\" : 5 , \"correlation\" : 9 } ,"
+			" \"dur\" : 2.5 , \"ts\" : 10 , \"name\" : \"g\" , \"tid\" : 1 , \"cat\" : \"kernel\" ,"
+			" \"pid\" : 1 , \"ph\" : \"X\" } ] , \"schemaVersion\" : 1 } \n ";
+	const char *j2 = "{\"traceEvents\":[" EV("10", "2.5", "") "],\"distributedInfo\":{\"rank\":2,\"world_size\":4}}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n == 1) {
+		struct trace *t = ts.t[0];
+		CHECK_EQ_I(t->rank, 3);
+		CHECK_EQ_I(t->world_size, 8);
+		CHECK_EQ_I(t->n, 1);
+		CHECK_EQ_I(t->stream[0], 5);
+		CHECK_EQ_I(t->device, 1);
+		CHECK_EQ_I(t->start_ns[0], 10000);
+		CHECK_EQ_I(t->end_ns[0], 12500);
+		trace_set_release(&ts);
+	}
+	/* distributedInfo after traceEvents */
+	CHECK_EQ_I(load_all_windows(j2, &ts, &e), AORTA_OK);
+	if (ts.n == 1) {
+		CHECK_EQ_I(ts.t[0]->rank, 2);
+		CHECK_EQ_I(ts.t[0]->world_size, 4);
+		CHECK_EQ_I(ts.t[0]->stream[0], 7); /* from tid */
+		trace_set_release(&ts);
+	}
+}
+
+static void test_snippet_nested_args_are_skipped(void)
+{
+	const char *j = "{\"traceEvents\":[" EV("1", "1", ",\"args\":{\"grid\":[1,[2,{\"stream\":99}],{}],"
+			"\"x\":{\"stream\":98,\"y\":[true,false,null,-0.5e-3,\"}\"]},\"stream\":3,"
+			"\"device\":4,\"e\":[]}") "]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	CHECK_EQ_I(ts.t[0]->stream[0], 3);
+	CHECK_EQ_I(ts.t[0]->device, 4);
+	trace_set_release(&ts);
+}
+
+static int64_t ts_of(const char *num)
+{
+	char j[256];
+	struct trace_set ts;
+	struct aorta_error e;
+	int64_t v = INT64_MIN;
+
+	snprintf(j, sizeof(j), "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
+		 "\"ts\":%s,\"dur\":0}]}", num);
+	if (load_mem(j, &ts, &e) != AORTA_OK)
+		return INT64_MIN + 1;
+	if (ts.t[0]->n == 1)
+		v = ts.t[0]->start_ns[0];
+	trace_set_release(&ts);
+	return v;
+}
+
+static void test_snippet_fixed_point_times(void)
+{
+	CHECK_EQ_I(ts_of("4442407985488.257"), INT64_C(4442407985488257));
+	CHECK_EQ_I(ts_of("1712195495519689.0"), INT64_C(1712195495519689000));
+	CHECK_EQ_I(ts_of("1665536373729077"), INT64_C(1665536373729077000));
+	CHECK_EQ_I(ts_of("0.0005"), 1);        /* half away from zero */
+	CHECK_EQ_I(ts_of("0.00049999"), 0);
+	CHECK_EQ_I(ts_of("1.0015"), 1002);
+	CHECK_EQ_I(ts_of("-1.0015"), -1002);
+	CHECK_EQ_I(ts_of("12.3456789"), 12346);
+	CHECK_EQ_I(ts_of("1.5e3"), 1500000);
+	CHECK_EQ_I(ts_of("2E-3"), 2);
+	CHECK_EQ_I(ts_of("25e-5"), 0);         /* 0.25 ns */
+	CHECK_EQ_I(ts_of("0"), 0);
+	CHECK_EQ_I(ts_of("0.000"), 0);
+	CHECK_EQ_I(ts_of("4442407985488.2570000000000000000001"), INT64_C(4442407985488257));
+	/* out of int64 range: skipped, not an error */
+	CHECK_EQ_I(ts_of("1e30"), INT64_MIN);
+}
+
+static void test_snippet_wrong_types_are_skipped_and_counted(void)
+{
+	const char *j = "{\"traceEvents\":["
+			EV("\"12\"", "1", "") ","          /* ts a string */
+			EV("12", "null", "") ","           /* dur null */
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1}," /* dur missing */
+			EV("12", "-1", "") ","             /* negative */
+			EV("12", "2e12", "") ","           /* 2e6 s: absurd */
+			"5,"                               /* not an object */
+			"{\"cat\":\"kernel\",\"ts\":1,\"dur\":1}," /* no ph */
+			EV("12", "1", ",\"args\":{\"stream\":\"zz\",\"correlation\":[1]}") "," /* kept, bad args ignored */
+			"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\"Spans\"}"
+			"]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	CHECK_EQ_I(ts.t[0]->skipped, 7);
+	CHECK_EQ_I(ts.t[0]->n, 1);
+	CHECK_EQ_I(ts.t[0]->stream[0], 7); /* falls back to tid */
+	CHECK(strstr(ts.t[0]->skipped_first, "ts") != NULL);
+	trace_set_release(&ts);
+}
+
+static void test_snippet_hex_stream_and_coll_meta(void)
+{
+	const char *j = "{\"traceEvents\":[" EV("1", "1", ",\"args\":{\"stream\":\"0x1f\",\"device\":3,"
+			"\"Collective name\":\"_allgather_base\",\"In msg nelems\":100,\"Out msg nelems\":400,"
+			"\"Group size\":4,\"dtype\":\"BFloat16\",\"Process Group Name\":\"2\","
+			"\"Process Group Description\":\"tp\\u005fgroup\",\"Seq\":17}") "]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	CHECK_EQ_I(t->stream[0], 31);
+	CHECK_EQ_I(t->device, 3);
+	CHECK_EQ_I(t->ncoll, 1);
+	if (t->ncoll == 1 && t->meta[0] == 0) {
+		const struct coll_meta *m = &t->coll[0];
+		CHECK_STR(strtab_get(&t->names, m->coll_name), "_allgather_base");
+		CHECK_STR(strtab_get(&t->names, m->dtype), "BFloat16");
+		CHECK_STR(strtab_get(&t->names, m->pg_name), "2");
+		CHECK_STR(strtab_get(&t->names, m->pg_desc), "tp_group");
+		CHECK_EQ_I(m->in_nelems, 100);
+		CHECK_EQ_I(m->out_nelems, 400);
+		CHECK_EQ_I(m->group_size, 4);
+		CHECK_EQ_I(m->seq, 17);
+		CHECK_EQ_I(m->dtype_bytes, 2);
+	}
+	trace_set_release(&ts);
+}
+
+static void test_snippet_steps_launches_and_rank_hint(void)
+{
+	const char *j = "{\"traceEvents\":["
+			"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\",\"pid\":9,\"tid\":9,\"ts\":0,\"dur\":100},"
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,\"ts\":10,\"dur\":5,\"args\":{\"correlation\":77}},"
+			"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#4\",\"pid\":0,\"tid\":7,\"ts\":12,\"dur\":50},"
+			"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ProfilerStep#x\",\"pid\":9,\"tid\":9,\"ts\":1,\"dur\":1},"
+			"{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoD\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":1,\"args\":{\"correlation\":77,\"bytes\":4096}}"
+			"]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	struct trace *t = ts.t[0];
+	CHECK_EQ_I(t->rank, 7); /* o->rank_hint, no distributedInfo */
+	CHECK_EQ_I(t->nsteps, 1);
+	CHECK_EQ_I(t->steps[0].number, 4);
+	CHECK_EQ_I(t->ngsteps, 1);
+	CHECK_EQ_I(t->host_events, 3);
+	CHECK_EQ_I(t->pid, 9);
+	CHECK_EQ_I(t->n, 1);
+	CHECK_EQ_I(t->bytes[0], 4096);
+	CHECK_EQ_I(t->hint[0], R_MEMCPY);
+	CHECK_EQ_I(t->launch_ns[0], 10000);
+	CHECK_EQ_I(t->step[0], 0);
+	trace_set_release(&ts);
+}
+
+static void expect_error(const char *json, long long offset, const char *msg_part)
+{
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(json, &ts, &e), AORTA_EINPUT);
+	CHECK_EQ_I(ts.n, 0);
+	if (offset >= -1)
+		CHECK_EQ_I(e.offset, offset);
+	if (!strstr(e.msg, msg_part)) {
+		fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", e.msg, msg_part);
+		CHECK(0);
+	}
+	CHECK_STR(e.path, "snippet");
+}
+
+static void test_snippet_structural_errors_name_offset(void)
+{
+	const char *ok = "{\"traceEvents\":[" EV("1", "1", "") "]}";
+	char trunc[256];
+	size_t n = strlen(ok);
+
+	/* every proper prefix is truncated input, reported at its end */
+	for (size_t k = 1; k + 1 < n; k++) {
+		memcpy(trunc, ok, k);
+		trunc[k] = '\0';
+		expect_error(trunc, (long long)k, "unexpected end of input");
+	}
+	expect_error("", 0, "unexpected end of input");
+	expect_error("{\"traceEvents\" [", 15, "expected ':'");
+	expect_error("{\"traceEvents\":[{\"ph\":\"X}]}", 27, "unexpected end of input");
+	expect_error("{\"traceEvents\":[{\"ph\":\"\\x\"}]}", 25, "escape");
+	expect_error("{\"traceEvents\":[{\"ph\":\"a\001\"}]}", 24, "control character");
+	expect_error("{\"traceEvents\":[{\"ts\":01}]}", 23, "expected ',' or '}'");
+	expect_error("{\"traceEvents\":[{\"ts\":1.}]}", 24, "digit");
+	expect_error("{\"traceEvents\":[{\"x\":tru}]}", 24, "expected a value");
+	expect_error("{\"traceEvents\":[{}],}", 20, "key");
+	expect_error("{\"traceEvents\":[{},]}", 19, "expected a value");
+	expect_error("{\"traceEvents\":[{}]} x", 21, "after the top-level object");
+	expect_error("[1,2]", 0, "expected '{'");
+	expect_error("{\"traceEvents\":[{\"a\":[1 2]}]}", 24, "expected ',' or ']'");
+	expect_error("{\"other\":1}", -1, "no 'traceEvents'");
+	expect_error("{\"traceEvents\":[]}", -1, "no trace events");
+	expect_error("{\"traceEvents\":{}}", 15, "expected '['");
+	{
+		/* nesting deeper than 512 */
+		static char deep[2200];
+		size_t k = (size_t)snprintf(deep, sizeof(deep), "{\"traceEvents\":[{\"a\":");
+		for (int i = 0; i < 600; i++)
+			deep[k++] = '[';
+		for (int i = 0; i < 600; i++)
+			deep[k++] = ']';
+		memcpy(deep + k, "}]}", 4);
+		expect_error(deep, -2, "nesting");
+	}
+}
+
+static void test_snippet_nul_byte_is_an_error(void)
+{
+	static const char j[] = "{\"traceEvents\":[{\0}]}";
+	struct trace_set ts;
+	struct aorta_error e;
+	struct ingest_opts o = { NULL, -1 };
+
+	memset(&ts, 0, sizeof(ts));
+	CHECK_EQ_I(ingest_kineto_mem("nul", j, sizeof(j) - 1, &o, &ts, &e), AORTA_EINPUT);
+	CHECK_EQ_I(e.offset, 17);
+	CHECK_EQ_I(ts.n, 0);
+}
+
+static void test_file_gzip_corrupt_and_truncated(void)
+{
+	char dir[] = "/tmp/aorta_tk_XXXXXX";
+	char p[256];
+	const char *j = "{\"traceEvents\":[" EV("1", "1", "") "," EV("2", "1", "") "]}";
+	struct trace_set ts;
+	struct aorta_error e;
+	gzFile g;
+
+	if (!mkdtemp(dir))
+		SKIP("mkdtemp failed");
+	snprintf(p, sizeof(p), "%s/t.json.gz", dir);
+	g = gzopen(p, "wb");
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	gzwrite(g, j, (unsigned)strlen(j));
+	gzclose(g);
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n == 1) {
+		CHECK_EQ_I(ts.t[0]->n, 2);
+		trace_set_release(&ts);
+	}
+	/* corrupt: flip a byte of the CRC trailer */
+	FILE *f = fopen(p, "r+b");
+	CHECK(f != NULL);
+	if (f) {
+		fseek(f, -6, SEEK_END);
+		int c = fgetc(f);
+		fseek(f, -6, SEEK_END);
+		fputc(c ^ 0x55, f);
+		fclose(f);
+	}
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_EINPUT);
+	CHECK_EQ_I(ts.n, 0);
+	CHECK(strstr(e.msg, "compressed byte") != NULL);
+	/* truncated: the first 30 bytes */
+	CHECK_EQ_I(truncate(p, 30), 0);
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_EINPUT);
+	CHECK_EQ_I(ts.n, 0);
+	CHECK(strstr(e.msg, "compressed byte 30") != NULL);
+	/* missing file */
+	unlink(p);
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_EINPUT);
+	CHECK(strstr(e.msg, "cannot open") != NULL);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	TEST(test_real_ddp12_rank0_counts_match_python);
+	TEST(test_real_ddp12_small_window_gives_same_result);
+	TEST(test_real_rocm62_hex_stream_no_distinfo);
+	TEST(test_real_ns_resolution_fixed_point);
+	TEST(test_real_legacy_categories);
+	TEST(test_real_cpu_only_is_ok_with_no_spans);
+	TEST(test_real_cuda_sync_on_stream_only);
+	TEST(test_real_nccl_meta_a100);
+	TEST(test_real_every_kineto_file_reads);
+	TEST(test_snippet_escapes_in_names_and_keys);
+	TEST(test_snippet_any_key_order_and_whitespace);
+	TEST(test_snippet_nested_args_are_skipped);
+	TEST(test_snippet_fixed_point_times);
+	TEST(test_snippet_wrong_types_are_skipped_and_counted);
+	TEST(test_snippet_hex_stream_and_coll_meta);
+	TEST(test_snippet_steps_launches_and_rank_hint);
+	TEST(test_snippet_structural_errors_name_offset);
+	TEST(test_snippet_nul_byte_is_an_error);
+	TEST(test_file_gzip_corrupt_and_truncated);
+	return test_report();
+}
