@@ -96,15 +96,20 @@ deps-check:
 demo: deps all
 	@bash scripts/demo.sh
 
-# libFuzzer targets, one per reader (clang + libclang-rt).
+# libFuzzer targets, one per reader (clang + libclang-rt); the library is
+# compiled once with coverage instrumentation and linked into each target.
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-FUZZ_LIB_C = $(filter-out src/main.c,$(HOST_C))
+FUZZ_LIB_C = $(filter-out src/main.c src/cmd/%,$(HOST_C))
+FUZZ_OBJ = $(patsubst %.c,build-fuzz/obj/%.o,$(FUZZ_LIB_C))
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -pthread -fsanitize=fuzzer-no-link,address,undefined
 fuzz: $(FUZZ_BIN)
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_C)
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p build-fuzz
-	clang -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -pthread -fsanitize=fuzzer,address,undefined \
-	  -o $@ $< $(FUZZ_LIB_C) $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -140,7 +140,42 @@ static double pchange(double base, double test)
 	return base != 0 ? 100.0 * (test - base) / fabs(base) : (test == 0 ? 0 : INFINITY);
 }
 
-struct collkey { char type[32]; char pg[64]; double bytes; };
+struct collsum {
+	char type[32], pg[64];
+	double bytes;
+	double count[2], total[2], exposed[2]; /* [0] baseline, [1] this */
+};
+
+/* Adds every rank's collective rows of one side into the key table. */
+static void collect(yajl_val ranks, int side, struct collsum **cs, size_t *n)
+{
+	size_t cap = *n;
+	for (size_t q = 0; ranks && YAJL_IS_ARRAY(ranks) && q < ranks->u.array.len; q++) {
+		yajl_val cl = get(ranks->u.array.values[q], "collectives", NULL, NULL);
+		for (size_t z = 0; cl && YAJL_IS_ARRAY(cl) && z < cl->u.array.len; z++) {
+			yajl_val o = cl->u.array.values[z];
+			yajl_val tv = get(o, "type", NULL, NULL), pv = get(o, "process_group", NULL, NULL);
+			const char *ty = tv && YAJL_IS_STRING(tv) ? YAJL_GET_STRING(tv) : "?";
+			const char *pg = pv && YAJL_IS_STRING(pv) ? YAJL_GET_STRING(pv) : "";
+			double by = num(get(o, "bytes", NULL, NULL));
+			size_t k;
+			for (k = 0; k < *n; k++)
+				if (!strcmp((*cs)[k].type, ty) && !strcmp((*cs)[k].pg, pg) && (*cs)[k].bytes == by)
+					break;
+			if (k == *n) {
+				GROW(*cs, cap, *n + 1);
+				memset(&(*cs)[k], 0, sizeof(**cs));
+				snprintf((*cs)[k].type, sizeof((*cs)[k].type), "%s", ty);
+				snprintf((*cs)[k].pg, sizeof((*cs)[k].pg), "%s", pg);
+				(*cs)[k].bytes = by;
+				(*n)++;
+			}
+			(*cs)[k].count[side] += num(get(o, "count", NULL, NULL));
+			(*cs)[k].total[side] += num(get(o, "total_ms", NULL, NULL));
+			(*cs)[k].exposed[side] += num(get(o, "exposed_ms", NULL, NULL));
+		}
+	}
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -283,62 +318,40 @@ int cmd_compare(int argc, char **argv)
 		if (json)
 			jw_arr_end(&w);
 
-		/* per collective: mean time per call over ranks */
+		/* per collective: time per call, summed over ranks, keyed by
+		 * (type, process group, bytes) from both sides */
 		printf("   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes",
 		       "base ms/call", "this ms/call", "change", "exposed/call", "change");
 		if (json)
 			jw_arr(&w, "collectives");
-		for (size_t i = 0; rt && YAJL_IS_ARRAY(rt) && i < rt->u.array.len && i < 1; i++) {
-			/* rows keyed by (type, pg, bytes), summed over ranks */
-			for (int side = 0; side < 1; side++) {
-				yajl_val rr = rt->u.array.values[0];
-				yajl_val cl = get(rr, "collectives", NULL, NULL);
-				for (size_t c = 0; cl && YAJL_IS_ARRAY(cl) && c < cl->u.array.len; c++) {
-					yajl_val row = cl->u.array.values[c];
-					const char *ty = YAJL_GET_STRING(get(row, "type", NULL, NULL));
-					const char *pg = YAJL_GET_STRING(get(row, "process_group", NULL, NULL));
-					double by = num(get(row, "bytes", NULL, NULL));
-					double sums[2][3] = { { 0 } };
-					for (int s2 = 0; s2 < 2; s2++) {
-						yajl_val rs = s2 ? rt : rb;
-						for (size_t q = 0; rs && YAJL_IS_ARRAY(rs) && q < rs->u.array.len; q++) {
-							yajl_val c2 = get(rs->u.array.values[q], "collectives", NULL, NULL);
-							for (size_t z = 0; c2 && YAJL_IS_ARRAY(c2) && z < c2->u.array.len; z++) {
-								yajl_val o = c2->u.array.values[z];
-								const char *t2 = YAJL_GET_STRING(get(o, "type", NULL, NULL));
-								const char *p2 = YAJL_GET_STRING(get(o, "process_group", NULL, NULL));
-								if (t2 && ty && !strcmp(t2, ty) && p2 && pg && !strcmp(p2, pg) &&
-								    num(get(o, "bytes", NULL, NULL)) == by) {
-									sums[s2][0] += num(get(o, "count", NULL, NULL));
-									sums[s2][1] += num(get(o, "total_ms", NULL, NULL));
-									sums[s2][2] += num(get(o, "exposed_ms", NULL, NULL));
-								}
-							}
-						}
-					}
-					double bc = sums[0][0] ? sums[0][1] / sums[0][0] : NAN;
-					double tc = sums[1][0] ? sums[1][1] / sums[1][0] : NAN;
-					double be = sums[0][0] ? sums[0][2] / sums[0][0] : NAN;
-					double te = sums[1][0] ? sums[1][2] / sums[1][0] : NAN;
-					printf("   %-15s %-6.6s %12.0f %11.3f ms %11.3f ms %+8.2f%% %11.3f ms %+8.2f%%\n",
-					       ty ? ty : "?", pg && *pg ? pg : "-", by, bc, tc, pchange(bc, tc), te,
-					       pchange(be, te));
-					if (json) {
-						jw_obj(&w, NULL);
-						jw_str(&w, "type", ty);
-						jw_str(&w, "process_group", pg);
-						jw_num(&w, "bytes", by, 0);
-						jw_num(&w, "baseline_ms_per_call", bc, 6);
-						jw_num(&w, "ms_per_call", tc, 6);
-						jw_num(&w, "change_pct", pchange(bc, tc), 4);
-						jw_num(&w, "baseline_exposed_ms_per_call", be, 6);
-						jw_num(&w, "exposed_ms_per_call", te, 6);
-						jw_str(&w, "verdict", verdict(bc, tc, 1, thr));
-						jw_obj_end(&w);
-					}
-				}
+		struct collsum *cs = NULL;
+		size_t ncs = 0;
+		collect(rb, 0, &cs, &ncs);
+		collect(rt, 1, &cs, &ncs);
+		for (size_t c = 0; c < ncs; c++) {
+			struct collsum *x = &cs[c];
+			double bc = x->count[0] ? x->total[0] / x->count[0] : NAN;
+			double tc = x->count[1] ? x->total[1] / x->count[1] : NAN;
+			double be = x->count[0] ? x->exposed[0] / x->count[0] : NAN;
+			double te = x->count[1] ? x->exposed[1] / x->count[1] : NAN;
+			printf("   %-15s %-6.6s %12.0f %11.3f ms %11.3f ms %+8.2f%% %11.3f ms %+8.2f%%\n",
+			       x->type, x->pg[0] ? x->pg : "-", x->bytes, bc, tc, pchange(bc, tc), te,
+			       pchange(be, te));
+			if (json) {
+				jw_obj(&w, NULL);
+				jw_str(&w, "type", x->type);
+				jw_str(&w, "process_group", x->pg);
+				jw_num(&w, "bytes", x->bytes, 0);
+				jw_num(&w, "baseline_ms_per_call", bc, 6);
+				jw_num(&w, "ms_per_call", tc, 6);
+				jw_num(&w, "change_pct", pchange(bc, tc), 4);
+				jw_num(&w, "baseline_exposed_ms_per_call", be, 6);
+				jw_num(&w, "exposed_ms_per_call", te, 6);
+				jw_str(&w, "verdict", verdict(bc, tc, 1, thr));
+				jw_obj_end(&w);
 			}
 		}
+		free(cs);
 		if (json) {
 			jw_arr_end(&w);
 			jw_obj_end(&w);

@@ -22,7 +22,7 @@
  * with the byte offset of the decompressed stream.
  *
  * Times: ts/dur are microseconds written as decimal numbers; they are
- * converted to int64 ns from their digits (up to 18 significant digits and
+ * converted to int64 ns from their digits (up to 19 significant digits and
  * a decimal exponent, rounded half away from zero at the nanosecond), never
  * through double.
  *
@@ -94,10 +94,30 @@ struct kscan {
 
 static const u8 ws_tab[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
 
-static inline const u8 *skip_ws(const u8 *p)
+#define HOT static inline __attribute__((always_inline))
+
+HOT const u8 *skip_ws(const u8 *p)
 {
+	if (*p > ' ')
+		return p;
+#ifdef __SSE2__
+	/* runs of indentation: 16 bytes at a time (the NUL sentinel and PAD
+	 * bytes stop the scan, never whitespace) */
+	while (ws_tab[*p]) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+		unsigned mask = (unsigned)_mm_movemask_epi8(m);
+		if (mask != 0xffffu)
+			return p + __builtin_ctz(~mask);
+		p += 16;
+	}
+#else
 	while (ws_tab[*p])
 		p++;
+#endif
 	return p;
 }
 
@@ -138,7 +158,7 @@ static inline int hexval(u8 c)
 
 /* *pp at the opening quote; on P_OK *pp is past the closing quote and r
  * (if not NULL) describes the raw contents. */
-static int scan_string(struct kscan *s, const u8 **pp, struct sref *r)
+HOT int scan_string(struct kscan *s, const u8 **pp, struct sref *r)
 {
 	const u8 *p = *pp + 1, *start = p;
 	int esc = 0;
@@ -290,9 +310,11 @@ static int sref_eq(struct kscan *s, const struct sref *r, const char *lit, size_
 /* ------------------------------------------------------------------ */
 
 struct num {
-	uint64_t mant; /* up to 18 significant digits */
-	int dexp;      /* value = mant * 10^dexp */
+	uint64_t mant; /* up to 19 significant digits (< 1e19 fits) */
+	int dexp;      /* value ~ mant * 10^dexp */
 	int neg;
+	int rd;        /* first digit dropped after the 19th, 0 if none */
+	int trunc;     /* some digit was dropped */
 };
 
 static const uint64_t pow10_tab[20] = {
@@ -309,6 +331,8 @@ static int scan_number(struct kscan *s, const u8 **pp, struct num *n)
 	int dexp = 0, nd = 0;
 
 	n->neg = 0;
+	n->rd = 0;
+	n->trunc = 0;
 	if (*p == '-') {
 		n->neg = 1;
 		p++;
@@ -317,10 +341,13 @@ static int scan_number(struct kscan *s, const u8 **pp, struct num *n)
 		p++;
 	} else if (*p >= '1' && *p <= '9') {
 		do {
-			if (nd < 18) {
+			if (nd < 19) {
 				m = m * 10 + (uint64_t)(*p - '0');
 				nd++;
 			} else {
+				if (!n->trunc)
+					n->rd = *p - '0';
+				n->trunc = 1;
 				dexp++;
 			}
 			p++;
@@ -333,11 +360,15 @@ static int scan_number(struct kscan *s, const u8 **pp, struct num *n)
 		if (!is_digit(*p))
 			return bad(s, p, "expected a digit after '.'");
 		do {
-			if (nd < 18) {
+			if (nd < 19) {
 				m = m * 10 + (uint64_t)(*p - '0');
 				dexp--;
 				if (m)
 					nd++;
+			} else {
+				if (!n->trunc)
+					n->rd = *p - '0';
+				n->trunc = 1;
 			}
 			p++;
 		} while (is_digit(*p));
@@ -377,8 +408,12 @@ static int num_to_ns(const struct num *n, int64_t *out)
 		if (k > 18 || n->mant > (uint64_t)INT64_MAX / pow10_tab[k])
 			return 0;
 		v = n->mant * pow10_tab[k];
+		/* the first dropped digit is tenths of a ns only when k == 0;
+		 * for k > 0 the product above already overflows */
+		if (k == 0 && n->rd >= 5)
+			v++;
 	} else if (-k > 19) {
-		v = 0; /* below half a nanosecond: mant < 1e18 < 0.5e20 */
+		v = 0; /* below half a nanosecond: mant < 1e19 < 0.5e20 */
 	} else {
 		uint64_t d = pow10_tab[-k];
 		uint64_t r = n->mant % d;
@@ -397,6 +432,8 @@ static int num_to_int(const struct num *n, int64_t *out)
 {
 	uint64_t v;
 
+	if (n->trunc)
+		return 0;
 	if (n->mant == 0) {
 		*out = 0;
 		return 1;
@@ -454,6 +491,39 @@ static int str_to_int(const struct sref *r, int64_t *out)
 /* Generic validation of a value that is not extracted                  */
 /* ------------------------------------------------------------------ */
 
+/* Validates a number without computing it. */
+static int skip_number(struct kscan *s, const u8 **pp)
+{
+	const u8 *p = *pp;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (is_digit(*++p))
+			;
+	else
+		return bad(s, p, "expected a digit");
+	if (*p == '.') {
+		if (!is_digit(*++p))
+			return bad(s, p, "expected a digit after '.'");
+		while (is_digit(*++p))
+			;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!is_digit(*p))
+			return bad(s, p, "expected a digit in the exponent");
+		while (is_digit(*++p))
+			;
+	}
+	*pp = p;
+	return P_OK;
+}
+
 static int scan_literal(struct kscan *s, const u8 **pp)
 {
 	const u8 *p = *pp;
@@ -510,8 +580,6 @@ static int skip_container(struct kscan *s, const u8 **pp, int depth)
 
 static int skip_value(struct kscan *s, const u8 **pp, int depth)
 {
-	struct num n;
-
 	switch (**pp) {
 	case '"':
 		return scan_string(s, pp, NULL);
@@ -519,7 +587,7 @@ static int skip_value(struct kscan *s, const u8 **pp, int depth)
 		return skip_container(s, pp, depth);
 	case '-': case '0': case '1': case '2': case '3': case '4':
 	case '5': case '6': case '7': case '8': case '9':
-		return scan_number(s, pp, &n);
+		return skip_number(s, pp);
 	case 't': case 'f': case 'n':
 		return scan_literal(s, pp);
 	default:
@@ -534,7 +602,7 @@ static int skip_value(struct kscan *s, const u8 **pp, int depth)
 /* A key: *pp at the opening quote; on return *pp is after the ':' and the
  * whitespace that follows; k holds the decoded key (escapes decoded into
  * kbuf when present, keys longer than kbuf never match). */
-static int scan_key(struct kscan *s, const u8 **pp, const char **k, size_t *klen, char *kbuf,
+HOT int scan_key(struct kscan *s, const u8 **pp, const char **k, size_t *klen, char *kbuf,
 		    size_t kbuf_len)
 {
 	struct sref r;
@@ -564,7 +632,7 @@ static int scan_key(struct kscan *s, const u8 **pp, const char **k, size_t *klen
 
 /* After a member value: ',' (returns 1, *pp at the next key) or the
  * closing '}' (returns 0, *pp past it), or P_MORE/P_ERR negated. */
-static int next_member(struct kscan *s, const u8 **pp, int *more)
+HOT int next_member(struct kscan *s, const u8 **pp, int *more)
 {
 	const u8 *p = skip_ws(*pp);
 
@@ -1187,6 +1255,8 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	if (!s->e)
 		s->e = &local;
 	s->cap = window_bytes();
+	if (!s->z && !getenv("AORTA_KINETO_WINDOW") && s->mem_len + 1 < s->cap)
+		s->cap = s->mem_len < 4096 ? 4096 : s->mem_len + 1; /* whole buffer at once */
 	s->buf = xmalloc(s->cap + PAD);
 	s->end = s->buf;
 	s->rank = s->world_size = -1;

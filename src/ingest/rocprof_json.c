@@ -662,6 +662,19 @@ static enum aorta_status yajl_fail(struct jr *r, yajl_handle h, const unsigned c
 	return st;
 }
 
+/* qsort / bsearch that accept an empty (NULL) array */
+static void sort(void *p, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(p, n, sz, cmp);
+}
+
+static void *search(const void *key, const void *p, size_t n, size_t sz,
+		    int (*cmp)(const void *, const void *))
+{
+	return n ? bsearch(key, p, n, sz, cmp) : NULL;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
@@ -694,7 +707,7 @@ static struct agent_info *find_agent(struct jr *r, int64_t handle)
 	struct agent_info key;
 
 	key.handle = handle;
-	return bsearch(&key, r->ag, r->nag, sizeof(*r->ag), cmp_handle);
+	return search(&key, r->ag, r->nag, sizeof(*r->ag), cmp_handle);
 }
 
 static const char *copy_name(int64_t op)
@@ -715,10 +728,10 @@ static void jr_emit(struct jr *r, struct trace_set *out)
 	struct trace *first = NULL;
 	char nm[48];
 
-	qsort(r->sym, r->nsym, sizeof(*r->sym), cmp_sym);
+	sort(r->sym, r->nsym, sizeof(*r->sym), cmp_sym);
 	/* drop repeated handles, then add agents that records name but the
 	 * list lacks */
-	qsort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
+	sort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
 	{
 		size_t w = 0, nlisted;
 
@@ -731,22 +744,22 @@ static void jr_emit(struct jr *r, struct trace_set *out)
 			struct agent_info key;
 
 			key.handle = r->rec[i].agent;
-			if (bsearch(&key, r->ag, nlisted, sizeof(*r->ag), cmp_handle))
+			if (search(&key, r->ag, nlisted, sizeof(*r->ag), cmp_handle))
 				continue;
 			GROW(r->ag, r->agcap, r->nag + 1);
 			r->ag[r->nag++] = (struct agent_info){ r->rec[i].agent, 0, 0, -1, NULL };
 		}
-		qsort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
+		sort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
 		for (w = 0, i = 0; i < r->nag; i++)
 			if (w == 0 || r->ag[w - 1].handle != r->ag[i].handle)
 				r->ag[w++] = r->ag[i];
 		r->nag = w;
 	}
-	qsort(r->ag, r->nag, sizeof(*r->ag), cmp_agent);
+	sort(r->ag, r->nag, sizeof(*r->ag), cmp_agent);
 	for (i = 0; i < r->nag; i++)
 		if (r->ag[i].type == 2)
 			r->ag[i].ordinal = (int)ngpu++;
-	qsort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
+	sort(r->ag, r->nag, sizeof(*r->ag), cmp_handle);
 	for (i = 0; i < r->nrec; i++) {
 		const struct rec *x = &r->rec[i];
 		struct agent_info *a = find_agent(r, x->agent);
@@ -764,7 +777,7 @@ static void jr_emit(struct jr *r, struct trace_set *out)
 		{
 			struct sym key = { x->id, 0 }, *s;
 
-			s = bsearch(&key, r->sym, r->nsym, sizeof(*r->sym), cmp_sym);
+			s = search(&key, r->sym, r->nsym, sizeof(*r->sym), cmp_sym);
 			if (s && s->name) {
 				name = strtab_get(&r->names, s->name);
 				len = r->names.len[s->name];
@@ -787,7 +800,7 @@ static void jr_emit(struct jr *r, struct trace_set *out)
 		r->ag[r->nag - 1].ordinal = o && o->rank_hint >= 0 ? o->rank_hint : 0;
 		ntr = 1;
 	}
-	qsort(r->ag, r->nag, sizeof(*r->ag), cmp_agent); /* rank order */
+	sort(r->ag, r->nag, sizeof(*r->ag), cmp_agent); /* rank order */
 	{
 		int next = (int)ngpu;
 

@@ -557,8 +557,10 @@ static void fprint_us(FILE *f, int64_t ns)
 		(unsigned long long)(a % 1000));
 }
 
+/* One complete event; kind (may be NULL) goes into args, so the trace keeps
+ * Kineto's categories (kernel, gpu_memcpy, ...) and aorta's classification. */
 static void ev(FILE *f, int *first, int pid, long tid, const char *name, const char *cat,
-	       int64_t s, int64_t e)
+	       const char *kind, int64_t s, int64_t e)
 {
 	fputs(*first ? "\n" : ",\n", f);
 	*first = 0;
@@ -568,6 +570,8 @@ static void ev(FILE *f, int *first, int pid, long tid, const char *name, const c
 	fprint_us(f, s);
 	fputs(",\"dur\":", f);
 	fprint_us(f, e - s);
+	if (kind)
+		fprintf(f, ",\"args\":{\"device\":%d,\"stream\":%ld,\"aorta_kind\":\"%s\"}", pid, tid, kind);
 	fputc('}', f);
 }
 
@@ -607,23 +611,19 @@ enum aorta_status analysis_save_trace(const struct analysis *a, const char *path
 		for (size_t j = 0; j < r->nsteps; j++) {
 			snprintf(buf, sizeof(buf), "step %lld%s", (long long)r->steps[j].number,
 				 r->steps[j].host_bound ? " (host-bound)" : "");
-			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", r->steps[j].start_ns, r->steps[j].end_ns);
+			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL, r->steps[j].start_ns, r->steps[j].end_ns);
 		}
-		if (t) {
-			int32_t last_stream = INT32_MIN;
-			for (size_t k = 0; k < t->n; k++) {
-				if (t->stream[k] != last_stream) {
-					last_stream = t->stream[k];
-				}
-				ev(o.f, &first, pid, t->stream[k], strtab_get(&t->names, t->name[k]),
-				   kind_name((enum span_kind)t->kind[k]), t->start_ns[k], t->end_ns[k]);
-			}
+		for (size_t k = 0; t && k < t->n; k++) {
+			enum span_class c = kind_class((enum span_kind)t->kind[k]);
+			ev(o.f, &first, pid, t->stream[k], strtab_get(&t->names, t->name[k]),
+			   c == C_MEMCPY ? "gpu_memcpy" : c == C_MEMSET ? "gpu_memset" : "kernel",
+			   kind_name((enum span_kind)t->kind[k]), t->start_ns[k], t->end_ns[k]);
 		}
 		for (size_t k = 0; k < r->exposed_set.n; k++)
-			ev(o.f, &first, pid, TID_EXPOSED, "exposed comm", "aorta_exposed",
+			ev(o.f, &first, pid, TID_EXPOSED, "exposed comm", "aorta_exposed", NULL,
 			   r->exposed_set.s[k], r->exposed_set.e[k]);
 		for (size_t k = 0; k < r->wait_set.n; k++)
-			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", r->wait_set.s[k], r->wait_set.e[k]);
+			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", NULL, r->wait_set.s[k], r->wait_set.e[k]);
 	}
 	fputs("\n]}\n", o.f);
 	return out_commit(&o, e);

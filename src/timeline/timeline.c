@@ -301,15 +301,20 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	free(ccache);
 
 	/* 2. steps, sorted, duplicates merged */
-	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
-	t->nsteps = dedupe_steps(t->steps, t->nsteps);
-	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
-	qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
-	t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
-	qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+	if (t->nsteps) {
+		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+		t->nsteps = dedupe_steps(t->steps, t->nsteps);
+		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+	}
+	if (t->ngsteps) {
+		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+		t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
+		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+	}
 
 	/* 3. launches by correlation */
-	qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
+	if (t->nlaunch)
+		qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->corr[i] >= 0 && t->nlaunch) {
 			size_t lo = 0, hi = t->nlaunch;

@@ -539,6 +539,11 @@ static void test_snippet_fixed_point_times(void)
 	CHECK_EQ_I(ts_of("0"), 0);
 	CHECK_EQ_I(ts_of("0.000"), 0);
 	CHECK_EQ_I(ts_of("4442407985488.2570000000000000000001"), INT64_C(4442407985488257));
+	/* 16 integer digits + 4 decimals: the 20th digit rounds */
+	CHECK_EQ_I(ts_of("1712195495519695.8755"), INT64_C(1712195495519695876));
+	CHECK_EQ_I(ts_of("1712195495519695.8754"), INT64_C(1712195495519695875));
+	CHECK_EQ_I(ts_of("1712195495519695.875"), INT64_C(1712195495519695875));
+	CHECK_EQ_I(ts_of("-1712195495519695.8755"), -INT64_C(1712195495519695876));
 	/* out of int64 range: skipped, not an error */
 	CHECK_EQ_I(ts_of("1e30"), INT64_MIN);
 }
@@ -661,7 +666,7 @@ static void test_snippet_structural_errors_name_offset(void)
 	expect_error("", 0, "unexpected end of input");
 	expect_error("{\"traceEvents\" [", 15, "expected ':'");
 	expect_error("{\"traceEvents\":[{\"ph\":\"X}]}", 27, "unexpected end of input");
-	expect_error("{\"traceEvents\":[{\"ph\":\"\\x\"}]}", 25, "escape");
+	expect_error("{\"traceEvents\":[{\"ph\":\"\\x\"}]}", 24, "escape");
 	expect_error("{\"traceEvents\":[{\"ph\":\"a\001\"}]}", 24, "control character");
 	expect_error("{\"traceEvents\":[{\"ts\":01}]}", 23, "expected ',' or '}'");
 	expect_error("{\"traceEvents\":[{\"ts\":1.}]}", 24, "digit");

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what aorta needs to build and test on Debian/Ubuntu, if missing.
+#   scripts/deps.sh               install what is missing (apt-get; sudo if not root)
+#   scripts/deps.sh --check-only  exit 1 if something is missing, install nothing
+# The CUDA toolkit is not installed here: the GPU code builds when nvcc is
+# found, and the host build and tests need none of it.
+set -euo pipefail
+
+PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 \
+      clang libclang-rt-14-dev python3 sqlite3 time)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	# any installed variant counts (libclang-rt-14-dev vs a newer one on Ubuntu)
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		case "$p" in
+		libclang-rt-14-dev)
+			ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 && continue ;;
+		libisal2)
+			ls /usr/lib/x86_64-linux-gnu/libisal.so.2 >/dev/null 2>&1 && continue ;;
+		esac
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "${1:-}" = "--check-only" ]; then
+	echo "aorta: missing packages: ${missing[*]}" >&2
+	exit 1
+fi
+echo "aorta: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# on Ubuntu the clang runtime package has another name
+if ! apt-cache show libclang-rt-14-dev >/dev/null 2>&1; then
+	missing=("${missing[@]/libclang-rt-14-dev/libclang-rt-dev}")
+fi
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# CLI tests: -h on every command, exit codes and messages for bad usage and
+# bad input, golden outputs on the tiny fixture, compare verdicts, and the
+# shapes of --csv and --trace-out.  UPDATE_GOLDEN=1 rewrites the golden files.
+set -u
+cd "$(dirname "$0")/../.."
+A=${AORTA_BIN:-./build/aorta}
+G=tests/cli/golden
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
+
+# expect NAME RC PATTERN -- CMD...: exit code RC and stderr/stdout matching PATTERN
+expect() {
+	local name=$1 rc=$2 pat=$3; shift 4
+	local out got
+	out=$("$@" 2>&1); got=$?
+	if [ "$got" != "$rc" ]; then bad "$name: exit $got, expected $rc: $(echo "$out" | tail -n 3)"; return; fi
+	if [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
+		bad "$name: output does not match /$pat/: $(echo "$out" | tail -n 3)"; return
+	fi
+	ok
+}
+
+# golden NAME FILE: compare FILE with $G/NAME
+golden() {
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$G/$1"; ok; return; fi
+	if diff -u "$G/$1" "$2" >"$T/diff" 2>&1; then ok; else bad "golden $1 differs:"; head -n 30 "$T/diff"; fi
+}
+
+# --- help and usage -----------------------------------------------------------
+expect "aorta -h" 0 "^usage: aorta COMMAND" -- $A -h
+expect "aorta with no command" 2 "usage" -- $A
+expect "unknown command" 2 "unknown command 'frobnicate'" -- $A frobnicate
+cmds=$($A -h | awk '/^commands:/{f=1;next} f&&/^    [a-z]/{print $1}')
+[ -n "$cmds" ] && ok || bad "aorta -h lists no commands"
+for c in $cmds; do
+	expect "$c -h" 0 "^usage: aorta $c" -- $A "$c" -h
+	expect "$c --bogus" 2 "unknown option '--bogus'" -- $A "$c" --bogus
+done
+expect "analyze without input" 2 "needs at least one" -- $A analyze
+expect "analyze bad integer" 2 "expects an integer" -- $A analyze --top x tests/data/tiny
+expect "compare one input" 2 "at least two" -- $A compare tests/data/tiny
+
+# --- bad input: exit 3, the file named ----------------------------------------
+expect "missing file" 3 "'$T/nope.json': no such file" -- $A analyze -q "$T/nope.json"
+: >"$T/empty.json"
+expect "empty file" 3 "'$T/empty.json'" -- $A analyze -q "$T/empty.json"
+printf 'hello, world\n' >"$T/garbage.txt"
+expect "unknown format" 3 "'$T/garbage.txt'.*unknown trace format" -- $A analyze -q "$T/garbage.txt"
+head -c 2000 tests/data/tiny/rank0.json >"$T/trunc.json"
+expect "truncated JSON" 3 "'$T/trunc.json': byte [0-9]+" -- $A analyze -q "$T/trunc.json"
+sed 's/"ts": 100,/"ts": 100,,/' tests/data/tiny/rank0.json >"$T/invalid.json"
+expect "invalid JSON" 3 "'$T/invalid.json': .*byte [0-9]+" -- $A analyze -q "$T/invalid.json"
+gzip -c tests/data/tiny/rank0.json >"$T/ok.json.gz"
+head -c 600 "$T/ok.json.gz" >"$T/trunc.json.gz"
+expect "truncated gzip" 3 "'$T/trunc.json.gz'" -- $A analyze -q "$T/trunc.json.gz"
+python3 - "$T/ok.json.gz" "$T/corrupt.json.gz" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+for i in range(40, min(len(b) - 8, 400), 7):
+    b[i] ^= 0x5a
+open(sys.argv[2], 'wb').write(bytes(b))
+PY
+expect "corrupt gzip" 3 "'$T/corrupt.json.gz'" -- $A analyze -q "$T/corrupt.json.gz"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$T/wrong.sqlite"
+expect "SQLite of the wrong schema" 3 "'$T/wrong.sqlite'.*SQLite" -- $A analyze -q "$T/wrong.sqlite"
+printf '{"schemaVersion": 1, "traceEvents": []}' >"$T/noevents.json"
+expect "trace with no events" 3 "'$T/noevents.json'" -- $A analyze -q "$T/noevents.json"
+mkdir -p "$T/emptydir"
+expect "directory without traces" 3 "no trace files" -- $A analyze -q "$T/emptydir"
+sed 's/"dur": 300,/"dur": -5,/' tests/data/tiny/rank0.json >"$T/negdur.json"
+expect "negative duration is skipped and counted" 0 "malformed events skipped" -- $A analyze -q "$T/negdur.json"
+printf 'bogus ^x\n' >"$T/bad.rules"
+expect "bad rules file" 3 "'$T/bad.rules': line 1: unknown kind" -- $A analyze -q --rules "$T/bad.rules" tests/data/tiny
+expect "unwritable --json" 5 "cannot create" -- $A analyze -q --json /nonexistent-dir/x.json tests/data/tiny
+
+# --- golden outputs on the tiny fixture ----------------------------------------
+$A analyze --per-step tests/data/tiny >"$T/summary.txt" 2>/dev/null && ok || bad "analyze tiny"
+golden tiny_summary.txt "$T/summary.txt"
+$A analyze -q --json "$T/tiny.json" tests/data/tiny && ok || bad "analyze --json"
+golden tiny_analysis.json "$T/tiny.json"
+# figures worked out by hand in tests/data/make_tiny.py
+python3 - "$T/tiny.json" <<'PY' && ok || bad "tiny figures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "aorta.analysis/1"
+r0, r1 = d["ranks"]
+assert (r0["rank"], r1["rank"]) == (0, 1)
+assert r1["total"]["overlapped_comm_ms"] == 0.2 and r0["total"]["overlapped_comm_ms"] == 0.0
+assert r0["total"]["exposed_comm_ms"] == 0.4 and r1["total"]["comm_ms"] == 0.6
+assert [s["step"] for s in r0["steps"]] == [5, 6]
+assert r1["wait"]["wait_ms"] == 0.2 and r0["wait"]["wait_ms"] == 0.0
+assert d["across_ranks"]["late_rank"] == 0
+assert r0["collectives"][0]["bytes"] == 4194304 and r0["collectives"][0]["count"] == 2
+# the 390 us gap before step 6 lies in step 5's window: step 5 is host-bound
+assert r0["steps"][0]["host_bound"] is True and r0["steps"][1]["host_bound"] is False
+PY
+
+# --- csv and trace-out ------------------------------------------------------------
+$A analyze -q --csv "$T/csv" --trace-out "$T/trace.json" tests/data/tiny && ok || bad "csv/trace-out"
+for f in ranks steps streams collectives kernels; do
+	[ -s "$T/csv/$f.csv" ] && ok || bad "missing $f.csv"
+done
+golden tiny_steps.csv "$T/csv/steps.csv"
+python3 - "$T/trace.json" <<'PY' && ok || bad "trace-out is not a valid Chrome trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert "exposed communication" in names and "waiting for peers" in names
+waits = [e for e in ev if e.get("cat") == "aorta_wait"]
+assert len(waits) == 2 and all(abs(e["dur"] - 100.0) < 1e-9 for e in waits), waits
+assert sum(1 for e in ev if e.get("args", {}).get("aorta_kind") == "gemm") == 4
+PY
+
+# --- compare ---------------------------------------------------------------------
+expect "compare identical" 0 "similar" -- $A compare "$T/tiny.json" tests/data/tiny
+mkdir -p "$T/slow"
+for r in 0 1; do
+	python3 - tests/data/tiny/rank$r.json "$T/slow/rank$r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in d["traceEvents"]:
+    if e.get("cat") == "kernel" and e["name"].startswith("nccl"):
+        e["dur"] = e["dur"] * 2   # communication twice as slow
+json.dump(d, open(sys.argv[2], "w"))
+PY
+done
+expect "compare reports worse" 0 "comm_ms .* worse" -- $A compare tests/data/tiny "$T/slow"
+expect "fail-on-regression" 1 "regression beyond" -- $A compare --fail-on-regression 5 tests/data/tiny "$T/slow"
+$A compare --json "$T/cmp.json" tests/data/tiny "$T/slow" >/dev/null && ok || bad "compare --json"
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='aorta.compare/1'
+f={x['figure']:x for x in d['comparisons'][0]['figures']}; assert f['comm_ms']['verdict']=='worse', f['comm_ms']
+" "$T/cmp.json" && ok || bad "compare JSON"
+
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" -eq 0 ]

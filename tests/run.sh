@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The whole test suite: unit tests, CLI golden tests, real-trace tests, the
+# unit suite again under ASan+UBSan, and each reader's libFuzzer target for a
+# bounded time.  Ends with the line CI reads: "N passed, N failed, N skipped".
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 15; 0 skips fuzzing)
+#   AORTA_SHARED_DATA=DIR   the real traces (default ../shared/data)
+set -u
+cd "$(dirname "$0")/.."
+export AORTA_SHARED_DATA="${AORTA_SHARED_DATA:-$(cd .. && pwd)/shared/data}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
+passed=0 failed=0 skipped=0
+failures=()
+
+count() { # name, output of a runner that prints "N passed, N failed, N skipped"
+	local name=$1 out=$2 rc=$3 line p f s
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ -z "$line" ]; then
+		failed=$((failed + 1)); failures+=("$name (no summary, exit $rc)")
+		printf '%s\n' "$out" | tail -n 20
+		return
+	fi
+	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	s=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p'); s=${s:-0}
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	if [ "$f" != 0 ] || [ "$rc" != 0 ]; then
+		[ "$f" != 0 ] || failed=$((failed + 1))
+		failures+=("$name")
+		printf '%s\n' "$out" | grep -E 'FAIL|error' | head -n 20
+	fi
+	echo "  $name: $line"
+}
+
+run_units() { # dir label
+	for t in "$1"/tests/test_*; do
+		[ -x "$t" ] || continue
+		out=$("$t" 2>&1); rc=$?
+		count "$2$(basename "$t")" "$out" $rc
+	done
+}
+
+echo "== unit and real-trace tests"
+run_units build ""
+
+echo "== CLI golden tests"
+out=$(bash tests/cli/run.sh 2>&1); rc=$?
+count "cli" "$out" $rc
+
+echo "== unit tests under ASan+UBSan"
+if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; then
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+	run_units build-san "asan:"
+	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/run.sh 2>&1); rc=$?
+	count "asan:cli" "$out" $rc
+	unset ASAN_OPTIONS UBSAN_OPTIONS
+else
+	failed=$((failed + 1)); failures+=("sanitizer build"); tail -n 20 /tmp/aorta_san_build.log
+fi
+
+echo "== fuzz targets (${FUZZ_SECONDS}s each)"
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+	if make -s fuzz >/tmp/aorta_fuzz_build.log 2>&1; then
+		for t in build-fuzz/fuzz_*; do
+			[ -x "$t" ] || continue
+			name=$(basename "$t"); corpus="tests/fuzz/corpus_${name#fuzz_}"
+			work=$(mktemp -d)
+			[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null
+			if (cd "$work" && "$OLDPWD/$t" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 \
+				-timeout=10 . >fuzz.log 2>&1); then
+				passed=$((passed + 1)); echo "  $name: ok"
+			else
+				failed=$((failed + 1)); failures+=("$name"); tail -n 30 "$work/fuzz.log"
+				mkdir -p build-fuzz/crashes && cp "$work"/crash-* "$work"/timeout-* build-fuzz/crashes/ 2>/dev/null
+			fi
+			rm -rf "$work"
+		done
+	else
+		failed=$((failed + 1)); failures+=("fuzz build"); tail -n 20 /tmp/aorta_fuzz_build.log
+	fi
+else
+	skipped=$((skipped + 1))
+fi
+
+echo
+for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

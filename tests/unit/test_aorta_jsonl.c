@@ -1,0 +1,264 @@
+/*
+ * test_aorta_jsonl.c - aorta / upstream per-rank metrics JSONL reader, on
+ * the real 4-rank DDP run in ../shared/data/h200x4/aorta_ddp and on small
+ * in-memory inputs (names, streams, rounding, bad lines).
+ *
+ * Expected numbers for the real files were derived independently with
+ * python3: iterations laid end to end, base += round_half_away(total_ms*1e6),
+ * each range [base + round(start_ms*1e6), base + round(end_ms*1e6)]; summed
+ * per rank.  Tests do not rely on span order.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/ingest.h"
+#include "ingest/ingest_mem.h"
+#include "testing.h"
+
+static const struct ingest_opts opts = { NULL, -1 };
+
+static long long span_sum(const struct trace *t)
+{
+	long long s = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		s += t->end_ns[i] - t->start_ns[i];
+	return s;
+}
+
+static size_t count_name(const struct trace *t, const char *name)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		c += strcmp(strtab_get(&t->names, t->name[i]), name) == 0;
+	return c;
+}
+
+static size_t count_stream(const struct trace *t, int32_t s)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		c += t->stream[i] == s;
+	return c;
+}
+
+/* Index of the span named name, or -1. */
+static long find(const struct trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(strtab_get(&t->names, t->name[i]), name) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void test_real_ddp_four_ranks(void)
+{
+	/* python over rank_0{r}_metrics.jsonl: spans, sum of durations (ns),
+	 * end of the synthetic timeline (ns) */
+	static const long long want_sum[4] = { 2504967112LL, 2911388218LL, 2664942922LL,
+					       2744410634LL };
+	static const long long want_end[4] = { 2511706231LL, 2599433001LL, 2487692166LL,
+					       2591220668LL };
+	char p[1024];
+
+	for (int r = 0; r < 4; r++) {
+		struct trace_set s = { 0 };
+		struct aorta_error e;
+		struct trace *t;
+
+		snprintf(p, sizeof(p), "%s/h200x4/aorta_ddp/rank_%02d_metrics.jsonl", shared_data(), r);
+		if (access(p, R_OK) != 0)
+			SKIP("shared data not found");
+		CHECK_EQ_I(ingest_aorta_jsonl(p, &opts, &s, &e), AORTA_OK);
+		CHECK_EQ_I(s.n, 1);
+		if (s.n != 1) {
+			trace_set_release(&s);
+			continue;
+		}
+		t = s.t[0];
+		CHECK_STR(t->format, "aorta-jsonl");
+		CHECK_EQ_I(t->rank, r);
+		CHECK_EQ_I(t->world_size, 4);
+		/* 60 lines x 5 ranges: aux x180 (prefetch, grad_clip, optimizer), compute x120 */
+		CHECK_EQ_I(t->n, 300);
+		CHECK_EQ_I(span_sum(t), want_sum[r]);
+		CHECK_EQ_I(count_stream(t, 3), 180);
+		CHECK_EQ_I(count_stream(t, 0), 120);
+		CHECK_EQ_I(count_name(t, "Memcpy HtoD (aorta prefetch)"), 60);
+		CHECK_EQ_I(count_name(t, "aorta:compute:forward"), 60);
+		CHECK_EQ_I(count_name(t, "aorta:compute:backward"), 60);
+		CHECK_EQ_I(count_name(t, "aorta:compute:grad_clip"), 60);
+		CHECK_EQ_I(count_name(t, "aorta:compute:optimizer"), 60);
+		CHECK_EQ_I(t->nsteps, 60);
+		CHECK_EQ_I(t->ngsteps, 60);
+		if (t->nsteps == 60) {
+			CHECK_EQ_I(t->steps[0].number, 0);
+			CHECK_EQ_I(t->steps[0].start_ns, 0);
+			CHECK_EQ_I(t->steps[59].number, 59);
+			CHECK_EQ_I(t->steps[59].end_ns, want_end[r]);
+		}
+		CHECK_EQ_I(t->skipped, 0);
+		trace_set_release(&s);
+	}
+}
+
+static void test_names_streams_and_rounding(void)
+{
+	static const char text[] =
+		"{\"rank\":2,\"world_size\":8,\"global_step\":10,\"profile\":{\"total_ms\":1.0000004,\"ranges\":["
+		"{\"stream\":\"allreduce\",\"tag\":\"epoch0_step10_grads\",\"start_ms\":-0.0015,\"end_ms\":2.6e-6,\"metadata\":{}},"
+		"{\"stream\":\"reducescatter\",\"tag\":\"rs\",\"start_ms\":0,\"end_ms\":0.5,\"metadata\":{}},"
+		"{\"stream\":\"aux\",\"tag\":\"epoch0_step10_ag\",\"start_ms\":0.1,\"end_ms\":0.2,"
+		"\"metadata\":{\"function\":\"all_gather_into_tensor\"}},"
+		"{\"stream\":\"aux\",\"tag\":\"epoch0_step10_prefetch\",\"start_ms\":0,\"end_ms\":0.25,\"metadata\":{}},"
+		"{\"stream\":\"side\",\"tag\":\"epoch0_step10_grad_clip\",\"start_ms\":0.5,\"end_ms\":0.75}]}}\n"
+		"\n"
+		"{\"rank\":2,\"global_step\":11,\"profile\":{\"total_ms\":2,\"ranges\":["
+		"{\"stream\":\"other\",\"tag\":\"x\",\"start_ms\":3.5e-6,\"end_ms\":1}]}}";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	struct trace *t;
+	long i;
+
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("m.jsonl", text, strlen(text), &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n != 1)
+		goto out;
+	t = s.t[0];
+	CHECK_EQ_I(t->rank, 2);
+	CHECK_EQ_I(t->world_size, 8);
+	CHECK_EQ_I(t->n, 6);
+	i = find(t, "aorta:all_reduce:grads");
+	CHECK(i >= 0);
+	if (i >= 0) {
+		CHECK_EQ_I(t->start_ns[i], -1500);
+		CHECK_EQ_I(t->end_ns[i], 3); /* 2.6 ns rounds to 3 */
+		CHECK_EQ_I(t->stream[i], 1);
+		CHECK_EQ_I(t->hint[i], R_KERNEL);
+	}
+	i = find(t, "aorta:reduce_scatter:rs");
+	CHECK(i >= 0 && t->stream[i] == 2);
+	i = find(t, "aorta:all_gather:ag");
+	CHECK(i >= 0 && t->stream[i] == 3);
+	i = find(t, "Memcpy HtoD (aorta prefetch)");
+	CHECK(i >= 0 && t->hint[i] == R_MEMCPY && t->end_ns[i] == 250000);
+	i = find(t, "aorta:compute:grad_clip");
+	CHECK(i >= 0 && t->stream[i] == 4);
+	/* second iteration starts at round(1.0000004 ms) = 1000000 ns; 3.5 ns -> 4 */
+	i = find(t, "aorta:compute:x");
+	CHECK(i >= 0);
+	if (i >= 0) {
+		CHECK_EQ_I(t->start_ns[i], 1000004);
+		CHECK_EQ_I(t->end_ns[i], 2000000);
+		CHECK_EQ_I(t->stream[i], 5);
+	}
+	CHECK_EQ_I(t->nsteps, 2);
+	if (t->nsteps == 2) {
+		CHECK_EQ_I(t->steps[1].number, 11);
+		CHECK_EQ_I(t->steps[1].start_ns, 1000000);
+		CHECK_EQ_I(t->steps[1].end_ns, 3000000);
+	}
+out:
+	trace_set_release(&s);
+}
+
+static void test_missing_profile_and_wrong_types_are_skipped(void)
+{
+	static const char text[] =
+		"{\"rank\":1,\"global_step\":0}\n"
+		"[1,2]\n"
+		"{\"rank\":1,\"global_step\":1,\"profile\":{\"total_ms\":\"5\"}}\n"
+		"{\"rank\":1,\"global_step\":2,\"profile\":{\"total_ms\":5,\"ranges\":["
+		"{\"stream\":\"compute\",\"tag\":\"a\",\"start_ms\":\"1\",\"end_ms\":2},"
+		"{\"stream\":7,\"tag\":\"b\",\"start_ms\":1,\"end_ms\":2},"
+		"{\"stream\":\"compute\",\"tag\":\"c\",\"start_ms\":3,\"end_ms\":2},"
+		"5,"
+		"{\"stream\":\"compute\",\"tag\":\"ok\",\"start_ms\":1,\"end_ms\":2}]}}\n";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("w.jsonl", text, strlen(text), &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n == 1) {
+		CHECK_EQ_I(s.t[0]->n, 1);
+		CHECK_EQ_I(s.t[0]->nsteps, 1);
+		/* line 1 (no profile), line 2 (array), line 3 (string total_ms),
+		 * four bad ranges on line 4 */
+		CHECK_EQ_I(s.t[0]->skipped, 7);
+		CHECK(strstr(s.t[0]->skipped_first, "line 1") != NULL);
+		CHECK_EQ_I(s.t[0]->rank, 1);
+	}
+	trace_set_release(&s);
+}
+
+static void test_invalid_json_names_line_and_offset(void)
+{
+	static const char good[] = "{\"rank\":0,\"profile\":{\"total_ms\":1,\"ranges\":[]}}\n";
+	static const char cut[] = "{\"rank\":0,\"profile\":{\"total_ms\":1,\"ran";
+	static const char junk[] = "{\"rank\":0,,}";
+	char buf[512];
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	size_t n;
+
+	/* truncated third line: offset = end of that line */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n", good, good, cut);
+	memset(&e, 0, sizeof(e));
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("c.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
+	CHECK_EQ_I(s.n, 0);
+	CHECK_EQ_I(e.line, 3);
+	CHECK_EQ_I(e.offset, (long long)(2 * strlen(good) + strlen(cut)));
+	CHECK_STR(e.path, "c.jsonl");
+	/* a syntax error inside the line: the offset points at it */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s", good, junk);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("j.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
+	CHECK_EQ_I(e.line, 2);
+	CHECK(e.offset > (long long)strlen(good) + 8 && e.offset <= (long long)n);
+	CHECK_EQ_I(s.n, 0);
+}
+
+static void test_file_reader_matches_memory_reader(void)
+{
+	static const char text[] =
+		"{\"rank\":3,\"global_step\":4,\"profile\":{\"total_ms\":1.5,\"ranges\":["
+		"{\"stream\":\"compute\",\"tag\":\"f\",\"start_ms\":0.25,\"end_ms\":1}]}}\r\n"
+		"{\"rank\":3,\"global_step\":5,\"profile\":{\"total_ms\":1,\"ranges\":["
+		"{\"stream\":\"allreduce\",\"tag\":\"g\",\"start_ms\":0,\"end_ms\":1}]}}";
+	char path[] = "/tmp/aorta_jsonl_XXXXXX";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	if (fd < 0)
+		SKIP("mkstemp failed");
+	f = fdopen(fd, "wb");
+	fputs(text, f);
+	fclose(f);
+	CHECK_EQ_I(ingest_aorta_jsonl(path, &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n == 1) {
+		CHECK_EQ_I(s.t[0]->n, 2);
+		CHECK_EQ_I(s.t[0]->rank, 3);
+		CHECK_EQ_I(span_sum(s.t[0]), 750000 + 1000000);
+		CHECK_EQ_I(count_name(s.t[0], "aorta:all_reduce:g"), 1);
+		CHECK_EQ_I(s.t[0]->nsteps, 2);
+	}
+	trace_set_release(&s);
+	unlink(path);
+}
+
+int main(void)
+{
+	TEST(test_real_ddp_four_ranks);
+	TEST(test_names_streams_and_rounding);
+	TEST(test_missing_profile_and_wrong_types_are_skipped);
+	TEST(test_invalid_json_names_line_and_offset);
+	TEST(test_file_reader_matches_memory_reader);
+	return test_report();
+}
