@@ -12,7 +12,7 @@ For every trace set below:
   * where a pre-computed reference CSV exists (/work/shared/data/reference/hta_0.6.1_f4d0062),
     HTA's default run is checked against it.
 
-Usage: compare.py --aorta build/aorta --work bench/out/hta_crosscheck
+Usage: compare.py --aorta build/aorta --work bench/data/hta_crosscheck
        compare.py hta-worker TRACE_DIR OUT.json   (internal; run by the above)
 """
 import argparse
@@ -99,6 +99,37 @@ def hta_worker(trace_dir, out_path):
         json.dump(res, f, indent=1)
 
 
+def strip_gpu_step_annotations(files, out_dir):
+    """Copy each trace without the GPU-side `gpu_user_annotation` ProfilerStep#N rows.
+
+    HTA treats rows without args.correlation as CPU events, and takes the last step's start as the
+    largest `ts` among ALL rows named ProfilerStep#N -- including these GPU-timeline annotations,
+    which start later than the CPU step (the GPU runs behind the host).  Without them HTA's cut is the
+    CPU-side start of the last ProfilerStep, which is what aorta uses.  Returns
+    {link: (cpu_last_step_start, hta_cut)} in µs.
+    """
+    import gzip
+    os.makedirs(out_dir, exist_ok=True)
+    cuts = {}
+    for link, src in files:
+        op = gzip.open if src.endswith(".gz") else open
+        with op(src, "rt") as f:
+            d = json.load(f)
+        ev = d["traceEvents"]
+        steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#") and "dur" in e]
+        cpu = [float(e["ts"]) for e in steps if e.get("cat") != "gpu_user_annotation"]
+        allts = [float(e["ts"]) for e in steps]
+        cuts[link] = (max(cpu) if cpu else None, max(allts) if allts else None)
+        d["traceEvents"] = [e for e in ev if not (e.get("cat") == "gpu_user_annotation"
+                                                  and str(e.get("name", "")).startswith("ProfilerStep#"))]
+        dst = os.path.join(out_dir, link)
+        if os.path.lexists(dst):
+            os.unlink(dst)
+        with gzip.open(dst, "wt", compresslevel=1) if dst.endswith(".gz") else open(dst, "w") as f:
+            json.dump(d, f)
+    return cuts
+
+
 def run_hta(py, trace_dir, out_path, no_round):
     env = dict(os.environ)
     env.pop("HTA_DISABLE_NS_ROUNDING", None)
@@ -112,6 +143,22 @@ def run_hta(py, trace_dir, out_path, no_round):
         tail = open(log).read()[-400:]
         return {"ranks": {}, "errors": {"run": f"rc={rc}: {tail}"}}
     return json.load(open(out_path))
+
+
+def ann_step_rows(src):
+    """True when the trace has GPU-side ProfilerStep annotations (cat gpu_user_annotation)."""
+    import gzip
+    op = gzip.open if src.endswith(".gz") else open
+    with op(src, "rt") as f:
+        txt = f.read()
+    return '"gpu_user_annotation", "name": "ProfilerStep#' in txt or (
+        "gpu_user_annotation" in txt and "ProfilerStep#" in txt and _ann_slow(txt))
+
+
+def _ann_slow(txt):
+    d = json.loads(txt)
+    return any(e.get("cat") == "gpu_user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")
+               for e in d["traceEvents"])
 
 
 def run_aorta(aorta, trace_dir, out_path):
@@ -162,7 +209,7 @@ METRICS = [("ovl", "overlap_pctg", "comm_comp_overlap_pctg"),
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aorta", default="build/aorta")
-    ap.add_argument("--work", default="bench/out/hta_crosscheck")
+    ap.add_argument("--work", default="bench/data/hta_crosscheck")
     ap.add_argument("--only", default=None, help="comma-separated set names")
     args = ap.parse_args()
     aorta = os.path.abspath(args.aorta)
@@ -187,6 +234,13 @@ def main():
         hd = run_hta(py, d, os.path.join(odir, "hta_default.json"), False)
         hn = run_hta(py, d, os.path.join(odir, "hta_noround.json"), True)
         aj, aerr = run_aorta(aorta, d, os.path.join(odir, "aorta.json"))
+        # third HTA run: no rounding AND the CPU-side last-step cut (only where GPU-side
+        # ProfilerStep annotations move HTA's cut)
+        hc, cuts = None, {}
+        if any(ann_step_rows(src) for _, src in files):
+            sd = os.path.join(work, "sets_cpucut", name)
+            cuts = strip_gpu_step_annotations(files, sd)
+            hc = run_hta(py, sd, os.path.join(odir, "hta_noround_cpucut.json"), True)
         print(f"[{name}] {len(files)} file(s), {time.time()-t0:.1f}s", file=sys.stderr)
         for tag, h in (("HTA default", hd), ("HTA no-rounding", hn)):
             for k, e in h.get("errors", {}).items():
@@ -198,6 +252,9 @@ def main():
             for r in aj["ranks"]:
                 aranks[str(r["rank"])] = r
         refd = read_ref(ref)
+        if refd is not None and len(refd) == 1 and len(hd["ranks"]) == 1:
+            # single-rank references were written with rank 0 whatever distributedInfo says
+            refd = {next(iter(hd["ranks"])): next(iter(refd.values()))}
         ranks = sorted(set(hd["ranks"]) | set(hn["ranks"]) | set(aranks), key=lambda x: int(x))
         for rk in ranks:
             a = aranks.get(rk, {}).get("named", {}).get("hta", {})
@@ -210,6 +267,10 @@ def main():
                 row["hta_nr"][short] = hn["ranks"].get(rk, {}).get(hk)
                 if refd is not None:
                     row["ref"][short] = refd.get(rk, {}).get(hk)
+            row["hta_cc"] = {short: (hc["ranks"].get(rk, {}).get(hk) if hc else None) for short, hk, _ in METRICS}
+            fn = hd.get("rank_files", {}).get(rk)
+            if fn in cuts and cuts[fn][0] is not None:
+                row["cut_shift_ms"] = (cuts[fn][1] - cuts[fn][0]) / 1000.0
             row["aorta_kernel_ms"] = a.get("kernel_time_ms")
             row["hta_kernel_ms"] = (hd["ranks"].get(rk, {}).get("kernel_time(us)") or 0) / 1000 or None
             row["hta_nr_kernel_ms"] = (hn["ranks"].get(rk, {}).get("kernel_time(us)") or 0) / 1000 or None
@@ -247,8 +308,15 @@ def main():
             n_agree += 1
         else:
             n_diff += 1
+            worst_cc = None
+            if any(v is not None for v in row["hta_cc"].values()):
+                worst_cc = max(abs(row["aorta"][s_] - row["hta_cc"][s_]) for s_, _, _ in METRICS
+                               if row["aorta"][s_] is not None and row["hta_cc"][s_] is not None)
+            row["max_dpp_cc"] = worst_cc
             if not missing and worst_nr <= TOL:
                 row["why"] = "R"   # µs rounding in HTA: disappears with HTA_DISABLE_NS_ROUNDING=1
+            elif not missing and worst_cc is not None and worst_cc <= TOL:
+                row["why"] = "S"   # HTA's last-step cut taken from a GPU-side ProfilerStep annotation
             else:
                 row["why"] = "X"   # explained case by case in RESULTS.md
 
@@ -258,7 +326,10 @@ def main():
     lines = [hdr, "-" * len(hdr)]
     for row in rows:
         A, H, N, R = row["aorta"], row["hta"], row["hta_nr"], row["ref"]
-        verdict = "agree" if row["agree"] else ("DIFF-rounding" if row.get("why") == "R" else "DIFF-other")
+        verdict = "agree" if row["agree"] else {"R": "DIFF: HTA µs rounding", "S": "DIFF: HTA step cut",
+                                                 "X": "DIFF: other"}[row["why"]]
+        if row.get("max_dpp_cc") is not None:
+            verdict += f" (vs HTAnr+cpucut {row['max_dpp_cc']:.2f}; cut moved {row.get('cut_shift_ms', 0):.1f} ms)"
         if row["missing"]:
             verdict += " (missing: " + ",".join(row["missing"]) + ")"
         lines.append(
@@ -270,12 +341,15 @@ def main():
     lines.append("")
     lines.append("HTA = traceinsight default (µs rounding), HTAnr = HTA_DISABLE_NS_ROUNDING=1, ref = "
                  "pre-computed HTA 0.6.1 CSV; max|d| = largest |aorta - HTA| over the 4 figures (pp), nr|d| = same vs HTAnr")
+    lines.append("HTAnr+cpucut = HTAnr on copies without gpu_user_annotation ProfilerStep rows, so HTA cuts the last "
+                 "step at its CPU start as aorta does; 'cut moved' = how much later HTA's default cut is")
     lines.append(f"reference CSV check: {ref_ok} figures reproduced exactly by this HTA run, {ref_bad} not")
     for n in notes:
         lines.append("note: " + n)
     n_expl = n_diff  # every DIFF row is explained: rounding automatically, others in RESULTS.md
     lines.append(f"{n_agree} ranks agree within {TOL} pp, {n_diff} differ (explained: "
                  f"{sum(1 for r in rows if r.get('why') == 'R')} by HTA µs rounding, "
+                 f"{sum(1 for r in rows if r.get('why') == 'S')} by HTA's last-step cut on a GPU-side ProfilerStep annotation, "
                  f"{sum(1 for r in rows if r.get('why') == 'X')} other, see RESULTS.md)")
     text = "\n".join(lines)
     print(text)
