@@ -41,7 +41,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void walk_dir(const char *dir, struct strlist *out, int depth)
+/* Trace files under dir (recursively), with their formats. */
+static void walk_dir(const char *dir, struct strlist *out, struct strlist *fmt, int depth)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -59,15 +60,50 @@ static void walk_dir(const char *dir, struct strlist *out, int depth)
 		snprintf(p, n, "%s/%s", dir, de->d_name);
 		struct stat st;
 		if (stat(p, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				walk_dir(p, out, depth + 1);
-			else if (S_ISREG(st.st_mode) && ingest_sniff(p, NULL) != FMT_UNKNOWN &&
-				 ingest_sniff(p, NULL) != FMT_AORTA_ANALYSIS)
-				sl_add(out, p);
+			if (S_ISDIR(st.st_mode)) {
+				walk_dir(p, out, fmt, depth + 1);
+			} else if (S_ISREG(st.st_mode)) {
+				enum trace_format f = ingest_sniff(p, NULL);
+				if (f != FMT_UNKNOWN && f != FMT_AORTA_ANALYSIS) {
+					sl_add(out, p);
+					sl_add(fmt, format_name(f));
+				}
+			}
 		}
 		free(p);
 	}
 	closedir(d);
+}
+
+/* A run directory often holds one run in two forms (upstream AORTA writes
+ * rank_NN_metrics.jsonl beside torch_profiler/rankN traces).  Keep the
+ * richest form: device traces before aorta JSONL metrics. */
+static int format_rank(const char *f)
+{
+	return !strcmp(f, "aorta-jsonl") ? 1 : 2;
+}
+
+static void keep_richest(const char *dir, struct strlist *files, struct strlist *fmt, size_t from)
+{
+	int best = 0;
+	for (size_t i = from; i < files->n; i++)
+		if (format_rank(fmt->v[i]) > best)
+			best = format_rank(fmt->v[i]);
+	size_t m = from, dropped = 0;
+	for (size_t i = from; i < files->n; i++) {
+		if (format_rank(fmt->v[i]) == best) {
+			files->v[m] = files->v[i];
+			fmt->v[m++] = fmt->v[i];
+		} else {
+			free(files->v[i]);
+			free(fmt->v[i]);
+			dropped++;
+		}
+	}
+	files->n = fmt->n = m;
+	if (dropped)
+		aorta_note("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
+			   "(name them explicitly to analyse them)", dir, dropped, dropped == 1 ? "" : "s");
 }
 
 enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
@@ -94,7 +130,14 @@ enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
 		if (stat(in, &st) == 0) {
 			if (S_ISDIR(st.st_mode)) {
 				size_t before = l.n;
-				walk_dir(in, &l, 0);
+				struct strlist fmt = { 0 };
+				while (fmt.n < l.n)
+					sl_add(&fmt, "");
+				walk_dir(in, &l, &fmt, 0);
+				keep_richest(in, &l, &fmt, before);
+				for (size_t k = 0; k < fmt.n; k++)
+					free(fmt.v[k]);
+				free(fmt.v);
 				if (l.n == before) {
 					aorta_fail(e, AORTA_EINPUT, in, 0, -1,
 						   "no trace files found in the directory (expected Kineto JSON, "

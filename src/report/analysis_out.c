@@ -39,6 +39,40 @@ static void print_pct(FILE *f, double v)
 		fprintf(f, "%7.2f%%", v);
 }
 
+/* Share of matched collective time spent waiting, over all ranks. */
+static double wait_share(const struct analysis *a)
+{
+	int64_t w = 0, t = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		w += a->r[i].wait_ns;
+		t += a->r[i].wait_ns + a->r[i].transfer_ns;
+	}
+	return t ? (double)w / (double)t : NAN;
+}
+
+/* The few sentences a performance engineer wants first. */
+static void print_diagnosis(FILE *f, const struct analysis *a)
+{
+	if (a->late_rank < 0 || !a->matched_groups)
+		return;
+	const struct rank_result *late = NULL;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank == a->late_rank)
+			late = &a->r[i];
+	if (!late)
+		return;
+	size_t hb = 0;
+	for (size_t j = 0; j < late->nsteps; j++)
+		hb += (size_t)late->steps[j].host_bound;
+	fprintf(f, "   diagnosis: rank %d arrived last at %llu of %llu matched collectives (%.0f%%)",
+		late->rank, (unsigned long long)late->times_last, (unsigned long long)late->matched,
+		late->matched ? 100.0 * (double)late->times_last / (double)late->matched : 0.0);
+	if (late->nsteps)
+		fprintf(f, " and was host-bound in %zu of %zu steps", hb, late->nsteps);
+	fprintf(f, ";\n              %.1f%% of all ranks' collective time was waiting for a late peer, "
+		   "%.1f%% was transfer\n", 100.0 * wait_share(a), 100.0 * (1.0 - wait_share(a)));
+}
+
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
 {
 	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
@@ -177,6 +211,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		else
 			fprintf(f, "   no collectives could be matched across ranks%s\n",
 				a->clocks_aligned ? "" : " (no shared clock or no shared collectives)");
+		print_diagnosis(f, a);
 	}
 }
 
@@ -384,6 +419,7 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
 	jw_uint(&w, "size_mismatches", a->size_mismatch);
 	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
+	jw_num(&w, "wait_share", wait_share(a), 6);
 	jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
 	jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
 	jw_ms(&w, "skew_max_ms", a->skew_max_ns);

@@ -20,7 +20,7 @@ const struct figure FIGURES[] = {
 	F("memset_ms", "memset", memset_ns, 0),
 	F("idle_ms", "idle", idle_ns, 1),
 	F("host_wait_ms", "  host wait", host_wait_ns, 1),
-	F("gemm_comm_overlap_ms", "gemm ∩ comm", gemm_comm_ns, -1),
+	F("gemm_comm_overlap_ms", "gemm-comm overlap", gemm_comm_ns, -1),
 };
 const size_t NFIGURES = sizeof(FIGURES) / sizeof(FIGURES[0]);
 
