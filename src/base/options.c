@@ -109,8 +109,14 @@ int opt_parse(int argc, char **argv, const struct opt *opts, const char *usage,
 			o = find_long(opts, a + 2, len);
 			if (eq)
 				val = eq + 1;
-		} else if (!a[2]) {
+		} else {
 			o = find_short(opts, a[1]);
+			if (o && a[2]) { /* -j4: the value attached */
+				if (o->type == OPTT_BOOL)
+					o = NULL;
+				else
+					val = a + 2;
+			}
 		}
 		if (!o) {
 			fprintf(stderr, "aorta: error: unknown option '%s'\n", a);
