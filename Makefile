@@ -65,7 +65,7 @@ LIB_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(OBJ))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all test demo clean fuzz unit deps format
+.PHONY: all test demo clean fuzz unit deps format gpu-tests check-gpu
 all: $(BUILD)/aorta
 
 $(BUILD)/aorta: $(OBJ) $(CU_OBJ)
@@ -85,8 +85,26 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(CU_OBJ)
 
 unit: $(UNIT_BIN)
 
+# GPU tests (tests/gpu/test_*.c, helpers in tests/gpu/*.cu): built whenever
+# nvcc is present, run by `make check-gpu` on a machine with a GPU; each
+# skips with a message and exit 0 when no device is found.
+GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
+GPU_TEST_CU := $(sort $(wildcard tests/gpu/*.cu))
+GPU_TEST_CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(GPU_TEST_CU))
+ifeq ($(BUILD_GPU),1)
+GPU_TEST_BIN = $(patsubst tests/gpu/%.c,$(BUILD)/gpu-tests/%,$(GPU_TEST_SRC))
+else
+GPU_TEST_BIN =
+endif
+$(BUILD)/gpu-tests/%: tests/gpu/%.c $(LIB_OBJ) $(CU_OBJ) $(GPU_TEST_CU_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -Itests/gpu -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(GPU_TEST_CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
+gpu-tests: $(GPU_TEST_BIN)
+check-gpu: all gpu-tests
+	@bash tests/gpu/run.sh $(BUILD)
+
 # The whole suite; tests/run.sh prints the closing "N passed, N failed".
-test: deps-check all unit
+test: deps-check all unit gpu-tests
 	@bash tests/run.sh
 
 deps:

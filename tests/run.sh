@@ -42,6 +42,12 @@ run_units() { # dir label
 echo "== unit and real-trace tests"
 run_units build ""
 
+echo "== GPU tests (built here; they skip without a device)"
+if ls build/gpu-tests/test_* >/dev/null 2>&1; then
+	out=$(bash tests/gpu/run.sh build 2>&1); rc=$?
+	count "gpu" "$out" $rc
+fi
+
 echo "== CLI golden tests"
 out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc

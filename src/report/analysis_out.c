@@ -158,10 +158,14 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 				const struct coll_row *c = &r->colls[k];
 				double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
 				double busbw = algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
-				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms %5.1f GB/s %5.1f GB/s",
+				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
 					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
 					(unsigned long long)c->bytes, (unsigned long long)c->count,
-					ms(c->total_ns), ms(c->exposed_ns), algbw, busbw);
+					ms(c->total_ns), ms(c->exposed_ns));
+				if (c->bytes)
+					fprintf(f, "%5.1f GB/s %5.1f GB/s", algbw, busbw);
+				else
+					fprintf(f, "%10s %10s", "n/a", "n/a"); /* the trace gives no size */
 				if (c->matched)
 					fprintf(f, " %9.3f ms %9.3f ms", ms(c->wait_ns), ms(c->transfer_ns));
 				fputc('\n', f);
