@@ -52,7 +52,7 @@ ifeq ($(BUILD_GPU),1)
 CFLAGS_ALL += -DAORTA_GPU=1 -I$(CUDA_HOME)/include
 SRC_C = $(ALL_C)
 CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
-GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl
+GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl -lstdc++
 NVCCFLAGS = -O2 -std=c++17 -Isrc -arch=sm_90 -Xcompiler -fPIC,-Wall
 else
 SRC_C = $(HOST_C)

@@ -34,8 +34,9 @@ void gpu_residual_dropout_layernorm_fwd(gpu_ops_ctx *c, float *y, float *r, floa
 					float *rstd, const float *res, const float *a,
 					const float *g, const float *b, int n, int cdim, float eps,
 					float p, uint64_t seed, uint64_t site);
-/* out[i] = dropout_bwd(dy)[i] (scaled mask), n elements; alias allowed */
-/* gscale_dev = min(1, max_norm / (sqrt(*sumsq_dev) + 1e-6)) * extra, on device */
+/* On device: norm = sqrt(*sumsq_dev) * extra (extra = 1 / loss scale), and
+ * *gscale_dev = extra * min(1, max_norm / (norm + 1e-6)) (PyTorch's
+ * clip_grad_norm_); max_norm <= 0 disables clipping. */
 void gpu_clip_scale(gpu_ops_ctx *c, float *gscale_dev, const double *sumsq_dev, float max_norm,
 		    float extra);
 void gpu_fill(gpu_ops_ctx *c, float *x, float v, size_t n);

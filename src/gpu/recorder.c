@@ -1,0 +1,455 @@
+/*
+ * recorder.c - event-based span recorder (design in recorder.h).
+ *
+ * Memory: per recorder, the event pool (2 events per range, 1 per marker,
+ * plus start, end and one tail per stream used), a slot table, a tag
+ * buffer and the output arrays; all kept across steps.  Per step: no
+ * allocation once the high-water mark is reached.  Per range on the hot
+ * path: two cudaEventRecord calls and a copy of the tag.
+ */
+#include "gpu/recorder.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/output.h"
+#include "timeline/timeline.h"
+
+#define NO_STR UINT32_MAX
+
+struct slot {
+	gpuStream_t s;
+	int label;
+	enum rec_kind kind;
+	uint32_t tag, fn;        /* offsets into tags, NO_STR if none */
+	int evb, eve;            /* pool indices; eve -1 until rec_end */
+};
+
+struct mslot {
+	int label;
+	uint32_t tag;
+	int ev;
+};
+
+struct recorder {
+	const struct gpu_streams *g;
+	gpuEvent_t *pool;
+	size_t npool, used;
+	unsigned grown;
+	int ev_start;            /* pool index of the step start, -1 if none */
+	int64_t step;
+
+	struct slot *slot;
+	size_t nslot, slot_cap;
+	struct mslot *mark;
+	size_t nmark, mark_cap;
+	char *tags;
+	size_t ntags, tags_cap;
+	gpuStream_t *streams;    /* distinct streams used this step */
+	size_t nstreams, streams_cap;
+
+	struct rec_range *out;
+	size_t out_cap;
+	struct rec_mark *mout;
+	size_t mout_cap;
+
+	enum aorta_status st;    /* sticky: first error of the step */
+	struct aorta_error err;
+};
+
+static const char *const kind_names[REC__COUNT] = {
+	"compute", "all_reduce", "reduce_scatter", "all_gather", "comm",
+	"memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset",
+};
+
+const char *rec_kind_name(enum rec_kind k)
+{
+	return (unsigned)k < REC__COUNT ? kind_names[k] : "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* pool, tags, errors                                                  */
+/* ------------------------------------------------------------------ */
+
+static enum aorta_status pool_grow(struct recorder *r, size_t need, struct aorta_error *e)
+{
+	size_t n = r->npool ? r->npool : 16;
+
+	while (n < need)
+		n *= 2;
+	r->pool = xrealloc(r->pool, n * sizeof(*r->pool));
+	for (size_t i = r->npool; i < n; i++) {
+		if (GPU_CALL(e, gpuEventCreateWithFlags(&r->pool[i], gpuEventDefault)) != AORTA_OK) {
+			r->npool = i;
+			return AORTA_EGPU;
+		}
+	}
+	r->npool = n;
+	return AORTA_OK;
+}
+
+/* Next pool event, or -1 after an error (kept in r). */
+static int take_event(struct recorder *r)
+{
+	if (r->st != AORTA_OK)
+		return -1;
+	if (r->used == r->npool) {
+		r->grown++;
+		r->st = pool_grow(r, r->used + 1, &r->err);
+		if (r->st != AORTA_OK)
+			return -1;
+	}
+	return (int)r->used++;
+}
+
+static uint32_t keep_str(struct recorder *r, const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return NO_STR;
+	n = strlen(s) + 1;
+	if (r->ntags + n > UINT32_MAX - 1)
+		n = 1, s = "";
+	GROW(r->tags, r->tags_cap, r->ntags + n);
+	memcpy(r->tags + r->ntags, s, n);
+	r->ntags += n;
+	return (uint32_t)(r->ntags - n);
+}
+
+static void note_stream(struct recorder *r, gpuStream_t s)
+{
+	for (size_t i = 0; i < r->nstreams; i++)
+		if (r->streams[i] == s)
+			return;
+	GROW(r->streams, r->streams_cap, r->nstreams + 1);
+	r->streams[r->nstreams++] = s;
+}
+
+static int record(struct recorder *r, gpuStream_t s)
+{
+	int ev = take_event(r);
+
+	if (ev < 0)
+		return -1;
+	r->st = GPU_CALL(&r->err, gpuEventRecord(r->pool[ev], s));
+	return r->st == AORTA_OK ? ev : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* lifecycle                                                           */
+/* ------------------------------------------------------------------ */
+
+enum aorta_status rec_init(struct recorder **out, const struct gpu_streams *g,
+			   size_t expected_ranges, struct aorta_error *e)
+{
+	struct recorder *r = xcalloc(1, sizeof(*r));
+	enum aorta_status st;
+
+	*out = NULL;
+	r->g = g;
+	r->ev_start = -1;
+	st = pool_grow(r, 2 * expected_ranges + 2 + GS__COUNT, e);
+	if (st != AORTA_OK) {
+		rec_free(r, NULL);
+		return st;
+	}
+	GROW(r->slot, r->slot_cap, expected_ranges + 1);
+	GROW(r->tags, r->tags_cap, 64 * (expected_ranges + 1));
+	GROW(r->streams, r->streams_cap, GS__COUNT + 1);
+	*out = r;
+	return AORTA_OK;
+}
+
+enum aorta_status rec_free(struct recorder *r, struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+
+	if (!r)
+		return AORTA_OK;
+	for (size_t i = 0; i < r->npool; i++) {
+		enum aorta_status s1 = GPU_CALL(st == AORTA_OK ? e : NULL, gpuEventDestroy(r->pool[i]));
+		if (st == AORTA_OK)
+			st = s1;
+	}
+	free(r->pool);
+	free(r->slot);
+	free(r->mark);
+	free(r->tags);
+	free(r->streams);
+	free(r->out);
+	free(r->mout);
+	free(r);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* the hot path                                                        */
+/* ------------------------------------------------------------------ */
+
+void rec_step_begin(struct recorder *r, int64_t step)
+{
+	r->used = 0;
+	r->nslot = r->nmark = r->ntags = r->nstreams = 0;
+	r->step = step;
+	note_stream(r, r->g->s[GS_COMPUTE]);
+	r->ev_start = record(r, r->g->s[GS_COMPUTE]);
+}
+
+int rec_begin_on(struct recorder *r, gpuStream_t s, int label, const char *tag,
+		 enum rec_kind kind, const char *function)
+{
+	int ev;
+	struct slot *sl;
+
+	if (r->st != AORTA_OK || r->ev_start < 0)
+		return -1;
+	ev = record(r, s);
+	if (ev < 0)
+		return -1;
+	note_stream(r, s);
+	GROW(r->slot, r->slot_cap, r->nslot + 1);
+	sl = &r->slot[r->nslot];
+	sl->s = s;
+	sl->label = label;
+	sl->kind = kind;
+	sl->tag = keep_str(r, tag ? tag : "");
+	sl->fn = keep_str(r, function);
+	sl->evb = ev;
+	sl->eve = -1;
+	return (int)r->nslot++;
+}
+
+int rec_begin_fn(struct recorder *r, int stream_id, const char *tag, enum rec_kind kind,
+		 const char *function)
+{
+	if (stream_id < 0 || stream_id >= GS__COUNT) {
+		if (r->st == AORTA_OK)
+			r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+					   "recorder: stream id %d out of range", stream_id);
+		return -1;
+	}
+	return rec_begin_on(r, r->g->s[stream_id], stream_id, tag, kind, function);
+}
+
+int rec_begin(struct recorder *r, int stream_id, const char *tag, enum rec_kind kind)
+{
+	return rec_begin_fn(r, stream_id, tag, kind, NULL);
+}
+
+void rec_end(struct recorder *r, int h)
+{
+	if (h < 0 || (size_t)h >= r->nslot || r->st != AORTA_OK)
+		return;
+	if (r->slot[h].eve >= 0) {
+		r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+				   "recorder: range '%s' ended twice", r->tags + r->slot[h].tag);
+		return;
+	}
+	r->slot[h].eve = record(r, r->slot[h].s);
+}
+
+void rec_marker(struct recorder *r, int stream_id, const char *tag)
+{
+	int ev;
+
+	if (r->st != AORTA_OK || r->ev_start < 0 || stream_id < 0 || stream_id >= GS__COUNT)
+		return;
+	ev = record(r, r->g->s[stream_id]);
+	if (ev < 0)
+		return;
+	GROW(r->mark, r->mark_cap, r->nmark + 1);
+	r->mark[r->nmark].label = stream_id;
+	r->mark[r->nmark].tag = keep_str(r, tag ? tag : "");
+	r->mark[r->nmark].ev = ev;
+	r->nmark++;
+}
+
+/* ------------------------------------------------------------------ */
+/* collection                                                          */
+/* ------------------------------------------------------------------ */
+
+static int64_t ms_to_ns(float ms)
+{
+	return (int64_t)llround((double)ms * 1e6);
+}
+
+enum aorta_status rec_collect(struct recorder *r, struct rec_step *out, struct aorta_error *e)
+{
+	gpuStream_t compute = r->g->s[GS_COMPUTE];
+	int ev_end = -1;
+	float ms;
+
+	memset(out, 0, sizeof(*out));
+	if (r->st == AORTA_OK && r->ev_start < 0)
+		r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+				   "recorder: rec_collect without rec_step_begin");
+	for (size_t i = 0; r->st == AORTA_OK && i < r->nslot; i++)
+		if (r->slot[i].eve < 0)
+			r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+					   "recorder: range '%s' on stream %d was never ended",
+					   r->tags + r->slot[i].tag, r->slot[i].label);
+	/* join every stream used into compute, then one end event there */
+	for (size_t i = 0; r->st == AORTA_OK && i < r->nstreams; i++) {
+		if (r->streams[i] == compute)
+			continue;
+		int tail = record(r, r->streams[i]);
+		if (tail >= 0)
+			r->st = GPU_CALL(&r->err, gpuStreamWaitEvent(compute, r->pool[tail], 0));
+	}
+	if (r->st == AORTA_OK)
+		ev_end = record(r, compute);
+	if (r->st == AORTA_OK)
+		r->st = GPU_CALL(&r->err, gpuEventSynchronize(r->pool[ev_end]));
+	if (r->st != AORTA_OK)
+		goto fail;
+
+	gpuEvent_t start = r->pool[r->ev_start];
+	GPU_CHECK_GOTO(&r->err, r->st, gpuEventElapsedTime(&ms, start, r->pool[ev_end]), fail);
+	out->total_ns = ms_to_ns(ms);
+	GROW(r->out, r->out_cap, r->nslot + 1);
+	for (size_t i = 0; i < r->nslot; i++) {
+		const struct slot *sl = &r->slot[i];
+		struct rec_range *o = &r->out[i];
+		float b, en;
+		GPU_CHECK_GOTO(&r->err, r->st, gpuEventElapsedTime(&b, start, r->pool[sl->evb]), fail);
+		GPU_CHECK_GOTO(&r->err, r->st, gpuEventElapsedTime(&en, start, r->pool[sl->eve]), fail);
+		o->stream = sl->label;
+		o->kind = sl->kind;
+		o->tag = r->tags + sl->tag;
+		o->function = sl->fn == NO_STR ? NULL : r->tags + sl->fn;
+		o->start_ns = ms_to_ns(b);
+		o->end_ns = ms_to_ns(en);
+	}
+	GROW(r->mout, r->mout_cap, r->nmark + 1);
+	for (size_t i = 0; i < r->nmark; i++) {
+		float t;
+		GPU_CHECK_GOTO(&r->err, r->st, gpuEventElapsedTime(&t, start, r->pool[r->mark[i].ev]), fail);
+		r->mout[i].stream = r->mark[i].label;
+		r->mout[i].tag = r->tags + r->mark[i].tag;
+		r->mout[i].time_ns = ms_to_ns(t);
+	}
+	out->step = r->step;
+	out->ranges = r->out;
+	out->nranges = r->nslot;
+	out->marks = r->mout;
+	out->nmarks = r->nmark;
+	out->pool_events = (unsigned)r->npool;
+	out->pool_grown = r->grown;
+	r->ev_start = -1;
+	return AORTA_OK;
+
+fail:
+	{
+		enum aorta_status st = r->st;
+		if (e)
+			*e = r->err;
+		r->st = AORTA_OK;
+		r->ev_start = -1;
+		memset(&r->err, 0, sizeof(r->err));
+		return st;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* outputs                                                             */
+/* ------------------------------------------------------------------ */
+
+/* "epoch3_step12_forward" -> "forward" (upstream's tag prefix). */
+static const char *short_tag(const char *t)
+{
+	const char *p = t;
+
+	if (strncmp(p, "epoch", 5) != 0)
+		return t;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return t;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, "_step", 5) != 0)
+		return t;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return t;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p == '_' && p[1] ? p + 1 : t;
+}
+
+void rec_to_trace(const struct rec_step *s, struct trace *t, int64_t base_ns)
+{
+	char name[512];
+
+	for (size_t i = 0; i < s->nranges; i++) {
+		const struct rec_range *g = &s->ranges[i];
+		const char *tag = short_tag(g->tag);
+		enum record_hint h = R_KERNEL;
+		int n;
+		switch (g->kind) {
+		case REC_MEMCPY_H2D: n = snprintf(name, sizeof(name), "Memcpy HtoD (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMCPY_D2H: n = snprintf(name, sizeof(name), "Memcpy DtoH (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMCPY_D2D: n = snprintf(name, sizeof(name), "Memcpy DtoD (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMSET: n = snprintf(name, sizeof(name), "Memset (%s)", tag); h = R_MEMSET; break;
+		default: n = snprintf(name, sizeof(name), "aorta:%s:%s", rec_kind_name(g->kind), tag); break;
+		}
+		size_t len = n < 0 ? 0 : (size_t)n >= sizeof(name) ? sizeof(name) - 1 : (size_t)n;
+		int64_t a = base_ns + g->start_ns, b = base_ns + g->end_ns;
+		if (b < a) {
+			trace_skip(t, "recorder range '%s' ends before it starts", g->tag);
+			continue;
+		}
+		trace_add_device(t, a, b, name, len, h, g->stream, -1, 0);
+	}
+	trace_add_step(t, s->step, base_ns, base_ns + s->total_ns);
+	trace_add_gpu_step(t, s->step, base_ns, base_ns + s->total_ns);
+}
+
+static void stream_label(char *buf, size_t cap, int id)
+{
+	const char *n = gpu_stream_name(id);
+
+	if (n)
+		snprintf(buf, cap, "%s", n);
+	else
+		snprintf(buf, cap, "stream%d", id);
+}
+
+void rec_write_profile(const struct rec_step *s, struct jw *w)
+{
+	char sn[32];
+
+	jw_ms(w, "total_ms", s->total_ns);
+	jw_arr(w, "ranges");
+	for (size_t i = 0; i < s->nranges; i++) {
+		const struct rec_range *g = &s->ranges[i];
+		stream_label(sn, sizeof(sn), g->stream);
+		jw_obj(w, NULL);
+		jw_str(w, "stream", sn);
+		jw_str(w, "tag", g->tag);
+		jw_ms(w, "start_ms", g->start_ns);
+		jw_ms(w, "end_ms", g->end_ns);
+		jw_ms(w, "duration_ms", g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
+		jw_obj(w, "metadata");
+		if (g->function)
+			jw_str(w, "function", g->function);
+		jw_str(w, "kind", rec_kind_name(g->kind));
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_arr(w, "markers");
+	for (size_t i = 0; i < s->nmarks; i++) {
+		stream_label(sn, sizeof(sn), s->marks[i].stream);
+		jw_obj(w, NULL);
+		jw_str(w, "stream", sn);
+		jw_str(w, "tag", s->marks[i].tag);
+		jw_ms(w, "time_ms", s->marks[i].time_ns);
+		jw_obj(w, "metadata");
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}

@@ -1,0 +1,347 @@
+/*
+ * model_gpu.c - one training step of the ranking transformer on one GPU
+ * (see model_gpu.h for the contract, model.h for the model).
+ *
+ * Design.  All device memory is allocated once in gpu_model_create; a step
+ * allocates nothing and never waits for the device, so the host runs ahead
+ * and the GPU stays busy.  Activations are kept per layer for the backward
+ * (about 40 MB per layer at the default dims and B = 8, no recomputation).
+ * Cheap fusions come from ops_gpu.h: bias + GELU + dropout after the FFN and
+ * head GEMMs, residual + dropout + LayerNorm after the attention and FFN
+ * blocks, dropout + GELU' in the backward, and residual gradients summed by
+ * the GEMM itself (beta = 1).
+ *
+ * Error handling: the ops context records the first failing CUDA / cuBLAS
+ * call; each public function checks it once at the end (no sync) and
+ * returns AORTA_EGPU with that message.
+ */
+#include "train/model_gpu.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/ops_gpu.h"
+
+#define GPU_TRY(call, what)                                                                    \
+	do {                                                                                   \
+		cudaError_t e_ = (call);                                                       \
+		if (e_ != cudaSuccess)                                                         \
+			return aorta_fail(err, AORTA_EGPU, "", 0, -1, "%s: %s (%s:%d)", what,   \
+					  cudaGetErrorString(e_), __FILE__, __LINE__);          \
+	} while (0)
+
+static enum aorta_status ops_status(struct gpu_model *gm, struct aorta_error *err, const char *what)
+{
+	char msg[256];
+	if (gpu_ops_last_error(gm->ops, msg, sizeof msg))
+		return aorta_fail(err, AORTA_EGPU, "", 0, -1, "%s: %s", what, msg);
+	return AORTA_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* lifecycle                                                                */
+/* ------------------------------------------------------------------------ */
+
+static cudaError_t dalloc(float **p, size_t n)
+{
+	return cudaMalloc((void **)p, (n ? n : 1) * sizeof(float));
+}
+
+enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims *d,
+				   const struct param_layout *lay, int B, enum gpu_precision prec,
+				   void *stream, struct aorta_error *err)
+{
+	memset(gm, 0, sizeof *gm);
+	if (B <= 0 || d->H <= 0 || d->M % d->H)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1, "gpu model: bad dims or batch %d", B);
+	gm->d = *d;
+	gm->lay = lay;
+	gm->B = B;
+	gm->nb = B;
+	gm->prec = prec;
+	gm->stream = stream;
+	gm->beta1 = 0.9f;
+	gm->beta2 = 0.98f;
+	gm->eps = 1e-8f;
+	gm->weight_decay = 0.01f;
+	gm->grad_unscale = 1.0f;
+	gm->ops = gpu_ops_create(stream, prec);
+	if (!gm->ops)
+		return aorta_fail(err, AORTA_EGPU, "", 0, -1, "gpu model: cannot create cuBLAS context");
+
+	size_t N = (size_t)B * d->T, M = (size_t)d->M, L = (size_t)d->L;
+	size_t tot = lay->total;
+	size_t big = (size_t)(d->FFN > d->MLP ? d->FFN : d->MLP);
+	GPU_TRY(dalloc(&gm->params, tot), "cudaMalloc params");
+	GPU_TRY(dalloc(&gm->grads, tot), "cudaMalloc grads");
+	GPU_TRY(dalloc(&gm->m, tot), "cudaMalloc adam m");
+	GPU_TRY(dalloc(&gm->v, tot), "cudaMalloc adam v");
+	GPU_TRY(cudaMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
+	GPU_TRY(cudaMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
+	GPU_TRY(cudaMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
+	GPU_TRY(cudaMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
+	GPU_TRY(dalloc(&gm->gscale, 1), "cudaMalloc");
+	GPU_TRY(cudaMalloc((void **)&gm->sumsq, sizeof(double)), "cudaMalloc");
+	GPU_TRY(cudaMemset(gm->sumsq, 0, sizeof(double)), "cudaMemset");
+	GPU_TRY(dalloc(&gm->loss, 1), "cudaMalloc");
+	float one = 1.0f;
+	GPU_TRY(cudaMemcpy(gm->gscale, &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy");
+
+	GPU_TRY(dalloc(&gm->dense, N * d->F * d->D), "cudaMalloc batch");
+	GPU_TRY(dalloc(&gm->target, N), "cudaMalloc batch");
+	GPU_TRY(dalloc(&gm->weight, N), "cudaMalloc batch");
+	GPU_TRY(cudaMalloc((void **)&gm->cat, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)), "cudaMalloc batch");
+
+	GPU_TRY(dalloc(&gm->e, N * d->E), "cudaMalloc act");
+	gm->xs = calloc(L + 1, sizeof *gm->xs);
+	gm->act = calloc(L ? L : 1, sizeof *gm->act);
+	if (!gm->xs || !gm->act)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1, "gpu model: out of host memory");
+	for (size_t l = 0; l <= L; l++)
+		GPU_TRY(dalloc(&gm->xs[l], N * M), "cudaMalloc act");
+	size_t nprob = (size_t)B * d->H * d->T * d->T;
+	for (size_t l = 0; l < L; l++) {
+		struct gpu_layer_act *a = &gm->act[l];
+		GPU_TRY(dalloc(&a->qkv, N * 3 * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->probs, nprob), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->att, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->sa, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->r1, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->x1, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->mean1, N), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->rstd1, N), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->h1, N * d->FFN), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->g1, N * d->FFN), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->f, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->r2, N * M), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->mean2, N), "cudaMalloc act");
+		GPU_TRY(dalloc(&a->rstd2, N), "cudaMalloc act");
+	}
+	GPU_TRY(dalloc(&gm->xf, N * M), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->meanf, N), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->rstdf, N), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->hh, N * d->MLP), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->hg, N * d->MLP), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->logits, N), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->dlogits, N), "cudaMalloc act");
+	GPU_TRY(dalloc(&gm->dx, N * M), "cudaMalloc scratch");
+	GPU_TRY(dalloc(&gm->dtmp, N * M), "cudaMalloc scratch");
+	GPU_TRY(dalloc(&gm->df, N * M), "cudaMalloc scratch");
+	GPU_TRY(dalloc(&gm->dbig, N * big), "cudaMalloc scratch");
+	GPU_TRY(dalloc(&gm->dqkv, N * 3 * M), "cudaMalloc scratch");
+	GPU_TRY(dalloc(&gm->de, N * d->E), "cudaMalloc scratch");
+	return AORTA_OK;
+}
+
+void gpu_model_release(struct gpu_model *gm)
+{
+	if (!gm)
+		return;
+	float **bufs[] = { &gm->params, &gm->grads, &gm->m, &gm->v, &gm->gscale, &gm->loss,
+			   &gm->dense, &gm->target, &gm->weight, &gm->e, &gm->xf, &gm->meanf,
+			   &gm->rstdf, &gm->hh, &gm->hg, &gm->logits, &gm->dlogits, &gm->dx,
+			   &gm->dtmp, &gm->df, &gm->dbig, &gm->dqkv, &gm->de };
+	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+		if (*bufs[i])
+			cudaFree(*bufs[i]);
+	if (gm->sumsq)
+		cudaFree(gm->sumsq);
+	if (gm->cat)
+		cudaFree(gm->cat);
+	if (gm->xs)
+		for (int l = 0; l <= gm->d.L; l++)
+			if (gm->xs[l])
+				cudaFree(gm->xs[l]);
+	if (gm->act)
+		for (int l = 0; l < gm->d.L; l++) {
+			struct gpu_layer_act *a = &gm->act[l];
+			float *p[] = { a->qkv, a->probs, a->att, a->sa, a->r1, a->x1, a->mean1,
+				       a->rstd1, a->h1, a->g1, a->f, a->r2, a->mean2, a->rstd2 };
+			for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+				if (p[i])
+					cudaFree(p[i]);
+		}
+	free(gm->xs);
+	free(gm->act);
+	if (gm->ops)
+		gpu_ops_destroy(gm->ops);
+	memset(gm, 0, sizeof *gm);
+}
+
+/* ------------------------------------------------------------------------ */
+/* transfers                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *host, struct aorta_error *err)
+{
+	size_t bytes = gm->lay->total * sizeof(float);
+	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "upload params");
+	GPU_TRY(cudaMemcpy(gm->params, host, bytes, cudaMemcpyHostToDevice), "upload params");
+	GPU_TRY(cudaMemset(gm->m, 0, bytes), "upload params");
+	GPU_TRY(cudaMemset(gm->v, 0, bytes), "upload params");
+	return AORTA_OK;
+}
+
+enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batch *b, void *stream,
+					 struct aorta_error *err)
+{
+	const struct model_dims *d = &gm->d;
+	if (b->B > gm->B || b->B <= 0)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,
+				  "gpu model: batch of %d samples, capacity %d", b->B, gm->B);
+	cudaStream_t s = (cudaStream_t)(stream ? stream : gm->stream);
+	size_t N = (size_t)b->B * d->T;
+	GPU_TRY(cudaMemcpyAsync(gm->dense, b->dense, N * d->F * d->D * sizeof(float),
+				cudaMemcpyHostToDevice, s), "upload batch");
+	GPU_TRY(cudaMemcpyAsync(gm->cat, b->cat, N * d->S * sizeof(int32_t), cudaMemcpyHostToDevice, s),
+		"upload batch");
+	GPU_TRY(cudaMemcpyAsync(gm->target, b->target, N * sizeof(float), cudaMemcpyHostToDevice, s),
+		"upload batch");
+	GPU_TRY(cudaMemcpyAsync(gm->weight, b->weight, N * sizeof(float), cudaMemcpyHostToDevice, s),
+		"upload batch");
+	gm->nb = b->B;
+	return AORTA_OK;
+}
+
+enum aorta_status gpu_model_download(struct gpu_model *gm, float *host, const float *dev, size_t n,
+				     struct aorta_error *err)
+{
+	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "download");
+	GPU_TRY(cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost), "download");
+	return ops_status(gm, err, "gpu model");
+}
+
+enum aorta_status gpu_model_download_params(struct gpu_model *gm, float *host, struct aorta_error *err)
+{
+	return gpu_model_download(gm, host, gm->params, gm->lay->total, err);
+}
+
+enum aorta_status gpu_model_download_grads(struct gpu_model *gm, float *host, struct aorta_error *err)
+{
+	return gpu_model_download(gm, host, gm->grads, gm->lay->total, err);
+}
+
+enum aorta_status gpu_model_download_loss(struct gpu_model *gm, float *loss_out, double *norm_out,
+					  struct aorta_error *err)
+{
+	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "download loss");
+	if (loss_out)
+		GPU_TRY(cudaMemcpy(loss_out, gm->loss, sizeof(float), cudaMemcpyDeviceToHost), "download loss");
+	if (norm_out) {
+		double s = 0.0;
+		GPU_TRY(cudaMemcpy(&s, gm->sumsq, sizeof s, cudaMemcpyDeviceToHost), "download norm");
+		*norm_out = s > 0.0 ? sqrt(s) * gm->grad_unscale : 0.0;
+	}
+	return ops_status(gm, err, "gpu model");
+}
+
+/* ------------------------------------------------------------------------ */
+/* the step                                                                 */
+/* ------------------------------------------------------------------------ */
+
+enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t dropout_seed, int training,
+					     float loss_scale, struct aorta_error *err)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	gpu_ops_ctx *c = gm->ops;
+	const float *P = gm->params;
+	float *G = gm->grads;
+	int B = gm->nb, T = d->T, N = B * T, M = d->M, E = d->E, FD = d->F * d->D;
+	int FFN = d->FFN, MLP = d->MLP, H = d->H;
+	float p = training ? d->dropout : 0.0f, eps = d->ln_eps;
+	uint64_t seed = dropout_seed;
+	size_t NM = (size_t)N * M;
+
+	/* ---- forward ---- */
+	gpu_embbag_mean_fwd(c, gm->e, P + lay->emb, gm->cat, N, d->S, E);
+	gpu_linear_fwd_ex(c, gm->xs[0], gm->e, P + lay->emb_w, P + lay->emb_b, N, E, M, 0.0f);
+	gpu_linear_fwd_ex(c, gm->xs[0], gm->dense, P + lay->dense_w, P + lay->dense_b, N, FD, M, 1.0f);
+	for (int l = 0; l < d->L; l++) {
+		const struct layer_off *o = &lay->layer[l];
+		struct gpu_layer_act *a = &gm->act[l];
+		gpu_linear_fwd(c, a->qkv, gm->xs[l], P + o->qkv_w, P + o->qkv_b, N, M, 3 * M);
+		gpu_attention_fwd(c, a->att, a->probs, a->qkv, B, T, M, H, p, seed,
+				  dropout_site(l, SITE_ATT));
+		gpu_linear_fwd(c, a->sa, a->att, P + o->out_w, P + o->out_b, N, M, M);
+		gpu_residual_dropout_layernorm_fwd(c, a->x1, a->r1, a->mean1, a->rstd1, gm->xs[l], a->sa,
+						   P + o->ln1_g, P + o->ln1_b, N, M, eps, p, seed,
+						   dropout_site(l, SITE_SA));
+		gpu_linear_gelu_dropout_fwd(c, a->g1, a->h1, a->x1, P + o->ff1_w, P + o->ff1_b, N, M, FFN,
+					    p, seed, dropout_site(l, SITE_FF1));
+		gpu_linear_fwd(c, a->f, a->g1, P + o->ff2_w, P + o->ff2_b, N, FFN, M);
+		gpu_residual_dropout_layernorm_fwd(c, gm->xs[l + 1], a->r2, a->mean2, a->rstd2, a->x1, a->f,
+						   P + o->ln2_g, P + o->ln2_b, N, M, eps, p, seed,
+						   dropout_site(l, SITE_FF2));
+	}
+	float *xL = gm->xs[d->L];
+	gpu_layernorm_fwd(c, gm->xf, gm->meanf, gm->rstdf, xL, P + lay->lnf_g, P + lay->lnf_b, N, M, eps);
+	gpu_linear_gelu_dropout_fwd(c, gm->hg, gm->hh, gm->xf, P + lay->head1_w, P + lay->head1_b, N, M,
+				    MLP, p, seed, dropout_site(-1, SITE_HEAD));
+	gpu_linear_fwd(c, gm->logits, gm->hg, P + lay->head2_w, P + lay->head2_b, N, MLP, 1);
+	gpu_bce_fwd_bwd(c, gm->dlogits, gm->loss, gm->logits, gm->target, gm->weight, (size_t)N,
+			loss_scale);
+
+	/* ---- backward ---- */
+	gpu_linear_bwd(c, gm->dbig, G + lay->head2_w, G + lay->head2_b, gm->dlogits, gm->hg,
+		       P + lay->head2_w, N, MLP, 1);
+	gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, gm->hh, (size_t)N * MLP, p, seed,
+			     dropout_site(-1, SITE_HEAD));
+	gpu_linear_bwd(c, gm->dtmp, G + lay->head1_w, G + lay->head1_b, gm->dbig, gm->xf,
+		       P + lay->head1_w, N, M, MLP);
+	gpu_layernorm_bwd(c, gm->dx, G + lay->lnf_g, G + lay->lnf_b, gm->dtmp, xL, gm->meanf, gm->rstdf,
+			  P + lay->lnf_g, N, M);
+	for (int l = d->L - 1; l >= 0; l--) {
+		const struct layer_off *o = &lay->layer[l];
+		struct gpu_layer_act *a = &gm->act[l];
+		/* dx = d xs[l+1] */
+		gpu_layernorm_bwd(c, gm->dtmp, G + o->ln2_g, G + o->ln2_b, gm->dx, a->r2, a->mean2, a->rstd2,
+				  P + o->ln2_g, N, M);
+		/* dtmp = d r2 = d x1 (residual) ; df = d f */
+		gpu_dropout_bwd(c, gm->df, gm->dtmp, NM, p, seed, dropout_site(l, SITE_FF2));
+		gpu_linear_bwd(c, gm->dbig, G + o->ff2_w, G + o->ff2_b, gm->df, a->g1, P + o->ff2_w, N, FFN, M);
+		gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, a->h1, (size_t)N * FFN, p, seed,
+				     dropout_site(l, SITE_FF1));
+		gpu_linear_bwd_ex(c, gm->dtmp, G + o->ff1_w, G + o->ff1_b, gm->dbig, a->x1, P + o->ff1_w, N, M,
+				  FFN, 1);
+		/* dtmp = d x1 ; dx = d r1 = d xs[l] (residual) */
+		gpu_layernorm_bwd(c, gm->dx, G + o->ln1_g, G + o->ln1_b, gm->dtmp, a->r1, a->mean1, a->rstd1,
+				  P + o->ln1_g, N, M);
+		gpu_dropout_bwd(c, gm->df, gm->dx, NM, p, seed, dropout_site(l, SITE_SA));
+		gpu_linear_bwd(c, gm->dtmp, G + o->out_w, G + o->out_b, gm->df, a->att, P + o->out_w, N, M, M);
+		gpu_attention_bwd(c, gm->dqkv, gm->dtmp, a->qkv, a->probs, B, T, M, H, p, seed,
+				  dropout_site(l, SITE_ATT));
+		gpu_linear_bwd_ex(c, gm->dx, G + o->qkv_w, G + o->qkv_b, gm->dqkv, gm->xs[l], P + o->qkv_w, N,
+				  M, 3 * M, 1);
+	}
+	/* dx = d xs[0] */
+	gpu_linear_bwd(c, gm->de, G + lay->emb_w, G + lay->emb_b, gm->dx, gm->e, P + lay->emb_w, N, E, M);
+	gpu_embbag_mean_bwd(c, G + lay->emb, gm->de, gm->cat, N, d->S, E);
+	gpu_linear_bwd(c, NULL, G + lay->dense_w, G + lay->dense_b, gm->dx, gm->dense, P + lay->dense_w, N,
+		       FD, M);
+	return ops_status(gm, err, "gpu forward/backward");
+}
+
+enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err)
+{
+	GPU_TRY(cudaMemsetAsync(gm->sumsq, 0, sizeof(double), (cudaStream_t)gm->stream), "clip");
+	gpu_sumsq(gm->ops, gm->sumsq, gm->grads, gm->lay->total);
+	gpu_clip_scale(gm->ops, gm->gscale, gm->sumsq, max_norm, gm->grad_unscale);
+	return ops_status(gm, err, "gpu grad clip");
+}
+
+enum aorta_status gpu_model_adamw(struct gpu_model *gm, float lr, int step, struct aorta_error *err)
+{
+	gpu_adamw(gm->ops, gm->params, gm->grads, gm->m, gm->v, gm->lay->total, lr, gm->beta1, gm->beta2,
+		  gm->eps, gm->weight_decay, step, gm->gscale);
+	return ops_status(gm, err, "gpu adamw");
+}
+
+enum aorta_status gpu_model_zero_grad(struct gpu_model *gm, struct aorta_error *err)
+{
+	GPU_TRY(cudaMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (cudaStream_t)gm->stream),
+		"zero grad");
+	return AORTA_OK;
+}
