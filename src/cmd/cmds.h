@@ -7,5 +7,6 @@
 
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 
 #endif

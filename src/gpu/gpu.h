@@ -73,6 +73,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
 #define gpuMallocHost hipHostMalloc
+#define gpuMemGetInfo hipMemGetInfo
 #define gpuFreeHost hipHostFree
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
@@ -125,6 +126,7 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree
 #define gpuMallocHost cudaMallocHost
+#define gpuMemGetInfo cudaMemGetInfo
 #define gpuFreeHost cudaFreeHost
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync

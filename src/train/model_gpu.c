@@ -284,6 +284,9 @@ enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t drop
 	gpu_bce_fwd_bwd(c, gm->dlogits, gm->loss, gm->logits, gm->target, gm->weight, (size_t)N,
 			loss_scale);
 
+	if (gm->phase)
+		gm->phase(gm->phase_ctx);
+
 	/* ---- backward ---- */
 	gpu_linear_bwd(c, gm->dbig, G + lay->head2_w, G + lay->head2_b, gm->dlogits, gm->hg,
 		       P + lay->head2_w, N, MLP, 1);

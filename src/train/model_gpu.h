@@ -60,6 +60,11 @@ struct gpu_model {
 	float beta1, beta2, eps, weight_decay;
 	/* gradients are divided by this in clip (1 / loss_scale for fp16) */
 	float grad_unscale;
+	/* optional: called (host side, while enqueueing) between the forward
+	 * and the backward of forward_backward, so a caller can close its
+	 * "forward" range and open "backward" on the same stream */
+	void (*phase)(void *ctx);
+	void *phase_ctx;
 
 	float *params, *grads, *m, *v; /* device, lay->total floats each */
 	float *gscale;                 /* device float: clip scale read by AdamW */

@@ -1,0 +1,551 @@
+/*
+ * trainer_gpu.c - the training loop of aorta train on one GPU.
+ *
+ * A step, as upstream's train.py lays it out (UPSTREAM.md section 2), but
+ * with each phase bracketed by events on the stream where it really runs:
+ *   aux:      prefetch (H2D copy of the batch from pinned memory)
+ *   compute:  waits for the copy; forward; backward   (x gradient_accumulation)
+ *   aux:      waits for compute (upstream forgot this); grad_clip; optimizer
+ *   compute:  marker <tag>_end; the recorder joins all streams once
+ * Gradient accumulation works: each micro-batch adds d(loss / accum)/dp,
+ * so the update uses the mean gradient.  fp16 uses a static loss scale
+ * (2^10), undone in the clip scale; bf16 and fp16 run the GEMMs in reduced
+ * precision with fp32 master weights and fp32 accumulation.
+ *
+ * Data: the synthetic dataset (model.h) is a pure function of (seed,
+ * sample).  Generating 4 MB of normal variates per step on the host would
+ * cost more than the GPU step, so a fixed number of distinct batches
+ * (--data-batches, default min(num_samples / batch, 32)) is generated in
+ * parallel at start into pinned memory and cycled through; every step still
+ * copies its batch host to device on the aux stream, as upstream does.
+ *
+ * Outputs: <output_dir>/rank_00_metrics.jsonl (metrics.c, flushed per
+ * step), <output_dir>/rank0.log, and CUPTI Kineto traces under
+ * <output_dir>/torch_profiler/rank0/ when profiling.enabled.
+ * SIGINT/SIGTERM end the run after the current step.
+ */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu/cupti.h"
+#include "gpu/gpu.h"
+#include "gpu/nvtx.h"
+#include "gpu/recorder.h"
+#include "gpu/telemetry.h"
+#include "train/metrics.h"
+#include "train/model.h"
+#include "train/model_gpu.h"
+#include "train/rng.h"
+
+#define FP16_LOSS_SCALE 1024.0f
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* ---- data ----------------------------------------------------------------- */
+
+struct data_cache {
+	struct batch *b;
+	int n;
+	const struct model_dims *d;
+	uint64_t seed;
+	int B;
+};
+
+struct gen_arg { struct data_cache *c; int first, step; };
+
+static void *gen_worker(void *p)
+{
+	struct gen_arg *a = p;
+	for (int i = a->first; i < a->c->n; i += a->step)
+		batch_fill(&a->c->b[i], a->c->d, a->c->seed, (uint64_t)i * (uint64_t)a->c->B);
+	return NULL;
+}
+
+static enum aorta_status data_cache_init(struct data_cache *c, const struct model_dims *d, int B,
+					 int n, uint64_t seed, struct aorta_error *e)
+{
+	size_t BT = (size_t)B * (size_t)d->T;
+	memset(c, 0, sizeof(*c));
+	c->b = xcalloc((size_t)n, sizeof(*c->b));
+	c->d = d;
+	c->seed = seed;
+	c->B = B;
+	for (int i = 0; i < n; i++) {
+		struct batch *b = &c->b[i];
+		b->B = B;
+		void *p1, *p2, *p3, *p4;
+		if (GPU_CALL(e, gpuMallocHost(&p1, BT * (size_t)d->F * (size_t)d->D * sizeof(float))) ||
+		    GPU_CALL(e, gpuMallocHost(&p2, BT * (size_t)d->S * sizeof(int32_t))) ||
+		    GPU_CALL(e, gpuMallocHost(&p3, BT * sizeof(float))) ||
+		    GPU_CALL(e, gpuMallocHost(&p4, BT * sizeof(float))))
+			return AORTA_EGPU;
+		b->dense = p1;
+		b->cat = p2;
+		b->target = p3;
+		b->weight = p4;
+		c->n = i + 1;
+	}
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = cores > 1 ? (int)(cores < 16 ? cores : 16) : 1;
+	if (nt > n)
+		nt = n;
+	pthread_t th[16];
+	struct gen_arg ga[16];
+	for (int t = 0; t < nt; t++) {
+		ga[t] = (struct gen_arg){ c, t, nt };
+		pthread_create(&th[t], NULL, gen_worker, &ga[t]);
+	}
+	for (int t = 0; t < nt; t++)
+		pthread_join(th[t], NULL);
+	return AORTA_OK;
+}
+
+static void data_cache_free(struct data_cache *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		gpuFreeHost(c->b[i].dense);
+		gpuFreeHost(c->b[i].cat);
+		gpuFreeHost(c->b[i].target);
+		gpuFreeHost(c->b[i].weight);
+	}
+	free(c->b);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static int mkdir_p(const char *path)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void logline(FILE *log, int quiet, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logline(FILE *log, int quiet, const char *fmt, ...)
+{
+	char msg[1024], ts[64];
+	va_list ap;
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log) {
+		fprintf(log, "%s | INFO | aorta.train | %s\n", ts, msg);
+		fflush(log);
+	}
+	if (!quiet)
+		fprintf(stderr, "aorta: %s\n", msg);
+}
+
+/* AORTA_TRAIN_UNINSTRUMENTED=1 runs the same loop with no events, no
+ * recorder and no JSONL (bench/train_speed measures the instrumentation's
+ * cost against it); steps are then timed by the host clock only. */
+static int instrumented = 1;
+
+static int rbegin(struct recorder *r, int stream, const char *tag, enum rec_kind k)
+{
+	return instrumented ? rec_begin(r, stream, tag, k) : -1;
+}
+
+static void rend(struct recorder *r, int h)
+{
+	if (instrumented)
+		rec_end(r, h);
+}
+
+struct phase_ctx {
+	struct recorder *rec;
+	int handle;
+	char tag[128];
+};
+
+/* Between forward and backward: close "forward", open "backward". */
+static void on_phase(void *p)
+{
+	struct phase_ctx *c = p;
+	rend(c->rec, c->handle);
+	c->handle = rbegin(c->rec, GS_COMPUTE, c->tag, REC_COMPUTE);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the loop -------------------------------------------------------------- */
+
+enum aorta_status trainer_run(const struct train_config *cfg, const struct trainer_opts *o,
+			      struct trainer_result *res, struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	struct model_dims d;
+	struct param_layout lay = { 0 };
+	struct gpu_streams gs = { 0 };
+	struct recorder *rec = NULL;
+	struct telemetry *tel = NULL;
+	struct cupti_capture *cup = NULL;
+	struct gpu_model gm;
+	struct data_cache data = { 0 };
+	struct gpu_device_info dev;
+	gpuEvent_t ev_data = NULL, ev_consumed = NULL, ev_grads = NULL;
+	float *params_host = NULL, *loss_acc = NULL;
+	FILE *mf = NULL, *log = NULL;
+	double *step_ms = NULL;
+	struct prof_range *pr = NULL;
+	struct prof_marker *pm = NULL;
+	char path[1200];
+	int have_model = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&gm, 0, sizeof(gm));
+	const char *unins = getenv("AORTA_TRAIN_UNINSTRUMENTED");
+	instrumented = !(unins && *unins && strcmp(unins, "0"));
+	train_config_model_dims(cfg, &d);
+	if (layout_init(&lay, &d) != 0)
+		return aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
+				  "the model dimensions are invalid (model_dim must divide by num_heads)");
+
+	const int B = (int)cfg->training.batch_size;
+	const int accum = (int)(cfg->training.gradient_accumulation > 0 ? cfg->training.gradient_accumulation : 1);
+	const long total = (long)train_config_total_steps(cfg, 1);
+	const enum gpu_precision prec = cfg->training.mixed_precision == MP_BF16 ? PREC_BF16 :
+					cfg->training.mixed_precision == MP_FP16 ? PREC_FP16 : PREC_FP32;
+	const float loss_scale = (prec == PREC_FP16 ? FP16_LOSS_SCALE : 1.0f) / (float)accum;
+	const uint64_t seed = (uint64_t)cfg->dataset.seed;
+
+	/* device, memory check, streams, recorder */
+	if ((st = gpu_select_device(o->device, &dev, e)))
+		goto out;
+	size_t free_b = 0, total_b = 0;
+	if ((st = GPU_CALL(e, gpuMemGetInfo(&free_b, &total_b))))
+		goto out;
+	uint64_t need = train_config_memory_bytes(cfg, 1);
+	if (need > free_b) {
+		st = aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
+				"training.batch_size %d needs about %.2f GB of GPU memory, but %s has %.2f GB free",
+				B, (double)need / 1e9, dev.name, (double)free_b / 1e9);
+		goto out;
+	}
+	if ((st = gpu_streams_init(&gs, cfg->streams.high_priority_mask != 0, e)))
+		goto out;
+	if ((st = rec_init(&rec, &gs, 16, e)))
+		goto out;
+	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_data, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_consumed, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_grads, gpuEventDisableTiming))))
+		goto out;
+
+	/* model */
+	if ((st = gpu_model_create(&gm, &d, &lay, B, prec, gs.s[GS_COMPUTE], e)))
+		goto out;
+	have_model = 1;
+	gm.beta1 = (float)cfg->optimizer.betas[0];
+	gm.beta2 = (float)cfg->optimizer.betas[1];
+	gm.eps = (float)cfg->optimizer.eps;
+	gm.weight_decay = (float)cfg->optimizer.weight_decay;
+	gm.grad_unscale = prec == PREC_FP16 ? 1.0f / FP16_LOSS_SCALE : 1.0f;
+	params_host = xmalloc(lay.total * sizeof(float));
+	params_init(params_host, &lay, &d, seed);
+	if ((st = gpu_model_upload_params(&gm, params_host, e)))
+		goto out;
+	if ((st = GPU_CALL(e, gpuMalloc((void **)&loss_acc, sizeof(float)))))
+		goto out;
+
+	/* data */
+	long per_epoch = (long)(cfg->dataset.num_samples / B);
+	int nbatches = o->data_batches > 0 ? o->data_batches : (int)(per_epoch < 32 ? per_epoch : 32);
+	if (nbatches < 1)
+		nbatches = 1;
+	if ((st = data_cache_init(&data, &d, B, nbatches, seed, e)))
+		goto out;
+
+	/* outputs */
+	if (mkdir_p(cfg->training.output_dir) != 0) {
+		st = aorta_fail(e, AORTA_EINTERNAL, cfg->training.output_dir, 0, -1,
+				"cannot create the output directory: %s", strerror(errno));
+		goto out;
+	}
+	snprintf(res->metrics_path, sizeof(res->metrics_path), "%s/rank_00_metrics.jsonl",
+		 cfg->training.output_dir);
+	mf = fopen(res->metrics_path, "a"); /* append, as upstream */
+	snprintf(path, sizeof(path), "%s/rank0.log", cfg->training.output_dir);
+	log = fopen(path, "a");
+	if (!mf || !log) {
+		st = aorta_fail(e, AORTA_EINTERNAL, mf ? path : res->metrics_path, 0, -1,
+				"cannot open for writing: %s", strerror(errno));
+		goto out;
+	}
+	if (o->gpu_metrics)
+		tel = telemetry_open(dev.pci_bus_id, dev.index);
+	if (cfg->profiling.enabled) {
+		struct cupti_opts co = { 0 };
+		co.output_dir = cfg->training.output_dir;
+		co.rank = 0;
+		co.world_size = 1;
+		co.device = dev.index;
+		co.gzip = 0;
+		co.sched = (struct cupti_schedule){ 0, (int)cfg->profiling.wait, (int)cfg->profiling.warmup,
+						    (int)cfg->profiling.active, (int)cfg->profiling.repeat };
+		struct aorta_error ce = { 0 };
+		if (cupti_open(&cup, &co, &ce) != AORTA_OK) {
+			logline(log, o->quiet, "profiling disabled: %s", ce.msg);
+			cup = NULL;
+		}
+	}
+	if (cfg->compile.enabled)
+		logline(log, o->quiet, "compile.enabled: CUDA graph capture of the step is not implemented "
+				       "yet; running eagerly");
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	logline(log, o->quiet, "training on %s: %zu parameters, batch %d x %d micro-batches, %s, %ld steps, "
+			       "%d distinct batches",
+		dev.name, lay.total, B, accum, prec == PREC_BF16 ? "bf16" : prec == PREC_FP16 ? "fp16" : "fp32",
+		total, data.n);
+
+	step_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*step_ms));
+	double *wall_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*wall_ms));
+	struct phase_ctx ph = { rec, -1, "" };
+	gm.phase = on_phase;
+	gm.phase_ctx = &ph;
+	long done = 0;
+	size_t prcap = 0, pmcap = 0;
+	for (long s = 0; s < total && !stop_requested; s++) {
+		long spe = per_epoch > 0 ? per_epoch / accum : 1;
+		int epoch = (int)(spe > 0 ? s / spe : 0), estep = (int)(spe > 0 ? s % spe : s);
+		char tag[128];
+		double t0 = now_ms();
+		nvtx_push_step(s);
+		if (instrumented)
+			rec_step_begin(rec, s);
+		gm.stream = gs.s[GS_COMPUTE];
+		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
+		if ((st = gpu_model_zero_grad(&gm, e)) ||
+		    (st = GPU_CALL(e, gpuMemsetAsync(loss_acc, 0, sizeof(float), gs.s[GS_COMPUTE]))))
+			goto out;
+		for (int mb = 0; mb < accum; mb++) {
+			const struct batch *b = &data.b[(s * accum + mb) % data.n];
+			/* the copy must not overwrite the batch the compute stream still reads */
+			if ((st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_AUX], ev_consumed, 0))))
+				goto out;
+			snprintf(tag, sizeof(tag), "epoch%d_step%d_prefetch", epoch, estep);
+			int h = rbegin(rec, GS_AUX, tag, REC_MEMCPY_H2D);
+			if ((st = gpu_model_upload_batch(&gm, b, gs.s[GS_AUX], e)))
+				goto out;
+			rend(rec, h);
+			if ((st = GPU_CALL(e, gpuEventRecord(ev_data, gs.s[GS_AUX]))) ||
+			    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_COMPUTE], ev_data, 0))))
+				goto out;
+			snprintf(tag, sizeof(tag), "epoch%d_step%d_forward", epoch, estep);
+			ph.handle = rbegin(rec, GS_COMPUTE, tag, REC_COMPUTE);
+			snprintf(ph.tag, sizeof(ph.tag), "epoch%d_step%d_backward", epoch, estep);
+			nvtx_push("forward_backward");
+			st = gpu_model_forward_backward(&gm, rng_mix(seed ^ (uint64_t)(s * accum + mb) * 0x9e37ull),
+							1, loss_scale, e);
+			nvtx_pop();
+			if (st)
+				goto out;
+			rend(rec, ph.handle);
+			gpu_add(gm.ops, loss_acc, loss_acc, gm.loss, 1);
+			if ((st = GPU_CALL(e, gpuEventRecord(ev_consumed, gs.s[GS_COMPUTE]))))
+				goto out;
+		}
+		/* clip and optimizer on aux, after the gradients exist */
+		if ((st = GPU_CALL(e, gpuEventRecord(ev_grads, gs.s[GS_COMPUTE]))) ||
+		    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_AUX], ev_grads, 0))))
+			goto out;
+		gm.stream = gs.s[GS_AUX];
+		gpu_ops_set_stream(gm.ops, gs.s[GS_AUX]);
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_grad_clip", epoch, estep);
+		int h = rbegin(rec, GS_AUX, tag, REC_COMPUTE);
+		if ((st = gpu_model_grad_norm_clip(&gm, (float)cfg->training.grad_clip_norm, e)))
+			goto out;
+		rend(rec, h);
+		double lr = lr_at(cfg->optimizer.lr, s, cfg->scheduler.warmup_steps, cfg->scheduler.total_steps);
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_optimizer", epoch, estep);
+		h = rbegin(rec, GS_AUX, tag, REC_COMPUTE);
+		if ((st = gpu_model_adamw(&gm, (float)lr, (int)(s + 1), e)))
+			goto out;
+		rend(rec, h);
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_end", epoch, estep);
+		struct rec_step rs;
+		memset(&rs, 0, sizeof(rs));
+		if (instrumented) {
+			rec_marker(rec, GS_COMPUTE, tag);
+			if ((st = rec_collect(rec, &rs, e)))
+				goto out;
+		} else {
+			if ((st = GPU_CALL(e, gpuEventRecord(ev_grads, gs.s[GS_AUX]))) ||
+			    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_COMPUTE], ev_grads, 0))) ||
+			    (st = GPU_CALL(e, gpuStreamSynchronize(gs.s[GS_COMPUTE]))))
+				goto out;
+		}
+		nvtx_pop();
+		gm.stream = gs.s[GS_COMPUTE];
+		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
+
+		float loss = 0;
+		double norm = NAN;
+		if ((st = gpu_model_download_loss(&gm, NULL, &norm, e)) ||
+		    (st = GPU_CALL(e, gpuMemcpy(&loss, loss_acc, sizeof(float), gpuMemcpyDeviceToHost))))
+			goto out;
+		loss /= (float)accum; /* the norm comes back unscaled (grad_unscale) */
+		if (!isfinite(loss)) {
+			st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "the loss is %f at step %ld: training diverged", loss, s);
+			goto out;
+		}
+
+		/* the JSONL record */
+		GROW(pr, prcap, rs.nranges + 1);
+		GROW(pm, pmcap, rs.nmarks + 1);
+		char *md = xmalloc(rs.nranges * 64 + 1), *mp = md;
+		for (size_t i = 0; i < rs.nranges; i++) {
+			const struct rec_range *r = &rs.ranges[i];
+			pr[i] = (struct prof_range){ gpu_stream_name(r->stream), r->tag, r->start_ns, r->end_ns, NULL };
+			if (r->function) {
+				int n = snprintf(mp, 64, "{\"function\":\"%.40s\"}", r->function);
+				pr[i].metadata = mp;
+				mp += n + 1;
+			}
+		}
+		for (size_t i = 0; i < rs.nmarks; i++)
+			pm[i] = (struct prof_marker){ gpu_stream_name(rs.marks[i].stream), rs.marks[i].tag,
+						      rs.marks[i].time_ns, NULL };
+		struct telemetry_sample ts = { 0 };
+		struct step_record sr = { 0 };
+		sr.rank = 0;
+		sr.world_size = 1;
+		sr.epoch = epoch;
+		sr.step = estep;
+		sr.global_step = s;
+		sr.loss = loss;
+		sr.grad_norm = norm;
+		sr.lr = lr;
+		sr.total_ns = rs.total_ns;
+		sr.ranges = pr;
+		sr.nranges = rs.nranges;
+		sr.markers = pm;
+		sr.nmarkers = rs.nmarks;
+		if (tel) {
+			struct gpu_telemetry g;
+			telemetry_read(tel, &g);
+			ts.valid = g.available;
+			ts.sm_clock_mhz = g.sm_clock_mhz;
+			ts.mem_clock_mhz = g.mem_clock_mhz;
+			ts.power_w = g.power_w;
+			ts.temperature_c = g.temp_c;
+			ts.gpu_util_pct = g.gpu_util_pct;
+			ts.mem_util_pct = g.mem_util_pct;
+			sr.telemetry = &ts;
+		}
+		int wrc = instrumented ? metrics_write(mf, &sr) : 0;
+		free(md);
+		if (wrc) {
+			st = aorta_fail(e, AORTA_EINTERNAL, res->metrics_path, 0, -1, "write failed: %s", strerror(errno));
+			goto out;
+		}
+		wall_ms[done] = now_ms() - t0;
+		step_ms[done] = instrumented ? (double)rs.total_ns / 1e6 : wall_ms[done];
+		done++;
+		if (s == 0)
+			res->first_loss = loss;
+		res->last_loss = loss;
+		if (cup) {
+			struct aorta_error ce = { 0 };
+			if (cupti_step(cup, &ce) != AORTA_OK)
+				logline(log, o->quiet, "profiling: %s", ce.msg);
+		}
+		long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
+		if (instrumented && (s % li == 0 || s + 1 == total)) {
+			struct step_overlap ov;
+			metrics_overlap(&sr, &ov);
+			logline(log, o->quiet, "epoch=%d step=%ld loss=%.5f lr=%.6f step=%.3fms overlap=%.3fms compute=%.3fms",
+				epoch, s, loss, lr, (double)rs.total_ns / 1e6, (double)ov.compute_comm_ns / 1e6,
+				(double)ov.compute_ns / 1e6);
+		}
+	}
+	if (stop_requested)
+		logline(log, o->quiet, "stopped by a signal after %ld steps; metrics are complete up to there", done);
+	res->steps = done;
+	if (done) {
+		double sum = 0;
+		for (long i = 0; i < done; i++)
+			sum += step_ms[i];
+		res->mean_step_ms = sum / (double)done;
+		qsort(step_ms, (size_t)done, sizeof(*step_ms), cmp_double);
+		res->median_step_ms = step_ms[done / 2];
+		qsort(wall_ms, (size_t)done, sizeof(*wall_ms), cmp_double);
+		res->median_wall_ms = wall_ms[done / 2];
+	}
+	free(wall_ms);
+out:
+	if (cup) {
+		struct aorta_error ce = { 0 };
+		cupti_close(cup, &ce);
+	}
+	if (tel)
+		telemetry_close(tel);
+	if (mf)
+		fclose(mf);
+	if (log)
+		fclose(log);
+	free(step_ms);
+	free(pr);
+	free(pm);
+	free(params_host);
+	if (loss_acc)
+		gpuFree(loss_acc);
+	data_cache_free(&data);
+	if (have_model)
+		gpu_model_release(&gm);
+	if (ev_data)
+		gpuEventDestroy(ev_data);
+	if (ev_consumed)
+		gpuEventDestroy(ev_consumed);
+	if (ev_grads)
+		gpuEventDestroy(ev_grads);
+	rec_free(rec, NULL);
+	if (gs.s[0])
+		gpu_streams_release(&gs, NULL);
+	layout_release(&lay);
+	return st;
+}
