@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 long long out_fail_after_bytes = -1;
@@ -29,6 +30,10 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 		memset(o, 0, sizeof(*o));
 		return s;
 	}
+	/* mkstemp creates 0600; give the file the mode a plain fopen would */
+	mode_t um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);
