@@ -175,8 +175,12 @@ static void logline(FILE *log, int quiet, const char *fmt, ...)
  * cost against it); steps are then timed by the host clock only. */
 static int instrumented = 1;
 
+/* A phase: events on its stream (the recorder) and an NVTX range named by
+ * the tag's phase ("forward", "optimizer", ...) for Nsight Systems. */
 static int rbegin(struct recorder *r, int stream, const char *tag, enum rec_kind k)
 {
+	const char *phase = strrchr(tag, '_');
+	nvtx_push(phase ? phase + 1 : tag);
 	return instrumented ? rec_begin(r, stream, tag, k) : -1;
 }
 
@@ -184,6 +188,7 @@ static void rend(struct recorder *r, int h)
 {
 	if (instrumented)
 		rec_end(r, h);
+	nvtx_pop();
 }
 
 struct phase_ctx {
@@ -207,6 +212,91 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* ---- a step's record, written while the GPU runs the next step ------------- */
+
+/* The recorder's arrays are reused by the next step, so the collected step
+ * is copied here; its JSONL line and log line are produced after the next
+ * step's work is enqueued, off the GPU's critical path. */
+struct pending {
+	int valid;
+	struct step_record sr;
+	struct prof_range *r;
+	struct prof_marker *m;
+	size_t rcap, mcap;
+	char *text;               /* tags and metadata */
+	size_t tcap;
+	struct telemetry_sample ts;
+};
+
+static char *pend_str(struct pending *p, size_t *used, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = p->text + *used;
+	memcpy(d, s, n);
+	*used += n;
+	return d;
+}
+
+static void pending_take(struct pending *p, const struct rec_step *rs)
+{
+	size_t need = 0;
+	for (size_t i = 0; i < rs->nranges; i++)
+		need += strlen(rs->ranges[i].tag) + 1 + (rs->ranges[i].function ? 64 : 0);
+	for (size_t i = 0; i < rs->nmarks; i++)
+		need += strlen(rs->marks[i].tag) + 1;
+	GROW(p->text, p->tcap, need + 1);
+	GROW(p->r, p->rcap, rs->nranges + 1);
+	GROW(p->m, p->mcap, rs->nmarks + 1);
+	size_t used = 0;
+	for (size_t i = 0; i < rs->nranges; i++) {
+		const struct rec_range *r = &rs->ranges[i];
+		p->r[i] = (struct prof_range){ gpu_stream_name(r->stream), pend_str(p, &used, r->tag),
+					       r->start_ns, r->end_ns, NULL };
+		if (r->function) {
+			char md[64];
+			snprintf(md, sizeof(md), "{\"function\":\"%.40s\"}", r->function);
+			p->r[i].metadata = pend_str(p, &used, md);
+		}
+	}
+	for (size_t i = 0; i < rs->nmarks; i++)
+		p->m[i] = (struct prof_marker){ gpu_stream_name(rs->marks[i].stream),
+						pend_str(p, &used, rs->marks[i].tag), rs->marks[i].time_ns, NULL };
+	p->sr.ranges = p->r;
+	p->sr.nranges = rs->nranges;
+	p->sr.markers = p->m;
+	p->sr.nmarkers = rs->nmarks;
+	p->sr.total_ns = rs->total_ns;
+	p->valid = 1;
+}
+
+
+/* Writes the pending step's JSONL line (flushed) and, every log_interval
+ * steps, its log line. */
+static enum aorta_status emit(struct pending *p, FILE *mf, FILE *log, int quiet, long li, long total,
+			      const char *path, struct aorta_error *e)
+{
+	const struct step_record *sr = &p->sr;
+	p->valid = 0;
+	if (metrics_write(mf, sr))
+		return aorta_fail(e, AORTA_EINTERNAL, path, 0, -1, "write failed: %s", strerror(errno));
+	if (sr->global_step % li == 0 || sr->global_step + 1 == total) {
+		struct step_overlap ov;
+		metrics_overlap(sr, &ov);
+		logline(log, quiet, "epoch=%d step=%ld loss=%.5f lr=%.6f step=%.3fms overlap=%.3fms compute=%.3fms",
+			sr->epoch, sr->global_step, sr->loss, sr->lr, (double)sr->total_ns / 1e6,
+			(double)ov.compute_comm_ns / 1e6, (double)ov.compute_ns / 1e6);
+	}
+	return AORTA_OK;
+}
+
+static void pending_free(struct pending *p)
+{
+	free(p->r);
+	free(p->m);
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+}
+
 /* ---- the loop -------------------------------------------------------------- */
 
 enum aorta_status trainer_run(const struct train_config *cfg, const struct trainer_opts *o,
@@ -226,8 +316,9 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	float *params_host = NULL, *loss_acc = NULL;
 	FILE *mf = NULL, *log = NULL;
 	double *step_ms = NULL;
-	struct prof_range *pr = NULL;
-	struct prof_marker *pm = NULL;
+	struct pending pend = { 0 };
+	float *h_loss = NULL;
+	double *h_sumsq = NULL;
 	char path[1200];
 	int have_model = 0;
 
@@ -348,7 +439,11 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	gm.phase = on_phase;
 	gm.phase_ctx = &ph;
 	long done = 0;
-	size_t prcap = 0, pmcap = 0;
+	if ((st = GPU_CALL(e, gpuMallocHost((void **)&h_loss, sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMallocHost((void **)&h_sumsq, sizeof(double)))))
+		goto out;
+	long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
+	const int progress = !o->quiet && isatty(2);
 	for (long s = 0; s < total && !stop_requested; s++) {
 		long spe = per_epoch > 0 ? per_epoch / accum : 1;
 		int epoch = (int)(spe > 0 ? s / spe : 0), estep = (int)(spe > 0 ? s % spe : s);
@@ -378,10 +473,8 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 			snprintf(tag, sizeof(tag), "epoch%d_step%d_forward", epoch, estep);
 			ph.handle = rbegin(rec, GS_COMPUTE, tag, REC_COMPUTE);
 			snprintf(ph.tag, sizeof(ph.tag), "epoch%d_step%d_backward", epoch, estep);
-			nvtx_push("forward_backward");
 			st = gpu_model_forward_backward(&gm, rng_mix(seed ^ (uint64_t)(s * accum + mb) * 0x9e37ull),
 							1, loss_scale, e);
-			nvtx_pop();
 			if (st)
 				goto out;
 			rend(rec, ph.handle);
@@ -406,6 +499,15 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		if ((st = gpu_model_adamw(&gm, (float)lr, (int)(s + 1), e)))
 			goto out;
 		rend(rec, h);
+		/* loss and norm come back with the step's one synchronisation */
+		if ((st = GPU_CALL(e, gpuMemcpyAsync(h_loss, loss_acc, sizeof(float), gpuMemcpyDeviceToHost,
+						     gs.s[GS_AUX]))) ||
+		    (st = GPU_CALL(e, gpuMemcpyAsync(h_sumsq, gm.sumsq, sizeof(double), gpuMemcpyDeviceToHost,
+						     gs.s[GS_AUX]))))
+			goto out;
+		/* the previous step's line, while the GPU works on this one */
+		if (pend.valid && (st = emit(&pend, mf, log, o->quiet, li, total, res->metrics_path, e)))
+			goto out;
 		snprintf(tag, sizeof(tag), "epoch%d_step%d_end", epoch, estep);
 		struct rec_step rs;
 		memset(&rs, 0, sizeof(rs));
@@ -423,65 +525,33 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		gm.stream = gs.s[GS_COMPUTE];
 		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
 
-		float loss = 0;
-		double norm = NAN;
-		if ((st = gpu_model_download_loss(&gm, NULL, &norm, e)) ||
-		    (st = GPU_CALL(e, gpuMemcpy(&loss, loss_acc, sizeof(float), gpuMemcpyDeviceToHost))))
+		if (!instrumented && (st = GPU_CALL(e, gpuStreamSynchronize(gs.s[GS_AUX]))))
 			goto out;
-		loss /= (float)accum; /* the norm comes back unscaled (grad_unscale) */
+		float loss = *h_loss / (float)accum;
+		double norm = *h_sumsq > 0 ? sqrt(*h_sumsq) * gm.grad_unscale : 0.0;
 		if (!isfinite(loss)) {
 			st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "the loss is %f at step %ld: training diverged", loss, s);
 			goto out;
 		}
-
-		/* the JSONL record */
-		GROW(pr, prcap, rs.nranges + 1);
-		GROW(pm, pmcap, rs.nmarks + 1);
-		char *md = xmalloc(rs.nranges * 64 + 1), *mp = md;
-		for (size_t i = 0; i < rs.nranges; i++) {
-			const struct rec_range *r = &rs.ranges[i];
-			pr[i] = (struct prof_range){ gpu_stream_name(r->stream), r->tag, r->start_ns, r->end_ns, NULL };
-			if (r->function) {
-				int n = snprintf(mp, 64, "{\"function\":\"%.40s\"}", r->function);
-				pr[i].metadata = mp;
-				mp += n + 1;
+		if (instrumented) {
+			struct step_record *sr = &pend.sr;
+			memset(sr, 0, sizeof(*sr));
+			sr->rank = 0;
+			sr->world_size = 1;
+			sr->epoch = epoch;
+			sr->step = estep;
+			sr->global_step = s;
+			sr->loss = loss;
+			sr->grad_norm = norm;
+			sr->lr = lr;
+			if (tel) {
+				struct gpu_telemetry g;
+				telemetry_read(tel, &g);
+				pend.ts = (struct telemetry_sample){ g.available, g.sm_clock_mhz, g.mem_clock_mhz,
+								     g.power_w, g.temp_c, g.gpu_util_pct, g.mem_util_pct };
+				sr->telemetry = &pend.ts;
 			}
-		}
-		for (size_t i = 0; i < rs.nmarks; i++)
-			pm[i] = (struct prof_marker){ gpu_stream_name(rs.marks[i].stream), rs.marks[i].tag,
-						      rs.marks[i].time_ns, NULL };
-		struct telemetry_sample ts = { 0 };
-		struct step_record sr = { 0 };
-		sr.rank = 0;
-		sr.world_size = 1;
-		sr.epoch = epoch;
-		sr.step = estep;
-		sr.global_step = s;
-		sr.loss = loss;
-		sr.grad_norm = norm;
-		sr.lr = lr;
-		sr.total_ns = rs.total_ns;
-		sr.ranges = pr;
-		sr.nranges = rs.nranges;
-		sr.markers = pm;
-		sr.nmarkers = rs.nmarks;
-		if (tel) {
-			struct gpu_telemetry g;
-			telemetry_read(tel, &g);
-			ts.valid = g.available;
-			ts.sm_clock_mhz = g.sm_clock_mhz;
-			ts.mem_clock_mhz = g.mem_clock_mhz;
-			ts.power_w = g.power_w;
-			ts.temperature_c = g.temp_c;
-			ts.gpu_util_pct = g.gpu_util_pct;
-			ts.mem_util_pct = g.mem_util_pct;
-			sr.telemetry = &ts;
-		}
-		int wrc = instrumented ? metrics_write(mf, &sr) : 0;
-		free(md);
-		if (wrc) {
-			st = aorta_fail(e, AORTA_EINTERNAL, res->metrics_path, 0, -1, "write failed: %s", strerror(errno));
-			goto out;
+			pending_take(&pend, &rs);
 		}
 		wall_ms[done] = now_ms() - t0;
 		step_ms[done] = instrumented ? (double)rs.total_ns / 1e6 : wall_ms[done];
@@ -494,15 +564,14 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 			if (cupti_step(cup, &ce) != AORTA_OK)
 				logline(log, o->quiet, "profiling: %s", ce.msg);
 		}
-		long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
-		if (instrumented && (s % li == 0 || s + 1 == total)) {
-			struct step_overlap ov;
-			metrics_overlap(&sr, &ov);
-			logline(log, o->quiet, "epoch=%d step=%ld loss=%.5f lr=%.6f step=%.3fms overlap=%.3fms compute=%.3fms",
-				epoch, s, loss, lr, (double)rs.total_ns / 1e6, (double)ov.compute_comm_ns / 1e6,
-				(double)ov.compute_ns / 1e6);
-		}
+		if (progress && (done % 10 == 0 || done == total))
+			fprintf(stderr, "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", done, total,
+				step_ms[done - 1], loss);
 	}
+	if (progress)
+		fputc('\n', stderr);
+	if (pend.valid && (st = emit(&pend, mf, log, o->quiet, li, total, res->metrics_path, e)))
+		goto out;
 	if (stop_requested)
 		logline(log, o->quiet, "stopped by a signal after %ld steps; metrics are complete up to there", done);
 	res->steps = done;
@@ -529,8 +598,11 @@ out:
 	if (log)
 		fclose(log);
 	free(step_ms);
-	free(pr);
-	free(pm);
+	pending_free(&pend);
+	if (h_loss)
+		gpuFreeHost(h_loss);
+	if (h_sumsq)
+		gpuFreeHost(h_sumsq);
 	free(params_host);
 	if (loss_acc)
 		gpuFree(loss_acc);
