@@ -65,23 +65,36 @@ LIB_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(OBJ))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
+# Quiet by default ("  CC  src/x.c"); V=1 shows the commands.
+ifeq ($(V),1)
+Q =
+say = @true
+else
+Q = @
+say = @printf '  %-5s %s\n'
+endif
+
 .PHONY: all test demo clean fuzz unit deps format gpu-tests check-gpu
 all: $(BUILD)/aorta
 
 $(BUILD)/aorta: $(OBJ) $(CU_OBJ)
-	$(CC) $(LDSAN) -pthread -o $@ $^ $(LIBS) $(GPU_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(LDSAN) -pthread -o $@ $^ $(LIBS) $(GPU_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+	$(say) NVCC $<
+	$(Q)$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(CU_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
 
 unit: $(UNIT_BIN)
 
@@ -98,7 +111,8 @@ GPU_TEST_BIN =
 endif
 $(BUILD)/gpu-tests/%: tests/gpu/%.c $(LIB_OBJ) $(CU_OBJ) $(GPU_TEST_CU_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -Itests/gpu -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(GPU_TEST_CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests/unit -Itests/gpu -o $@ $< $(LIB_OBJ) $(CU_OBJ) $(GPU_TEST_CU_OBJ) $(LDSAN) $(LIBS) $(GPU_LIBS)
 gpu-tests: $(GPU_TEST_BIN)
 check-gpu: all gpu-tests
 	@bash tests/gpu/run.sh $(BUILD)
@@ -126,10 +140,12 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -pthread -fsanitize=fuzzer-no-
 fuzz: $(FUZZ_BIN)
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -c -o $@ $<
+	$(say) CLANG $<
+	$(Q)clang $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBS)
+	$(say) LD $@
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 clean:
 	rm -rf build build-san build-fuzz
