@@ -13,6 +13,9 @@
  * and their GPU-side annotations are added, events are sorted by start and
  * handed to kineto_write (src/report/kineto_write.c).
  *
+ * Kernel names are demangled with the C++ runtime's __cxa_demangle (found
+ * with dlsym, so the file stays C), as Kineto writes them.
+ *
  * Clock: everything is CUPTI's timestamp (ns, cuptiGetTimestamp), host
  * step boundaries included, so host and device rows line up; the file's
  * baseTimeNanoseconds is the window's first step start.
@@ -51,6 +54,8 @@ struct cupti_fns {
 	__typeof__(&cuptiGetTimestamp) timestamp;
 	__typeof__(&cuptiGetVersion) version;
 	__typeof__(&cuptiGetCallbackName) callback_name;
+	/* the C++ ABI demangler, from libstdc++ that libcupti loads; NULL if absent */
+	char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
 static struct cupti_fns F;
@@ -99,6 +104,16 @@ static int load_cupti(char *why, size_t cap)
 	LOAD(timestamp, "cuptiGetTimestamp");
 	LOAD(version, "cuptiGetVersion");
 	LOAD(callback_name, "cuptiGetCallbackName");
+	{
+		void *p = dlsym(F.lib, "__cxa_demangle");
+		if (!p)
+			p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!p) { /* a C-only binary: load the C++ runtime for its demangler (kept loaded) */
+			void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+			p = cxx ? dlsym(cxx, "__cxa_demangle") : NULL;
+		}
+		memcpy(&F.demangle, &p, sizeof(p));
+	}
 	if (missing) {
 		snprintf(why, cap, "libcupti lacks %s", missing);
 		dlclose(F.lib);
@@ -158,6 +173,7 @@ struct cupti_capture {
 	int enabled;             /* activity kinds enabled */
 	int64_t step_start_ns;   /* CUPTI time the current step began */
 	int64_t host_pid, host_tid;
+	uint32_t host_cupti_tid;  /* CUPTI's id for this thread (pthread_self, 32 bits) */
 
 	pthread_mutex_t lock;    /* guards everything below (CUPTI's thread writes) */
 	int keep;                /* convert records (recording) or drop them (warm-up) */
@@ -269,7 +285,15 @@ static void convert(struct cupti_capture *c, const CUpti_Activity *rec)
 		struct kw_event *v = new_event(c, KW_KERNEL, k->start, k->end, k->deviceId,
 					       k->streamId, k->correlationId);
 		const char *nm = k->name ? k->name : "";
+		char *dm = NULL;
+		int dst = -1;
+		/* Kineto writes demangled names ("void foo<float>(float*, int)") */
+		if (F.demangle && nm[0] == '_' && nm[1] == 'Z')
+			dm = F.demangle(nm, NULL, NULL, &dst);
+		if (dm && dst == 0)
+			nm = dm;
 		v->name = intern(c, nm, strlen(nm));
+		free(dm);
 		v->grid[0] = k->gridX; v->grid[1] = k->gridY; v->grid[2] = k->gridZ;
 		v->block[0] = k->blockX; v->block[1] = k->blockY; v->block[2] = k->blockZ;
 		v->regs_per_thread = k->registersPerThread;
@@ -300,8 +324,11 @@ static void convert(struct cupti_capture *c, const CUpti_Activity *rec)
 	}
 	case CUPTI_ACTIVITY_KIND_RUNTIME: {
 		const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
+		/* CUPTI names threads by pthread_self; the opening thread gets its
+		 * system thread id so its calls share a row with ProfilerStep#N */
+		int64_t tid = a->threadId == c->host_cupti_tid ? c->host_tid : (int64_t)a->threadId;
 		struct kw_event *v = new_event(c, KW_RUNTIME, a->start, a->end, a->processId,
-					       a->threadId, a->correlationId);
+					       tid, a->correlationId);
 		const char *cb = NULL;
 		if (F.callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &cb) != CUPTI_SUCCESS || !cb)
 			cb = "cudaRuntimeCall";
@@ -615,6 +642,7 @@ enum aorta_status cupti_open(struct cupti_capture **out, const struct cupti_opts
 	c->device = o->device;
 	c->host_pid = (int64_t)getpid();
 	c->host_tid = (int64_t)syscall(SYS_gettid);
+	c->host_cupti_tid = (uint32_t)(uintptr_t)pthread_self();
 	pthread_mutex_init(&c->lock, NULL);
 	strtab_init(&c->names);
 	active = c;

@@ -38,9 +38,14 @@ typedef hipError_t gpuError_t;
 typedef hipStream_t gpuStream_t;
 typedef hipEvent_t gpuEvent_t;
 typedef hipDeviceProp_t gpuDeviceProp;
+typedef hipGraph_t gpuGraph_t;
+typedef hipGraphExec_t gpuGraphExec_t;
+typedef hipGraphNode_t gpuGraphNode_t;
+typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuSuccess hipSuccess
 #define gpuErrorNotReady hipErrorNotReady
 #define gpuErrorNoDevice hipErrorNoDevice
+#define gpuErrorInvalidValue hipErrorInvalidValue
 #define gpuErrorInsufficientDriver hipErrorInsufficientDriver
 #define gpuGetErrorName hipGetErrorName
 #define gpuGetErrorString hipGetErrorString
@@ -83,6 +88,20 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define gpuDevAttrClockRate hipDeviceAttributeClockRate
+/* CUDA graphs: stream capture, instantiation, replay, node updates */
+#define gpuEventRecordWithFlags hipEventRecordWithFlags
+#define gpuEventRecordExternal hipEventRecordExternal
+#define gpuStreamBeginCapture hipStreamBeginCapture
+#define gpuStreamEndCapture hipStreamEndCapture
+#define gpuStreamIsCapturing hipStreamIsCapturing
+#define gpuStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
+#define gpuStreamCaptureStatusActive hipStreamCaptureStatusActive
+#define gpuGraphInstantiate(exec, graph, flags) hipGraphInstantiate((exec), (graph), NULL, NULL, 0)
+#define gpuGraphLaunch hipGraphLaunch
+#define gpuGraphExecDestroy hipGraphExecDestroy
+#define gpuGraphDestroy hipGraphDestroy
+#define gpuGraphGetNodes hipGraphGetNodes
+#define gpuGraphExecMemcpyNodeSetParams1D hipGraphExecMemcpyNodeSetParams1D
 #else
 /* --------------------------------------------------------------- CUDA */
 #include <cuda_runtime_api.h>
@@ -91,9 +110,14 @@ typedef cudaError_t gpuError_t;
 typedef cudaStream_t gpuStream_t;
 typedef cudaEvent_t gpuEvent_t;
 typedef struct cudaDeviceProp gpuDeviceProp;
+typedef cudaGraph_t gpuGraph_t;
+typedef cudaGraphExec_t gpuGraphExec_t;
+typedef cudaGraphNode_t gpuGraphNode_t;
+typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuSuccess cudaSuccess
 #define gpuErrorNotReady cudaErrorNotReady
 #define gpuErrorNoDevice cudaErrorNoDevice
+#define gpuErrorInvalidValue cudaErrorInvalidValue
 #define gpuErrorInsufficientDriver cudaErrorInsufficientDriver
 #define gpuGetErrorName cudaGetErrorName
 #define gpuGetErrorString cudaGetErrorString
@@ -136,6 +160,20 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define gpuDevAttrClockRate cudaDevAttrClockRate
+/* CUDA graphs: stream capture, instantiation, replay, node updates */
+#define gpuEventRecordWithFlags cudaEventRecordWithFlags
+#define gpuEventRecordExternal cudaEventRecordExternal
+#define gpuStreamBeginCapture cudaStreamBeginCapture
+#define gpuStreamEndCapture cudaStreamEndCapture
+#define gpuStreamIsCapturing cudaStreamIsCapturing
+#define gpuStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define gpuStreamCaptureStatusActive cudaStreamCaptureStatusActive
+#define gpuGraphInstantiate cudaGraphInstantiate
+#define gpuGraphLaunch cudaGraphLaunch
+#define gpuGraphExecDestroy cudaGraphExecDestroy
+#define gpuGraphDestroy cudaGraphDestroy
+#define gpuGraphGetNodes cudaGraphGetNodes
+#define gpuGraphExecMemcpyNodeSetParams1D cudaGraphExecMemcpyNodeSetParams1D
 #endif
 
 #ifdef __cplusplus
@@ -159,6 +197,28 @@ enum aorta_status gpu_status_(gpuError_t err, struct aorta_error *e, const char 
 #define GPU_CHECK_GOTO(e, st, call, label) do { \
 	if (gpu_status_((call), (e), #call, __FILE__, __LINE__) != AORTA_OK) { \
 		(st) = AORTA_EGPU; goto label; } } while (0)
+
+/* The node most recently captured on stream s (a stream in capture, with
+ * one dependency: the operation just enqueued), so a caller can update
+ * that node in the instantiated graph later.  The argument lists of the
+ * runtimes differ (CUDA 13 merged the _v2/_v3 forms; HIP keeps _v2). */
+static inline gpuError_t gpu_capture_last_node(gpuStream_t s, gpuGraphNode_t *node)
+{
+	gpuStreamCaptureStatus cs;
+	const gpuGraphNode_t *deps = NULL;
+	size_t n = 0;
+#ifdef AORTA_HIP
+	gpuError_t err = hipStreamGetCaptureInfo_v2(s, &cs, NULL, NULL, &deps, &n);
+#else
+	gpuError_t err = cudaStreamGetCaptureInfo(s, &cs, NULL, NULL, &deps, NULL, &n);
+#endif
+	if (err != gpuSuccess)
+		return err;
+	if (cs != gpuStreamCaptureStatusActive || n != 1)
+		return gpuErrorInvalidValue;
+	*node = deps[0];
+	return gpuSuccess;
+}
 
 /* ------------------------------------------------------------------ */
 /* devices (device.c)                                                  */

@@ -6,6 +6,12 @@
  * buffer and the output arrays; all kept across steps.  Per step: no
  * allocation once the high-water mark is reached.  Per range on the hot
  * path: two cudaEventRecord calls and a copy of the tag.
+ *
+ * Graph mode (rec_capture_begin, design in recorder.h): while capturing,
+ * record() makes external event-record nodes and notes each pool event's
+ * stream; in replay it records nothing and only checks that the k-th event
+ * taken is on the stream the k-th captured one was, so the same pool
+ * indices (hence the same slots) come back every step.
  */
 #include "gpu/recorder.h"
 
@@ -33,8 +39,14 @@ struct mslot {
 	int ev;
 };
 
+enum rec_mode { RM_EAGER, RM_CAPTURE, RM_REPLAY };
+
 struct recorder {
 	const struct gpu_streams *g;
+	enum rec_mode mode;
+	gpuStream_t *ev_stream;  /* graph mode: stream of each pool event at capture */
+	size_t ev_stream_cap;
+	size_t cap_used;         /* events one captured step takes (0: capture not ended) */
 	gpuEvent_t *pool;
 	size_t npool, used;
 	unsigned grown;
@@ -128,14 +140,63 @@ static void note_stream(struct recorder *r, gpuStream_t s)
 	r->streams[r->nstreams++] = s;
 }
 
+/* In replay: the event the graph records at this point must be on s. */
+static void replay_check(struct recorder *r, int ev, gpuStream_t s)
+{
+	if ((size_t)ev >= r->cap_used || r->ev_stream[ev] != s)
+		r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+				   "recorder: step %lld differs from the captured one at event %d",
+				   (long long)r->step, ev);
+}
+
+/* A timed point on s: eager, an event record; capture, an external
+ * event-record node (it records when the graph runs); replay, nothing. */
 static int record(struct recorder *r, gpuStream_t s)
 {
 	int ev = take_event(r);
 
 	if (ev < 0)
 		return -1;
-	r->st = GPU_CALL(&r->err, gpuEventRecord(r->pool[ev], s));
+	switch (r->mode) {
+	case RM_EAGER:
+		r->st = GPU_CALL(&r->err, gpuEventRecord(r->pool[ev], s));
+		break;
+	case RM_CAPTURE:
+		GROW(r->ev_stream, r->ev_stream_cap, (size_t)ev + 1);
+		r->ev_stream[ev] = s;
+		r->st = GPU_CALL(&r->err, gpuEventRecordWithFlags(r->pool[ev], s, gpuEventRecordExternal));
+		break;
+	case RM_REPLAY:
+		replay_check(r, ev, s);
+		break;
+	}
 	return r->st == AORTA_OK ? ev : -1;
+}
+
+/* Makes compute wait for the work enqueued so far on s (rec_collect's
+ * join).  In a capture the record is an ordinary one: an edge of the
+ * graph, not a node that records. */
+static void join_into(struct recorder *r, gpuStream_t s, gpuStream_t compute)
+{
+	int ev = take_event(r);
+
+	if (ev < 0)
+		return;
+	switch (r->mode) {
+	case RM_EAGER:
+	case RM_CAPTURE:
+		if (r->mode == RM_CAPTURE) {
+			GROW(r->ev_stream, r->ev_stream_cap, (size_t)ev + 1);
+			r->ev_stream[ev] = s;
+		}
+		r->st = GPU_CALL(&r->err, gpuEventRecord(r->pool[ev], s));
+		if (r->st == AORTA_OK)
+			r->st = GPU_CALL(&r->err, gpuStreamWaitEvent(compute, r->pool[ev], 0));
+		break;
+	case RM_REPLAY:
+		replay_check(r, ev, s);
+		break;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,6 +242,7 @@ enum aorta_status rec_free(struct recorder *r, struct aorta_error *e)
 	free(r->streams);
 	free(r->out);
 	free(r->mout);
+	free(r->ev_stream);
 	free(r);
 	return st;
 }
@@ -292,17 +354,27 @@ enum aorta_status rec_collect(struct recorder *r, struct rec_step *out, struct a
 					   "recorder: range '%s' on stream %d was never ended",
 					   r->tags + r->slot[i].tag, r->slot[i].label);
 	/* join every stream used into compute, then one end event there */
-	for (size_t i = 0; r->st == AORTA_OK && i < r->nstreams; i++) {
-		if (r->streams[i] == compute)
-			continue;
-		int tail = record(r, r->streams[i]);
-		if (tail >= 0)
-			r->st = GPU_CALL(&r->err, gpuStreamWaitEvent(compute, r->pool[tail], 0));
-	}
+	for (size_t i = 0; r->st == AORTA_OK && i < r->nstreams; i++)
+		if (r->streams[i] != compute)
+			join_into(r, r->streams[i], compute);
 	if (r->st == AORTA_OK)
 		ev_end = record(r, compute);
+	if (r->st == AORTA_OK && r->mode == RM_CAPTURE) {
+		/* captured, not run: the graph's replays are collected */
+		r->cap_used = r->used;
+		out->step = r->step;
+		r->ev_start = -1;
+		return AORTA_OK;
+	}
+	if (r->st == AORTA_OK && r->mode == RM_REPLAY && r->used != r->cap_used)
+		r->st = aorta_fail(&r->err, AORTA_EINTERNAL, "", 0, -1,
+				   "recorder: step %lld took %zu events, the captured one %zu",
+				   (long long)r->step, r->used, r->cap_used);
+	/* replay: the graph was launched on compute and ends with the end
+	 * event, so waiting for the stream is waiting for that event */
 	if (r->st == AORTA_OK)
-		r->st = GPU_CALL(&r->err, gpuEventSynchronize(r->pool[ev_end]));
+		r->st = r->mode == RM_REPLAY ? GPU_CALL(&r->err, gpuStreamSynchronize(compute))
+					     : GPU_CALL(&r->err, gpuEventSynchronize(r->pool[ev_end]));
 	if (r->st != AORTA_OK)
 		goto fail;
 
@@ -351,6 +423,50 @@ fail:
 		memset(&r->err, 0, sizeof(r->err));
 		return st;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* graph mode                                                          */
+/* ------------------------------------------------------------------ */
+
+enum aorta_status rec_capture_begin(struct recorder *r, struct aorta_error *e)
+{
+	if (r->mode != RM_EAGER || r->ev_start >= 0)
+		return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1,
+				  "recorder: capture begun inside a step or a second time");
+	r->mode = RM_CAPTURE;
+	r->cap_used = 0;
+	r->st = AORTA_OK;
+	return AORTA_OK;
+}
+
+enum aorta_status rec_capture_end(struct recorder *r, int keep, struct aorta_error *e)
+{
+	if (r->mode != RM_CAPTURE)
+		return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "recorder: capture end without a capture");
+	if (keep && r->cap_used == 0)
+		aorta_fail(e, AORTA_EINTERNAL, "", 0, -1,
+			   "recorder: the captured step did not end with rec_collect");
+	int failed = keep && r->cap_used == 0;
+	r->mode = keep && !failed ? RM_REPLAY : RM_EAGER;
+	if (r->mode == RM_EAGER)
+		r->cap_used = 0;
+	r->ev_start = -1;
+	r->st = AORTA_OK;
+	memset(&r->err, 0, sizeof(r->err));
+	return failed ? AORTA_EINTERNAL : AORTA_OK;
+}
+
+void rec_graph_release(struct recorder *r)
+{
+	r->mode = RM_EAGER;
+	r->cap_used = 0;
+	r->ev_start = -1;
+}
+
+int rec_replaying(const struct recorder *r)
+{
+	return r->mode == RM_REPLAY;
 }
 
 /* ------------------------------------------------------------------ */

@@ -32,6 +32,27 @@
  * stream may start before it, so times can be negative, as upstream's.
  * Resolution is the event timer's, about 0.5 us.
  *
+ * Graph mode.  A step can be captured once into a CUDA graph and replayed:
+ *     rec_capture_begin(r, &e);       the caller has begun stream capture
+ *     rec_step_begin ... rec_collect  the step's usual calls, captured: each
+ *                                     event is an EXTERNAL event-record node
+ *                                     (cudaEventRecordExternal), so it records
+ *                                     when the graph runs and elapsed times
+ *                                     work; rec_collect joins the streams
+ *                                     inside the graph, waits for nothing and
+ *                                     returns an empty step
+ *     rec_capture_end(r, ok, &e);     after cudaStreamEndCapture/instantiate;
+ *                                     ok = 0 goes back to eager
+ *   then per replay: the same calls in the same order on the same streams
+ *   (tags may differ: they carry the step number), around cudaGraphLaunch
+ *   on the compute stream.  Nothing is recorded on the host side; the k-th
+ *   event taken is the k-th the graph records (a step that differs from
+ *   the captured one is an error), and rec_collect waits for the compute
+ *   stream, then converts as in eager mode, so a step's ranges and markers
+ *   come out the same in both modes.  rec_graph_release returns to eager
+ *   once the graph is destroyed.  The pool's events belong to the graph
+ *   while it exists: destroy the graph before rec_free.
+ *
  * Names in the trace: the engine classifies by name, so a range becomes
  * the same name the JSONL reader gives it (src/ingest/aorta_jsonl.c):
  * "aorta:compute:<tag>", "aorta:all_reduce:<tag>", ... "Memcpy HtoD
@@ -121,6 +142,18 @@ void rec_marker(struct recorder *r, int stream_id, const char *tag);
  * first error of the step (GPU failure, a range never ended) and clears it;
  * on success fills out. */
 enum aorta_status rec_collect(struct recorder *r, struct rec_step *out, struct aorta_error *e);
+
+/* Graph mode (see the design note).  rec_capture_begin: between steps,
+ * with the compute stream capturing.  rec_capture_end(keep): keep = 1 makes
+ * later steps replays of the captured one (AORTA_EINTERNAL, and eager mode,
+ * if the captured step was not collected); keep = 0 (capture or
+ * instantiation failed) returns to eager mode and clears the step's error.
+ * rec_graph_release: back to eager after the caller destroyed the graph.
+ * rec_replaying: 1 while steps are replays. */
+enum aorta_status rec_capture_begin(struct recorder *r, struct aorta_error *e);
+enum aorta_status rec_capture_end(struct recorder *r, int keep, struct aorta_error *e);
+void rec_graph_release(struct recorder *r);
+int rec_replaying(const struct recorder *r);
 
 /* Appends the step's ranges to t as device spans shifted by base_ns, and
  * the step [base_ns, base_ns + total_ns) as host and GPU step number

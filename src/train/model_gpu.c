@@ -184,24 +184,35 @@ enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *hos
 	return AORTA_OK;
 }
 
-enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batch *b, void *stream,
+enum aorta_status gpu_model_batch_copies(struct gpu_model *gm, const struct batch *b,
+					 struct gpu_copy out[GPU_MODEL_BATCH_COPIES],
 					 struct aorta_error *err)
 {
 	const struct model_dims *d = &gm->d;
 	if (b->B > gm->B || b->B <= 0)
 		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,
 				  "gpu model: batch of %d samples, capacity %d", b->B, gm->B);
-	cudaStream_t s = (cudaStream_t)(stream ? stream : gm->stream);
 	size_t N = (size_t)b->B * d->T;
-	GPU_TRY(cudaMemcpyAsync(gm->dense, b->dense, N * d->F * d->D * sizeof(float),
-				cudaMemcpyHostToDevice, s), "upload batch");
-	GPU_TRY(cudaMemcpyAsync(gm->cat, b->cat, N * d->S * sizeof(int32_t), cudaMemcpyHostToDevice, s),
-		"upload batch");
-	GPU_TRY(cudaMemcpyAsync(gm->target, b->target, N * sizeof(float), cudaMemcpyHostToDevice, s),
-		"upload batch");
-	GPU_TRY(cudaMemcpyAsync(gm->weight, b->weight, N * sizeof(float), cudaMemcpyHostToDevice, s),
-		"upload batch");
+	out[0] = (struct gpu_copy){ gm->dense, b->dense, N * d->F * d->D * sizeof(float) };
+	out[1] = (struct gpu_copy){ gm->cat, b->cat, N * d->S * sizeof(int32_t) };
+	out[2] = (struct gpu_copy){ gm->target, b->target, N * sizeof(float) };
+	out[3] = (struct gpu_copy){ gm->weight, b->weight, N * sizeof(float) };
 	gm->nb = b->B;
+	return AORTA_OK;
+}
+
+enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batch *b, void *stream,
+					 struct aorta_error *err)
+{
+	struct gpu_copy cp[GPU_MODEL_BATCH_COPIES];
+	enum aorta_status st = gpu_model_batch_copies(gm, b, cp, err);
+	if (st)
+		return st;
+	cudaStream_t s = (cudaStream_t)(stream ? stream : gm->stream);
+	for (int i = 0; i < GPU_MODEL_BATCH_COPIES; i++)
+		if (cp[i].bytes)
+			GPU_TRY(cudaMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, cudaMemcpyHostToDevice, s),
+				"upload batch");
 	return AORTA_OK;
 }
 
@@ -339,6 +350,13 @@ enum aorta_status gpu_model_adamw(struct gpu_model *gm, float lr, int step, stru
 {
 	gpu_adamw(gm->ops, gm->params, gm->grads, gm->m, gm->v, gm->lay->total, lr, gm->beta1, gm->beta2,
 		  gm->eps, gm->weight_decay, step, gm->gscale);
+	return ops_status(gm, err, "gpu adamw");
+}
+
+enum aorta_status gpu_model_adamw_dev(struct gpu_model *gm, const struct gpu_adam_hp *hp_dev,
+				      struct aorta_error *err)
+{
+	gpu_adamw_dev(gm->ops, gm->params, gm->grads, gm->m, gm->v, gm->lay->total, hp_dev, gm->gscale);
 	return ops_status(gm, err, "gpu adamw");
 }
 

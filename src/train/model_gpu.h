@@ -106,6 +106,14 @@ enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *hos
  * makes the copy truly asynchronous). */
 enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batch *b, void *stream,
 					 struct aorta_error *err);
+/* The host-to-device copies upload_batch enqueues, in its order, without
+ * enqueueing them (a graph's copy nodes are retargeted with these): fills
+ * out[0..GPU_MODEL_BATCH_COPIES-1] and sets gm->nb as upload_batch does. */
+struct gpu_copy { void *dst; const void *src; size_t bytes; };
+#define GPU_MODEL_BATCH_COPIES 4
+enum aorta_status gpu_model_batch_copies(struct gpu_model *gm, const struct batch *b,
+					 struct gpu_copy out[GPU_MODEL_BATCH_COPIES],
+					 struct aorta_error *err);
 
 /* Forward and backward of the uploaded batch: grads += d(loss *
  * loss_scale)/d(params); the loss goes to gm->loss (device).  Same
@@ -117,6 +125,11 @@ enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t drop
 enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err);
 /* One AdamW step (t >= 1) over the whole flat buffer with gradient scale gm->gscale. */
 enum aorta_status gpu_model_adamw(struct gpu_model *gm, float lr, int step, struct aorta_error *err);
+/* The same step with lr and t read on device when it runs (ops_gpu.h;
+ * for a captured graph whose lr and step change per replay). */
+struct gpu_adam_hp;
+enum aorta_status gpu_model_adamw_dev(struct gpu_model *gm, const struct gpu_adam_hp *hp_dev,
+				      struct aorta_error *err);
 enum aorta_status gpu_model_zero_grad(struct gpu_model *gm, struct aorta_error *err);
 
 /* Synchronous downloads (wait for gm->stream first). */

@@ -9,6 +9,11 @@
  * recorded in the context with file:line and the library's message, and
  * gpu_ops_last_error() reports it (the caller checks once per step).
  *
+ * Per-step values for graphs: a replayed graph keeps the arguments it was
+ * captured with, so the dropout kernels can take their seed from device
+ * memory (gpu_ops_set_seed_dev) and AdamW its lr/t-derived scalars
+ * (gpu_adamw_dev); by default both come by value, as before.
+ *
  * Precision.  PREC_FP32 runs the GEMMs in plain fp32 (cuBLAS default math,
  * no TF32), so results agree with the CPU reference to ~1e-6 relative.
  * PREC_BF16 / PREC_FP16 convert both operands into a workspace (one pass
@@ -47,6 +52,7 @@ struct gpu_ops_ctx {
 	size_t ws_bytes;
 	int nsm;
 	size_t smem_optin; /* max dynamic shared memory per block */
+	const uint64_t *seed_dev; /* dropout seed read on device (graph replay), NULL: by value */
 	int err;
 	char msg[256];
 };
@@ -133,6 +139,18 @@ extern "C" void gpu_ops_set_stream(gpu_ops_ctx *c, void *stream)
 {
 	c->stream = (cudaStream_t)stream;
 	CKB(cublasSetStream(c->blas, c->stream));
+}
+
+extern "C" void gpu_ops_set_seed_dev(gpu_ops_ctx *c, const uint64_t *seed_dev)
+{
+	c->seed_dev = seed_dev;
+}
+
+extern "C" void gpu_ops_clear_error(gpu_ops_ctx *c)
+{
+	(void)cudaGetLastError();
+	c->err = 0;
+	c->msg[0] = '\0';
 }
 
 extern "C" int gpu_ops_last_error(gpu_ops_ctx *c, char *msg, size_t len)
@@ -269,8 +287,10 @@ __global__ void gelu_bwd_kernel(float *dx, const float *dy, const float *x, size
 
 /* dropout forward and backward are the same map: y = x * factor(i) */
 __global__ void dropout_kernel(float *y, const float *x, size_t n, float p, float inv_keep,
-			       uint64_t seed, uint64_t site)
+			       uint64_t seed, uint64_t site, const uint64_t *seedp)
 {
+	if (seedp)
+		seed = *seedp;
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
 		y[i] = x[i] * drop_factor(seed, site, i, p, inv_keep);
@@ -279,8 +299,11 @@ __global__ void dropout_kernel(float *y, const float *x, size_t n, float p, floa
 /* h = y + b (in place in y, which becomes h); out = dropout(gelu(h)) */
 __global__ void bias_gelu_dropout_kernel(float *__restrict__ out, float *__restrict__ h,
 					 const float *__restrict__ b, int n, int cols, float p,
-					 float inv_keep, uint64_t seed, uint64_t site)
+					 float inv_keep, uint64_t seed, uint64_t site,
+					 const uint64_t *seedp)
 {
+	if (seedp)
+		seed = *seedp;
 	size_t total = (size_t)n * cols;
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -292,8 +315,11 @@ __global__ void bias_gelu_dropout_kernel(float *__restrict__ out, float *__restr
 }
 
 __global__ void dropout_gelu_bwd_kernel(float *dh, const float *dy, const float *h, size_t n,
-					float p, float inv_keep, uint64_t seed, uint64_t site)
+					float p, float inv_keep, uint64_t seed, uint64_t site,
+					const uint64_t *seedp)
 {
+	if (seedp)
+		seed = *seedp;
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
 		float d = dy[i];
@@ -477,7 +503,7 @@ extern "C" void gpu_linear_gelu_dropout_fwd(gpu_ops_ctx *c, float *y, float *h, 
 	if (!total)
 		return;
 	bias_gelu_dropout_kernel<<<grid_for(c, total, 256), 256, 0, c->stream>>>(
-		y, h, b, n, out, p, inv_keep_of(p), seed, site);
+		y, h, b, n, out, p, inv_keep_of(p), seed, site, c->seed_dev);
 	CKL();
 }
 
@@ -487,7 +513,8 @@ extern "C" void gpu_dropout_gelu_bwd(gpu_ops_ctx *c, float *dh, const float *dy,
 	if (!n)
 		return;
 	dropout_gelu_bwd_kernel<<<grid_for(c, n, 256), 256, 0, c->stream>>>(dh, dy, h, n, p,
-									     inv_keep_of(p), seed, site);
+									     inv_keep_of(p), seed, site,
+									     c->seed_dev);
 	CKL();
 }
 
@@ -537,7 +564,8 @@ static void dropout_map(gpu_ops_ctx *c, float *y, const float *x, size_t n, floa
 			CK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
 		return;
 	}
-	dropout_kernel<<<grid_for(c, n, 256), 256, 0, c->stream>>>(y, x, n, p, inv_keep_of(p), seed, site);
+	dropout_kernel<<<grid_for(c, n, 256), 256, 0, c->stream>>>(y, x, n, p, inv_keep_of(p), seed, site,
+									     c->seed_dev);
 	CKL();
 }
 
@@ -618,8 +646,10 @@ __global__ void layernorm_fwd_kernel(float *__restrict__ y, float *__restrict__ 
 				     const float *__restrict__ res, float *__restrict__ rout,
 				     const float *__restrict__ g, const float *__restrict__ b, int n,
 				     int cdim, float eps, float p, float inv_keep, uint64_t seed,
-				     uint64_t site)
+				     uint64_t site, const uint64_t *seedp)
 {
+	if (seedp)
+		seed = *seedp;
 	int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	int lane = threadIdx.x & 31;
 	if (row >= n)
@@ -721,7 +751,7 @@ static void layernorm_fwd_launch(gpu_ops_ctx *c, float *y, float *mean, float *r
 		return;
 	layernorm_fwd_kernel<<<(n + 7) / 8, 256, 0, c->stream>>>(y, mean, rstd, x, res, rout, g, b, n,
 								 cdim, eps, p, inv_keep_of(p), seed,
-								 site);
+								 site, c->seed_dev);
 	CKL();
 }
 
@@ -770,9 +800,12 @@ extern "C" void gpu_layernorm_bwd(gpu_ops_ctx *c, float *dx, float *dg, float *d
  * Q [R][hd], S [R][T+1]. */
 __global__ void attention_fwd_kernel(float *__restrict__ out, float *__restrict__ probs,
 				     const float *__restrict__ qkv, int B, int T, int M, int H,
-				     float p, float inv_keep, uint64_t seed, uint64_t site)
+				     float p, float inv_keep, uint64_t seed, uint64_t site,
+				     const uint64_t *seedp)
 {
 	extern __shared__ float sm[];
+	if (seedp)
+		seed = *seedp;
 	int hd = M / H;
 	int bh = blockIdx.x, b = bh / H, h = bh % H;
 	int t0 = blockIdx.y * ATT_ROWS;
@@ -836,9 +869,11 @@ __global__ void attention_fwd_kernel(float *__restrict__ out, float *__restrict_
 __global__ void attention_bwd_kernel(float *__restrict__ dqkv, const float *__restrict__ dout,
 				     const float *__restrict__ qkv, const float *__restrict__ probs,
 				     int B, int T, int M, int H, float p, float inv_keep,
-				     uint64_t seed, uint64_t site)
+				     uint64_t seed, uint64_t site, const uint64_t *seedp)
 {
 	extern __shared__ float sm[];
+	if (seedp)
+		seed = *seedp;
 	int hd = M / H, hp = hd + 1, tp = T + 1;
 	int bh = blockIdx.x, b = bh / H, h = bh % H;
 	float *Qs = sm, *Ks = Qs + T * hp, *Vs = Ks + T * hp, *dOs = Vs + T * hp;
@@ -936,7 +971,7 @@ extern "C" void gpu_attention_fwd(gpu_ops_ctx *c, float *out, float *probs, cons
 				(int)smem));
 	dim3 grid(B * H, (T + ATT_ROWS - 1) / ATT_ROWS);
 	attention_fwd_kernel<<<grid, 256, smem, c->stream>>>(out, probs, qkv, B, T, M, H, p,
-							      inv_keep_of(p), seed, site);
+							      inv_keep_of(p), seed, site, c->seed_dev);
 	CKL();
 }
 
@@ -957,7 +992,7 @@ extern "C" void gpu_attention_bwd(gpu_ops_ctx *c, float *dqkv, const float *dout
 	CK(cudaFuncSetAttribute(attention_bwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 				(int)smem));
 	attention_bwd_kernel<<<B * H, 256, smem, c->stream>>>(dqkv, dout, qkv, probs, B, T, M, H, p,
-							       inv_keep_of(p), seed, site);
+							       inv_keep_of(p), seed, site, c->seed_dev);
 	CKL();
 }
 
@@ -1006,11 +1041,7 @@ extern "C" void gpu_bce_fwd_bwd(gpu_ops_ctx *c, float *dlogits, float *loss_dev,
 /* AdamW over a flat buffer, gscale read on device                          */
 /* ------------------------------------------------------------------------ */
 
-struct adam_hp {
-	float lr, beta1, beta2, eps, decay; /* decay = 1 - lr wd */
-	float step_size;                    /* lr / (1 - beta1^t) */
-	float inv_sqrt_bc2;                 /* 1 / sqrt(1 - beta2^t) */
-};
+typedef struct gpu_adam_hp adam_hp;
 
 __device__ __forceinline__ void adam_one(float &p, float g, float &m, float &v, const adam_hp &h)
 {
@@ -1023,8 +1054,11 @@ __device__ __forceinline__ void adam_one(float &p, float g, float &m, float &v, 
 
 __global__ void adamw_kernel(float *__restrict__ p, const float *__restrict__ g,
 			     float *__restrict__ m, float *__restrict__ v, size_t n, adam_hp h,
-			     const float *__restrict__ gscale_dev, int vec)
+			     const adam_hp *__restrict__ hp_dev, const float *__restrict__ gscale_dev,
+			     int vec)
 {
+	if (hp_dev)
+		h = *hp_dev;
 	float gs = gscale_dev ? *gscale_dev : 1.0f;
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	size_t i0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -1051,26 +1085,46 @@ __global__ void adamw_kernel(float *__restrict__ p, const float *__restrict__ g,
 	}
 }
 
+extern "C" void gpu_adam_hp_make(struct gpu_adam_hp *h, float lr, float beta1, float beta2, float eps,
+				 float wd, int t)
+{
+	h->lr = lr;
+	h->beta1 = beta1;
+	h->beta2 = beta2;
+	h->eps = eps;
+	h->decay = 1.0f - lr * wd;
+	double bc1 = 1.0 - pow((double)beta1, (double)t);
+	double bc2 = 1.0 - pow((double)beta2, (double)t);
+	h->step_size = (float)((double)lr / bc1);
+	h->inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+}
+
+static void adamw_launch(gpu_ops_ctx *c, float *p, const float *g, float *m, float *v, size_t n,
+			 const adam_hp &h, const adam_hp *hp_dev, const float *gscale_dev)
+{
+	if (!n)
+		return;
+	int vec = ((((uintptr_t)p) | ((uintptr_t)g) | ((uintptr_t)m) | ((uintptr_t)v)) & 15) == 0;
+	adamw_kernel<<<grid_for(c, vec ? n / 4 + 1 : n, 256), 256, 0, c->stream>>>(p, g, m, v, n, h,
+										     hp_dev, gscale_dev, vec);
+	CKL();
+}
+
 extern "C" void gpu_adamw(gpu_ops_ctx *c, float *p, const float *g, float *m, float *v, size_t n,
 			  float lr, float beta1, float beta2, float eps, float wd, int t,
 			  const float *gscale_dev)
 {
-	if (!n)
-		return;
 	adam_hp h;
-	h.lr = lr;
-	h.beta1 = beta1;
-	h.beta2 = beta2;
-	h.eps = eps;
-	h.decay = 1.0f - lr * wd;
-	double bc1 = 1.0 - pow((double)beta1, (double)t);
-	double bc2 = 1.0 - pow((double)beta2, (double)t);
-	h.step_size = (float)((double)lr / bc1);
-	h.inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
-	int vec = ((((uintptr_t)p) | ((uintptr_t)g) | ((uintptr_t)m) | ((uintptr_t)v)) & 15) == 0;
-	adamw_kernel<<<grid_for(c, vec ? n / 4 + 1 : n, 256), 256, 0, c->stream>>>(p, g, m, v, n, h,
-										     gscale_dev, vec);
-	CKL();
+	gpu_adam_hp_make(&h, lr, beta1, beta2, eps, wd, t);
+	adamw_launch(c, p, g, m, v, n, h, NULL, gscale_dev);
+}
+
+extern "C" void gpu_adamw_dev(gpu_ops_ctx *c, float *p, const float *g, float *m, float *v, size_t n,
+			      const struct gpu_adam_hp *hp_dev, const float *gscale_dev)
+{
+	adam_hp h;
+	memset(&h, 0, sizeof h);
+	adamw_launch(c, p, g, m, v, n, h, hp_dev, gscale_dev);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -41,6 +41,31 @@ void gpu_clip_scale(gpu_ops_ctx *c, float *gscale_dev, const double *sumsq_dev, 
 		    float extra);
 void gpu_fill(gpu_ops_ctx *c, float *x, float v, size_t n);
 
+/* ---- per-step values read on device (CUDA graph replay) ----------------
+ * A captured graph bakes every kernel argument in, so what changes from
+ * step to step must live in device memory that the graph reads.  With a
+ * seed pointer set, every dropout kernel enqueued through c (fused or not)
+ * reads its seed from *seed_dev when it runs and ignores the seed argument;
+ * NULL (the default) restores by-value seeds.  The pointer is read at
+ * enqueue time, so set it around the calls it should apply to. */
+void gpu_ops_set_seed_dev(gpu_ops_ctx *c, const uint64_t *seed_dev);
+/* Forgets the context's sticky error and the runtime's last error (after a
+ * failed capture, before running the same work eagerly). */
+void gpu_ops_clear_error(gpu_ops_ctx *c);
+
+/* AdamW's per-step scalars, exactly as gpu_adamw derives them from (lr, t):
+ * decay = 1 - lr wd, step_size = lr / (1 - beta1^t), inv_sqrt_bc2 =
+ * 1 / sqrt(1 - beta2^t) (bias corrections in double, stored as float). */
+struct gpu_adam_hp {
+	float lr, beta1, beta2, eps, decay, step_size, inv_sqrt_bc2;
+};
+void gpu_adam_hp_make(struct gpu_adam_hp *h, float lr, float beta1, float beta2, float eps, float wd,
+		      int t);
+/* gpu_adamw with its scalars read on device from *hp_dev when the kernel
+ * runs (filled by gpu_adam_hp_make on the host and copied there). */
+void gpu_adamw_dev(gpu_ops_ctx *c, float *p, const float *g, float *m, float *v, size_t n,
+		   const struct gpu_adam_hp *hp_dev, const float *gscale_dev);
+
 #ifdef __cplusplus
 }
 #endif

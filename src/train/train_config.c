@@ -93,7 +93,7 @@ static const struct config_schema schema[] = {
 	{ "distributed.find_unused_parameters", B, "false", NULL },
 	{ "distributed.*", IGN, NULL, NULL },
 
-	{ "compile.enabled", B, "false", "no effect (no graph compiler)" },
+	{ "compile.enabled", B, "false", "capture the training step as a CUDA graph and replay it" },
 	{ "compile.backend", S, "inductor", NULL },
 	{ "compile.mode", S, "max-autotune", NULL },
 	{ "compile.fullgraph", B, "false", NULL },
@@ -522,8 +522,9 @@ static enum aorta_status read_all(const struct ctx *x, struct train_config *t)
 			snprintf(t->compile.option_val[k], sizeof(t->compile.option_val[k]), "%s", v->str);
 		}
 	}
-	if (t->compile.enabled)
-		warn(x, "compile.enabled", "has no effect in aorta (no graph compiler)");
+	if (t->compile.enabled && (strcmp(t->compile.backend, "inductor") || t->compile.noptions))
+		warn(x, "compile.backend", "compile.enabled captures the step as a CUDA graph; backend, mode "
+		     "and options are torch.compile settings and are ignored");
 
 	TRY(get_int(x, "dataloader.num_workers", &t->dataloader.num_workers));
 	TRY(get_bool(x, "dataloader.pin_memory", &t->dataloader.pin_memory));

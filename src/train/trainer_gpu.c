@@ -19,6 +19,26 @@
  * parallel at start into pinned memory and cycled through; every step still
  * copies its batch host to device on the aux stream, as upstream does.
  *
+ * compile.enabled: the step as a CUDA graph.  Step 0 runs eagerly (module
+ * loading, cuBLAS and workspace allocation must not land in a capture);
+ * step 1 is captured once across both streams (fork/join with events:
+ * zero_grad, each micro-batch's prefetch and forward/backward, clip, AdamW,
+ * the loss/norm copies, the recorder's events as external event-record
+ * nodes) and instantiated; every later step is one cudaGraphLaunch on the
+ * compute stream.  What changes per step is not baked in: lr and t (AdamW)
+ * and each micro-batch's dropout seed sit in a pinned struct that the host
+ * fills before each launch and the graph's first node copies to the device,
+ * where the kernels read them (gpu_adamw_dev, gpu_ops_set_seed_dev).  The
+ * cached batch is chosen by retargeting the graph's H2D copy nodes
+ * (cudaGraphExecMemcpyNodeSetParams1D, 4 per micro-batch, ~1 us each):
+ * one instantiation and one graph whatever --data-batches is, where a graph
+ * per cached batch (or per combination, with accumulation) would multiply
+ * instantiation time and graph memory.  If capture or instantiation fails,
+ * the CUDA error is logged and the run continues eagerly (from the same
+ * step); AORTA_TRAIN_GRAPH_FAIL=1 forces that path.  Losses match eager mode
+ * up to the atomics' summation order (the seeds, lr and t are the same
+ * values).
+ *
  * Outputs: <output_dir>/rank_00_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank0.log, and CUPTI Kineto traces under
  * <output_dir>/torch_profiler/rank0/ when profiling.enabled.
@@ -44,6 +64,7 @@
 #include "train/metrics.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
+#include "train/ops_gpu.h"
 #include "train/rng.h"
 
 #define FP16_LOSS_SCALE 1024.0f
@@ -175,25 +196,35 @@ static void logline(FILE *log, int quiet, const char *fmt, ...)
  * cost against it); steps are then timed by the host clock only. */
 static int instrumented = 1;
 
+/* How a step's work is issued: eagerly, into a stream capture, or not at
+ * all because a graph replay does it (the recorder still takes the step's
+ * tags, in the same order). */
+enum step_mode { STEP_EAGER, STEP_CAPTURE, STEP_REPLAY };
+
 /* A phase: events on its stream (the recorder) and an NVTX range named by
- * the tag's phase ("forward", "optimizer", ...) for Nsight Systems. */
-static int rbegin(struct recorder *r, int stream, const char *tag, enum rec_kind k)
+ * the tag's phase ("forward", "optimizer", ...) for Nsight Systems.  In a
+ * replay the host issues nothing, so no NVTX range either. */
+static int rbegin(struct recorder *r, int stream, const char *tag, enum rec_kind k, int nvtx)
 {
-	const char *phase = strrchr(tag, '_');
-	nvtx_push(phase ? phase + 1 : tag);
+	if (nvtx) {
+		const char *phase = strrchr(tag, '_');
+		nvtx_push(phase ? phase + 1 : tag);
+	}
 	return instrumented ? rec_begin(r, stream, tag, k) : -1;
 }
 
-static void rend(struct recorder *r, int h)
+static void rend(struct recorder *r, int h, int nvtx)
 {
 	if (instrumented)
 		rec_end(r, h);
-	nvtx_pop();
+	if (nvtx)
+		nvtx_pop();
 }
 
 struct phase_ctx {
 	struct recorder *rec;
 	int handle;
+	int nvtx;
 	char tag[128];
 };
 
@@ -201,8 +232,8 @@ struct phase_ctx {
 static void on_phase(void *p)
 {
 	struct phase_ctx *c = p;
-	rend(c->rec, c->handle);
-	c->handle = rbegin(c->rec, GS_COMPUTE, c->tag, REC_COMPUTE);
+	rend(c->rec, c->handle, c->nvtx);
+	c->handle = rbegin(c->rec, GS_COMPUTE, c->tag, REC_COMPUTE, c->nvtx);
 }
 
 static double now_ms(void)
@@ -297,6 +328,284 @@ static void pending_free(struct pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* ---- one step ---------------------------------------------------------------- */
+
+/* Per-step values a graph reads on device: the host fills the pinned copy
+ * before each launch and the graph's first node copies it to the device.
+ * Writing it is safe then: the previous launch has completed (the step's
+ * one host wait).  seed[] has one entry per micro-batch. */
+struct step_params {
+	struct gpu_adam_hp hp;   /* AdamW lr, bias corrections for step t = s + 1 */
+	uint64_t seed[];         /* dropout seed of each micro-batch */
+};
+
+struct step_ctx {
+	const struct train_config *cfg;
+	struct gpu_model *gm;
+	const struct gpu_streams *gs;
+	struct recorder *rec;
+	const struct data_cache *data;
+	struct phase_ctx *ph;
+	gpuEvent_t ev_fork, ev_data, ev_consumed, ev_grads;
+	float *loss_acc, *h_loss;
+	double *h_sumsq;
+	int accum;
+	float loss_scale;
+	uint64_t seed;
+	long per_epoch;
+	/* graph mode */
+	struct step_params *hpar, *dpar;   /* pinned host, device */
+	size_t par_bytes;
+	gpuGraphNode_t *copy_node;          /* [accum][GPU_MODEL_BATCH_COPIES], NULL where no copy */
+	gpuGraph_t graph;                   /* kept while exec lives: copy_node are its nodes */
+	gpuGraphExec_t exec;
+};
+
+static void step_position(const struct step_ctx *x, long s, int *epoch, int *estep)
+{
+	long spe = x->per_epoch > 0 ? x->per_epoch / x->accum : 1;
+	*epoch = (int)(spe > 0 ? s / spe : 0);
+	*estep = (int)(spe > 0 ? s % spe : s);
+}
+
+static const struct batch *batch_of(const struct step_ctx *x, long s, int mb)
+{
+	return &x->data->b[(s * x->accum + mb) % x->data->n];
+}
+
+static uint64_t seed_of(const struct step_ctx *x, long s, int mb)
+{
+	return rng_mix(x->seed ^ (uint64_t)(s * x->accum + mb) * 0x9e37ull);
+}
+
+static double lr_of(const struct step_ctx *x, long s)
+{
+	const struct train_config *c = x->cfg;
+	return lr_at(c->optimizer.lr, s, c->scheduler.warmup_steps, c->scheduler.total_steps);
+}
+
+/* Issues step s (mode STEP_EAGER or STEP_CAPTURE) or, for STEP_REPLAY, only
+ * the recorder's calls with this step's tags:
+ *   compute: [capture: per-step values H2D] fork; zero_grad; loss = 0
+ *   per micro-batch:
+ *     aux:     waits for the fork (mb 0) or the previous micro-batch's
+ *              compute; prefetch (H2D of the batch)
+ *     compute: waits for the copy; forward; backward; loss += ...
+ *   aux:      waits for compute; grad_clip; optimizer; loss and norm D2H
+ * In a capture the batch copies' nodes are kept (x->copy_node) to be
+ * retargeted per replay, and dropout seeds, lr and t are read on device. */
+static enum aorta_status enqueue_step(struct step_ctx *x, long s, enum step_mode mode, struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	struct recorder *rec = x->rec;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX];
+	const int run = mode != STEP_REPLAY;
+	enum aorta_status st;
+	int epoch, estep;
+	char tag[128];
+
+	step_position(x, s, &epoch, &estep);
+	x->ph->nvtx = run;
+	if (instrumented)
+		rec_step_begin(rec, s);
+	if (run) {
+		gm->stream = cs;
+		gpu_ops_set_stream(gm->ops, cs);
+		if (mode == STEP_CAPTURE &&
+		    (st = GPU_CALL(e, gpuMemcpyAsync(x->dpar, x->hpar, x->par_bytes, gpuMemcpyHostToDevice, cs))))
+			return st;
+		if ((st = GPU_CALL(e, gpuEventRecord(x->ev_fork, cs))) || (st = gpu_model_zero_grad(gm, e)) ||
+		    (st = GPU_CALL(e, gpuMemsetAsync(x->loss_acc, 0, sizeof(float), cs))))
+			return st;
+	}
+	for (int mb = 0; mb < x->accum; mb++) {
+		if (run) {
+			/* the copy must not overwrite the batch the compute stream still
+			 * reads; mb 0 follows the previous step, which ended joined */
+			if ((st = GPU_CALL(e, gpuStreamWaitEvent(as, mb ? x->ev_consumed : x->ev_fork, 0))))
+				return st;
+		}
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_prefetch", epoch, estep);
+		int h = rbegin(rec, GS_AUX, tag, REC_MEMCPY_H2D, run);
+		if (run) {
+			struct gpu_copy cp[GPU_MODEL_BATCH_COPIES];
+			if ((st = gpu_model_batch_copies(gm, batch_of(x, s, mb), cp, e)))
+				return st;
+			for (int i = 0; i < GPU_MODEL_BATCH_COPIES; i++) {
+				gpuGraphNode_t *node = x->copy_node ? &x->copy_node[mb * GPU_MODEL_BATCH_COPIES + i] : NULL;
+				if (node)
+					*node = NULL;
+				if (!cp[i].bytes)
+					continue;
+				if ((st = GPU_CALL(e, gpuMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes,
+								     gpuMemcpyHostToDevice, as))))
+					return st;
+				if (mode == STEP_CAPTURE && (st = GPU_CALL(e, gpu_capture_last_node(as, node))))
+					return st;
+			}
+		}
+		rend(rec, h, run);
+		if (run && ((st = GPU_CALL(e, gpuEventRecord(x->ev_data, as))) ||
+			    (st = GPU_CALL(e, gpuStreamWaitEvent(cs, x->ev_data, 0)))))
+			return st;
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_forward", epoch, estep);
+		x->ph->handle = rbegin(rec, GS_COMPUTE, tag, REC_COMPUTE, run);
+		snprintf(x->ph->tag, sizeof(x->ph->tag), "epoch%d_step%d_backward", epoch, estep);
+		if (run) {
+			if (mode == STEP_CAPTURE)
+				gpu_ops_set_seed_dev(gm->ops, &x->dpar->seed[mb]);
+			st = gpu_model_forward_backward(gm, seed_of(x, s, mb), 1, x->loss_scale, e);
+			gpu_ops_set_seed_dev(gm->ops, NULL);
+			if (st)
+				return st;
+		} else {
+			on_phase(x->ph);
+		}
+		rend(rec, x->ph->handle, run);
+		if (run) {
+			gpu_add(gm->ops, x->loss_acc, x->loss_acc, gm->loss, 1);
+			if ((st = GPU_CALL(e, gpuEventRecord(x->ev_consumed, cs))))
+				return st;
+		}
+	}
+	/* clip and optimizer on aux, after the gradients exist */
+	if (run) {
+		if ((st = GPU_CALL(e, gpuEventRecord(x->ev_grads, cs))) ||
+		    (st = GPU_CALL(e, gpuStreamWaitEvent(as, x->ev_grads, 0))))
+			return st;
+		gm->stream = as;
+		gpu_ops_set_stream(gm->ops, as);
+	}
+	snprintf(tag, sizeof(tag), "epoch%d_step%d_grad_clip", epoch, estep);
+	int h = rbegin(rec, GS_AUX, tag, REC_COMPUTE, run);
+	if (run && (st = gpu_model_grad_norm_clip(gm, (float)x->cfg->training.grad_clip_norm, e)))
+		return st;
+	rend(rec, h, run);
+	snprintf(tag, sizeof(tag), "epoch%d_step%d_optimizer", epoch, estep);
+	h = rbegin(rec, GS_AUX, tag, REC_COMPUTE, run);
+	if (run) {
+		st = mode == STEP_CAPTURE ? gpu_model_adamw_dev(gm, &x->dpar->hp, e)
+					  : gpu_model_adamw(gm, (float)lr_of(x, s), (int)(s + 1), e);
+		if (st)
+			return st;
+	}
+	rend(rec, h, run);
+	/* loss and norm come back with the step's one synchronisation */
+	if (run && ((st = GPU_CALL(e, gpuMemcpyAsync(x->h_loss, x->loss_acc, sizeof(float),
+						     gpuMemcpyDeviceToHost, as))) ||
+		    (st = GPU_CALL(e, gpuMemcpyAsync(x->h_sumsq, gm->sumsq, sizeof(double),
+						     gpuMemcpyDeviceToHost, as)))))
+		return st;
+	return AORTA_OK;
+}
+
+/* Ends step s: the end marker and the join of every stream into compute,
+ * then (not in a capture) the step's one host wait; rs gets the collected
+ * step when instrumented. */
+static enum aorta_status finish_step(struct step_ctx *x, long s, enum step_mode mode, struct rec_step *rs,
+				     struct aorta_error *e)
+{
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX];
+	enum aorta_status st;
+
+	memset(rs, 0, sizeof(*rs));
+	if (instrumented) {
+		char tag[128];
+		int epoch, estep;
+		step_position(x, s, &epoch, &estep);
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_end", epoch, estep);
+		rec_marker(x->rec, GS_COMPUTE, tag);
+		return rec_collect(x->rec, rs, e);
+	}
+	if (mode != STEP_REPLAY && ((st = GPU_CALL(e, gpuEventRecord(x->ev_grads, as))) ||
+				    (st = GPU_CALL(e, gpuStreamWaitEvent(cs, x->ev_grads, 0)))))
+		return st;
+	if (mode != STEP_CAPTURE && (st = GPU_CALL(e, gpuStreamSynchronize(cs))))
+		return st;
+	return AORTA_OK;
+}
+
+/* ---- graph mode ----------------------------------------------------------- */
+
+/* Before each replay: this step's lr, t and seeds into the pinned struct,
+ * and the graph's batch copies pointed at this step's cached batches. */
+static enum aorta_status graph_prepare(struct step_ctx *x, long s, struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	enum aorta_status st;
+
+	gpu_adam_hp_make(&x->hpar->hp, (float)lr_of(x, s), gm->beta1, gm->beta2, gm->eps, gm->weight_decay,
+			 (int)(s + 1));
+	for (int mb = 0; mb < x->accum; mb++) {
+		struct gpu_copy cp[GPU_MODEL_BATCH_COPIES];
+		x->hpar->seed[mb] = seed_of(x, s, mb);
+		if ((st = gpu_model_batch_copies(gm, batch_of(x, s, mb), cp, e)))
+			return st;
+		for (int i = 0; i < GPU_MODEL_BATCH_COPIES; i++) {
+			gpuGraphNode_t n = x->copy_node[mb * GPU_MODEL_BATCH_COPIES + i];
+			if (n && (st = GPU_CALL(e, gpuGraphExecMemcpyNodeSetParams1D(x->exec, n, cp[i].dst,
+										     cp[i].src, cp[i].bytes,
+										     gpuMemcpyHostToDevice))))
+				return st;
+		}
+	}
+	return AORTA_OK;
+}
+
+/* Captures step s (the whole step, every stream, the recorder's events as
+ * external nodes) and instantiates it into x->exec.  On failure returns
+ * non-zero with the reason in *why (the first CUDA error, by its runtime
+ * message), leaves the streams, the ops context and the recorder eager,
+ * and nothing of step s has run.  AORTA_TRAIN_GRAPH_FAIL=1 makes the
+ * capture fail on purpose (a stream synchronisation inside it), to test
+ * this path. */
+static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, size_t *nnodes)
+{
+	gpuStream_t cs = x->gs->s[GS_COMPUTE];
+	gpuGraph_t g = NULL;
+	struct aorta_error e2 = { 0 };
+	struct rec_step rs;
+	enum aorta_status st;
+	const char *force = getenv("AORTA_TRAIN_GRAPH_FAIL");
+
+	memset(why, 0, sizeof(*why));
+	if (instrumented && (st = rec_capture_begin(x->rec, why)))
+		return st;
+	if ((st = GPU_CALL(why, gpuStreamBeginCapture(cs, gpuStreamCaptureModeThreadLocal)))) {
+		if (instrumented)
+			rec_capture_end(x->rec, 0, NULL);
+		return st;
+	}
+	st = enqueue_step(x, s, STEP_CAPTURE, why);
+	if (!st && force && *force && strcmp(force, "0"))
+		st = GPU_CALL(why, gpuStreamSynchronize(cs)); /* not allowed while capturing */
+	if (!st)
+		st = finish_step(x, s, STEP_CAPTURE, &rs, why);
+	/* always end the capture, so every stream leaves capture mode */
+	enum aorta_status st2 = GPU_CALL(st ? &e2 : why, gpuStreamEndCapture(cs, &g));
+	if (!st)
+		st = st2;
+	if (!st && (st = GPU_CALL(why, gpuGraphGetNodes(g, NULL, nnodes))) == AORTA_OK)
+		st = GPU_CALL(why, gpuGraphInstantiate(&x->exec, g, 0));
+	if (instrumented && rec_capture_end(x->rec, st == AORTA_OK, st ? NULL : why) && !st)
+		st = AORTA_EINTERNAL;
+	if (st) {
+		if (x->exec)
+			gpuGraphExecDestroy(x->exec);
+		x->exec = NULL;
+		if (g)
+			gpuGraphDestroy(g);
+		g = NULL;
+		gpu_ops_set_seed_dev(x->gm->ops, NULL);
+		gpu_ops_clear_error(x->gm->ops);
+		(void)gpuGetLastError();
+		x->gm->stream = cs;
+		gpu_ops_set_stream(x->gm->ops, cs);
+	}
+	x->graph = g;
+	return st;
+}
+
 /* ---- the loop -------------------------------------------------------------- */
 
 enum aorta_status trainer_run(const struct train_config *cfg, const struct trainer_opts *o,
@@ -312,7 +621,9 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	struct gpu_model gm;
 	struct data_cache data = { 0 };
 	struct gpu_device_info dev;
-	gpuEvent_t ev_data = NULL, ev_consumed = NULL, ev_grads = NULL;
+	gpuEvent_t ev_fork = NULL, ev_data = NULL, ev_consumed = NULL, ev_grads = NULL;
+	struct step_ctx x;
+	int graph_wanted = cfg->compile.enabled, graph_failed = 0;
 	float *params_host = NULL, *loss_acc = NULL;
 	FILE *mf = NULL, *log = NULL;
 	double *step_ms = NULL;
@@ -324,6 +635,7 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 
 	memset(res, 0, sizeof(*res));
 	memset(&gm, 0, sizeof(gm));
+	memset(&x, 0, sizeof(x));
 	const char *unins = getenv("AORTA_TRAIN_UNINSTRUMENTED");
 	instrumented = !(unins && *unins && strcmp(unins, "0"));
 	train_config_model_dims(cfg, &d);
@@ -356,7 +668,8 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		goto out;
 	if ((st = rec_init(&rec, &gs, 16, e)))
 		goto out;
-	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_data, gpuEventDisableTiming))) ||
+	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_fork, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_data, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_consumed, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_grads, gpuEventDisableTiming))))
 		goto out;
@@ -418,9 +731,6 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 			cup = NULL;
 		}
 	}
-	if (cfg->compile.enabled)
-		logline(log, o->quiet, "compile.enabled: CUDA graph capture of the step is not implemented "
-				       "yet; running eagerly");
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -435,98 +745,70 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 
 	step_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*step_ms));
 	double *wall_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*wall_ms));
-	struct phase_ctx ph = { rec, -1, "" };
+	struct phase_ctx ph = { rec, -1, 1, "" };
 	gm.phase = on_phase;
 	gm.phase_ctx = &ph;
 	long done = 0;
 	if ((st = GPU_CALL(e, gpuMallocHost((void **)&h_loss, sizeof(float)))) ||
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&h_sumsq, sizeof(double)))))
 		goto out;
+	x = (struct step_ctx){ .cfg = cfg, .gm = &gm, .gs = &gs, .rec = rec, .data = &data, .ph = &ph,
+			       .ev_fork = ev_fork, .ev_data = ev_data, .ev_consumed = ev_consumed,
+			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
+			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch };
+	if (graph_wanted) {
+		x.par_bytes = sizeof(struct step_params) + (size_t)accum * sizeof(uint64_t);
+		x.copy_node = xcalloc((size_t)accum * GPU_MODEL_BATCH_COPIES, sizeof(*x.copy_node));
+		if ((st = GPU_CALL(e, gpuMallocHost((void **)&x.hpar, x.par_bytes))) ||
+		    (st = GPU_CALL(e, gpuMalloc((void **)&x.dpar, x.par_bytes))))
+			goto out;
+		memset(x.hpar, 0, x.par_bytes);
+	}
 	long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
 	const int progress = !o->quiet && isatty(2);
 	for (long s = 0; s < total && !stop_requested; s++) {
-		long spe = per_epoch > 0 ? per_epoch / accum : 1;
-		int epoch = (int)(spe > 0 ? s / spe : 0), estep = (int)(spe > 0 ? s % spe : s);
-		char tag[128];
+		int epoch, estep;
+		step_position(&x, s, &epoch, &estep);
 		double t0 = now_ms();
 		nvtx_push_step(s);
-		if (instrumented)
-			rec_step_begin(rec, s);
-		gm.stream = gs.s[GS_COMPUTE];
-		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
-		if ((st = gpu_model_zero_grad(&gm, e)) ||
-		    (st = GPU_CALL(e, gpuMemsetAsync(loss_acc, 0, sizeof(float), gs.s[GS_COMPUTE]))))
-			goto out;
-		for (int mb = 0; mb < accum; mb++) {
-			const struct batch *b = &data.b[(s * accum + mb) % data.n];
-			/* the copy must not overwrite the batch the compute stream still reads */
-			if ((st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_AUX], ev_consumed, 0))))
-				goto out;
-			snprintf(tag, sizeof(tag), "epoch%d_step%d_prefetch", epoch, estep);
-			int h = rbegin(rec, GS_AUX, tag, REC_MEMCPY_H2D);
-			if ((st = gpu_model_upload_batch(&gm, b, gs.s[GS_AUX], e)))
-				goto out;
-			rend(rec, h);
-			if ((st = GPU_CALL(e, gpuEventRecord(ev_data, gs.s[GS_AUX]))) ||
-			    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_COMPUTE], ev_data, 0))))
-				goto out;
-			snprintf(tag, sizeof(tag), "epoch%d_step%d_forward", epoch, estep);
-			ph.handle = rbegin(rec, GS_COMPUTE, tag, REC_COMPUTE);
-			snprintf(ph.tag, sizeof(ph.tag), "epoch%d_step%d_backward", epoch, estep);
-			st = gpu_model_forward_backward(&gm, rng_mix(seed ^ (uint64_t)(s * accum + mb) * 0x9e37ull),
-							1, loss_scale, e);
-			if (st)
-				goto out;
-			rend(rec, ph.handle);
-			gpu_add(gm.ops, loss_acc, loss_acc, gm.loss, 1);
-			if ((st = GPU_CALL(e, gpuEventRecord(ev_consumed, gs.s[GS_COMPUTE]))))
+		/* compile.enabled: step 0 runs eagerly (it loads the kernels and
+		 * sizes cuBLAS's and the ops' workspaces, which a capture must not
+		 * allocate), step 1 is captured, every later step is a replay */
+		if (graph_wanted && !x.exec && !graph_failed && s >= 1) {
+			struct aorta_error why;
+			size_t nnodes = 0;
+			double c0 = now_ms();
+			if (graph_capture(&x, s, &why, &nnodes)) {
+				graph_failed = 1;
+				logline(log, o->quiet, "compile.enabled: capturing the step as a CUDA graph failed, "
+						       "running eagerly: %s", why.msg);
+			} else {
+				logline(log, o->quiet, "compile.enabled: step captured as a CUDA graph of %zu nodes "
+						       "(%d micro-batches), captured and instantiated in %.1f ms; "
+						       "replayed from step %ld",
+					nnodes, accum, now_ms() - c0, s);
+			}
+		}
+		enum step_mode mode = x.exec ? STEP_REPLAY : STEP_EAGER;
+		if (mode == STEP_REPLAY) {
+			/* the graph first, then the recorder's bookkeeping while it runs */
+			if ((st = graph_prepare(&x, s, e)) ||
+			    (st = GPU_CALL(e, gpuGraphLaunch(x.exec, gs.s[GS_COMPUTE]))))
 				goto out;
 		}
-		/* clip and optimizer on aux, after the gradients exist */
-		if ((st = GPU_CALL(e, gpuEventRecord(ev_grads, gs.s[GS_COMPUTE]))) ||
-		    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_AUX], ev_grads, 0))))
+		if ((st = enqueue_step(&x, s, mode, e)))
 			goto out;
-		gm.stream = gs.s[GS_AUX];
-		gpu_ops_set_stream(gm.ops, gs.s[GS_AUX]);
-		snprintf(tag, sizeof(tag), "epoch%d_step%d_grad_clip", epoch, estep);
-		int h = rbegin(rec, GS_AUX, tag, REC_COMPUTE);
-		if ((st = gpu_model_grad_norm_clip(&gm, (float)cfg->training.grad_clip_norm, e)))
-			goto out;
-		rend(rec, h);
-		double lr = lr_at(cfg->optimizer.lr, s, cfg->scheduler.warmup_steps, cfg->scheduler.total_steps);
-		snprintf(tag, sizeof(tag), "epoch%d_step%d_optimizer", epoch, estep);
-		h = rbegin(rec, GS_AUX, tag, REC_COMPUTE);
-		if ((st = gpu_model_adamw(&gm, (float)lr, (int)(s + 1), e)))
-			goto out;
-		rend(rec, h);
-		/* loss and norm come back with the step's one synchronisation */
-		if ((st = GPU_CALL(e, gpuMemcpyAsync(h_loss, loss_acc, sizeof(float), gpuMemcpyDeviceToHost,
-						     gs.s[GS_AUX]))) ||
-		    (st = GPU_CALL(e, gpuMemcpyAsync(h_sumsq, gm.sumsq, sizeof(double), gpuMemcpyDeviceToHost,
-						     gs.s[GS_AUX]))))
-			goto out;
+		double lr = lr_of(&x, s);
 		/* the previous step's line, while the GPU works on this one */
 		if (pend.valid && (st = emit(&pend, mf, log, o->quiet, li, total, res->metrics_path, e)))
 			goto out;
-		snprintf(tag, sizeof(tag), "epoch%d_step%d_end", epoch, estep);
 		struct rec_step rs;
-		memset(&rs, 0, sizeof(rs));
-		if (instrumented) {
-			rec_marker(rec, GS_COMPUTE, tag);
-			if ((st = rec_collect(rec, &rs, e)))
-				goto out;
-		} else {
-			if ((st = GPU_CALL(e, gpuEventRecord(ev_grads, gs.s[GS_AUX]))) ||
-			    (st = GPU_CALL(e, gpuStreamWaitEvent(gs.s[GS_COMPUTE], ev_grads, 0))) ||
-			    (st = GPU_CALL(e, gpuStreamSynchronize(gs.s[GS_COMPUTE]))))
-				goto out;
-		}
+		if ((st = finish_step(&x, s, mode, &rs, e)))
+			goto out;
 		nvtx_pop();
 		gm.stream = gs.s[GS_COMPUTE];
 		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
 
-		if (!instrumented && (st = GPU_CALL(e, gpuStreamSynchronize(gs.s[GS_AUX]))))
-			goto out;
 		float loss = *h_loss / (float)accum;
 		double norm = *h_sumsq > 0 ? sqrt(*h_sumsq) * gm.grad_unscale : 0.0;
 		if (!isfinite(loss)) {
@@ -587,6 +869,18 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	}
 	free(wall_ms);
 out:
+	if (x.exec) {
+		gpuGraphExecDestroy(x.exec);
+		if (rec)
+			rec_graph_release(rec);
+	}
+	if (x.graph)
+		gpuGraphDestroy(x.graph);
+	if (x.hpar)
+		gpuFreeHost(x.hpar);
+	if (x.dpar)
+		gpuFree(x.dpar);
+	free(x.copy_node);
 	if (cup) {
 		struct aorta_error ce = { 0 };
 		cupti_close(cup, &ce);
@@ -609,6 +903,8 @@ out:
 	data_cache_free(&data);
 	if (have_model)
 		gpu_model_release(&gm);
+	if (ev_fork)
+		gpuEventDestroy(ev_fork);
 	if (ev_data)
 		gpuEventDestroy(ev_data);
 	if (ev_consumed)

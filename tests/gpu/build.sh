@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds the GPU runtime test into build/gpu-tests/test_runtime, on its own
+# Builds the GPU runtime test into build/gpu-runtime-test/test_runtime, on its own
 # (it compiles only what it needs: base, timeline, ingest, overlap, the
 # Kineto writer, src/gpu and tests/gpu/spin.cu), so it builds while other
 # parts of the tree are in flux.  Needs nvcc (CUDA 12/13).  Run it with
-#   LD_LIBRARY_PATH=/usr/local/cuda/lib64 build/gpu-tests/test_runtime
+#   LD_LIBRARY_PATH=/usr/local/cuda/lib64 build/gpu-runtime-test/test_runtime
+# (The Makefile builds the same test as build/gpu-tests/test_runtime with
+# `make gpu-tests`, and runs it with `make check-gpu`.)
 # It skips every test (exit 0) on a machine without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CUDA_HOME=${CUDA_HOME:-$(cd "$(dirname "$NVCC")/.." && pwd)}
 CC=${CC:-gcc}
-OUT=build/gpu-tests
+OUT=build/gpu-runtime-test
 CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
  -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-nonliteral ${WERROR:-} -Isrc -Itests/unit \
  -Itests/gpu -pthread -DAORTA_GPU=1 -I$CUDA_HOME/include"

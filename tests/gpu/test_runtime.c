@@ -9,8 +9,9 @@
  * durations are asserted against kernels that spin on the GPU's global
  * timer for a known time, with a tolerance of 10% + 0.5 ms.
  *
- * Build and run: see tests/gpu/build.sh.  Last line: "N passed, N failed,
- * N skipped".
+ * Build: `make gpu-tests` (build/gpu-tests/test_runtime; `make check-gpu`
+ * runs it), or tests/gpu/build.sh, which compiles only what this test
+ * needs.  Last line: "N passed, N failed, N skipped".
  */
 #include "gpu/cupti.h"
 #include "gpu/gpu.h"
