@@ -398,11 +398,12 @@ static enum aorta_status enable(struct cupti_capture *c, struct aorta_error *e)
 	return AORTA_OK;
 }
 
-/* Waits for the device, disables (if asked), forces every buffer out. */
+/* Waits for the device, disables (if asked, and not always_on), forces
+ * every buffer out. */
 static enum aorta_status drain(struct cupti_capture *c, int disable_too, struct aorta_error *e)
 {
 	GPU_CHECK(e, gpuDeviceSynchronize());
-	if (disable_too && c->enabled) {
+	if (disable_too && c->enabled && !c->o.always_on) {
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			CUPTI_CHECK(e, F.disable(kinds[i]));
 		c->enabled = 0;
@@ -650,6 +651,8 @@ enum aorta_status cupti_open(struct cupti_capture **out, const struct cupti_opts
 
 	st = cupti_status(F.register_cb(buf_requested, buf_completed), e,
 			  "cuptiActivityRegisterCallbacks", __FILE__, __LINE__);
+	if (st == AORTA_OK && o->always_on)
+		st = enable(c, e);
 	if (st == AORTA_OK)
 		st = transition(c, schedule(&c->o.sched, 0), e);
 	if (st != AORTA_OK) {
@@ -686,8 +689,12 @@ enum aorta_status cupti_close(struct cupti_capture *c, struct aorta_error *e)
 		c->step++;
 		c->act = A_RECORD_AND_SAVE;
 		st = transition(c, A_NONE, e);
-	} else if (c->enabled) {
-		st = drain(c, 1, e);
+	}
+	c->o.always_on = 0; /* closing: really disable */
+	if (c->enabled) {
+		enum aorta_status s2 = drain(c, 1, e);
+		if (st == AORTA_OK)
+			st = s2;
 	}
 	pthread_mutex_lock(&active_lock);
 	active = NULL;

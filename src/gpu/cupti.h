@@ -47,6 +47,11 @@ struct cupti_opts {
 	const char *backend;      /* distributedInfo.backend (NULL: "nccl") */
 	int device;               /* device whose properties are written; -1: current */
 	int gzip;                 /* write .json.gz */
+	/* keep the activity kinds enabled from open to close and only drop
+	 * records outside the windows: needed for CUDA graphs, whose kernels
+	 * are recorded only if kernel activity was on when the graph was
+	 * instantiated (CUPTI documents this for cuptiActivityEnable) */
+	int always_on;
 	struct cupti_schedule sched;
 };
 

@@ -723,6 +723,7 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		co.world_size = 1;
 		co.device = dev.index;
 		co.gzip = 0;
+		co.always_on = cfg->compile.enabled; /* graph kernels need it (cupti.h) */
 		co.sched = (struct cupti_schedule){ 0, (int)cfg->profiling.wait, (int)cfg->profiling.warmup,
 						    (int)cfg->profiling.active, (int)cfg->profiling.repeat };
 		struct aorta_error ce = { 0 };
