@@ -76,14 +76,15 @@ int cmd_analyze(int argc, char **argv)
 		if (a.r[i].skipped)
 			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,
 				   (unsigned long long)a.r[i].skipped, a.r[i].skipped_first);
-	if (!quiet)
-		analysis_print(stdout, &a, per_step);
+	/* files first: a summary piped into `head` must not cost the outputs */
 	if (json && (st = analysis_save_json(&a, json, &e)))
 		goto fail;
 	if (csv && (st = analysis_save_csv(&a, csv, &e)))
 		goto fail;
 	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
 		goto fail;
+	if (!quiet)
+		analysis_print(stdout, &a, per_step);
 	analysis_free(&a);
 	rules_free(rules);
 	return AORTA_OK;

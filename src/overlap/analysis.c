@@ -206,6 +206,13 @@ static void hta_figures(const struct trace *t, struct hta_figures *h)
 	memset(h, 0, sizeof(*h));
 	if (t->nsteps >= 2) { /* HTA drops GPU work launched at or after the last step's start */
 		int64_t cut = t->steps[t->nsteps - 1].start_ns;
+		/* HTA 0.6.1 takes the latest start of every row named ProfilerStep#N that
+		 * it treats as a CPU row (Trace._filter_irrelevant_gpu_kernels); PyTorch
+		 * 2.x's gpu_user_annotation ProfilerStep rows carry no stream or
+		 * correlation, so they count too and move the cut to where the GPU
+		 * reached the last step (bench/RESULTS.md, HTA cross-check) */
+		if (t->gstep_last_start_ns > cut)
+			cut = t->gstep_last_start_ns;
 		sub = xmalloc((t->n ? t->n : 1) * sizeof(*sub));
 		m = 0;
 		for (size_t i = 0; i < t->n; i++)

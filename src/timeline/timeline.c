@@ -32,6 +32,7 @@ struct trace *trace_new(const char *path, const char *format)
 	t->world_size = -1;
 	t->device = -1;
 	t->pid = -1;
+	t->gstep_last_start_ns = INT64_MIN;
 	return t;
 }
 
@@ -121,6 +122,8 @@ void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t e
 
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns)
 {
+	if (start_ns > t->gstep_last_start_ns)
+		t->gstep_last_start_ns = start_ns;
 	GROW(t->gsteps, t->gscap, t->ngsteps + 1);
 	t->gsteps[t->ngsteps++] = (struct step_range){ number, start_ns, end_ns };
 }

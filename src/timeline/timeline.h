@@ -96,9 +96,11 @@ struct trace {
 	/* host-side step ranges (ProfilerStep#N, NVTX, roctx), sorted by start */
 	struct step_range *steps;
 	size_t nsteps, scap;
-	/* GPU-side step annotations (gpu_user_annotation ProfilerStep#N) */
+	/* GPU-side step annotations (gpu_user_annotation ProfilerStep#N); the
+	 * rows of one step on several streams are merged into one range */
 	struct step_range *gsteps;
 	size_t ngsteps, gscap;
+	int64_t gstep_last_start_ns; /* latest start of any such row, INT64_MIN if none */
 
 	/* host launches, only while reading (freed by trace_finish) */
 	struct launch_rec { int64_t corr, start_ns, end_ns; } *launch;
