@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call that verifies the GPU side and measures it (run by the
-# developer through the device tool, from the repo root, with build/aorta and
-# build/gpu-tests carried).  SECTIONS picks parts (default all):
+# developer through the device tool, from the repo root, with build/aorta,
+# build/libaorta-gpu.so and build/gpu-tests carried).  SECTIONS picks parts (default all):
 #   tests  GPU tests: every gpu_* op and a whole step against the CPU
 #          reference, the runtime (streams, recorder, NVML, CUPTI)
 #   runs   short training runs in fp32 / bf16 / fp16 / accumulation, then

@@ -15,9 +15,46 @@
 #include "base/options.h"
 #include "cmd/cmds.h"
 #include "train/train_config.h"
-#ifdef AORTA_GPU
 #include "train/trainer.h"
-#endif
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+typedef enum aorta_status (*trainer_run_fn)(const struct train_config *, const struct trainer_opts *,
+					     struct trainer_result *, struct aorta_error *);
+
+/* The GPU code is the plug-in libaorta-gpu.so beside the binary (or
+ * $AORTA_GPU_LIB), so commands that need no GPU never load CUDA. */
+static trainer_run_fn load_trainer(char *why, size_t len)
+{
+	char path[PATH_MAX + 32];
+	const char *env = getenv("AORTA_GPU_LIB");
+
+	if (env && *env) {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
+		if (n <= 0) {
+			snprintf(why, len, "cannot find the aorta binary's folder");
+			return NULL;
+		}
+		path[n] = '\0';
+		char *slash = strrchr(path, '/');
+		snprintf(slash ? slash + 1 : path, sizeof(path) - (size_t)(slash ? slash + 1 - path : 0),
+			 "libaorta-gpu.so");
+	}
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why, len, "%s", dlerror());
+		return NULL;
+	}
+	trainer_run_fn f;
+	*(void **)&f = dlsym(h, "trainer_run");
+	if (!f)
+		snprintf(why, len, "'%.900s' has no trainer_run", path);
+	return f;
+}
 
 int cmd_train(int argc, char **argv)
 {
@@ -76,10 +113,18 @@ int cmd_train(int argc, char **argv)
 		train_config_release(&cfg);
 		return AORTA_OK;
 	}
-#ifdef AORTA_GPU
+	char why[1024];
+	trainer_run_fn run = load_trainer(why, sizeof(why));
+	if (!run) {
+		train_config_release(&cfg);
+		fprintf(stderr, "aorta: error: cannot load the GPU code (%s); this aorta may have been built "
+				"without nvcc, or libaorta-gpu.so is not beside the binary; "
+				"'aorta train --check-config' still validates a configuration\n", why);
+		return AORTA_EGPU;
+	}
 	struct trainer_opts to = { gpu_metrics || rocm_metrics, device, quiet, data_batches };
 	struct trainer_result res;
-	st = trainer_run(&cfg, &to, &res, &e);
+	st = run(&cfg, &to, &res, &e);
 	if (st) {
 		aorta_error_print(&e);
 	} else {
@@ -90,17 +135,6 @@ int cmd_train(int argc, char **argv)
 	}
 	train_config_release(&cfg);
 	return st;
-#else
-	(void)gpu_metrics;
-	(void)rocm_metrics;
-	(void)device;
-	(void)quiet;
-	(void)data_batches;
-	train_config_release(&cfg);
-	fprintf(stderr, "aorta: error: this aorta was built without GPU support (no nvcc at build time); "
-			"'aorta train --check-config' still validates a configuration\n");
-	return AORTA_EGPU;
-#endif
 out_usage:
 	free(ov.v);
 	return rc;
