@@ -2,12 +2,14 @@
 # Installs what aorta needs to build and test on Debian/Ubuntu, if missing.
 #   scripts/deps.sh               install what is missing (apt-get; sudo if not root)
 #   scripts/deps.sh --check-only  exit 1 if something is missing, install nothing
+# Open MPI (libopenmpi-dev, openmpi-bin) builds and runs the MPI tests of
+# the distributed core (make mpi-tests); the aorta binary does not link it.
 # The CUDA toolkit is not installed here: the GPU code builds when nvcc is
 # found, and the host build and tests need none of it.
 set -euo pipefail
 
 PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 \
-      clang libclang-rt-14-dev python3 sqlite3 time)
+      clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, CLI golden tests, real-trace tests, the
-# unit suite again under ASan+UBSan, and each reader's libFuzzer target for a
-# bounded time.  Ends with the line CI reads: "N passed, N failed, N skipped".
+# MPI tests of the distributed core (mpirun -np 2 and 4; skipped without
+# Open MPI), the unit suite again under ASan+UBSan, and each reader's
+# libFuzzer target for a bounded time.  Ends with the line CI reads: "N passed, N failed, N skipped".
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 15; 0 skips fuzzing)
 #   AORTA_SHARED_DATA=DIR   the real traces (default ../shared/data)
 set -u
@@ -46,6 +47,29 @@ echo "== GPU tests (built here; they skip without a device)"
 if ls build/gpu-tests/test_* >/dev/null 2>&1; then
 	out=$(bash tests/gpu/run.sh build 2>&1); rc=$?
 	count "gpu" "$out" $rc
+fi
+
+echo "== MPI tests (the distributed core on the CPU, mpirun -np 2 and 4)"
+if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
+	if make -s mpi-tests >/tmp/aorta_mpi_build.log 2>&1; then
+		# 4 ranks on 2 cores need --oversubscribe; root needs --allow-run-as-root;
+		# containers often forbid the cross-memory-attach single copy
+		mpiflags=(--oversubscribe)
+		[ "$(id -u)" -ne 0 ] || mpiflags+=(--allow-run-as-root)
+		for t in build/mpi-tests/test_*; do
+			[ -x "$t" ] || continue
+			for np in 2 4; do
+				out=$(OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 300 \
+					mpirun "${mpiflags[@]}" -np "$np" "$t" 2>&1); rc=$?
+				count "mpi-np$np:$(basename "$t")" "$out" $rc
+			done
+		done
+	else
+		failed=$((failed + 1)); failures+=("mpi-tests build"); tail -n 20 /tmp/aorta_mpi_build.log
+	fi
+else
+	echo "  skipped: mpirun or mpicc not found (scripts/deps.sh installs openmpi-bin and libopenmpi-dev)"
+	skipped=$((skipped + 1))
 fi
 
 echo "== CLI golden tests"

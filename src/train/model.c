@@ -5,23 +5,33 @@
  *
  * Design.  The pass is written as the sequence of ops.h calls that the GPU
  * trainer makes, in the same order, so the two can be compared op by op.
- * All activations the backward needs are kept in one arena allocated per
- * call (about 180 MB for the default model at batch 8) and freed before
- * returning; nothing is cached between calls, so the functions are
- * reentrant.  The backward walks the forward in reverse; each step names
- * the forward line it differentiates.  Parameter gradients are ACCUMULATED
- * into grads (the ops accumulate dW, db, dg, dtable), so calling it for
- * several micro-batches sums their gradients.
- *
+ * It is split by parameter group (model.h): a struct cpu_model_state holds
+ * every activation the backward needs, per group, in one arena sized for a
+ * batch (about 180 MB for the default model at batch 8); forward runs group
+ * by group (0 input, 1..L layers, L+1 head with the loss), backward group
+ * by group in reverse, and each call reads its group's parameters from a
+ * pointer the caller gives (a gathered full copy, a persistent replica, or
+ * the group's slice of the flat buffer) and accumulates its gradients into
+ * a buffer the caller gives.  That is the unit FSDP and DDP schedule
+ * (src/train/dist.h).  cpu_model_forward_backward is the same calls in
+ * order on one state allocated per call, so the two agree bit for bit; it
+ * caches nothing between calls and is reentrant.  The backward walks the
+ * forward in reverse; each step names the forward line it differentiates.
+ * Parameter gradients are ACCUMULATED (the ops accumulate dW, db, dg,
+ * dtable), so calling it for several micro-batches sums their gradients.
+
  * Randomness comes only from rng.h (a pure function of seed, site, index),
  * so parameters, batches and dropout masks are reproducible anywhere,
  * including on the GPU.
  *
  * Ownership: layout_init allocates the arrays of a param_layout,
- * layout_release frees them; batch_alloc/batch_free likewise for a batch.
- * Allocation failure aborts (this is a reference, not a service).
+ * layout_release frees them; batch_alloc/batch_free likewise for a batch;
+ * cpu_model_state_create/cpu_model_state_free for a state, which keeps the
+ * layout and the batch it was given by pointer (they must outlive it).
+ * Allocation failure exits through xcalloc (base/error.h).
  */
 #include "train/model.h"
+#include "base/error.h"
 #include "train/ops.h"
 #include "train/rng.h"
 
@@ -29,16 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "aorta: model: out of memory (%zu x %zu bytes)\n", n, sz);
-		abort();
-	}
-	return p;
-}
 
 /* ===================================================================== */
 /* Layout                                                                 */
@@ -301,7 +301,7 @@ double lr_at(double base_lr, long s, long warmup, long total)
 }
 
 /* ===================================================================== */
-/* Forward + backward                                                     */
+/* Forward + backward, group by group                                     */
 /* ===================================================================== */
 
 /* What the backward needs from one encoder layer's forward. */
@@ -316,6 +316,34 @@ struct layer_acts {
 	float *r2, *mean2, *rstd2, *out; /* r2 = x1 + drop(f), out = LN2(r2) */
 };
 
+/*
+ * The state of one pass: every activation the backward needs, per group,
+ * plus shared temporaries, carved from one arena sized for B samples.
+ * Forward must run groups 0, 1, ..., L+1 in order and backward L+1, ..., 0
+ * (next_fwd / next_bwd enforce it); the gradient with respect to the
+ * output of the group whose backward ran last is in dX (tC), which is how
+ * one group's backward hands over to the previous group's.
+ */
+struct cpu_model_state {
+	struct model_dims d;
+	const struct param_layout *p;
+	int B;
+	const struct batch *b;
+	uint64_t seed;
+	float pd;                 /* dropout probability in force (0 when not training) */
+	float loss_scale, loss;
+	int next_fwd, next_bwd;   /* next group to run; next_bwd == -2: backward not open */
+	float *arena;
+	/* group 0 */
+	float *e, *x0;
+	/* groups 1..L */
+	struct layer_acts *la;
+	/* group L+1 */
+	float *xf, *meanf, *rstdf, *hh, *hd, *tmlp, *tmlp2, *logits, *dlogits;
+	/* temporaries */
+	float *tA, *tB, *tC, *tD, *tF1, *tF2, *tQKV, *tE;
+};
+
 static float *carve(float **cur, size_t n)
 {
 	float *p = *cur;
@@ -323,146 +351,314 @@ static float *carve(float **cur, size_t n)
 	return p;
 }
 
-/* grads == NULL: forward only. */
-static float model_run(const struct model_dims *d, const struct param_layout *p,
-		       const float *params, float *grads, const struct batch *b,
-		       uint64_t seed, int training, float loss_scale, float *logits_out)
+struct cpu_model_state *cpu_model_state_create(const struct model_dims *d, const struct param_layout *p, int B)
 {
-	const int B = b->B, T = d->T, M = d->M, H = d->H, L = d->L, E = d->E;
-	const int FFN = d->FFN, MLP = d->MLP, N = B * T, FD = d->F * d->D;
+	if (B <= 0 || p->ngroups != d->L + 2)
+		return NULL;
+	const int T = d->T, M = d->M, H = d->H, L = d->L, E = d->E;
+	const int FFN = d->FFN, MLP = d->MLP, N = B * T;
 	const size_t NM = (size_t)N * M, NF = (size_t)N * FFN, NP = (size_t)B * H * T * T;
-	const float pd = training ? d->dropout : 0.0f;
-	const float *P = params;
-	float *G = grads;
+	struct cpu_model_state *s = xcalloc(1, sizeof(*s));
+	s->d = *d;
+	s->p = p;
+	s->B = B;
+	s->next_bwd = -2;
 
-	/* ---- arena ---- */
 	size_t per_layer = 3 * NM + NP + 5 * NM + 2 * NF + 4 * (size_t)N;
 	size_t total = (size_t)N * E + NM                     /* e, x0 */
 		       + (size_t)L * per_layer
 		       + NM + 2 * (size_t)N + (size_t)N * MLP * 4 + 2 * (size_t)N  /* head */
 		       + 4 * NM + 2 * NF + 3 * NM + (size_t)N * E;  /* temporaries */
-	float *arena = xcalloc(total, sizeof(float));
-	float *cur = arena;
+	s->arena = xcalloc(total, sizeof(float));
+	float *cur = s->arena;
 
-	float *e = carve(&cur, (size_t)N * E);
-	float *x0 = carve(&cur, NM);
-	struct layer_acts *la = xcalloc((size_t)L, sizeof(*la));
+	s->e = carve(&cur, (size_t)N * E);
+	s->x0 = carve(&cur, NM);
+	s->la = xcalloc((size_t)L, sizeof(*s->la));
 	for (int l = 0; l < L; l++) {
-		la[l].qkv = carve(&cur, 3 * NM);
-		la[l].probs = carve(&cur, NP);
-		la[l].att = carve(&cur, NM);
-		la[l].r1 = carve(&cur, NM);
-		la[l].x1 = carve(&cur, NM);
-		la[l].r2 = carve(&cur, NM);
-		la[l].out = carve(&cur, NM);
-		la[l].h1 = carve(&cur, NF);
-		la[l].g1d = carve(&cur, NF);
-		la[l].mean1 = carve(&cur, (size_t)N);
-		la[l].rstd1 = carve(&cur, (size_t)N);
-		la[l].mean2 = carve(&cur, (size_t)N);
-		la[l].rstd2 = carve(&cur, (size_t)N);
-		la[l].xin = l == 0 ? x0 : la[l - 1].out;
+		struct layer_acts *a = &s->la[l];
+		a->qkv = carve(&cur, 3 * NM);
+		a->probs = carve(&cur, NP);
+		a->att = carve(&cur, NM);
+		a->r1 = carve(&cur, NM);
+		a->x1 = carve(&cur, NM);
+		a->r2 = carve(&cur, NM);
+		a->out = carve(&cur, NM);
+		a->h1 = carve(&cur, NF);
+		a->g1d = carve(&cur, NF);
+		a->mean1 = carve(&cur, (size_t)N);
+		a->rstd1 = carve(&cur, (size_t)N);
+		a->mean2 = carve(&cur, (size_t)N);
+		a->rstd2 = carve(&cur, (size_t)N);
+		a->xin = l == 0 ? s->x0 : s->la[l - 1].out;
 	}
-	float *xf = carve(&cur, NM);
-	float *meanf = carve(&cur, (size_t)N), *rstdf = carve(&cur, (size_t)N);
-	float *hh = carve(&cur, (size_t)N * MLP);    /* head1 output (GELU input) */
-	float *hd = carve(&cur, (size_t)N * MLP);    /* drop(gelu(hh)) (head2 input) */
-	float *tmlp = carve(&cur, (size_t)N * MLP), *tmlp2 = carve(&cur, (size_t)N * MLP);
-	float *logits = carve(&cur, (size_t)N);
-	float *dlogits = carve(&cur, (size_t)N);
-	float *tA = carve(&cur, NM), *tB = carve(&cur, NM), *tC = carve(&cur, NM), *tD = carve(&cur, NM);
-	float *tF1 = carve(&cur, NF), *tF2 = carve(&cur, NF);
-	float *tQKV = carve(&cur, 3 * NM);
-	float *tE = carve(&cur, (size_t)N * E);
+	s->xf = carve(&cur, NM);
+	s->meanf = carve(&cur, (size_t)N);
+	s->rstdf = carve(&cur, (size_t)N);
+	s->hh = carve(&cur, (size_t)N * MLP);    /* head1 output (GELU input) */
+	s->hd = carve(&cur, (size_t)N * MLP);    /* drop(gelu(hh)) (head2 input) */
+	s->tmlp = carve(&cur, (size_t)N * MLP);
+	s->tmlp2 = carve(&cur, (size_t)N * MLP);
+	s->logits = carve(&cur, (size_t)N);
+	s->dlogits = carve(&cur, (size_t)N);
+	s->tA = carve(&cur, NM);
+	s->tB = carve(&cur, NM);
+	s->tC = carve(&cur, NM);
+	s->tD = carve(&cur, NM);
+	s->tF1 = carve(&cur, NF);
+	s->tF2 = carve(&cur, NF);
+	s->tQKV = carve(&cur, 3 * NM);
+	s->tE = carve(&cur, (size_t)N * E);
+	return s;
+}
 
-	/* ---- forward ---- */
+void cpu_model_state_free(struct cpu_model_state *s)
+{
+	if (!s)
+		return;
+	free(s->la);
+	free(s->arena);
+	free(s);
+}
+
+int cpu_model_state_batch(const struct cpu_model_state *s)
+{
+	return s->B;
+}
+
+enum aorta_status cpu_model_begin(struct cpu_model_state *s, const struct batch *b, uint64_t dropout_seed,
+				  int training, float loss_scale, struct aorta_error *e)
+{
+	if (b->B != s->B)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				  "model state holds %d samples, batch has %d", s->B, b->B);
+	s->b = b;
+	s->seed = dropout_seed;
+	s->pd = training ? s->d.dropout : 0.0f;
+	s->loss_scale = loss_scale;
+	s->loss = 0.0f;
+	s->next_fwd = 0;
+	s->next_bwd = -2;
+	return AORTA_OK;
+}
+
+float cpu_model_loss(const struct cpu_model_state *s)
+{
+	return s->loss;
+}
+
+const float *cpu_model_logits(const struct cpu_model_state *s)
+{
+	return s->logits;
+}
+
+/* Parameter x (an offset in the flat layout) of the group whose slice
+ * starts at gp and sits at goff in the flat layout. */
+#define GP(x) (gp + ((x) - goff))
+#define GG(x) (gg + ((x) - goff))
+
+static void fwd_input(struct cpu_model_state *s, const float *gp)
+{
+	const struct param_layout *p = s->p;
+	const struct batch *b = s->b;
+	const size_t goff = p->group_off[0];
+	const int N = s->B * s->d.T, M = s->d.M, E = s->d.E, FD = s->d.F * s->d.D;
+	const size_t NM = (size_t)N * M;
+
 	/* x0 = linear(embbag_mean(emb, cat)) + linear(dense) */
-	cpu_embbag_mean_fwd(e, P + p->emb, b->cat, N, d->S, E);
-	cpu_linear_fwd(x0, e, P + p->emb_w, P + p->emb_b, N, E, M);
-	cpu_linear_fwd(tA, b->dense, P + p->dense_w, P + p->dense_b, N, FD, M);
-	cpu_add(x0, x0, tA, NM);
+	cpu_embbag_mean_fwd(s->e, GP(p->emb), b->cat, N, s->d.S, E);
+	cpu_linear_fwd(s->x0, s->e, GP(p->emb_w), GP(p->emb_b), N, E, M);
+	cpu_linear_fwd(s->tA, b->dense, GP(p->dense_w), GP(p->dense_b), N, FD, M);
+	cpu_add(s->x0, s->x0, s->tA, NM);
+}
 
-	for (int l = 0; l < L; l++) {
-		const struct layer_off *o = &p->layer[l];
-		struct layer_acts *a = &la[l];
-		/* self-attention block: r1 = xin + drop(out_proj(attn(qkv(xin)))), x1 = LN1(r1) */
-		cpu_linear_fwd(a->qkv, a->xin, P + o->qkv_w, P + o->qkv_b, N, M, 3 * M);
-		cpu_attention_fwd(a->att, a->probs, a->qkv, B, T, M, H, pd, seed, dropout_site(l, SITE_ATT));
-		cpu_linear_fwd(tA, a->att, P + o->out_w, P + o->out_b, N, M, M);
-		cpu_dropout_fwd(tB, tA, NM, pd, seed, dropout_site(l, SITE_SA));
-		cpu_add(a->r1, a->xin, tB, NM);
-		cpu_layernorm_fwd(a->x1, a->mean1, a->rstd1, a->r1, P + o->ln1_g, P + o->ln1_b, N, M, d->ln_eps);
-		/* feed-forward block: r2 = x1 + drop(ff2(drop(gelu(ff1(x1))))), out = LN2(r2) */
-		cpu_linear_fwd(a->h1, a->x1, P + o->ff1_w, P + o->ff1_b, N, M, FFN);
-		cpu_gelu_fwd(tF1, a->h1, NF);
-		cpu_dropout_fwd(a->g1d, tF1, NF, pd, seed, dropout_site(l, SITE_FF1));
-		cpu_linear_fwd(tA, a->g1d, P + o->ff2_w, P + o->ff2_b, N, FFN, M);
-		cpu_dropout_fwd(tB, tA, NM, pd, seed, dropout_site(l, SITE_FF2));
-		cpu_add(a->r2, a->x1, tB, NM);
-		cpu_layernorm_fwd(a->out, a->mean2, a->rstd2, a->r2, P + o->ln2_g, P + o->ln2_b, N, M, d->ln_eps);
-	}
-	const float *xL = L > 0 ? la[L - 1].out : x0;
+static void fwd_layer(struct cpu_model_state *s, int l, const float *gp)
+{
+	const struct param_layout *p = s->p;
+	const struct model_dims *d = &s->d;
+	const size_t goff = p->group_off[l + 1];
+	const struct layer_off *o = &p->layer[l];
+	struct layer_acts *a = &s->la[l];
+	const int B = s->B, T = d->T, M = d->M, H = d->H, FFN = d->FFN, N = B * T;
+	const size_t NM = (size_t)N * M, NF = (size_t)N * FFN;
+	const float pd = s->pd;
+	const uint64_t seed = s->seed;
+
+	/* self-attention block: r1 = xin + drop(out_proj(attn(qkv(xin)))), x1 = LN1(r1) */
+	cpu_linear_fwd(a->qkv, a->xin, GP(o->qkv_w), GP(o->qkv_b), N, M, 3 * M);
+	cpu_attention_fwd(a->att, a->probs, a->qkv, B, T, M, H, pd, seed, dropout_site(l, SITE_ATT));
+	cpu_linear_fwd(s->tA, a->att, GP(o->out_w), GP(o->out_b), N, M, M);
+	cpu_dropout_fwd(s->tB, s->tA, NM, pd, seed, dropout_site(l, SITE_SA));
+	cpu_add(a->r1, a->xin, s->tB, NM);
+	cpu_layernorm_fwd(a->x1, a->mean1, a->rstd1, a->r1, GP(o->ln1_g), GP(o->ln1_b), N, M, d->ln_eps);
+	/* feed-forward block: r2 = x1 + drop(ff2(drop(gelu(ff1(x1))))), out = LN2(r2) */
+	cpu_linear_fwd(a->h1, a->x1, GP(o->ff1_w), GP(o->ff1_b), N, M, FFN);
+	cpu_gelu_fwd(s->tF1, a->h1, NF);
+	cpu_dropout_fwd(a->g1d, s->tF1, NF, pd, seed, dropout_site(l, SITE_FF1));
+	cpu_linear_fwd(s->tA, a->g1d, GP(o->ff2_w), GP(o->ff2_b), N, FFN, M);
+	cpu_dropout_fwd(s->tB, s->tA, NM, pd, seed, dropout_site(l, SITE_FF2));
+	cpu_add(a->r2, a->x1, s->tB, NM);
+	cpu_layernorm_fwd(a->out, a->mean2, a->rstd2, a->r2, GP(o->ln2_g), GP(o->ln2_b), N, M, d->ln_eps);
+}
+
+/* The head's input: the last layer's output (x0 when L == 0). */
+static const float *head_input(const struct cpu_model_state *s)
+{
+	return s->d.L > 0 ? s->la[s->d.L - 1].out : s->x0;
+}
+
+static void fwd_head(struct cpu_model_state *s, const float *gp)
+{
+	const struct param_layout *p = s->p;
+	const size_t goff = p->group_off[s->d.L + 1];
+	const int N = s->B * s->d.T, M = s->d.M, MLP = s->d.MLP;
 
 	/* head: logit = head2(drop(gelu(head1(LNf(xL))))) */
-	cpu_layernorm_fwd(xf, meanf, rstdf, xL, P + p->lnf_g, P + p->lnf_b, N, M, d->ln_eps);
-	cpu_linear_fwd(hh, xf, P + p->head1_w, P + p->head1_b, N, M, MLP);
-	cpu_gelu_fwd(tmlp, hh, (size_t)N * MLP);
-	cpu_dropout_fwd(hd, tmlp, (size_t)N * MLP, pd, seed, dropout_site(-1, SITE_HEAD));
-	cpu_linear_fwd(logits, hd, P + p->head2_w, P + p->head2_b, N, MLP, 1);
-	float loss = cpu_bce_fwd_bwd(dlogits, logits, b->target, b->weight, (size_t)N, loss_scale);
-	if (logits_out)
-		memcpy(logits_out, logits, (size_t)N * sizeof(float));
+	cpu_layernorm_fwd(s->xf, s->meanf, s->rstdf, head_input(s), GP(p->lnf_g), GP(p->lnf_b), N, M, s->d.ln_eps);
+	cpu_linear_fwd(s->hh, s->xf, GP(p->head1_w), GP(p->head1_b), N, M, MLP);
+	cpu_gelu_fwd(s->tmlp, s->hh, (size_t)N * MLP);
+	cpu_dropout_fwd(s->hd, s->tmlp, (size_t)N * MLP, s->pd, s->seed, dropout_site(-1, SITE_HEAD));
+	cpu_linear_fwd(s->logits, s->hd, GP(p->head2_w), GP(p->head2_b), N, MLP, 1);
+	/* dlogits = loss_scale * dloss/dlogit, ready for the backward */
+	s->loss = cpu_bce_fwd_bwd(s->dlogits, s->logits, s->b->target, s->b->weight, (size_t)N, s->loss_scale);
+}
 
-	if (G) {
-		/* ---- backward (dlogits already holds loss_scale * dloss/dlogit) ---- */
-		float *dX = tC; /* gradient w.r.t. the current layer's output */
+/* Backward of the head; leaves d(head input) in dX = tC. */
+static void bwd_head(struct cpu_model_state *s, const float *gp, float *gg)
+{
+	const struct param_layout *p = s->p;
+	const size_t goff = p->group_off[s->d.L + 1];
+	const int N = s->B * s->d.T, M = s->d.M, MLP = s->d.MLP;
+	float *dX = s->tC; /* gradient w.r.t. the current group's output */
 
-		/* head, in reverse */
-		cpu_linear_bwd(tmlp, G + p->head2_w, G + p->head2_b, dlogits, hd, P + p->head2_w, N, MLP, 1);
-		cpu_dropout_bwd(tmlp2, tmlp, (size_t)N * MLP, pd, seed, dropout_site(-1, SITE_HEAD));
-		cpu_gelu_bwd(tmlp, tmlp2, hh, (size_t)N * MLP);
-		cpu_linear_bwd(tA, G + p->head1_w, G + p->head1_b, tmlp, xf, P + p->head1_w, N, M, MLP);
-		cpu_layernorm_bwd(dX, G + p->lnf_g, G + p->lnf_b, tA, xL, meanf, rstdf, P + p->lnf_g, N, M);
+	cpu_linear_bwd(s->tmlp, GG(p->head2_w), GG(p->head2_b), s->dlogits, s->hd, GP(p->head2_w), N, MLP, 1);
+	cpu_dropout_bwd(s->tmlp2, s->tmlp, (size_t)N * MLP, s->pd, s->seed, dropout_site(-1, SITE_HEAD));
+	cpu_gelu_bwd(s->tmlp, s->tmlp2, s->hh, (size_t)N * MLP);
+	cpu_linear_bwd(s->tA, GG(p->head1_w), GG(p->head1_b), s->tmlp, s->xf, GP(p->head1_w), N, M, MLP);
+	cpu_layernorm_bwd(dX, GG(p->lnf_g), GG(p->lnf_b), s->tA, head_input(s), s->meanf, s->rstdf,
+			  GP(p->lnf_g), N, M);
+}
 
-		for (int l = L - 1; l >= 0; l--) {
-			const struct layer_off *o = &p->layer[l];
-			const struct layer_acts *a = &la[l];
-			/* out = LN2(r2) */
-			cpu_layernorm_bwd(tA, G + o->ln2_g, G + o->ln2_b, dX, a->r2, a->mean2, a->rstd2,
-					  P + o->ln2_g, N, M);
-			/* r2 = x1 + drop(f): d f = drop_bwd(d r2); d x1 gets d r2 directly (below) */
-			cpu_dropout_bwd(tB, tA, NM, pd, seed, dropout_site(l, SITE_FF2));
-			/* f = ff2(g1d) */
-			cpu_linear_bwd(tF1, G + o->ff2_w, G + o->ff2_b, tB, a->g1d, P + o->ff2_w, N, FFN, M);
-			/* g1d = drop(gelu(h1)) */
-			cpu_dropout_bwd(tF2, tF1, NF, pd, seed, dropout_site(l, SITE_FF1));
-			cpu_gelu_bwd(tF1, tF2, a->h1, NF);
-			/* h1 = ff1(x1) */
-			cpu_linear_bwd(tB, G + o->ff1_w, G + o->ff1_b, tF1, a->x1, P + o->ff1_w, N, M, FFN);
-			cpu_add(tA, tA, tB, NM);             /* d x1 = d r2 + d(ff1 path) */
-			/* x1 = LN1(r1) */
-			cpu_layernorm_bwd(dX, G + o->ln1_g, G + o->ln1_b, tA, a->r1, a->mean1, a->rstd1,
-					  P + o->ln1_g, N, M);
-			/* r1 = xin + drop(sa): d sa = drop_bwd(d r1); d xin gets d r1 directly (below) */
-			cpu_dropout_bwd(tB, dX, NM, pd, seed, dropout_site(l, SITE_SA));
-			/* sa = out_proj(att) */
-			cpu_linear_bwd(tD, G + o->out_w, G + o->out_b, tB, a->att, P + o->out_w, N, M, M);
-			/* att = attention(qkv) */
-			cpu_attention_bwd(tQKV, tD, a->qkv, a->probs, B, T, M, H, pd, seed,
-					  dropout_site(l, SITE_ATT));
-			/* qkv = in_proj(xin) */
-			cpu_linear_bwd(tB, G + o->qkv_w, G + o->qkv_b, tQKV, a->xin, P + o->qkv_w, N, M, 3 * M);
-			cpu_add(dX, dX, tB, NM);             /* d xin = d r1 + d(qkv path) */
-		}
+/* Backward of layer l: dX holds d(out) on entry and d(xin) on return. */
+static void bwd_layer(struct cpu_model_state *s, int l, const float *gp, float *gg)
+{
+	const struct param_layout *p = s->p;
+	const struct model_dims *d = &s->d;
+	const size_t goff = p->group_off[l + 1];
+	const struct layer_off *o = &p->layer[l];
+	const struct layer_acts *a = &s->la[l];
+	const int B = s->B, T = d->T, M = d->M, H = d->H, FFN = d->FFN, N = B * T;
+	const size_t NM = (size_t)N * M, NF = (size_t)N * FFN;
+	const float pd = s->pd;
+	const uint64_t seed = s->seed;
+	float *dX = s->tC, *tA = s->tA, *tB = s->tB, *tD = s->tD, *tF1 = s->tF1, *tF2 = s->tF2;
 
-		/* x0 = emb_proj(embbag(emb, cat)) + dense_proj(dense): both get d x0 */
-		cpu_linear_bwd(tE, G + p->emb_w, G + p->emb_b, dX, e, P + p->emb_w, N, E, M);
-		cpu_embbag_mean_bwd(G + p->emb, tE, b->cat, N, d->S, E);
-		cpu_linear_bwd(NULL, G + p->dense_w, G + p->dense_b, dX, b->dense, P + p->dense_w, N, FD, M);
+	/* out = LN2(r2) */
+	cpu_layernorm_bwd(tA, GG(o->ln2_g), GG(o->ln2_b), dX, a->r2, a->mean2, a->rstd2, GP(o->ln2_g), N, M);
+	/* r2 = x1 + drop(f): d f = drop_bwd(d r2); d x1 gets d r2 directly (below) */
+	cpu_dropout_bwd(tB, tA, NM, pd, seed, dropout_site(l, SITE_FF2));
+	/* f = ff2(g1d) */
+	cpu_linear_bwd(tF1, GG(o->ff2_w), GG(o->ff2_b), tB, a->g1d, GP(o->ff2_w), N, FFN, M);
+	/* g1d = drop(gelu(h1)) */
+	cpu_dropout_bwd(tF2, tF1, NF, pd, seed, dropout_site(l, SITE_FF1));
+	cpu_gelu_bwd(tF1, tF2, a->h1, NF);
+	/* h1 = ff1(x1) */
+	cpu_linear_bwd(tB, GG(o->ff1_w), GG(o->ff1_b), tF1, a->x1, GP(o->ff1_w), N, M, FFN);
+	cpu_add(tA, tA, tB, NM);             /* d x1 = d r2 + d(ff1 path) */
+	/* x1 = LN1(r1) */
+	cpu_layernorm_bwd(dX, GG(o->ln1_g), GG(o->ln1_b), tA, a->r1, a->mean1, a->rstd1, GP(o->ln1_g), N, M);
+	/* r1 = xin + drop(sa): d sa = drop_bwd(d r1); d xin gets d r1 directly (below) */
+	cpu_dropout_bwd(tB, dX, NM, pd, seed, dropout_site(l, SITE_SA));
+	/* sa = out_proj(att) */
+	cpu_linear_bwd(tD, GG(o->out_w), GG(o->out_b), tB, a->att, GP(o->out_w), N, M, M);
+	/* att = attention(qkv) */
+	cpu_attention_bwd(s->tQKV, tD, a->qkv, a->probs, B, T, M, H, pd, seed, dropout_site(l, SITE_ATT));
+	/* qkv = in_proj(xin) */
+	cpu_linear_bwd(tB, GG(o->qkv_w), GG(o->qkv_b), s->tQKV, a->xin, GP(o->qkv_w), N, M, 3 * M);
+	cpu_add(dX, dX, tB, NM);             /* d xin = d r1 + d(qkv path) */
+}
+
+/* Backward of the input group: dX holds d(x0). */
+static void bwd_input(struct cpu_model_state *s, const float *gp, float *gg)
+{
+	const struct param_layout *p = s->p;
+	const struct batch *b = s->b;
+	const size_t goff = p->group_off[0];
+	const int N = s->B * s->d.T, M = s->d.M, E = s->d.E, FD = s->d.F * s->d.D;
+	const float *dX = s->tC;
+
+	/* x0 = emb_proj(embbag(emb, cat)) + dense_proj(dense): both get d x0 */
+	cpu_linear_bwd(s->tE, GG(p->emb_w), GG(p->emb_b), dX, s->e, GP(p->emb_w), N, E, M);
+	cpu_embbag_mean_bwd(GG(p->emb), s->tE, b->cat, N, s->d.S, E);
+	cpu_linear_bwd(NULL, GG(p->dense_w), GG(p->dense_b), dX, b->dense, GP(p->dense_w), N, FD, M);
+}
+
+#undef GP
+#undef GG
+
+enum aorta_status cpu_model_group_forward(struct cpu_model_state *s, int g, const float *gp,
+					  struct aorta_error *e)
+{
+	const int L = s->d.L;
+	if (!s->b || g != s->next_fwd)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				  "model: forward of group %d out of order (expected %d%s)", g, s->next_fwd,
+				  s->b ? "" : ", no batch begun");
+	if (g == 0)
+		fwd_input(s, gp);
+	else if (g <= L)
+		fwd_layer(s, g - 1, gp);
+	else
+		fwd_head(s, gp);
+	s->next_fwd = g + 1;
+	if (g == L + 1)
+		s->next_bwd = L + 1;
+	return AORTA_OK;
+}
+
+enum aorta_status cpu_model_group_backward(struct cpu_model_state *s, int g, const float *gp, float *gg,
+					   struct aorta_error *e)
+{
+	const int L = s->d.L;
+	if (g != s->next_bwd || g < 0)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				  "model: backward of group %d out of order (expected %d; the forward must "
+				  "finish first)", g, s->next_bwd);
+	if (g == L + 1)
+		bwd_head(s, gp, gg);
+	else if (g >= 1)
+		bwd_layer(s, g - 1, gp, gg);
+	else
+		bwd_input(s, gp, gg);
+	s->next_bwd = g - 1;
+	return AORTA_OK;
+}
+
+/* grads == NULL: forward only.  The whole pass is the per-group calls in
+ * order, with one state allocated (zeroed) per call, as before the split. */
+static float model_run(const struct model_dims *d, const struct param_layout *p,
+		       const float *params, float *grads, const struct batch *b,
+		       uint64_t seed, int training, float loss_scale, float *logits_out)
+{
+	struct cpu_model_state *s = cpu_model_state_create(d, p, b->B);
+	if (!s) {
+		fprintf(stderr, "aorta: model: invalid batch (%d samples) or layout\n", b->B);
+		abort();
 	}
-
-	free(la);
-	free(arena);
+	struct aorta_error e;
+	enum aorta_status st = cpu_model_begin(s, b, seed, training, loss_scale, &e);
+	for (int g = 0; !st && g < p->ngroups; g++)
+		st = cpu_model_group_forward(s, g, params + p->group_off[g], &e);
+	for (int g = p->ngroups - 1; !st && grads && g >= 0; g--)
+		st = cpu_model_group_backward(s, g, params + p->group_off[g], grads + p->group_off[g], &e);
+	if (st) { /* cannot happen: the order above is the required one */
+		fprintf(stderr, "aorta: model: %s\n", e.msg);
+		abort();
+	}
+	float loss = s->loss;
+	if (logits_out)
+		memcpy(logits_out, s->logits, (size_t)b->B * (size_t)d->T * sizeof(float));
+	cpu_model_state_free(s);
 	return loss;
 }
 

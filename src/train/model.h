@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,6 +98,40 @@ float cpu_model_forward_backward(const struct model_dims *d, const struct param_
 /* Forward only (evaluation), returns the loss. */
 float cpu_model_forward(const struct model_dims *d, const struct param_layout *p,
 			const float *params, const struct batch *b, float *logits);
+
+/* ---- The same pass, group by group (the unit FSDP and DDP schedule) -------
+ *
+ * A state holds the activations of one pass over a batch of B samples.
+ * A step is: cpu_model_begin, then cpu_model_group_forward for g = 0, 1,
+ * ..., L+1 (g = L+1, the head, also computes the loss and d loss / d logit
+ * scaled by loss_scale), then, for training, cpu_model_group_backward for
+ * g = L+1, L, ..., 0.  Any other order fails with AORTA_EINTERNAL.
+ *
+ * gp points to group g's parameters: group_len[g] floats laid out as the
+ * group's slice of the flat buffer (parameter at flat offset x is
+ * gp[x - group_off[g]]); it may be that slice, a gathered copy, or a
+ * replica, and must stay valid only for the call.  gg receives the group's
+ * gradients in the same relative layout, ACCUMULATED (+=), scaled by
+ * loss_scale.  The calls in this order are exactly the ops of
+ * cpu_model_forward_backward, in the same order, so results agree bit for
+ * bit.  A state is not thread-safe; separate states are independent. */
+struct cpu_model_state;
+/* NULL if B <= 0 or the layout does not match the dims.  p must outlive
+ * the state.  Allocation failure exits (xcalloc). */
+struct cpu_model_state *cpu_model_state_create(const struct model_dims *d, const struct param_layout *p, int B);
+void cpu_model_state_free(struct cpu_model_state *s);   /* NULL is a no-op */
+int cpu_model_state_batch(const struct cpu_model_state *s);
+/* Starts a pass on b (b->B must equal the state's B; b must stay valid
+ * until the pass's last call).  training == 0 disables dropout. */
+enum aorta_status cpu_model_begin(struct cpu_model_state *s, const struct batch *b, uint64_t dropout_seed,
+				  int training, float loss_scale, struct aorta_error *e);
+enum aorta_status cpu_model_group_forward(struct cpu_model_state *s, int g, const float *gp,
+					  struct aorta_error *e);
+enum aorta_status cpu_model_group_backward(struct cpu_model_state *s, int g, const float *gp, float *gg,
+					   struct aorta_error *e);
+/* After the head's forward: the batch's loss (mean) and its logits [B*T]. */
+float cpu_model_loss(const struct cpu_model_state *s);
+const float *cpu_model_logits(const struct cpu_model_state *s);
 
 /* Learning rate of upstream's schedule at step s (0-based): linear warm-up
  * (s+1)/warmup, then linear decay to 0 at total_steps. */

@@ -1,0 +1,143 @@
+/*
+ * comm.h - communicators: the collectives that FSDP and DDP need, behind
+ * one backend-neutral interface.
+ *
+ * Design.  A struct comm is one process's membership in a job of `size`
+ * ranks, split into three process groups:
+ *   world      all ranks;
+ *   node       the ranks of this rank's node (ranks node_size*k ..
+ *              node_size*(k+1)-1): FSDP hybrid_shard shards within it;
+ *   cross      the ranks with the same position on every node (rank %
+ *              node_size): hybrid_shard all-reduces the shards across it.
+ * Which group a collective runs on is the caller's choice (dist.h's plan
+ * says which group shards and which replicates).
+ *
+ * Collectives work on float32 buffers and are asynchronous: each call
+ * starts the operation and fills a caller-owned struct comm_req, and
+ * comm_wait completes it.  Passing req == NULL makes the call blocking.
+ * Every rank of a group must start the same collectives on that group in
+ * the same order (as MPI and NCCL require); several may be in flight.
+ * Buffers must not be touched until the wait returns.
+ *
+ * A wait polls the backend (ops->test) against the communicator's timeout
+ * (comm_set_timeout_ms, default 300 s), so a hung collective becomes an
+ * error naming the rank, the phase and the collective instead of a hang:
+ *   "rank 1: comm timeout after 300000 ms in all_gather (group node, 1024
+ *    floats) at 'step 3 forward group 2'"
+ * After a timeout or a backend error the job is in an unknown state: the
+ * caller reports the error and calls comm_abort, which ends every rank
+ * (MPI_Abort for MPI).  Library code never exits by itself.
+ *
+ * Backends: comm_local_create (one process, world 1, no dependency: lets
+ * the distributed executor run in the plain build and its unit tests) and
+ * comm_mpi_create (comm_mpi.c, Open MPI on the CPU; built only by `make
+ * mpi-tests` with mpicc).  An NCCL backend fills the same struct comm_ops.
+ *
+ * Ownership: the create functions allocate the comm; comm_destroy frees it
+ * (the backend does not finalize MPI: the program that initialized MPI
+ * finalizes it).  A comm_req holds backend state from start to wait, so
+ * every started request must be waited (there is no cancel).  Not
+ * thread-safe: one thread drives a comm.
+ */
+#ifndef AORTA_COMM_COMM_H
+#define AORTA_COMM_COMM_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+enum comm_coll { COMM_ALL_GATHER = 0, COMM_REDUCE_SCATTER, COMM_ALL_REDUCE, COMM_BROADCAST, COMM_BARRIER };
+enum comm_pg { COMM_PG_WORLD = 0, COMM_PG_NODE, COMM_PG_CROSS, COMM_PG_COUNT };
+
+struct comm;
+
+struct comm_group {
+	int rank, size;           /* this process's rank in the group, group size */
+	enum comm_pg id;
+	struct comm *comm;        /* owner */
+	void *impl;               /* backend's handle (MPI: a malloc'd MPI_Comm) */
+};
+
+/* One collective in flight.  Caller-owned; the backend keeps its state in
+ * impl from start to wait. */
+struct comm_req {
+	int active;
+	enum comm_coll coll;
+	struct comm_group *group;
+	size_t count;             /* floats per rank (all_gather, reduce_scatter) or total */
+	char phase[64];           /* what the caller was doing, for messages */
+	void *impl;
+};
+
+struct comm_ops {
+	const char *name;
+	/* Starts one collective on g (see the comm_* wrappers for the buffer
+	 * contracts); fills r->impl.  Returns AORTA_OK or fills e. */
+	enum aorta_status (*start)(struct comm_group *g, enum comm_coll c, const float *send, float *recv,
+				   size_t count, int root, struct comm_req *r, struct aorta_error *e);
+	/* *done = 1 when r has completed (then releases r->impl). */
+	enum aorta_status (*test)(struct comm_req *r, int *done, struct aorta_error *e);
+	void (*abort)(struct comm *c, int code);
+	void (*destroy)(struct comm *c);      /* frees the groups' impl and c->impl */
+};
+
+struct comm {
+	const struct comm_ops *ops;
+	int rank, size, node_size;
+	struct comm_group groups[COMM_PG_COUNT];
+	long long timeout_ms;
+	long long nstarted[5];   /* collectives started, per enum comm_coll */
+	void *impl;
+};
+
+const char *comm_coll_name(enum comm_coll c);
+const char *comm_pg_name(enum comm_pg g);
+static inline struct comm_group *comm_group(struct comm *c, enum comm_pg g)
+{
+	return &c->groups[g];
+}
+
+/* Fills the three groups of c from (rank, size, node_size), impl NULL.
+ * For backends.  node_size must divide size (checked by the creators). */
+void comm_init_groups(struct comm *c, int rank, int size, int node_size);
+
+/* ---- backends ---- */
+/* One process: world, node and cross all have size 1. */
+enum aorta_status comm_local_create(struct comm **out, struct aorta_error *e);
+/* MPI_COMM_WORLD split into node and cross groups (comm_mpi.c; the caller
+ * has called MPI_Init).  node_size 0: the ranks sharing memory with rank 0
+ * (MPI_COMM_TYPE_SHARED); otherwise it must divide the world size, which
+ * lets one machine emulate several nodes in tests. */
+enum aorta_status comm_mpi_create(int node_size, struct comm **out, struct aorta_error *e);
+
+void comm_destroy(struct comm *c);     /* NULL is a no-op */
+void comm_set_timeout_ms(struct comm *c, long long ms);
+/* Prints e (if any) with the rank and ends the job; does not return. */
+void comm_abort(struct comm *c, const struct aorta_error *e, int code) __attribute__((noreturn));
+
+/* ---- collectives (req NULL: blocking) ----
+ * all_gather:     send[count] from every rank -> recv[size*count], rank k's
+ *                 part at recv + k*count; send may be exactly that part
+ *                 (in place).
+ * reduce_scatter: send[size*count] summed over ranks; this rank's part k =
+ *                 rank -> recv[count] (send and recv must not overlap).
+ *                 Sum only: the caller scales (by 1/world for a mean).
+ * all_reduce:     send[count] summed over ranks -> recv[count] (send ==
+ *                 recv is in place).
+ * broadcast:      buf[count] of root -> every rank.
+ * barrier. */
+enum aorta_status comm_all_gather(struct comm_group *g, const float *send, float *recv, size_t count,
+				  struct comm_req *req, const char *phase, struct aorta_error *e);
+enum aorta_status comm_reduce_scatter(struct comm_group *g, const float *send, float *recv, size_t count,
+				      struct comm_req *req, const char *phase, struct aorta_error *e);
+enum aorta_status comm_all_reduce(struct comm_group *g, const float *send, float *recv, size_t count,
+				  struct comm_req *req, const char *phase, struct aorta_error *e);
+enum aorta_status comm_broadcast(struct comm_group *g, float *buf, size_t count, int root,
+				 struct comm_req *req, const char *phase, struct aorta_error *e);
+enum aorta_status comm_barrier(struct comm_group *g, const char *phase, struct aorta_error *e);
+
+/* Completes r (a no-op when r is not active).  On timeout r stays active
+ * (it may be waited again, e.g. by a test) and AORTA_EGPU is returned. */
+enum aorta_status comm_wait(struct comm_req *r, struct aorta_error *e);
+
+#endif

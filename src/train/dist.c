@@ -1,0 +1,519 @@
+/*
+ * dist.c - the sharding plan, the step schedule and its checker (dist.h).
+ *
+ * Design.  The schedule builder walks forward and backward once, keeping
+ * the same per-group state the checker keeps (gathered, waited, gathers in
+ * flight), and emits actions through small helpers that each place one
+ * FSDP1 hook: the pre-forward unshard and forward prefetch, the post-forward
+ * reshard, the pre-backward unshard and BACKWARD_PRE prefetch, the
+ * post-backward reshard, BACKWARD_POST prefetch and reduction.  The checker
+ * is written independently of the builder (it only reads actions), so a
+ * test of build + check is a real test of the builder.
+ */
+#include "train/dist.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===================================================================== */
+/* Knobs and plan                                                         */
+/* ===================================================================== */
+
+void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg)
+{
+	memset(k, 0, sizeof(*k));
+	k->mode = cfg->distributed.mode;
+	k->strategy = cfg->fsdp.sharding_strategy;
+	k->forward_prefetch = cfg->fsdp.forward_prefetch;
+	k->backward_prefetch = cfg->fsdp.backward_prefetch;
+	k->limit_all_gathers = cfg->fsdp.limit_all_gathers ? 2 : 0;
+	k->bucket_cap_mb = cfg->distributed.bucket_cap_mb;
+	k->first_bucket_bytes = DIST_FIRST_BUCKET_BYTES;
+}
+
+/* Offsets of every named tensor of the layout, ascending (layout order). */
+static int tensor_offsets(const struct param_layout *p, size_t *out)
+{
+	int n = 0;
+	size_t head[] = { p->emb, p->emb_w, p->emb_b, p->dense_w, p->dense_b };
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		out[n++] = head[i];
+	for (int l = 0; l < p->ngroups - 2; l++) {
+		const struct layer_off *o = &p->layer[l];
+		size_t t[] = { o->qkv_w, o->qkv_b, o->out_w, o->out_b, o->ln1_g, o->ln1_b,
+			       o->ff1_w, o->ff1_b, o->ff2_w, o->ff2_b, o->ln2_g, o->ln2_b };
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+			out[n++] = t[i];
+	}
+	size_t tail[] = { p->lnf_g, p->lnf_b, p->head1_w, p->head1_b, p->head2_w, p->head2_b };
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		out[n++] = tail[i];
+	return n;
+}
+
+static int group_of(const struct dist_plan *pl, size_t x)
+{
+	for (int g = pl->ngroups - 1; g >= 0; g--)
+		if (x >= pl->g[g].off)
+			return g;
+	return 0;
+}
+
+/* PyTorch's reducer: tensors in reverse order; a bucket closes as soon as
+ * its size reaches its limit (first bucket: first_bytes, then cap). */
+static void ddp_buckets(struct dist_plan *pl, const struct param_layout *lay)
+{
+	int nt_max = 5 + 12 * (lay->ngroups - 2) + 6;
+	size_t *off = xcalloc((size_t)nt_max + 1, sizeof(size_t));
+	int nt = tensor_offsets(lay, off);
+	off[nt] = lay->total;
+	size_t cap = (size_t)(pl->k.bucket_cap_mb * 1048576.0);
+	size_t first = pl->k.first_bucket_bytes ? pl->k.first_bucket_bytes : cap;
+	if (cap < sizeof(float))
+		cap = sizeof(float);
+	if (first < sizeof(float))
+		first = sizeof(float);
+
+	pl->b = xcalloc((size_t)nt, sizeof(*pl->b));
+	pl->nbuckets = 0;
+	size_t hi = lay->total, lo = hi;
+	for (int t = nt - 1; t >= 0; t--) {
+		lo = off[t];
+		size_t limit = pl->nbuckets == 0 ? first : cap;
+		if ((hi - lo) * sizeof(float) >= limit || t == 0) {
+			struct dist_bucket *b = &pl->b[pl->nbuckets++];
+			b->off = lo;
+			b->len = hi - lo;
+			b->group_lo = group_of(pl, lo);
+			b->group_hi = group_of(pl, hi - 1);
+			hi = lo;
+		}
+	}
+	free(off);
+}
+
+enum aorta_status dist_plan_init(struct dist_plan *pl, int world, int rank, int node_size,
+				 const struct dist_knobs *k, const struct param_layout *lay,
+				 struct aorta_error *e)
+{
+	memset(pl, 0, sizeof(*pl));
+	if (world < 1 || rank < 0 || rank >= world)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "rank %d outside a world of %d", rank, world);
+	if (node_size < 1 || world % node_size != 0)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "node size %d does not divide the world size %d",
+				  node_size, world);
+	if (k->mode != DIST_FSDP && k->mode != DIST_DDP)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "distributed.mode %d unknown", (int)k->mode);
+	if (k->mode == DIST_FSDP && (unsigned)k->strategy > SHARD_HYBRID)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "fsdp.sharding_strategy %d unknown", (int)k->strategy);
+	if ((unsigned)k->backward_prefetch > PREFETCH_BACKWARD_POST || k->limit_all_gathers < 0)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "bad prefetch knobs (backward %d, limit %d)",
+				  (int)k->backward_prefetch, k->limit_all_gathers);
+	if (k->mode == DIST_DDP && !(k->bucket_cap_mb > 0.0))
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "distributed.bucket_cap_mb must be > 0, not %g",
+				  k->bucket_cap_mb);
+
+	pl->k = *k;
+	pl->world = world;
+	pl->rank = rank;
+	pl->node_size = node_size;
+	pl->ngroups = lay->ngroups;
+
+	/* who shards and who replicates */
+	int shard_world = 0, shard_node = 0;
+	if (k->mode == DIST_FSDP) {
+		switch (k->strategy) {
+		case SHARD_FULL: shard_world = 1; pl->reshard_after_forward = 1; break;
+		case SHARD_GRAD_OP: shard_world = 1; break;
+		case SHARD_HYBRID: shard_node = 1; pl->reshard_after_forward = 1; break;
+		case SHARD_NONE: break;
+		}
+	}
+	pl->sharded = shard_world || shard_node;
+	if (shard_world) {
+		pl->shard_pg = COMM_PG_WORLD, pl->shard_size = world, pl->shard_rank = rank;
+		pl->repl_pg = COMM_PG_WORLD, pl->repl_size = 1, pl->repl_rank = 0;
+	} else if (shard_node) {
+		pl->shard_pg = COMM_PG_NODE, pl->shard_size = node_size, pl->shard_rank = rank % node_size;
+		pl->repl_pg = COMM_PG_CROSS, pl->repl_size = world / node_size, pl->repl_rank = rank / node_size;
+	} else {
+		pl->shard_pg = COMM_PG_WORLD, pl->shard_size = 1, pl->shard_rank = 0;
+		pl->repl_pg = COMM_PG_WORLD, pl->repl_size = world, pl->repl_rank = rank;
+	}
+
+	/* shards */
+	pl->g = xcalloc((size_t)pl->ngroups, sizeof(*pl->g));
+	size_t S = (size_t)pl->shard_size, local = 0;
+	for (int g = 0; g < pl->ngroups; g++) {
+		struct dist_shard *sh = &pl->g[g];
+		sh->off = lay->group_off[g];
+		sh->len = lay->group_len[g];
+		sh->padded = (sh->len + S - 1) / S * S;
+		sh->shard_len = sh->padded / S;
+		sh->local_off = local;
+		sh->begin = (size_t)pl->shard_rank * sh->shard_len;
+		sh->valid = sh->begin >= sh->len ? 0
+			    : (sh->len - sh->begin < sh->shard_len ? sh->len - sh->begin : sh->shard_len);
+		local += sh->shard_len;
+	}
+	pl->local_total = local;
+
+	/* all-reduce buckets over the replicate group */
+	if (k->mode == DIST_DDP) {
+		ddp_buckets(pl, lay);
+	} else if (!pl->sharded || (k->strategy == SHARD_HYBRID && pl->repl_size > 1)) {
+		pl->nbuckets = pl->ngroups;
+		pl->b = xcalloc((size_t)pl->ngroups, sizeof(*pl->b));
+		/* in backward order, so bucket i is the i-th to complete */
+		for (int i = 0; i < pl->ngroups; i++) {
+			int g = pl->ngroups - 1 - i;
+			pl->b[i] = (struct dist_bucket){ .off = pl->g[g].local_off, .len = pl->g[g].shard_len,
+							 .group_lo = g, .group_hi = g };
+		}
+	}
+	return AORTA_OK;
+}
+
+void dist_plan_release(struct dist_plan *pl)
+{
+	free(pl->g);
+	free(pl->b);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* ===================================================================== */
+/* Schedule                                                               */
+/* ===================================================================== */
+
+struct builder {
+	const struct dist_plan *pl;
+	struct dist_action *a;
+	int n, cap;
+	int limit, in_flight;
+	char *issued;    /* ALL_GATHER issued in the current phase (not yet freed) */
+	char *waited;
+};
+
+static void emit(struct builder *b, enum dist_act kind, int arg)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->a = xrealloc(b->a, (size_t)b->cap * sizeof(*b->a));
+	}
+	b->a[b->n++] = (struct dist_action){ kind, arg };
+}
+
+static int can_gather(const struct builder *b)
+{
+	return b->limit == 0 || b->in_flight < b->limit;
+}
+
+static void gather(struct builder *b, int g)
+{
+	emit(b, ACT_ALL_GATHER, g);
+	b->issued[g] = 1;
+	b->in_flight++;
+}
+
+static void wait_gather(struct builder *b, int g)
+{
+	emit(b, ACT_WAIT_AG, g);
+	b->waited[g] = 1;
+	b->in_flight--;
+}
+
+static void free_group(struct builder *b, int g)
+{
+	emit(b, ACT_FREE, g);
+	b->issued[g] = b->waited[g] = 0;
+}
+
+/* Brings group g's parameters in for compute: a prefetch of next (-1:
+ * none) goes before the wait if the limit allows, else after it. */
+static void unshard(struct builder *b, int g, int next)
+{
+	if (!b->issued[g])
+		gather(b, g);
+	int want = next >= 0 && next < b->pl->ngroups && !b->issued[next];
+	if (want && can_gather(b)) {
+		gather(b, next);
+		want = 0;
+	}
+	if (!b->waited[g])
+		wait_gather(b, g);
+	if (want && can_gather(b))
+		gather(b, next);
+}
+
+enum aorta_status dist_schedule_build(struct dist_schedule *s, const struct dist_plan *pl, struct aorta_error *e)
+{
+	(void)e;
+	const int G = pl->ngroups;
+	struct builder b = { .pl = pl, .limit = pl->k.limit_all_gathers };
+	b.issued = xcalloc((size_t)G, 1);
+	b.waited = xcalloc((size_t)G, 1);
+	const enum backward_prefetch bp = pl->k.backward_prefetch;
+
+	/* ---- forward ---- */
+	for (int g = 0; g < G; g++) {
+		if (pl->sharded)
+			unshard(&b, g, pl->k.forward_prefetch ? g + 1 : -1);
+		emit(&b, ACT_FORWARD, g);
+		if (pl->reshard_after_forward && g != G - 1)
+			free_group(&b, g);
+	}
+
+	/* ---- backward ---- */
+	int pending_rs = -1, next_bucket = 0;
+	for (int g = G - 1; g >= 0; g--) {
+		if (pl->sharded) {
+			/* BACKWARD_PRE prefetches g-1 if backward will need to gather it */
+			int pre = bp == PREFETCH_BACKWARD_PRE && g > 0 && pl->reshard_after_forward ? g - 1 : -1;
+			unshard(&b, g, pre);
+		}
+		emit(&b, ACT_BACKWARD, g);
+		if (pl->sharded) {
+			free_group(&b, g);
+			if (bp == PREFETCH_BACKWARD_POST && g > 0 && pl->reshard_after_forward && !b.issued[g - 1] &&
+			    can_gather(&b))
+				gather(&b, g - 1);
+			emit(&b, ACT_REDUCE_SCATTER, g);
+			if (pending_rs >= 0) {
+				emit(&b, ACT_WAIT_RS, pending_rs);
+				if (pl->nbuckets)        /* hybrid across nodes: bucket of group pending_rs */
+					emit(&b, ACT_ALL_REDUCE, next_bucket++);
+			}
+			pending_rs = g;
+		} else {
+			while (next_bucket < pl->nbuckets && pl->b[next_bucket].group_lo == g)
+				emit(&b, ACT_ALL_REDUCE, next_bucket++);
+		}
+	}
+	if (pending_rs >= 0) {
+		emit(&b, ACT_WAIT_RS, pending_rs);
+		if (pl->nbuckets)
+			emit(&b, ACT_ALL_REDUCE, next_bucket++);
+	}
+	for (int i = 0; i < pl->nbuckets; i++)
+		emit(&b, ACT_WAIT_AR, i);
+	emit(&b, ACT_GRAD_NORM, -1);
+	emit(&b, ACT_OPTIMIZER, -1);
+
+	free(b.issued);
+	free(b.waited);
+	s->n = b.n;
+	s->a = b.a;
+	return AORTA_OK;
+}
+
+void dist_schedule_release(struct dist_schedule *s)
+{
+	free(s->a);
+	s->a = NULL;
+	s->n = 0;
+}
+
+/* ===================================================================== */
+/* Checker                                                                */
+/* ===================================================================== */
+
+static const char *act_names[] = { "ALL_GATHER", "WAIT_AG", "FORWARD", "FREE", "BACKWARD", "REDUCE_SCATTER",
+				   "WAIT_RS", "ALL_REDUCE", "WAIT_AR", "GRAD_NORM", "OPTIMIZER" };
+static const char *act_tokens[] = { "AG", "WAG", "F", "FREE", "B", "RS", "WRS", "AR", "WAR", "NORM", "OPT" };
+
+const char *dist_act_name(enum dist_act a)
+{
+	return (unsigned)a <= ACT_OPTIMIZER ? act_names[a] : "?";
+}
+
+int dist_schedule_format(const struct dist_schedule *s, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (buf && len)
+		buf[0] = '\0';
+	for (int i = 0; i < s->n; i++) {
+		const struct dist_action *a = &s->a[i];
+		const char *tok = (unsigned)a->kind <= ACT_OPTIMIZER ? act_tokens[a->kind] : "?";
+		char *at = buf && used < len ? buf + used : NULL;
+		size_t room = at ? len - used : 0;
+		int k = a->arg >= 0 ? snprintf(at, room, "%s%s%d", i ? " " : "", tok, a->arg)
+				    : snprintf(at, room, "%s%s", i ? " " : "", tok);
+		used += (size_t)(k > 0 ? k : 0);
+	}
+	return (int)used;
+}
+
+#define BAD(...) do { st = aorta_fail(e, AORTA_ECHECK, NULL, 0, -1, __VA_ARGS__); goto out; } while (0)
+
+enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struct dist_plan *pl,
+				      struct dist_schedule_stats *stats, struct aorta_error *e)
+{
+	const int G = pl->ngroups, NB = pl->nbuckets;
+	enum aorta_status st = AORTA_OK;
+	struct dist_schedule_stats z = { 0 };
+	/* per group: 0 none, 1 gathering, 2 gathered and waited */
+	int *gs = xcalloc((size_t)G, sizeof(int));
+	int *nag = xcalloc((size_t)G, sizeof(int)), *nfree = xcalloc((size_t)G, sizeof(int));
+	int *rs = xcalloc((size_t)G, sizeof(int));      /* 0, 1 issued, 2 waited */
+	int *ar = xcalloc((size_t)(NB ? NB : 1), sizeof(int));
+	int in_flight = 0, gathered = 0, next_fwd = 0, next_bwd = G - 1, norm = 0, opt = 0;
+	int hybrid_ar = pl->sharded && NB > 0;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct dist_action *a = &s->a[i];
+		int g = a->arg;
+		const char *nm = dist_act_name(a->kind);
+		if (opt)
+			BAD("action %d (%s %d) after OPTIMIZER", i, nm, g);
+		int is_group = a->kind <= ACT_WAIT_RS;
+		if (is_group && (g < 0 || g >= G))
+			BAD("action %d: %s of group %d outside 0..%d", i, nm, g, G - 1);
+		if ((a->kind == ACT_ALL_REDUCE || a->kind == ACT_WAIT_AR) && (g < 0 || g >= NB))
+			BAD("action %d: %s of bucket %d outside 0..%d", i, nm, g, NB - 1);
+		switch (a->kind) {
+		case ACT_ALL_GATHER:
+			if (!pl->sharded)
+				BAD("action %d: ALL_GATHER %d but the plan does not shard", i, g);
+			if (gs[g])
+				BAD("action %d: ALL_GATHER %d while it is already gathered", i, g);
+			gs[g] = 1, nag[g]++, in_flight++, gathered++;
+			if (pl->k.limit_all_gathers && in_flight > pl->k.limit_all_gathers)
+				BAD("action %d: ALL_GATHER %d makes %d in flight (limit %d)", i, g, in_flight,
+				    pl->k.limit_all_gathers);
+			if (in_flight > z.max_ag_in_flight)
+				z.max_ag_in_flight = in_flight;
+			if (gathered > z.max_gathered)
+				z.max_gathered = gathered;
+			z.n_all_gather++;
+			break;
+		case ACT_WAIT_AG:
+			if (gs[g] != 1)
+				BAD("action %d: WAIT_AG %d without an ALL_GATHER in flight", i, g);
+			gs[g] = 2, in_flight--;
+			break;
+		case ACT_FREE:
+			if (gs[g] != 2)
+				BAD("action %d: FREE %d of a group not gathered and waited", i, g);
+			gs[g] = 0, nfree[g]++, gathered--;
+			z.n_free++;
+			break;
+		case ACT_FORWARD:
+			if (g != next_fwd)
+				BAD("action %d: FORWARD %d, expected %d", i, g, next_fwd);
+			if (pl->sharded && gs[g] != 2)
+				BAD("action %d: FORWARD %d on parameters not gathered and waited", i, g);
+			next_fwd++;
+			break;
+		case ACT_BACKWARD:
+			if (next_fwd != G || g != next_bwd)
+				BAD("action %d: BACKWARD %d, expected %s%d", i, g, next_fwd != G ? "the forward to end, then " : "",
+				    next_bwd);
+			if (pl->sharded && gs[g] != 2)
+				BAD("action %d: BACKWARD %d on parameters not gathered and waited", i, g);
+			next_bwd--;
+			break;
+		case ACT_REDUCE_SCATTER:
+			if (!pl->sharded)
+				BAD("action %d: REDUCE_SCATTER %d but the plan does not shard", i, g);
+			if (g <= next_bwd)
+				BAD("action %d: REDUCE_SCATTER %d before its BACKWARD", i, g);
+			if (rs[g])
+				BAD("action %d: REDUCE_SCATTER %d twice", i, g);
+			rs[g] = 1;
+			z.n_reduce_scatter++;
+			break;
+		case ACT_WAIT_RS:
+			if (rs[g] != 1)
+				BAD("action %d: WAIT_RS %d without a REDUCE_SCATTER in flight", i, g);
+			rs[g] = 2;
+			break;
+		case ACT_ALL_REDUCE: {
+			const struct dist_bucket *bk = &pl->b[g];
+			if (ar[g])
+				BAD("action %d: ALL_REDUCE of bucket %d twice", i, g);
+			if (bk->group_lo <= next_bwd)
+				BAD("action %d: ALL_REDUCE of bucket %d (groups %d..%d) before the BACKWARD of group %d", i,
+				    g, bk->group_lo, bk->group_hi, bk->group_lo);
+			if (hybrid_ar && rs[bk->group_lo] != 2)
+				BAD("action %d: ALL_REDUCE of group %d's shard before its WAIT_RS", i, bk->group_lo);
+			ar[g] = 1;
+			z.n_all_reduce++;
+			break;
+		}
+		case ACT_WAIT_AR:
+			if (ar[g] != 1)
+				BAD("action %d: WAIT_AR %d without an ALL_REDUCE in flight", i, g);
+			ar[g] = 2;
+			break;
+		case ACT_GRAD_NORM:
+			if (next_bwd != -1)
+				BAD("action %d: GRAD_NORM before the backward ended", i);
+			for (int k = 0; pl->sharded && k < G; k++)
+				if (rs[k] != 2)
+					BAD("action %d: GRAD_NORM before group %d's gradient was reduce-scattered and waited",
+					    i, k);
+			for (int k = 0; k < NB; k++)
+				if (ar[k] != 2)
+					BAD("action %d: GRAD_NORM before bucket %d was all-reduced and waited", i, k);
+			norm = 1;
+			break;
+		case ACT_OPTIMIZER:
+			if (!norm)
+				BAD("action %d: OPTIMIZER before GRAD_NORM", i);
+			opt = 1;
+			break;
+		default:
+			BAD("action %d: unknown kind %d", i, (int)a->kind);
+		}
+	}
+	if (!opt)
+		BAD("the schedule does not end with OPTIMIZER");
+	for (int g = 0; g < G; g++)
+		if (gs[g] || nag[g] != nfree[g])
+			BAD("group %d gathered %d times, freed %d times%s", g, nag[g], nfree[g],
+			    gs[g] ? ", still gathered at the end" : "");
+	/* buckets tile the local buffer, so each gradient element is all-reduced once */
+	if (!pl->sharded || hybrid_ar) {
+		size_t covered = 0;
+		for (int k = 0; k < NB; k++)
+			covered += pl->b[k].len;
+		if (covered != pl->local_total)
+			BAD("buckets cover %zu floats of %zu", covered, pl->local_total);
+		char *seen = xcalloc(pl->local_total ? pl->local_total : 1, 1);
+		for (int k = 0; k < NB; k++)
+			for (size_t x = pl->b[k].off; x < pl->b[k].off + pl->b[k].len; x++) {
+				if (x >= pl->local_total || seen[x]) {
+					free(seen);
+					BAD("bucket %d overlaps another or the end at %zu", k, x);
+				}
+				seen[x] = 1;
+			}
+		free(seen);
+	}
+out:
+	if (stats)
+		*stats = z;
+	free(gs);
+	free(nag);
+	free(nfree);
+	free(rs);
+	free(ar);
+	return st;
+}
+
+/* ===================================================================== */
+/* Clipping                                                               */
+/* ===================================================================== */
+
+float dist_clip_scale(double sumsq, float max_norm, float extra, double *norm_out)
+{
+	double norm = sqrt(sumsq) * (double)extra;
+	double coef = (double)max_norm / (norm + 1e-6);
+	if (coef > 1.0 || max_norm <= 0.0f)
+		coef = 1.0;
+	if (norm_out)
+		*norm_out = norm;
+	return (float)coef * extra;
+}

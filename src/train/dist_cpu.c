@@ -1,0 +1,258 @@
+/*
+ * dist_cpu.c - the CPU executor of dist.h schedules (see dist_cpu.h).
+ *
+ * Design.  One function per action kind, dispatched in a loop; each names
+ * the step, action and group in its phase string, which a collective's
+ * timeout repeats.  Memory follows the schedule for real: ALL_GATHER
+ * allocates the group's gathered buffer and FREE releases it, BACKWARD
+ * allocates the unsharded gradient and WAIT_RS releases it, so a schedule
+ * that computes on a freed group fails (and ASan sees any stray use).
+ * Without sharding, compute reads the persistent replica (the local buffer
+ * IS the flat layout) and writes gradients in place, where the buckets'
+ * all-reduces run (DDP's gradient_as_bucket_view).
+ */
+#include "train/dist_cpu.h"
+#include "train/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum aorta_status dist_cpu_init(struct dist_cpu *x, const struct model_dims *d, const struct param_layout *lay,
+				const struct dist_plan *pl, struct comm *c, int local_batch,
+				const float *init_params, const struct dist_adamw *opt, struct aorta_error *e)
+{
+	memset(x, 0, sizeof(*x));
+	if (c->size != pl->world || c->rank != pl->rank || c->node_size != pl->node_size)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				  "plan for rank %d of %d (node %d) given a communicator for rank %d of %d (node %d)",
+				  pl->rank, pl->world, pl->node_size, c->rank, c->size, c->node_size);
+	if (pl->ngroups != lay->ngroups)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "plan has %d groups, layout %d", pl->ngroups,
+				  lay->ngroups);
+	x->ms = cpu_model_state_create(d, lay, local_batch);
+	if (!x->ms)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "invalid local batch %d", local_batch);
+	x->d = d;
+	x->lay = lay;
+	x->pl = pl;
+	x->comm = c;
+	x->opt = *opt;
+	size_t n = pl->local_total ? pl->local_total : 1;
+	x->params = xcalloc(n, sizeof(float));
+	x->grads = xcalloc(n, sizeof(float));
+	x->m = xcalloc(n, sizeof(float));
+	x->v = xcalloc(n, sizeof(float));
+	x->full = xcalloc((size_t)pl->ngroups, sizeof(float *));
+	x->fgrad = xcalloc((size_t)pl->ngroups, sizeof(float *));
+	x->ag = xcalloc((size_t)pl->ngroups, sizeof(*x->ag));
+	x->rs = xcalloc((size_t)pl->ngroups, sizeof(*x->rs));
+	x->ar = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar));
+
+	/* sync_module_states: rank 0's parameters everywhere, then my shards */
+	float *full = xmalloc(lay->total * sizeof(float));
+	memcpy(full, init_params, lay->total * sizeof(float));
+	enum aorta_status st = comm_broadcast(comm_group(c, COMM_PG_WORLD), full, lay->total, 0, NULL,
+					      "init broadcast of the parameters", e);
+	if (!st)
+		for (int g = 0; g < pl->ngroups; g++) {
+			const struct dist_shard *sh = &pl->g[g];
+			memcpy(x->params + sh->local_off, full + sh->off + sh->begin, sh->valid * sizeof(float));
+		}
+	free(full);
+	if (st)
+		dist_cpu_release(x);
+	return st;
+}
+
+void dist_cpu_release(struct dist_cpu *x)
+{
+	if (!x->pl)
+		return;
+	for (int g = 0; g < x->pl->ngroups; g++) {
+		free(x->full[g]);
+		free(x->fgrad[g]);
+	}
+	free(x->full);
+	free(x->fgrad);
+	free(x->ag);
+	free(x->rs);
+	free(x->ar);
+	free(x->params);
+	free(x->grads);
+	free(x->m);
+	free(x->v);
+	cpu_model_state_free(x->ms);
+	memset(x, 0, sizeof(*x));
+}
+
+/* ---- one step ------------------------------------------------------------ */
+
+struct step_ctx {
+	struct dist_cpu *x;
+	float lr;
+	float gscale;
+	double norm;
+	int live;
+	char phase[64];
+};
+
+static const char *phase(struct step_ctx *c, const struct dist_action *a)
+{
+	snprintf(c->phase, sizeof(c->phase), "step %d %s %d", c->x->steps + 1, dist_act_name(a->kind), a->arg);
+	return c->phase;
+}
+
+static enum aorta_status not_ready(struct step_ctx *c, const struct dist_action *a, const char *why,
+				   struct aorta_error *e)
+{
+	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: %s of group %d: %s", c->x->comm->rank,
+			  c->x->steps + 1, dist_act_name(a->kind), a->arg, why);
+}
+
+/* The sum of squares of the local shard, summed over the shard group as
+ * two floats (hi, lo) so the float32 collective keeps double precision. */
+static enum aorta_status global_sumsq(struct dist_cpu *x, double *out, struct aorta_error *e)
+{
+	double s = cpu_sumsq(x->grads, x->pl->local_total);
+	if (x->pl->shard_size > 1) {
+		float hl[2];
+		hl[0] = (float)s;
+		hl[1] = (float)(s - (double)hl[0]);
+		enum aorta_status st = comm_all_reduce(comm_group(x->comm, x->pl->shard_pg), hl, hl, 2, NULL,
+						       "grad norm all_reduce", e);
+		if (st)
+			return st;
+		s = (double)hl[0] + (double)hl[1];
+	}
+	*out = s;
+	return AORTA_OK;
+}
+
+static enum aorta_status run_action(struct step_ctx *c, const struct dist_action *a, struct aorta_error *e)
+{
+	struct dist_cpu *x = c->x;
+	const struct dist_plan *pl = x->pl;
+	const int g = a->arg;
+	struct comm_group *shard = comm_group(x->comm, pl->shard_pg), *repl = comm_group(x->comm, pl->repl_pg);
+	const struct dist_shard *sh = g >= 0 && g < pl->ngroups ? &pl->g[g] : NULL;
+
+	switch (a->kind) {
+	case ACT_ALL_GATHER:
+		if (x->full[g])
+			return not_ready(c, a, "already gathered", e);
+		x->full[g] = xmalloc(sh->padded * sizeof(float));
+		if (++c->live > x->live_max)
+			x->live_max = c->live;
+		return comm_all_gather(shard, x->params + sh->local_off, x->full[g], sh->shard_len, &x->ag[g],
+				       phase(c, a), e);
+	case ACT_WAIT_AG:
+		return comm_wait(&x->ag[g], e);
+	case ACT_FREE:
+		if (!x->full[g] || x->ag[g].active)
+			return not_ready(c, a, "not gathered", e);
+		free(x->full[g]);
+		x->full[g] = NULL;
+		c->live--;
+		return AORTA_OK;
+	case ACT_FORWARD:
+	case ACT_BACKWARD: {
+		const float *gp = x->params + sh->local_off;  /* the replica (local_off == off) */
+		if (pl->sharded) {
+			if (!x->full[g] || x->ag[g].active)
+				return not_ready(c, a, "parameters not gathered", e);
+			gp = x->full[g];
+		}
+		if (a->kind == ACT_FORWARD)
+			return cpu_model_group_forward(x->ms, g, gp, e);
+		float *gg = x->grads + sh->local_off;
+		if (pl->sharded) {
+			if (x->fgrad[g])
+				return not_ready(c, a, "gradient buffer still in use", e);
+			gg = x->fgrad[g] = xcalloc(sh->padded, sizeof(float));
+		}
+		return cpu_model_group_backward(x->ms, g, gp, gg, e);
+	}
+	case ACT_REDUCE_SCATTER:
+		if (!x->fgrad[g])
+			return not_ready(c, a, "no gradient", e);
+		return comm_reduce_scatter(shard, x->fgrad[g], x->grads + sh->local_off, sh->shard_len, &x->rs[g],
+					   phase(c, a), e);
+	case ACT_WAIT_RS: {
+		enum aorta_status st = comm_wait(&x->rs[g], e);
+		free(x->fgrad[g]);
+		x->fgrad[g] = NULL;
+		return st;
+	}
+	case ACT_ALL_REDUCE: {
+		const struct dist_bucket *b = &pl->b[g];
+		float *p = x->grads + b->off;
+		return comm_all_reduce(repl, p, p, b->len, &x->ar[g], phase(c, a), e);
+	}
+	case ACT_WAIT_AR:
+		return comm_wait(&x->ar[g], e);
+	case ACT_GRAD_NORM: {
+		double s = 0.0;
+		enum aorta_status st = global_sumsq(x, &s, e);
+		if (st)
+			return st;
+		c->gscale = dist_clip_scale(s, x->opt.max_grad_norm, 1.0f / (float)pl->world, &c->norm);
+		return AORTA_OK;
+	}
+	case ACT_OPTIMIZER:
+		cpu_adamw(x->params, x->grads, x->m, x->v, pl->local_total, c->lr, x->opt.beta1, x->opt.beta2,
+			  x->opt.eps, x->opt.weight_decay, x->steps + 1, c->gscale);
+		return AORTA_OK;
+	}
+	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "unknown action %d", (int)a->kind);
+}
+
+enum aorta_status dist_cpu_step(struct dist_cpu *x, const struct dist_schedule *s, const struct batch *b,
+				uint64_t dropout_seed, int training, float lr, float *loss, double *grad_norm,
+				struct aorta_error *e)
+{
+	struct step_ctx c = { .x = x, .lr = lr, .gscale = 1.0f };
+	enum aorta_status st = cpu_model_begin(x->ms, b, dropout_seed, training, 1.0f, e);
+	if (st)
+		return st;
+	memset(x->grads, 0, x->pl->local_total * sizeof(float));
+	for (int i = 0; i < s->n && !st; i++)
+		st = run_action(&c, &s->a[i], e);
+	if (st)
+		return st;
+	x->steps++;
+
+	/* the loss of the whole global batch: mean of the ranks' means */
+	float l = cpu_model_loss(x->ms);
+	if (x->pl->world > 1) {
+		st = comm_all_reduce(comm_group(x->comm, COMM_PG_WORLD), &l, &l, 1, NULL, "loss all_reduce", e);
+		l /= (float)x->pl->world;
+	}
+	if (loss)
+		*loss = l;
+	if (grad_norm)
+		*grad_norm = c.norm;
+	return st;
+}
+
+enum aorta_status dist_cpu_full_params(struct dist_cpu *x, float *out, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	for (int g = 0; g < pl->ngroups; g++) {
+		const struct dist_shard *sh = &pl->g[g];
+		if (pl->shard_size == 1) {
+			memcpy(out + sh->off, x->params + sh->local_off, sh->len * sizeof(float));
+			continue;
+		}
+		float *tmp = xmalloc(sh->padded * sizeof(float));
+		enum aorta_status st = comm_all_gather(comm_group(x->comm, pl->shard_pg), x->params + sh->local_off,
+						       tmp, sh->shard_len, NULL, "gather full parameters", e);
+		if (!st)
+			memcpy(out + sh->off, tmp, sh->len * sizeof(float));
+		free(tmp);
+		if (st)
+			return st;
+	}
+	return AORTA_OK;
+}

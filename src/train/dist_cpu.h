@@ -1,0 +1,77 @@
+/*
+ * dist_cpu.h - runs a dist.h schedule on the CPU: the per-group model of
+ * model.h for compute, a comm.h communicator (MPI, or the local one at
+ * world 1) for the collectives, AdamW on the local shard.
+ *
+ * One struct dist_cpu is one rank's trainer state: its shard of the
+ * parameters, gradients and AdamW moments (plan->local_total floats each),
+ * the gathered groups that are alive, and the model activations for a
+ * local batch of B samples.  dist_cpu_step executes the action list in
+ * order, blocking in each WAIT_* (on the CPU that is where the overlap
+ * ends; the GPU executor turns the same waits into stream waits).
+ *
+ * Semantics that make world W with local batch b equal world 1 with batch
+ * W*b: every rank's backward gives the gradient of ITS batch mean; the
+ * reductions SUM over ranks; GRAD_NORM scales by 1/W inside the clip factor
+ * (dist_clip_scale with extra = 1/W, as the GPU trainer undoes its loss
+ * scale), so AdamW sees the mean gradient over all W*b samples; the norm is
+ * the squared norm of the local shard all-reduced over the shard group
+ * (replicas hold equal copies, so they are not summed twice), carried as
+ * two floats (hi + lo) so the sum keeps double precision.  The reported
+ * loss is the all-reduced mean of the ranks' losses.  Dropout masks are
+ * indexed by position in the local batch, so with dropout > 0 the ranks do
+ * not draw world 1's masks: equality holds for dropout 0 (or eval).  The
+ * caller chooses dropout_seed per rank (mix the rank in, or every rank
+ * draws the same masks for its own samples).
+ *
+ * Ownership: dist_cpu_init allocates, dist_cpu_release frees; the plan,
+ * layout, dims and comm are borrowed and must outlive it.  Errors (a
+ * collective's timeout, an action on a freed group) come back as a status
+ * with the rank, step and action in the message; after one, the job should
+ * comm_abort.
+ */
+#ifndef AORTA_TRAIN_DIST_CPU_H
+#define AORTA_TRAIN_DIST_CPU_H
+
+#include "base/error.h"
+#include "comm/comm.h"
+#include "train/dist.h"
+#include "train/model.h"
+
+struct dist_adamw {
+	float beta1, beta2, eps, weight_decay;
+	float max_grad_norm;      /* <= 0: no clipping */
+};
+
+struct dist_cpu {
+	const struct model_dims *d;
+	const struct param_layout *lay;
+	const struct dist_plan *pl;
+	struct comm *comm;
+	struct dist_adamw opt;
+	float *params, *grads, *m, *v;   /* local flat shard, pl->local_total floats */
+	float **full;                    /* sharded: gathered group g (padded floats), NULL when freed */
+	float **fgrad;                   /* sharded: group g's unsharded gradient, BACKWARD .. WAIT_RS */
+	struct comm_req *ag, *rs, *ar;   /* per group, per group, per bucket */
+	struct cpu_model_state *ms;
+	int steps;                       /* optimizer steps taken */
+	int live_max;                    /* most gathered groups alive at once (memory check) */
+};
+
+/* init_params: the full flat parameters (lay->total); rank 0's copy is
+ * broadcast to all (as sync_module_states), so other ranks may pass any
+ * buffer of that size.  local_batch: samples per rank per step. */
+enum aorta_status dist_cpu_init(struct dist_cpu *x, const struct model_dims *d, const struct param_layout *lay,
+				const struct dist_plan *pl, struct comm *c, int local_batch,
+				const float *init_params, const struct dist_adamw *opt, struct aorta_error *e);
+/* One optimizer step of schedule s on this rank's batch b at learning rate
+ * lr.  *loss: mean over all ranks' samples; *grad_norm: the global norm of
+ * the mean gradient before clipping (either may be NULL). */
+enum aorta_status dist_cpu_step(struct dist_cpu *x, const struct dist_schedule *s, const struct batch *b,
+				uint64_t dropout_seed, int training, float lr, float *loss, double *grad_norm,
+				struct aorta_error *e);
+/* Collective: every rank gets the full parameters in out[lay->total]. */
+enum aorta_status dist_cpu_full_params(struct dist_cpu *x, float *out, struct aorta_error *e);
+void dist_cpu_release(struct dist_cpu *x);
+
+#endif

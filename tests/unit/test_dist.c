@@ -1,0 +1,600 @@
+/*
+ * test_dist.c - the distributed core without MPI: the per-group model
+ * calls (model.h) against the whole pass, the sharding plan and DDP
+ * buckets, the step schedules and their checker (dist.h), and the CPU
+ * executor (dist_cpu.h) at world 1 on the local communicator, which must
+ * equal the serial reference bit for bit for every strategy.  The same
+ * executor at world 2 and 4 runs in tests/mpi/test_dist_mpi.c.
+ */
+#include "testing.h"
+#include "dist_ref.h"
+#include "comm/comm.h"
+#include "train/dist.h"
+#include "train/dist_cpu.h"
+#include "train/model.h"
+#include "train/ops.h"
+#include "train/rng.h"
+
+#include <stdint.h>
+
+static struct model_dims tiny_dims(int L, float dropout)
+{
+	struct model_dims d = { .V = 50, .E = 8, .F = 2, .D = 4, .T = 4, .S = 3, .M = 8, .H = 2, .L = L,
+				.FFN = 16, .MLP = 16, .dropout = dropout, .ln_eps = 1e-5f };
+	return d;
+}
+
+static struct model_dims default_dims(void)
+{
+	struct model_dims d = { .V = 60000, .E = 192, .F = 16, .D = 128, .T = 64, .S = 32, .M = 768,
+				.H = 12, .L = 8, .FFN = 2048, .MLP = 2048, .dropout = 0.1f, .ln_eps = 1e-5f };
+	return d;
+}
+
+static float *falloc(size_t n)
+{
+	float *p = calloc(n ? n : 1, sizeof(float));
+	if (!p)
+		abort();
+	return p;
+}
+
+static void fill_random(float *x, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = rng_uniform(seed, 1, i) - 0.5f;
+}
+
+/* ---- per-group model ------------------------------------------------------ */
+
+/* One pass through the per-group calls with every group's parameters and
+ * gradients in buffers of their own (as gathered copies would be). */
+static float group_pass(struct cpu_model_state *s, const struct param_layout *p, const float *w, float *g,
+			const struct batch *b, uint64_t seed, float scale, int *errors)
+{
+	struct aorta_error e;
+	float **gp = calloc((size_t)p->ngroups, sizeof(float *)), **gg = calloc((size_t)p->ngroups, sizeof(float *));
+	*errors += cpu_model_begin(s, b, seed, 1, scale, &e) != AORTA_OK;
+	for (int k = 0; k < p->ngroups; k++) {
+		gp[k] = falloc(p->group_len[k]);
+		gg[k] = falloc(p->group_len[k]);
+		memcpy(gp[k], w + p->group_off[k], p->group_len[k] * sizeof(float));
+		memcpy(gg[k], g + p->group_off[k], p->group_len[k] * sizeof(float));
+		*errors += cpu_model_group_forward(s, k, gp[k], &e) != AORTA_OK;
+	}
+	for (int k = p->ngroups - 1; k >= 0; k--)
+		*errors += cpu_model_group_backward(s, k, gp[k], gg[k], &e) != AORTA_OK;
+	for (int k = 0; k < p->ngroups; k++) {
+		memcpy(g + p->group_off[k], gg[k], p->group_len[k] * sizeof(float));
+		free(gp[k]);
+		free(gg[k]);
+	}
+	free(gp);
+	free(gg);
+	return cpu_model_loss(s);
+}
+
+static void test_group_calls_equal_whole_pass_bit_for_bit(void)
+{
+	struct model_dims d = tiny_dims(3, 0.1f);
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	float *w = falloc(p.total), *g1 = falloc(p.total), *g2 = falloc(p.total);
+	params_init(w, &p, &d, 3);
+	fill_random(g1, p.total, 9);          /* gradients accumulate onto what is there */
+	memcpy(g2, g1, p.total * sizeof(float));
+	struct batch b;
+	batch_alloc(&b, &d, 3);
+	struct cpu_model_state *s = cpu_model_state_create(&d, &p, 3);
+	CHECK(s != NULL);
+	float logits[12];
+	int errors = 0;
+	/* two passes on one state (the second reuses its buffers) on different batches */
+	for (int pass = 0; pass < 2; pass++) {
+		batch_fill(&b, &d, 11, (uint64_t)pass * 3);
+		float l1 = cpu_model_forward_backward(&d, &p, w, g1, &b, 77 + (uint64_t)pass, 1, 2.0f, logits);
+		float l2 = group_pass(s, &p, w, g2, &b, 77 + (uint64_t)pass, 2.0f, &errors);
+		CHECK(memcmp(&l1, &l2, sizeof l1) == 0);
+		CHECK(memcmp(logits, cpu_model_logits(s), sizeof logits) == 0);
+		CHECK(memcmp(g1, g2, p.total * sizeof(float)) == 0);
+		CHECK(l1 > 0.0f);
+	}
+	CHECK_EQ_I(errors, 0);
+	CHECK_EQ_I(cpu_model_state_batch(s), 3);
+	cpu_model_state_free(s);
+	batch_free(&b);
+	free(w);
+	free(g1);
+	free(g2);
+	layout_release(&p);
+}
+
+static void test_group_calls_reject_wrong_order_and_batch(void)
+{
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	float *w = falloc(p.total), *g = falloc(p.total);
+	params_init(w, &p, &d, 3);
+	struct batch b, b4;
+	batch_alloc(&b, &d, 2);
+	batch_alloc(&b4, &d, 4);
+	batch_fill(&b, &d, 1, 0);
+	struct cpu_model_state *s = cpu_model_state_create(&d, &p, 2);
+	struct aorta_error e;
+	CHECK(cpu_model_group_forward(s, 0, w, &e) == AORTA_EINTERNAL);     /* no batch begun */
+	CHECK(cpu_model_begin(s, &b4, 1, 1, 1.0f, &e) == AORTA_EINTERNAL);   /* wrong size */
+	CHECK(strstr(e.msg, "holds 2 samples") != NULL);
+	CHECK(cpu_model_begin(s, &b, 1, 1, 1.0f, &e) == AORTA_OK);
+	CHECK(cpu_model_group_forward(s, 1, w + p.group_off[1], &e) == AORTA_EINTERNAL);
+	CHECK(cpu_model_group_forward(s, 0, w, &e) == AORTA_OK);
+	CHECK(cpu_model_group_backward(s, 0, w, g, &e) == AORTA_EINTERNAL); /* forward not done */
+	CHECK(strstr(e.msg, "out of order") != NULL);
+	CHECK(cpu_model_state_create(&d, &p, 0) == NULL);
+	cpu_model_state_free(s);
+	cpu_model_state_free(NULL);
+	batch_free(&b);
+	batch_free(&b4);
+	free(w);
+	free(g);
+	layout_release(&p);
+}
+
+/* ---- plan --------------------------------------------------------------- */
+
+static struct dist_knobs knobs(enum dist_mode mode, enum sharding_strategy st, int fp, enum backward_prefetch bp,
+			       int limit)
+{
+	struct dist_knobs k = { .mode = mode, .strategy = st, .forward_prefetch = fp, .backward_prefetch = bp,
+				.limit_all_gathers = limit, .bucket_cap_mb = 25.0,
+				.first_bucket_bytes = DIST_FIRST_BUCKET_BYTES };
+	return k;
+}
+
+static void test_plan_full_shard_pads_each_group_and_ranks_tile_it(void)
+{
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	struct dist_knobs k = knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2);
+	const int W = 4;
+	int padded_somewhere = 0;
+	for (int g = 0; g < p.ngroups; g++) {
+		size_t covered = 0, next = 0;
+		for (int r = 0; r < W; r++) {
+			struct dist_plan pl;
+			CHECK(dist_plan_init(&pl, W, r, 1, &k, &p, NULL) == AORTA_OK);
+			const struct dist_shard *sh = &pl.g[g];
+			CHECK(pl.sharded && pl.reshard_after_forward);
+			CHECK_EQ_I(pl.shard_size, W);
+			CHECK_EQ_I(pl.repl_size, 1);
+			CHECK_EQ_I(pl.nbuckets, 0);
+			CHECK_EQ_I(sh->padded % W, 0);
+			CHECK(sh->padded >= sh->len && sh->padded < sh->len + W);
+			CHECK_EQ_I(sh->shard_len * W, sh->padded);
+			CHECK_EQ_I(sh->begin, next);
+			CHECK(sh->valid <= sh->shard_len);
+			padded_somewhere |= sh->padded != sh->len;
+			covered += sh->valid;
+			next += sh->shard_len;
+			/* local shards are concatenated */
+			size_t expect_off = 0;
+			for (int h = 0; h < g; h++)
+				expect_off += pl.g[h].shard_len;
+			CHECK_EQ_I(sh->local_off, expect_off);
+			dist_plan_release(&pl);
+		}
+		CHECK_EQ_I(covered, p.group_len[g]);
+	}
+	CHECK(padded_somewhere);   /* the head (177 floats) is padded to 180 */
+	layout_release(&p);
+}
+
+static void test_plan_groups_per_strategy(void)
+{
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	struct dist_plan pl;
+	struct dist_knobs k = knobs(DIST_FSDP, SHARD_HYBRID, 0, PREFETCH_NONE, 0);
+	/* hybrid, 2 nodes of 2: rank 3 is shard rank 1 of node 1, replica 1 */
+	CHECK(dist_plan_init(&pl, 4, 3, 2, &k, &p, NULL) == AORTA_OK);
+	CHECK(pl.shard_pg == COMM_PG_NODE && pl.repl_pg == COMM_PG_CROSS);
+	CHECK_EQ_I(pl.shard_size, 2);
+	CHECK_EQ_I(pl.shard_rank, 1);
+	CHECK_EQ_I(pl.repl_size, 2);
+	CHECK_EQ_I(pl.repl_rank, 1);
+	CHECK_EQ_I(pl.nbuckets, p.ngroups);   /* one cross-node all-reduce per group shard */
+	CHECK_EQ_I(pl.b[0].group_lo, p.ngroups - 1);
+	CHECK_EQ_I(pl.b[0].len, pl.g[p.ngroups - 1].shard_len);
+	dist_plan_release(&pl);
+	/* no_shard and ddp: full replicas, local buffer == flat layout */
+	k = knobs(DIST_FSDP, SHARD_NONE, 0, PREFETCH_NONE, 0);
+	CHECK(dist_plan_init(&pl, 4, 2, 1, &k, &p, NULL) == AORTA_OK);
+	CHECK(!pl.sharded);
+	CHECK_EQ_I(pl.local_total, p.total);
+	CHECK_EQ_I(pl.repl_size, 4);
+	for (int g = 0; g < p.ngroups; g++)
+		CHECK_EQ_I(pl.g[g].local_off, p.group_off[g]);
+	dist_plan_release(&pl);
+	/* shard_grad_op keeps parameters through backward */
+	k = knobs(DIST_FSDP, SHARD_GRAD_OP, 0, PREFETCH_NONE, 0);
+	CHECK(dist_plan_init(&pl, 2, 0, 1, &k, &p, NULL) == AORTA_OK);
+	CHECK(pl.sharded && !pl.reshard_after_forward);
+	dist_plan_release(&pl);
+	/* bad inputs */
+	struct aorta_error e;
+	CHECK(dist_plan_init(&pl, 4, 0, 3, &k, &p, &e) == AORTA_EUSAGE);
+	CHECK(strstr(e.msg, "node size 3") != NULL);
+	CHECK(dist_plan_init(&pl, 2, 2, 1, &k, &p, &e) == AORTA_EUSAGE);
+	k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 0;
+	CHECK(dist_plan_init(&pl, 2, 0, 1, &k, &p, &e) == AORTA_EUSAGE);
+	layout_release(&p);
+}
+
+/*
+ * Default model, cap 25 MB, first bucket 1 MiB.  Reverse order: head2_b,
+ * head2_w, head1_b (16 KiB) then head1_w (6 MiB) reaches 1 MiB: bucket 0 =
+ * [head1_w, end).  Bucket 1 takes lnf (6 KiB) and all of layer 7 (21.03
+ * MiB), then layer 6's ln2_b, ln2_g, ff2_b and ff2_w (6 MiB) pass 25 MiB:
+ * bucket 1 = [layer6.ff2_w, head1_w).
+ */
+static void test_plan_ddp_buckets_follow_pytorch_reducer(void)
+{
+	struct model_dims d = default_dims();
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	struct dist_plan pl;
+	CHECK(dist_plan_init(&pl, 8, 5, 8, &k, &p, NULL) == AORTA_OK);
+	CHECK(!pl.sharded);
+	CHECK_EQ_I(pl.b[0].off, p.head1_w);
+	CHECK_EQ_I(pl.b[0].off + pl.b[0].len, p.total);
+	CHECK_EQ_I(pl.b[1].off, p.layer[6].ff2_w);
+	CHECK_EQ_I(pl.b[1].off + pl.b[1].len, p.head1_w);
+	CHECK_EQ_I(pl.b[1].group_lo, 7);    /* layer 6 is group 7 */
+	CHECK_EQ_I(pl.b[1].group_hi, 9);
+	/* the buckets tile the buffer from the end, each but the last >= the cap */
+	size_t hi = p.total;
+	for (int i = 0; i < pl.nbuckets; i++) {
+		CHECK_EQ_I(pl.b[i].off + pl.b[i].len, hi);
+		hi = pl.b[i].off;
+		if (i > 0 && i < pl.nbuckets - 1)
+			CHECK(pl.b[i].len * 4 >= (size_t)(25.0 * 1048576));
+	}
+	CHECK_EQ_I(hi, 0);
+	CHECK_EQ_I(pl.b[pl.nbuckets - 1].group_lo, 0);
+	dist_plan_release(&pl);
+	layout_release(&p);
+}
+
+/* ---- schedules ---------------------------------------------------------- */
+
+static void schedule_str(struct dist_knobs k, int world, int node, int L, char *out, size_t len)
+{
+	struct model_dims d = tiny_dims(L, 0.0f);
+	struct param_layout p;
+	struct dist_plan pl;
+	struct dist_schedule s;
+	struct aorta_error e;
+	layout_init(&p, &d);
+	CHECK(dist_plan_init(&pl, world, 0, node, &k, &p, NULL) == AORTA_OK);
+	CHECK(dist_schedule_build(&s, &pl, NULL) == AORTA_OK);
+	enum aorta_status st = dist_schedule_check(&s, &pl, NULL, &e);
+	if (st)
+		fprintf(stderr, "  check: %s\n", e.msg);
+	CHECK(st == AORTA_OK);
+	dist_schedule_format(&s, out, len);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+	layout_release(&p);
+}
+
+static void test_schedule_full_shard_without_prefetch(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_NONE, 0), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 RS2 AG1 WAG1 B1 FREE1 RS1 WRS2 AG0 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static void test_schedule_full_shard_prefetch_pre_limit_2(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), 2, 1, 1, buf, sizeof buf);
+	/* forward prefetch of g+1 and BACKWARD_PRE of g-1 go before the current wait */
+	CHECK_STR(buf, "AG0 AG1 WAG0 F0 FREE0 AG2 WAG1 F1 FREE1 WAG2 F2 "
+		       "AG1 B2 FREE2 RS2 AG0 WAG1 B1 FREE1 RS1 WRS2 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static void test_schedule_limit_1_moves_prefetch_after_the_wait(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 1), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 AG1 F0 FREE0 WAG1 AG2 F1 FREE1 WAG2 F2 "
+		       "AG1 B2 FREE2 RS2 WAG1 AG0 B1 FREE1 RS1 WRS2 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static void test_schedule_backward_post_prefetches_after_backward(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_BACKWARD_POST, 2), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 AG1 RS2 WAG1 B1 FREE1 AG0 RS1 WRS2 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static void test_schedule_shard_grad_op_keeps_params_until_backward(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_GRAD_OP, 0, PREFETCH_BACKWARD_PRE, 2), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 F0 AG1 WAG1 F1 AG2 WAG2 F2 "
+		       "B2 FREE2 RS2 B1 FREE1 RS1 WRS2 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static void test_schedule_no_shard_and_ddp_all_reduce(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_NONE, 1, PREFETCH_BACKWARD_PRE, 2), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "F0 F1 F2 B2 AR0 B1 AR1 B0 AR2 WAR0 WAR1 WAR2 NORM OPT");
+	/* the tiny model (< 1 MiB) is one DDP bucket, complete after the last backward */
+	schedule_str(knobs(DIST_DDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "F0 F1 F2 B2 B1 B0 AR0 WAR0 NORM OPT");
+	/* 600-byte buckets (150 floats) over head 177, layer 600, input 544
+	 * floats: [head1_w..] | [layer ff2_w .. head lnf] | [ff1_w, ln1_b] |
+	 * [qkv_w .. ln1_g] | all of the input (emb is 400 floats) */
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 600.0 / 1048576.0;
+	k.first_bucket_bytes = 0;
+	schedule_str(k, 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "F0 F1 F2 B2 AR0 B1 AR1 AR2 AR3 B0 AR4 WAR0 WAR1 WAR2 WAR3 WAR4 NORM OPT");
+}
+
+static void test_schedule_hybrid_all_reduces_shards_across_nodes(void)
+{
+	char buf[1024];
+	schedule_str(knobs(DIST_FSDP, SHARD_HYBRID, 0, PREFETCH_NONE, 0), 4, 2, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 RS2 AG1 WAG1 B1 FREE1 RS1 WRS2 AR0 AG0 WAG0 B0 FREE0 RS0 WRS1 AR1 WRS0 AR2 "
+		       "WAR0 WAR1 WAR2 NORM OPT");
+	/* one node: nothing to replicate, as full_shard */
+	schedule_str(knobs(DIST_FSDP, SHARD_HYBRID, 0, PREFETCH_NONE, 0), 4, 4, 1, buf, sizeof buf);
+	CHECK_STR(buf, "AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 RS2 AG1 WAG1 B1 FREE1 RS1 WRS2 AG0 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+}
+
+static int find(const struct dist_schedule *s, enum dist_act k, int arg, int from)
+{
+	for (int i = from; i < s->n; i++)
+		if (s->a[i].kind == k && s->a[i].arg == arg)
+			return i;
+	return -1;
+}
+
+/* Every knob combination, worlds 1, 2, 4 and 8, L = 1 and 4: the checker
+ * accepts the schedule; the limit holds; PRE gathers g-1 before BACKWARD g,
+ * POST after it; each gathered group is freed exactly once (checked). */
+static void test_schedule_properties_over_all_knobs(void)
+{
+	int combos = 0;
+	for (int L = 1; L <= 4; L += 3) {
+		struct model_dims d = tiny_dims(L, 0.0f);
+		struct param_layout p;
+		layout_init(&p, &d);
+		for (int mode = 0; mode < 2; mode++)
+		for (int st = 0; st < 4; st++)
+		for (int fp = 0; fp < 2; fp++)
+		for (int bp = 0; bp < 3; bp++)
+		for (int limit = 0; limit <= 3; limit++)
+		for (int w = 1; w <= 8; w *= 2) {
+			struct dist_knobs k = knobs((enum dist_mode)mode, (enum sharding_strategy)st, fp,
+						    (enum backward_prefetch)bp, limit);
+			k.bucket_cap_mb = 0.001;
+			struct dist_plan pl;
+			struct dist_schedule s;
+			struct dist_schedule_stats ss;
+			struct aorta_error e;
+			int node = w >= 2 ? w / 2 : 1;
+			CHECK(dist_plan_init(&pl, w, w - 1, node, &k, &p, NULL) == AORTA_OK);
+			CHECK(dist_schedule_build(&s, &pl, NULL) == AORTA_OK);
+			enum aorta_status cst = dist_schedule_check(&s, &pl, &ss, &e);
+			if (cst)
+				fprintf(stderr, "  L%d mode %d st %d fp %d bp %d limit %d w %d: %s\n", L, mode, st, fp,
+					bp, limit, w, e.msg);
+			CHECK(cst == AORTA_OK);
+			if (limit)
+				CHECK(ss.max_ag_in_flight <= limit);
+			CHECK_EQ_I(ss.n_all_gather, ss.n_free);
+			if (pl.sharded) {
+				CHECK_EQ_I(ss.n_reduce_scatter, p.ngroups);
+				CHECK(ss.max_gathered <= (pl.reshard_after_forward ? 3 : p.ngroups));
+			}
+			if (pl.sharded && pl.reshard_after_forward && bp != PREFETCH_NONE) {
+				int b0 = find(&s, ACT_BACKWARD, p.ngroups - 1, 0);
+				for (int g = p.ngroups - 1; g >= 1; g--) {
+					int bg = find(&s, ACT_BACKWARD, g, 0), ag = find(&s, ACT_ALL_GATHER, g - 1, b0 - 1);
+					if (bp == PREFETCH_BACKWARD_PRE)
+						CHECK(ag >= 0 && ag < bg);
+					else
+						CHECK(ag > bg && ag < find(&s, ACT_BACKWARD, g - 1, 0));
+				}
+			}
+			if (fp && pl.sharded && (limit == 0 || limit >= 2))
+				CHECK_EQ_I(ss.max_ag_in_flight, 2);
+			dist_schedule_release(&s);
+			dist_plan_release(&pl);
+			combos++;
+		}
+		layout_release(&p);
+	}
+	CHECK_EQ_I(combos, 2 * 2 * 4 * 2 * 3 * 4 * 4);
+}
+
+static void test_schedule_checker_rejects_broken_schedules(void)
+{
+	struct model_dims d = tiny_dims(1, 0.0f);
+	struct param_layout p;
+	layout_init(&p, &d);
+	struct dist_plan pl;
+	struct dist_schedule s;
+	struct aorta_error e;
+	CHECK(dist_plan_init(&pl, 2, 0, 1, &(struct dist_knobs){ .mode = DIST_FSDP, .strategy = SHARD_FULL,
+				.limit_all_gathers = 1 }, &p, NULL) == AORTA_OK);
+	CHECK(dist_schedule_build(&s, &pl, NULL) == AORTA_OK);
+	CHECK(dist_schedule_check(&s, &pl, NULL, &e) == AORTA_OK);
+	struct dist_action *orig = malloc((size_t)s.n * sizeof(*orig));
+	memcpy(orig, s.a, (size_t)s.n * sizeof(*orig));
+	int n = s.n;
+	struct { const char *what; int at; struct dist_action a; int drop; } cases[] = {
+		{ "already gathered", find(&s, ACT_FREE, 0, 0), { 0, 0 }, 1 },            /* not freed, gathered again */
+		{ "not gathered and waited", find(&s, ACT_WAIT_AG, 1, 0), { 0, 0 }, 1 }, /* compute before the wait */
+		{ "REDUCE_SCATTER", find(&s, ACT_WAIT_RS, 0, 0), { ACT_REDUCE_SCATTER, 1 }, 0 }, /* reduced twice */
+		{ "in flight", 1, { ACT_ALL_GATHER, 1 }, 0 },                            /* 2 gathers, limit 1 */
+		{ "OPTIMIZER", n - 1, { ACT_GRAD_NORM, -1 }, 0 },                         /* no optimizer */
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		memcpy(s.a, orig, (size_t)n * sizeof(*orig));
+		s.n = n;
+		if (cases[c].drop) {
+			memmove(s.a + cases[c].at, s.a + cases[c].at + 1, (size_t)(n - cases[c].at - 1) * sizeof(*s.a));
+			s.n--;
+		} else {
+			s.a[cases[c].at] = cases[c].a;
+		}
+		e.msg[0] = '\0';
+		CHECK(dist_schedule_check(&s, &pl, NULL, &e) == AORTA_ECHECK);
+		if (!strstr(e.msg, cases[c].what))
+			fprintf(stderr, "  case %zu: %s\n", c, e.msg);
+		CHECK(strstr(e.msg, cases[c].what) != NULL);
+	}
+	free(orig);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+	layout_release(&p);
+}
+
+static void test_clip_scale_matches_clip_grad_norm(void)
+{
+	double norm;
+	CHECK_NEAR(dist_clip_scale(16.0, 1.0f, 1.0f, &norm), 1.0 / (4.0 + 1e-6), 1e-7);
+	CHECK_NEAR(norm, 4.0, 0);
+	CHECK_NEAR(dist_clip_scale(0.25, 1.0f, 1.0f, &norm), 1.0, 0);    /* norm 0.5 < 1: no clip */
+	CHECK_NEAR(dist_clip_scale(64.0, 1.0f, 0.5f, &norm), 0.5 / (4.0 + 1e-6), 1e-7);  /* summed over 2 */
+	CHECK_NEAR(norm, 4.0, 0);
+	CHECK_NEAR(dist_clip_scale(1e6, 0.0f, 0.25f, NULL), 0.25, 0);    /* max_norm 0: no clip */
+}
+
+/* ---- executor at world 1 ------------------------------------------------- */
+
+static void run_world1(struct dist_knobs k, const char *name)
+{
+	const int steps = 6, B = 3;
+	struct model_dims d = tiny_dims(2, 0.1f);
+	struct param_layout p;
+	layout_init(&p, &d);
+	float *init = falloc(p.total), *ref = falloc(p.total), *got = falloc(p.total);
+	float ref_loss[6], loss[6];
+	params_init(init, &p, &d, REF_INIT_SEED);
+	ref_train(&d, &p, init, ref, steps, B, 1, 0.5f, ref_loss);
+
+	struct comm *c;
+	struct dist_plan pl;
+	struct dist_schedule s;
+	struct dist_cpu x;
+	struct aorta_error e;
+	struct dist_adamw opt = { 0.9f, 0.98f, 1e-8f, 0.01f, 0.5f };
+	CHECK(comm_local_create(&c, &e) == AORTA_OK);
+	CHECK(dist_plan_init(&pl, 1, 0, 1, &k, &p, &e) == AORTA_OK);
+	CHECK(dist_schedule_build(&s, &pl, &e) == AORTA_OK);
+	CHECK(dist_cpu_init(&x, &d, &p, &pl, c, B, init, &opt, &e) == AORTA_OK);
+	struct batch b;
+	batch_alloc(&b, &d, B);
+	int ok = 1;
+	for (int st = 0; st < steps && ok; st++) {
+		batch_fill(&b, &d, REF_DATA_SEED, (uint64_t)st * B);
+		double gn;
+		enum aorta_status rc = dist_cpu_step(&x, &s, &b, ref_seed(st), 1, ref_lr(st), &loss[st], &gn, &e);
+		if (rc) {
+			fprintf(stderr, "  %s: %s\n", name, e.msg);
+			ok = 0;
+		}
+		CHECK(gn > 0.0);
+	}
+	CHECK(ok);
+	CHECK(dist_cpu_full_params(&x, got, &e) == AORTA_OK);
+	int same = memcmp(ref, got, p.total * sizeof(float)) == 0 && memcmp(ref_loss, loss, sizeof loss) == 0;
+	if (!same)
+		fprintf(stderr, "  %s: world 1 differs from the serial reference (loss %.9g vs %.9g)\n", name,
+			loss[steps - 1], ref_loss[steps - 1]);
+	CHECK(same);
+	CHECK(ref_loss[steps - 1] < ref_loss[0]);
+	CHECK(x.live_max <= (pl.sharded ? (pl.reshard_after_forward ? 3 : p.ngroups) : 0));
+	dist_cpu_release(&x);
+	batch_free(&b);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+	comm_destroy(c);
+	free(init);
+	free(ref);
+	free(got);
+	layout_release(&p);
+}
+
+static void test_executor_world1_equals_serial_reference_bit_for_bit(void)
+{
+	run_world1(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), "full_shard");
+	run_world1(knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_BACKWARD_POST, 1), "full_shard post");
+	run_world1(knobs(DIST_FSDP, SHARD_GRAD_OP, 1, PREFETCH_NONE, 0), "shard_grad_op");
+	run_world1(knobs(DIST_FSDP, SHARD_NONE, 0, PREFETCH_NONE, 0), "no_shard");
+	run_world1(knobs(DIST_FSDP, SHARD_HYBRID, 1, PREFETCH_BACKWARD_PRE, 2), "hybrid_shard");
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 0.001;
+	k.first_bucket_bytes = 256;
+	run_world1(k, "ddp");
+}
+
+static void test_local_comm_collectives_and_errors(void)
+{
+	struct comm *c;
+	struct aorta_error e;
+	CHECK(comm_local_create(&c, &e) == AORTA_OK);
+	float a[4] = { 1, 2, 3, 4 }, b[4] = { 0 };
+	struct comm_req r = { 0 };
+	CHECK(comm_all_gather(comm_group(c, COMM_PG_WORLD), a, b, 4, &r, "t", &e) == AORTA_OK);
+	CHECK(r.active);
+	CHECK(comm_all_gather(comm_group(c, COMM_PG_WORLD), a, b, 4, &r, "again", &e) == AORTA_EINTERNAL);
+	CHECK(strstr(e.msg, "still holds all_gather") != NULL);
+	CHECK(comm_wait(&r, &e) == AORTA_OK);
+	CHECK(!r.active && b[3] == 4);
+	CHECK(comm_reduce_scatter(comm_group(c, COMM_PG_NODE), a, a, 1, NULL, "t", &e) == AORTA_EINTERNAL);
+	CHECK(comm_reduce_scatter(comm_group(c, COMM_PG_NODE), a, a + 1, 1, NULL, "t", &e) == AORTA_OK);
+	CHECK(comm_all_reduce(comm_group(c, COMM_PG_CROSS), a, a, 4, NULL, "t", &e) == AORTA_OK);
+	CHECK(comm_broadcast(comm_group(c, COMM_PG_WORLD), a, 4, 1, NULL, "t", &e) == AORTA_EINTERNAL);
+	CHECK(comm_barrier(comm_group(c, COMM_PG_WORLD), "t", &e) == AORTA_OK);
+	CHECK_STR(comm_coll_name(COMM_REDUCE_SCATTER), "reduce_scatter");
+	CHECK_STR(comm_pg_name(COMM_PG_CROSS), "cross");
+	CHECK_EQ_I(c->nstarted[COMM_ALL_GATHER], 1);
+	comm_destroy(c);
+}
+
+int main(void)
+{
+	TEST(test_group_calls_equal_whole_pass_bit_for_bit);
+	TEST(test_group_calls_reject_wrong_order_and_batch);
+	TEST(test_plan_full_shard_pads_each_group_and_ranks_tile_it);
+	TEST(test_plan_groups_per_strategy);
+	TEST(test_plan_ddp_buckets_follow_pytorch_reducer);
+	TEST(test_schedule_full_shard_without_prefetch);
+	TEST(test_schedule_full_shard_prefetch_pre_limit_2);
+	TEST(test_schedule_limit_1_moves_prefetch_after_the_wait);
+	TEST(test_schedule_backward_post_prefetches_after_backward);
+	TEST(test_schedule_shard_grad_op_keeps_params_until_backward);
+	TEST(test_schedule_no_shard_and_ddp_all_reduce);
+	TEST(test_schedule_hybrid_all_reduces_shards_across_nodes);
+	TEST(test_schedule_properties_over_all_knobs);
+	TEST(test_schedule_checker_rejects_broken_schedules);
+	TEST(test_clip_scale_matches_clip_grad_norm);
+	TEST(test_local_comm_collectives_and_errors);
+	TEST(test_executor_world1_equals_serial_reference_bit_for_bit);
+	return test_report();
+}
