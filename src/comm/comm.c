@@ -146,6 +146,22 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+void comm_set_stream(struct comm *c, enum comm_coll coll, void *stream)
+{
+	if ((unsigned)coll < 5)
+		c->stream[coll] = stream;
+}
+
+enum aorta_status comm_wait_stream(struct comm_req *r, void *stream, struct aorta_error *e)
+{
+	if (!r->active)
+		return AORTA_OK;
+	const struct comm_ops *ops = r->group->comm->ops;
+	if (ops->wait_stream)
+		return ops->wait_stream(r, stream, e);
+	return comm_wait(r, e);
+}
+
 enum aorta_status comm_wait(struct comm_req *r, struct aorta_error *e)
 {
 	if (!r->active)

@@ -79,6 +79,10 @@ struct comm_ops {
 	enum aorta_status (*test)(struct comm_req *r, int *done, struct aorta_error *e);
 	void (*abort)(struct comm *c, int code);
 	void (*destroy)(struct comm *c);      /* frees the groups' impl and c->impl */
+	/* GPU backends (optional, NULL on the CPU): make the GPU stream
+	 * `stream` wait for r without blocking the host (an event the
+	 * collective's stream recorded); r stays active until comm_wait. */
+	enum aorta_status (*wait_stream)(struct comm_req *r, void *stream, struct aorta_error *e);
 };
 
 struct comm {
@@ -87,6 +91,10 @@ struct comm {
 	struct comm_group groups[COMM_PG_COUNT];
 	long long timeout_ms;
 	long long nstarted[5];   /* collectives started, per enum comm_coll */
+	/* GPU backends: the stream each kind of collective runs on (set by the
+	 * caller with comm_set_stream: the trainer's allgather, reducescatter
+	 * and allreduce streams), so the recorder brackets it on that stream */
+	void *stream[5];
 	void *impl;
 };
 
@@ -135,6 +143,13 @@ enum aorta_status comm_all_reduce(struct comm_group *g, const float *send, float
 enum aorta_status comm_broadcast(struct comm_group *g, float *buf, size_t count, int root,
 				 struct comm_req *req, const char *phase, struct aorta_error *e);
 enum aorta_status comm_barrier(struct comm_group *g, const char *phase, struct aorta_error *e);
+
+/* GPU backends: the stream a kind of collective is enqueued on. */
+void comm_set_stream(struct comm *c, enum comm_coll coll, void *stream);
+/* Makes GPU stream `stream` wait for r (no host wait) when the backend can;
+ * otherwise completes r on the host like comm_wait.  r must still be
+ * completed with comm_wait later when the backend can (it is then quick). */
+enum aorta_status comm_wait_stream(struct comm_req *r, void *stream, struct aorta_error *e);
 
 /* Completes r (a no-op when r is not active).  On timeout r stays active
  * (it may be waited again, e.g. by a test) and AORTA_EGPU is returned. */
