@@ -65,6 +65,22 @@ run_reps aorta_1plain build/aorta analyze -q -j 1 --json "$OUT/aorta_1plain.anal
 echo "== aorta -j 1, the same file gzipped"
 run_reps aorta_1gz build/aorta analyze -q -j 1 --json "$OUT/aorta_1gz.analysis.json" "$BIGGZ"
 
+# Fixed cost: the GPU build links cudart/cuBLAS/cuBLASLt/NCCL, which the loader maps at start-up.
+echo "== aorta start-up RSS (tiny trace), GPU build and host-only build (make BUILD_GPU=0)"
+HOSTB="$D/build-host"
+rm -f "$OUT"/host_*.json
+[ -x "$HOSTB/aorta" ] || make -s BUILD_GPU=0 BUILD="$HOSTB" -j"$(nproc)" "$HOSTB/aorta" >"$OUT/host_build.log" 2>&1 ||
+	echo "   host-only build failed (tree being edited?), skipped: see $OUT/host_build.log"
+TINY=/work/shared/data/kineto/hta/call_stack/backward_thread.json
+run_reps aorta_tiny build/aorta analyze -q "$TINY"
+if [ -x "$HOSTB/aorta" ]; then
+	run_reps host_tiny "$HOSTB/aorta" analyze -q "$TINY"
+	echo "== host-only build: plain set, and -j 1 on one plain file"
+	run_reps host_plain "$HOSTB/aorta" analyze -q "$D/plain"
+	run_reps host_1plain "$HOSTB/aorta" analyze -q -j 1 "$BIG"
+	run_reps host_1gz "$HOSTB/aorta" analyze -q -j 1 "$BIGGZ"
+fi
+
 if [ "${SKIP_HTA:-0}" != 1 ]; then
 	echo "== HTA on the plain set (background; polled every 30 s)"
 	rm -f "$OUT"/hta_full.json "$OUT"/hta_full.result.json "$OUT"/hta_subset.*
@@ -102,16 +118,22 @@ tot = sum(map(os.path.getsize, plain)); totgz = sum(map(os.path.getsize, gz))
 big = os.path.getsize(BIG); biggz = os.path.getsize(BIGGZ)
 nproc = os.cpu_count()
 ap, ag, a1, a1g = (reps(n) for n in ("aorta_plain", "aorta_gz", "aorta_1plain", "aorta_1gz"))
+at, ht, hp, h1, h1g = (reps(n) for n in ("aorta_tiny", "host_tiny", "host_plain", "host_1plain", "host_1gz"))
 an = json.load(open(f"{OUT}/aorta_plain.analysis.json"))
 L = []
 p = L.append
 p(f"set: {len(plain)} ranks, {tot/MB:.1f} MB plain JSON (largest file {big/MB:.1f} MB), {totgz/MB:.1f} MB gz; aorta read {len(an['ranks'])} ranks")
 p(f"{'run':34} {'wall s (median)':>16} {'min':>7} {'user s':>7} {'sys s':>6} {'peak RSS MB':>12} {'MB/s':>8}")
 for name, rs, size in (("aorta plain set", ap, tot), ("aorta gz set", ag, tot),
-                       ("aorta -j1 one plain file", a1, big), ("aorta -j1 same file .gz", a1g, big)):
+                       ("aorta -j1 one plain file", a1, big), ("aorta -j1 same file .gz", a1g, big),
+                       ("aorta tiny trace (start-up)", at, 1), ("host-only build: tiny trace", ht, 1),
+                       ("host-only build: plain set", hp, tot), ("host-only: -j1 one plain file", h1, big),
+                       ("host-only: -j1 same file .gz", h1g, big)):
+    if not rs:
+        continue
     w = med(rs, "wall_s")
     p(f"{name:34} {w:16.3f} {min(r['wall_s'] for r in rs):7.3f} {med(rs,'user_s'):7.2f} {med(rs,'sys_s'):6.2f} "
-      f"{max(r['maxrss_kb'] for r in rs)/1024:12.1f} {size/MB/w:8.1f}")
+      f"{max(r['maxrss_kb'] for r in rs)/1024:12.1f} {(size/MB/w if w and size > 1 else 0):8.1f}")
 hta = None
 if os.path.exists(f"{OUT}/hta_full.json"):
     h = json.load(open(f"{OUT}/hta_full.json"))
@@ -136,11 +158,22 @@ if hta:
     p(f"aorta vs HTA speedup (plain set, wall)      {sp:11.1f}x    >= 100x   {verdict(sp >= 100)}")
 mbs = big / MB / w1
 p(f"aorta plain MB/s per core (-j 1, one file)  {mbs:11.1f}     >= 800    {verdict(mbs >= 800)}")
+p(f"   (per CPU-second: {big/MB/(med(a1,'user_s')+med(a1,'sys_s')):.1f} MB/s; the gz run uses a 2nd thread to inflate)")
 p(f"   (whole plain set: {tot/MB/wp:.1f} MB/s on {nproc} cores = {tot/MB/wp/nproc:.1f} MB/s per core)")
 rm = max(r["maxrss_kb"] for r in ap) * 1024 / big
 rm1 = max(r["maxrss_kb"] for r in a1) * 1024 / big
 p(f"aorta peak RSS / largest file (plain set)   {rm:11.3f}     <= 0.25   {verdict(rm <= 0.25)}")
 p(f"   (-j 1 one file: {rm1:.3f}; gz set: {max(r['maxrss_kb'] for r in ag)*1024/big:.3f})")
+base = max(r["maxrss_kb"] for r in at)
+p(f"   start-up RSS of the GPU build {base/1024:.0f} MB (CUDA libraries mapped); GPU build minus it: set "
+  f"{(max(r['maxrss_kb'] for r in ap)-base)*1024/big:.3f}, one file {(max(r['maxrss_kb'] for r in a1)-base)*1024/big:.3f}")
+if ht and hp and h1 and h1g:
+  hb = max(r["maxrss_kb"] for r in ht)
+  p(f"   host-only build start-up RSS {hb/1024:.0f} MB")
+  p(f"   host-only build: plain set {max(r['maxrss_kb'] for r in hp)*1024/big:.3f}, -j 1 one file "
+  f"{max(r['maxrss_kb'] for r in h1)*1024/big:.3f}")
+  p(f"   host-only build -j 1: {big/MB/med(h1,'wall_s'):.1f} MB/s plain (user+sys {big/MB/(med(h1,'user_s')+med(h1,'sys_s')):.1f} MB/s per CPU-second), "
+  f"gz/plain {med(h1,'wall_s')/med(h1g,'wall_s'):.3f}")
 g = w1 / w1g
 p(f"aorta gz speed / plain speed (-j 1, per file) {g:9.3f}     >= 0.8    {verdict(g >= 0.8)}")
 p(f"   (whole sets: {wp/wg:.3f})")
