@@ -3,7 +3,7 @@
  *
  * Design.  Not a DOM parser: a validating streaming scanner specialised for
  * the few fields aorta needs.  The file comes through zread (gzip inflated
- * on the fly) into one window buffer (WINDOW_BYTES, 8 MiB), terminated by a
+ * on the fly) into one window buffer (WINDOW_BYTES, 4 MiB), terminated by a
  * NUL sentinel and PAD bytes.  The scanner works in units: one top-level
  * key with its value, or one element of traceEvents.  A unit is parsed from
  * a mark; if it runs into the sentinel at the end of the window, the unit
@@ -54,7 +54,7 @@
 
 #include "base/zread.h"
 
-#define WINDOW_BYTES (8u << 20)
+#define WINDOW_BYTES (4u << 20) /* 4 MiB: as fast as 8 (bench/RESULTS.md), half the memory per reader thread */
 #define WINDOW_MAX ((size_t)1 << 30)
 #define PAD 64
 #define MAX_DEPTH 512
