@@ -9,7 +9,12 @@
  * Cheap fusions come from ops_gpu.h: bias + GELU + dropout after the FFN and
  * head GEMMs, residual + dropout + LayerNorm after the attention and FFN
  * blocks, dropout + GELU' in the backward, and residual gradients summed by
- * the GEMM itself (beta = 1).
+ * the GEMM itself (beta = 1).  The pass is written group by group (input,
+ * each layer, head; fwd_* and bwd_*), each reading its parameters and
+ * writing its gradients through pointers relative to the group, so the
+ * same code serves the model's own flat buffers (forward_backward) and the
+ * gathered or sharded buffers of the distributed executor (dist_gpu.c);
+ * the backward hands d(group input) to the previous group in gm->dx.
  *
  * Error handling: the ops context records the first failing CUDA / cuBLAS
  * call; each public function checks it once at the end (no sync) and
@@ -30,6 +35,15 @@
 		if (e_ != cudaSuccess)                                                         \
 			return aorta_fail(err, AORTA_EGPU, "", 0, -1, "%s: %s (%s:%d)", what,   \
 					  cudaGetErrorString(e_), __FILE__, __LINE__);          \
+	} while (0)
+
+/* The functions on the model's own flat buffers refuse a model created
+ * with GPU_MODEL_NO_STATE. */
+#define NEED_STATE(gm, what)                                                                          \
+	do {                                                                                          \
+		if (!(gm)->params)                                                                    \
+			return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,                            \
+					  "gpu model: %s on a model created without parameters", what); \
 	} while (0)
 
 static enum aorta_status ops_status(struct gpu_model *gm, struct aorta_error *err, const char *what)
@@ -53,6 +67,13 @@ enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims
 				   const struct param_layout *lay, int B, enum gpu_precision prec,
 				   void *stream, struct aorta_error *err)
 {
+	return gpu_model_create_ex(gm, d, lay, B, prec, stream, 0, err);
+}
+
+enum aorta_status gpu_model_create_ex(struct gpu_model *gm, const struct model_dims *d,
+				      const struct param_layout *lay, int B, enum gpu_precision prec,
+				      void *stream, unsigned flags, struct aorta_error *err)
+{
 	memset(gm, 0, sizeof *gm);
 	if (B <= 0 || d->H <= 0 || d->M % d->H)
 		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1, "gpu model: bad dims or batch %d", B);
@@ -67,6 +88,7 @@ enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims
 	gm->eps = 1e-8f;
 	gm->weight_decay = 0.01f;
 	gm->grad_unscale = 1.0f;
+	gm->next_fwd = gm->next_bwd = -2;
 	gm->ops = gpu_ops_create(stream, prec);
 	if (!gm->ops)
 		return aorta_fail(err, AORTA_EGPU, "", 0, -1, "gpu model: cannot create cuBLAS context");
@@ -74,14 +96,16 @@ enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims
 	size_t N = (size_t)B * d->T, M = (size_t)d->M, L = (size_t)d->L;
 	size_t tot = lay->total;
 	size_t big = (size_t)(d->FFN > d->MLP ? d->FFN : d->MLP);
-	GPU_TRY(dalloc(&gm->params, tot), "cudaMalloc params");
-	GPU_TRY(dalloc(&gm->grads, tot), "cudaMalloc grads");
-	GPU_TRY(dalloc(&gm->m, tot), "cudaMalloc adam m");
-	GPU_TRY(dalloc(&gm->v, tot), "cudaMalloc adam v");
-	GPU_TRY(cudaMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
-	GPU_TRY(cudaMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
-	GPU_TRY(cudaMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
-	GPU_TRY(cudaMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
+	if (!(flags & GPU_MODEL_NO_STATE)) {
+		GPU_TRY(dalloc(&gm->params, tot), "cudaMalloc params");
+		GPU_TRY(dalloc(&gm->grads, tot), "cudaMalloc grads");
+		GPU_TRY(dalloc(&gm->m, tot), "cudaMalloc adam m");
+		GPU_TRY(dalloc(&gm->v, tot), "cudaMalloc adam v");
+		GPU_TRY(cudaMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(cudaMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(cudaMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(cudaMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
+	}
 	GPU_TRY(dalloc(&gm->gscale, 1), "cudaMalloc");
 	GPU_TRY(cudaMalloc((void **)&gm->sumsq, sizeof(double)), "cudaMalloc");
 	GPU_TRY(cudaMemset(gm->sumsq, 0, sizeof(double)), "cudaMemset");
@@ -176,6 +200,7 @@ void gpu_model_release(struct gpu_model *gm)
 
 enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *host, struct aorta_error *err)
 {
+	NEED_STATE(gm, "upload params");
 	size_t bytes = gm->lay->total * sizeof(float);
 	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "upload params");
 	GPU_TRY(cudaMemcpy(gm->params, host, bytes, cudaMemcpyHostToDevice), "upload params");
@@ -226,11 +251,13 @@ enum aorta_status gpu_model_download(struct gpu_model *gm, float *host, const fl
 
 enum aorta_status gpu_model_download_params(struct gpu_model *gm, float *host, struct aorta_error *err)
 {
+	NEED_STATE(gm, "download params");
 	return gpu_model_download(gm, host, gm->params, gm->lay->total, err);
 }
 
 enum aorta_status gpu_model_download_grads(struct gpu_model *gm, float *host, struct aorta_error *err)
 {
+	NEED_STATE(gm, "download grads");
 	return gpu_model_download(gm, host, gm->grads, gm->lay->total, err);
 }
 
@@ -252,94 +279,209 @@ enum aorta_status gpu_model_download_loss(struct gpu_model *gm, float *loss_out,
 /* the step                                                                 */
 /* ------------------------------------------------------------------------ */
 
-enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t dropout_seed, int training,
-					     float loss_scale, struct aorta_error *err)
+/* Parameter x (an offset in the flat layout) of the group whose slice
+ * starts at gp and sits at goff in the flat layout (model.h). */
+#define GP(x) (gp + ((x) - goff))
+#define GG(x) (gg + ((x) - goff))
+
+static void fwd_input(struct gpu_model *gm, const float *gp)
 {
 	const struct model_dims *d = &gm->d;
 	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[0];
 	gpu_ops_ctx *c = gm->ops;
-	const float *P = gm->params;
-	float *G = gm->grads;
-	int B = gm->nb, T = d->T, N = B * T, M = d->M, E = d->E, FD = d->F * d->D;
-	int FFN = d->FFN, MLP = d->MLP, H = d->H;
-	float p = training ? d->dropout : 0.0f, eps = d->ln_eps;
-	uint64_t seed = dropout_seed;
+	int N = gm->nb * d->T, M = d->M, E = d->E, FD = d->F * d->D;
+
+	gpu_embbag_mean_fwd(c, gm->e, GP(lay->emb), gm->cat, N, d->S, E);
+	gpu_linear_fwd_ex(c, gm->xs[0], gm->e, GP(lay->emb_w), GP(lay->emb_b), N, E, M, 0.0f);
+	gpu_linear_fwd_ex(c, gm->xs[0], gm->dense, GP(lay->dense_w), GP(lay->dense_b), N, FD, M, 1.0f);
+}
+
+static void fwd_layer(struct gpu_model *gm, int l, const float *gp)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[l + 1];
+	const struct layer_off *o = &lay->layer[l];
+	struct gpu_layer_act *a = &gm->act[l];
+	gpu_ops_ctx *c = gm->ops;
+	int B = gm->nb, T = d->T, N = B * T, M = d->M, FFN = d->FFN, H = d->H;
+	float p = gm->pass_p, eps = d->ln_eps;
+	uint64_t seed = gm->pass_seed;
+
+	gpu_linear_fwd(c, a->qkv, gm->xs[l], GP(o->qkv_w), GP(o->qkv_b), N, M, 3 * M);
+	gpu_attention_fwd(c, a->att, a->probs, a->qkv, B, T, M, H, p, seed, dropout_site(l, SITE_ATT));
+	gpu_linear_fwd(c, a->sa, a->att, GP(o->out_w), GP(o->out_b), N, M, M);
+	gpu_residual_dropout_layernorm_fwd(c, a->x1, a->r1, a->mean1, a->rstd1, gm->xs[l], a->sa, GP(o->ln1_g),
+					   GP(o->ln1_b), N, M, eps, p, seed, dropout_site(l, SITE_SA));
+	gpu_linear_gelu_dropout_fwd(c, a->g1, a->h1, a->x1, GP(o->ff1_w), GP(o->ff1_b), N, M, FFN, p, seed,
+				    dropout_site(l, SITE_FF1));
+	gpu_linear_fwd(c, a->f, a->g1, GP(o->ff2_w), GP(o->ff2_b), N, FFN, M);
+	gpu_residual_dropout_layernorm_fwd(c, gm->xs[l + 1], a->r2, a->mean2, a->rstd2, a->x1, a->f,
+					   GP(o->ln2_g), GP(o->ln2_b), N, M, eps, p, seed,
+					   dropout_site(l, SITE_FF2));
+}
+
+static void fwd_head(struct gpu_model *gm, const float *gp)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[d->L + 1];
+	gpu_ops_ctx *c = gm->ops;
+	int N = gm->nb * d->T, M = d->M, MLP = d->MLP;
+	float *xL = gm->xs[d->L];
+
+	gpu_layernorm_fwd(c, gm->xf, gm->meanf, gm->rstdf, xL, GP(lay->lnf_g), GP(lay->lnf_b), N, M, d->ln_eps);
+	gpu_linear_gelu_dropout_fwd(c, gm->hg, gm->hh, gm->xf, GP(lay->head1_w), GP(lay->head1_b), N, M, MLP,
+				    gm->pass_p, gm->pass_seed, dropout_site(-1, SITE_HEAD));
+	gpu_linear_fwd(c, gm->logits, gm->hg, GP(lay->head2_w), GP(lay->head2_b), N, MLP, 1);
+	gpu_bce_fwd_bwd(c, gm->dlogits, gm->loss, gm->logits, gm->target, gm->weight, (size_t)N,
+			gm->pass_loss_scale);
+}
+
+/* Backward of the head; leaves d(head input) = d xs[L] in gm->dx. */
+static void bwd_head(struct gpu_model *gm, const float *gp, float *gg)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[d->L + 1];
+	gpu_ops_ctx *c = gm->ops;
+	int N = gm->nb * d->T, M = d->M, MLP = d->MLP;
+
+	gpu_linear_bwd(c, gm->dbig, GG(lay->head2_w), GG(lay->head2_b), gm->dlogits, gm->hg, GP(lay->head2_w),
+		       N, MLP, 1);
+	gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, gm->hh, (size_t)N * MLP, gm->pass_p, gm->pass_seed,
+			     dropout_site(-1, SITE_HEAD));
+	gpu_linear_bwd(c, gm->dtmp, GG(lay->head1_w), GG(lay->head1_b), gm->dbig, gm->xf, GP(lay->head1_w), N,
+		       M, MLP);
+	gpu_layernorm_bwd(c, gm->dx, GG(lay->lnf_g), GG(lay->lnf_b), gm->dtmp, gm->xs[d->L], gm->meanf,
+			  gm->rstdf, GP(lay->lnf_g), N, M);
+}
+
+/* Backward of layer l: gm->dx holds d xs[l+1] on entry and d xs[l] on return. */
+static void bwd_layer(struct gpu_model *gm, int l, const float *gp, float *gg)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[l + 1];
+	const struct layer_off *o = &lay->layer[l];
+	struct gpu_layer_act *a = &gm->act[l];
+	gpu_ops_ctx *c = gm->ops;
+	int B = gm->nb, T = d->T, N = B * T, M = d->M, FFN = d->FFN, H = d->H;
+	float p = gm->pass_p;
+	uint64_t seed = gm->pass_seed;
 	size_t NM = (size_t)N * M;
 
-	/* ---- forward ---- */
-	gpu_embbag_mean_fwd(c, gm->e, P + lay->emb, gm->cat, N, d->S, E);
-	gpu_linear_fwd_ex(c, gm->xs[0], gm->e, P + lay->emb_w, P + lay->emb_b, N, E, M, 0.0f);
-	gpu_linear_fwd_ex(c, gm->xs[0], gm->dense, P + lay->dense_w, P + lay->dense_b, N, FD, M, 1.0f);
-	for (int l = 0; l < d->L; l++) {
-		const struct layer_off *o = &lay->layer[l];
-		struct gpu_layer_act *a = &gm->act[l];
-		gpu_linear_fwd(c, a->qkv, gm->xs[l], P + o->qkv_w, P + o->qkv_b, N, M, 3 * M);
-		gpu_attention_fwd(c, a->att, a->probs, a->qkv, B, T, M, H, p, seed,
-				  dropout_site(l, SITE_ATT));
-		gpu_linear_fwd(c, a->sa, a->att, P + o->out_w, P + o->out_b, N, M, M);
-		gpu_residual_dropout_layernorm_fwd(c, a->x1, a->r1, a->mean1, a->rstd1, gm->xs[l], a->sa,
-						   P + o->ln1_g, P + o->ln1_b, N, M, eps, p, seed,
-						   dropout_site(l, SITE_SA));
-		gpu_linear_gelu_dropout_fwd(c, a->g1, a->h1, a->x1, P + o->ff1_w, P + o->ff1_b, N, M, FFN,
-					    p, seed, dropout_site(l, SITE_FF1));
-		gpu_linear_fwd(c, a->f, a->g1, P + o->ff2_w, P + o->ff2_b, N, FFN, M);
-		gpu_residual_dropout_layernorm_fwd(c, gm->xs[l + 1], a->r2, a->mean2, a->rstd2, a->x1, a->f,
-						   P + o->ln2_g, P + o->ln2_b, N, M, eps, p, seed,
-						   dropout_site(l, SITE_FF2));
-	}
-	float *xL = gm->xs[d->L];
-	gpu_layernorm_fwd(c, gm->xf, gm->meanf, gm->rstdf, xL, P + lay->lnf_g, P + lay->lnf_b, N, M, eps);
-	gpu_linear_gelu_dropout_fwd(c, gm->hg, gm->hh, gm->xf, P + lay->head1_w, P + lay->head1_b, N, M,
-				    MLP, p, seed, dropout_site(-1, SITE_HEAD));
-	gpu_linear_fwd(c, gm->logits, gm->hg, P + lay->head2_w, P + lay->head2_b, N, MLP, 1);
-	gpu_bce_fwd_bwd(c, gm->dlogits, gm->loss, gm->logits, gm->target, gm->weight, (size_t)N,
-			loss_scale);
+	gpu_layernorm_bwd(c, gm->dtmp, GG(o->ln2_g), GG(o->ln2_b), gm->dx, a->r2, a->mean2, a->rstd2,
+			  GP(o->ln2_g), N, M);
+	/* dtmp = d r2 = d x1 (residual) ; df = d f */
+	gpu_dropout_bwd(c, gm->df, gm->dtmp, NM, p, seed, dropout_site(l, SITE_FF2));
+	gpu_linear_bwd(c, gm->dbig, GG(o->ff2_w), GG(o->ff2_b), gm->df, a->g1, GP(o->ff2_w), N, FFN, M);
+	gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, a->h1, (size_t)N * FFN, p, seed, dropout_site(l, SITE_FF1));
+	gpu_linear_bwd_ex(c, gm->dtmp, GG(o->ff1_w), GG(o->ff1_b), gm->dbig, a->x1, GP(o->ff1_w), N, M, FFN, 1);
+	/* dtmp = d x1 ; dx = d r1 = d xs[l] (residual) */
+	gpu_layernorm_bwd(c, gm->dx, GG(o->ln1_g), GG(o->ln1_b), gm->dtmp, a->r1, a->mean1, a->rstd1,
+			  GP(o->ln1_g), N, M);
+	gpu_dropout_bwd(c, gm->df, gm->dx, NM, p, seed, dropout_site(l, SITE_SA));
+	gpu_linear_bwd(c, gm->dtmp, GG(o->out_w), GG(o->out_b), gm->df, a->att, GP(o->out_w), N, M, M);
+	gpu_attention_bwd(c, gm->dqkv, gm->dtmp, a->qkv, a->probs, B, T, M, H, p, seed, dropout_site(l, SITE_ATT));
+	gpu_linear_bwd_ex(c, gm->dx, GG(o->qkv_w), GG(o->qkv_b), gm->dqkv, gm->xs[l], GP(o->qkv_w), N, M, 3 * M, 1);
+}
 
+/* Backward of the input group: gm->dx holds d xs[0]. */
+static void bwd_input(struct gpu_model *gm, const float *gp, float *gg)
+{
+	const struct model_dims *d = &gm->d;
+	const struct param_layout *lay = gm->lay;
+	const size_t goff = lay->group_off[0];
+	gpu_ops_ctx *c = gm->ops;
+	int N = gm->nb * d->T, M = d->M, E = d->E, FD = d->F * d->D;
+
+	gpu_linear_bwd(c, gm->de, GG(lay->emb_w), GG(lay->emb_b), gm->dx, gm->e, GP(lay->emb_w), N, E, M);
+	gpu_embbag_mean_bwd(c, GG(lay->emb), gm->de, gm->cat, N, d->S, E);
+	gpu_linear_bwd(c, NULL, GG(lay->dense_w), GG(lay->dense_b), gm->dx, gm->dense, GP(lay->dense_w), N, FD, M);
+}
+
+#undef GP
+#undef GG
+
+enum aorta_status gpu_model_begin(struct gpu_model *gm, uint64_t dropout_seed, int training, float loss_scale,
+				  struct aorta_error *err)
+{
+	gm->pass_seed = dropout_seed;
+	gm->pass_p = training ? gm->d.dropout : 0.0f;
+	gm->pass_loss_scale = loss_scale;
+	gm->next_fwd = 0;
+	gm->next_bwd = -2;
+	(void)err;
+	return AORTA_OK;
+}
+
+enum aorta_status gpu_model_group_forward(struct gpu_model *gm, int g, const float *gp, struct aorta_error *err)
+{
+	const int L = gm->d.L;
+	if (g != gm->next_fwd || g < 0 || !gp)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,
+				  "gpu model: forward of group %d out of order (expected %d%s)%s", g, gm->next_fwd,
+				  gm->next_fwd < 0 ? ", no pass begun" : "", gp ? "" : " or without parameters");
+	if (g == 0)
+		fwd_input(gm, gp);
+	else if (g <= L)
+		fwd_layer(gm, g - 1, gp);
+	else
+		fwd_head(gm, gp);
+	gm->next_fwd = g == L + 1 ? -1 : g + 1;
+	if (g == L + 1)
+		gm->next_bwd = L + 1;
+	return ops_status(gm, err, "gpu forward");
+}
+
+enum aorta_status gpu_model_group_backward(struct gpu_model *gm, int g, const float *gp, float *gg,
+					   struct aorta_error *err)
+{
+	const int L = gm->d.L;
+	if (g != gm->next_bwd || g < 0 || !gp || !gg)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,
+				  "gpu model: backward of group %d out of order (expected %d; the forward must "
+				  "finish first)%s", g, gm->next_bwd, gp && gg ? "" : " or without buffers");
+	if (g == L + 1)
+		bwd_head(gm, gp, gg);
+	else if (g >= 1)
+		bwd_layer(gm, g - 1, gp, gg);
+	else
+		bwd_input(gm, gp, gg);
+	gm->next_bwd = g - 1;
+	return ops_status(gm, err, "gpu backward");
+}
+
+/* The whole pass: the per-group calls in order on the model's own flat
+ * buffers, the phase hook between forward and backward. */
+enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t dropout_seed, int training,
+					     float loss_scale, struct aorta_error *err)
+{
+	const struct param_layout *lay = gm->lay;
+	enum aorta_status st;
+
+	if (!gm->params || !gm->grads)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1,
+				  "gpu model: forward_backward on a model created without parameters");
+	if ((st = gpu_model_begin(gm, dropout_seed, training, loss_scale, err)))
+		return st;
+	for (int g = 0; g < lay->ngroups; g++)
+		if ((st = gpu_model_group_forward(gm, g, gm->params + lay->group_off[g], err)))
+			return st;
 	if (gm->phase)
 		gm->phase(gm->phase_ctx);
-
-	/* ---- backward ---- */
-	gpu_linear_bwd(c, gm->dbig, G + lay->head2_w, G + lay->head2_b, gm->dlogits, gm->hg,
-		       P + lay->head2_w, N, MLP, 1);
-	gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, gm->hh, (size_t)N * MLP, p, seed,
-			     dropout_site(-1, SITE_HEAD));
-	gpu_linear_bwd(c, gm->dtmp, G + lay->head1_w, G + lay->head1_b, gm->dbig, gm->xf,
-		       P + lay->head1_w, N, M, MLP);
-	gpu_layernorm_bwd(c, gm->dx, G + lay->lnf_g, G + lay->lnf_b, gm->dtmp, xL, gm->meanf, gm->rstdf,
-			  P + lay->lnf_g, N, M);
-	for (int l = d->L - 1; l >= 0; l--) {
-		const struct layer_off *o = &lay->layer[l];
-		struct gpu_layer_act *a = &gm->act[l];
-		/* dx = d xs[l+1] */
-		gpu_layernorm_bwd(c, gm->dtmp, G + o->ln2_g, G + o->ln2_b, gm->dx, a->r2, a->mean2, a->rstd2,
-				  P + o->ln2_g, N, M);
-		/* dtmp = d r2 = d x1 (residual) ; df = d f */
-		gpu_dropout_bwd(c, gm->df, gm->dtmp, NM, p, seed, dropout_site(l, SITE_FF2));
-		gpu_linear_bwd(c, gm->dbig, G + o->ff2_w, G + o->ff2_b, gm->df, a->g1, P + o->ff2_w, N, FFN, M);
-		gpu_dropout_gelu_bwd(c, gm->dbig, gm->dbig, a->h1, (size_t)N * FFN, p, seed,
-				     dropout_site(l, SITE_FF1));
-		gpu_linear_bwd_ex(c, gm->dtmp, G + o->ff1_w, G + o->ff1_b, gm->dbig, a->x1, P + o->ff1_w, N, M,
-				  FFN, 1);
-		/* dtmp = d x1 ; dx = d r1 = d xs[l] (residual) */
-		gpu_layernorm_bwd(c, gm->dx, G + o->ln1_g, G + o->ln1_b, gm->dtmp, a->r1, a->mean1, a->rstd1,
-				  P + o->ln1_g, N, M);
-		gpu_dropout_bwd(c, gm->df, gm->dx, NM, p, seed, dropout_site(l, SITE_SA));
-		gpu_linear_bwd(c, gm->dtmp, G + o->out_w, G + o->out_b, gm->df, a->att, P + o->out_w, N, M, M);
-		gpu_attention_bwd(c, gm->dqkv, gm->dtmp, a->qkv, a->probs, B, T, M, H, p, seed,
-				  dropout_site(l, SITE_ATT));
-		gpu_linear_bwd_ex(c, gm->dx, G + o->qkv_w, G + o->qkv_b, gm->dqkv, gm->xs[l], P + o->qkv_w, N,
-				  M, 3 * M, 1);
-	}
-	/* dx = d xs[0] */
-	gpu_linear_bwd(c, gm->de, G + lay->emb_w, G + lay->emb_b, gm->dx, gm->e, P + lay->emb_w, N, E, M);
-	gpu_embbag_mean_bwd(c, G + lay->emb, gm->de, gm->cat, N, d->S, E);
-	gpu_linear_bwd(c, NULL, G + lay->dense_w, G + lay->dense_b, gm->dx, gm->dense, P + lay->dense_w, N,
-		       FD, M);
-	return ops_status(gm, err, "gpu forward/backward");
+	for (int g = lay->ngroups - 1; g >= 0; g--)
+		if ((st = gpu_model_group_backward(gm, g, gm->params + lay->group_off[g],
+						   gm->grads + lay->group_off[g], err)))
+			return st;
+	return AORTA_OK;
 }
 
 enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err)
 {
+	NEED_STATE(gm, "grad clip");
 	GPU_TRY(cudaMemsetAsync(gm->sumsq, 0, sizeof(double), (cudaStream_t)gm->stream), "clip");
 	gpu_sumsq(gm->ops, gm->sumsq, gm->grads, gm->lay->total);
 	gpu_clip_scale(gm->ops, gm->gscale, gm->sumsq, max_norm, gm->grad_unscale);
@@ -348,6 +490,7 @@ enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm,
 
 enum aorta_status gpu_model_adamw(struct gpu_model *gm, float lr, int step, struct aorta_error *err)
 {
+	NEED_STATE(gm, "adamw");
 	gpu_adamw(gm->ops, gm->params, gm->grads, gm->m, gm->v, gm->lay->total, lr, gm->beta1, gm->beta2,
 		  gm->eps, gm->weight_decay, step, gm->gscale);
 	return ops_status(gm, err, "gpu adamw");
@@ -356,12 +499,14 @@ enum aorta_status gpu_model_adamw(struct gpu_model *gm, float lr, int step, stru
 enum aorta_status gpu_model_adamw_dev(struct gpu_model *gm, const struct gpu_adam_hp *hp_dev,
 				      struct aorta_error *err)
 {
+	NEED_STATE(gm, "adamw");
 	gpu_adamw_dev(gm->ops, gm->params, gm->grads, gm->m, gm->v, gm->lay->total, hp_dev, gm->gscale);
 	return ops_status(gm, err, "gpu adamw");
 }
 
 enum aorta_status gpu_model_zero_grad(struct gpu_model *gm, struct aorta_error *err)
 {
+	NEED_STATE(gm, "zero grad");
 	GPU_TRY(cudaMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (cudaStream_t)gm->stream),
 		"zero grad");
 	return AORTA_OK;

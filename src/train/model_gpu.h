@@ -6,7 +6,12 @@
  * The step mirrors cpu_model_forward_backward() operation by operation:
  * same parameter layout (one flat buffer, model.h), same dropout sites and
  * seed, same accumulation semantics (grads +=, times loss_scale), so the
- * test compares the two directly.
+ * test compares the two directly.  As on the CPU, the pass is also
+ * available group by group (gpu_model_begin, gpu_model_group_forward,
+ * gpu_model_group_backward: the unit the FSDP / DDP schedules of dist.h
+ * run), with parameters and gradients at pointers the caller gives;
+ * gpu_model_forward_backward is exactly those calls in order on the
+ * model's own flat buffers.
  *
  * No function here synchronizes with the host except the ones named
  * upload_params and download_* (they say so): forward_backward, the norm /
@@ -66,7 +71,14 @@ struct gpu_model {
 	void (*phase)(void *ctx);
 	void *phase_ctx;
 
-	float *params, *grads, *m, *v; /* device, lay->total floats each */
+	/* the pass in progress (gpu_model_begin): dropout seed and probability
+	 * in force, loss scale, next group to run forward / backward (-1: none,
+	 * -2: backward not open) */
+	uint64_t pass_seed;
+	float pass_p, pass_loss_scale;
+	int next_fwd, next_bwd;
+
+	float *params, *grads, *m, *v; /* device, lay->total floats each; NULL with GPU_MODEL_NO_STATE */
 	float *gscale;                 /* device float: clip scale read by AdamW */
 	double *sumsq;                 /* device double: squared gradient norm */
 	float *loss;                   /* device float: loss of the last micro-batch */
@@ -96,6 +108,15 @@ struct gpu_model {
 enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims *d,
 				   const struct param_layout *lay, int B, enum gpu_precision prec,
 				   void *stream, struct aorta_error *err);
+/* flags: GPU_MODEL_NO_STATE leaves params, grads, m and v unallocated
+ * (NULL): for a caller that keeps its own (a rank's FSDP shard) and only
+ * uses the per-group pass; forward_backward, grad_norm_clip, adamw,
+ * zero_grad, upload_params and the param/grad downloads then fail or must
+ * not be called. */
+#define GPU_MODEL_NO_STATE 1u
+enum aorta_status gpu_model_create_ex(struct gpu_model *gm, const struct model_dims *d,
+				      const struct param_layout *lay, int B, enum gpu_precision prec,
+				      void *stream, unsigned flags, struct aorta_error *err);
 void gpu_model_release(struct gpu_model *gm);
 
 /* Synchronous: copies lay->total floats from host and zeroes m and v. */
@@ -120,6 +141,28 @@ enum aorta_status gpu_model_batch_copies(struct gpu_model *gm, const struct batc
  * arguments and meaning as cpu_model_forward_backward. */
 enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t dropout_seed, int training,
 					     float loss_scale, struct aorta_error *err);
+/* ---- the same pass, group by group ----------------------------------------
+ * As cpu_model_begin / _group_forward / _group_backward (model.h): begin,
+ * then group_forward for g = 0 .. L+1 (the head, L+1, also computes the
+ * loss into gm->loss and d loss / d logit times loss_scale), then
+ * group_backward for g = L+1 .. 0; any other order fails with
+ * AORTA_EINTERNAL.  The batch is the one last uploaded (upload_batch or
+ * batch_copies set gm->nb), so the copy can run on another stream, and
+ * begin itself enqueues nothing.  gp points to group g's parameters
+ * (group_len[g] floats, the group's relative layout: parameter at flat
+ * offset x is gp[x - group_off[g]]) and gg to its gradients in the same
+ * layout, ACCUMULATED (+=); both are device pointers that must stay valid
+ * until the stream has run the call (a gathered copy, a replica, or the
+ * slice of a flat buffer).  Each call only enqueues on gm->stream (the ops
+ * context's stream).  The calls in order are exactly the ops of
+ * gpu_model_forward_backward, in the same order, so the results are the
+ * same (up to the atomics' summation order in the embedding backward). */
+enum aorta_status gpu_model_begin(struct gpu_model *gm, uint64_t dropout_seed, int training, float loss_scale,
+				  struct aorta_error *err);
+enum aorta_status gpu_model_group_forward(struct gpu_model *gm, int g, const float *gp, struct aorta_error *err);
+enum aorta_status gpu_model_group_backward(struct gpu_model *gm, int g, const float *gp, float *gg,
+					   struct aorta_error *err);
+
 /* Global gradient norm on device into gm->sumsq, then gm->gscale =
  * grad_unscale * min(1, max_norm / (norm + 1e-6)); max_norm <= 0 only unscales. */
 enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err);

@@ -39,10 +39,20 @@
  * up to the atomics' summation order (the seeds, lr and t are the same
  * values).
  *
- * Outputs: <output_dir>/rank_00_metrics.jsonl (metrics.c, flushed per
- * step), <output_dir>/rank0.log, and CUPTI Kineto traces under
- * <output_dir>/torch_profiler/rank0/ when profiling.enabled.
- * SIGINT/SIGTERM end the run after the current step.
+ * Distributed (trainer_rank_run at world > 1, or AORTA_TRAIN_DIST=1): the same
+ * loop, but a step is the batch copy on aux, then the FSDP / DDP schedule
+ * of dist.h run by the GPU executor (dist_gpu.h: per-group compute ranges,
+ * every collective bracketed on its own stream, clip and AdamW on the
+ * local shard on aux), then the same end marker and one host wait.  Each
+ * rank caches the samples of its slice of every global batch (rank r of W
+ * takes samples i*W*b + r*b .. +b-1 of cached batch i, world 1's batch i at
+ * batch size W*b).  Graph mode and gradient accumulation are world 1 only.
+ *
+ * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
+ * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
+ * <output_dir>/torch_profiler/rank<N>/ when profiling.enabled (rank 0 only
+ * at world > 1).  SIGINT/SIGTERM end the run after the current step (at
+ * world > 1 after the step where some rank saw the signal, on every rank).
  */
 #include "train/trainer.h"
 
@@ -61,6 +71,9 @@
 #include "gpu/nvtx.h"
 #include "gpu/recorder.h"
 #include "gpu/telemetry.h"
+#include "comm/comm.h"
+#include "train/dist.h"
+#include "train/dist_gpu.h"
 #include "train/metrics.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
@@ -79,12 +92,15 @@ static void on_signal(int sig)
 
 /* ---- data ----------------------------------------------------------------- */
 
+/* Cached batch i holds samples i * stride + offset .. + B - 1 (stride B,
+ * offset 0 at world 1; stride W*B, offset rank*B for rank `rank` of W). */
 struct data_cache {
 	struct batch *b;
 	int n;
 	const struct model_dims *d;
 	uint64_t seed;
 	int B;
+	uint64_t stride, offset;
 };
 
 struct gen_arg { struct data_cache *c; int first, step; };
@@ -93,12 +109,13 @@ static void *gen_worker(void *p)
 {
 	struct gen_arg *a = p;
 	for (int i = a->first; i < a->c->n; i += a->step)
-		batch_fill(&a->c->b[i], a->c->d, a->c->seed, (uint64_t)i * (uint64_t)a->c->B);
+		batch_fill(&a->c->b[i], a->c->d, a->c->seed, (uint64_t)i * a->c->stride + a->c->offset);
 	return NULL;
 }
 
 static enum aorta_status data_cache_init(struct data_cache *c, const struct model_dims *d, int B,
-					 int n, uint64_t seed, struct aorta_error *e)
+					 int n, uint64_t seed, uint64_t stride, uint64_t offset,
+					 struct aorta_error *e)
 {
 	size_t BT = (size_t)B * (size_t)d->T;
 	memset(c, 0, sizeof(*c));
@@ -106,6 +123,8 @@ static enum aorta_status data_cache_init(struct data_cache *c, const struct mode
 	c->d = d;
 	c->seed = seed;
 	c->B = B;
+	c->stride = stride;
+	c->offset = offset;
 	for (int i = 0; i < n; i++) {
 		struct batch *b = &c->b[i];
 		b->B = B;
@@ -193,8 +212,16 @@ static void logline(FILE *log, int quiet, const char *fmt, ...)
 
 /* AORTA_TRAIN_UNINSTRUMENTED=1 runs the same loop with no events, no
  * recorder and no JSONL (bench/train_speed measures the instrumentation's
- * cost against it); steps are then timed by the host clock only. */
+ * cost against it); steps are then timed by the host clock only.  Read
+ * once per process (rank threads share it). */
 static int instrumented = 1;
+static pthread_once_t instrumented_once = PTHREAD_ONCE_INIT;
+
+static void read_instrumented(void)
+{
+	const char *unins = getenv("AORTA_TRAIN_UNINSTRUMENTED");
+	instrumented = !(unins && *unins && strcmp(unins, "0"));
+}
 
 /* How a step's work is issued: eagerly, into a stream capture, or not at
  * all because a graph replay does it (the recorder still takes the step's
@@ -353,6 +380,8 @@ struct step_ctx {
 	float loss_scale;
 	uint64_t seed;
 	long per_epoch;
+	int rank;
+	struct dist_gpu *dx;                /* the distributed executor, NULL: single-GPU step */
 	/* graph mode */
 	struct step_params *hpar, *dpar;   /* pinned host, device */
 	size_t par_bytes;
@@ -373,9 +402,11 @@ static const struct batch *batch_of(const struct step_ctx *x, long s, int mb)
 	return &x->data->b[(s * x->accum + mb) % x->data->n];
 }
 
+/* Dropout seed of micro-batch mb of step s; the rank is mixed in (rank 0
+ * keeps the single-GPU seeds). */
 static uint64_t seed_of(const struct step_ctx *x, long s, int mb)
 {
-	return rng_mix(x->seed ^ (uint64_t)(s * x->accum + mb) * 0x9e37ull);
+	return rng_mix(x->seed ^ (uint64_t)(s * x->accum + mb) * 0x9e37ull ^ ((uint64_t)x->rank << 48));
 }
 
 static double lr_of(const struct step_ctx *x, long s)
@@ -499,6 +530,41 @@ static enum aorta_status enqueue_step(struct step_ctx *x, long s, enum step_mode
 	return AORTA_OK;
 }
 
+/* Issues step s of the distributed executor (eager only):
+ *   compute: fork
+ *   aux:     waits for the fork; prefetch (H2D of this rank's batch)
+ *   the schedule (dist_gpu_step: the comm streams follow the fork, compute
+ *            waits for the copy; collectives on their streams, clip and
+ *            optimizer on aux, every stream joined back into compute at
+ *            the end) */
+static enum aorta_status enqueue_dist_step(struct step_ctx *x, long s, struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX];
+	enum aorta_status st;
+	int epoch, estep;
+	char tag[128], prefix[64];
+
+	step_position(x, s, &epoch, &estep);
+	x->ph->nvtx = 1;
+	if (instrumented)
+		rec_step_begin(x->rec, s);
+	gm->stream = cs;
+	gpu_ops_set_stream(gm->ops, cs);
+	if ((st = GPU_CALL(e, gpuEventRecord(x->ev_fork, cs))) || (st = GPU_CALL(e, gpuStreamWaitEvent(as, x->ev_fork, 0))))
+		return st;
+	snprintf(prefix, sizeof(prefix), "epoch%d_step%d", epoch, estep);
+	snprintf(tag, sizeof(tag), "%s_prefetch", prefix);
+	int h = rbegin(x->rec, GS_AUX, tag, REC_MEMCPY_H2D, 1);
+	if ((st = gpu_model_upload_batch(gm, batch_of(x, s, 0), as, e)))
+		return st;
+	rend(x->rec, h, 1);
+	if ((st = GPU_CALL(e, gpuEventRecord(x->ev_data, as))))
+		return st;
+	return dist_gpu_step(x->dx, prefix, x->ev_data, seed_of(x, s, 0), 1, x->loss_scale, (float)lr_of(x, s),
+			     stop_requested != 0, e);
+}
+
 /* Ends step s: the end marker and the join of every stream into compute,
  * then (not in a capture) the step's one host wait; rs gets the collected
  * step when instrumented. */
@@ -611,7 +677,28 @@ static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, si
 enum aorta_status trainer_run(const struct train_config *cfg, const struct trainer_opts *o,
 			      struct trainer_result *res, struct aorta_error *e)
 {
+	struct comm *c = NULL;
+	enum aorta_status st = comm_local_create(&c, e);
+	if (st)
+		return st;
+	st = trainer_rank_run(cfg, o, c, o->device, res, e);
+	comm_destroy(c);
+	return st;
+}
+
+enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct trainer_opts *o, struct comm *comm,
+				   int device, struct trainer_result *res, struct aorta_error *e)
+{
 	enum aorta_status st = AORTA_OK;
+	const int W = comm->size, rank = comm->rank;
+	const char *force = getenv("AORTA_TRAIN_DIST");
+	const int dist = W > 1 || (force && *force && strcmp(force, "0"));
+	const int quiet = o->quiet || rank != 0;   /* only rank 0 prints */
+	struct dist_knobs knobs;
+	struct dist_plan plan;
+	struct dist_schedule sched = { 0 };
+	struct dist_gpu dx;
+	int have_plan = 0, have_dx = 0, stop_all = 0;
 	struct model_dims d;
 	struct param_layout lay = { 0 };
 	struct gpu_streams gs = { 0 };
@@ -633,11 +720,12 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	char path[1200];
 	int have_model = 0;
 
+	memset(&plan, 0, sizeof(plan));
+	memset(&dx, 0, sizeof(dx));
 	memset(res, 0, sizeof(*res));
 	memset(&gm, 0, sizeof(gm));
 	memset(&x, 0, sizeof(x));
-	const char *unins = getenv("AORTA_TRAIN_UNINSTRUMENTED");
-	instrumented = !(unins && *unins && strcmp(unins, "0"));
+	pthread_once(&instrumented_once, read_instrumented);
 	train_config_model_dims(cfg, &d);
 	if (layout_init(&lay, &d) != 0)
 		return aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
@@ -645,19 +733,36 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 
 	const int B = (int)cfg->training.batch_size;
 	const int accum = (int)(cfg->training.gradient_accumulation > 0 ? cfg->training.gradient_accumulation : 1);
-	const long total = (long)train_config_total_steps(cfg, 1);
+	const long total = (long)train_config_total_steps(cfg, W);
 	const enum gpu_precision prec = cfg->training.mixed_precision == MP_BF16 ? PREC_BF16 :
 					cfg->training.mixed_precision == MP_FP16 ? PREC_FP16 : PREC_FP32;
 	const float loss_scale = (prec == PREC_FP16 ? FP16_LOSS_SCALE : 1.0f) / (float)accum;
 	const uint64_t seed = (uint64_t)cfg->dataset.seed;
 
+	if (dist && accum > 1) {
+		st = aorta_fail(e, AORTA_EUSAGE, cfg->source, 0, -1,
+				"training.gradient_accumulation %d: the distributed executor runs one micro-batch "
+				"per step (use a larger batch_size)", accum);
+		goto out;
+	}
+	if (dist) {
+		/* the plan and its schedule, checked before anything is allocated */
+		dist_knobs_from_config(&knobs, cfg);
+		if ((st = dist_plan_init(&plan, W, rank, comm->node_size, &knobs, &lay, e)))
+			goto out;
+		have_plan = 1;
+		if ((st = dist_schedule_build(&sched, &plan, e)) || (st = dist_schedule_check(&sched, &plan, NULL, e)))
+			goto out;
+		graph_wanted = 0;
+	}
+
 	/* device, memory check, streams, recorder */
-	if ((st = gpu_select_device(o->device, &dev, e)))
+	if ((st = gpu_select_device(device, &dev, e)))
 		goto out;
 	size_t free_b = 0, total_b = 0;
 	if ((st = GPU_CALL(e, gpuMemGetInfo(&free_b, &total_b))))
 		goto out;
-	uint64_t need = train_config_memory_bytes(cfg, 1);
+	uint64_t need = train_config_memory_bytes(cfg, W);
 	if (need > free_b) {
 		st = aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
 				"training.batch_size %d needs about %.2f GB of GPU memory, but %s has %.2f GB free",
@@ -675,7 +780,7 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		goto out;
 
 	/* model */
-	if ((st = gpu_model_create(&gm, &d, &lay, B, prec, gs.s[GS_COMPUTE], e)))
+	if ((st = gpu_model_create_ex(&gm, &d, &lay, B, prec, gs.s[GS_COMPUTE], dist ? GPU_MODEL_NO_STATE : 0u, e)))
 		goto out;
 	have_model = 1;
 	gm.beta1 = (float)cfg->optimizer.betas[0];
@@ -685,17 +790,27 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	gm.grad_unscale = prec == PREC_FP16 ? 1.0f / FP16_LOSS_SCALE : 1.0f;
 	params_host = xmalloc(lay.total * sizeof(float));
 	params_init(params_host, &lay, &d, seed);
-	if ((st = gpu_model_upload_params(&gm, params_host, e)))
+	if (dist) {
+		struct dist_adamw opt = { gm.beta1, gm.beta2, gm.eps, gm.weight_decay,
+					  (float)cfg->training.grad_clip_norm };
+		if ((st = dist_gpu_init(&dx, &gm, &plan, &sched, comm, &gs, instrumented ? rec : NULL, params_host, &opt,
+					gm.grad_unscale, e)))
+			goto out;
+		have_dx = 1;
+	} else if ((st = gpu_model_upload_params(&gm, params_host, e))) {
 		goto out;
+	}
 	if ((st = GPU_CALL(e, gpuMalloc((void **)&loss_acc, sizeof(float)))))
 		goto out;
 
 	/* data */
-	long per_epoch = (long)(cfg->dataset.num_samples / B);
+	/* batches of the global batch W*B per epoch; this rank takes its slice */
+	long per_epoch = (long)(cfg->dataset.num_samples / ((long long)B * W));
 	int nbatches = o->data_batches > 0 ? o->data_batches : (int)(per_epoch < 32 ? per_epoch : 32);
 	if (nbatches < 1)
 		nbatches = 1;
-	if ((st = data_cache_init(&data, &d, B, nbatches, seed, e)))
+	if ((st = data_cache_init(&data, &d, B, nbatches, seed, (uint64_t)B * (uint64_t)W,
+				  (uint64_t)rank * (uint64_t)B, e)))
 		goto out;
 
 	/* outputs */
@@ -704,10 +819,10 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 				"cannot create the output directory: %s", strerror(errno));
 		goto out;
 	}
-	snprintf(res->metrics_path, sizeof(res->metrics_path), "%s/rank_00_metrics.jsonl",
-		 cfg->training.output_dir);
+	snprintf(res->metrics_path, sizeof(res->metrics_path), "%s/rank_%02d_metrics.jsonl",
+		 cfg->training.output_dir, rank);
 	mf = fopen(res->metrics_path, "a"); /* append, as upstream */
-	snprintf(path, sizeof(path), "%s/rank0.log", cfg->training.output_dir);
+	snprintf(path, sizeof(path), "%s/rank%d.log", cfg->training.output_dir, rank);
 	log = fopen(path, "a");
 	if (!mf || !log) {
 		st = aorta_fail(e, AORTA_EINTERNAL, mf ? path : res->metrics_path, 0, -1,
@@ -716,11 +831,13 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	}
 	if (o->gpu_metrics)
 		tel = telemetry_open(dev.pci_bus_id, dev.index);
-	if (cfg->profiling.enabled) {
+	if (cfg->profiling.enabled && rank != 0) {
+		logline(log, quiet, "profiling: only rank 0 records a CUPTI trace (one activity buffer per process)");
+	} else if (cfg->profiling.enabled) {
 		struct cupti_opts co = { 0 };
 		co.output_dir = cfg->training.output_dir;
-		co.rank = 0;
-		co.world_size = 1;
+		co.rank = rank;
+		co.world_size = W;
 		co.device = dev.index;
 		co.gzip = 0;
 		co.always_on = cfg->compile.enabled; /* graph kernels need it (cupti.h) */
@@ -728,7 +845,7 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 						    (int)cfg->profiling.active, (int)cfg->profiling.repeat };
 		struct aorta_error ce = { 0 };
 		if (cupti_open(&cup, &co, &ce) != AORTA_OK) {
-			logline(log, o->quiet, "profiling disabled: %s", ce.msg);
+			logline(log, quiet, "profiling disabled: %s", ce.msg);
 			cup = NULL;
 		}
 	}
@@ -739,10 +856,21 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	logline(log, o->quiet, "training on %s: %zu parameters, batch %d x %d micro-batches, %s, %ld steps, "
-			       "%d distinct batches",
+	logline(log, quiet, "training on %s: %zu parameters, batch %d x %d micro-batches, %s, %ld steps, "
+			    "%d distinct batches",
 		dev.name, lay.total, B, accum, prec == PREC_BF16 ? "bf16" : prec == PREC_FP16 ? "fp16" : "fp32",
 		total, data.n);
+	if (dist) {
+		char sbuf[256];
+		dist_schedule_format(&sched, sbuf, sizeof(sbuf));
+		logline(log, quiet, "rank %d of %d (node size %d): %s%s%s, %zu of %zu parameters local, %d buckets, "
+				    "pools %.1f MB gathered + %.1f MB gradients; schedule %s%s",
+			rank, W, comm->node_size, knobs.mode == DIST_DDP ? "ddp" : "fsdp ",
+			knobs.mode == DIST_DDP ? "" : sharding_strategy_name(knobs.strategy),
+			cfg->compile.enabled ? " (compile.enabled: graph mode is world 1 only, running eagerly)" : "",
+			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
+			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
+	}
 
 	step_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*step_ms));
 	double *wall_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*wall_ms));
@@ -756,7 +884,8 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	x = (struct step_ctx){ .cfg = cfg, .gm = &gm, .gs = &gs, .rec = rec, .data = &data, .ph = &ph,
 			       .ev_fork = ev_fork, .ev_data = ev_data, .ev_consumed = ev_consumed,
 			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
-			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch };
+			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch,
+			       .rank = rank, .dx = have_dx ? &dx : NULL };
 	if (graph_wanted) {
 		x.par_bytes = sizeof(struct step_params) + (size_t)accum * sizeof(uint64_t);
 		x.copy_node = xcalloc((size_t)accum * GPU_MODEL_BATCH_COPIES, sizeof(*x.copy_node));
@@ -766,8 +895,9 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		memset(x.hpar, 0, x.par_bytes);
 	}
 	long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
-	const int progress = !o->quiet && isatty(2);
-	for (long s = 0; s < total && !stop_requested; s++) {
+	const int progress = !quiet && isatty(2);
+	/* world > 1: every rank stops after the same step (stop_all) */
+	for (long s = 0; s < total && !(dist ? stop_all : stop_requested); s++) {
 		int epoch, estep;
 		step_position(&x, s, &epoch, &estep);
 		double t0 = now_ms();
@@ -781,10 +911,10 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 			double c0 = now_ms();
 			if (graph_capture(&x, s, &why, &nnodes)) {
 				graph_failed = 1;
-				logline(log, o->quiet, "compile.enabled: capturing the step as a CUDA graph failed, "
-						       "running eagerly: %s", why.msg);
+				logline(log, quiet, "compile.enabled: capturing the step as a CUDA graph failed, "
+						    "running eagerly: %s", why.msg);
 			} else {
-				logline(log, o->quiet, "compile.enabled: step captured as a CUDA graph of %zu nodes "
+				logline(log, quiet, "compile.enabled: step captured as a CUDA graph of %zu nodes "
 						       "(%d micro-batches), captured and instantiated in %.1f ms; "
 						       "replayed from step %ld",
 					nnodes, accum, now_ms() - c0, s);
@@ -797,11 +927,11 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 			    (st = GPU_CALL(e, gpuGraphLaunch(x.exec, gs.s[GS_COMPUTE]))))
 				goto out;
 		}
-		if ((st = enqueue_step(&x, s, mode, e)))
+		if ((st = dist ? enqueue_dist_step(&x, s, e) : enqueue_step(&x, s, mode, e)))
 			goto out;
 		double lr = lr_of(&x, s);
 		/* the previous step's line, while the GPU works on this one */
-		if (pend.valid && (st = emit(&pend, mf, log, o->quiet, li, total, res->metrics_path, e)))
+		if (pend.valid && (st = emit(&pend, mf, log, quiet, li, total, res->metrics_path, e)))
 			goto out;
 		struct rec_step rs;
 		if ((st = finish_step(&x, s, mode, &rs, e)))
@@ -810,8 +940,15 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		gm.stream = gs.s[GS_COMPUTE];
 		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
 
-		float loss = *h_loss / (float)accum;
-		double norm = *h_sumsq > 0 ? sqrt(*h_sumsq) * gm.grad_unscale : 0.0;
+		float loss = 0.0f;
+		double norm = 0.0;
+		if (dist) {
+			if ((st = dist_gpu_step_done(&dx, &loss, &norm, &stop_all, e)))
+				goto out;
+		} else {
+			loss = *h_loss / (float)accum;
+			norm = *h_sumsq > 0 ? sqrt(*h_sumsq) * gm.grad_unscale : 0.0;
+		}
 		if (!isfinite(loss)) {
 			st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "the loss is %f at step %ld: training diverged", loss, s);
 			goto out;
@@ -819,8 +956,8 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		if (instrumented) {
 			struct step_record *sr = &pend.sr;
 			memset(sr, 0, sizeof(*sr));
-			sr->rank = 0;
-			sr->world_size = 1;
+			sr->rank = rank;
+			sr->world_size = W;
 			sr->epoch = epoch;
 			sr->step = estep;
 			sr->global_step = s;
@@ -845,7 +982,7 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 		if (cup) {
 			struct aorta_error ce = { 0 };
 			if (cupti_step(cup, &ce) != AORTA_OK)
-				logline(log, o->quiet, "profiling: %s", ce.msg);
+				logline(log, quiet, "profiling: %s", ce.msg);
 		}
 		if (progress && (done % 10 == 0 || done == total))
 			fprintf(stderr, "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", done, total,
@@ -853,10 +990,10 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 	}
 	if (progress)
 		fputc('\n', stderr);
-	if (pend.valid && (st = emit(&pend, mf, log, o->quiet, li, total, res->metrics_path, e)))
+	if (pend.valid && (st = emit(&pend, mf, log, quiet, li, total, res->metrics_path, e)))
 		goto out;
-	if (stop_requested)
-		logline(log, o->quiet, "stopped by a signal after %ld steps; metrics are complete up to there", done);
+	if (dist ? stop_all : stop_requested)
+		logline(log, quiet, "stopped by a signal after %ld steps; metrics are complete up to there", done);
 	res->steps = done;
 	if (done) {
 		double sum = 0;
@@ -902,6 +1039,8 @@ out:
 	if (loss_acc)
 		gpuFree(loss_acc);
 	data_cache_free(&data);
+	if (have_dx)
+		dist_gpu_release(&dx);
 	if (have_model)
 		gpu_model_release(&gm);
 	if (ev_fork)
@@ -915,6 +1054,9 @@ out:
 	rec_free(rec, NULL);
 	if (gs.s[0])
 		gpu_streams_release(&gs, NULL);
+	dist_schedule_release(&sched);
+	if (have_plan)
+		dist_plan_release(&plan);
 	layout_release(&lay);
 	return st;
 }

@@ -1,0 +1,635 @@
+/*
+ * dist_gpu.c - the GPU executor of dist.h schedules (see dist_gpu.h).
+ *
+ * Design.  The same shape as dist_cpu.c: one case per action kind in a
+ * loop, each naming the step, action and group in its phase string.  Where
+ * the CPU executor blocks in a WAIT, this one makes the compute stream wait
+ * (comm_wait_stream); where it mallocs and frees, this one takes and gives
+ * back pooled device buffers, and the event recorded at the give-back is
+ * what the next user's stream waits for.  Collectives of a group of one
+ * rank become device copies on the collective's stream (dist_gpu.h says
+ * why), so world 1 runs the same code path as world N.
+ */
+#include "train/dist_gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/nvtx.h"
+#include "train/dist_ops_gpu.h"
+#include "train/ops_gpu.h"
+
+/* ---- pools of device buffers ---------------------------------------------- */
+
+/* Best fit among the free slots of at least n floats, else a new slot of n.
+ * `writer` (the stream that will write the buffer first; NULL in the dry
+ * run) waits for the event recorded when the slot was given back. */
+static enum aorta_status pool_take(struct dist_gpu_pool *p, size_t n, gpuStream_t writer, int *out,
+				   struct aorta_error *e)
+{
+	int best = -1;
+	for (int i = 0; i < p->n; i++)
+		if (!p->s[i].used && p->s[i].cap >= n && (best < 0 || p->s[i].cap < p->s[best].cap))
+			best = i;
+	if (best < 0) {
+		if (p->n == p->cap) {
+			p->cap = p->cap ? 2 * p->cap : 8;
+			p->s = xrealloc(p->s, (size_t)p->cap * sizeof(*p->s));
+		}
+		struct dist_gpu_slot *s = &p->s[p->n];
+		memset(s, 0, sizeof(*s));
+		enum aorta_status st;
+		if ((st = GPU_CALL(e, gpuMalloc((void **)&s->p, (n ? n : 1) * sizeof(float)))))
+			return st;
+		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&s->ev, gpuEventDisableTiming)))) {
+			gpuFree(s->p);
+			return st;
+		}
+		s->cap = n;
+		p->bytes += (n ? n : 1) * sizeof(float);
+		best = p->n++;
+	}
+	struct dist_gpu_slot *s = &p->s[best];
+	if (s->has_ev && writer) {
+		enum aorta_status st = GPU_CALL(e, gpuStreamWaitEvent(writer, s->ev, 0));
+		if (st)
+			return st;
+	}
+	s->used = 1;
+	*out = best;
+	return AORTA_OK;
+}
+
+/* Gives slot i back once the work enqueued so far on `last_user` is done
+ * (NULL: at once, for the dry run that sizes the pools). */
+static enum aorta_status pool_put(struct dist_gpu_pool *p, int i, gpuStream_t last_user, struct aorta_error *e)
+{
+	struct dist_gpu_slot *s = &p->s[i];
+	s->used = 0;
+	if (!last_user)
+		return AORTA_OK;
+	s->has_ev = 1;
+	return GPU_CALL(e, gpuEventRecord(s->ev, last_user));
+}
+
+/* Sizes both pools for the schedule by taking and giving back buffers as
+ * one step will (same order, same best fit), so no step allocates. */
+static enum aorta_status pools_presize(struct dist_gpu *x, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	enum aorta_status st = AORTA_OK;
+	for (int i = 0; i < x->sch->n && !st; i++) {
+		const struct dist_action *a = &x->sch->a[i];
+		int g = a->arg;
+		switch (a->kind) {
+		case ACT_ALL_GATHER:
+			st = pool_take(&x->gather, pl->g[g].padded, NULL, &x->gslot[g], e);
+			break;
+		case ACT_FREE:
+			st = pool_put(&x->gather, x->gslot[g], NULL, e);
+			x->gslot[g] = -1;
+			break;
+		case ACT_BACKWARD:
+			if (pl->sharded)
+				st = pool_take(&x->gradp, pl->g[g].padded, NULL, &x->fslot[g], e);
+			break;
+		case ACT_WAIT_RS:
+			st = pool_put(&x->gradp, x->fslot[g], NULL, e);
+			x->fslot[g] = -1;
+			break;
+		default:
+			break;
+		}
+	}
+	return st;
+}
+
+static void pool_release(struct dist_gpu_pool *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		gpuFree(p->s[i].p);
+		gpuEventDestroy(p->s[i].ev);
+	}
+	free(p->s);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- collectives ---------------------------------------------------------- */
+
+static const int coll_stream[] = { GS_ALLGATHER, GS_REDUCESCATTER, GS_ALLREDUCE, GS_AUX, GS_AUX };
+static const enum rec_kind coll_rec[] = { REC_ALL_GATHER, REC_REDUCE_SCATTER, REC_ALL_REDUCE, REC_COMM, REC_COMM };
+
+/* Starts collective `kind` on group g into c, bracketed on its stream by a
+ * range tagged <prefix>_<what>.  The caller has made the stream wait for
+ * the input. */
+static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
+				    struct comm_group *g, const float *send, float *recv, size_t count,
+				    const char *what, struct aorta_error *e)
+{
+	const int sid = coll_stream[kind];
+	gpuStream_t s = x->gs->s[sid];
+	char tag[128], phase[96];
+	enum aorta_status st = AORTA_OK;
+
+	if (c->issued)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: %s issued twice", x->comm->rank,
+				  x->steps + 1, what);
+	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, what);
+	snprintf(phase, sizeof(phase), "step %d %s", x->steps + 1, what);
+	nvtx_push(what);
+	int h = x->rec ? rec_begin_fn(x->rec, sid, tag, coll_rec[kind], comm_coll_name(kind)) : -1;
+	if (g->size == 1) {
+		/* the sum over one rank is a copy; all-gather and reduce-scatter of
+		 * one rank have count = the whole buffer */
+		if (send != recv && count)
+			st = GPU_CALL(e, gpuMemcpyAsync(recv, send, count * sizeof(float), gpuMemcpyDeviceToDevice, s));
+		if (!st)
+			st = GPU_CALL(e, gpuEventRecord(c->done, s));
+		c->local = 1;
+	} else {
+		c->local = 0;
+		switch (kind) {
+		case COMM_ALL_GATHER:
+			st = comm_all_gather(g, send, recv, count, &c->req, phase, e);
+			break;
+		case COMM_REDUCE_SCATTER:
+			st = comm_reduce_scatter(g, send, recv, count, &c->req, phase, e);
+			break;
+		case COMM_ALL_REDUCE:
+			st = comm_all_reduce(g, send, recv, count, &c->req, phase, e);
+			break;
+		default:
+			st = aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "collective %s not used by the executor",
+					comm_coll_name(kind));
+		}
+	}
+	if (x->rec)
+		rec_end(x->rec, h);
+	nvtx_pop();
+	if (!st)
+		c->issued = 1;
+	return st;
+}
+
+/* Makes stream s wait for c (no host wait). */
+static enum aorta_status coll_wait_stream(struct dist_gpu_coll *c, gpuStream_t s, struct aorta_error *e)
+{
+	if (!c->issued)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "wait for a collective that was not issued");
+	if (c->local)
+		return GPU_CALL(e, gpuStreamWaitEvent(s, c->done, 0));
+	return comm_wait_stream(&c->req, s, e);
+}
+
+/* Completes c on the host (after the step: quick). */
+static enum aorta_status coll_finish(struct dist_gpu_coll *c, struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	if (c->issued && !c->local)
+		st = comm_wait(&c->req, e);
+	c->issued = 0;
+	return st;
+}
+
+/* Stream `to` waits for the work enqueued so far on stream `from`. */
+static enum aorta_status follow(gpuEvent_t ev, gpuStream_t from, gpuStream_t to, struct aorta_error *e)
+{
+	enum aorta_status st = GPU_CALL(e, gpuEventRecord(ev, from));
+	return st ? st : GPU_CALL(e, gpuStreamWaitEvent(to, ev, 0));
+}
+
+/* ---- lifecycle -------------------------------------------------------------- */
+
+static int ncolls(const struct dist_plan *pl)
+{
+	return 3 * pl->ngroups + pl->nbuckets;
+}
+
+static struct dist_gpu_coll *coll_at(struct dist_gpu *x, int i)
+{
+	const int G = x->pl->ngroups;
+	return i < 2 * G ? &x->ag[i] : i < 3 * G ? &x->rs[i - 2 * G] : &x->ar[i - 3 * G];
+}
+
+enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const struct dist_plan *pl,
+				const struct dist_schedule *sch, struct comm *c, const struct gpu_streams *gs,
+				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
+				float grad_unscale, struct aorta_error *e)
+{
+	const struct param_layout *lay = gm->lay;
+	enum aorta_status st;
+	float *full = NULL;
+
+	memset(x, 0, sizeof(*x));
+	if (c->size != pl->world || c->rank != pl->rank || c->node_size != pl->node_size)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				  "plan for rank %d of %d (node %d) given a communicator for rank %d of %d (node %d)",
+				  pl->rank, pl->world, pl->node_size, c->rank, c->size, c->node_size);
+	if (pl->ngroups != lay->ngroups)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "plan has %d groups, layout %d", pl->ngroups,
+				  lay->ngroups);
+	if ((st = dist_schedule_check(sch, pl, NULL, e)))
+		return st;
+	x->gm = gm;
+	x->pl = pl;
+	x->sch = sch;
+	x->comm = c;
+	x->gs = gs;
+	x->rec = rec;
+	x->opt = *opt;
+	x->grad_unscale = grad_unscale;
+	const int G = pl->ngroups;
+	x->gslot = xcalloc((size_t)G, sizeof(int));
+	x->fslot = xcalloc((size_t)G, sizeof(int));
+	x->nag = xcalloc((size_t)G, sizeof(int));
+	for (int g = 0; g < G; g++)
+		x->gslot[g] = x->fslot[g] = -1;
+	x->ag = xcalloc((size_t)(2 * G), sizeof(*x->ag));
+	x->rs = xcalloc((size_t)G, sizeof(*x->rs));
+	x->ar = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar));
+
+	size_t n = pl->local_total ? pl->local_total : 1, nb = n * sizeof(float);
+	if ((st = GPU_CALL(e, gpuMalloc((void **)&x->params, nb))) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&x->grads, nb))) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&x->m, nb))) || (st = GPU_CALL(e, gpuMalloc((void **)&x->v, nb))) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&x->hl, 2 * sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&x->lossbuf, 2 * sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_out, 2 * sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_sumsq, sizeof(double)))) ||
+	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_stop, sizeof(float)))))
+		goto fail;
+	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_start, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_compute, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_aux, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_join, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->norm.done, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->loss.done, gpuEventDisableTiming))))
+		goto fail;
+	for (int i = 0; i < ncolls(pl); i++)
+		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&coll_at(x, i)->done, gpuEventDisableTiming))))
+			goto fail;
+	*x->h_stop = 0.0f;
+	x->h_out[0] = x->h_out[1] = 0.0f;
+	*x->h_sumsq = 0.0;
+	comm_set_stream(c, COMM_ALL_GATHER, gs->s[GS_ALLGATHER]);
+	comm_set_stream(c, COMM_REDUCE_SCATTER, gs->s[GS_REDUCESCATTER]);
+	comm_set_stream(c, COMM_ALL_REDUCE, gs->s[GS_ALLREDUCE]);
+	comm_set_stream(c, COMM_BROADCAST, gs->s[GS_AUX]);
+
+	/* sync_module_states: rank 0's parameters everywhere, then my shards
+	 * (zero padding), zero gradients and moments */
+	if ((st = GPU_CALL(e, gpuMalloc((void **)&full, lay->total * sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMemcpy(full, init_params, lay->total * sizeof(float), gpuMemcpyHostToDevice))) ||
+	    (st = GPU_CALL(e, gpuDeviceSynchronize())))
+		goto fail;
+	if (c->size > 1 && (st = comm_broadcast(comm_group(c, COMM_PG_WORLD), full, lay->total, 0, NULL,
+						"init broadcast of the parameters", e)))
+		goto fail;
+	if ((st = GPU_CALL(e, gpuMemsetAsync(x->params, 0, nb, gs->s[GS_COMPUTE]))) ||
+	    (st = GPU_CALL(e, gpuMemsetAsync(x->grads, 0, nb, gs->s[GS_COMPUTE]))) ||
+	    (st = GPU_CALL(e, gpuMemsetAsync(x->m, 0, nb, gs->s[GS_COMPUTE]))) ||
+	    (st = GPU_CALL(e, gpuMemsetAsync(x->v, 0, nb, gs->s[GS_COMPUTE]))))
+		goto fail;
+	for (int g = 0; g < G; g++) {
+		const struct dist_shard *sh = &pl->g[g];
+		if (sh->valid && (st = GPU_CALL(e, gpuMemcpyAsync(x->params + sh->local_off, full + sh->off + sh->begin,
+								  sh->valid * sizeof(float), gpuMemcpyDeviceToDevice,
+								  gs->s[GS_COMPUTE]))))
+			goto fail;
+	}
+	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) || (st = pools_presize(x, e)))
+		goto fail;
+	gpuFree(full);
+	return AORTA_OK;
+fail:
+	if (full)
+		gpuFree(full);
+	dist_gpu_release(x);
+	return st;
+}
+
+void dist_gpu_release(struct dist_gpu *x)
+{
+	if (!x->pl)
+		return;
+	if (x->ag)
+		for (int i = 0; i < ncolls(x->pl); i++)
+			if (coll_at(x, i)->done)
+				gpuEventDestroy(coll_at(x, i)->done);
+	gpuEvent_t evs[] = { x->ev_start, x->ev_compute, x->ev_aux, x->ev_join, x->norm.done, x->loss.done };
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			gpuEventDestroy(evs[i]);
+	float *dev[] = { x->params, x->grads, x->m, x->v, x->hl, x->lossbuf };
+	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
+		if (dev[i])
+			gpuFree(dev[i]);
+	if (x->h_out)
+		gpuFreeHost(x->h_out);
+	if (x->h_sumsq)
+		gpuFreeHost(x->h_sumsq);
+	if (x->h_stop)
+		gpuFreeHost(x->h_stop);
+	pool_release(&x->gather);
+	pool_release(&x->gradp);
+	free(x->gslot);
+	free(x->fslot);
+	free(x->nag);
+	free(x->ag);
+	free(x->rs);
+	free(x->ar);
+	memset(x, 0, sizeof(*x));
+}
+
+/* ---- one step ----------------------------------------------------------------- */
+
+static enum aorta_status not_ready(struct dist_gpu *x, const struct dist_action *a, const char *why,
+				   struct aorta_error *e)
+{
+	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: %s of group %d: %s", x->comm->rank,
+			  x->steps + 1, dist_act_name(a->kind), a->arg, why);
+}
+
+/* A range on the compute stream around one group's forward or backward. */
+static int compute_begin(struct dist_gpu *x, const char *what, int g)
+{
+	char name[32], tag[128];
+	snprintf(name, sizeof(name), "%s_g%d", what, g);
+	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, name);
+	nvtx_push(name);
+	return x->rec ? rec_begin(x->rec, GS_COMPUTE, tag, REC_COMPUTE) : -1;
+}
+
+static void range_end(struct dist_gpu *x, int h)
+{
+	if (x->rec)
+		rec_end(x->rec, h);
+	nvtx_pop();
+}
+
+static int aux_begin(struct dist_gpu *x, const char *what)
+{
+	char tag[128];
+	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, what);
+	nvtx_push(what);
+	return x->rec ? rec_begin(x->rec, GS_AUX, tag, REC_COMPUTE) : -1;
+}
+
+/* GRAD_NORM on aux: the local shard's squared norm, summed over the shard
+ * group as hi + lo floats, then the clip factor (1/world and the loss
+ * scale undone inside it), all on the device. */
+static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	struct gpu_model *gm = x->gm;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX], rs = x->gs->s[GS_ALLREDUCE];
+	enum aorta_status st;
+
+	if ((st = follow(x->ev_compute, cs, as, e)))
+		return st;
+	gm->stream = as;
+	gpu_ops_set_stream(gm->ops, as);
+	int h = aux_begin(x, "grad_clip");
+	if ((st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
+		return st;
+	gpu_sumsq(gm->ops, gm->sumsq, x->grads, pl->local_total);
+	struct comm_group *shard = comm_group(x->comm, pl->shard_pg);
+	if (shard->size > 1) {
+		if ((st = GPU_CALL(e, (gpuError_t)gpu_sumsq_split(x->hl, gm->sumsq, as))) ||
+		    (st = follow(x->ev_aux, as, rs, e)) ||
+		    (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, shard, x->hl, x->hl, 2, "allreduce_gradnorm", e)) ||
+		    (st = coll_wait_stream(&x->norm, as, e)) ||
+		    (st = GPU_CALL(e, (gpuError_t)gpu_sumsq_join(gm->sumsq, x->hl, as))))
+			return st;
+	}
+	gpu_clip_scale(gm->ops, gm->gscale, gm->sumsq, x->opt.max_grad_norm, x->grad_unscale / (float)pl->world);
+	range_end(x, h);
+	return AORTA_OK;
+}
+
+static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	int h = aux_begin(x, "optimizer");
+	gpu_adamw(gm->ops, x->params, x->grads, x->m, x->v, x->pl->local_total, lr, x->opt.beta1, x->opt.beta2,
+		  x->opt.eps, x->opt.weight_decay, x->steps + 1, gm->gscale);
+	range_end(x, h);
+	(void)e;
+	return AORTA_OK;
+}
+
+static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action *a, float lr,
+				    struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	struct gpu_model *gm = x->gm;
+	const int g = a->arg;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE];
+	struct comm_group *shard = comm_group(x->comm, pl->shard_pg), *repl = comm_group(x->comm, pl->repl_pg);
+	const struct dist_shard *sh = g >= 0 && g < pl->ngroups ? &pl->g[g] : NULL;
+	enum aorta_status st;
+	char what[48];
+
+	switch (a->kind) {
+	case ACT_ALL_GATHER: {
+		if (x->gslot[g] >= 0)
+			return not_ready(x, a, "already gathered", e);
+		if (x->nag[g] > 1)
+			return not_ready(x, a, "gathered a third time in one step", e);
+		int ph = x->nag[g]++;
+		if ((st = pool_take(&x->gather, sh->padded, x->gs->s[GS_ALLGATHER], &x->gslot[g], e)))
+			return st;
+		snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
+		return coll_start(x, &x->ag[ph * pl->ngroups + g], COMM_ALL_GATHER, shard, x->params + sh->local_off,
+				  x->gather.s[x->gslot[g]].p, sh->shard_len, what, e);
+	}
+	case ACT_WAIT_AG:
+		if (x->gslot[g] < 0 || x->nag[g] < 1)
+			return not_ready(x, a, "no all-gather in flight", e);
+		return coll_wait_stream(&x->ag[(x->nag[g] - 1) * pl->ngroups + g], cs, e);
+	case ACT_FREE:
+		if (x->gslot[g] < 0)
+			return not_ready(x, a, "not gathered", e);
+		st = pool_put(&x->gather, x->gslot[g], cs, e);
+		x->gslot[g] = -1;
+		return st;
+	case ACT_FORWARD:
+	case ACT_BACKWARD: {
+		const float *gp = x->params + sh->local_off; /* the replica (local_off == off) */
+		if (pl->sharded) {
+			if (x->gslot[g] < 0)
+				return not_ready(x, a, "parameters not gathered", e);
+			gp = x->gather.s[x->gslot[g]].p;
+		}
+		if (a->kind == ACT_FORWARD) {
+			int h = compute_begin(x, "forward", g);
+			st = gpu_model_group_forward(gm, g, gp, e);
+			range_end(x, h);
+			return st;
+		}
+		float *gg = x->grads + sh->local_off;
+		if (pl->sharded) {
+			if (x->fslot[g] >= 0)
+				return not_ready(x, a, "gradient buffer still in use", e);
+			if ((st = pool_take(&x->gradp, sh->padded, cs, &x->fslot[g], e)))
+				return st;
+			gg = x->gradp.s[x->fslot[g]].p;
+		}
+		int h = compute_begin(x, "backward", g);
+		if (pl->sharded && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
+			return st;
+		st = gpu_model_group_backward(gm, g, gp, gg, e);
+		range_end(x, h);
+		return st;
+	}
+	case ACT_REDUCE_SCATTER:
+		if (x->fslot[g] < 0)
+			return not_ready(x, a, "no gradient", e);
+		if ((st = follow(x->ev_compute, cs, x->gs->s[GS_REDUCESCATTER], e)))
+			return st;
+		snprintf(what, sizeof(what), "reducescatter_g%d", g);
+		return coll_start(x, &x->rs[g], COMM_REDUCE_SCATTER, shard, x->gradp.s[x->fslot[g]].p,
+				  x->grads + sh->local_off, sh->shard_len, what, e);
+	case ACT_WAIT_RS:
+		if (x->fslot[g] < 0)
+			return not_ready(x, a, "no reduce-scatter in flight", e);
+		if ((st = coll_wait_stream(&x->rs[g], cs, e)))
+			return st;
+		st = pool_put(&x->gradp, x->fslot[g], cs, e);
+		x->fslot[g] = -1;
+		return st;
+	case ACT_ALL_REDUCE: {
+		const struct dist_bucket *b = &pl->b[g];
+		float *p = x->grads + b->off;
+		if ((st = follow(x->ev_compute, cs, x->gs->s[GS_ALLREDUCE], e)))
+			return st;
+		snprintf(what, sizeof(what), "allreduce_b%d", g);
+		return coll_start(x, &x->ar[g], COMM_ALL_REDUCE, repl, p, p, b->len, what, e);
+	}
+	case ACT_WAIT_AR:
+		return coll_wait_stream(&x->ar[g], cs, e);
+	case ACT_GRAD_NORM:
+		return grad_norm(x, e);
+	case ACT_OPTIMIZER:
+		return optimizer(x, lr, e);
+	}
+	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "unknown action %d", (int)a->kind);
+}
+
+enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuEvent_t data_ready,
+				uint64_t dropout_seed, int training, float loss_scale, float lr, int stop,
+				struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	const struct gpu_streams *gs = x->gs;
+	gpuStream_t cs = gs->s[GS_COMPUTE], as = gs->s[GS_AUX];
+	static const int comm_ids[] = { GS_ALLGATHER, GS_REDUCESCATTER, GS_ALLREDUCE };
+	enum aorta_status st;
+
+	snprintf(x->prefix, sizeof(x->prefix), "%s", tag_prefix);
+	for (int g = 0; g < x->pl->ngroups; g++)
+		x->nag[g] = 0;
+	gm->stream = cs;
+	gpu_ops_set_stream(gm->ops, cs);
+	/* the comm streams start after everything before this step on compute */
+	if ((st = GPU_CALL(e, gpuEventRecord(x->ev_start, cs))))
+		return st;
+	for (size_t i = 0; i < sizeof(comm_ids) / sizeof(comm_ids[0]); i++)
+		if ((st = GPU_CALL(e, gpuStreamWaitEvent(gs->s[comm_ids[i]], x->ev_start, 0))))
+			return st;
+	if (data_ready && (st = GPU_CALL(e, gpuStreamWaitEvent(cs, data_ready, 0))))
+		return st;
+	if ((st = GPU_CALL(e, gpuMemsetAsync(x->grads, 0, x->pl->local_total * sizeof(float), cs))) ||
+	    (st = gpu_model_begin(gm, dropout_seed, training, loss_scale, e)))
+		return st;
+	for (int i = 0; i < x->sch->n; i++)
+		if ((st = run_action(x, &x->sch->a[i], lr, e)))
+			return st;
+
+	/* the loss (and the stop flags) of the whole global batch, on aux after
+	 * the optimizer, which followed compute */
+	*x->h_stop = stop ? 1.0f : 0.0f;
+	if ((st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, gm->loss, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
+	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
+		return st;
+	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
+	if (world->size > 1 &&
+	    ((st = follow(x->ev_aux, as, gs->s[GS_ALLREDUCE], e)) ||
+	     (st = coll_start(x, &x->loss, COMM_ALL_REDUCE, world, x->lossbuf, x->lossbuf, 2, "allreduce_loss", e)) ||
+	     (st = coll_wait_stream(&x->loss, as, e))))
+		return st;
+	if ((st = GPU_CALL(e, gpuMemcpyAsync(x->h_out, x->lossbuf, 2 * sizeof(float), gpuMemcpyDeviceToHost, as))) ||
+	    (st = GPU_CALL(e, gpuMemcpyAsync(x->h_sumsq, gm->sumsq, sizeof(double), gpuMemcpyDeviceToHost, as))))
+		return st;
+
+	/* join every stream of the step into compute */
+	static const int join_ids[] = { GS_AUX, GS_ALLGATHER, GS_REDUCESCATTER, GS_ALLREDUCE };
+	for (size_t i = 0; i < sizeof(join_ids) / sizeof(join_ids[0]); i++)
+		if ((st = follow(x->ev_join, gs->s[join_ids[i]], cs, e)))
+			return st;
+	gm->stream = cs;
+	gpu_ops_set_stream(gm->ops, cs);
+	char msg[256];
+	if (gpu_ops_last_error(gm->ops, msg, sizeof(msg)))
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: step %d: %s", x->comm->rank, x->steps + 1, msg);
+	return AORTA_OK;
+}
+
+enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *grad_norm, int *stop_any,
+				     struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	for (int i = 0; i < ncolls(x->pl); i++) {
+		enum aorta_status s1 = coll_finish(coll_at(x, i), e);
+		if (!st)
+			st = s1;
+	}
+	enum aorta_status s2 = coll_finish(&x->norm, st ? NULL : e);
+	if (!st)
+		st = s2;
+	s2 = coll_finish(&x->loss, st ? NULL : e);
+	if (!st)
+		st = s2;
+	if (st)
+		return st;
+	x->steps++;
+	const float W = (float)x->pl->world;
+	if (loss)
+		*loss = x->h_out[0] / W;
+	if (stop_any)
+		*stop_any = x->h_out[1] > 0.0f;
+	if (grad_norm)
+		*grad_norm = *x->h_sumsq > 0.0 ? sqrt(*x->h_sumsq) * (double)x->grad_unscale / (double)W : 0.0;
+	return AORTA_OK;
+}
+
+enum aorta_status dist_gpu_full_params(struct dist_gpu *x, float *out, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	enum aorta_status st = AORTA_OK;
+	float *tmp = NULL;
+	size_t maxp = 0;
+
+	for (int g = 0; g < pl->ngroups; g++)
+		maxp = pl->g[g].padded > maxp ? pl->g[g].padded : maxp;
+	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&tmp, (maxp ? maxp : 1) * sizeof(float)))))
+		return st;
+	for (int g = 0; g < pl->ngroups && !st; g++) {
+		const struct dist_shard *sh = &pl->g[g];
+		const float *src = x->params + sh->local_off;
+		if (pl->shard_size > 1) {
+			st = comm_all_gather(comm_group(x->comm, pl->shard_pg), src, tmp, sh->shard_len, NULL,
+					     "gather full parameters", e);
+			src = tmp;
+			if (!st)
+				st = GPU_CALL(e, gpuDeviceSynchronize());
+		}
+		if (!st)
+			st = GPU_CALL(e, gpuMemcpy(out + sh->off, src, sh->len * sizeof(float), gpuMemcpyDeviceToHost));
+	}
+	gpuFree(tmp);
+	return st;
+}

@@ -1,0 +1,155 @@
+/*
+ * dist_gpu.h - runs a dist.h schedule on one GPU: the per-group pass of
+ * model_gpu.h for compute, a comm.h communicator (NCCL, or any backend
+ * with GPU buffers) for the collectives, AdamW on the local shard.  The
+ * GPU twin of dist_cpu.h, with the same semantics (read that header's
+ * "Semantics" paragraph: the sum reductions, the 1/world in the clip
+ * factor, the norm as hi + lo floats, the loss as the mean of the ranks'
+ * means, dropout masks indexed by position in the local batch).
+ *
+ * Streams.  Compute (the forward and backward of each group, the waits)
+ * runs on the compute stream; every collective on the stream of its kind:
+ * all-gathers on allgather, reduce-scatters on reducescatter, all-reduces
+ * (DDP buckets, hybrid replicas, the norm, the loss) on allreduce, set on
+ * the communicator with comm_set_stream, and each is bracketed by the
+ * recorder on THAT stream (tags <prefix>_allgather_g<g> in forward,
+ * <prefix>_allgather_bwd_g<g> when backward gathers again,
+ * <prefix>_reducescatter_g<g>, <prefix>_allreduce_b<bucket>,
+ * <prefix>_allreduce_gradnorm, <prefix>_allreduce_loss; metadata.function
+ * all_gather / reduce_scatter / all_reduce).  Each group's compute is its
+ * own range on compute (<prefix>_forward_g<g>, <prefix>_backward_g<g>), so
+ * a WAIT that stalls compute shows as a gap where only a comm stream is
+ * busy: exposed communication.  Grad clip and optimizer run on aux
+ * (<prefix>_grad_clip, <prefix>_optimizer), as in the single-GPU loop.
+ *
+ * Dependencies are explicit events, so the host never blocks inside a step:
+ * a collective's stream waits for the compute work that produced its input
+ * (an event recorded on compute when the action is issued); WAIT_AG /
+ * WAIT_RS / WAIT_AR make the compute stream wait for the collective
+ * (comm_wait_stream); an all-gather into a reused buffer waits for the
+ * event recorded on compute when that buffer was FREEd.  At the start of a
+ * step every comm stream waits for the compute stream; at the end every
+ * stream used is joined into compute.  After the host has waited for the
+ * step (the recorder's collect, or a stream sync), dist_gpu_step_done
+ * completes the step's requests with comm_wait (quick then) and reads the
+ * loss and norm.
+ *
+ * Memory follows the schedule: ALL_GATHER takes a buffer of the group's
+ * padded size from a pool and FREE gives it back; BACKWARD takes a
+ * gradient buffer (sharded plans) and WAIT_RS gives it back.  A take is
+ * the best fit among the free buffers; dist_gpu_init sizes the pools by a
+ * dry run of the schedule (the same takes and give-backs), so they hold
+ * the schedule's peak (max_gathered of dist_schedule_check, for the
+ * gathers) and no step allocates.  Without sharding
+ * the compute reads the local buffer (the flat layout itself) and writes
+ * gradients in place, where the buckets' all-reduces run.
+ *
+ * A group of size 1 (world 1, or the shard group of no_shard / ddp) needs
+ * no communicator: its "collective" is a device copy (or nothing, in
+ * place) on the collective's stream with an event for the waits, so the
+ * executor runs unchanged at world 1 with comm_local_create (whose host
+ * memmove cannot touch device memory) and the tests compare it with the
+ * single-GPU loop.
+ *
+ * Ownership: dist_gpu_init allocates the shard (params, grads, AdamW m and
+ * v: plan->local_total floats each), the pools, events and pinned
+ * scalars; dist_gpu_release frees them.  The model, plan, schedule, comm,
+ * streams and recorder are borrowed and must outlive it.  The model may be
+ * created with GPU_MODEL_NO_STATE (its own flat buffers are not used).
+ * Errors come back as a status naming the rank, step and action; after one
+ * at world > 1 the job should comm_abort (other ranks wait in collectives).
+ * Not thread-safe: one executor per host thread.
+ */
+#ifndef AORTA_TRAIN_DIST_GPU_H
+#define AORTA_TRAIN_DIST_GPU_H
+
+#include <stdint.h>
+
+#include "base/error.h"
+#include "comm/comm.h"
+#include "gpu/gpu.h"
+#include "gpu/recorder.h"
+#include "train/dist.h"
+#include "train/dist_cpu.h"
+#include "train/model_gpu.h"
+
+struct dist_gpu_slot {
+	float *p;
+	size_t cap;            /* floats */
+	int used;
+	int has_ev;            /* ev was recorded when the slot was last given back */
+	gpuEvent_t ev;
+};
+
+struct dist_gpu_pool {
+	struct dist_gpu_slot *s;
+	int n, cap;
+	size_t bytes;          /* allocated */
+};
+
+/* One collective of the step: through the communicator (req), or a device
+ * copy on the collective's stream completed by `done` (local). */
+struct dist_gpu_coll {
+	struct comm_req req;
+	gpuEvent_t done;
+	int issued, local;
+};
+
+struct dist_gpu {
+	struct gpu_model *gm;
+	const struct dist_plan *pl;
+	const struct dist_schedule *sch;
+	struct comm *comm;
+	const struct gpu_streams *gs;
+	struct recorder *rec;           /* NULL: no ranges */
+	struct dist_adamw opt;
+	float grad_unscale;             /* 1 / the loss scale (fp16), else 1 */
+	float *params, *grads, *m, *v;  /* device, the local shard: pl->local_total floats */
+	float *hl;                      /* device [2]: the norm's hi and lo */
+	float *lossbuf;                 /* device [2]: loss, stop flag (all-reduced) */
+	float *h_out;                   /* pinned [2]: sums of loss and stop flag */
+	double *h_sumsq;                /* pinned: the global squared norm (scaled gradients) */
+	float *h_stop;                  /* pinned: this rank's stop flag for the step */
+	struct dist_gpu_pool gather, gradp;
+	int *gslot, *fslot, *nag;       /* per group: gathered slot, gradient slot (-1: none), gathers this step */
+	struct dist_gpu_coll *ag;       /* [2][ngroups]: forward and backward gathers */
+	struct dist_gpu_coll *rs;       /* [ngroups] */
+	struct dist_gpu_coll *ar;       /* [nbuckets] */
+	struct dist_gpu_coll norm, loss;
+	gpuEvent_t ev_start, ev_compute, ev_aux, ev_join;
+	int steps;                      /* optimizer steps taken */
+	char prefix[64];                /* tag prefix of the step in progress */
+};
+
+/* init_params: the full flat parameters on the host (lay->total floats);
+ * rank 0's copy is broadcast to all (sync_module_states).  Sets the
+ * communicator's streams (comm_set_stream).  Synchronous (waits for the
+ * device); the model's stream must be the compute stream of gs. */
+enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const struct dist_plan *pl,
+				const struct dist_schedule *sch, struct comm *c, const struct gpu_streams *gs,
+				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
+				float grad_unscale, struct aorta_error *e);
+
+/* Enqueues one step (no host wait): the actions of the schedule on the
+ * batch the model holds (its upload enqueued before; data_ready, an event
+ * recorded after it, or NULL, is what the compute stream waits for before
+ * the first FORWARD, so the first all-gathers do not wait for the copy),
+ * dropout seed and loss scale as gpu_model_begin, AdamW at lr with t =
+ * steps + 1; stop (this rank's wish to stop after the step) is summed with
+ * the loss so every rank learns it at the same step.  tag_prefix:
+ * "epoch<E>_step<S>". */
+enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuEvent_t data_ready,
+				uint64_t dropout_seed, int training, float loss_scale, float lr, int stop,
+				struct aorta_error *e);
+/* After the host waited for the step: completes its requests and reads the
+ * results: *loss the mean over all ranks' samples, *grad_norm the global
+ * norm of the mean gradient before clipping, *stop_any 1 when some rank
+ * asked to stop (each may be NULL). */
+enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *grad_norm, int *stop_any,
+				     struct aorta_error *e);
+/* Collective and synchronous: every rank gets the full parameters in
+ * host out[lay->total]. */
+enum aorta_status dist_gpu_full_params(struct dist_gpu *x, float *out, struct aorta_error *e);
+void dist_gpu_release(struct dist_gpu *x);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * dist_ops_gpu.h - the two device kernels the GPU executor of the FSDP /
+ * DDP schedules needs besides the model's ops (trainer_gpu.c).
+ *
+ * The communicator carries float32 only (comm.h), but the squared gradient
+ * norm is a double on the device (gpu_sumsq).  As on the CPU (dist_cpu.c),
+ * it travels as two floats, hi = (float)s and lo = (float)(s - hi), whose
+ * sums over the ranks give back the sum in (nearly) double precision.
+ * Both kernels run one thread on `stream` (a cudaStream_t), never wait on
+ * the host, and return the launch's cudaError_t as an int (0: success).
+ */
+#ifndef AORTA_TRAIN_DIST_OPS_GPU_H
+#define AORTA_TRAIN_DIST_OPS_GPU_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* hl[0] = (float)*s, hl[1] = (float)(*s - hl[0]) */
+int gpu_sumsq_split(float *hl_dev, const double *s_dev, void *stream);
+/* *s = (double)hl[0] + (double)hl[1] */
+int gpu_sumsq_join(double *s_dev, const float *hl_dev, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
