@@ -49,10 +49,12 @@ static trainer_run_fn load_trainer(char *why, size_t len)
 		snprintf(why, len, "%s", dlerror());
 		return NULL;
 	}
+	/* launch_train (train/launch.h) starts the ranks: a thread per GPU,
+	 * or this process's rank under mpirun/srun; same signature */
 	trainer_run_fn f;
-	*(void **)&f = dlsym(h, "trainer_run");
+	*(void **)&f = dlsym(h, "launch_train");
 	if (!f)
-		snprintf(why, len, "'%.900s' has no trainer_run", path);
+		snprintf(why, len, "'%.900s' has no launch_train", path);
 	return f;
 }
 
