@@ -12,6 +12,7 @@
 # binary runs on GPU machines that lack them; zlib, libc and the CUDA
 # libraries stay dynamic.  ISA-L, when installed, is loaded at run time.
 
+MPICC ?= mpicc
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 BUILD_GPU ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(if $(NVCC),$(abspath $(dir $(NVCC))/..),/usr/local/cuda)
@@ -48,6 +49,14 @@ ALL_C := $(shell find src -name '*.c' | sort)
 # MPI backends (*_mpi.c) build only with mpicc, into `make mpi-tests`.
 MPI_C := $(filter %_mpi.c,$(ALL_C))
 ALL_C := $(filter-out $(MPI_C),$(ALL_C))
+# The plot plug-in (src/report/plot_*.c) links cairo and is loaded by
+# `aorta report` with dlopen, so build/aorta starts where cairo is absent.
+PLOT_C := $(filter src/report/plot_%.c,$(ALL_C))
+ALL_C := $(filter-out $(PLOT_C),$(ALL_C))
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
+CAIRO_LIBS := $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
+PLOT_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(PLOT_C))
+PLOT_PLUGIN = $(BUILD)/libaorta-plot.so
 GPU_C := $(filter src/gpu/% src/comm/nccl% %_gpu.c,$(ALL_C))
 HOST_C := $(filter-out $(GPU_C),$(ALL_C))
 CU_SRC := $(shell find src -name '*.cu' | sort)
@@ -59,6 +68,16 @@ CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
 GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl -lstdc++
 NVCCFLAGS = -O2 -std=c++17 -Isrc -arch=sm_90 -Xcompiler -fPIC,-Wall
 GPU_PLUGIN = $(BUILD)/libaorta-gpu.so
+# Open MPI for the launcher's one-process-per-GPU mode (src/train/
+# launch_gpu.c, under mpirun/srun): its compile flags for that one file,
+# libmpi for the plug-in and the test programs.  Without mpicc the plug-in
+# builds without MPI and says so when started under a launcher.
+MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+ifneq ($(strip $(MPI_LIBS)),)
+$(BUILD)/obj/src/train/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
+GPU_LIBS += $(MPI_LIBS)
+endif
 else
 SRC_C = $(HOST_C)
 CU_OBJ =
@@ -90,7 +109,7 @@ say = @printf '  %-5s %s\n'
 endif
 
 .PHONY: all test demo clean fuzz unit deps format gpu-tests check-gpu mpi-tests
-all: $(BUILD)/aorta $(GPU_PLUGIN)
+all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN)
 
 $(BUILD)/aorta: $(HOST_OBJ)
 	$(say) LD $@
@@ -99,6 +118,11 @@ $(BUILD)/aorta: $(HOST_OBJ)
 $(BUILD)/libaorta-gpu.so: $(GPU_OBJ) $(CU_OBJ)
 	$(say) LD $@
 	$(Q)$(CC) $(LDSAN) -shared -o $@ $^ $(GPU_LIBS) -lm -lpthread
+
+$(PLOT_OBJ): CFLAGS_ALL += -fPIC $(CAIRO_CFLAGS)
+$(PLOT_PLUGIN): $(PLOT_OBJ)
+	$(say) LD $@
+	$(Q)$(CC) $(LDSAN) -shared -o $@ $^ $(CAIRO_LIBS) -lm
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -137,9 +161,9 @@ check-gpu: all gpu-tests
 	@bash tests/gpu/run.sh $(BUILD)
 
 # MPI tests (tests/mpi/test_*.c): the distributed core on the CPU over
-# Open MPI, run by tests/run.sh under mpirun -np 2 and 4.  Only these link
-# MPI (the *_mpi.c objects, compiled with mpicc); build/aorta does not.
-MPICC ?= mpicc
+# Open MPI, run by tests/run.sh under mpirun -np 2 and 4.  These (the
+# *_mpi.c objects, compiled with mpicc) and the GPU plug-in link MPI;
+# build/aorta does not.
 MPI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(MPI_C))
 MPI_TEST_SRC := $(sort $(wildcard tests/mpi/test_*.c))
 MPI_TEST_BIN = $(patsubst tests/mpi/%.c,$(BUILD)/mpi-tests/%,$(MPI_TEST_SRC))
@@ -186,4 +210,4 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(OBJ:.o=.d) $(MPI_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(MPI_OBJ:.o=.d) $(PLOT_OBJ:.o=.d)
