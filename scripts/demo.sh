@@ -12,15 +12,17 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && \
 	export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 	OUT=build/demo_run
 	rm -rf "$OUT"
-	echo "== aorta train: 60 steps of the default configuration (config/default.yaml)"
+	echo "== aorta train: 60 steps of the default configuration (config/default.yaml) on every visible GPU"
 	$A train --override training.max_steps=60 training.output_dir="$OUT" training.log_interval=10 \
 		profiling.enabled=true profiling.wait=40 profiling.warmup=2 profiling.active=3
 	echo
-	echo "== its per-step metrics ($OUT/rank_00_metrics.jsonl)"
-	$A analyze --skip-steps 5 "$OUT/rank_00_metrics.jsonl"
-	echo
-	echo "== its CUPTI trace ($OUT/torch_profiler)"
-	$A analyze "$OUT/torch_profiler"
+	echo "== its per-step metrics, every rank ($OUT/rank_*_metrics.jsonl)"
+	$A analyze --skip-steps 5 "$OUT"/rank_*_metrics.jsonl
+	if [ -d "$OUT/torch_profiler" ]; then
+		echo
+		echo "== its CUPTI trace ($OUT/torch_profiler)"
+		$A analyze "$OUT/torch_profiler"
+	fi
 	exit 0
 fi
 echo "aorta demo: no GPU here; analysing the bundled real traces" >&2

@@ -124,7 +124,7 @@ int cmd_train(int argc, char **argv)
 				"'aorta train --check-config' still validates a configuration\n", why);
 		return AORTA_EGPU;
 	}
-	struct trainer_opts to = { gpu_metrics || rocm_metrics, device, quiet, data_batches };
+	struct trainer_opts to = { gpu_metrics || rocm_metrics, device, quiet, data_batches, 0 };
 	struct trainer_result res;
 	st = run(&cfg, &to, &res, &e);
 	if (st) {

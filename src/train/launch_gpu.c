@@ -483,6 +483,7 @@ static enum aorta_status train_rank(void *arg, struct comm *comm, const struct l
 	struct trainer_opts o = *a->o;
 	o.device = lr->device;
 	o.quiet = o.quiet || lr->rank != 0; /* as upstream: only rank 0 logs to stderr */
+	o.shared_process = !lr->mpi && lr->size > 1;
 	return trainer_rank_run(a->cfg, &o, comm, lr->device, result, e);
 }
 

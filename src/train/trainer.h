@@ -26,6 +26,7 @@ struct trainer_opts {
 	int device;        /* -1: from LOCAL_RANK etc. */
 	int quiet;         /* no progress line */
 	int data_batches;  /* distinct batches kept in pinned memory (0: default) */
+	int shared_process; /* several ranks are threads of this process (set by the launcher) */
 };
 
 struct trainer_result {

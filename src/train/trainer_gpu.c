@@ -831,7 +831,14 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	}
 	if (o->gpu_metrics)
 		tel = telemetry_open(dev.pci_bus_id, dev.index);
-	if (cfg->profiling.enabled && rank != 0) {
+	if (cfg->profiling.enabled && o->shared_process) {
+		/* enabling CUPTI synchronises every context of the process, so while
+		 * the other ranks' NCCL kernels wait for this one the process
+		 * deadlocks (seen on 2 H200s); one process per rank traces fine */
+		logline(log, quiet, "profiling: not available when several ranks are threads of one process; "
+				    "run one rank per process (mpirun, or scripts/launch_cuda.sh with USE_MPI=1) "
+				    "to record CUPTI traces");
+	} else if (cfg->profiling.enabled && rank != 0) {
 		logline(log, quiet, "profiling: only rank 0 records a CUPTI trace (one activity buffer per process)");
 	} else if (cfg->profiling.enabled) {
 		struct cupti_opts co = { 0 };

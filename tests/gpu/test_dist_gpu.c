@@ -240,7 +240,7 @@ static int read_losses(const char *path, double *loss, double *norm, int max, in
 
 static int run_train(const struct train_config *c, int dist, struct aorta_error *err)
 {
-	struct trainer_opts o = { 0, -1, 1, 0 };
+	struct trainer_opts o = { 0, -1, 1, 0, 0 };
 	struct trainer_result res;
 	if (dist)
 		setenv("AORTA_TRAIN_DIST", "1", 1);
