@@ -53,8 +53,8 @@ ALL_C := $(filter-out $(MPI_C),$(ALL_C))
 # `aorta report` with dlopen, so build/aorta starts where cairo is absent.
 PLOT_C := $(filter src/report/plot_%.c,$(ALL_C))
 ALL_C := $(filter-out $(PLOT_C),$(ALL_C))
-CAIRO_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
-CAIRO_LIBS := $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_LIBS := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
 PLOT_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(PLOT_C))
 PLOT_PLUGIN = $(BUILD)/libaorta-plot.so
 GPU_C := $(filter src/gpu/% src/comm/nccl% %_gpu.c,$(ALL_C))

@@ -4,12 +4,16 @@
 #   scripts/deps.sh --check-only  exit 1 if something is missing, install nothing
 # Open MPI (libopenmpi-dev, openmpi-bin) builds and runs the MPI tests of
 # the distributed core (make mpi-tests); the aorta binary does not link it.
+# cairo (libcairo2-dev) builds the plot plug-in build/libaorta-plot.so that
+# `aorta report` loads; the binary does not link it.  chromium renders the
+# report page in `make test` (headless screenshot; skipped if it cannot run).
 # The CUDA toolkit is not installed here: the GPU code builds when nvcc is
 # found, and the host build and tests need none of it.
 set -euo pipefail
 
 PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 \
-      clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin)
+      clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin \
+      libcairo2-dev fonts-dejavu-core chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do

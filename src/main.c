@@ -24,6 +24,7 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "analyze", cmd_analyze, "overlap analysis of GPU traces (Kineto, nsys, rocprofv3, aorta JSONL)" },
 	{ "compare", cmd_compare, "compare analyses, traces or runs side by side" },
+	{ "report", cmd_report, "summary.json, timeline and comparison charts, an HTML report" },
 	{ "train", cmd_train, "train the synthetic ranking transformer on a GPU, timing every stream" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

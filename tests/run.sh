@@ -75,6 +75,8 @@ fi
 echo "== CLI golden tests"
 out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
+out=$(bash tests/cli/report.sh 2>&1); rc=$?
+count "cli:report" "$out" $rc
 
 echo "== unit tests under ASan+UBSan"
 if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; then
@@ -82,6 +84,8 @@ if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; t
 	run_units build-san "asan:"
 	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/run.sh 2>&1); rc=$?
 	count "asan:cli" "$out" $rc
+	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/report.sh 2>&1); rc=$?
+	count "asan:cli:report" "$out" $rc
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 else
 	failed=$((failed + 1)); failures+=("sanitizer build"); tail -n 20 /tmp/aorta_san_build.log

@@ -7,6 +7,7 @@
 
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 
 #endif

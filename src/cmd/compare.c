@@ -27,6 +27,7 @@
 #include "overlap/analysis.h"
 #include "report/analysis_out.h"
 #include "report/figures.h"
+#include "report/report_change.h"
 #include "timeline/rules.h"
 
 struct doc {
@@ -125,19 +126,12 @@ static double mean_fig(yajl_val root, const char *key, int use_steps)
 
 static const char *verdict(double base, double test, int dir, double thr)
 {
-	if (isnan(base) || isnan(test))
-		return "n/a";
-	double p = base != 0 ? 100.0 * (test - base) / fabs(base) : (test == 0 ? 0 : INFINITY);
-	if (fabs(p) < thr || dir == 0)
-		return fabs(p) < thr ? "similar" : "changed";
-	return (p < 0) == (dir > 0) ? "better" : "worse";
+	return change_verdict(base, test, dir, thr);
 }
 
 static double pchange(double base, double test)
 {
-	if (isnan(base) || isnan(test))
-		return NAN;
-	return base != 0 ? 100.0 * (test - base) / fabs(base) : (test == 0 ? 0 : INFINITY);
+	return change_pct(base, test);
 }
 
 struct collsum {

@@ -1,0 +1,360 @@
+/*
+ * report.c - aorta report: summary.json, charts and index.html for one or
+ * more runs, upstream overlap_report.py's flags (--log-dir/--label pairs,
+ * --output, --reference/--candidate) plus warm-up skip, several candidates
+ * and per-figure verdicts.
+ *
+ * Atomic output.  Everything is written into a fresh folder beside --output
+ * (<output>.tmp-<pid>), then swapped into place with renameat2's exchange
+ * (one step: readers see the old report or the new one, never a mix) and
+ * the old report removed; where exchange is not supported, two renames.
+ * An existing --output is replaced only when it is empty or an earlier
+ * aorta report (it holds the marker file .aorta-report), so a mistyped
+ * --output never deletes someone's folder.  On error the temporary folder
+ * is removed and the old report stays.
+ *
+ * Plots come from build/libaorta-plot.so (report_plot.h); when it cannot be
+ * loaded, or with --no-plots, summary.json and index.html are still written,
+ * without images, and the reason is printed and shown on the page.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/options.h"
+#include "cmd/cmds.h"
+#include "report/report.h"
+#include "report/report_plot.h"
+
+#define MARKER ".aorta-report"
+
+/* Removes the files of a folder we wrote (no subfolders), then the folder. */
+static void remove_report_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char p[PATH_MAX + 256];
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* 1 when dir may be replaced: absent, empty, or an aorta report. */
+static int replaceable(const char *dir, int *exists)
+{
+	struct stat sb;
+	char p[PATH_MAX + 64];
+	*exists = 0;
+	if (stat(dir, &sb) != 0)
+		return errno == ENOENT;
+	*exists = 1;
+	if (!S_ISDIR(sb.st_mode))
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s", dir, MARKER);
+	if (access(p, F_OK) == 0)
+		return 1;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+static int swap_in(const char *tmp, const char *out, int exists)
+{
+	if (!exists)
+		return rename(tmp, out);
+#ifdef RENAME_EXCHANGE
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
+		remove_report_dir(tmp); /* now the old report */
+		return 0;
+	}
+#endif
+	char old[PATH_MAX + 64];
+	snprintf(old, sizeof(old), "%s.old-%ld", out, (long)getpid());
+	if (rename(out, old) != 0)
+		return -1;
+	if (rename(tmp, out) != 0) {
+		rename(old, out);
+		return -1;
+	}
+	remove_report_dir(old);
+	return 0;
+}
+
+static int parse_steps(const char *s, long **out, int *n)
+{
+	int cap = 0;
+	*out = NULL;
+	*n = 0;
+	while (s && *s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s || (*end && *end != ','))
+			return -1;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 4;
+			*out = xrealloc(*out, (size_t)cap * sizeof(long));
+		}
+		(*out)[(*n)++] = v;
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int find_label(char **labels, int n, const char *l)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(labels[i], l))
+			return i;
+	return -1;
+}
+
+static void list_labels(char **labels, int n)
+{
+	fprintf(stderr, "aorta: labels given:");
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, " '%s'", labels[i]);
+	fprintf(stderr, "\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct opt_list dirs = { 0 }, labels_opt = { 0 }, cands = { 0 };
+	const char *output = NULL, *reference = NULL, *gantt = NULL;
+	int skip = 5, threads = 0, no_plots = 0;
+	double thr = 1.0;
+	struct opt opts[] = {
+		OPT_LIST(0, "log-dir", &dirs, "DIR", "a run: folder of rank_*_metrics.jsonl, an 'aorta analyze --json' file, or traces (repeatable)"),
+		OPT_LIST(0, "label", &labels_opt, "NAME", "name of the --log-dir at the same position (repeatable)"),
+		OPT_STRING('o', "output", &output, "DIR", "folder for summary.json, the charts and index.html (replaced whole)"),
+		OPT_STRING(0, "reference", &reference, "NAME", "label to compare against (default: the first)"),
+		OPT_LIST(0, "candidate", &cands, "NAME", "label compared with the reference (repeatable; default: all others)"),
+		OPT_INT(0, "skip-steps", &skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
+		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
+		OPT_STRING(0, "gantt-steps", &gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
+		OPT_BOOL(0, "no-plots", &no_plots, "write summary.json and index.html only"),
+		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
+		OPT_END(),
+	};
+	int nargs = 0, rc;
+	char **labels = NULL;
+	long *gsteps = NULL;
+	int ngsteps = 0;
+	struct report rep = { 0 };
+	char tmp[PATH_MAX + 64] = "";
+	struct plot_lib lib = { 0 };
+	struct rep_images img = { 0 };
+	struct aorta_error e = { 0 };
+	enum aorta_status st = AORTA_OK;
+
+	rc = opt_parse(argc, argv, opts, "aorta report --log-dir DIR --label NAME [--log-dir DIR --label NAME ...] --output DIR [options]",
+		       "Summarises runs as upstream overlap_report.py does (summary.json, NAME_timeline.png)\n"
+		       "and adds percentiles, per-rank figures, exposed communication, stream Gantt charts,\n"
+		       "comparison charts with better/worse verdicts and a self-contained index.html.",
+		       &nargs);
+	if (rc < 0) {
+		rc = AORTA_OK;
+		goto done;
+	}
+	if (rc)
+		goto done;
+	rc = AORTA_EUSAGE;
+	if (nargs) {
+		fprintf(stderr, "aorta: error: unexpected argument '%s' (inputs go after --log-dir)\n", argv[0]);
+		goto done;
+	}
+	if (!dirs.n) {
+		fprintf(stderr, "aorta: error: report needs at least one --log-dir\n");
+		goto done;
+	}
+	if (!output) {
+		fprintf(stderr, "aorta: error: report needs --output DIR\n");
+		goto done;
+	}
+	if (labels_opt.n && labels_opt.n != dirs.n) {
+		fprintf(stderr, "aorta: error: --log-dir given %d times but --label %d times; give one label per log dir\n",
+			dirs.n, labels_opt.n);
+		goto done;
+	}
+	if (skip < 0 || thr < 0) {
+		fprintf(stderr, "aorta: error: --skip-steps and --threshold must be >= 0\n");
+		goto done;
+	}
+	if (gantt && parse_steps(gantt, &gsteps, &ngsteps) != 0) {
+		fprintf(stderr, "aorta: error: --gantt-steps expects global steps separated by commas, got '%s'\n", gantt);
+		goto done;
+	}
+	labels = xcalloc((size_t)dirs.n, sizeof(char *));
+	for (int i = 0; i < dirs.n; i++) {
+		if (labels_opt.n) {
+			labels[i] = xstrdup(labels_opt.v[i]);
+		} else { /* the folder's name */
+			char b[PATH_MAX];
+			snprintf(b, sizeof(b), "%s", dirs.v[i]);
+			size_t n = strlen(b);
+			while (n > 1 && b[n - 1] == '/')
+				b[--n] = '\0';
+			const char *s = strrchr(b, '/');
+			labels[i] = xstrdup(s ? s + 1 : b);
+		}
+		if (!labels[i][0] || find_label(labels, i, labels[i]) >= 0) {
+			fprintf(stderr, "aorta: error: label '%s' is %s; every --log-dir needs its own label\n", labels[i],
+				labels[i][0] ? "given twice" : "empty");
+			goto done;
+		}
+	}
+	rep.ref = -1;
+	rep.cand = xcalloc((size_t)dirs.n, sizeof(int));
+	if (reference && (rep.ref = find_label(labels, dirs.n, reference)) < 0) {
+		fprintf(stderr, "aorta: error: unknown label '%s' in --reference\n", reference);
+		list_labels(labels, dirs.n);
+		goto done;
+	}
+	for (int i = 0; i < cands.n; i++) {
+		int k = find_label(labels, dirs.n, cands.v[i]);
+		if (k < 0) {
+			fprintf(stderr, "aorta: error: unknown label '%s' in --candidate\n", cands.v[i]);
+			list_labels(labels, dirs.n);
+			goto done;
+		}
+		if (rep.ref < 0)
+			rep.ref = k == 0 ? (dirs.n > 1 ? 1 : -1) : 0;
+		if (k == rep.ref) {
+			fprintf(stderr, "aorta: error: '%s' is both the reference and a candidate\n", cands.v[i]);
+			goto done;
+		}
+		rep.cand[rep.ncand++] = k;
+	}
+	if (!cands.n && dirs.n > 1) {
+		if (rep.ref < 0)
+			rep.ref = 0;
+		for (int i = 0; i < dirs.n; i++)
+			if (i != rep.ref)
+				rep.cand[rep.ncand++] = i;
+	}
+	rep.upstream_comparison = reference && cands.n;
+	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps };
+
+	int exists = 0;
+	if (!replaceable(output, &exists)) {
+		fprintf(stderr, "aorta: error: '%s' exists and is not an earlier aorta report (no %s in it); "
+				"give a new or empty folder\n", output, MARKER);
+		goto done;
+	}
+
+	/* read */
+	aorta_quiet = 1;
+	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
+	for (int i = 0; i < dirs.n && !st; i++) {
+		st = report_read(labels[i], dirs.v[i], &rep.o, &rep.ds[i], &e);
+		rep.nds = (size_t)i + 1;
+	}
+	if (st) {
+		aorta_error_print(&e);
+		rc = st;
+		goto done;
+	}
+	report_prepare(&rep);
+	for (size_t i = 0; i < rep.nds; i++) {
+		const struct rep_dataset *d = &rep.ds[i];
+		for (size_t k = 0; k < d->nranks; k++)
+			if (d->ranks[k].bad_lines)
+				aorta_warn("'%s': %lld of %lld lines are not valid JSON (first: line %lld, a run cut short?); "
+					   "left out, %zu complete steps used",
+					   d->ranks[k].path, d->ranks[k].bad_lines, d->ranks[k].lines, d->ranks[k].bad_line_first,
+					   d->ranks[k].nsteps);
+		if (d->skipped_lines)
+			aorta_warn("dataset '%s': %lld lines without profile.total_ms left out", d->label, d->skipped_lines);
+		if (!d->kept)
+			aorta_warn("dataset '%s' has no steps to report (%zu read, --skip-steps %d): count 0", d->label,
+				   d->read, skip);
+	}
+
+	/* write into a fresh folder beside --output */
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", output, (long)getpid());
+	remove_report_dir(tmp);
+	if (mkdir(tmp, 0777) != 0) {
+		aorta_fail(&e, AORTA_EINTERNAL, tmp, 0, -1, "cannot create the folder: %s", strerror(errno));
+		aorta_error_print(&e);
+		tmp[0] = '\0';
+		rc = AORTA_EINTERNAL;
+		goto done;
+	}
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/summary.json", tmp);
+	if ((st = report_write_summary(&rep, path, &e)))
+		goto fail;
+	char why[1024] = "";
+	const char *plot_why = NULL;
+	if (no_plots) {
+		plot_why = "--no-plots was given";
+	} else if (report_plot_load(&lib, why, sizeof(why)) != 0) {
+		plot_why = why;
+		aorta_warn("charts not drawn: cannot load the plot plug-in libaorta-plot.so (%s); "
+			   "summary.json and index.html are written without images", why);
+	} else if ((st = report_draw(&rep, &lib, tmp, &img, &e))) {
+		goto fail;
+	}
+	if ((st = report_write_html(&rep, &img, tmp, plot_why, &e)))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/%s", tmp, MARKER);
+	FILE *m = fopen(path, "w");
+	if (!m || fputs("written by aorta report; this folder is replaced whole by the next report\n", m) < 0 ||
+	    fclose(m) != 0) {
+		st = aorta_fail(&e, AORTA_EINTERNAL, path, 0, -1, "cannot write");
+		goto fail;
+	}
+	if (swap_in(tmp, output, exists) != 0) {
+		st = aorta_fail(&e, AORTA_EINTERNAL, output, 0, -1, "cannot move the report into place: %s", strerror(errno));
+		goto fail;
+	}
+	tmp[0] = '\0';
+	for (size_t i = 0; i < rep.nds; i++) {
+		const struct rep_dataset *d = &rep.ds[i];
+		printf("%-16s %zu ranks, %zu steps used: step %.3f ms, compute %.3f ms, overlap %.3f ms, "
+		       "exposed comm %.3f ms, overlap_ratio %.6f\n",
+		       d->label, d->nranks, d->kept, d->kept ? d->stat[RF_STEP].mean : 0.0,
+		       d->kept ? d->stat[RF_COMPUTE].mean : 0.0, d->kept ? d->stat[RF_OVERLAP].mean : 0.0,
+		       d->kept ? d->stat[RF_EXPOSED].mean : 0.0, d->ratio);
+	}
+	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img.n,
+	       img.n == 1 ? "" : "s");
+	rc = AORTA_OK;
+	goto done;
+fail:
+	aorta_error_print(&e);
+	rc = st;
+done:
+	if (tmp[0])
+		remove_report_dir(tmp);
+	rep_images_free(&img);
+	report_plot_unload(&lib);
+	report_free(&rep);
+	for (int i = 0; labels && i < dirs.n; i++)
+		free(labels[i]);
+	free(labels);
+	free(gsteps);
+	free(dirs.v);
+	free(labels_opt.v);
+	free(cands.v);
+	return rc;
+}

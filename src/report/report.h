@@ -1,0 +1,197 @@
+/*
+ * report.h - the model behind `aorta report`: datasets (one per --log-dir /
+ * --label), their per-step figures per rank, and what is derived from them
+ * (summary.json, charts, index.html).
+ *
+ * Inputs.  A dataset is read from one of:
+ *  - a run directory holding rank_*_metrics.jsonl (aorta train or upstream
+ *    AORTA), or one such file: every line is one step of one rank.  The
+ *    figures are the ones the run recorded (profile.overlap), as upstream's
+ *    overlap_report.py reads them: overlap_ms.compute_comm,
+ *    per_stream_ms.compute, overlap_ms.compute_allreduce,
+ *    overlap_ms.compute_reducescatter (0 when missing).  A line that is not
+ *    valid JSON (a crashed run's last line cut in half) is counted, warned
+ *    about and left out; the complete lines are used.
+ *  - an `aorta analyze --json` file (aorta.analysis/1): its per-step figures.
+ *  - traces (a file or a directory of per-rank traces): analysed on the fly
+ *    with the overlap engine (src/overlap/analysis.h).
+ * Files of one dataset are read in parallel (one file per worker).
+ *
+ * Ownership.  struct report owns everything under it; report_free releases
+ * it.  Strings given in report_opts are borrowed and must outlive it.
+ */
+#ifndef AORTA_REPORT_H
+#define AORTA_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+#define REPORT_SCHEMA "aorta.report/1"
+
+/* Per-step figures, in ms (doubles: the JSONL records them as such). */
+enum rep_fig {
+	RF_STEP,          /* profile.total_ms / step window */
+	RF_COMPUTE,       /* per_stream_ms.compute / compute time */
+	RF_OVERLAP,       /* overlap_ms.compute_comm / comm ∩ compute */
+	RF_AR_OVERLAP,    /* overlap_ms.compute_allreduce */
+	RF_RS_OVERLAP,    /* overlap_ms.compute_reducescatter */
+	RF_AG_OVERLAP,    /* overlap_ms.compute_allgather */
+	RF_COMM,          /* communication time (sum of the comm streams) */
+	RF_EXPOSED,       /* comm not under compute: max(comm - overlap, 0) */
+	RF_AUX,           /* per_stream_ms.aux (memcpy for traces) */
+	RF_IDLE,          /* overlap_ms.idle / idle */
+	RF__COUNT
+};
+
+struct rep_fig_def {
+	const char *key;      /* summary.json key stem: "<key>_ms" */
+	const char *label;    /* chart label */
+	int dir;              /* 1 lower is better, -1 higher is better, 0 neutral */
+};
+extern const struct rep_fig_def REP_FIGS[RF__COUNT];
+
+struct rep_step {
+	int64_t gstep;        /* global step (line ordinal when absent) */
+	double loss;          /* NaN when the input has none */
+	double v[RF__COUNT];
+};
+
+/* Pooled statistics of one figure over every kept step of every rank. */
+struct rep_stat {
+	size_t n;
+	double mean, p50, p90, p99, min, max;
+};
+
+struct rep_range {            /* a stream range of one step (Gantt chart) */
+	uint8_t stream;       /* index into rep_rank.stream_names */
+	float start_ms, end_ms;
+};
+
+struct rep_rank {
+	int rank, world_size;
+	char *path;
+	struct rep_step *steps;     /* in file order */
+	size_t nsteps;
+	long long lines, bad_lines, skipped_lines; /* JSONL: read, invalid, no profile */
+	long long bad_line_first;   /* line number of the first invalid line, 0 if none */
+	/* stream ranges, kept for the dataset's first rank only */
+	struct rep_range *ranges;
+	size_t nranges;
+	size_t *step_range0;        /* nsteps + 1 offsets into ranges */
+	char *stream_names[16];
+	int nstream_names;
+	size_t ranges_cap, sr_cap;  /* private: capacities */
+	/* filled by report_prepare (skip applied) */
+	size_t kept;
+	double mean[RF__COUNT], mean_loss, ratio;
+};
+
+struct rep_coll {             /* one collective (type, bytes) of a trace input, all ranks */
+	char type[32];
+	double bytes;             /* per call */
+	double count, total_ms, busbw_gbps_sum;
+	double busbw_n;
+};
+
+struct rep_dataset {
+	const char *label, *input;
+	const char *format;       /* "aorta-jsonl", "aorta-analysis", or the trace format */
+	struct rep_rank *ranks;   /* sorted by rank */
+	size_t nranks;
+	struct rep_coll *colls;
+	size_t ncolls;
+	int has_loss, has_ranges;
+	long long bad_lines, skipped_lines;
+	char *config_text;        /* a few lines describing the run, or NULL */
+	/* filled by report_prepare (skip applied) */
+	struct rep_stat *stat;    /* RF__COUNT figures */
+	struct rep_stat loss;
+	double ratio;             /* upstream overlap_ratio */
+	size_t kept, read;        /* steps used / read, all ranks */
+	int world_size;
+};
+
+struct report_opts {
+	int skip_steps;          /* leading steps of each rank left out (warm-up) */
+	int threads;             /* 0: all cores */
+	double threshold_pct;    /* better/worse beyond this change */
+	const char *reference;   /* label or NULL */
+	const char *const *candidates; /* labels */
+	int ncandidates;
+	const long *gantt_steps; /* global steps for the Gantt chart, or NULL: chosen */
+	int ngantt;
+};
+
+
+struct report {
+	struct report_opts o;
+	struct rep_dataset *ds;
+	size_t nds;
+	int ref;                 /* index of the reference dataset, -1: none */
+	int *cand;               /* candidate indices */
+	int ncand;
+	int upstream_comparison; /* both --reference and --candidate given */
+};
+
+/* Reads one dataset; label and input are borrowed.  AORTA_EINPUT names the
+ * input when it is missing or holds nothing aorta can read. */
+enum aorta_status report_read(const char *label, const char *input, const struct report_opts *o,
+			      struct rep_dataset *d, struct aorta_error *e);
+/* Reads one JSONL file into r (exposed for tests and the fuzz target);
+ * keep_ranges keeps the stream ranges. */
+enum aorta_status report_read_jsonl(const char *path, int keep_ranges, struct rep_rank *r,
+				    struct aorta_error *e);
+void rep_dataset_free(struct rep_dataset *d);
+void report_free(struct report *r);
+
+/* Kept steps of a rank (skip applied): [first, nsteps). */
+size_t rep_first_kept(const struct rep_rank *r, int skip);
+/* Statistics of figure f (or the loss, f = -1) over a dataset / one rank. */
+struct rep_stat rep_dataset_stat(const struct rep_dataset *d, int skip, int f);
+struct rep_stat rep_rank_stat(const struct rep_rank *r, int skip, int f);
+/* overlap / compute, ratio of means (0 when compute is 0), upstream's. */
+double rep_overlap_ratio(const struct rep_dataset *d, int skip);
+
+/* Fills the cached statistics of every dataset (after reading). */
+void report_prepare(struct report *r);
+/* The figures compared between runs: the RF_* figures then the overlap
+ * ratio (index RF__COUNT).  Value of a dataset or rank; direction. */
+#define REP_NCMP (RF__COUNT + 1)
+double rep_cmp_value(const struct rep_dataset *d, int k);
+double rep_cmp_rank_value(const struct rep_rank *r, int k);
+const char *rep_cmp_key(int k);     /* "step_ms", ..., "overlap_ratio" */
+const char *rep_cmp_label(int k);
+int rep_cmp_dir(int k);
+/* Rank of d with the given rank number, or NULL. */
+const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
+
+/* summary.json (report_summary.c). */
+enum aorta_status report_write_summary(const struct report *r, const char *path, struct aorta_error *e);
+
+/* Charts (report_charts.c): draws every chart into dir through the plug-in
+ * and records their file names for the page.  lib NULL: none drawn. */
+struct plot_lib;
+struct rep_image {
+	char *name;        /* file name without extension */
+	char *title;
+	char *caption;
+	const char *section; /* "timeline", "gantt", "compare", "collectives" */
+};
+struct rep_images {
+	struct rep_image *v;
+	size_t n, cap;
+	double seconds;
+};
+enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, const char *dir,
+			      struct rep_images *img, struct aorta_error *e);
+void rep_images_free(struct rep_images *img);
+
+/* index.html (report_html.c); plot_why: why there are no images, or NULL. */
+enum aorta_status report_write_html(const struct report *r, const struct rep_images *img,
+				    const char *dir, const char *plot_why, struct aorta_error *e);
+/* The written verdict, a few sentences per dataset and per candidate. */
+char *report_verdict(const struct report *r);
+
+#endif

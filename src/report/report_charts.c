@@ -1,0 +1,743 @@
+/*
+ * report_charts.c - every chart of `aorta report`, described as data
+ * (report_plot.h) and drawn by the plug-in, plus the plug-in's loader.
+ *
+ * Charts (files <name>.png and <name>.svg in the output folder):
+ *  - <label>_timeline: compute and compute-comm overlap per global step
+ *    (warm-up left out), each rank thin (up to 8 ranks) or the band of all
+ *    ranks (more), and the mean over ranks bold.  Long runs are bucketed to
+ *    at most 900 points per line (mean per bucket), so 10,000 steps x 64
+ *    ranks draws as fast as 900.
+ *  - <label>_gantt: the streams of chosen steps of one rank (compute,
+ *    all-gather, reduce-scatter, all-reduce, aux, then others) with a row
+ *    of compute ∩ communication; by default the median and the slowest
+ *    kept step; only for inputs that record stream ranges (JSONL).
+ *  - compare_change: percent change of each figure against the reference,
+ *    a bar per candidate, green better / red worse / grey similar.
+ *  - compare_absolute: mean time per step of each figure, datasets side by
+ *    side.  compare_by_rank: six figures by rank, a line per dataset.
+ *  - compare_heatmap_<candidate>: rank x figure percent change, coloured by
+ *    better (green) / worse (red).
+ *  - collectives: latency and bus bandwidth by message size (trace and
+ *    analysis inputs, which know message sizes).
+ * Colours are Okabe & Ito's palette; green and red mean better and worse
+ * only on the comparison charts of change.
+ */
+#include "report/report.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/report_change.h"
+#include "report/report_plot.h"
+
+const uint32_t PLOT_PALETTE[8] = { OI_BLUE, OI_ORANGE, OI_SKY, OI_PURPLE, OI_BLACK, OI_YELLOW, OI_GREEN, OI_RED };
+
+/* ---- loader -------------------------------------------------------------------- */
+
+static int try_load(struct plot_lib *p, const char *path, char *why, size_t len)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why, len, "%s", dlerror());
+		return -1;
+	}
+	plot_abi_fn abi;
+	*(void **)&abi = dlsym(h, "aorta_plot_abi");
+	*(void **)&p->render = dlsym(h, "aorta_plot_render");
+	*(void **)&p->png_stats = dlsym(h, "aorta_plot_png_stats");
+	if (!abi || !p->render || !p->png_stats || abi() != PLOT_ABI) {
+		snprintf(why, len, "'%.900s' is not a matching aorta plot plug-in (ABI %d expected)", path, PLOT_ABI);
+		dlclose(h);
+		return -1;
+	}
+	p->handle = h;
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	return 0;
+}
+
+int report_plot_load(struct plot_lib *p, char *why, size_t len)
+{
+	char exe[PATH_MAX + 1], path[PATH_MAX + 64];
+	const char *env = getenv("AORTA_PLOT_LIB");
+
+	memset(p, 0, sizeof(*p));
+	if (env && *env)
+		return try_load(p, env, why, len);
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
+	if (n <= 0) {
+		snprintf(why, len, "cannot find the aorta binary's folder");
+		return -1;
+	}
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/libaorta-plot.so", exe);
+	if (access(path, F_OK) != 0) { /* test programs live in build/tests */
+		char alt[PATH_MAX + 64];
+		snprintf(alt, sizeof(alt), "%s/../libaorta-plot.so", exe);
+		if (access(alt, F_OK) == 0)
+			snprintf(path, sizeof(path), "%s", alt);
+	}
+	return try_load(p, path, why, len);
+}
+
+/* The library stays mapped (cairo and fontconfig are not made to be
+ * unloaded); their caches are freed, so leak checkers stay quiet. */
+void report_plot_unload(struct plot_lib *p)
+{
+	if (p->handle) {
+		void (*rel)(void);
+		*(void **)&rel = dlsym(p->handle, "aorta_plot_release");
+		if (rel)
+			rel();
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+void rep_images_free(struct rep_images *img)
+{
+	for (size_t i = 0; i < img->n; i++) {
+		free(img->v[i].name);
+		free(img->v[i].title);
+		free(img->v[i].caption);
+	}
+	free(img->v);
+	memset(img, 0, sizeof(*img));
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* A file-name-safe form of a label. */
+static void safe_name(char *out, size_t n, const char *label)
+{
+	size_t k = 0;
+	for (const char *c = label; *c && k + 1 < n; c++)
+		out[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+						  *c == '-' || *c == '_' || *c == '.'
+					  ? *c
+					  : '_');
+	out[k] = '\0';
+	if (!k || out[0] == '.')
+		out[0] = '_', out[k ? k : 1] = '\0';
+}
+
+struct ctx {
+	const struct report *r;
+	struct plot_lib *lib;
+	const char *dir;
+	struct rep_images *img;
+	struct aorta_error *e;
+};
+
+static enum aorta_status emit(struct ctx *c, const struct plot_chart *ch, const char *name, const char *section,
+			      char *caption)
+{
+	char png[4096], svg[4096], err[1024];
+	snprintf(png, sizeof(png), "%s/%s.png", c->dir, name);
+	snprintf(svg, sizeof(svg), "%s/%s.svg", c->dir, name);
+	if (c->lib->render(ch, png, svg, err, sizeof(err)) != 0) {
+		free(caption);
+		return aorta_fail(c->e, AORTA_EINTERNAL, png, 0, -1, "cannot draw the chart: %s", err);
+	}
+	GROW(c->img->v, c->img->cap, c->img->n + 1);
+	struct rep_image *im = &c->img->v[c->img->n++];
+	im->name = xstrdup(name);
+	im->title = xstrdup(ch->title ? ch->title : name);
+	im->caption = caption;
+	im->section = section;
+	return AORTA_OK;
+}
+
+/* ---- timeline ------------------------------------------------------------------ */
+
+#define TL_BUCKETS 900
+
+struct bucketed {
+	double *x;                /* bucket centres (global step) */
+	double *mean[2], *lo[2], *hi[2]; /* [0] compute, [1] overlap, over ranks */
+	double *rk[8][2];         /* per rank (up to 8) */
+	size_t n;
+};
+
+static void bucket(const struct rep_dataset *d, int skip, struct bucketed *b)
+{
+	int64_t g0 = INT64_MAX, g1 = INT64_MIN;
+	for (size_t i = 0; i < d->nranks; i++)
+		for (size_t k = rep_first_kept(&d->ranks[i], skip); k < d->ranks[i].nsteps; k++) {
+			int64_t g = d->ranks[i].steps[k].gstep;
+			g0 = g < g0 ? g : g0;
+			g1 = g > g1 ? g : g1;
+		}
+	memset(b, 0, sizeof(*b));
+	if (g0 > g1)
+		return;
+	double span = (double)g1 - (double)g0 + 1;
+	size_t n = span < TL_BUCKETS ? (size_t)span : TL_BUCKETS;
+	b->n = n;
+	b->x = xcalloc(n, sizeof(double));
+	double *cnt = xcalloc(n, sizeof(double));
+	for (int s = 0; s < 2; s++) {
+		b->mean[s] = xcalloc(n, sizeof(double));
+		b->lo[s] = xmalloc(n * sizeof(double));
+		b->hi[s] = xmalloc(n * sizeof(double));
+		for (size_t j = 0; j < n; j++)
+			b->lo[s][j] = INFINITY, b->hi[s][j] = -INFINITY;
+	}
+	size_t nr = d->nranks < 8 ? d->nranks : 8;
+	double *rcnt = xcalloc(n * (nr ? nr : 1), sizeof(double));
+	if (d->nranks <= 8)
+		for (size_t i = 0; i < nr; i++)
+			for (int s = 0; s < 2; s++)
+				b->rk[i][s] = xcalloc(n, sizeof(double));
+	for (size_t i = 0; i < d->nranks; i++) {
+		const struct rep_rank *rk = &d->ranks[i];
+		/* per rank and bucket first (a bucket's rank value is its mean) */
+		double *acc[2] = { xcalloc(n, sizeof(double)), xcalloc(n, sizeof(double)) };
+		double *an = xcalloc(n, sizeof(double));
+		for (size_t k = rep_first_kept(rk, skip); k < rk->nsteps; k++) {
+			double off = (double)rk->steps[k].gstep - (double)g0;
+			size_t j = n == (size_t)span ? (size_t)off : (size_t)(off / span * (double)n);
+			if (j >= n)
+				j = n - 1;
+			acc[0][j] += rk->steps[k].v[RF_COMPUTE];
+			acc[1][j] += rk->steps[k].v[RF_OVERLAP];
+			an[j] += 1;
+		}
+		for (size_t j = 0; j < n; j++) {
+			if (!an[j])
+				continue;
+			for (int s = 0; s < 2; s++) {
+				double v = acc[s][j] / an[j];
+				b->mean[s][j] += v;
+				b->lo[s][j] = fmin(b->lo[s][j], v);
+				b->hi[s][j] = fmax(b->hi[s][j], v);
+				if (d->nranks <= 8)
+					b->rk[i][s][j] = v;
+			}
+			cnt[j] += 1;
+			if (d->nranks <= 8)
+				rcnt[i * n + j] = 1;
+		}
+		free(acc[0]);
+		free(acc[1]);
+		free(an);
+	}
+	for (size_t j = 0; j < n; j++) {
+		b->x[j] = (double)g0 + ((double)j + 0.5) * span / (double)n - 0.5;
+		if (n == (size_t)span)
+			b->x[j] = (double)g0 + (double)j;
+		for (int s = 0; s < 2; s++) {
+			b->mean[s][j] = cnt[j] ? b->mean[s][j] / cnt[j] : NAN;
+			if (!cnt[j])
+				b->lo[s][j] = b->hi[s][j] = NAN;
+		}
+		for (size_t i = 0; d->nranks <= 8 && i < nr; i++)
+			if (!rcnt[i * n + j])
+				b->rk[i][0][j] = b->rk[i][1][j] = NAN;
+	}
+	free(cnt);
+	free(rcnt);
+}
+
+static void bucketed_free(struct bucketed *b)
+{
+	free(b->x);
+	for (int s = 0; s < 2; s++) {
+		free(b->mean[s]);
+		free(b->lo[s]);
+		free(b->hi[s]);
+		for (int i = 0; i < 8; i++)
+			free(b->rk[i][s]);
+	}
+}
+
+static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset *d)
+{
+	struct bucketed b;
+	int skip = c->r->o.skip_steps;
+	bucket(d, skip, &b);
+	struct plot_series se[2 * 8 + 4];
+	size_t ns = 0;
+	static const uint32_t col[2] = { OI_BLUE, OI_ORANGE };
+	static const char *const what[2] = { "compute duration", "compute-comm overlap" };
+	char names[4][128];
+	int few = d->nranks <= 8;
+	for (int s = 0; s < 2; s++) {
+		if (few && d->nranks > 1) {
+			for (size_t i = 0; i < d->nranks; i++) {
+				snprintf(names[2 + s], sizeof(names[0]), "%s, each rank", what[s]);
+				se[ns++] = (struct plot_series){ i ? NULL : names[2 + s], col[s], b.x, b.rk[i][s], NULL, NULL,
+								 b.n, 1.0, 0.45, 0 };
+			}
+		} else if (d->nranks > 1) {
+			snprintf(names[2 + s], sizeof(names[0]), "%s, range over %zu ranks", what[s], d->nranks);
+			se[ns++] = (struct plot_series){ names[2 + s], col[s], b.x, b.lo[s], b.hi[s], NULL, b.n, 0, 0.25, 0 };
+		}
+	}
+	for (int s = 0; s < 2; s++) {
+		if (d->nranks > 1)
+			snprintf(names[s], sizeof(names[0]), "%s %s, mean of %zu ranks", d->label, what[s], d->nranks);
+		else
+			snprintf(names[s], sizeof(names[0]), "%s %s", d->label, what[s]);
+		se[ns++] = (struct plot_series){ names[s], col[s], b.x, b.mean[s], NULL, NULL, b.n, 2.5, 0, b.n <= 60 };
+	}
+	char title[256], note[256];
+	snprintf(title, sizeof(title), "Overlap vs Compute Timeline (%s)", d->label);
+	snprintf(note, sizeof(note), "%zu ranks, %zu steps used; the first %d steps of each rank are warm-up and left out%s",
+		 d->nranks, d->kept, skip, b.n == TL_BUCKETS ? "; long runs averaged into 900 buckets" : "");
+	struct plot_panel p = { .kind = PK_LINE, .title = NULL, .xlabel = "global step", .ylabel = "Milliseconds",
+				.y_from_zero = 1, .series = se, .nseries = ns,
+				.empty_text = "no steps left after the warm-up skip" };
+	struct plot_chart ch = { title, 1000, 500, 1, &p, 1, note };
+	char name[512], safe[256];
+	safe_name(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "%s_timeline", safe);
+	enum aorta_status st = emit(c, &ch, name, "timeline",
+				    xprintf("Compute time and compute-communication overlap per global step, %s.", d->label));
+	bucketed_free(&b);
+	return st;
+}
+
+/* ---- Gantt --------------------------------------------------------------------- */
+
+static int stream_row(const char *s)
+{
+	if (!strcmp(s, "compute"))
+		return 1;
+	if (!strcmp(s, "allgather") || !strcmp(s, "all_gather"))
+		return 2;
+	if (!strcmp(s, "reducescatter") || !strcmp(s, "reduce_scatter"))
+		return 3;
+	if (!strcmp(s, "allreduce") || !strcmp(s, "all_reduce"))
+		return 4;
+	if (!strcmp(s, "aux"))
+		return 5;
+	return -1;
+}
+
+static int is_comm_row(int row)
+{
+	return row >= 2 && row <= 4;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
+{
+	const struct rep_rank *rk = NULL;
+	for (size_t i = 0; i < d->nranks; i++)
+		if (d->ranks[i].step_range0) {
+			rk = &d->ranks[i];
+			break;
+		}
+	if (!rk || !rk->nsteps)
+		return AORTA_OK;
+	size_t first = rep_first_kept(rk, c->r->o.skip_steps);
+	size_t pick[4];
+	int np = 0;
+	if (c->r->o.ngantt) {
+		for (int g = 0; g < c->r->o.ngantt && np < 4; g++)
+			for (size_t k = 0; k < rk->nsteps; k++)
+				if (rk->steps[k].gstep == c->r->o.gantt_steps[g]) {
+					pick[np++] = k;
+					break;
+				}
+	} else if (first < rk->nsteps) {
+		/* median and slowest kept step */
+		size_t n = rk->nsteps - first, slow = first;
+		double *v = xmalloc(n * sizeof(double));
+		for (size_t k = first; k < rk->nsteps; k++) {
+			v[k - first] = rk->steps[k].v[RF_STEP];
+			if (rk->steps[k].v[RF_STEP] > rk->steps[slow].v[RF_STEP])
+				slow = k;
+		}
+		qsort(v, n, sizeof(double), cmp_dbl);
+		double med = v[n / 2];
+		free(v);
+		size_t mk = first;
+		for (size_t k = first; k < rk->nsteps; k++)
+			if (fabs(rk->steps[k].v[RF_STEP] - med) < fabs(rk->steps[mk].v[RF_STEP] - med))
+				mk = k;
+		pick[np++] = mk;
+		if (slow != mk)
+			pick[np++] = slow;
+	}
+	if (!np)
+		return AORTA_OK;
+	/* rows: overlap, the five known streams, then the others */
+	const char *rows[6 + 16] = { "compute ∩ comm", "compute", "all-gather", "reduce-scatter", "all-reduce", "aux" };
+	int nrows = 6, rowof[16];
+	for (int k = 0; k < rk->nstream_names; k++) {
+		rowof[k] = stream_row(rk->stream_names[k]);
+		if (rowof[k] < 0) {
+			rows[nrows] = rk->stream_names[k];
+			rowof[k] = nrows++;
+		}
+	}
+	static const uint32_t rowcol[6] = { OI_GREEN, OI_BLUE, OI_ORANGE, OI_SKY, OI_PURPLE, OI_YELLOW };
+	struct plot_panel pn[4];
+	struct plot_rect *rects[4] = { NULL };
+	char titles[4][160];
+	for (int q = 0; q < np; q++) {
+		size_t k = pick[q], a = rk->step_range0[k], z = rk->step_range0[k + 1];
+		size_t cap = 0, nr = 0;
+		struct plot_rect *rc = NULL;
+		for (size_t i = a; i < z; i++) {
+			const struct rep_range *g = &rk->ranges[i];
+			int row = rowof[g->stream];
+			GROW(rc, cap, nr + 1);
+			rc[nr++] = (struct plot_rect){ g->start_ms, g->end_ms, row, row < 6 ? rowcol[row] : OI_GREY, 0, 0 };
+		}
+		/* compute ∩ comm: pairwise intersections (a step has few ranges) */
+		for (size_t i = a; i < z; i++) {
+			if (rowof[rk->ranges[i].stream] != 1)
+				continue;
+			for (size_t j = a; j < z; j++) {
+				if (!is_comm_row(rowof[rk->ranges[j].stream]))
+					continue;
+				double lo = fmax(rk->ranges[i].start_ms, rk->ranges[j].start_ms);
+				double hi = fmin(rk->ranges[i].end_ms, rk->ranges[j].end_ms);
+				if (hi > lo) {
+					GROW(rc, cap, nr + 2);
+					rc[nr++] = (struct plot_rect){ lo, hi, 0, OI_GREEN, 0, 0 };
+					rc[nr++] = (struct plot_rect){ lo, hi, 1, OI_GREEN, 0.85, 1 };
+				}
+			}
+		}
+		rects[q] = rc;
+		snprintf(titles[q], sizeof(titles[q]), "rank %d, global step %lld: %.3f ms%s", rk->rank,
+			 (long long)rk->steps[k].gstep, rk->steps[k].v[RF_STEP],
+			 c->r->o.ngantt ? "" : q == 0 ? " (median step)" : " (slowest step)");
+		pn[q] = (struct plot_panel){ .kind = PK_GANTT, .title = titles[q], .xlabel = "time since step start (ms)",
+					     .cats = rows, .ncats = (size_t)nrows, .rects = rc, .nrects = nr,
+					     .empty_text = "no stream ranges recorded in this step" };
+	}
+	static const struct plot_series leg[7] = {
+		{ "compute", OI_BLUE, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "all-gather", OI_ORANGE, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "reduce-scatter", OI_SKY, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "all-reduce", OI_PURPLE, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "aux", OI_YELLOW, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "compute ∩ comm (overlap)", OI_GREEN, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "other streams", OI_GREY, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+	};
+	pn[0].legend_only = leg;
+	pn[0].nlegend = nrows > 6 ? 7 : 6;
+	char title[256];
+	snprintf(title, sizeof(title), "Streams of chosen steps (%s)", d->label);
+	struct plot_chart ch = { title, 1100, 60 + 40 * (nrows + 3) * np, 1, pn, (size_t)np,
+				 "each bar is a range a stream recorded; the green row is compute overlapped with communication" };
+	char name[512], safe[256];
+	safe_name(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "%s_gantt", safe);
+	enum aorta_status st = emit(c, &ch, name, "gantt",
+				    xprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
+					    "all-reduce and aux ranges; overlap shaded green.", rk->rank, d->label));
+	for (int q = 0; q < np; q++)
+		free(rects[q]);
+	return st;
+}
+
+/* ---- comparison ----------------------------------------------------------------- */
+
+static uint32_t verdict_rgb(const char *v)
+{
+	return !strcmp(v, "better") ? OI_GREEN : !strcmp(v, "worse") ? OI_RED : OI_GREY;
+}
+
+static enum aorta_status chart_change(struct ctx *c)
+{
+	const struct report *r = c->r;
+	const struct rep_dataset *b = &r->ds[r->ref];
+	const char *cats[REP_NCMP];
+	int keep[REP_NCMP], nk = 0;
+	for (int k = 0; k < REP_NCMP; k++) {
+		int any = 0;
+		for (int q = 0; q < r->ncand; q++)
+			if (isfinite(change_pct(rep_cmp_value(b, k), rep_cmp_value(&r->ds[r->cand[q]], k))))
+				any = 1;
+		if (any) {
+			keep[nk] = k;
+			cats[nk++] = rep_cmp_label(k);
+		}
+	}
+	struct plot_series *se = xcalloc((size_t)r->ncand, sizeof(*se));
+	double *vals = xcalloc((size_t)(r->ncand * nk + 1), sizeof(double));
+	uint32_t *cols = xcalloc((size_t)(r->ncand * nk + 1), sizeof(uint32_t));
+	for (int q = 0; q < r->ncand; q++) {
+		const struct rep_dataset *d = &r->ds[r->cand[q]];
+		for (int i = 0; i < nk; i++) {
+			double x = rep_cmp_value(b, keep[i]), y = rep_cmp_value(d, keep[i]);
+			double p = change_pct(x, y);
+			vals[q * nk + i] = isfinite(p) ? p : NAN;
+			cols[q * nk + i] = verdict_rgb(change_verdict(x, y, rep_cmp_dir(keep[i]), r->o.threshold_pct));
+		}
+		se[q] = (struct plot_series){ d->label, OI_GREY, NULL, &vals[q * nk], NULL, &cols[q * nk], (size_t)nk, 0, 0, 0 };
+	}
+	static const struct plot_series leg[3] = {
+		{ "better", OI_GREEN, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "worse", OI_RED, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		{ "similar / neutral", OI_GREY, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+	};
+	char title[256], note[256];
+	snprintf(title, sizeof(title), "Change per figure against %s", b->label);
+	snprintf(note, sizeof(note), "mean per step over all ranks; 'similar' within %.3g%%; compute and aux are neutral",
+		 r->o.threshold_pct);
+	struct plot_panel p = { .kind = PK_BARH, .xlabel = "change against the reference (%)", .series = se,
+				.nseries = (size_t)r->ncand, .cats = cats, .ncats = (size_t)nk, .legend_only = leg,
+				.nlegend = 3, .empty_text = "no figure to compare" };
+	struct plot_chart ch = { title, 1000, 120 + 34 * nk * (r->ncand > 1 ? r->ncand : 1) + 60, 1, &p, 1, note };
+	if (ch.height < 400)
+		ch.height = 400;
+	enum aorta_status st = emit(c, &ch, "compare_change", "compare",
+				    xprintf("Percent change of each figure against %s: green better, red worse, grey similar.",
+					    b->label));
+	free(se);
+	free(vals);
+	free(cols);
+	return st;
+}
+
+static const int ABS_FIGS[] = { RF_STEP, RF_COMPUTE, RF_OVERLAP, RF_COMM, RF_EXPOSED, RF_AUX, RF_IDLE };
+#define NABS (sizeof(ABS_FIGS) / sizeof(ABS_FIGS[0]))
+
+/* datasets in comparison order: reference, then candidates */
+static int cmp_sets(const struct report *r, int *out)
+{
+	int n = 0;
+	out[n++] = r->ref;
+	for (int q = 0; q < r->ncand; q++)
+		out[n++] = r->cand[q];
+	return n;
+}
+
+static enum aorta_status chart_absolute(struct ctx *c)
+{
+	const struct report *r = c->r;
+	int *ids = xcalloc((size_t)r->ncand + 1, sizeof(int)), n = cmp_sets(r, ids);
+	const char *cats[NABS];
+	double *vals = xcalloc((size_t)n * NABS, sizeof(double));
+	struct plot_series *se = xcalloc((size_t)n, sizeof(*se));
+	for (size_t i = 0; i < NABS; i++)
+		cats[i] = REP_FIGS[ABS_FIGS[i]].label;
+	for (int q = 0; q < n; q++) {
+		const struct rep_dataset *d = &r->ds[ids[q]];
+		for (size_t i = 0; i < NABS; i++)
+			vals[(size_t)q * NABS + i] = d->kept ? d->stat[ABS_FIGS[i]].mean : NAN;
+		se[q] = (struct plot_series){ d->label, PLOT_PALETTE[q % 8], NULL, &vals[(size_t)q * NABS], NULL, NULL, NABS, 0, 0, 0 };
+	}
+	struct plot_panel p = { .kind = PK_BARS, .ylabel = "mean per step (ms)", .y_from_zero = 1, .series = se,
+				.nseries = (size_t)n, .cats = cats, .ncats = NABS };
+	struct plot_chart ch = { "Absolute time per step, side by side", 1100, 520, 1, &p, 1,
+				 "mean over every kept step of every rank" };
+	enum aorta_status st = emit(c, &ch, "compare_absolute", "compare",
+				    xprintf("Mean time per step of each figure, reference and candidates side by side."));
+	free(ids);
+	free(vals);
+	free(se);
+	return st;
+}
+
+static enum aorta_status chart_by_rank(struct ctx *c)
+{
+	static const int figs[6] = { RF_STEP, RF_COMPUTE, RF_OVERLAP, RF_EXPOSED, RF_COMM, RF_IDLE };
+	const struct report *r = c->r;
+	int *ids = xcalloc((size_t)r->ncand + 1, sizeof(int)), n = cmp_sets(r, ids);
+	struct plot_panel pn[6];
+	struct plot_series *se = xcalloc((size_t)(6 * n), sizeof(*se));
+	double **xs = xcalloc((size_t)n, sizeof(double *)), **ys = xcalloc((size_t)(6 * n), sizeof(double *));
+	char titles[6][96];
+	for (int q = 0; q < n; q++) {
+		const struct rep_dataset *d = &r->ds[ids[q]];
+		xs[q] = xcalloc(d->nranks + 1, sizeof(double));
+		for (size_t i = 0; i < d->nranks; i++)
+			xs[q][i] = d->ranks[i].rank;
+	}
+	for (int f = 0; f < 6; f++) {
+		for (int q = 0; q < n; q++) {
+			const struct rep_dataset *d = &r->ds[ids[q]];
+			double *y = ys[f * n + q] = xcalloc(d->nranks + 1, sizeof(double));
+			for (size_t i = 0; i < d->nranks; i++)
+				y[i] = d->ranks[i].mean[figs[f]];
+			se[f * n + q] = (struct plot_series){ f == 0 ? d->label : NULL, PLOT_PALETTE[q % 8], xs[q], y, NULL,
+							      NULL, d->nranks, 2, 0, 1 };
+		}
+		snprintf(titles[f], sizeof(titles[f]), "%s by rank", REP_FIGS[figs[f]].label);
+		pn[f] = (struct plot_panel){ .kind = PK_LINE, .title = titles[f], .xlabel = "rank", .x_integer = 1,
+					     .ylabel = "mean per step (ms)", .y_from_zero = 1, .series = &se[f * n],
+					     .nseries = (size_t)n };
+	}
+	struct plot_chart ch = { "Each figure by rank", 1200, 760, 3, pn, 6, "mean per step of each rank, warm-up left out" };
+	enum aorta_status st = emit(c, &ch, "compare_by_rank", "compare",
+				    xprintf("Step, compute, overlap, exposed communication, communication and idle time "
+					    "of each rank, a line per dataset."));
+	for (int q = 0; q < n; q++)
+		free(xs[q]);
+	for (int i = 0; i < 6 * n; i++)
+		free(ys[i]);
+	free(xs);
+	free(ys);
+	free(se);
+	free(ids);
+	return st;
+}
+
+static enum aorta_status chart_heatmap(struct ctx *c, const struct rep_dataset *b, const struct rep_dataset *d)
+{
+	static const int figs[] = { RF_STEP, RF_COMPUTE, RF_OVERLAP, RF_COMM, RF_EXPOSED, RF_AUX, RF_IDLE, RF__COUNT };
+	const size_t nf = sizeof(figs) / sizeof(figs[0]);
+	const char *cats[sizeof(figs) / sizeof(figs[0])];
+	for (size_t k = 0; k < nf; k++)
+		cats[k] = rep_cmp_label(figs[k]);
+	const char **rows = xcalloc(d->nranks + 1, sizeof(char *));
+	char (*rl)[32] = xcalloc(d->nranks + 1, 32);
+	double *cells = xcalloc((d->nranks + 1) * nf, sizeof(double));
+	double *tone = xcalloc((d->nranks + 1) * nf, sizeof(double));
+	size_t nr = 0;
+	for (size_t i = 0; i < d->nranks; i++) {
+		const struct rep_rank *rc = &d->ranks[i], *rb = rep_find_rank(b, rc->rank);
+		snprintf(rl[nr], 32, "rank %d", rc->rank);
+		rows[nr] = rl[nr];
+		for (size_t k = 0; k < nf; k++) {
+			double p = rb ? change_pct(rep_cmp_rank_value(rb, figs[k]), rep_cmp_rank_value(rc, figs[k])) : NAN;
+			cells[nr * nf + k] = isfinite(p) ? p : NAN;
+			tone[nr * nf + k] = isfinite(p) ? -(double)rep_cmp_dir(figs[k]) * p : 0;
+		}
+		nr++;
+	}
+	char title[256], name[512], safe[256];
+	snprintf(title, sizeof(title), "Change by rank and figure: %s against %s", d->label, b->label);
+	struct plot_panel p = { .kind = PK_HEATMAP, .xlabel = "figure (change against the reference, %)", .cats = cats,
+				.ncats = nf, .rows = rows, .nrows = nr, .cells = cells, .tone = tone, .vmax = 0,
+				.cell_unit = "%", .empty_text = "no ranks in common" };
+	int h = 120 + (int)nr * 26;
+	struct plot_chart ch = { title, 1100, h < 360 ? 360 : h > 4000 ? 4000 : h, 1, &p, 1,
+				 "green: better, red: worse, by each figure's direction; compute and aux are neutral" };
+	safe_name(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "compare_heatmap_%s", safe);
+	enum aorta_status st = emit(c, &ch, name, "compare",
+				    xprintf("Rank x figure heatmap of the change of %s against %s.", d->label, b->label));
+	free(rows);
+	free(rl);
+	free(cells);
+	free(tone);
+	return st;
+}
+
+static enum aorta_status chart_collectives(struct ctx *c)
+{
+	const struct report *r = c->r;
+	size_t ns = 0, cap = 0;
+	struct plot_series *se[2] = { NULL, NULL };
+	size_t cap2 = 0;
+	double **bufs = NULL;
+	size_t nb = 0, bcap = 0;
+	char **names = NULL;
+	size_t nn = 0, ncap = 0;
+	for (size_t i = 0; i < r->nds; i++) {
+		const struct rep_dataset *d = &r->ds[i];
+		for (size_t a = 0; a < d->ncolls;) {
+			size_t z = a;
+			while (z < d->ncolls && !strcmp(d->colls[z].type, d->colls[a].type))
+				z++;
+			double *x = xcalloc(z - a, sizeof(double)), *lat = xcalloc(z - a, sizeof(double)),
+			       *bw = xcalloc(z - a, sizeof(double));
+			for (size_t k = a; k < z; k++) {
+				x[k - a] = d->colls[k].bytes;
+				lat[k - a] = d->colls[k].count ? d->colls[k].total_ms / d->colls[k].count : NAN;
+				bw[k - a] = d->colls[k].busbw_n ? d->colls[k].busbw_gbps_sum / d->colls[k].busbw_n : NAN;
+			}
+			GROW(bufs, bcap, nb + 3);
+			bufs[nb++] = x, bufs[nb++] = lat, bufs[nb++] = bw;
+			GROW(names, ncap, nn + 1);
+			names[nn++] = xprintf("%s %s", d->label, d->colls[a].type);
+			size_t c1 = cap;
+			GROW(se[0], c1, ns + 1);
+			GROW(se[1], cap2, ns + 1);
+			cap = c1;
+			uint32_t col = PLOT_PALETTE[ns % 8];
+			se[0][ns] = (struct plot_series){ names[nn - 1], col, x, lat, NULL, NULL, z - a, 2, 0, 1 };
+			se[1][ns] = (struct plot_series){ names[nn - 1], col, x, bw, NULL, NULL, z - a, 2, 0, 1 };
+			ns++;
+			a = z;
+		}
+	}
+	enum aorta_status st = AORTA_OK;
+	if (ns) {
+		struct plot_panel pn[2] = {
+			{ .kind = PK_LINE, .title = "latency per call", .xlabel = "message size (bytes, log scale)",
+			  .ylabel = "latency (ms)", .logx = 1, .x_bytes = 1, .y_from_zero = 1, .series = se[0], .nseries = ns },
+			{ .kind = PK_LINE, .title = "bus bandwidth", .xlabel = "message size (bytes, log scale)",
+			  .ylabel = "bus bandwidth (GB/s)", .logx = 1, .x_bytes = 1, .y_from_zero = 1, .series = se[1],
+			  .nseries = ns },
+		};
+		struct plot_chart ch = { "Collectives by message size", 1200, 520, 2, pn, 2,
+					 "mean over calls and ranks; bus bandwidth as nccl-tests defines it" };
+		st = emit(c, &ch, "collectives", "collectives",
+			  xprintf("Per-collective latency and bus bandwidth by message size."));
+	}
+	for (size_t i = 0; i < nb; i++)
+		free(bufs[i]);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(bufs);
+	free(names);
+	free(se[0]);
+	free(se[1]);
+	return st;
+}
+
+enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, const char *dir,
+			      struct rep_images *img, struct aorta_error *e)
+{
+	struct ctx c = { r, lib, dir, img, e };
+	enum aorta_status st = AORTA_OK;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < r->nds && !st; i++) {
+		st = chart_timeline(&c, &r->ds[i]);
+		if (!st && r->ds[i].has_ranges)
+			st = chart_gantt(&c, &r->ds[i]);
+	}
+	if (!st && r->ref >= 0 && r->ncand > 0) {
+		st = chart_change(&c);
+		if (!st)
+			st = chart_absolute(&c);
+		if (!st)
+			st = chart_by_rank(&c);
+		for (int q = 0; q < r->ncand && !st; q++)
+			st = chart_heatmap(&c, &r->ds[r->ref], &r->ds[r->cand[q]]);
+	}
+	if (!st)
+		st = chart_collectives(&c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	img->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	return st;
+}

@@ -1,0 +1,201 @@
+/*
+ * report_summary.c - summary.json of `aorta report` (schema aorta.report/1,
+ * docs/formats.md).
+ *
+ * The upstream keys come first and mean what overlap_report.py means by
+ * them, so its consumers keep working: datasets.<label>.{count, mean_loss,
+ * mean_overlap_ms, mean_compute_ms, mean_allreduce_overlap_ms,
+ * mean_reducescatter_overlap_ms, overlap_ratio} over every kept step of
+ * every rank pooled, overlap_ratio a ratio of means (0 when compute is 0),
+ * {"count": 0} plus input details for an empty dataset, and comparison.
+ * {reference_overlap_ratio, candidate_overlap_ratio, ratio_delta} only when
+ * both --reference and --candidate were given (the first candidate).
+ * Everything else is added beside them: percentiles, per-rank figures,
+ * exposed communication, collectives, and "comparisons": each candidate
+ * against the reference, per figure and per rank, with a verdict from
+ * report_change.h.  Written through out_open/out_commit: complete or absent.
+ */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "base/output.h"
+#include "report/report_change.h"
+
+#ifndef AORTA_VERSION
+#define AORTA_VERSION "0.1.0"
+#endif
+
+static void stat_obj(struct jw *w, const char *key, const struct rep_stat *s)
+{
+	jw_obj(w, key);
+	jw_num(w, "mean", s->mean, 6);
+	jw_num(w, "p50", s->p50, 6);
+	jw_num(w, "p90", s->p90, 6);
+	jw_num(w, "p99", s->p99, 6);
+	jw_num(w, "min", s->min, 6);
+	jw_num(w, "max", s->max, 6);
+	jw_obj_end(w);
+}
+
+static void dataset(struct jw *w, const struct report *r, const struct rep_dataset *d)
+{
+	jw_obj(w, d->label);
+	jw_int(w, "count", (long long)d->kept);
+	if (d->kept) {
+		if (d->has_loss)
+			jw_num(w, "mean_loss", d->loss.mean, 8);
+		else
+			jw_null(w, "mean_loss");
+		jw_num(w, "mean_overlap_ms", d->stat[RF_OVERLAP].mean, 6);
+		jw_num(w, "mean_compute_ms", d->stat[RF_COMPUTE].mean, 6);
+		jw_num(w, "mean_allreduce_overlap_ms", d->stat[RF_AR_OVERLAP].mean, 6);
+		jw_num(w, "mean_reducescatter_overlap_ms", d->stat[RF_RS_OVERLAP].mean, 6);
+		jw_num(w, "overlap_ratio", d->ratio, 8);
+	}
+	/* aorta additions */
+	jw_str(w, "input", d->input);
+	jw_str(w, "format", d->format ? d->format : "?");
+	jw_int(w, "ranks", (long long)d->nranks);
+	jw_int(w, "world_size", d->world_size);
+	jw_int(w, "steps_read", (long long)d->read);
+	jw_int(w, "steps_skipped_warmup", (long long)(d->read - d->kept));
+	jw_int(w, "bad_lines", d->bad_lines);
+	jw_int(w, "lines_without_profile", d->skipped_lines);
+	if (!d->kept) {
+		jw_obj_end(w);
+		return;
+	}
+	jw_num(w, "mean_step_ms", d->stat[RF_STEP].mean, 6);
+	jw_num(w, "mean_comm_ms", d->stat[RF_COMM].mean, 6);
+	jw_num(w, "mean_exposed_comm_ms", d->stat[RF_EXPOSED].mean, 6);
+	jw_num(w, "mean_allgather_overlap_ms", d->stat[RF_AG_OVERLAP].mean, 6);
+	jw_num(w, "exposed_comm_pct", d->stat[RF_STEP].mean > 0 ? 100.0 * d->stat[RF_EXPOSED].mean / d->stat[RF_STEP].mean : NAN, 4);
+	jw_obj(w, "figures");
+	for (int f = 0; f < RF__COUNT; f++)
+		stat_obj(w, rep_cmp_key(f), &d->stat[f]);
+	if (d->has_loss)
+		stat_obj(w, "loss", &d->loss);
+	jw_obj_end(w);
+	jw_arr(w, "per_rank");
+	for (size_t i = 0; i < d->nranks; i++) {
+		const struct rep_rank *rk = &d->ranks[i];
+		jw_obj(w, NULL);
+		jw_int(w, "rank", rk->rank);
+		jw_int(w, "count", (long long)rk->kept);
+		if (d->has_loss)
+			jw_num(w, "mean_loss", rk->mean_loss, 8);
+		for (int f = 0; f < RF__COUNT; f++)
+			jw_num(w, rep_cmp_key(f), rk->mean[f], 6);
+		jw_num(w, "overlap_ratio", rk->ratio, 8);
+		if (rk->bad_lines) {
+			jw_int(w, "bad_lines", rk->bad_lines);
+			jw_int(w, "first_bad_line", rk->bad_line_first);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	if (d->ncolls) {
+		jw_arr(w, "collectives");
+		for (size_t i = 0; i < d->ncolls; i++) {
+			const struct rep_coll *c = &d->colls[i];
+			jw_obj(w, NULL);
+			jw_str(w, "type", c->type);
+			jw_num(w, "bytes", c->bytes, 0);
+			jw_num(w, "count", c->count, 0);
+			jw_num(w, "latency_ms", c->count ? c->total_ms / c->count : NAN, 6);
+			jw_num(w, "busbw_gbps", c->busbw_n ? c->busbw_gbps_sum / c->busbw_n : NAN, 4);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	}
+	(void)r;
+	jw_obj_end(w);
+}
+
+static void comparison(struct jw *w, const struct report *r, const struct rep_dataset *b,
+		       const struct rep_dataset *c)
+{
+	double thr = r->o.threshold_pct;
+	jw_obj(w, NULL);
+	jw_str(w, "reference", b->label);
+	jw_str(w, "candidate", c->label);
+	jw_num(w, "reference_overlap_ratio", b->ratio, 8);
+	jw_num(w, "candidate_overlap_ratio", c->ratio, 8);
+	jw_num(w, "ratio_delta", c->ratio - b->ratio, 8);
+	jw_arr(w, "figures");
+	for (int k = 0; k < REP_NCMP; k++) {
+		double x = rep_cmp_value(b, k), y = rep_cmp_value(c, k);
+		jw_obj(w, NULL);
+		jw_str(w, "figure", rep_cmp_key(k));
+		jw_num(w, "reference", x, 6);
+		jw_num(w, "candidate", y, 6);
+		jw_num(w, "change", y - x, 6);
+		jw_num(w, "change_pct", change_pct(x, y), 4);
+		jw_str(w, "verdict", change_verdict(x, y, rep_cmp_dir(k), thr));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_arr(w, "per_rank");
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct rep_rank *rc = &c->ranks[i], *rb = rep_find_rank(b, rc->rank);
+		if (!rb)
+			continue;
+		jw_obj(w, NULL);
+		jw_int(w, "rank", rc->rank);
+		for (int k = 0; k < REP_NCMP; k++) {
+			double x = rep_cmp_rank_value(rb, k), y = rep_cmp_rank_value(rc, k);
+			jw_obj(w, rep_cmp_key(k));
+			jw_num(w, "reference", x, 6);
+			jw_num(w, "candidate", y, 6);
+			jw_num(w, "change_pct", change_pct(x, y), 4);
+			jw_str(w, "verdict", change_verdict(x, y, rep_cmp_dir(k), thr));
+			jw_obj_end(w);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+enum aorta_status report_write_summary(const struct report *r, const char *path, struct aorta_error *e)
+{
+	struct outfile of = { 0 };
+	struct jw w;
+	enum aorta_status s = out_open(&of, path, e);
+	if (s)
+		return s;
+	jw_init(&w, of.f, 1);
+	jw_obj(&w, NULL);
+	jw_obj(&w, "datasets");
+	for (size_t i = 0; i < r->nds; i++)
+		dataset(&w, r, &r->ds[i]);
+	jw_obj_end(&w);
+	if (r->upstream_comparison && r->ref >= 0 && r->ncand > 0) {
+		const struct rep_dataset *b = &r->ds[r->ref], *c = &r->ds[r->cand[0]];
+		jw_obj(&w, "comparison");
+		jw_num(&w, "reference_overlap_ratio", b->ratio, 8);
+		jw_num(&w, "candidate_overlap_ratio", c->ratio, 8);
+		jw_num(&w, "ratio_delta", c->ratio - b->ratio, 8);
+		jw_obj_end(&w);
+	}
+	jw_str(&w, "schema", REPORT_SCHEMA);
+	jw_obj(&w, "tool");
+	jw_str(&w, "name", "aorta");
+	jw_str(&w, "version", AORTA_VERSION);
+	jw_obj_end(&w);
+	jw_int(&w, "skip_steps", r->o.skip_steps);
+	jw_num(&w, "threshold_pct", r->o.threshold_pct, 3);
+	if (r->ref >= 0)
+		jw_str(&w, "reference", r->ds[r->ref].label);
+	else
+		jw_null(&w, "reference");
+	jw_arr(&w, "comparisons");
+	for (int i = 0; r->ref >= 0 && i < r->ncand; i++)
+		comparison(&w, r, &r->ds[r->ref], &r->ds[r->cand[i]]);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	fputc('\n', of.f);
+	return out_commit(&of, e);
+}

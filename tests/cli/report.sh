@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# CLI tests of `aorta report`: golden summary.json on fixed inputs (the
+# upstream-format JSONL of data/h200x4/aorta_ddp and the fixture runs of
+# tests/data/report, made by tests/data/make_report.py), inputs that are
+# analyses or traces, exit codes and messages for bad usage and bad input,
+# the whole-folder replacement, and a report without the plot plug-in.
+# UPDATE_GOLDEN=1 rewrites the golden files.  Ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+A=${AORTA_BIN:-./build/aorta}
+G=tests/cli/golden
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
+expect() { # NAME RC PATTERN -- CMD...
+	local name=$1 rc=$2 pat=$3; shift 4
+	local out got
+	out=$("$@" 2>&1); got=$?
+	if [ "$got" != "$rc" ]; then bad "$name: exit $got, expected $rc: $(echo "$out" | tail -n 3)"; return; fi
+	if [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
+		bad "$name: output does not match /$pat/: $(echo "$out" | tail -n 3)"; return
+	fi
+	ok
+}
+golden() { # NAME FILE (the tool version is masked)
+	sed -E 's/("version": )"[^"]*"/\1"X"/' "$2" >"$T/golden.tmp"
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$T/golden.tmp" "$G/$1"; ok; return; fi
+	if diff -u "$G/$1" "$T/golden.tmp" >"$T/diff" 2>&1; then ok; else bad "golden $1 differs:"; head -n 30 "$T/diff"; fi
+}
+has() { # NAME FILE PATTERN
+	if grep -qE -- "$3" "$2" 2>/dev/null; then ok; else bad "$1: '$2' lacks /$3/"; fi
+}
+
+# --- golden summaries ---------------------------------------------------------
+expect "report upstream JSONL" 0 "ddp +4 ranks, 220 steps used" -- \
+	$A report --log-dir data/h200x4/aorta_ddp --label ddp --output "$T/ddp"
+golden report_ddp_summary.json "$T/ddp/summary.json"
+for f in index.html ddp_timeline.png ddp_timeline.svg ddp_gantt.png .aorta-report; do
+	[ -s "$T/ddp/$f" ] && ok || bad "report upstream JSONL: no $f"
+done
+expect "report compare, cut line warned" 0 "1 of 12 lines are not valid JSON" -- \
+	$A report --log-dir tests/data/report/base --label base --log-dir tests/data/report/cand --label cand \
+	--reference base --candidate cand --output "$T/cmp"
+golden report_compare_summary.json "$T/cmp/summary.json"
+has "upstream comparison block" "$T/cmp/summary.json" '"ratio_delta": 0.11905'
+for f in compare_change compare_absolute compare_by_rank compare_heatmap_cand base_timeline cand_gantt; do
+	[ -s "$T/cmp/$f.png" ] && [ -s "$T/cmp/$f.svg" ] && ok || bad "report compare: no $f.png/.svg"
+done
+expect "skip-steps 0" 0 "base +2 ranks, 24 steps used" -- \
+	$A report --log-dir tests/data/report/base --label base --skip-steps 0 --no-plots --output "$T/s0"
+has "no comparison without --reference and --candidate" "$T/s0/summary.json" '"comparisons": \[\]'
+
+# --- analyses and traces as inputs -------------------------------------------
+$A analyze -q --json "$T/tiny.json" tests/data/tiny >/dev/null 2>&1
+expect "analysis JSON and trace inputs" 0 "report: " -- \
+	$A report --log-dir "$T/tiny.json" --label analysed --log-dir tests/data/tiny --label traced \
+	--skip-steps 0 --output "$T/tr"
+has "analysis format recorded" "$T/tr/summary.json" '"format": "aorta-analysis"'
+has "collectives from traces" "$T/tr/summary.json" '"busbw_gbps"'
+[ -s "$T/tr/collectives.png" ] && ok || bad "trace input: no collectives chart"
+
+# --- usage errors: exit 2 -----------------------------------------------------
+expect "no --log-dir" 2 "at least one --log-dir" -- $A report --output "$T/x"
+expect "no --output" 2 "needs --output" -- $A report --log-dir tests/data/report/base
+expect "label count mismatch" 2 "--log-dir given 2 times but --label 1 times" -- \
+	$A report --log-dir tests/data/report/base --log-dir tests/data/report/cand --label a --output "$T/x"
+expect "unknown reference" 2 "unknown label 'nope' in --reference" -- \
+	$A report --log-dir tests/data/report/base --label a --reference nope --output "$T/x"
+expect "unknown candidate" 2 "unknown label 'zz' in --candidate" -- \
+	$A report --log-dir tests/data/report/base --label a --log-dir tests/data/report/cand --label b \
+	--reference a --candidate zz --output "$T/x"
+expect "duplicate label" 2 "given twice" -- \
+	$A report --log-dir tests/data/report/base --label a --log-dir tests/data/report/cand --label a --output "$T/x"
+expect "negative skip" 2 "must be >= 0" -- \
+	$A report --log-dir tests/data/report/base --label a --skip-steps -1 --output "$T/x"
+mkdir -p "$T/precious" && echo keep >"$T/precious/notes.txt"
+expect "refuses a foreign folder" 2 "is not an earlier aorta report" -- \
+	$A report --log-dir tests/data/report/base --label a --output "$T/precious"
+[ -f "$T/precious/notes.txt" ] && ok || bad "a foreign --output folder was touched"
+
+# --- bad input: exit 3 ----------------------------------------------------------
+expect "missing directory" 3 "'$T/none': no such file or directory" -- \
+	$A report --log-dir "$T/none" --label a --output "$T/x"
+mkdir -p "$T/nothing"
+expect "folder with nothing readable" 3 "'$T/nothing'" -- \
+	$A report --log-dir "$T/nothing" --label a --output "$T/x"
+[ ! -e "$T/x" ] && ok || bad "a failed report left '$T/x' behind"
+mkdir -p "$T/emptyrun" && : >"$T/emptyrun/rank_00_metrics.jsonl"
+expect "empty JSONL: count 0, warned" 0 "has no steps to report" -- \
+	$A report --log-dir "$T/emptyrun" --label e --output "$T/e"
+has "empty dataset count 0" "$T/e/summary.json" '"count": 0'
+
+# --- a rerun replaces the folder whole -----------------------------------------
+echo stale >"$T/ddp/stale.png"
+expect "rerun" 0 "report: " -- $A report --log-dir tests/data/report/base --label base --output "$T/ddp"
+[ ! -e "$T/ddp/stale.png" ] && [ ! -e "$T/ddp/ddp_timeline.png" ] && [ -s "$T/ddp/base_timeline.png" ] && ok ||
+	bad "rerun left old files beside new ones"
+ls -d "$T"/ddp.* >/dev/null 2>&1 && bad "rerun left a temporary folder" || ok
+
+# --- without the plot plug-in ---------------------------------------------------
+expect "no plug-in: warned, exit 0" 0 "charts not drawn" -- \
+	env AORTA_PLOT_LIB="$T/missing.so" $A report --log-dir tests/data/report/base --label base --output "$T/np"
+[ -s "$T/np/summary.json" ] && [ -s "$T/np/index.html" ] && ! ls "$T"/np/*.png >/dev/null 2>&1 && ok ||
+	bad "no plug-in: expected summary.json and index.html only"
+has "no plug-in: the page says why" "$T/np/index.html" "Charts were not drawn"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
