@@ -591,13 +591,6 @@ static void coll_add(struct rep_dataset *d, size_t *cap, const char *type, doubl
 	}
 }
 
-static int cmp_coll(const void *a, const void *b)
-{
-	const struct rep_coll *x = a, *y = b;
-	int c = strcmp(x->type, y->type);
-	return c ? c : (x->bytes > y->bytes) - (x->bytes < y->bytes);
-}
-
 static enum aorta_status read_analysis_json(const char *path, struct rep_dataset *d, struct aorta_error *e)
 {
 	char *buf = NULL, err[256];
