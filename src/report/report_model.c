@@ -674,11 +674,54 @@ static void fill_from_figures(struct rep_step *st, const struct ov_figures *f)
 	st->v[RF_IDLE] = (double)f->idle_ns * ms;
 }
 
+/* The Gantt chart's ranges from a trace (the first rank only, as for
+ * JSONL): each device span clipped to its step's GPU window, on a row by
+ * what it is (compute, all_gather, reduce_scatter, all_reduce; copies and
+ * fills on aux; other collectives on "comm"), times in ms from the window's
+ * start. */
+static void trace_ranges(struct rep_rank *r, const struct rank_result *rr)
+{
+	static const char *const rows[] = { "compute", "all_gather", "reduce_scatter", "all_reduce", "aux", "comm" };
+	const struct trace *t = rr->t;
+	for (int k = 0; k < 6; k++)
+		r->stream_names[k] = xstrdup(rows[k]);
+	r->nstream_names = 6;
+	r->step_range0 = xcalloc(rr->nsteps + 1, sizeof(*r->step_range0));
+	r->sr_cap = rr->nsteps + 1;
+	for (size_t k = 0; k < rr->nsteps && k < r->nsteps; k++) {
+		int64_t lo = rr->steps[k].start_ns, hi = rr->steps[k].end_ns;
+		r->step_range0[k] = r->nranges;
+		/* spans are sorted by start: scan up to the window's end (a span
+		 * that started in an earlier window is clipped, not lost) */
+		for (size_t i = 0; i < t->n && t->start_ns[i] < hi; i++) {
+			if (t->end_ns[i] <= lo)
+				continue;
+			enum span_class c = kind_class((enum span_kind)t->kind[i]);
+			int row;
+			if (c == C_COMPUTE)
+				row = 0;
+			else if (c == C_COMM)
+				row = t->coll_type[i] == COLL_ALL_GATHER ? 1 : t->coll_type[i] == COLL_REDUCE_SCATTER ? 2 :
+				      t->coll_type[i] == COLL_ALL_REDUCE ? 3 : 5;
+			else if (c == C_MEMCPY || c == C_MEMSET)
+				row = 4;
+			else
+				continue;
+			int64_t s0 = t->start_ns[i] > lo ? t->start_ns[i] : lo, s1 = t->end_ns[i] < hi ? t->end_ns[i] : hi;
+			GROW(r->ranges, r->ranges_cap, r->nranges + 1);
+			r->ranges[r->nranges++] = (struct rep_range){ (uint8_t)row, (float)((double)(s0 - lo) / 1e6),
+								      (float)((double)(s1 - lo) / 1e6) };
+		}
+	}
+	for (size_t k = rr->nsteps < r->nsteps ? rr->nsteps : r->nsteps; k <= r->nsteps; k++)
+		r->step_range0[k] = r->nranges;
+}
+
 static enum aorta_status read_traces(const char *input, const struct report_opts *o, struct rep_dataset *d,
 				     struct aorta_error *e)
 {
 	struct analysis a;
-	struct analysis_opts ao = { NULL, o->threads, 0, 10, 30.0, 0 };
+	struct analysis_opts ao = { NULL, o->threads, 0, 10, 30.0, 1 /* keep timelines: Gantt */ };
 	char *argv[1] = { (char *)input };
 	size_t ccap = 0;
 	enum aorta_status s = analysis_run(argv, 1, &ao, &a, e);
@@ -709,6 +752,10 @@ static enum aorta_status read_traces(const char *input, const struct report_opts
 		}
 		if (!d->format && rr->format)
 			d->format = rr->format; /* static strings (format_name) */
+		if (i == 0 && rr->t && rr->nsteps) {
+			trace_ranges(r, rr);
+			d->has_ranges = r->nranges > 0;
+		}
 	}
 	analysis_free(&a);
 	qsort(d->ranks, d->nranks, sizeof(*d->ranks), cmp_rank);

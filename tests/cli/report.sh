@@ -60,6 +60,8 @@ expect "analysis JSON and trace inputs" 0 "report: " -- \
 has "analysis format recorded" "$T/tr/summary.json" '"format": "aorta-analysis"'
 has "collectives from traces" "$T/tr/summary.json" '"busbw_gbps"'
 [ -s "$T/tr/collectives.png" ] && ok || bad "trace input: no collectives chart"
+[ -s "$T/tr/traced_gantt.png" ] && ok || bad "trace input: no Gantt chart of its streams"
+[ ! -e "$T/tr/analysed_gantt.png" ] && ok || bad "an analysis has no spans, yet a Gantt chart was drawn"
 
 # --- usage errors: exit 2 -----------------------------------------------------
 expect "no --log-dir" 2 "at least one --log-dir" -- $A report --output "$T/x"
