@@ -43,8 +43,8 @@
 
 #include <isa-l/igzip_lib.h>
 
-#define IN_BYTES (4u << 20)      /* compressed input chunk */
-#define SLOT_BYTES (4u << 20)    /* one inflated buffer of the ring */
+#define IN_BYTES (1u << 20)      /* compressed input chunk */
+#define SLOT_BYTES (1u << 20)    /* one inflated buffer of the ring (1 MiB: as fast as 4, a quarter of the memory) */
 #define NSLOT 4
 #define PIPE_MIN_BYTES (256u << 10)
 
