@@ -14,6 +14,7 @@
 #include "overlap/engine.h"
 #include "base/error.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,14 +214,33 @@ static uint8_t *classes_by_name(const struct trace *t, uint8_t (*fn)(const char 
 	return c;
 }
 
-static int rmatch(const char *re, const char *s, int icase)
+/* The peers' patterns, compiled once (regcomp costs far more than a match). */
+enum { RE_HTA_COMM, RE_HTA_MEM, RE_HTA_OTHER, RE_TL_MEMCPY, RE_TL_COMM, RE__COUNT };
+static const struct { const char *re; int icase; } peer_src[RE__COUNT] = {
+	[RE_HTA_COMM] = { "^nccl|^hip|^hccl|^.*ncclKernel", 0 },
+	[RE_HTA_MEM] = { "^(hip)?Memcpy|^(hip)?Memset|^dma", 0 },
+	[RE_HTA_OTHER] = { "^nccl|^.*Memcpy|^.*Memset|^.*dma|^.*Sync|^Stream Wait Event|^cuda.*LaunchKernel|"
+			   "^runFunction|^hip|^job_exe|^packet|^pe_exe|^cpum_exe_subgraph|^hccl|"
+			   "^collective_subgraph_execution", 0 },
+	[RE_TL_MEMCPY] = { "^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|"
+			   "__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\\.kd)?$", 0 },
+	[RE_TL_COMM] = { "nccl|rccl|cross_device_reduce", 1 },
+};
+static regex_t peer_re[RE__COUNT];
+static int peer_ok[RE__COUNT];
+static pthread_once_t peer_once = PTHREAD_ONCE_INIT;
+
+static void peer_compile(void)
 {
-	regex_t r;
-	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0)))
-		return 0;
-	int m = regexec(&r, s, 0, NULL, 0) == 0;
-	regfree(&r);
-	return m;
+	for (int i = 0; i < RE__COUNT; i++)
+		peer_ok[i] = regcomp(&peer_re[i], peer_src[i].re,
+				     REG_EXTENDED | REG_NOSUB | (peer_src[i].icase ? REG_ICASE : 0)) == 0;
+}
+
+static int rmatch(int which, const char *s)
+{
+	pthread_once(&peer_once, peer_compile);
+	return peer_ok[which] && regexec(&peer_re[which], s, 0, NULL, 0) == 0;
 }
 
 /* HTA 0.6.1 hta/common/types.py + utils.get_kernel_type: Python re.match
@@ -230,13 +250,11 @@ static uint8_t hta_class(const char *name, int hint)
 {
 	if (hint == R_SYNC)
 		return C_NONE;
-	if (rmatch("^nccl|^hip|^hccl|^.*ncclKernel", name, 0))
+	if (rmatch(RE_HTA_COMM, name))
 		return C_COMM;
-	if (rmatch("^(hip)?Memcpy|^(hip)?Memset|^dma", name, 0))
+	if (rmatch(RE_HTA_MEM, name))
 		return C_MEMCPY;
-	if (rmatch("^nccl|^.*Memcpy|^.*Memset|^.*dma|^.*Sync|^Stream Wait Event|^cuda.*LaunchKernel|"
-		   "^runFunction|^hip|^job_exe|^packet|^pe_exe|^cpum_exe_subgraph|^hccl|"
-		   "^collective_subgraph_execution", name, 0))
+	if (rmatch(RE_HTA_OTHER, name))
 		return C_MEMSET; /* HTA "OTHER": busy, neither compute nor comm */
 	return C_COMPUTE;
 }
@@ -253,11 +271,9 @@ static uint8_t tracelens_class(const char *name, int hint)
 {
 	if (hint == R_SYNC)
 		return C_NONE;
-	if (hint == R_MEMCPY ||
-	    rmatch("^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|"
-		   "__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\\.kd)?$", name, 0))
+	if (hint == R_MEMCPY || rmatch(RE_TL_MEMCPY, name))
 		return C_MEMCPY;
-	if (rmatch("nccl|rccl|cross_device_reduce", name, 1))
+	if (rmatch(RE_TL_COMM, name))
 		return C_COMM;
 	return C_COMPUTE;
 }
