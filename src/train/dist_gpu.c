@@ -13,6 +13,7 @@
 #include "train/dist_gpu.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,46 @@
 #include "gpu/nvtx.h"
 #include "train/dist_ops_gpu.h"
 #include "train/ops_gpu.h"
+
+/* ---- isolation (a measurement switch) --------------------------------------
+ *
+ * AORTA_TRAIN_ISOLATE=compute|comm runs one side of every step alone, so
+ * T_compute and T_comm can be timed with the same binary, configuration and
+ * schedule as the overlapped step (bench/train_dist).  Unset, empty or "0":
+ * off, the normal step (no other value changes anything).  Read once per
+ * process (the rank threads share it); another value is a usage error at
+ * dist_gpu_init.
+ *   compute  every collective of the step is skipped with its stream waits
+ *            and its recorder range: the all-gathers, reduce-scatters,
+ *            bucket all-reduces, the norm's and the loss's all-reduce.  All
+ *            compute (forward, backward, norm, clip, AdamW) runs as usual.
+ *            The gather buffers are filled once at init from the initial
+ *            full parameters (finite values, not each group's own), the
+ *            gradients are never reduced (the optimizer sees zeros) and the
+ *            loss is this rank's alone.
+ *   comm     the forward, backward, gradient-norm/clip and optimizer kernels
+ *            (and their ranges) are skipped; every collective is issued in
+ *            the same order, sizes and streams, with the same stream
+ *            dependencies.  Reduce-scatters send uninitialised gradients and
+ *            the loss reported is 0.
+ * Either way the model does not train and the loss is meaningless (the
+ * trainer says so in the log). */
+enum isolate { ISO_NONE = 0, ISO_COMPUTE, ISO_COMM, ISO_BAD };
+static enum isolate isolate_mode = ISO_NONE;
+static pthread_once_t isolate_once = PTHREAD_ONCE_INIT;
+
+static void read_isolate(void)
+{
+	const char *v = getenv("AORTA_TRAIN_ISOLATE");
+	if (!v || !*v || !strcmp(v, "0"))
+		isolate_mode = ISO_NONE;
+	else if (!strcmp(v, "compute"))
+		isolate_mode = ISO_COMPUTE;
+	else if (!strcmp(v, "comm"))
+		isolate_mode = ISO_COMM;
+	else
+		isolate_mode = ISO_BAD;
+}
 
 /* ---- pools of device buffers ---------------------------------------------- */
 
@@ -136,6 +177,12 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 	if (c->issued)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: %s issued twice", x->comm->rank,
 				  x->steps + 1, what);
+	if (isolate_mode == ISO_COMPUTE) {
+		/* not issued at all: no range, no event, nothing to wait for */
+		c->local = 1;
+		c->issued = 1;
+		return AORTA_OK;
+	}
 	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, what);
 	snprintf(phase, sizeof(phase), "step %d %s", x->steps + 1, what);
 	nvtx_push(what);
@@ -178,6 +225,8 @@ static enum aorta_status coll_wait_stream(struct dist_gpu_coll *c, gpuStream_t s
 {
 	if (!c->issued)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "wait for a collective that was not issued");
+	if (isolate_mode == ISO_COMPUTE)
+		return AORTA_OK;
 	if (c->local)
 		return GPU_CALL(e, gpuStreamWaitEvent(s, c->done, 0));
 	return comm_wait_stream(&c->req, s, e);
@@ -223,6 +272,11 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	float *full = NULL;
 
 	memset(x, 0, sizeof(*x));
+	pthread_once(&isolate_once, read_isolate);
+	if (isolate_mode == ISO_BAD)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1,
+				  "AORTA_TRAIN_ISOLATE=%s: expected compute or comm (or unset)",
+				  getenv("AORTA_TRAIN_ISOLATE"));
 	if (c->size != pl->world || c->rank != pl->rank || c->node_size != pl->node_size)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
 				  "plan for rank %d of %d (node %d) given a communicator for rank %d of %d (node %d)",
@@ -301,6 +355,12 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	}
 	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) || (st = pools_presize(x, e)))
 		goto fail;
+	/* isolate=compute: no all-gather ever writes the gather buffers */
+	for (int i = 0; isolate_mode == ISO_COMPUTE && i < x->gather.n; i++) {
+		size_t n1 = x->gather.s[i].cap < lay->total ? x->gather.s[i].cap : lay->total;
+		if ((st = GPU_CALL(e, gpuMemcpy(x->gather.s[i].p, full, n1 * sizeof(float), gpuMemcpyDeviceToDevice))))
+			goto fail;
+	}
 	gpuFree(full);
 	return AORTA_OK;
 fail:
@@ -389,6 +449,18 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 
 	if ((st = follow(x->ev_compute, cs, as, e)))
 		return st;
+	if (isolate_mode == ISO_COMM) {
+		/* the norm's all-reduce alone, after the same dependencies */
+		struct comm_group *sg = comm_group(x->comm, pl->shard_pg);
+		if ((st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
+			return st;
+		if (sg->size > 1 &&
+		    ((st = follow(x->ev_aux, as, rs, e)) ||
+		     (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, sg, x->hl, x->hl, 2, "allreduce_gradnorm", e)) ||
+		     (st = coll_wait_stream(&x->norm, as, e))))
+			return st;
+		return AORTA_OK;
+	}
 	gm->stream = as;
 	gpu_ops_set_stream(gm->ops, as);
 	int h = aux_begin(x, "grad_clip");
@@ -412,6 +484,8 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_error *e)
 {
 	struct gpu_model *gm = x->gm;
+	if (isolate_mode == ISO_COMM)
+		return AORTA_OK;
 	int h = aux_begin(x, "optimizer");
 	gpu_adamw(gm->ops, x->params, x->grads, x->m, x->v, x->pl->local_total, lr, x->opt.beta1, x->opt.beta2,
 		  x->opt.eps, x->opt.weight_decay, x->steps + 1, gm->gscale);
@@ -463,6 +537,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 				return not_ready(x, a, "parameters not gathered", e);
 			gp = x->gather.s[x->gslot[g]].p;
 		}
+		if (a->kind == ACT_FORWARD && isolate_mode == ISO_COMM)
+			return AORTA_OK;
 		if (a->kind == ACT_FORWARD) {
 			int h = compute_begin(x, "forward", g);
 			st = gpu_model_group_forward(gm, g, gp, e);
@@ -477,6 +553,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 				return st;
 			gg = x->gradp.s[x->fslot[g]].p;
 		}
+		if (isolate_mode == ISO_COMM)
+			return AORTA_OK;
 		int h = compute_begin(x, "backward", g);
 		if (pl->sharded && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
 			return st;
@@ -551,7 +629,9 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	/* the loss (and the stop flags) of the whole global batch, on aux after
 	 * the optimizer, which followed compute */
 	*x->h_stop = stop ? 1.0f : 0.0f;
-	if ((st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, gm->loss, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
+	if ((st = isolate_mode == ISO_COMM ?
+			  GPU_CALL(e, gpuMemsetAsync(x->lossbuf, 0, sizeof(float), as)) :
+			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, gm->loss, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
 	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
 		return st;
 	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
@@ -595,7 +675,8 @@ enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *gr
 	if (st)
 		return st;
 	x->steps++;
-	const float W = (float)x->pl->world;
+	/* isolate=compute: the loss was not all-reduced */
+	const float W = isolate_mode == ISO_COMPUTE ? 1.0f : (float)x->pl->world;
 	if (loss)
 		*loss = x->h_out[0] / W;
 	if (stop_any)

@@ -878,6 +878,17 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
 			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
 	}
+	/* the executor's measurement switch (dist_gpu.c says what each mode skips) */
+	const char *iso = getenv("AORTA_TRAIN_ISOLATE");
+	if (iso && *iso && strcmp(iso, "0")) {
+		if (dist)
+			logline(log, quiet, "AORTA_TRAIN_ISOLATE=%s: the step runs %s only, for timing; the model does "
+					    "not train and the loss and gradient norm are meaningless", iso,
+				!strcmp(iso, "comm") ? "the collectives" : "the compute (no collective)");
+		else
+			logline(log, quiet, "AORTA_TRAIN_ISOLATE=%s ignored: it applies to the distributed executor "
+					    "(world > 1 or AORTA_TRAIN_DIST=1)", iso);
+	}
 
 	step_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*step_ms));
 	double *wall_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*wall_ms));
