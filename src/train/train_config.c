@@ -349,11 +349,13 @@ static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_PRE;
 		else if (!strcasecmp(s, "backward_post"))
 			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_POST;
-		else if (!strcasecmp(s, "none"))
+		else if (!strcasecmp(s, "none") || !strcasecmp(s, "null"))
+			/* "null" is what --override fsdp.backward_prefetch=null gives
+			 * (upstream's coercion leaves it a string) */
 			t->fsdp.backward_prefetch = PREFETCH_NONE;
 		else
 			return bad(x, "fsdp.backward_prefetch",
-				   "unknown value '%s' (expected BACKWARD_PRE, BACKWARD_POST or null)", s);
+				   "unknown value '%s' (expected BACKWARD_PRE, BACKWARD_POST, none or null)", s);
 	}
 
 	/* distributed.mode */

@@ -639,6 +639,21 @@ static void test_edit_distance(void)
 	CHECK_EQ_I(config_edit_distance("modle", "model"), 1);
 }
 
+/* upstream's override coercion leaves "null" a string: it must still turn
+ * backward prefetch off, as null in the YAML file does */
+static void test_backward_prefetch_null_override(void)
+{
+	struct train_config t;
+	struct aorta_error e = { 0 };
+	const char *ov[] = { "fsdp.backward_prefetch=null" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov, 1, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.fsdp.backward_prefetch, PREFETCH_NONE);
+	train_config_release(&t);
+	const char *ov2[] = { "fsdp.backward_prefetch=sideways" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov2, 1, &t, &e), AORTA_EUSAGE);
+	CHECK(strstr(e.msg, "sideways") != NULL);
+}
+
 static void test_model_dims_mapping(void)
 {
 	struct train_config t;
@@ -683,5 +698,6 @@ int main(void)
 	TEST(test_schema_wildcards_nullable_and_defaults);
 	TEST(test_edit_distance);
 	TEST(test_model_dims_mapping);
+	TEST(test_backward_prefetch_null_override);
 	return test_report();
 }
