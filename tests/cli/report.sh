@@ -5,32 +5,12 @@
 # analyses or traces, exit codes and messages for bad usage and bad input,
 # the whole-folder replacement, and a report without the plot plug-in.
 # UPDATE_GOLDEN=1 rewrites the golden files.  Ends with "N passed, N failed".
-set -u
-cd "$(dirname "$0")/../.."
-A=${AORTA_BIN:-./build/aorta}
-G=tests/cli/golden
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
-expect() { # NAME RC PATTERN -- CMD...
-	local name=$1 rc=$2 pat=$3; shift 4
-	local out got
-	out=$("$@" 2>&1); got=$?
-	if [ "$got" != "$rc" ]; then bad "$name: exit $got, expected $rc: $(echo "$out" | tail -n 3)"; return; fi
-	if [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-		bad "$name: output does not match /$pat/: $(echo "$out" | tail -n 3)"; return
-	fi
-	ok
-}
+. "$(dirname "$0")/lib.sh"
+
 golden() { # NAME FILE (the tool version is masked)
 	sed -E 's/("version": )"[^"]*"/\1"X"/' "$2" >"$T/golden.tmp"
 	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$T/golden.tmp" "$G/$1"; ok; return; fi
 	if diff -u "$G/$1" "$T/golden.tmp" >"$T/diff" 2>&1; then ok; else bad "golden $1 differs:"; head -n 30 "$T/diff"; fi
-}
-has() { # NAME FILE PATTERN
-	if grep -qE -- "$3" "$2" 2>/dev/null; then ok; else bad "$1: '$2' lacks /$3/"; fi
 }
 
 # --- golden summaries ---------------------------------------------------------

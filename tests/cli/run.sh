@@ -2,28 +2,7 @@
 # CLI tests: -h on every command, exit codes and messages for bad usage and
 # bad input, golden outputs on the tiny fixture, compare verdicts, and the
 # shapes of --csv and --trace-out.  UPDATE_GOLDEN=1 rewrites the golden files.
-set -u
-cd "$(dirname "$0")/../.."
-A=${AORTA_BIN:-./build/aorta}
-G=tests/cli/golden
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
-
-# expect NAME RC PATTERN -- CMD...: exit code RC and stderr/stdout matching PATTERN
-expect() {
-	local name=$1 rc=$2 pat=$3; shift 4
-	local out got
-	out=$("$@" 2>&1); got=$?
-	if [ "$got" != "$rc" ]; then bad "$name: exit $got, expected $rc: $(echo "$out" | tail -n 3)"; return; fi
-	if [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-		bad "$name: output does not match /$pat/: $(echo "$out" | tail -n 3)"; return
-	fi
-	ok
-}
+. "$(dirname "$0")/lib.sh"
 
 # golden NAME FILE: compare FILE with $G/NAME
 golden() {

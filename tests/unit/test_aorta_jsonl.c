@@ -17,26 +17,10 @@
 #include "ingest/ingest.h"
 #include "ingest/ingest_mem.h"
 #include "testing.h"
+#include "trace_util.h"
 
 static const struct ingest_opts opts = { NULL, -1 };
 
-static long long span_sum(const struct trace *t)
-{
-	long long s = 0;
-
-	for (size_t i = 0; i < t->n; i++)
-		s += t->end_ns[i] - t->start_ns[i];
-	return s;
-}
-
-static size_t count_name(const struct trace *t, const char *name)
-{
-	size_t c = 0;
-
-	for (size_t i = 0; i < t->n; i++)
-		c += strcmp(strtab_get(&t->names, t->name[i]), name) == 0;
-	return c;
-}
 
 static size_t count_stream(const struct trace *t, int32_t s)
 {

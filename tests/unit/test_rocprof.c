@@ -18,6 +18,7 @@
 #include "ingest/ingest.h"
 #include "ingest/ingest_mem.h"
 #include "testing.h"
+#include "trace_util.h"
 
 static char *data_path(const char *rel)
 {
@@ -34,23 +35,6 @@ static int exists(const char *p)
 	return access(p, R_OK) == 0;
 }
 
-static long long span_sum(const struct trace *t)
-{
-	long long s = 0;
-
-	for (size_t i = 0; i < t->n; i++)
-		s += t->end_ns[i] - t->start_ns[i];
-	return s;
-}
-
-static size_t count_name(const struct trace *t, const char *name)
-{
-	size_t c = 0;
-
-	for (size_t i = 0; i < t->n; i++)
-		c += strcmp(strtab_get(&t->names, t->name[i]), name) == 0;
-	return c;
-}
 
 static size_t count_prefix(const struct trace *t, const char *pre)
 {
