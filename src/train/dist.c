@@ -11,6 +11,7 @@
  * test of build + check is a real test of the builder.
  */
 #include "train/dist.h"
+#include "train/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg
 	k->limit_all_gathers = cfg->fsdp.limit_all_gathers ? 2 : 0;
 	k->bucket_cap_mb = cfg->distributed.bucket_cap_mb;
 	k->first_bucket_bytes = DIST_FIRST_BUCKET_BYTES;
+	k->accum = cfg->training.gradient_accumulation > 0 ? (int)cfg->training.gradient_accumulation : 1;
 }
 
 /* Offsets of every named tensor of the layout, ascending (layout order). */
@@ -114,8 +116,13 @@ enum aorta_status dist_plan_init(struct dist_plan *pl, int world, int rank, int 
 	if (k->mode == DIST_DDP && !(k->bucket_cap_mb > 0.0))
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "distributed.bucket_cap_mb must be > 0, not %g",
 				  k->bucket_cap_mb);
+	if (k->accum < 0)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "training.gradient_accumulation %d must be >= 1",
+				  k->accum);
 
 	pl->k = *k;
+	if (pl->k.accum < 1)
+		pl->k.accum = 1;
 	pl->world = world;
 	pl->rank = rank;
 	pl->node_size = node_size;
@@ -256,45 +263,54 @@ enum aorta_status dist_schedule_build(struct dist_schedule *s, const struct dist
 	b.waited = xcalloc((size_t)G, 1);
 	const enum backward_prefetch bp = pl->k.backward_prefetch;
 
-	/* ---- forward ---- */
-	for (int g = 0; g < G; g++) {
-		if (pl->sharded)
-			unshard(&b, g, pl->k.forward_prefetch ? g + 1 : -1);
-		emit(&b, ACT_FORWARD, g);
-		if (pl->reshard_after_forward && g != G - 1)
-			free_group(&b, g);
-	}
+	for (int mb = 0; mb < pl->k.accum; mb++) {
+		/* no_sync: only the last micro-batch reduces */
+		const int last = mb == pl->k.accum - 1;
+		if (pl->k.accum > 1)
+			emit(&b, ACT_MICRO, mb);
 
-	/* ---- backward ---- */
-	int pending_rs = -1, next_bucket = 0;
-	for (int g = G - 1; g >= 0; g--) {
-		if (pl->sharded) {
-			/* BACKWARD_PRE prefetches g-1 if backward will need to gather it */
-			int pre = bp == PREFETCH_BACKWARD_PRE && g > 0 && pl->reshard_after_forward ? g - 1 : -1;
-			unshard(&b, g, pre);
+		/* ---- forward ---- */
+		for (int g = 0; g < G; g++) {
+			if (pl->sharded)
+				unshard(&b, g, pl->k.forward_prefetch ? g + 1 : -1);
+			emit(&b, ACT_FORWARD, g);
+			if (pl->reshard_after_forward && g != G - 1)
+				free_group(&b, g);
 		}
-		emit(&b, ACT_BACKWARD, g);
-		if (pl->sharded) {
-			free_group(&b, g);
-			if (bp == PREFETCH_BACKWARD_POST && g > 0 && pl->reshard_after_forward && !b.issued[g - 1] &&
-			    can_gather(&b))
-				gather(&b, g - 1);
-			emit(&b, ACT_REDUCE_SCATTER, g);
-			if (pending_rs >= 0) {
-				emit(&b, ACT_WAIT_RS, pending_rs);
-				if (pl->nbuckets)        /* hybrid across nodes: bucket of group pending_rs */
+
+		/* ---- backward ---- */
+		int pending_rs = -1, next_bucket = 0;
+		for (int g = G - 1; g >= 0; g--) {
+			if (pl->sharded) {
+				/* BACKWARD_PRE prefetches g-1 if backward will need to gather it */
+				int pre = bp == PREFETCH_BACKWARD_PRE && g > 0 && pl->reshard_after_forward ? g - 1 : -1;
+				unshard(&b, g, pre);
+			}
+			emit(&b, ACT_BACKWARD, g);
+			if (pl->sharded) {
+				free_group(&b, g);
+				if (bp == PREFETCH_BACKWARD_POST && g > 0 && pl->reshard_after_forward && !b.issued[g - 1] &&
+				    can_gather(&b))
+					gather(&b, g - 1);
+				if (!last)
+					continue;
+				emit(&b, ACT_REDUCE_SCATTER, g);
+				if (pending_rs >= 0) {
+					emit(&b, ACT_WAIT_RS, pending_rs);
+					if (pl->nbuckets)        /* hybrid across nodes: bucket of group pending_rs */
+						emit(&b, ACT_ALL_REDUCE, next_bucket++);
+				}
+				pending_rs = g;
+			} else if (last) {
+				while (next_bucket < pl->nbuckets && pl->b[next_bucket].group_lo == g)
 					emit(&b, ACT_ALL_REDUCE, next_bucket++);
 			}
-			pending_rs = g;
-		} else {
-			while (next_bucket < pl->nbuckets && pl->b[next_bucket].group_lo == g)
+		}
+		if (pending_rs >= 0) {
+			emit(&b, ACT_WAIT_RS, pending_rs);
+			if (pl->nbuckets)
 				emit(&b, ACT_ALL_REDUCE, next_bucket++);
 		}
-	}
-	if (pending_rs >= 0) {
-		emit(&b, ACT_WAIT_RS, pending_rs);
-		if (pl->nbuckets)
-			emit(&b, ACT_ALL_REDUCE, next_bucket++);
 	}
 	for (int i = 0; i < pl->nbuckets; i++)
 		emit(&b, ACT_WAIT_AR, i);
@@ -320,12 +336,12 @@ void dist_schedule_release(struct dist_schedule *s)
 /* ===================================================================== */
 
 static const char *act_names[] = { "ALL_GATHER", "WAIT_AG", "FORWARD", "FREE", "BACKWARD", "REDUCE_SCATTER",
-				   "WAIT_RS", "ALL_REDUCE", "WAIT_AR", "GRAD_NORM", "OPTIMIZER" };
-static const char *act_tokens[] = { "AG", "WAG", "F", "FREE", "B", "RS", "WRS", "AR", "WAR", "NORM", "OPT" };
+				   "WAIT_RS", "ALL_REDUCE", "WAIT_AR", "GRAD_NORM", "OPTIMIZER", "MICRO" };
+static const char *act_tokens[] = { "AG", "WAG", "F", "FREE", "B", "RS", "WRS", "AR", "WAR", "NORM", "OPT", "MB" };
 
 const char *dist_act_name(enum dist_act a)
 {
-	return (unsigned)a <= ACT_OPTIMIZER ? act_names[a] : "?";
+	return (unsigned)a <= ACT_MICRO ? act_names[a] : "?";
 }
 
 int dist_schedule_format(const struct dist_schedule *s, char *buf, size_t len)
@@ -335,7 +351,7 @@ int dist_schedule_format(const struct dist_schedule *s, char *buf, size_t len)
 		buf[0] = '\0';
 	for (int i = 0; i < s->n; i++) {
 		const struct dist_action *a = &s->a[i];
-		const char *tok = (unsigned)a->kind <= ACT_OPTIMIZER ? act_tokens[a->kind] : "?";
+		const char *tok = (unsigned)a->kind <= ACT_MICRO ? act_tokens[a->kind] : "?";
 		char *at = buf && used < len ? buf + used : NULL;
 		size_t room = at ? len - used : 0;
 		int k = a->arg >= 0 ? snprintf(at, room, "%s%s%d", i ? " " : "", tok, a->arg)
@@ -360,6 +376,9 @@ enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struc
 	int *ar = xcalloc((size_t)(NB ? NB : 1), sizeof(int));
 	int in_flight = 0, gathered = 0, next_fwd = 0, next_bwd = G - 1, norm = 0, opt = 0;
 	int hybrid_ar = pl->sharded && NB > 0;
+	/* micro-batch in progress: without accumulation the whole step is micro-batch 0 */
+	const int K = pl->k.accum > 1 ? pl->k.accum : 1;
+	int mb = K > 1 ? -1 : 0;
 
 	for (int i = 0; i < s->n; i++) {
 		const struct dist_action *a = &s->a[i];
@@ -372,7 +391,24 @@ enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struc
 			BAD("action %d: %s of group %d outside 0..%d", i, nm, g, G - 1);
 		if ((a->kind == ACT_ALL_REDUCE || a->kind == ACT_WAIT_AR) && (g < 0 || g >= NB))
 			BAD("action %d: %s of bucket %d outside 0..%d", i, nm, g, NB - 1);
+		if (a->kind != ACT_MICRO && mb < 0)
+			BAD("action %d (%s %d) before MICRO 0 (accumulation over %d micro-batches)", i, nm, g, K);
+		if ((a->kind == ACT_REDUCE_SCATTER || a->kind == ACT_ALL_REDUCE) && mb != K - 1)
+			BAD("action %d: %s %d in micro-batch %d of %d: gradients are reduced in the last only (no_sync)",
+			    i, nm, g, mb, K);
 		switch (a->kind) {
+		case ACT_MICRO:
+			if (K == 1)
+				BAD("action %d: MICRO %d without accumulation", i, g);
+			if (g != mb + 1 || g >= K)
+				BAD("action %d: MICRO %d, expected %d of 0..%d", i, g, mb + 1, K - 1);
+			if (mb >= 0 && next_bwd != -1)
+				BAD("action %d: MICRO %d before the backward of micro-batch %d ended", i, g, mb);
+			if (gathered)
+				BAD("action %d: MICRO %d with %d groups still gathered", i, g, gathered);
+			mb = g, next_fwd = 0, next_bwd = G - 1;
+			z.n_micro++;
+			break;
 		case ACT_ALL_GATHER:
 			if (!pl->sharded)
 				BAD("action %d: ALL_GATHER %d but the plan does not shard", i, g);
@@ -448,7 +484,7 @@ enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struc
 			ar[g] = 2;
 			break;
 		case ACT_GRAD_NORM:
-			if (next_bwd != -1)
+			if (next_bwd != -1 || mb != K - 1)
 				BAD("action %d: GRAD_NORM before the backward ended", i);
 			for (int k = 0; pl->sharded && k < G; k++)
 				if (rs[k] != 2)
@@ -470,6 +506,8 @@ enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struc
 	}
 	if (!opt)
 		BAD("the schedule does not end with OPTIMIZER");
+	if (K == 1)
+		z.n_micro = 1;
 	for (int g = 0; g < G; g++)
 		if (gs[g] || nag[g] != nfree[g])
 			BAD("group %d gathered %d times, freed %d times%s", g, nag[g], nfree[g],
@@ -501,6 +539,11 @@ out:
 	free(rs);
 	free(ar);
 	return st;
+}
+
+uint64_t dist_stress_seed(long step, int rep, int rank)
+{
+	return rng_mix(((uint64_t)step << 20) ^ ((uint64_t)rep << 12) ^ (uint64_t)rank ^ DIST_STRESS_SITE);
 }
 
 /* ===================================================================== */

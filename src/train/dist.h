@@ -56,6 +56,19 @@
  *   end: the last WAIT_RS, WAIT_AR of every bucket, GRAD_NORM (scale by
  *     1/world, squared norm of the local shard, all-reduced over the shard
  *     group, clip coefficient), OPTIMIZER (AdamW on the local shard).
+ * Gradient accumulation (knobs accum = k > 1): the forward and backward
+ * above run k times, each opened by MICRO j (micro-batch j = 0..k-1: the
+ * executor starts the model on batch j), with the same gathers, frees and
+ * prefetches per micro-batch; the reductions are issued only in the last
+ * micro-batch (PyTorch's no_sync): micro-batches 0..k-2 accumulate their
+ * gradients locally (sharded plans: in the group's UNSHARDED gradient
+ * buffer, which lives from the first BACKWARD of the step to its WAIT_RS,
+ * as FSDP1 keeps unsharded gradients under no_sync; so full_shard holds
+ * every group's unsharded gradient between micro-batches), and the last
+ * one's backward adds to them and reduces as above.  Each micro-batch's
+ * backward gives d(loss_j / k)/dp (the executor's loss scale 1/k), so the
+ * sum is the gradient of the mean over micro-batches.  k = 1 emits no
+ * MICRO: the schedule above, unchanged.
  * limit_all_gathers N: at most N ALL_GATHERs in flight (issued and not yet
  * waited).  A prefetch is placed before the current group's WAIT_AG when
  * that keeps the count <= N, otherwise after it (N = 1 serializes the
@@ -69,6 +82,7 @@
 #define AORTA_TRAIN_DIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 #include "comm/comm.h"
@@ -85,10 +99,12 @@ struct dist_knobs {
 	int limit_all_gathers;                   /* max ALL_GATHERs in flight; 0: no limit */
 	double bucket_cap_mb;                    /* DDP, MB = 2^20 bytes */
 	size_t first_bucket_bytes;               /* DDP's first bucket; 0: bucket_cap_mb */
+	int accum;                               /* micro-batches per optimizer step; 0: 1 */
 };
 
-/* From the config: fsdp.*, distributed.mode and bucket_cap_mb;
- * limit_all_gathers true gives 2, false 0; first bucket 1 MiB. */
+/* From the config: fsdp.*, distributed.mode and bucket_cap_mb,
+ * training.gradient_accumulation; limit_all_gathers true gives 2, false 0;
+ * first bucket 1 MiB. */
 void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg);
 
 struct dist_shard {
@@ -105,7 +121,7 @@ struct dist_bucket {
 };
 
 struct dist_plan {
-	struct dist_knobs k;
+	struct dist_knobs k;         /* k.accum >= 1 */
 	int world, rank, node_size;
 	int ngroups;
 	int sharded;                 /* parameters sharded (ALL_GATHER before use) */
@@ -130,11 +146,13 @@ void dist_plan_release(struct dist_plan *pl);
 enum dist_act {
 	ACT_ALL_GATHER = 0, ACT_WAIT_AG, ACT_FORWARD, ACT_FREE, ACT_BACKWARD,
 	ACT_REDUCE_SCATTER, ACT_WAIT_RS, ACT_ALL_REDUCE, ACT_WAIT_AR, ACT_GRAD_NORM, ACT_OPTIMIZER,
+	ACT_MICRO,
 };
 
 struct dist_action {
 	enum dist_act kind;
-	int arg;          /* group, or bucket for ALL_REDUCE / WAIT_AR, -1 for GRAD_NORM / OPTIMIZER */
+	int arg;          /* group, or bucket for ALL_REDUCE / WAIT_AR, micro-batch for MICRO,
+			   * -1 for GRAD_NORM / OPTIMIZER */
 };
 
 struct dist_schedule {
@@ -150,6 +168,7 @@ struct dist_schedule_stats {
 	int max_ag_in_flight;     /* ALL_GATHERs issued and not yet waited */
 	int max_gathered;         /* groups gathered and not yet freed */
 	int n_all_gather, n_free, n_reduce_scatter, n_all_reduce;
+	int n_micro;              /* micro-batches (k; 1 without MICRO) */
 };
 
 /* Simulates s against pl and checks: forward in order 0..L+1 then backward
@@ -158,16 +177,39 @@ struct dist_schedule_stats {
  * end; at most limit_all_gathers in flight; every group's gradient reduced
  * exactly once (REDUCE_SCATTER and, for hybrid, one ALL_REDUCE; or the
  * ALL_REDUCE of its buckets, which tile the local buffer) after its
- * backward, and waited before GRAD_NORM; OPTIMIZER last.  AORTA_ECHECK
- * with the action index on the first violation.  stats may be NULL. */
+ * backward, and waited before GRAD_NORM; OPTIMIZER last.  With accum
+ * k > 1: MICRO 0..k-1 in order, the first action MICRO 0, each after the
+ * previous micro-batch's backward ended with nothing gathered; forward and
+ * backward as above within each; every reduction in the last micro-batch
+ * (no_sync); GRAD_NORM after the last backward.  AORTA_ECHECK with the
+ * action index on the first violation.  stats may be NULL. */
 enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struct dist_plan *pl,
 				      struct dist_schedule_stats *stats, struct aorta_error *e);
 
 /* "AG0 WAG0 AG1 F0 FREE0 ... NORM OPT": one token per action (AG, WAG, F,
- * FREE, B, RS, WRS, AR, WAR + the argument; NORM, OPT).  Returns the
+ * FREE, B, RS, WRS, AR, WAR, MB + the argument; NORM, OPT).  Returns the
  * length it needed (as snprintf). */
 int dist_schedule_format(const struct dist_schedule *s, char *buf, size_t len);
 const char *dist_act_name(enum dist_act a);
+
+/* Stress injection (training.inject_allreduce_copies, upstream's recipe,
+ * UPSTREAM.md section 2): at the end of every step, after the optimizer
+ * and before the loss all-reduce, both executors repeat level times
+ * (training.allreduce_stress_level, 1..10), on the world group:
+ *   fill    DIST_STRESS_FLOATS floats: element i is
+ *           2 * rng_uniform(dist_stress_seed(step, rep, rank), DIST_STRESS_SITE, i) - 1
+ *   all_reduce (average: sum, then scale by 1/world)
+ *   copy    the buffer into a second one (device to device)
+ *   all_reduce (sum) of the copy
+ *   round trip of the copy device -> host -> device
+ *   all_reduce (average) of the copy
+ * The buffers are the executor's own, so training is unchanged; the
+ * collectives only load the links and the all-reduce stream.  step is the
+ * 0-based optimizer step, rep 0..level-1. */
+#define DIST_STRESS_FLOATS ((size_t)1 << 20)
+#define DIST_STRESS_MAX_LEVEL 10
+#define DIST_STRESS_SITE 0x57e55ull
+uint64_t dist_stress_seed(long step, int rep, int rank);
 
 /* The gradient-clipping factor, as PyTorch's clip_grad_norm_ and the GPU
  * trainer: norm = sqrt(sumsq) * extra (extra undoes a scale already in the

@@ -13,6 +13,7 @@
  */
 #include "train/dist_cpu.h"
 #include "train/ops.h"
+#include "train/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +84,9 @@ void dist_cpu_release(struct dist_cpu *x)
 	free(x->grads);
 	free(x->m);
 	free(x->v);
+	free(x->stress_a);
+	free(x->stress_b);
+	free(x->stress_h);
 	cpu_model_state_free(x->ms);
 	memset(x, 0, sizeof(*x));
 }
@@ -91,10 +95,14 @@ void dist_cpu_release(struct dist_cpu *x)
 
 struct step_ctx {
 	struct dist_cpu *x;
+	const struct batch *b;           /* the step's micro-batches */
+	uint64_t seed;
+	int training;
 	float lr;
 	float gscale;
+	float loss_sum;                  /* losses of the micro-batches done */
 	double norm;
-	int live;
+	int live, grad_live;
 	char phase[64];
 };
 
@@ -168,9 +176,16 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 			return cpu_model_group_forward(x->ms, g, gp, e);
 		float *gg = x->grads + sh->local_off;
 		if (pl->sharded) {
-			if (x->fgrad[g])
-				return not_ready(c, a, "gradient buffer still in use", e);
-			gg = x->fgrad[g] = xcalloc(sh->padded, sizeof(float));
+			/* the unsharded gradient: new at the step's first backward of
+			 * g, accumulated into by the later micro-batches */
+			if (x->rs[g].active)
+				return not_ready(c, a, "gradient buffer still being reduced", e);
+			if (!x->fgrad[g]) {
+				x->fgrad[g] = xcalloc(sh->padded, sizeof(float));
+				if (++c->grad_live > x->grad_live_max)
+					x->grad_live_max = c->grad_live;
+			}
+			gg = x->fgrad[g];
 		}
 		return cpu_model_group_backward(x->ms, g, gp, gg, e);
 	}
@@ -181,6 +196,8 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 					   phase(c, a), e);
 	case ACT_WAIT_RS: {
 		enum aorta_status st = comm_wait(&x->rs[g], e);
+		if (x->fgrad[g])
+			c->grad_live--;
 		free(x->fgrad[g]);
 		x->fgrad[g] = NULL;
 		return st;
@@ -204,27 +221,92 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 		cpu_adamw(x->params, x->grads, x->m, x->v, pl->local_total, c->lr, x->opt.beta1, x->opt.beta2,
 			  x->opt.eps, x->opt.weight_decay, x->steps + 1, c->gscale);
 		return AORTA_OK;
+	case ACT_MICRO:
+		/* micro-batch 0 was begun with the step; the next one starts once
+		 * the previous backward is done (its loss is kept) */
+		if (g <= 0)
+			return AORTA_OK;
+		if (g >= pl->k.accum)
+			return not_ready(c, a, "micro-batch outside the step", e);
+		c->loss_sum += cpu_model_loss(x->ms);
+		return cpu_model_begin(x->ms, &c->b[g], c->seed + (uint64_t)g, c->training,
+				       1.0f / (float)pl->k.accum, e);
 	}
 	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "unknown action %d", (int)a->kind);
+}
+
+void dist_cpu_set_stress(struct dist_cpu *x, int level)
+{
+	if (level > DIST_STRESS_MAX_LEVEL)
+		level = DIST_STRESS_MAX_LEVEL;
+	x->stress_level = level > 0 ? level : 0;
+	if (x->stress_level && !x->stress_a) {
+		x->stress_a = xmalloc(DIST_STRESS_FLOATS * sizeof(float));
+		x->stress_b = xmalloc(DIST_STRESS_FLOATS * sizeof(float));
+		x->stress_h = xmalloc(DIST_STRESS_FLOATS * sizeof(float));
+	}
+}
+
+static void stress_scale(float *p, size_t n, float s)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] *= s;
+}
+
+/* Upstream's stress sequence (dist.h) on host buffers: there is no device,
+ * so the copy and the round trip are memcpys; the all-reduces are real. */
+static enum aorta_status stress(struct dist_cpu *x, struct aorta_error *e)
+{
+	struct comm_group *w = comm_group(x->comm, COMM_PG_WORLD);
+	const size_t n = DIST_STRESS_FLOATS;
+	const float inv = 1.0f / (float)x->pl->world;
+	enum aorta_status st = AORTA_OK;
+	char ph[64];
+	for (int r = 0; r < x->stress_level && !st; r++) {
+		uint64_t seed = dist_stress_seed(x->steps, r, x->comm->rank);
+		for (size_t i = 0; i < n; i++)
+			x->stress_a[i] = 2.0f * rng_uniform(seed, DIST_STRESS_SITE, i) - 1.0f;
+		snprintf(ph, sizeof(ph), "step %d stress_allreduce_%d", x->steps + 1, r);
+		if ((st = comm_all_reduce(w, x->stress_a, x->stress_a, n, NULL, ph, e)))
+			break;
+		stress_scale(x->stress_a, n, inv);
+		memcpy(x->stress_b, x->stress_a, n * sizeof(float));
+		snprintf(ph, sizeof(ph), "step %d stress_allreduce_sum_%d", x->steps + 1, r);
+		if ((st = comm_all_reduce(w, x->stress_b, x->stress_b, n, NULL, ph, e)))
+			break;
+		memcpy(x->stress_h, x->stress_b, n * sizeof(float));
+		memcpy(x->stress_b, x->stress_h, n * sizeof(float));
+		snprintf(ph, sizeof(ph), "step %d stress_allreduce_avg_%d", x->steps + 1, r);
+		if ((st = comm_all_reduce(w, x->stress_b, x->stress_b, n, NULL, ph, e)))
+			break;
+		stress_scale(x->stress_b, n, inv);
+		x->stress_all_reduces += 3;
+		x->stress_last = x->stress_b[0];
+	}
+	return st;
 }
 
 enum aorta_status dist_cpu_step(struct dist_cpu *x, const struct dist_schedule *s, const struct batch *b,
 				uint64_t dropout_seed, int training, float lr, float *loss, double *grad_norm,
 				struct aorta_error *e)
 {
-	struct step_ctx c = { .x = x, .lr = lr, .gscale = 1.0f };
-	enum aorta_status st = cpu_model_begin(x->ms, b, dropout_seed, training, 1.0f, e);
+	struct step_ctx c = { .x = x, .b = b, .seed = dropout_seed, .training = training, .lr = lr, .gscale = 1.0f };
+	const int k = x->pl->k.accum;
+	enum aorta_status st = cpu_model_begin(x->ms, b, dropout_seed, training, 1.0f / (float)k, e);
 	if (st)
 		return st;
 	memset(x->grads, 0, x->pl->local_total * sizeof(float));
 	for (int i = 0; i < s->n && !st; i++)
 		st = run_action(&c, &s->a[i], e);
+	if (!st && x->stress_level)
+		st = stress(x, e);
 	if (st)
 		return st;
 	x->steps++;
 
-	/* the loss of the whole global batch: mean of the ranks' means */
-	float l = cpu_model_loss(x->ms);
+	/* the loss of the whole global batch: mean over the micro-batches of
+	 * the mean of the ranks' means */
+	float l = k > 1 ? (c.loss_sum + cpu_model_loss(x->ms)) / (float)k : cpu_model_loss(x->ms);
 	if (x->pl->world > 1) {
 		st = comm_all_reduce(comm_group(x->comm, COMM_PG_WORLD), &l, &l, 1, NULL, "loss all_reduce", e);
 		l /= (float)x->pl->world;

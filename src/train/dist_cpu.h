@@ -24,6 +24,21 @@
  * caller chooses dropout_seed per rank (mix the rank in, or every rank
  * draws the same masks for its own samples).
  *
+ * Gradient accumulation (plan k.accum = k > 1, the schedule's MICRO
+ * actions): a step takes k batches of b samples; each micro-batch's
+ * backward runs with loss scale 1/k and ACCUMULATES into the gradients
+ * (sharded plans: into the group's unsharded gradient buffer, kept from the
+ * step's first BACKWARD to its WAIT_RS, so full_shard holds all of them
+ * between micro-batches), and the reductions run once, in the last
+ * micro-batch (no_sync).  The loss is the mean over the micro-batches (and
+ * the ranks).  So world W with k micro-batches of b equals world 1 with
+ * one batch of W*k*b when rank r's micro-batch j of step s holds samples
+ * (s*k + j)*W*b + r*b .. + b-1 (world 1: samples s*W*k*b ..).
+ *
+ * Stress (dist_cpu_set_stress): upstream's all-reduce stress sequence of
+ * dist.h after the optimizer, on host buffers of the executor's own; it
+ * does not change the parameters or the loss.
+ *
  * Ownership: dist_cpu_init allocates, dist_cpu_release frees; the plan,
  * layout, dims and comm are borrowed and must outlive it.  Errors (a
  * collective's timeout, an action on a freed group) come back as a status
@@ -56,6 +71,11 @@ struct dist_cpu {
 	struct cpu_model_state *ms;
 	int steps;                       /* optimizer steps taken */
 	int live_max;                    /* most gathered groups alive at once (memory check) */
+	int grad_live_max;               /* most unsharded gradient buffers alive at once */
+	int stress_level;                /* 0: off; else stress repetitions per step (dist.h) */
+	float *stress_a, *stress_b, *stress_h;   /* DIST_STRESS_FLOATS each while stress_level > 0 */
+	long long stress_all_reduces;    /* stress all-reduces issued */
+	float stress_last;               /* element 0 of the last stress buffer after its final average */
 };
 
 /* init_params: the full flat parameters (lay->total); rank 0's copy is
@@ -64,12 +84,18 @@ struct dist_cpu {
 enum aorta_status dist_cpu_init(struct dist_cpu *x, const struct model_dims *d, const struct param_layout *lay,
 				const struct dist_plan *pl, struct comm *c, int local_batch,
 				const float *init_params, const struct dist_adamw *opt, struct aorta_error *e);
-/* One optimizer step of schedule s on this rank's batch b at learning rate
- * lr.  *loss: mean over all ranks' samples; *grad_norm: the global norm of
- * the mean gradient before clipping (either may be NULL). */
+/* One optimizer step of schedule s on this rank's batches b[0..k-1] (k =
+ * the plan's accum; micro-batch j draws its dropout masks with seed
+ * dropout_seed + j) at learning rate lr.  *loss: mean over all ranks' and
+ * micro-batches' samples; *grad_norm: the global norm of the mean gradient
+ * before clipping (either may be NULL). */
 enum aorta_status dist_cpu_step(struct dist_cpu *x, const struct dist_schedule *s, const struct batch *b,
 				uint64_t dropout_seed, int training, float lr, float *loss, double *grad_norm,
 				struct aorta_error *e);
+/* Stress injection at the end of every later step: level repetitions
+ * (clamped to 1..DIST_STRESS_MAX_LEVEL; 0 turns it off) of the sequence of
+ * dist.h.  Collective in effect: every rank must set the same level. */
+void dist_cpu_set_stress(struct dist_cpu *x, int level);
 /* Collective: every rank gets the full parameters in out[lay->total]. */
 enum aorta_status dist_cpu_full_params(struct dist_cpu *x, float *out, struct aorta_error *e);
 void dist_cpu_release(struct dist_cpu *x);

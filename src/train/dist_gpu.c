@@ -133,7 +133,8 @@ static enum aorta_status pools_presize(struct dist_gpu *x, struct aorta_error *e
 			x->gslot[g] = -1;
 			break;
 		case ACT_BACKWARD:
-			if (pl->sharded)
+			/* with accumulation, later micro-batches add to the buffer taken */
+			if (pl->sharded && x->fslot[g] < 0)
 				st = pool_take(&x->gradp, pl->g[g].padded, NULL, &x->fslot[g], e);
 			break;
 		case ACT_WAIT_RS:
@@ -253,13 +254,13 @@ static enum aorta_status follow(gpuEvent_t ev, gpuStream_t from, gpuStream_t to,
 
 static int ncolls(const struct dist_plan *pl)
 {
-	return 3 * pl->ngroups + pl->nbuckets;
+	return (2 * pl->k.accum + 1) * pl->ngroups + pl->nbuckets;
 }
 
 static struct dist_gpu_coll *coll_at(struct dist_gpu *x, int i)
 {
-	const int G = x->pl->ngroups;
-	return i < 2 * G ? &x->ag[i] : i < 3 * G ? &x->rs[i - 2 * G] : &x->ar[i - 3 * G];
+	const int A = 2 * x->pl->k.accum * x->pl->ngroups, G = x->pl->ngroups;
+	return i < A ? &x->ag[i] : i < A + G ? &x->rs[i - A] : &x->ar[i - A - G];
 }
 
 enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const struct dist_plan *pl,
@@ -300,7 +301,7 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	x->nag = xcalloc((size_t)G, sizeof(int));
 	for (int g = 0; g < G; g++)
 		x->gslot[g] = x->fslot[g] = -1;
-	x->ag = xcalloc((size_t)(2 * G), sizeof(*x->ag));
+	x->ag = xcalloc((size_t)(2 * pl->k.accum * G), sizeof(*x->ag));
 	x->rs = xcalloc((size_t)G, sizeof(*x->rs));
 	x->ar = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar));
 
@@ -310,6 +311,7 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->m, nb))) || (st = GPU_CALL(e, gpuMalloc((void **)&x->v, nb))) ||
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->hl, 2 * sizeof(float)))) ||
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->lossbuf, 2 * sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMalloc((void **)&x->lossacc, sizeof(float)))) ||
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_out, 2 * sizeof(float)))) ||
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_sumsq, sizeof(double)))) ||
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_stop, sizeof(float)))))
@@ -318,6 +320,8 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_compute, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_aux, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_join, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_consumed, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_mbdata, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->norm.done, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->loss.done, gpuEventDisableTiming))))
 		goto fail;
@@ -378,14 +382,20 @@ void dist_gpu_release(struct dist_gpu *x)
 		for (int i = 0; i < ncolls(x->pl); i++)
 			if (coll_at(x, i)->done)
 				gpuEventDestroy(coll_at(x, i)->done);
-	gpuEvent_t evs[] = { x->ev_start, x->ev_compute, x->ev_aux, x->ev_join, x->norm.done, x->loss.done };
+	gpuEvent_t evs[] = { x->ev_start, x->ev_compute, x->ev_aux, x->ev_join, x->ev_consumed, x->ev_mbdata,
+			     x->norm.done, x->loss.done };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			gpuEventDestroy(evs[i]);
-	float *dev[] = { x->params, x->grads, x->m, x->v, x->hl, x->lossbuf };
+	for (int i = 0; i < 3 * DIST_STRESS_MAX_LEVEL; i++)
+		if (x->stress[i].done)
+			gpuEventDestroy(x->stress[i].done);
+	float *dev[] = { x->params, x->grads, x->m, x->v, x->hl, x->lossbuf, x->lossacc, x->stress_a, x->stress_b };
 	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
 		if (dev[i])
 			gpuFree(dev[i]);
+	if (x->stress_h)
+		gpuFreeHost(x->stress_h);
 	if (x->h_out)
 		gpuFreeHost(x->h_out);
 	if (x->h_sumsq)
@@ -494,6 +504,34 @@ static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_er
 	return AORTA_OK;
 }
 
+/* MICRO j: micro-batch 0 was begun with the step; for j >= 1, micro-batch
+ * j-1's loss into the sum (compute), its batch buffer released to the
+ * loader's upload on aux, compute waits for that upload, the model begins
+ * on it (dist_gpu.h). */
+static enum aorta_status micro_begin(struct dist_gpu *x, const struct dist_action *a, struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX];
+	const int j = a->arg;
+	enum aorta_status st;
+	uint64_t seed = 0;
+
+	if (j <= 0)
+		return AORTA_OK;
+	if (j >= x->pl->k.accum)
+		return not_ready(x, a, "micro-batch outside the step", e);
+	if (!x->load)
+		return not_ready(x, a, "no micro-batch loader (dist_gpu_set_loader)", e);
+	gpu_add(gm->ops, x->lossacc, x->lossacc, gm->loss, 1);
+	if ((st = follow(x->ev_consumed, cs, as, e)) || (st = x->load(x->load_ctx, j, as, &seed, e)) ||
+	    (st = follow(x->ev_mbdata, as, cs, e)))
+		return st;
+	x->mb = j;
+	for (int g = 0; g < x->pl->ngroups; g++)
+		x->nag[g] = 0;
+	return gpu_model_begin(gm, seed, x->training, x->loss_scale, e);
+}
+
 static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action *a, float lr,
 				    struct aorta_error *e)
 {
@@ -511,18 +549,18 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		if (x->gslot[g] >= 0)
 			return not_ready(x, a, "already gathered", e);
 		if (x->nag[g] > 1)
-			return not_ready(x, a, "gathered a third time in one step", e);
+			return not_ready(x, a, "gathered a third time in one micro-batch", e);
 		int ph = x->nag[g]++;
 		if ((st = pool_take(&x->gather, sh->padded, x->gs->s[GS_ALLGATHER], &x->gslot[g], e)))
 			return st;
 		snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
-		return coll_start(x, &x->ag[ph * pl->ngroups + g], COMM_ALL_GATHER, shard, x->params + sh->local_off,
-				  x->gather.s[x->gslot[g]].p, sh->shard_len, what, e);
+		return coll_start(x, &x->ag[(x->mb * 2 + ph) * pl->ngroups + g], COMM_ALL_GATHER, shard,
+				  x->params + sh->local_off, x->gather.s[x->gslot[g]].p, sh->shard_len, what, e);
 	}
 	case ACT_WAIT_AG:
 		if (x->gslot[g] < 0 || x->nag[g] < 1)
 			return not_ready(x, a, "no all-gather in flight", e);
-		return coll_wait_stream(&x->ag[(x->nag[g] - 1) * pl->ngroups + g], cs, e);
+		return coll_wait_stream(&x->ag[(x->mb * 2 + x->nag[g] - 1) * pl->ngroups + g], cs, e);
 	case ACT_FREE:
 		if (x->gslot[g] < 0)
 			return not_ready(x, a, "not gathered", e);
@@ -546,17 +584,22 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 			return st;
 		}
 		float *gg = x->grads + sh->local_off;
+		int fresh = 0;   /* the step's first backward of g: zero its unsharded gradient */
 		if (pl->sharded) {
-			if (x->fslot[g] >= 0)
-				return not_ready(x, a, "gradient buffer still in use", e);
-			if ((st = pool_take(&x->gradp, sh->padded, cs, &x->fslot[g], e)))
-				return st;
+			/* with accumulation, later micro-batches add to the buffer taken */
+			if (x->fslot[g] < 0) {
+				if ((st = pool_take(&x->gradp, sh->padded, cs, &x->fslot[g], e)))
+					return st;
+				fresh = 1;
+			} else if (x->rs[g].issued) {
+				return not_ready(x, a, "gradient buffer still being reduced", e);
+			}
 			gg = x->gradp.s[x->fslot[g]].p;
 		}
 		if (isolate_mode == ISO_COMM)
 			return AORTA_OK;
 		int h = compute_begin(x, "backward", g);
-		if (pl->sharded && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
+		if (fresh && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
 			return st;
 		st = gpu_model_group_backward(gm, g, gp, gg, e);
 		range_end(x, h);
@@ -592,8 +635,95 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		return grad_norm(x, e);
 	case ACT_OPTIMIZER:
 		return optimizer(x, lr, e);
+	case ACT_MICRO:
+		return micro_begin(x, a, e);
 	}
 	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "unknown action %d", (int)a->kind);
+}
+
+void dist_gpu_set_loader(struct dist_gpu *x, dist_gpu_load_fn load, void *ctx)
+{
+	x->load = load;
+	x->load_ctx = ctx;
+}
+
+enum aorta_status dist_gpu_set_stress(struct dist_gpu *x, int level, struct aorta_error *e)
+{
+	enum aorta_status st;
+	if (level > DIST_STRESS_MAX_LEVEL)
+		level = DIST_STRESS_MAX_LEVEL;
+	if (level <= 0) {
+		x->stress_level = 0;
+		return AORTA_OK;
+	}
+	const size_t nb = DIST_STRESS_FLOATS * sizeof(float);
+	if (!x->stress_a && ((st = GPU_CALL(e, gpuMalloc((void **)&x->stress_a, nb))) ||
+			     (st = GPU_CALL(e, gpuMalloc((void **)&x->stress_b, nb))) ||
+			     (st = GPU_CALL(e, gpuMallocHost((void **)&x->stress_h, nb)))))
+		return st;
+	for (int i = 0; i < 3 * DIST_STRESS_MAX_LEVEL; i++)
+		if (!x->stress[i].done &&
+		    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->stress[i].done, gpuEventDisableTiming))))
+			return st;
+	x->stress_level = level;
+	return AORTA_OK;
+}
+
+/* A copy on the allreduce stream, bracketed there as <prefix>_<what>. */
+static enum aorta_status stress_copy(struct dist_gpu *x, void *dst, const void *src, int kind,
+				     enum rec_kind rk, const char *what, struct aorta_error *e)
+{
+	char tag[128];
+	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, what);
+	nvtx_push(what);
+	int h = x->rec ? rec_begin(x->rec, GS_ALLREDUCE, tag, rk) : -1;
+	enum aorta_status st = GPU_CALL(e, gpuMemcpyAsync(dst, src, DIST_STRESS_FLOATS * sizeof(float), kind,
+							  x->gs->s[GS_ALLREDUCE]));
+	range_end(x, h);
+	return st;
+}
+
+/* Upstream's stress injection (dist.h), all on the allreduce stream after
+ * the optimizer: the stream-ordered kernels, copies and collectives need
+ * no other dependency (the buffers are the executor's own). */
+static enum aorta_status stress(struct dist_gpu *x, struct aorta_error *e)
+{
+	gpuStream_t ars = x->gs->s[GS_ALLREDUCE], as = x->gs->s[GS_AUX];
+	struct comm_group *w = comm_group(x->comm, COMM_PG_WORLD);
+	const size_t n = DIST_STRESS_FLOATS;
+	const float inv = 1.0f / (float)x->pl->world;
+	enum aorta_status st;
+	char what[48];
+
+	if ((st = follow(x->ev_aux, as, ars, e)))
+		return st;
+	for (int r = 0; r < x->stress_level; r++) {
+		struct dist_gpu_coll *c = &x->stress[3 * r];
+		uint64_t seed = dist_stress_seed(x->steps, r, x->comm->rank);
+		if ((st = GPU_CALL(e, (gpuError_t)gpu_stress_fill(x->stress_a, n, seed, DIST_STRESS_SITE, ars))))
+			return st;
+		snprintf(what, sizeof(what), "stress_allreduce_%d", r);
+		if ((st = coll_start(x, &c[0], COMM_ALL_REDUCE, w, x->stress_a, x->stress_a, n, what, e)) ||
+		    (st = GPU_CALL(e, (gpuError_t)gpu_stress_scale(x->stress_a, n, inv, ars))))
+			return st;
+		snprintf(what, sizeof(what), "stress_copy_%d", r);
+		if ((st = stress_copy(x, x->stress_b, x->stress_a, gpuMemcpyDeviceToDevice, REC_MEMCPY_D2D, what, e)))
+			return st;
+		snprintf(what, sizeof(what), "stress_allreduce_sum_%d", r);
+		if ((st = coll_start(x, &c[1], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, what, e)))
+			return st;
+		snprintf(what, sizeof(what), "stress_d2h_%d", r);
+		if ((st = stress_copy(x, x->stress_h, x->stress_b, gpuMemcpyDeviceToHost, REC_MEMCPY_D2H, what, e)))
+			return st;
+		snprintf(what, sizeof(what), "stress_h2d_%d", r);
+		if ((st = stress_copy(x, x->stress_b, x->stress_h, gpuMemcpyHostToDevice, REC_MEMCPY_H2D, what, e)))
+			return st;
+		snprintf(what, sizeof(what), "stress_allreduce_avg_%d", r);
+		if ((st = coll_start(x, &c[2], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, what, e)) ||
+		    (st = GPU_CALL(e, (gpuError_t)gpu_stress_scale(x->stress_b, n, inv, ars))))
+			return st;
+	}
+	return AORTA_OK;
 }
 
 enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuEvent_t data_ready,
@@ -609,6 +739,10 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	snprintf(x->prefix, sizeof(x->prefix), "%s", tag_prefix);
 	for (int g = 0; g < x->pl->ngroups; g++)
 		x->nag[g] = 0;
+	x->mb = 0;
+	x->training = training;
+	x->loss_scale = loss_scale;
+	const int K = x->pl->k.accum;
 	gm->stream = cs;
 	gpu_ops_set_stream(gm->ops, cs);
 	/* the comm streams start after everything before this step on compute */
@@ -620,18 +754,30 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	if (data_ready && (st = GPU_CALL(e, gpuStreamWaitEvent(cs, data_ready, 0))))
 		return st;
 	if ((st = GPU_CALL(e, gpuMemsetAsync(x->grads, 0, x->pl->local_total * sizeof(float), cs))) ||
+	    (K > 1 && (st = GPU_CALL(e, gpuMemsetAsync(x->lossacc, 0, sizeof(float), cs)))) ||
 	    (st = gpu_model_begin(gm, dropout_seed, training, loss_scale, e)))
 		return st;
 	for (int i = 0; i < x->sch->n; i++)
 		if ((st = run_action(x, &x->sch->a[i], lr, e)))
 			return st;
 
+	/* with accumulation the last micro-batch's loss joins the sum, on aux,
+	 * which followed compute at GRAD_NORM */
+	const float *lsrc = gm->loss;
+	if (K > 1) {
+		gpu_ops_set_stream(gm->ops, as);
+		gpu_add(gm->ops, x->lossacc, x->lossacc, gm->loss, 1);
+		lsrc = x->lossacc;
+	}
+	if (x->stress_level && (st = stress(x, e)))
+		return st;
+
 	/* the loss (and the stop flags) of the whole global batch, on aux after
 	 * the optimizer, which followed compute */
 	*x->h_stop = stop ? 1.0f : 0.0f;
 	if ((st = isolate_mode == ISO_COMM ?
 			  GPU_CALL(e, gpuMemsetAsync(x->lossbuf, 0, sizeof(float), as)) :
-			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, gm->loss, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
+			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, lsrc, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
 	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
 		return st;
 	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
@@ -672,13 +818,18 @@ enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *gr
 	s2 = coll_finish(&x->loss, st ? NULL : e);
 	if (!st)
 		st = s2;
+	for (int i = 0; i < 3 * DIST_STRESS_MAX_LEVEL; i++) {
+		s2 = coll_finish(&x->stress[i], st ? NULL : e);
+		if (!st)
+			st = s2;
+	}
 	if (st)
 		return st;
 	x->steps++;
 	/* isolate=compute: the loss was not all-reduced */
 	const float W = isolate_mode == ISO_COMPUTE ? 1.0f : (float)x->pl->world;
 	if (loss)
-		*loss = x->h_out[0] / W;
+		*loss = x->h_out[0] / W / (float)x->pl->k.accum;
 	if (stop_any)
 		*stop_any = x->h_out[1] > 0.0f;
 	if (grad_norm)

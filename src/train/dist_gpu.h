@@ -51,6 +51,30 @@
  * memmove cannot touch device memory) and the tests compare it with the
  * single-GPU loop.
  *
+ * Gradient accumulation (plan k.accum = k > 1): the schedule's MICRO j
+ * (j >= 1) adds micro-batch j-1's loss to a device sum on compute, makes
+ * aux wait for compute (the batch buffer is free once the backward is
+ * done), calls the loader (dist_gpu_set_loader) to enqueue the upload of
+ * batch j on aux, makes compute wait for it and begins the model on it;
+ * the caller's loss_scale already holds the 1/k.  Sharded plans take a
+ * group's unsharded gradient buffer at its first BACKWARD of the step and
+ * accumulate into it until its WAIT_RS (the pools are sized for that by
+ * the same dry run); the reductions run in the last micro-batch only (the
+ * schedule's no_sync), exactly as dist_cpu.c.  All-gathers of micro-batch
+ * j are tagged as at k = 1 (the recorder keeps repeated tags).  The loss is
+ * the mean over micro-batches and ranks.
+ *
+ * Stress (dist_gpu_set_stress, training.inject_allreduce_copies): dist.h's
+ * sequence at the end of the step, after the optimizer (the allreduce
+ * stream waits for aux) and before the loss all-reduce, on the allreduce
+ * stream: per repetition r, the fill kernel, <prefix>_stress_allreduce_<r>
+ * (all_reduce, then the 1/world scale), <prefix>_stress_copy_<r> (device to
+ * device), <prefix>_stress_allreduce_sum_<r>, <prefix>_stress_d2h_<r> and
+ * <prefix>_stress_h2d_<r> (through pinned memory),
+ * <prefix>_stress_allreduce_avg_<r> (then the scale); the all-reduces
+ * have metadata.function all_reduce.  The loss all-reduce follows them on
+ * the same stream, so the step includes them.
+ *
  * Ownership: dist_gpu_init allocates the shard (params, grads, AdamW m and
  * v: plan->local_total floats each), the pools, events and pinned
  * scalars; dist_gpu_release frees them.  The model, plan, schedule, comm,
@@ -95,6 +119,11 @@ struct dist_gpu_coll {
 	int issued, local;
 };
 
+/* Enqueues the host-to-device upload of micro-batch mb (>= 1) of the step
+ * in progress on stream aux and returns its dropout seed. */
+typedef enum aorta_status (*dist_gpu_load_fn)(void *ctx, int mb, gpuStream_t aux, uint64_t *seed,
+					      struct aorta_error *e);
+
 struct dist_gpu {
 	struct gpu_model *gm;
 	const struct dist_plan *pl;
@@ -112,13 +141,25 @@ struct dist_gpu {
 	float *h_stop;                  /* pinned: this rank's stop flag for the step */
 	struct dist_gpu_pool gather, gradp;
 	int *gslot, *fslot, *nag;       /* per group: gathered slot, gradient slot (-1: none), gathers this step */
-	struct dist_gpu_coll *ag;       /* [2][ngroups]: forward and backward gathers */
+	struct dist_gpu_coll *ag;       /* [accum][2][ngroups]: forward and backward gathers per micro-batch */
 	struct dist_gpu_coll *rs;       /* [ngroups] */
 	struct dist_gpu_coll *ar;       /* [nbuckets] */
 	struct dist_gpu_coll norm, loss;
-	gpuEvent_t ev_start, ev_compute, ev_aux, ev_join;
+	gpuEvent_t ev_start, ev_compute, ev_aux, ev_join, ev_consumed, ev_mbdata;
 	int steps;                      /* optimizer steps taken */
 	char prefix[64];                /* tag prefix of the step in progress */
+	/* gradient accumulation */
+	int mb;                         /* micro-batch in progress */
+	int training;
+	float loss_scale;               /* of the step in progress */
+	float *lossacc;                 /* device [1]: sum of the micro-batches' losses */
+	dist_gpu_load_fn load;
+	void *load_ctx;
+	/* stress injection */
+	int stress_level;               /* 0: off */
+	float *stress_a, *stress_b;     /* device, DIST_STRESS_FLOATS each */
+	float *stress_h;                /* pinned, DIST_STRESS_FLOATS */
+	struct dist_gpu_coll stress[3 * DIST_STRESS_MAX_LEVEL];
 };
 
 /* init_params: the full flat parameters on the host (lay->total floats);
@@ -130,11 +171,20 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
 				float grad_unscale, struct aorta_error *e);
 
+/* The micro-batch loader (needed when the plan's accum > 1). */
+void dist_gpu_set_loader(struct dist_gpu *x, dist_gpu_load_fn load, void *ctx);
+/* Stress injection in every later step: level repetitions (clamped to
+ * 1..DIST_STRESS_MAX_LEVEL; 0 turns it off) of dist.h's sequence; allocates
+ * its buffers once.  Every rank must set the same level. */
+enum aorta_status dist_gpu_set_stress(struct dist_gpu *x, int level, struct aorta_error *e);
+
 /* Enqueues one step (no host wait): the actions of the schedule on the
  * batch the model holds (its upload enqueued before; data_ready, an event
  * recorded after it, or NULL, is what the compute stream waits for before
  * the first FORWARD, so the first all-gathers do not wait for the copy),
- * dropout seed and loss scale as gpu_model_begin, AdamW at lr with t =
+ * dropout seed and loss scale as gpu_model_begin (micro-batch 0's; with
+ * accumulation the loss scale includes 1/accum and the loader gives the
+ * later micro-batches' batches and seeds), AdamW at lr with t =
  * steps + 1; stop (this rank's wish to stop after the step) is summed with
  * the loss so every rank learns it at the same step.  tag_prefix:
  * "epoch<E>_step<S>". */

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "train/dist_ops_gpu.h"
+#include "train/rng.h"
 
 __global__ void sumsq_split_kernel(float *hl, const double *s)
 {
@@ -29,5 +30,37 @@ extern "C" int gpu_sumsq_split(float *hl_dev, const double *s_dev, void *stream)
 extern "C" int gpu_sumsq_join(double *s_dev, const float *hl_dev, void *stream)
 {
 	sumsq_join_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s_dev, hl_dev);
+	return (int)cudaGetLastError();
+}
+
+__global__ void stress_fill_kernel(float *x, size_t n, uint64_t seed, uint64_t site)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] = 2.0f * rng_uniform(seed, site, i) - 1.0f;
+}
+
+__global__ void stress_scale_kernel(float *x, size_t n, float s)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] *= s;
+}
+
+static unsigned stress_blocks(size_t n)
+{
+	size_t b = (n + 255) / 256;
+	return (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+}
+
+extern "C" int gpu_stress_fill(float *x_dev, size_t n, unsigned long long seed, unsigned long long site,
+			       void *stream)
+{
+	stress_fill_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(x_dev, n, (uint64_t)seed,
+										 (uint64_t)site);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int gpu_stress_scale(float *x_dev, size_t n, float s, void *stream)
+{
+	stress_scale_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(x_dev, n, s);
 	return (int)cudaGetLastError();
 }

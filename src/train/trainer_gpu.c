@@ -46,7 +46,14 @@
  * local shard on aux), then the same end marker and one host wait.  Each
  * rank caches the samples of its slice of every global batch (rank r of W
  * takes samples i*W*b + r*b .. +b-1 of cached batch i, world 1's batch i at
- * batch size W*b).  Graph mode and gradient accumulation are world 1 only.
+ * batch size W*b).  With gradient_accumulation k, micro-batch j of step s
+ * is cached batch s*k + j as at world 1, so W ranks x k micro-batches x b
+ * are world 1's batch W*k*b (with k times world 1's --data-batches); the
+ * executor runs the k micro-batches in one schedule, uploading batch j > 0
+ * through load_micro, and reduces the gradients once (no_sync).  With
+ * training.inject_allreduce_copies the executor adds upstream's all-reduce
+ * stress at the end of every step (dist_gpu.h).  Graph mode is world 1
+ * only.
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
@@ -382,6 +389,7 @@ struct step_ctx {
 	long per_epoch;
 	int rank;
 	struct dist_gpu *dx;                /* the distributed executor, NULL: single-GPU step */
+	long cur_step;                      /* the distributed step being enqueued (load_micro) */
 	/* graph mode */
 	struct step_params *hpar, *dpar;   /* pinned host, device */
 	size_t par_bytes;
@@ -407,6 +415,22 @@ static const struct batch *batch_of(const struct step_ctx *x, long s, int mb)
 static uint64_t seed_of(const struct step_ctx *x, long s, int mb)
 {
 	return rng_mix(x->seed ^ (uint64_t)(s * x->accum + mb) * 0x9e37ull ^ ((uint64_t)x->rank << 48));
+}
+
+/* The distributed executor's micro-batch loader: micro-batch mb of the
+ * step being enqueued, uploaded on aux under the step's prefetch tag. */
+static enum aorta_status load_micro(void *ctx, int mb, gpuStream_t aux, uint64_t *seed, struct aorta_error *e)
+{
+	struct step_ctx *x = ctx;
+	int epoch, estep;
+	char tag[128];
+	step_position(x, x->cur_step, &epoch, &estep);
+	snprintf(tag, sizeof(tag), "epoch%d_step%d_prefetch", epoch, estep);
+	int h = rbegin(x->rec, GS_AUX, tag, REC_MEMCPY_H2D, 1);
+	enum aorta_status st = gpu_model_upload_batch(x->gm, batch_of(x, x->cur_step, mb), aux, e);
+	rend(x->rec, h, 1);
+	*seed = seed_of(x, x->cur_step, mb);
+	return st;
 }
 
 static double lr_of(const struct step_ctx *x, long s)
@@ -546,6 +570,7 @@ static enum aorta_status enqueue_dist_step(struct step_ctx *x, long s, struct ao
 	char tag[128], prefix[64];
 
 	step_position(x, s, &epoch, &estep);
+	x->cur_step = s;
 	x->ph->nvtx = 1;
 	if (instrumented)
 		rec_step_begin(x->rec, s);
@@ -739,12 +764,6 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	const float loss_scale = (prec == PREC_FP16 ? FP16_LOSS_SCALE : 1.0f) / (float)accum;
 	const uint64_t seed = (uint64_t)cfg->dataset.seed;
 
-	if (dist && accum > 1) {
-		st = aorta_fail(e, AORTA_EUSAGE, cfg->source, 0, -1,
-				"training.gradient_accumulation %d: the distributed executor runs one micro-batch "
-				"per step (use a larger batch_size)", accum);
-		goto out;
-	}
 	if (dist) {
 		/* the plan and its schedule, checked before anything is allocated */
 		dist_knobs_from_config(&knobs, cfg);
@@ -797,6 +816,9 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 					gm.grad_unscale, e)))
 			goto out;
 		have_dx = 1;
+		if (cfg->training.inject_allreduce_copies &&
+		    (st = dist_gpu_set_stress(&dx, cfg->training.allreduce_stress_level, e)))
+			goto out;
 	} else if ((st = gpu_model_upload_params(&gm, params_host, e))) {
 		goto out;
 	}
@@ -878,6 +900,12 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
 			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
 	}
+	if (cfg->training.inject_allreduce_copies)
+		logline(log, quiet, dist ? "training.inject_allreduce_copies: %d x (all_reduce avg, copy, all_reduce sum, "
+					   "D2H/H2D round trip, all_reduce avg) of %zu floats at the end of every step"
+					 : "training.inject_allreduce_copies (level %d, %zu floats) ignored: it applies to the "
+					   "distributed executor (world > 1 or AORTA_TRAIN_DIST=1)",
+			dist ? dx.stress_level : cfg->training.allreduce_stress_level, DIST_STRESS_FLOATS);
 	/* the executor's measurement switch (dist_gpu.c says what each mode skips) */
 	const char *iso = getenv("AORTA_TRAIN_ISOLATE");
 	if (iso && *iso && strcmp(iso, "0")) {
@@ -904,6 +932,8 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
 			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch,
 			       .rank = rank, .dx = have_dx ? &dx : NULL };
+	if (have_dx)
+		dist_gpu_set_loader(&dx, load_micro, &x);
 	if (graph_wanted) {
 		x.par_bytes = sizeof(struct step_params) + (size_t)accum * sizeof(uint64_t);
 		x.copy_node = xcalloc((size_t)accum * GPU_MODEL_BATCH_COPIES, sizeof(*x.copy_node));

@@ -12,7 +12,12 @@
  *      gradient norms over 10 steps for full_shard, shard_grad_op,
  *      no_shard, hybrid_shard and ddp (several buckets), with prefetch
  *      knobs, fp32 and bf16, and its JSONL holds the per-group compute
- *      ranges and the all-gathers on the allgather stream.
+ *      ranges and the all-gathers on the allgather stream; the same with
+ *      gradient accumulation 2 on both sides (fp32: the executor's
+ *      micro-batches, loaded through the trainer, and its once-per-step
+ *      reductions against the single-GPU loop's accumulation), one variant
+ *      with stress injection at level 2 (the losses unchanged, 3 * 2
+ *      stress all-reduce ranges per step in the JSONL).
  * World 2 and 4 are checked on the device with tests/gpu/dist_equal.sh
  * (aorta train through the launcher) and the NCCL backend's own test.
  *
@@ -238,6 +243,23 @@ static int read_losses(const char *path, double *loss, double *norm, int max, in
 	return n;
 }
 
+/* Occurrences of s in the file at path (-1: unreadable). */
+static long count_in_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t cap = 1 << 20;
+	char *line = malloc(cap);
+	long n = 0;
+	while (fgets(line, (int)cap, f))
+		for (const char *p = strstr(line, s); p; p = strstr(p + 1, s))
+			n++;
+	free(line);
+	fclose(f);
+	return n;
+}
+
 static int run_train(const struct train_config *c, int dist, struct aorta_error *err)
 {
 	struct trainer_opts o = { 0, -1, 1, 0, 0 };
@@ -259,7 +281,9 @@ struct variant {
 	enum backward_prefetch bp;
 };
 
-static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_precision mp, double tol)
+/* accum: micro-batches per step on both sides; with accum > 1 the first
+ * variant also injects the stress at level 2. */
+static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_precision mp, double tol, int accum)
 {
 	static const struct variant vs[] = {
 		{ "full_shard", DIST_FSDP, SHARD_FULL, 0, 1, PREFETCH_BACKWARD_PRE },
@@ -276,8 +300,9 @@ static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_
 	double l0[NSTEPS], n0[NSTEPS], l1[NSTEPS], n1[NSTEPS];
 	int ag = 0;
 
-	snprintf(dir, sizeof(dir), "%s/single_%s", root, pn);
+	snprintf(dir, sizeof(dir), "%s/single_%s_acc%d", root, pn, accum);
 	small_config(&c, dir, mp);
+	c.training.gradient_accumulation = accum;
 	if (train_config_check(&c, &err) != AORTA_OK) {
 		verdict(0, "%s: the test config is invalid: %s", pn, err.msg);
 		return;
@@ -292,8 +317,12 @@ static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_
 		return;
 	}
 	for (size_t v = 0; v < sizeof(vs) / sizeof(vs[0]); v++) {
-		snprintf(dir, sizeof(dir), "%s/dist_%s_%s", root, vs[v].name, pn);
+		const int stress = accum > 1 && v == 0 ? 2 : 0;
+		snprintf(dir, sizeof(dir), "%s/dist_%s_%s_acc%d", root, vs[v].name, pn, accum);
 		small_config(&c, dir, mp);
+		c.training.gradient_accumulation = accum;
+		c.training.inject_allreduce_copies = stress > 0;
+		c.training.allreduce_stress_level = stress > 0 ? stress : 1;
 		c.distributed.mode = vs[v].mode;
 		c.fsdp.sharding_strategy = vs[v].strategy;
 		c.fsdp.forward_prefetch = vs[v].forward_prefetch;
@@ -318,11 +347,13 @@ static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_
 		}
 		int sharded = vs[v].mode == DIST_FSDP && (vs[v].strategy == SHARD_FULL || vs[v].strategy == SHARD_GRAD_OP ||
 							  vs[v].strategy == SHARD_HYBRID);
-		verdict(worst_l <= tol && worst_n <= 10 * tol && (!sharded || ag),
-			"%s %s: world-1 executor == single-GPU loop over %d steps: max rel diff loss %.3g, grad_norm "
-			"%.3g (tol %.g)%s; last loss %.6f vs %.6f", vs[v].name, pn, NSTEPS, worst_l, worst_n, tol,
+		long nstress = count_in_file(path, "_stress_allreduce_"), want_stress = 3L * stress * NSTEPS;
+		verdict(worst_l <= tol && worst_n <= 10 * tol && (!sharded || ag) && nstress == want_stress,
+			"%s %s, accum %d%s: world-1 executor == single-GPU loop over %d steps: max rel diff loss %.3g, "
+			"grad_norm %.3g (tol %.g)%s; %ld stress all-reduce ranges (want %ld); last loss %.6f vs %.6f",
+			vs[v].name, pn, accum, stress ? ", stress 2" : "", NSTEPS, worst_l, worst_n, tol,
 			sharded ? (ag ? ", all-gathers on the allgather stream" : ", NO all-gather ranges") : "",
-			l1[NSTEPS - 1], l0[NSTEPS - 1]);
+			nstress, want_stress, l1[NSTEPS - 1], l0[NSTEPS - 1]);
 	}
 }
 
@@ -344,8 +375,9 @@ int main(void)
 	if (!mkdtemp(root)) {
 		verdict(0, "mkdtemp failed");
 	} else {
-		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5);
-		test_executor_world1_equals_single_gpu(root, MP_BF16, 1e-4);
+		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5, 1);
+		test_executor_world1_equals_single_gpu(root, MP_BF16, 1e-4, 1);
+		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5, 2);
 		char cmd[1200];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 		if (system(cmd) != 0)

@@ -9,6 +9,14 @@
  * of step s, so the union over ranks is the reference's batch.  Dropout is
  * 0: its masks are indexed by position in the local batch (dist_cpu.h).
  *
+ * Gradient accumulation: world W with k = 2 micro-batches of b must equal
+ * world 1 with batch W*k*b over ACC_STEPS steps (full_shard, shard_grad_op,
+ * ddp); rank r's micro-batch j of step s holds samples
+ * [(s*k + j)*W*b + r*b, .. + b), the extension of the rule above.  Stress
+ * injection (dist_cpu_set_stress) must leave the training result as it
+ * was, issue 3 all-reduces per repetition and step, and end with the
+ * expected buffer (world * the mean of the ranks' fills).
+ *
  * Tolerance.  The distributed step differs from the serial one only in how
  * sums are associated (each rank sums its rows, then the ranks' sums are
  * added), a few ulp per gradient element; AdamW normalises the update, so
@@ -155,11 +163,21 @@ static int is_key_bias(size_t i)
 	return 0;
 }
 
+enum { ACC_STEPS = 10, ACC_K = 2 };
+
 static struct model_dims g_dims;
 static float *g_init, *g_ref, g_ref_loss[STEPS];
+static float *g_ref_acc, g_ref_acc_loss[ACC_STEPS];   /* world 1, batch W*ACC_K*LOCAL_B */
 static double worst_loss, worst_param, worst_key;
 
-static void train_and_compare(const char *name, struct dist_knobs k, int node_size)
+/* What one run trains: micro-batches per step, steps, the reference, the
+ * stress level. */
+struct run {
+	int accum, steps, stress;
+	const float *ref, *ref_loss;
+};
+
+static void train_and_compare_run(const char *name, struct dist_knobs k, int node_size, struct run r)
 {
 	struct comm *c = make_comm(node_size);
 	struct dist_plan pl;
@@ -169,28 +187,47 @@ static void train_and_compare(const char *name, struct dist_knobs k, int node_si
 	struct dist_adamw opt = { 0.9f, 0.98f, 1e-8f, 0.01f, MAX_NORM };
 	float *got = calloc(g_lay.total, sizeof(float)), *r0 = calloc(g_lay.total, sizeof(float));
 	float loss[STEPS];
-	int ok = 1;
+	const int K = r.accum;
+	long long ar0 = c->nstarted[COMM_ALL_REDUCE];
 
+	k.accum = K;
 	CHECK(dist_plan_init(&pl, world, rank, node_size, &k, &g_lay, &e) == AORTA_OK);
 	CHECK(dist_schedule_build(&s, &pl, &e) == AORTA_OK);
 	CHECK(dist_schedule_check(&s, &pl, NULL, &e) == AORTA_OK);
 	if (dist_cpu_init(&x, &g_dims, &g_lay, &pl, c, LOCAL_B, g_init, &opt, &e) != AORTA_OK)
 		comm_abort(c, &e, 5);
-	struct batch b;
-	batch_alloc(&b, &g_dims, LOCAL_B);
-	for (int st = 0; st < STEPS && ok; st++) {
-		uint64_t first = (uint64_t)st * (uint64_t)(world * LOCAL_B) + (uint64_t)(rank * LOCAL_B);
-		batch_fill(&b, &g_dims, REF_DATA_SEED, first);
-		if (dist_cpu_step(&x, &s, &b, ref_seed(st), 1, ref_lr(st), &loss[st], NULL, &e) != AORTA_OK)
+	dist_cpu_set_stress(&x, r.stress);
+	struct batch b[ACC_K];
+	for (int j = 0; j < K; j++)
+		batch_alloc(&b[j], &g_dims, LOCAL_B);
+	for (int st = 0; st < r.steps; st++) {
+		for (int j = 0; j < K; j++) {
+			uint64_t first = ((uint64_t)st * (uint64_t)K + (uint64_t)j) * (uint64_t)(world * LOCAL_B) +
+					 (uint64_t)(rank * LOCAL_B);
+			batch_fill(&b[j], &g_dims, REF_DATA_SEED, first);
+		}
+		if (dist_cpu_step(&x, &s, b, ref_seed(st), 1, ref_lr(st), &loss[st], NULL, &e) != AORTA_OK)
 			comm_abort(c, &e, 5);   /* the other ranks would hang in the next collective */
 	}
 	CHECK(dist_cpu_full_params(&x, got, &e) == AORTA_OK);
+	if (r.stress) {
+		/* the last repetition of the last step: the sum over ranks of the
+		 * average of the ranks' fills, at element 0 */
+		double want = 0.0;
+		for (int q = 0; q < world; q++)
+			want += 2.0 * rng_uniform(dist_stress_seed(r.steps - 1, r.stress - 1, q), DIST_STRESS_SITE, 0) - 1.0;
+		CHECK(x.stress_all_reduces == 3LL * r.steps * r.stress);
+		CHECK(c->nstarted[COMM_ALL_REDUCE] - ar0 >= 3LL * r.steps * r.stress);
+		CHECK_NEAR(x.stress_last, want, 1e-5);
+	}
+	if (K > 1 && pl.sharded)   /* no_sync: every group's unsharded gradient lives across micro-batches */
+		CHECK_EQ_I(x.grad_live_max, g_lay.ngroups);
 
 	double dl = 0.0, dp = 0.0, dk = 0.0, dr = 0.0;
-	for (int st = 0; st < STEPS; st++)
-		dl = fmax(dl, fabs((double)loss[st] - g_ref_loss[st]));
+	for (int st = 0; st < r.steps; st++)
+		dl = fmax(dl, fabs((double)loss[st] - r.ref_loss[st]));
 	for (size_t i = 0; i < g_lay.total; i++) {
-		double diff = fabs((double)got[i] - g_ref[i]);
+		double diff = fabs((double)got[i] - r.ref[i]);
 		if (is_key_bias(i))
 			dk = fmax(dk, diff);
 		else
@@ -206,25 +243,38 @@ static void train_and_compare(const char *name, struct dist_knobs k, int node_si
 	MPI_Allreduce(MPI_IN_PLACE, &dk, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Allreduce(MPI_IN_PLACE, &dr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	if (rank == 0)
-		printf("  world %d, local batch %d vs world 1 batch %d, %s: loss %.6f -> %.6f, "
+		printf("  world %d, %d x local batch %d vs world 1 batch %d, %s%s: loss %.6f -> %.6f, "
 		       "max |loss diff| %.3g, max |param diff| %.3g (key biases %.3g), ranks differ by %.3g\n",
-		       world, LOCAL_B, world * LOCAL_B, name, g_ref_loss[0], g_ref_loss[STEPS - 1], dl, dp, dk, dr);
+		       world, K, LOCAL_B, world * K * LOCAL_B, name, r.stress ? ", stress" : "", r.ref_loss[0],
+		       r.ref_loss[r.steps - 1], dl, dp, dk, dr);
 	CHECK(dl <= 1e-6);
 	CHECK(dp <= 2e-6);
 	CHECK(dk <= 1e-3);
 	CHECK(dr == 0.0);
-	CHECK(g_ref_loss[STEPS - 1] < g_ref_loss[0]);
+	if (K == 1)   /* the reference learns (10 steps of 16 samples are too noisy to tell) */
+		CHECK(r.ref_loss[r.steps - 1] < r.ref_loss[0]);
 	worst_loss = fmax(worst_loss, dl);
 	worst_param = fmax(worst_param, dp);
 	worst_key = fmax(worst_key, dk);
 
-	batch_free(&b);
+	for (int j = 0; j < K; j++)
+		batch_free(&b[j]);
 	dist_cpu_release(&x);
 	dist_schedule_release(&s);
 	dist_plan_release(&pl);
 	comm_destroy(c);
 	free(got);
 	free(r0);
+}
+
+static void train_and_compare(const char *name, struct dist_knobs k, int node_size)
+{
+	train_and_compare_run(name, k, node_size, (struct run){ 1, STEPS, 0, g_ref, g_ref_loss });
+}
+
+static void train_accum_and_compare(const char *name, struct dist_knobs k, int stress)
+{
+	train_and_compare_run(name, k, 1, (struct run){ ACC_K, ACC_STEPS, stress, g_ref_acc, g_ref_acc_loss });
 }
 
 static struct dist_knobs knobs(enum dist_mode mode, enum sharding_strategy st, int fp, enum backward_prefetch bp,
@@ -269,6 +319,23 @@ static void test_ddp_equals_world1(void)
 	train_and_compare("ddp, 2 KiB buckets", k, 1);
 }
 
+static void test_accumulation_equals_world1_big_batch(void)
+{
+	train_accum_and_compare("full_shard, prefetch fwd + BACKWARD_PRE, accum 2",
+				knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), 0);
+	train_accum_and_compare("shard_grad_op, accum 2", knobs(DIST_FSDP, SHARD_GRAD_OP, 1, PREFETCH_NONE, 2), 0);
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 2048.0 / 1048576.0;
+	k.first_bucket_bytes = 512;
+	train_accum_and_compare("ddp, 2 KiB buckets, accum 2", k, 0);
+}
+
+static void test_stress_injection_leaves_training_unchanged(void)
+{
+	train_accum_and_compare("full_shard, accum 2, level 2",
+				knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), 2);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -282,6 +349,8 @@ int main(int argc, char **argv)
 	g_ref = calloc(g_lay.total, sizeof(float));
 	params_init(g_init, &g_lay, &g_dims, REF_INIT_SEED);
 	ref_train(&g_dims, &g_lay, g_init, g_ref, STEPS, world * LOCAL_B, 1, MAX_NORM, g_ref_loss);
+	g_ref_acc = calloc(g_lay.total, sizeof(float));
+	ref_train(&g_dims, &g_lay, g_init, g_ref_acc, ACC_STEPS, world * ACC_K * LOCAL_B, 1, MAX_NORM, g_ref_acc_loss);
 
 	MTEST(test_collectives_on_world_node_and_cross_groups);
 	if (world >= 2)
@@ -291,6 +360,8 @@ int main(int argc, char **argv)
 	MTEST(test_no_shard_equals_world1);
 	MTEST(test_hybrid_shard_equals_world1);
 	MTEST(test_ddp_equals_world1);
+	MTEST(test_accumulation_equals_world1_big_batch);
+	MTEST(test_stress_injection_leaves_training_unchanged);
 
 	int rc = t_failed ? 1 : 0;
 	if (rank == 0) {
@@ -300,6 +371,7 @@ int main(int argc, char **argv)
 	}
 	free(g_init);
 	free(g_ref);
+	free(g_ref_acc);
 	layout_release(&g_lay);
 	MPI_Finalize();
 	return rc;

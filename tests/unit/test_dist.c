@@ -363,6 +363,44 @@ static void test_schedule_hybrid_all_reduces_shards_across_nodes(void)
 		       "B2 FREE2 RS2 AG1 WAG1 B1 FREE1 RS1 WRS2 AG0 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
 }
 
+static void test_schedule_accumulation_reduces_in_the_last_micro_batch(void)
+{
+	char buf[2048];
+	struct dist_knobs k = knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.accum = 2;
+	/* micro-batch 0 gathers, computes and frees as usual but reduces
+	 * nothing (no_sync); micro-batch 1 reduce-scatters the sums */
+	schedule_str(k, 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "MB0 AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 AG1 WAG1 B1 FREE1 AG0 WAG0 B0 FREE0 "
+		       "MB1 AG0 WAG0 F0 FREE0 AG1 WAG1 F1 FREE1 AG2 WAG2 F2 "
+		       "B2 FREE2 RS2 AG1 WAG1 B1 FREE1 RS1 WRS2 AG0 WAG0 B0 FREE0 RS0 WRS1 WRS0 NORM OPT");
+	k = knobs(DIST_FSDP, SHARD_GRAD_OP, 1, PREFETCH_BACKWARD_PRE, 2);
+	k.accum = 2;
+	schedule_str(k, 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "MB0 AG0 AG1 WAG0 F0 AG2 WAG1 F1 WAG2 F2 B2 FREE2 B1 FREE1 B0 FREE0 "
+		       "MB1 AG0 AG1 WAG0 F0 AG2 WAG1 F1 WAG2 F2 B2 FREE2 RS2 B1 FREE1 RS1 WRS2 B0 FREE0 RS0 WRS1 WRS0 "
+		       "NORM OPT");
+	k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.accum = 3;
+	schedule_str(k, 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "MB0 F0 F1 F2 B2 B1 B0 MB1 F0 F1 F2 B2 B1 B0 MB2 F0 F1 F2 B2 B1 B0 AR0 WAR0 NORM OPT");
+	/* accum 1 (and 0, the default) emits no MICRO */
+	k.accum = 1;
+	schedule_str(k, 2, 1, 1, buf, sizeof buf);
+	CHECK_STR(buf, "F0 F1 F2 B2 B1 B0 AR0 WAR0 NORM OPT");
+	/* a negative count is refused */
+	struct model_dims d = tiny_dims(1, 0.0f);
+	struct param_layout p;
+	struct dist_plan pl;
+	struct aorta_error e;
+	layout_init(&p, &d);
+	k.accum = -1;
+	CHECK(dist_plan_init(&pl, 2, 0, 1, &k, &p, &e) == AORTA_EUSAGE);
+	CHECK(strstr(e.msg, "gradient_accumulation") != NULL);
+	layout_release(&p);
+}
+
 static int find(const struct dist_schedule *s, enum dist_act k, int arg, int from)
 {
 	for (int i = from; i < s->n; i++)
@@ -386,10 +424,12 @@ static void test_schedule_properties_over_all_knobs(void)
 		for (int fp = 0; fp < 2; fp++)
 		for (int bp = 0; bp < 3; bp++)
 		for (int limit = 0; limit <= 3; limit++)
-		for (int w = 1; w <= 8; w *= 2) {
+		for (int w = 1; w <= 8; w *= 2)
+		for (int acc = 1; acc <= 3; acc += 2) {
 			struct dist_knobs k = knobs((enum dist_mode)mode, (enum sharding_strategy)st, fp,
 						    (enum backward_prefetch)bp, limit);
 			k.bucket_cap_mb = 0.001;
+			k.accum = acc;
 			struct dist_plan pl;
 			struct dist_schedule s;
 			struct dist_schedule_stats ss;
@@ -399,12 +439,16 @@ static void test_schedule_properties_over_all_knobs(void)
 			CHECK(dist_schedule_build(&s, &pl, NULL) == AORTA_OK);
 			enum aorta_status cst = dist_schedule_check(&s, &pl, &ss, &e);
 			if (cst)
-				fprintf(stderr, "  L%d mode %d st %d fp %d bp %d limit %d w %d: %s\n", L, mode, st, fp,
-					bp, limit, w, e.msg);
+				fprintf(stderr, "  L%d mode %d st %d fp %d bp %d limit %d w %d accum %d: %s\n", L, mode,
+					st, fp, bp, limit, w, acc, e.msg);
 			CHECK(cst == AORTA_OK);
 			if (limit)
 				CHECK(ss.max_ag_in_flight <= limit);
 			CHECK_EQ_I(ss.n_all_gather, ss.n_free);
+			CHECK_EQ_I(ss.n_micro, acc);
+			CHECK_EQ_I(ss.n_all_reduce, pl.nbuckets);   /* once per step, whatever the accumulation */
+			if (pl.sharded)
+				CHECK(ss.n_all_gather >= acc * p.ngroups);
 			if (pl.sharded) {
 				CHECK_EQ_I(ss.n_reduce_scatter, p.ngroups);
 				CHECK(ss.max_gathered <= (pl.reshard_after_forward ? 3 : p.ngroups));
@@ -427,7 +471,7 @@ static void test_schedule_properties_over_all_knobs(void)
 		}
 		layout_release(&p);
 	}
-	CHECK_EQ_I(combos, 2 * 2 * 4 * 2 * 3 * 4 * 4);
+	CHECK_EQ_I(combos, 2 * 2 * 4 * 2 * 3 * 4 * 4 * 2);
 }
 
 static void test_schedule_checker_rejects_broken_schedules(void)
@@ -466,6 +510,41 @@ static void test_schedule_checker_rejects_broken_schedules(void)
 		if (!strstr(e.msg, cases[c].what))
 			fprintf(stderr, "  case %zu: %s\n", c, e.msg);
 		CHECK(strstr(e.msg, cases[c].what) != NULL);
+	}
+	free(orig);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+
+	/* accumulation over 2 micro-batches */
+	CHECK(dist_plan_init(&pl, 2, 0, 1, &(struct dist_knobs){ .mode = DIST_FSDP, .strategy = SHARD_FULL,
+				.accum = 2 }, &p, NULL) == AORTA_OK);
+	CHECK(dist_schedule_build(&s, &pl, NULL) == AORTA_OK);
+	CHECK(dist_schedule_check(&s, &pl, NULL, &e) == AORTA_OK);
+	orig = malloc((size_t)s.n * sizeof(*orig));
+	memcpy(orig, s.a, (size_t)s.n * sizeof(*orig));
+	n = s.n;
+	int mb1 = find(&s, ACT_MICRO, 1, 0);
+	struct { const char *what; int at; struct dist_action a; int drop; } acc[] = {
+		{ "before MICRO 0", 0, { 0, 0 }, 1 },                                       /* no MICRO 0 */
+		{ "no_sync", mb1 - 1, { ACT_REDUCE_SCATTER, 0 }, 0 },                        /* reduced in micro-batch 0 */
+		{ "expected 1", mb1, { ACT_MICRO, 0 }, 0 },                                  /* MICRO 0 twice */
+		{ "still gathered", find(&s, ACT_FREE, 0, find(&s, ACT_BACKWARD, 0, 0)), { 0, 0 }, 1 }, /* kept across */
+		{ "before the backward", find(&s, ACT_BACKWARD, 0, 0), { ACT_MICRO, 1 }, 0 }, /* MICRO mid-backward */
+	};
+	for (size_t c = 0; c < sizeof(acc) / sizeof(acc[0]); c++) {
+		memcpy(s.a, orig, (size_t)n * sizeof(*orig));
+		s.n = n;
+		if (acc[c].drop) {
+			memmove(s.a + acc[c].at, s.a + acc[c].at + 1, (size_t)(n - acc[c].at - 1) * sizeof(*s.a));
+			s.n--;
+		} else {
+			s.a[acc[c].at] = acc[c].a;
+		}
+		e.msg[0] = '\0';
+		CHECK(dist_schedule_check(&s, &pl, NULL, &e) == AORTA_ECHECK);
+		if (!strstr(e.msg, acc[c].what))
+			fprintf(stderr, "  accumulation case %zu: %s\n", c, e.msg);
+		CHECK(strstr(e.msg, acc[c].what) != NULL);
 	}
 	free(orig);
 	dist_schedule_release(&s);
@@ -553,6 +632,88 @@ static void test_executor_world1_equals_serial_reference_bit_for_bit(void)
 	run_world1(k, "ddp");
 }
 
+/* World 1 with 2 micro-batches of B equals the reference with batch 2B up
+ * to the summation order (fp32 tolerance; dropout 0, whose masks are
+ * indexed by position in the micro-batch); stress injection runs its
+ * sequence without touching the result. */
+static void run_world1_accum(struct dist_knobs k, const char *name, int stress)
+{
+	enum { STEPS = 6, B = 3, K = 2 };
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	layout_init(&p, &d);
+	float *init = falloc(p.total), *ref = falloc(p.total), *got = falloc(p.total);
+	float ref_loss[STEPS], loss[STEPS];
+	params_init(init, &p, &d, REF_INIT_SEED);
+	ref_train(&d, &p, init, ref, STEPS, K * B, 1, 0.5f, ref_loss);
+
+	struct comm *c;
+	struct dist_plan pl;
+	struct dist_schedule s;
+	struct dist_cpu x;
+	struct aorta_error e;
+	struct dist_adamw opt = { 0.9f, 0.98f, 1e-8f, 0.01f, 0.5f };
+	k.accum = K;
+	CHECK(comm_local_create(&c, &e) == AORTA_OK);
+	CHECK(dist_plan_init(&pl, 1, 0, 1, &k, &p, &e) == AORTA_OK);
+	CHECK(dist_schedule_build(&s, &pl, &e) == AORTA_OK);
+	CHECK(dist_cpu_init(&x, &d, &p, &pl, c, B, init, &opt, &e) == AORTA_OK);
+	dist_cpu_set_stress(&x, stress);
+	struct batch b[K];
+	for (int j = 0; j < K; j++)
+		batch_alloc(&b[j], &d, B);
+	int ok = 1;
+	for (int st = 0; st < STEPS && ok; st++) {
+		for (int j = 0; j < K; j++)
+			batch_fill(&b[j], &d, REF_DATA_SEED, (uint64_t)(st * K + j) * B);
+		if (dist_cpu_step(&x, &s, b, ref_seed(st), 1, ref_lr(st), &loss[st], NULL, &e)) {
+			fprintf(stderr, "  %s: %s\n", name, e.msg);
+			ok = 0;
+		}
+	}
+	CHECK(ok);
+	CHECK(dist_cpu_full_params(&x, got, &e) == AORTA_OK);
+	double dl = 0.0, dp = 0.0;
+	for (int st = 0; st < STEPS; st++)
+		dl = fmax(dl, fabs((double)loss[st] - ref_loss[st]));
+	for (size_t i = 0; i < p.total; i++)
+		dp = fmax(dp, fabs((double)got[i] - ref[i]));
+	if (dl > 1e-6 || dp > 1e-4)
+		fprintf(stderr, "  %s: |loss diff| %.3g, |param diff| %.3g\n", name, dl, dp);
+	CHECK(dl <= 1e-6);
+	CHECK(dp <= 1e-4);   /* the key biases' zero gradient amplifies rounding (test_dist_mpi.c) */
+	if (pl.sharded)
+		CHECK_EQ_I(x.grad_live_max, p.ngroups);
+	if (stress) {
+		CHECK(x.stress_all_reduces == 3LL * STEPS * stress);
+		/* world 1: every all-reduce is the identity */
+		float want = 2.0f * rng_uniform(dist_stress_seed(STEPS - 1, stress - 1, 0), DIST_STRESS_SITE, 0) - 1.0f;
+		CHECK_NEAR(x.stress_last, want, 0);
+	}
+	dist_cpu_release(&x);
+	for (int j = 0; j < K; j++)
+		batch_free(&b[j]);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+	comm_destroy(c);
+	free(init);
+	free(ref);
+	free(got);
+	layout_release(&p);
+}
+
+static void test_executor_world1_accumulation_equals_big_batch(void)
+{
+	run_world1_accum(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), "full_shard accum 2", 0);
+	run_world1_accum(knobs(DIST_FSDP, SHARD_GRAD_OP, 1, PREFETCH_NONE, 0), "shard_grad_op accum 2", 0);
+	run_world1_accum(knobs(DIST_FSDP, SHARD_HYBRID, 0, PREFETCH_BACKWARD_POST, 1), "hybrid accum 2", 0);
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 0.001;
+	k.first_bucket_bytes = 256;
+	run_world1_accum(k, "ddp accum 2", 0);
+	run_world1_accum(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), "full_shard accum 2 stress", 1);
+}
+
 static void test_local_comm_collectives_and_errors(void)
 {
 	struct comm *c;
@@ -591,10 +752,12 @@ int main(void)
 	TEST(test_schedule_shard_grad_op_keeps_params_until_backward);
 	TEST(test_schedule_no_shard_and_ddp_all_reduce);
 	TEST(test_schedule_hybrid_all_reduces_shards_across_nodes);
+	TEST(test_schedule_accumulation_reduces_in_the_last_micro_batch);
 	TEST(test_schedule_properties_over_all_knobs);
 	TEST(test_schedule_checker_rejects_broken_schedules);
 	TEST(test_clip_scale_matches_clip_grad_norm);
 	TEST(test_local_comm_collectives_and_errors);
 	TEST(test_executor_world1_equals_serial_reference_bit_for_bit);
+	TEST(test_executor_world1_accumulation_equals_big_batch);
 	return test_report();
 }
