@@ -751,7 +751,7 @@ static void cross_rank(struct analysis *a)
 
 /* ---- statistics and teardown --------------------------------------------- */
 
-struct stat4 steps_stat(const struct rank_result *r, int skip, fig_get g)
+struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 {
 	struct stat4 s = { 0 };
 	size_t k0 = skip > 0 ? (size_t)skip : 0;
@@ -762,7 +762,7 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, fig_get g)
 	int64_t *v = xmalloc(n * sizeof(*v));
 	double sum = 0;
 	for (size_t k = 0; k < n; k++) {
-		v[k] = g(&r->steps[k0 + k].f);
+		v[k] = *(const int64_t *)((const char *)&r->steps[k0 + k].f + fig_off);
 		sum += (double)v[k];
 	}
 	qsort(v, n, sizeof(*v), cmp_i64);

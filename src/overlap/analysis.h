@@ -132,10 +132,11 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
 
-/* Statistics of one figure over a rank's steps (skip_steps applied). */
+/* Statistics (ns) of one figure over a rank's steps, the first `skip` left
+ * out; fig_off is the offset of an int64 field of struct ov_figures (as
+ * report/figures.h's table gives).  n == 0 when no step is left. */
 struct stat4 { double mean, p50, min, max; size_t n; };
-typedef int64_t (*fig_get)(const struct ov_figures *);
-struct stat4 steps_stat(const struct rank_result *r, int skip, fig_get g);
+struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off);
 
 /* Rank from a file name ("rank3", "rank_03", "rank-3"), -1 if none. */
 int rank_from_name(const char *path);

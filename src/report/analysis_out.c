@@ -95,25 +95,9 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, "   %-20s %11.3f ms", k == 0 ? "span / step" : fg->label,
 				ms(fig_value(fg, &r->total)));
 			if (have_steps) {
-				int64_t *v = xmalloc(r->nsteps * sizeof(*v));
-				size_t n = 0;
-				for (size_t j = (size_t)(skip > 0 ? skip : 0); j < r->nsteps; j++)
-					v[n++] = fig_value(fg, &r->steps[j].f);
-				int64_t mn = v[0], mx = v[0];
-				double sum = 0;
-				for (size_t j = 0; j < n; j++) {
-					sum += (double)v[j];
-					if (v[j] < mn) mn = v[j];
-					if (v[j] > mx) mx = v[j];
-				}
-				/* median by partial sort (n is small) */
-				for (size_t x = 0; x < n; x++)
-					for (size_t y = x + 1; y < n; y++)
-						if (v[y] < v[x]) { int64_t t = v[x]; v[x] = v[y]; v[y] = t; }
-				double p50 = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-				fprintf(f, " %9.3f ms %9.3f ms %9.3f ms %9.3f ms", sum / (double)n / 1e6, p50 / 1e6,
-					ms(mn), ms(mx));
-				free(v);
+				struct stat4 st = steps_stat(r, skip, fg->off);
+				fprintf(f, " %9.3f ms %9.3f ms %9.3f ms %9.3f ms", st.mean / 1e6, st.p50 / 1e6,
+					st.min / 1e6, st.max / 1e6);
 			}
 			fputc('\n', f);
 		}
@@ -296,29 +280,16 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		}
 		jw_arr_end(&w);
 		jw_obj(&w, "step_stats");
-		for (size_t k = 0; k < NFIGURES && r->nsteps; k++) {
-			int64_t *v = xmalloc(r->nsteps * sizeof(*v));
-			size_t n = 0, k0 = (size_t)(a->opts.skip_steps > 0 ? a->opts.skip_steps : 0);
-			for (size_t j = k0; j < r->nsteps; j++)
-				v[n++] = fig_value(&FIGURES[k], &r->steps[j].f);
-			if (n) {
-				for (size_t x = 1; x < n; x++) { /* insertion sort: steps are few */
-					int64_t t = v[x];
-					size_t y = x;
-					while (y && v[y - 1] > t) { v[y] = v[y - 1]; y--; }
-					v[y] = t;
-				}
-				double sum = 0;
-				for (size_t j = 0; j < n; j++)
-					sum += (double)v[j];
-				jw_obj(&w, FIGURES[k].key);
-				jw_num(&w, "mean", sum / (double)n / 1e6, 6);
-				jw_num(&w, "p50", (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6, 6);
-				jw_ms(&w, "min", v[0]);
-				jw_ms(&w, "max", v[n - 1]);
-				jw_obj_end(&w);
-			}
-			free(v);
+		for (size_t k = 0; k < NFIGURES; k++) {
+			struct stat4 st = steps_stat(r, a->opts.skip_steps, FIGURES[k].off);
+			if (!st.n)
+				continue;
+			jw_obj(&w, FIGURES[k].key);
+			jw_num(&w, "mean", st.mean / 1e6, 6);
+			jw_num(&w, "p50", st.p50 / 1e6, 6);
+			jw_ms(&w, "min", (int64_t)st.min);
+			jw_ms(&w, "max", (int64_t)st.max);
+			jw_obj_end(&w);
 		}
 		jw_obj_end(&w);
 		size_t hb = 0;

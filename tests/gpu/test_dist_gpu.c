@@ -40,14 +40,7 @@
 
 static int n_pass, n_fail, n_skip;
 
-#define CUDA_OK(call)                                                                           \
-	do {                                                                                    \
-		cudaError_t e_ = (call);                                                        \
-		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(4);                                                                \
-		}                                                                               \
-	} while (0)
+#include "cuda_ok.h"
 
 /* call fills the local `err` on failure */
 #define AORTA_OK_OR_DIE(call)                                                                   \

@@ -29,14 +29,7 @@
 static int n_pass, n_fail, n_skip;
 static cudaStream_t stream;
 
-#define CUDA_OK(call)                                                                           \
-	do {                                                                                    \
-		cudaError_t e_ = (call);                                                        \
-		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(4);                                                                \
-		}                                                                               \
-	} while (0)
+#include "cuda_ok.h"
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
