@@ -26,6 +26,9 @@ static const struct cmd commands[] = {
 	{ "compare", cmd_compare, "compare analyses, traces or runs side by side" },
 	{ "report", cmd_report, "summary.json, timeline and comparison charts, an HTML report" },
 	{ "train", cmd_train, "train the synthetic ranking transformer on a GPU, timing every stream" },
+	{ "hwq", cmd_hwq, "hardware-queue evaluation: 15 multi-stream workloads, sweeps, comparisons" },
+	{ "sdma", cmd_sdma, "copy/compute overlap: a GEMM stream against a high-priority copy stream" },
+	{ "tune-tp", cmd_tune_tp, "tensor-parallel GEMM/collective overlap tuner (measures what it recommends)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -9,5 +9,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_hwq(int argc, char **argv);
+int cmd_sdma(int argc, char **argv);
+int cmd_tune_tp(int argc, char **argv);
 
 #endif

@@ -13,50 +13,13 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 
-#include <dlfcn.h>
-#include <limits.h>
-#include <unistd.h>
-
 typedef enum aorta_status (*trainer_run_fn)(const struct train_config *, const struct trainer_opts *,
 					     struct trainer_result *, struct aorta_error *);
-
-/* The GPU code is the plug-in libaorta-gpu.so beside the binary (or
- * $AORTA_GPU_LIB), so commands that need no GPU never load CUDA. */
-static trainer_run_fn load_trainer(char *why, size_t len)
-{
-	char path[PATH_MAX + 32];
-	const char *env = getenv("AORTA_GPU_LIB");
-
-	if (env && *env) {
-		snprintf(path, sizeof(path), "%s", env);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
-		if (n <= 0) {
-			snprintf(why, len, "cannot find the aorta binary's folder");
-			return NULL;
-		}
-		path[n] = '\0';
-		char *slash = strrchr(path, '/');
-		snprintf(slash ? slash + 1 : path, sizeof(path) - (size_t)(slash ? slash + 1 - path : 0),
-			 "libaorta-gpu.so");
-	}
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(why, len, "%s", dlerror());
-		return NULL;
-	}
-	/* launch_train (train/launch.h) starts the ranks: a thread per GPU,
-	 * or this process's rank under mpirun/srun; same signature */
-	trainer_run_fn f;
-	*(void **)&f = dlsym(h, "launch_train");
-	if (!f)
-		snprintf(why, len, "'%.900s' has no launch_train", path);
-	return f;
-}
 
 int cmd_train(int argc, char **argv)
 {
@@ -116,12 +79,14 @@ int cmd_train(int argc, char **argv)
 		return AORTA_OK;
 	}
 	char why[1024];
-	trainer_run_fn run = load_trainer(why, sizeof(why));
+	/* launch_train (train/launch.h) starts the ranks: a thread per GPU,
+	 * or this process's rank under mpirun/srun */
+	trainer_run_fn run;
+	*(void **)&run = gpu_plugin_sym("launch_train", why, sizeof(why));
 	if (!run) {
 		train_config_release(&cfg);
-		fprintf(stderr, "aorta: error: cannot load the GPU code (%s); this aorta may have been built "
-				"without nvcc, or libaorta-gpu.so is not beside the binary; "
-				"'aorta train --check-config' still validates a configuration\n", why);
+		gpu_plugin_complain("train", why);
+		fprintf(stderr, "aorta: note: 'aorta train --check-config' still validates a configuration\n");
 		return AORTA_EGPU;
 	}
 	struct trainer_opts to = { gpu_metrics || rocm_metrics, device, quiet, data_batches, 0 };

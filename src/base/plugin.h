@@ -1,0 +1,25 @@
+/*
+ * plugin.h - the GPU plug-in (libaorta-gpu.so) seen from host commands.
+ *
+ * Commands that need the GPU (train, hwq, sdma, tune-tp) load the plug-in
+ * beside the binary (or $AORTA_GPU_LIB) with dlopen and look up their entry
+ * points by name, so build/aorta links no CUDA library and commands that
+ * need no GPU never load one.  The handle is opened once and kept for the
+ * process (RTLD_LOCAL; the plug-in resolves host functions from the binary,
+ * which is linked with -rdynamic).
+ *
+ * Not thread safe (call from the command's main thread).
+ */
+#ifndef AORTA_PLUGIN_H
+#define AORTA_PLUGIN_H
+
+#include <stddef.h>
+
+/* The address of `sym` in the GPU plug-in, or NULL with the reason in why
+ * ("cannot load '...': ..." or "'...' has no hwq_run_gpu"). */
+void *gpu_plugin_sym(const char *sym, char *why, size_t len);
+
+/* The standard message for a command that cannot load it, on stderr. */
+void gpu_plugin_complain(const char *cmd, const char *why);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * hwq_gpu.h - what a hwq workload implements, and what the harness
+ * (src/hwq/harness_gpu.c) gives it.  GPU builds only (libaorta-gpu.so).
+ *
+ * After nccl-tests' struct of function pointers: one workload = one small
+ * file (src/hwq/wl_<name>_gpu.c, kernels it needs in a .cu beside it or
+ * from src/hwq/kernels_gpu.cu and src/train/ops_gpu.cu) filling a
+ * struct hwq_workload_ops; hwq_ops_find looks it up by name.
+ *
+ * The harness owns the streams, the cuBLAS handle, the fork/join events and
+ * the timing: per measured iteration it records a start event on its own
+ * origin stream, makes every workload stream wait on it (fork), calls
+ * ops->run, makes the origin wait on an event recorded on every workload
+ * stream (join) and records the end event; so an iteration's time always
+ * covers the work of all N streams.  A workload's run therefore only
+ * enqueues work and its own cross-stream dependencies (events it created in
+ * setup); it must use every stream it is given (upstream used only the
+ * first of each role: that is the defect we fix), must not synchronise the
+ * host or allocate (so the iteration can be captured in a CUDA graph)
+ * unless its table row says graph_ok = 0, and must be deterministic given
+ * ctx->seed.
+ *
+ * Check: after the measured iterations the harness runs check(), which
+ * compares the workload's outputs with a CPU reference on the same inputs
+ * (random data from ctx->seed, never zeros) or with an invariant (what the
+ * sum of a softmax must be, what a copy must contain), and says in msg what
+ * it compared and the worst error; a failed check makes the run fail (exit
+ * 1) after the results are written.
+ */
+#ifndef AORTA_HWQ_GPU_H
+#define AORTA_HWQ_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "hwq/hwq.h"
+
+#include <cublas_v2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hwq_ctx {
+	int device;
+	int nstreams;
+	gpuStream_t *streams;      /* [nstreams], non-blocking */
+	cublasHandle_t cublas;     /* cublasSetStream before each call */
+	void *cublas_workspace;    /* per-stream workspaces are the workload's business */
+	int rank, world;           /* distributed workloads; else 0, 1 */
+	void *nccl;                /* ncclComm_t of the job's world (NULL when world == 1) */
+	const char *mode;          /* comms_compute_overlap's mode, else NULL */
+	uint64_t seed;
+	int graph;                 /* 1 while iterations are CUDA-graph replays */
+	/* tracked allocations (peak and final figures of the result) */
+	uint64_t alloc_bytes, peak_alloc_bytes;
+	void *alloc_list;          /* harness-private */
+};
+
+/* Device memory of `bytes`, zero-filled, tracked and freed by the harness
+ * after teardown.  NULL with e filled on failure. */
+void *hwq_alloc(struct hwq_ctx *c, size_t bytes, struct aorta_error *e);
+/* Pinned host memory, same rules. */
+void *hwq_alloc_host(struct hwq_ctx *c, size_t bytes, struct aorta_error *e);
+/* Fills n floats with uniform values in [lo, hi) from (seed, site) on the
+ * host and copies them to dev (synchronous); host may be NULL, else it
+ * receives the same values (for a CPU reference). */
+enum aorta_status hwq_fill_random(struct hwq_ctx *c, float *dev, float *host, size_t n, float lo,
+				  float hi, uint64_t site, struct aorta_error *e);
+
+struct hwq_workload_ops {
+	const char *name;           /* the row of hwq_workloads[] it implements */
+	size_t state_size;          /* the harness callocs this and passes it as st */
+	enum aorta_status (*setup)(void *st, struct hwq_ctx *c, struct aorta_error *e);
+	/* one iteration, enqueued on c->streams (see above) */
+	enum aorta_status (*run)(void *st, struct hwq_ctx *c, struct aorta_error *e);
+	/* after a synchronised iteration; 1 passed, 0 failed; msg says what */
+	int (*check)(void *st, struct hwq_ctx *c, char *msg, size_t cap, struct aorta_error *e);
+	/* units of work per iteration on this GPU, and the factor to the unit
+	 * per millisecond (GFLOPS from FLOP per ms: 1e-6; samples/s from
+	 * samples per ms: 1e3) */
+	double (*work)(const void *st, const struct hwq_ctx *c, double *scale);
+	long long (*kernels)(const void *st, const struct hwq_ctx *c); /* launches per iteration */
+	void (*teardown)(void *st, struct hwq_ctx *c);      /* events, handles; not hwq_alloc memory */
+};
+
+const struct hwq_workload_ops *hwq_ops_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
