@@ -13,6 +13,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum aorta_status {
 	AORTA_OK = 0,
 	AORTA_ECHECK = 1,    /* a check failed (regression, verification) */
@@ -57,5 +61,9 @@ char *xstrdup(const char *s);
 /* Grow *p (an array of elem-size items with capacity *cap) to hold need. */
 void grow_array(void **p, size_t *cap, size_t need, size_t elem);
 #define GROW(p, cap, need) grow_array((void **)&(p), &(cap), (need), sizeof(*(p)))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,13 @@
  * shares.  Counts are passed as int: a buffer over INT_MAX floats is an
  * error (the CPU tests use tiny models).
  *
+ * bf16 (comm.h's reduce dtype): MPI has no bf16 type, so a bf16 buffer
+ * travels as MPI_UINT16_T and is summed by a user-defined, commutative
+ * op whose every application adds two operands in fp32 and rounds once
+ * (comm_bf16_sum_into), the semantics of NCCL's bf16 sum per step.  The
+ * op is created once per process at the first comm_mpi_create and left to
+ * MPI_Finalize.
+ *
  * Built only with mpicc (make mpi-tests); the main build does not link MPI.
  */
 #include "comm/comm.h"
@@ -33,12 +40,20 @@ static enum aorta_status mpi_err(struct aorta_error *e, int rc, const char *what
 	return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: %s: %s", rank, what, msg);
 }
 
+static MPI_Op bf16_sum_op = MPI_OP_NULL;
+
+static void bf16_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	comm_bf16_sum_into(inout, in, (size_t)*len);
+}
+
 static MPI_Comm group_comm(const struct comm_group *g)
 {
 	return *(MPI_Comm *)g->impl;
 }
 
-static enum aorta_status mpi_start(struct comm_group *g, enum comm_coll coll, const float *send, float *recv,
+static enum aorta_status mpi_start(struct comm_group *g, enum comm_coll coll, const void *send, void *recv,
 				   size_t count, int root, struct comm_req *r, struct aorta_error *e)
 {
 	int rank = g->comm->rank;
@@ -48,18 +63,21 @@ static enum aorta_status mpi_start(struct comm_group *g, enum comm_coll coll, co
 	MPI_Request *req = xmalloc(sizeof(*req));
 	MPI_Comm mc = group_comm(g);
 	int n = (int)count, rc = MPI_SUCCESS;
+	const int bf = r->dtype == COMM_BF16;
+	MPI_Datatype rt = bf ? MPI_UINT16_T : MPI_FLOAT;
+	MPI_Op sum = bf ? bf16_sum_op : MPI_SUM;
 	switch (coll) {
 	case COMM_ALL_GATHER:
-		if (send == recv + (size_t)g->rank * count)
+		if (send == (const float *)recv + (size_t)g->rank * count)
 			rc = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_FLOAT, recv, n, MPI_FLOAT, mc, req);
 		else
 			rc = MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, mc, req);
 		break;
 	case COMM_REDUCE_SCATTER:
-		rc = MPI_Ireduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, mc, req);
+		rc = MPI_Ireduce_scatter_block(send, recv, n, rt, sum, mc, req);
 		break;
 	case COMM_ALL_REDUCE:
-		rc = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, n, MPI_FLOAT, MPI_SUM, mc, req);
+		rc = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, n, rt, sum, mc, req);
 		break;
 	case COMM_BROADCAST:
 		rc = MPI_Ibcast(recv, n, MPI_FLOAT, root, mc, req);
@@ -126,6 +144,8 @@ enum aorta_status comm_mpi_create(int node_size, struct comm **out, struct aorta
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	/* errors come back as codes, not as MPI's default abort */
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (bf16_sum_op == MPI_OP_NULL && (rc = MPI_Op_create(bf16_sum, 1, &bf16_sum_op)))
+		return mpi_err(e, rc, "MPI_Op_create (bf16 sum)", rank);
 
 	if (node_size <= 0) {
 		MPI_Comm shm;

@@ -191,7 +191,7 @@ static void event_put(struct comm *c, gpuEvent_t ev)
 
 /* ---- comm_ops ------------------------------------------------------------ */
 
-static enum aorta_status nccl_start(struct comm_group *g, enum comm_coll coll, const float *send, float *recv,
+static enum aorta_status nccl_start(struct comm_group *g, enum comm_coll coll, const void *send, void *recv,
 				    size_t count, int root, struct comm_req *r, struct aorta_error *e)
 {
 	struct comm *c = g->comm;
@@ -199,8 +199,11 @@ static enum aorta_status nccl_start(struct comm_group *g, enum comm_coll coll, c
 	ncclComm_t nc = im->nc[g->id];
 	gpuStream_t s = c->stream[coll] ? (gpuStream_t)c->stream[coll] : im->own_stream;
 	char what[192];
-	snprintf(what, sizeof(what), "%s (group %s, %zu floats) at '%s'", comm_coll_name(coll), comm_pg_name(g->id),
-		 count, r->phase);
+	/* bf16: ncclBfloat16, summed by NCCL in fp32 and rounded once per
+	 * reduction step (comm.h's "bf16 semantics") */
+	ncclDataType_t dt = r->dtype == COMM_BF16 ? ncclBfloat16 : ncclFloat;
+	snprintf(what, sizeof(what), "%s (group %s, %zu %s) at '%s'", comm_coll_name(coll), comm_pg_name(g->id),
+		 count, r->dtype == COMM_BF16 ? "bf16 values" : "floats", r->phase);
 
 	pthread_mutex_lock(&im->mu);
 	if (im->aborted) {
@@ -213,10 +216,10 @@ static enum aorta_status nccl_start(struct comm_group *g, enum comm_coll coll, c
 		rc = ncclAllGather(send, recv, count, ncclFloat, nc, s);
 		break;
 	case COMM_REDUCE_SCATTER:
-		rc = ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, nc, s);
+		rc = ncclReduceScatter(send, recv, count, dt, ncclSum, nc, s);
 		break;
 	case COMM_ALL_REDUCE:
-		rc = ncclAllReduce(send, recv, count, ncclFloat, ncclSum, nc, s);
+		rc = ncclAllReduce(send, recv, count, dt, ncclSum, nc, s);
 		break;
 	case COMM_BROADCAST:
 		rc = ncclBroadcast(send, recv, count, ncclFloat, root, nc, s);

@@ -22,7 +22,9 @@
  * the rank, the collective, the group and the phase) + cudaEventQuery;
  * wait_stream = cudaStreamWaitEvent (no host block).  A barrier is an
  * all-reduce of one float in a scratch buffer.  Buffers are device
- * pointers on the rank's device.
+ * pointers on the rank's device.  Reduce-scatter and all-reduce of
+ * COMM_BF16 (comm.h's _ex calls) pass ncclBfloat16 (NCCL >= 2.10): NCCL
+ * sums two bf16 values in fp32 and rounds once per reduction step.
  *
  * Abort.  comm_nccl_abort calls ncclCommAbort on the three communicators,
  * which makes NCCL kernels stuck waiting for a peer return; it never exits

@@ -6,7 +6,9 @@
  * lines; each non-blank line is parsed with yajl's tree API (lines are a few
  * KB) and freed before the next, so memory follows the spans kept, not the
  * file.  Each line: {rank, world_size, global_step, profile{total_ms,
- * ranges[{stream, tag, start_ms, end_ms, metadata{function}}], ...}}.
+ * ranges[{stream, tag, start_ms, end_ms, metadata{function, bytes}}],
+ * ...}}.  metadata.bytes (aorta train: a collective's message size at its
+ * real element size), when a number >= 0, is the span's bytes (0: unknown).
  *
  * Timeline.  The JSONL has no absolute clock: every range is in ms relative
  * to its iteration's start event.  Iterations are laid end to end on a
@@ -145,7 +147,9 @@ static int ms_to_ns(double ms, int64_t *ns)
 static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 {
 	yajl_val vs = get(rg, "stream"), vt = get(rg, "tag"), md = get(rg, "metadata");
-	yajl_val fn = get(md, "function");
+	yajl_val fn = get(md, "function"), vb = get(md, "bytes");
+	uint64_t bytes = 0;
+	double bd;
 	const char *stream, *tag, *func = NULL, *prefix;
 	double s_ms, e_ms;
 	int64_t s_ns, e_ns;
@@ -175,6 +179,8 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 	tag = short_tag(YAJL_GET_STRING(vt));
 	if (fn && YAJL_IS_STRING(fn))
 		func = YAJL_GET_STRING(fn);
+	if (!num(vb, &bd) && bd >= 0 && bd < 1e18)
+		bytes = (uint64_t)bd;
 	sid = stream_id(j, stream);
 	if (sid == 1 || (func && strstr(func, "all_reduce")))
 		prefix = "aorta:all_reduce:";
@@ -198,7 +204,7 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 		hint = R_MEMCPY;
 	}
 	trace_add_device(j->t, j->base_ns + s_ns, j->base_ns + e_ns, j->name, strlen(j->name),
-			 hint, sid, -1, 0);
+			 hint, sid, -1, bytes);
 }
 
 /* One parsed line. */

@@ -33,6 +33,7 @@ void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg
 	k->bucket_cap_mb = cfg->distributed.bucket_cap_mb;
 	k->first_bucket_bytes = DIST_FIRST_BUCKET_BYTES;
 	k->accum = cfg->training.gradient_accumulation > 0 ? (int)cfg->training.gradient_accumulation : 1;
+	k->reduce_dtype = cfg->fsdp.reduce_dtype == REDUCE_BF16 ? COMM_BF16 : COMM_F32;
 }
 
 /* Offsets of every named tensor of the layout, ascending (layout order). */
@@ -119,6 +120,8 @@ enum aorta_status dist_plan_init(struct dist_plan *pl, int world, int rank, int 
 	if (k->accum < 0)
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "training.gradient_accumulation %d must be >= 1",
 				  k->accum);
+	if (k->reduce_dtype != COMM_F32 && k->reduce_dtype != COMM_BF16)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "fsdp.reduce_dtype %d unknown", (int)k->reduce_dtype);
 
 	pl->k = *k;
 	if (pl->k.accum < 1)

@@ -69,6 +69,18 @@
  * backward gives d(loss_j / k)/dp (the executor's loss scale 1/k), so the
  * sum is the gradient of the mean over micro-batches.  k = 1 emits no
  * MICRO: the schedule above, unchanged.
+ * Reduce dtype (knobs reduce_dtype, fsdp.reduce_dtype): COMM_BF16 runs
+ * every gradient REDUCE_SCATTER and ALL_REDUCE (the buckets, hybrid's
+ * cross-node shard) in bf16, as PyTorch FSDP's MixedPrecision(
+ * reduce_dtype=torch.bfloat16) and DDP's bf16_compress_hook: the executor
+ * casts the fp32 gradient to a bf16 scratch on the collective's stream
+ * (round to nearest even), reduces it in bf16 (comm.h's bf16 semantics)
+ * and casts the result back into the fp32 gradient shard; the 1/world
+ * stays in the clip factor, the norm, AdamW and its state stay fp32, and
+ * the schedule, the buckets (sized by the fp32 gradients, as PyTorch's)
+ * and the all-gathers (fp32 parameters) do not change.  The gradient-norm
+ * and loss all-reduces stay fp32.  COMM_F32 (the default) is the plain
+ * fp32 path.
  * limit_all_gathers N: at most N ALL_GATHERs in flight (issued and not yet
  * waited).  A prefetch is placed before the current group's WAIT_AG when
  * that keeps the count <= N, otherwise after it (N = 1 serializes the
@@ -100,11 +112,12 @@ struct dist_knobs {
 	double bucket_cap_mb;                    /* DDP, MB = 2^20 bytes */
 	size_t first_bucket_bytes;               /* DDP's first bucket; 0: bucket_cap_mb */
 	int accum;                               /* micro-batches per optimizer step; 0: 1 */
+	enum comm_dtype reduce_dtype;            /* the gradient reductions' type (below) */
 };
 
 /* From the config: fsdp.*, distributed.mode and bucket_cap_mb,
  * training.gradient_accumulation; limit_all_gathers true gives 2, false 0;
- * first bucket 1 MiB. */
+ * first bucket 1 MiB; fsdp.reduce_dtype (both modes). */
 void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg);
 
 struct dist_shard {

@@ -50,6 +50,8 @@ enum aorta_status dist_cpu_init(struct dist_cpu *x, const struct model_dims *d, 
 	x->ag = xcalloc((size_t)pl->ngroups, sizeof(*x->ag));
 	x->rs = xcalloc((size_t)pl->ngroups, sizeof(*x->rs));
 	x->ar = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar));
+	x->rs16 = xcalloc((size_t)pl->ngroups, sizeof(*x->rs16));
+	x->ar16 = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar16));
 
 	/* sync_module_states: rank 0's parameters everywhere, then my shards */
 	float *full = xmalloc(lay->total * sizeof(float));
@@ -74,7 +76,13 @@ void dist_cpu_release(struct dist_cpu *x)
 	for (int g = 0; g < x->pl->ngroups; g++) {
 		free(x->full[g]);
 		free(x->fgrad[g]);
+		if (x->rs16)
+			free(x->rs16[g]);
 	}
+	for (int b = 0; x->ar16 && b < x->pl->nbuckets; b++)
+		free(x->ar16[b]);
+	free(x->rs16);
+	free(x->ar16);
 	free(x->full);
 	free(x->fgrad);
 	free(x->ag);
@@ -192,10 +200,25 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 	case ACT_REDUCE_SCATTER:
 		if (!x->fgrad[g])
 			return not_ready(c, a, "no gradient", e);
+		if (pl->k.reduce_dtype == COMM_BF16) {
+			/* send: the padded gradient in bf16; recv: the shard after it */
+			if (x->rs16[g])
+				return not_ready(c, a, "bf16 copy still being reduced", e);
+			x->rs16[g] = xmalloc((sh->padded + sh->shard_len) * sizeof(uint16_t));
+			comm_f32_to_bf16_n(x->rs16[g], x->fgrad[g], sh->padded);
+			return comm_reduce_scatter_ex(shard, x->rs16[g], x->rs16[g] + sh->padded, sh->shard_len,
+						      COMM_BF16, &x->rs[g], phase(c, a), e);
+		}
 		return comm_reduce_scatter(shard, x->fgrad[g], x->grads + sh->local_off, sh->shard_len, &x->rs[g],
 					   phase(c, a), e);
 	case ACT_WAIT_RS: {
 		enum aorta_status st = comm_wait(&x->rs[g], e);
+		if (x->rs16[g]) {
+			if (!st)
+				comm_bf16_to_f32_n(x->grads + sh->local_off, x->rs16[g] + sh->padded, sh->shard_len);
+			free(x->rs16[g]);
+			x->rs16[g] = NULL;
+		}
 		if (x->fgrad[g])
 			c->grad_live--;
 		free(x->fgrad[g]);
@@ -205,10 +228,27 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 	case ACT_ALL_REDUCE: {
 		const struct dist_bucket *b = &pl->b[g];
 		float *p = x->grads + b->off;
+		if (pl->k.reduce_dtype == COMM_BF16) {
+			if (x->ar16[g])
+				return not_ready(c, a, "bf16 copy still being reduced", e);
+			x->ar16[g] = xmalloc((b->len ? b->len : 1) * sizeof(uint16_t));
+			comm_f32_to_bf16_n(x->ar16[g], p, b->len);
+			return comm_all_reduce_ex(repl, x->ar16[g], x->ar16[g], b->len, COMM_BF16, &x->ar[g],
+						  phase(c, a), e);
+		}
 		return comm_all_reduce(repl, p, p, b->len, &x->ar[g], phase(c, a), e);
 	}
-	case ACT_WAIT_AR:
-		return comm_wait(&x->ar[g], e);
+	case ACT_WAIT_AR: {
+		enum aorta_status st = comm_wait(&x->ar[g], e);
+		if (x->ar16[g]) {
+			const struct dist_bucket *b = &pl->b[g];
+			if (!st)
+				comm_bf16_to_f32_n(x->grads + b->off, x->ar16[g], b->len);
+			free(x->ar16[g]);
+			x->ar16[g] = NULL;
+		}
+		return st;
+	}
 	case ACT_GRAD_NORM: {
 		double s = 0.0;
 		enum aorta_status st = global_sumsq(x, &s, e);

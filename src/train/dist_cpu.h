@@ -35,6 +35,13 @@
  * one batch of W*k*b when rank r's micro-batch j of step s holds samples
  * (s*k + j)*W*b + r*b .. + b-1 (world 1: samples s*W*k*b ..).
  *
+ * Reduce dtype (plan k.reduce_dtype COMM_BF16, dist.h): REDUCE_SCATTER
+ * casts the unsharded gradient to a bf16 copy (malloc'd at the issue,
+ * freed at the wait), reduces it in bf16 and WAIT_RS casts the reduced
+ * shard back into the fp32 gradient shard; ALL_REDUCE and WAIT_AR do the
+ * same for a bucket.  The communicator counts the bf16 bytes
+ * (comm.nbytes), half of fp32's.
+ *
  * Stress (dist_cpu_set_stress): upstream's all-reduce stress sequence of
  * dist.h after the optimizer, on host buffers of the executor's own; it
  * does not change the parameters or the loss.
@@ -68,6 +75,10 @@ struct dist_cpu {
 	float **full;                    /* sharded: gathered group g (padded floats), NULL when freed */
 	float **fgrad;                   /* sharded: group g's unsharded gradient, BACKWARD .. WAIT_RS */
 	struct comm_req *ag, *rs, *ar;   /* per group, per group, per bucket */
+	/* reduce dtype bf16: the collective's bf16 copy, issue .. wait:
+	 * rs16[g] = group g's unsharded gradient (padded) then its reduced
+	 * shard (shard_len); ar16[b] = bucket b */
+	uint16_t **rs16, **ar16;
 	struct cpu_model_state *ms;
 	int steps;                       /* optimizer steps taken */
 	int live_max;                    /* most gathered groups alive at once (memory check) */

@@ -163,12 +163,39 @@ static void pool_release(struct dist_gpu_pool *p)
 static const int coll_stream[] = { GS_ALLGATHER, GS_REDUCESCATTER, GS_ALLREDUCE, GS_AUX, GS_AUX };
 static const enum rec_kind coll_rec[] = { REC_ALL_GATHER, REC_REDUCE_SCATTER, REC_ALL_REDUCE, REC_COMM, REC_COMM };
 
-/* Starts collective `kind` on group g into c, bracketed on its stream by a
- * range tagged <prefix>_<what>.  The caller has made the stream wait for
- * the input. */
+/* Notes what a collective of the step moved, under its recorder tag. */
+static void commrec_add(struct dist_gpu *x, const char *tag, enum comm_coll kind, enum comm_dtype dt,
+			size_t count, int group_size)
+{
+	if (x->ncrec == x->crec_cap) {
+		x->crec_cap = x->crec_cap ? 2 * x->crec_cap : 64;
+		x->crec = xrealloc(x->crec, (size_t)x->crec_cap * sizeof(*x->crec));
+	}
+	struct dist_gpu_commrec *r = &x->crec[x->ncrec++];
+	snprintf(r->tag, sizeof(r->tag), "%s", tag);
+	r->bytes = comm_coll_bytes(kind, dt, count, group_size);
+	r->dtype = dt;
+	r->coll = kind;
+	x->step_bytes[kind] += r->bytes;
+}
+
+int dist_gpu_coll_bytes(const struct dist_gpu *x, const char *tag, uint64_t *bytes, enum comm_dtype *dtype)
+{
+	for (int i = 0; i < x->ncrec; i++)
+		if (!strcmp(x->crec[i].tag, tag)) {
+			*bytes = x->crec[i].bytes;
+			*dtype = x->crec[i].dtype;
+			return 1;
+		}
+	return 0;
+}
+
+/* Starts collective `kind` of count elements of dt on group g into c,
+ * bracketed on its stream by a range tagged <prefix>_<what>.  The caller
+ * has made the stream wait for the input. */
 static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
-				    struct comm_group *g, const float *send, float *recv, size_t count,
-				    const char *what, struct aorta_error *e)
+				    struct comm_group *g, const void *send, void *recv, size_t count,
+				    enum comm_dtype dt, const char *what, struct aorta_error *e)
 {
 	const int sid = coll_stream[kind];
 	gpuStream_t s = x->gs->s[sid];
@@ -192,7 +219,8 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 		/* the sum over one rank is a copy; all-gather and reduce-scatter of
 		 * one rank have count = the whole buffer */
 		if (send != recv && count)
-			st = GPU_CALL(e, gpuMemcpyAsync(recv, send, count * sizeof(float), gpuMemcpyDeviceToDevice, s));
+			st = GPU_CALL(e, gpuMemcpyAsync(recv, send, count * comm_dtype_size(dt),
+							gpuMemcpyDeviceToDevice, s));
 		if (!st)
 			st = GPU_CALL(e, gpuEventRecord(c->done, s));
 		c->local = 1;
@@ -203,10 +231,10 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 			st = comm_all_gather(g, send, recv, count, &c->req, phase, e);
 			break;
 		case COMM_REDUCE_SCATTER:
-			st = comm_reduce_scatter(g, send, recv, count, &c->req, phase, e);
+			st = comm_reduce_scatter_ex(g, send, recv, count, dt, &c->req, phase, e);
 			break;
 		case COMM_ALL_REDUCE:
-			st = comm_all_reduce(g, send, recv, count, &c->req, phase, e);
+			st = comm_all_reduce_ex(g, send, recv, count, dt, &c->req, phase, e);
 			break;
 		default:
 			st = aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "collective %s not used by the executor",
@@ -216,9 +244,39 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 	if (x->rec)
 		rec_end(x->rec, h);
 	nvtx_pop();
-	if (!st)
+	if (!st) {
 		c->issued = 1;
+		commrec_add(x, tag, kind, dt, count, g->size);
+	}
 	return st;
+}
+
+/* Where a unit's reduced bf16 shard starts in rs16: after its padded
+ * gradient, rounded up to 8 elements (16 bytes). */
+static size_t rs16_off(const struct dist_shard *sh)
+{
+	return (sh->padded + 7) / 8 * 8;
+}
+
+/* A gradient reduction (REDUCE_SCATTER or ALL_REDUCE) of count elements
+ * per rank from src[nsrc] into dst, in the plan's reduce dtype.  bf16: on
+ * the collective's stream, src -> s16 (bf16), the collective s16 -> r16,
+ * r16 -> dst (fp32), then c->done, which the waits use (c->cast). */
+static enum aorta_status reduce_start(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
+				      struct comm_group *g, const float *src, size_t nsrc, float *dst, size_t count,
+				      uint16_t *s16, uint16_t *r16, const char *what, struct aorta_error *e)
+{
+	if (x->pl->k.reduce_dtype != COMM_BF16 || isolate_mode == ISO_COMPUTE)
+		return coll_start(x, c, kind, g, src, dst, count, COMM_F32, what, e);
+	gpuStream_t s = x->gs->s[coll_stream[kind]];
+	enum aorta_status st;
+	if ((st = GPU_CALL(e, (gpuError_t)gpu_f32_to_bf16(s16, src, nsrc, s))) ||
+	    (st = coll_start(x, c, kind, g, s16, r16, count, COMM_BF16, what, e)) ||
+	    (st = GPU_CALL(e, (gpuError_t)gpu_bf16_to_f32(dst, r16, count, s))) ||
+	    (st = GPU_CALL(e, gpuEventRecord(c->done, s))))
+		return st;
+	c->cast = 1;
+	return AORTA_OK;
 }
 
 /* Makes stream s wait for c (no host wait). */
@@ -228,7 +286,7 @@ static enum aorta_status coll_wait_stream(struct dist_gpu_coll *c, gpuStream_t s
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "wait for a collective that was not issued");
 	if (isolate_mode == ISO_COMPUTE)
 		return AORTA_OK;
-	if (c->local)
+	if (c->local || c->cast)
 		return GPU_CALL(e, gpuStreamWaitEvent(s, c->done, 0));
 	return comm_wait_stream(&c->req, s, e);
 }
@@ -240,6 +298,7 @@ static enum aorta_status coll_finish(struct dist_gpu_coll *c, struct aorta_error
 	if (c->issued && !c->local)
 		st = comm_wait(&c->req, e);
 	c->issued = 0;
+	c->cast = 0;
 	return st;
 }
 
@@ -359,6 +418,17 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	}
 	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) || (st = pools_presize(x, e)))
 		goto fail;
+	if (pl->k.reduce_dtype == COMM_BF16) {
+		for (int g = 0; g < G; g++)
+			if (pl->sharded && rs16_off(&pl->g[g]) + pl->g[g].shard_len > x->rs16_n)
+				x->rs16_n = rs16_off(&pl->g[g]) + pl->g[g].shard_len;
+		for (int b = 0; b < pl->nbuckets; b++)
+			if (pl->b[b].len > x->ar16_n)
+				x->ar16_n = pl->b[b].len;
+		if ((x->rs16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->rs16, x->rs16_n * sizeof(uint16_t))))) ||
+		    (x->ar16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->ar16, x->ar16_n * sizeof(uint16_t))))))
+			goto fail;
+	}
 	/* isolate=compute: no all-gather ever writes the gather buffers */
 	for (int i = 0; isolate_mode == ISO_COMPUTE && i < x->gather.n; i++) {
 		size_t n1 = x->gather.s[i].cap < lay->total ? x->gather.s[i].cap : lay->total;
@@ -396,6 +466,11 @@ void dist_gpu_release(struct dist_gpu *x)
 			gpuFree(dev[i]);
 	if (x->stress_h)
 		gpuFreeHost(x->stress_h);
+	if (x->rs16)
+		gpuFree(x->rs16);
+	if (x->ar16)
+		gpuFree(x->ar16);
+	free(x->crec);
 	if (x->h_out)
 		gpuFreeHost(x->h_out);
 	if (x->h_sumsq)
@@ -466,7 +541,8 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 			return st;
 		if (sg->size > 1 &&
 		    ((st = follow(x->ev_aux, as, rs, e)) ||
-		     (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, sg, x->hl, x->hl, 2, "allreduce_gradnorm", e)) ||
+		     (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, sg, x->hl, x->hl, 2, COMM_F32, "allreduce_gradnorm",
+				      e)) ||
 		     (st = coll_wait_stream(&x->norm, as, e))))
 			return st;
 		return AORTA_OK;
@@ -481,7 +557,8 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 	if (shard->size > 1) {
 		if ((st = GPU_CALL(e, (gpuError_t)gpu_sumsq_split(x->hl, gm->sumsq, as))) ||
 		    (st = follow(x->ev_aux, as, rs, e)) ||
-		    (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, shard, x->hl, x->hl, 2, "allreduce_gradnorm", e)) ||
+		    (st = coll_start(x, &x->norm, COMM_ALL_REDUCE, shard, x->hl, x->hl, 2, COMM_F32,
+				      "allreduce_gradnorm", e)) ||
 		    (st = coll_wait_stream(&x->norm, as, e)) ||
 		    (st = GPU_CALL(e, (gpuError_t)gpu_sumsq_join(gm->sumsq, x->hl, as))))
 			return st;
@@ -555,7 +632,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 			return st;
 		snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
 		return coll_start(x, &x->ag[(x->mb * 2 + ph) * pl->ngroups + g], COMM_ALL_GATHER, shard,
-				  x->params + sh->local_off, x->gather.s[x->gslot[g]].p, sh->shard_len, what, e);
+				  x->params + sh->local_off, x->gather.s[x->gslot[g]].p, sh->shard_len, COMM_F32, what,
+				  e);
 	}
 	case ACT_WAIT_AG:
 		if (x->gslot[g] < 0 || x->nag[g] < 1)
@@ -611,8 +689,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		if ((st = follow(x->ev_compute, cs, x->gs->s[GS_REDUCESCATTER], e)))
 			return st;
 		snprintf(what, sizeof(what), "reducescatter_g%d", g);
-		return coll_start(x, &x->rs[g], COMM_REDUCE_SCATTER, shard, x->gradp.s[x->fslot[g]].p,
-				  x->grads + sh->local_off, sh->shard_len, what, e);
+		return reduce_start(x, &x->rs[g], COMM_REDUCE_SCATTER, shard, x->gradp.s[x->fslot[g]].p, sh->padded,
+				    x->grads + sh->local_off, sh->shard_len, x->rs16, x->rs16 + rs16_off(sh), what, e);
 	case ACT_WAIT_RS:
 		if (x->fslot[g] < 0)
 			return not_ready(x, a, "no reduce-scatter in flight", e);
@@ -627,7 +705,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		if ((st = follow(x->ev_compute, cs, x->gs->s[GS_ALLREDUCE], e)))
 			return st;
 		snprintf(what, sizeof(what), "allreduce_b%d", g);
-		return coll_start(x, &x->ar[g], COMM_ALL_REDUCE, repl, p, p, b->len, what, e);
+		return reduce_start(x, &x->ar[g], COMM_ALL_REDUCE, repl, p, b->len, p, b->len, x->ar16, x->ar16, what,
+				    e);
 	}
 	case ACT_WAIT_AR:
 		return coll_wait_stream(&x->ar[g], cs, e);
@@ -703,14 +782,14 @@ static enum aorta_status stress(struct dist_gpu *x, struct aorta_error *e)
 		if ((st = GPU_CALL(e, (gpuError_t)gpu_stress_fill(x->stress_a, n, seed, DIST_STRESS_SITE, ars))))
 			return st;
 		snprintf(what, sizeof(what), "stress_allreduce_%d", r);
-		if ((st = coll_start(x, &c[0], COMM_ALL_REDUCE, w, x->stress_a, x->stress_a, n, what, e)) ||
+		if ((st = coll_start(x, &c[0], COMM_ALL_REDUCE, w, x->stress_a, x->stress_a, n, COMM_F32, what, e)) ||
 		    (st = GPU_CALL(e, (gpuError_t)gpu_stress_scale(x->stress_a, n, inv, ars))))
 			return st;
 		snprintf(what, sizeof(what), "stress_copy_%d", r);
 		if ((st = stress_copy(x, x->stress_b, x->stress_a, gpuMemcpyDeviceToDevice, REC_MEMCPY_D2D, what, e)))
 			return st;
 		snprintf(what, sizeof(what), "stress_allreduce_sum_%d", r);
-		if ((st = coll_start(x, &c[1], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, what, e)))
+		if ((st = coll_start(x, &c[1], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, COMM_F32, what, e)))
 			return st;
 		snprintf(what, sizeof(what), "stress_d2h_%d", r);
 		if ((st = stress_copy(x, x->stress_h, x->stress_b, gpuMemcpyDeviceToHost, REC_MEMCPY_D2H, what, e)))
@@ -719,7 +798,7 @@ static enum aorta_status stress(struct dist_gpu *x, struct aorta_error *e)
 		if ((st = stress_copy(x, x->stress_b, x->stress_h, gpuMemcpyHostToDevice, REC_MEMCPY_H2D, what, e)))
 			return st;
 		snprintf(what, sizeof(what), "stress_allreduce_avg_%d", r);
-		if ((st = coll_start(x, &c[2], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, what, e)) ||
+		if ((st = coll_start(x, &c[2], COMM_ALL_REDUCE, w, x->stress_b, x->stress_b, n, COMM_F32, what, e)) ||
 		    (st = GPU_CALL(e, (gpuError_t)gpu_stress_scale(x->stress_b, n, inv, ars))))
 			return st;
 	}
@@ -739,6 +818,8 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	snprintf(x->prefix, sizeof(x->prefix), "%s", tag_prefix);
 	for (int g = 0; g < x->pl->ngroups; g++)
 		x->nag[g] = 0;
+	x->ncrec = 0;
+	memset(x->step_bytes, 0, sizeof(x->step_bytes));
 	x->mb = 0;
 	x->training = training;
 	x->loss_scale = loss_scale;
@@ -783,7 +864,8 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
 	if (world->size > 1 &&
 	    ((st = follow(x->ev_aux, as, gs->s[GS_ALLREDUCE], e)) ||
-	     (st = coll_start(x, &x->loss, COMM_ALL_REDUCE, world, x->lossbuf, x->lossbuf, 2, "allreduce_loss", e)) ||
+	     (st = coll_start(x, &x->loss, COMM_ALL_REDUCE, world, x->lossbuf, x->lossbuf, 2, COMM_F32,
+			      "allreduce_loss", e)) ||
 	     (st = coll_wait_stream(&x->loss, as, e))))
 		return st;
 	if ((st = GPU_CALL(e, gpuMemcpyAsync(x->h_out, x->lossbuf, 2 * sizeof(float), gpuMemcpyDeviceToHost, as))) ||

@@ -64,6 +64,19 @@
  * j are tagged as at k = 1 (the recorder keeps repeated tags).  The loss is
  * the mean over micro-batches and ranks.
  *
+ * Reduce dtype (plan k.reduce_dtype COMM_BF16, dist.h): REDUCE_SCATTER
+ * and ALL_REDUCE enqueue, on the collective's own stream, the cast of the
+ * fp32 gradient (the unit's unsharded gradient, the bucket) into a bf16
+ * scratch (gpu_f32_to_bf16), the collective in bf16 (ncclBfloat16), and
+ * the cast of the result back into the fp32 gradient shard
+ * (gpu_bf16_to_f32); the collective's done event is recorded after the
+ * cast back, and WAIT_RS / WAIT_AR wait for that event.  The recorder's
+ * range brackets the collective alone (the casts are small elementwise
+ * kernels on the comm stream, in the step time but not in the
+ * communication time).  Each collective's bytes (comm_coll_bytes: bf16
+ * counts 2 bytes an element) are kept per step for the metrics
+ * (dist_gpu_coll_bytes).
+ *
  * Stress (dist_gpu_set_stress, training.inject_allreduce_copies): dist.h's
  * sequence at the end of the step, after the optimizer (the allreduce
  * stream waits for aux) and before the loss all-reduce, on the allreduce
@@ -117,6 +130,16 @@ struct dist_gpu_coll {
 	struct comm_req req;
 	gpuEvent_t done;
 	int issued, local;
+	int cast;              /* bf16 reduce: done follows the cast back; waits use it */
+};
+
+/* What one collective of the step moved (its recorder tag, the bytes of
+ * comm_coll_bytes, the element type), for the metrics' range metadata. */
+struct dist_gpu_commrec {
+	char tag[128];
+	uint64_t bytes;
+	enum comm_dtype dtype;
+	enum comm_coll coll;
 };
 
 /* Enqueues the host-to-device upload of micro-batch mb (>= 1) of the step
@@ -160,6 +183,17 @@ struct dist_gpu {
 	float *stress_a, *stress_b;     /* device, DIST_STRESS_FLOATS each */
 	float *stress_h;                /* pinned, DIST_STRESS_FLOATS */
 	struct dist_gpu_coll stress[3 * DIST_STRESS_MAX_LEVEL];
+	/* reduce dtype bf16 (plan k.reduce_dtype): device scratch of the
+	 * casts, used only on the stream of its collective kind, so stream
+	 * order makes one buffer enough: rs16 = the largest unit's padded
+	 * gradient, then (at an offset rounded to 8 elements) its shard;
+	 * ar16 = the largest bucket */
+	uint16_t *rs16, *ar16;
+	size_t rs16_n, ar16_n;              /* elements */
+	/* the collectives of the step in progress (dist_gpu_coll_bytes) */
+	struct dist_gpu_commrec *crec;
+	int ncrec, crec_cap;
+	uint64_t step_bytes[5];             /* per enum comm_coll, this step */
 };
 
 /* init_params: the full flat parameters on the host (lay->total floats);
@@ -197,6 +231,10 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
  * asked to stop (each may be NULL). */
 enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *grad_norm, int *stop_any,
 				     struct aorta_error *e);
+/* The bytes and element type of the collective of the last step whose
+ * recorder tag is `tag` (as <prefix>_<what>); 0 when there was none. */
+int dist_gpu_coll_bytes(const struct dist_gpu *x, const char *tag, uint64_t *bytes, enum comm_dtype *dtype);
+
 /* Collective and synchronous: every rank gets the full parameters in
  * host out[lay->total]. */
 enum aorta_status dist_gpu_full_params(struct dist_gpu *x, float *out, struct aorta_error *e);

@@ -64,3 +64,45 @@ extern "C" int gpu_stress_scale(float *x_dev, size_t n, float s, void *stream)
 	stress_scale_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(x_dev, n, s);
 	return (int)cudaGetLastError();
 }
+
+/* ---- the reduce dtype's conversions (fsdp.reduce_dtype bf16) -------------- *
+ * The same bit arithmetic as comm.h's comm_f32_to_bf16 (round to nearest,
+ * ties to even; NaN kept a quiet NaN), so the device and host casts agree
+ * bit for bit; bf16 -> fp32 is exact (a shift). */
+
+__device__ static unsigned short f32_to_bf16_bits(float f)
+{
+	unsigned u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (unsigned short)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
+
+__global__ void f32_to_bf16_kernel(unsigned short *dst, const float *src, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = f32_to_bf16_bits(src[i]);
+}
+
+__global__ void bf16_to_f32_kernel(float *dst, const unsigned short *src, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = __uint_as_float((unsigned)src[i] << 16);
+}
+
+extern "C" int gpu_f32_to_bf16(unsigned short *dst_dev, const float *src_dev, size_t n, void *stream)
+{
+	if (!n)
+		return 0;
+	f32_to_bf16_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(dst_dev, src_dev, n);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int gpu_bf16_to_f32(float *dst_dev, const unsigned short *src_dev, size_t n, void *stream)
+{
+	if (!n)
+		return 0;
+	bf16_to_f32_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(dst_dev, src_dev, n);
+	return (int)cudaGetLastError();
+}

@@ -8,8 +8,9 @@
  * sums over the ranks give back the sum in (nearly) double precision.
  * Both kernels run one thread on `stream` (a cudaStream_t), never wait on
  * the host, and return the launch's cudaError_t as an int (0: success).
- * The stress kernels (dist.h's stress injection) are elementwise, on
- * `stream`, with the same return convention.
+ * The stress kernels (dist.h's stress injection) and the bf16 casts of
+ * the reduce dtype are elementwise, on `stream`, with the same return
+ * convention.
  */
 #ifndef AORTA_TRAIN_DIST_OPS_GPU_H
 #define AORTA_TRAIN_DIST_OPS_GPU_H
@@ -28,6 +29,13 @@ int gpu_sumsq_join(double *s_dev, const float *hl_dev, void *stream);
 int gpu_stress_fill(float *x_dev, size_t n, unsigned long long seed, unsigned long long site, void *stream);
 /* x[i] *= s */
 int gpu_stress_scale(float *x_dev, size_t n, float s, void *stream);
+/* The reduce dtype's casts (fsdp.reduce_dtype bf16), elementwise on
+ * `stream`: dst[i] = bf16(src[i]), rounded to nearest even, bit for bit
+ * the CPU twin comm_f32_to_bf16_n of comm.h; and back, exactly
+ * (comm_bf16_to_f32_n).  bf16 values are the uint16 upper halves of
+ * floats.  n = 0 launches nothing. */
+int gpu_f32_to_bf16(unsigned short *dst_dev, const float *src_dev, size_t n, void *stream);
+int gpu_bf16_to_f32(float *dst_dev, const unsigned short *src_dev, size_t n, void *stream);
 
 #ifdef __cplusplus
 }

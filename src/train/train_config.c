@@ -85,6 +85,7 @@ static const struct config_schema schema[] = {
 	{ "fsdp.forward_prefetch", B, "true", NULL },
 	{ "fsdp.sync_module_states", B, "true", NULL },
 	{ "fsdp.param_init_device", S, "cpu", "unused, as upstream" },
+	{ "fsdp.reduce_dtype", S, "fp32", "fp32|bf16: gradient reduce-scatter/all-reduce (ddp too)" },
 
 	{ "distributed.mode", S, "fsdp", "fsdp|ddp" },
 	{ "distributed.gradient_as_bucket_view", B, "true", NULL },
@@ -367,6 +368,16 @@ static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 		t->distributed.mode = DIST_DDP;
 	else
 		return bad(x, "distributed.mode", "unknown mode '%s' (expected fsdp or ddp)", s);
+
+	/* fsdp.reduce_dtype (PyTorch's dtype names accepted too) */
+	if ((st = get_str(x, "fsdp.reduce_dtype", s, sizeof(s))) != AORTA_OK)
+		return st;
+	if (!strcasecmp(s, "fp32") || !strcasecmp(s, "float32"))
+		t->fsdp.reduce_dtype = REDUCE_FP32;
+	else if (!strcasecmp(s, "bf16") || !strcasecmp(s, "bfloat16"))
+		t->fsdp.reduce_dtype = REDUCE_BF16;
+	else
+		return bad(x, "fsdp.reduce_dtype", "unknown reduce dtype '%s' (expected fp32 or bf16)", s);
 	return AORTA_OK;
 }
 
@@ -826,6 +837,13 @@ uint64_t train_config_param_count(const struct train_config *cfg)
  *              shard_grad_op: weights P; gradients and AdamW state P/W;
  *                plus 2 * G * 4 bytes of gathered gradients
  *   half     = bf16/fp16: a 2-byte copy of the resident weights
+ *   reduce   = fsdp.reduce_dtype bf16: the bf16 scratch of the gradient
+ *              collectives (dist_gpu.h: one buffer per collective stream,
+ *              reused in stream order): DDP, the largest bucket,
+ *              2 * min(P, max(G, bucket_cap_mb * 2^20 / 4)); FSDP, the
+ *              largest unit's gradient and its shard, 2 * (G + G/S) with S
+ *              the shard group (W, hybrid min(W, 8); no_shard 1), plus
+ *              for hybrid_shard the shard's cross-node all-reduce, 2 * G/S
  *   acts     = 4 bytes x B*T tokens x (F*D + E + 2M            input
  *              + L * (9M + 2 FFN + 2 H T)                       per layer: x,
  *                qkv (3M), attention out, out-proj, LN1 out, LN2 in/out
@@ -837,7 +855,7 @@ uint64_t train_config_param_count(const struct train_config *cfg)
  *   backward = gradients of two layers' activations alive at once:
  *              2 * 4 * B*T * (9M + 2 FFN + 2 H T)
  *   work     = 64 MiB (cuBLAS workspace, allocator rounding)
- *   total    = 1.1 * (states + half + acts + backward + work)
+ *   total    = 1.1 * (states + half + reduce + acts + backward + work)
  *
  * The defaults (P = 58,932,225, B = 8, T = 64, W = 1, bf16) give about
  * 1.54 GB, of which 0.94 GB is parameter state.
@@ -868,6 +886,20 @@ uint64_t train_config_memory_bytes(const struct train_config *cfg, int world_siz
 		w_states = 16.0 * (double)P / shards + gathered;
 	}
 	double half = cfg->training.mixed_precision == MP_FP32 ? 0 : 2.0 * w_weights;
+	double reduce = 0;
+	if (cfg->fsdp.reduce_dtype == REDUCE_BF16) {
+		if (cfg->distributed.mode == DIST_DDP) {
+			double cap = cfg->distributed.bucket_cap_mb * 1048576.0 / 4.0;
+			double big = (double)G > cap ? (double)G : cap;
+			reduce = 2.0 * ((double)P < big ? (double)P : big);
+		} else {
+			double S = cfg->fsdp.sharding_strategy == SHARD_NONE ? 1 :
+				   cfg->fsdp.sharding_strategy == SHARD_HYBRID && W > 8 ? 8 : W;
+			reduce = 2.0 * ((double)G + (double)G / S);
+			if (cfg->fsdp.sharding_strategy == SHARD_HYBRID)
+				reduce += 2.0 * (double)G / S;
+		}
+	}
 
 	double Bt = (double)cfg->training.batch_size * (double)cfg->dataset.sequence_length;
 	double M = (double)cfg->model.model_dim, FF = (double)cfg->model.mlp_hidden_dim;
@@ -880,7 +912,7 @@ uint64_t train_config_memory_bytes(const struct train_config *cfg, int world_siz
 	double backward = 2.0 * 4.0 * Bt * per_layer;
 	double work = 64.0 * 1024 * 1024;
 
-	return (uint64_t)(1.1 * (w_states + half + acts + backward + work));
+	return (uint64_t)(1.1 * (w_states + half + reduce + acts + backward + work));
 }
 
 /* ---- JSON dump --------------------------------------------------------- */
@@ -923,6 +955,11 @@ static const char *jbool(int b)
 const char *mixed_precision_name(enum mixed_precision m)
 {
 	return m == MP_BF16 ? "bf16" : m == MP_FP16 ? "fp16" : "fp32";
+}
+
+const char *reduce_dtype_name(enum reduce_dtype r)
+{
+	return r == REDUCE_BF16 ? "bf16" : "fp32";
 }
 
 const char *sharding_strategy_name(enum sharding_strategy s)
@@ -991,10 +1028,11 @@ int train_config_dump_json(FILE *f, const struct train_config *t)
 
 	fprintf(f, " \"fsdp\": {\"sharding_strategy\": \"%s\", \"backward_prefetch\": %s, "
 		"\"use_orig_params\": %s, \"limit_all_gathers\": %s, \"forward_prefetch\": %s, "
-		"\"sync_module_states\": %s, \"param_init_device\": ",
+		"\"sync_module_states\": %s, \"reduce_dtype\": \"%s\", \"param_init_device\": ",
 		sharding_strategy_name(t->fsdp.sharding_strategy), prefetch[t->fsdp.backward_prefetch],
 		jbool(t->fsdp.use_orig_params), jbool(t->fsdp.limit_all_gathers),
-		jbool(t->fsdp.forward_prefetch), jbool(t->fsdp.sync_module_states));
+		jbool(t->fsdp.forward_prefetch), jbool(t->fsdp.sync_module_states),
+		reduce_dtype_name(t->fsdp.reduce_dtype));
 	jstr(f, t->fsdp.param_init_device);
 	fputs("},\n", f);
 

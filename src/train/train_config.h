@@ -34,6 +34,8 @@ enum mixed_precision { MP_FP32 = 0, MP_BF16, MP_FP16 };
 enum sharding_strategy { SHARD_FULL = 0, SHARD_GRAD_OP, SHARD_NONE, SHARD_HYBRID };
 enum backward_prefetch { PREFETCH_NONE = 0, PREFETCH_BACKWARD_PRE, PREFETCH_BACKWARD_POST };
 enum dist_mode { DIST_FSDP = 0, DIST_DDP };
+/* fsdp.reduce_dtype: the element type of the gradient collectives */
+enum reduce_dtype { REDUCE_FP32 = 0, REDUCE_BF16 };
 enum log_level { TC_LOG_DEBUG = 0, TC_LOG_INFO, TC_LOG_WARNING, TC_LOG_ERROR, TC_LOG_CRITICAL };
 /* Stream roles, as the trace stream names (UPSTREAM.md section 9). */
 enum stream_role { ROLE_COMPUTE = 0, ROLE_ALLREDUCE, ROLE_REDUCESCATTER, ROLE_AUX, ROLE_COUNT };
@@ -81,6 +83,9 @@ struct train_config {
 		enum backward_prefetch backward_prefetch;
 		int use_orig_params, limit_all_gathers, forward_prefetch, sync_module_states;
 		char param_init_device[32];    /* unused, as upstream */
+		/* gradient reduce-scatter / all-reduce in bf16 (FSDP's
+		 * MixedPrecision reduce_dtype; in ddp mode, bf16_compress_hook) */
+		enum reduce_dtype reduce_dtype;
 	} fsdp;
 
 	struct {
@@ -147,7 +152,9 @@ long long train_config_total_steps(const struct train_config *cfg, int world_siz
 /* Estimated peak GPU memory of one rank, in bytes (see the formula at the
  * definition): parameters, gradients and AdamW state (sharded by FSDP over
  * world_size where the strategy shards them), half-precision weight copies,
- * activations saved for backward at batch_size, plus workspace, plus 10%.
+ * activations saved for backward at batch_size, the bf16 scratch of the
+ * gradient collectives when fsdp.reduce_dtype is bf16, plus workspace,
+ * plus 10%.
  * The caller compares it with the device's free memory. */
 uint64_t train_config_memory_bytes(const struct train_config *cfg, int world_size);
 
@@ -159,6 +166,7 @@ int train_config_dump_json(FILE *f, const struct train_config *cfg);
 /* Names, for messages and the dump. */
 const char *mixed_precision_name(enum mixed_precision m);
 const char *sharding_strategy_name(enum sharding_strategy s);
+const char *reduce_dtype_name(enum reduce_dtype r);   /* "fp32", "bf16" */
 const char *stream_role_name(enum stream_role r);
 
 #endif

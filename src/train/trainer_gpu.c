@@ -52,7 +52,10 @@
  * executor runs the k micro-batches in one schedule, uploading batch j > 0
  * through load_micro, and reduces the gradients once (no_sync).  With
  * training.inject_allreduce_copies the executor adds upstream's all-reduce
- * stress at the end of every step (dist_gpu.h).  Graph mode is world 1
+ * stress at the end of every step (dist_gpu.h).  fsdp.reduce_dtype bf16
+ * makes the executor reduce the gradients in bf16 (dist.h), and every
+ * collective's range in the JSONL carries metadata "bytes" (its message
+ * size at its real element size) and "dtype".  Graph mode is world 1
  * only.
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
@@ -302,11 +305,14 @@ static char *pend_str(struct pending *p, size_t *used, const char *s)
 	return d;
 }
 
-static void pending_take(struct pending *p, const struct rec_step *rs)
+/* The step's ranges and markers into p; a collective's range gets
+ * metadata {"function", and with the distributed executor dx "bytes" (its
+ * message size, comm_coll_bytes) and "dtype"}. */
+static void pending_take(struct pending *p, const struct rec_step *rs, const struct dist_gpu *dx)
 {
 	size_t need = 0;
 	for (size_t i = 0; i < rs->nranges; i++)
-		need += strlen(rs->ranges[i].tag) + 1 + (rs->ranges[i].function ? 64 : 0);
+		need += strlen(rs->ranges[i].tag) + 1 + (rs->ranges[i].function ? 128 : 0);
 	for (size_t i = 0; i < rs->nmarks; i++)
 		need += strlen(rs->marks[i].tag) + 1;
 	GROW(p->text, p->tcap, need + 1);
@@ -318,8 +324,14 @@ static void pending_take(struct pending *p, const struct rec_step *rs)
 		p->r[i] = (struct prof_range){ gpu_stream_name(r->stream), pend_str(p, &used, r->tag),
 					       r->start_ns, r->end_ns, NULL };
 		if (r->function) {
-			char md[64];
-			snprintf(md, sizeof(md), "{\"function\":\"%.40s\"}", r->function);
+			char md[128];
+			uint64_t bytes = 0;
+			enum comm_dtype dt = COMM_F32;
+			if (dx && dist_gpu_coll_bytes(dx, r->tag, &bytes, &dt))
+				snprintf(md, sizeof(md), "{\"function\":\"%.40s\",\"bytes\":%llu,\"dtype\":\"%s\"}",
+					 r->function, (unsigned long long)bytes, comm_dtype_name(dt));
+			else
+				snprintf(md, sizeof(md), "{\"function\":\"%.40s\"}", r->function);
 			p->r[i].metadata = pend_str(p, &used, md);
 		}
 	}
@@ -900,6 +912,12 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
 			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
 	}
+	if (dist && knobs.reduce_dtype == COMM_BF16)
+		logline(log, quiet, "fsdp.reduce_dtype bf16: gradient %s in bf16 (%.1f MB scratch), cast back to fp32 "
+				    "for the optimizer", knobs.mode == DIST_DDP ? "bucket all-reduces" : "reductions",
+			(double)(dx.rs16_n + dx.ar16_n) * 2.0 / 1e6);
+	else if (!dist && cfg->fsdp.reduce_dtype == REDUCE_BF16)
+		logline(log, quiet, "fsdp.reduce_dtype bf16 ignored: the single-GPU loop reduces nothing");
 	if (cfg->training.inject_allreduce_copies)
 		logline(log, quiet, dist ? "training.inject_allreduce_copies: %d x (all_reduce avg, copy, all_reduce sum, "
 					   "D2H/H2D round trip, all_reduce avg) of %zu floats at the end of every step"
@@ -1019,7 +1037,7 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 								     g.power_w, g.temp_c, g.gpu_util_pct, g.mem_util_pct };
 				sr->telemetry = &pend.ts;
 			}
-			pending_take(&pend, &rs);
+			pending_take(&pend, &rs, dist ? &dx : NULL);
 		}
 		wall_ms[done] = now_ms() - t0;
 		step_ms[done] = instrumented ? (double)rs.total_ns / 1e6 : wall_ms[done];

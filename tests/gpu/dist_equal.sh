@@ -24,6 +24,11 @@
 # (training.inject_allreduce_copies=true, allreduce_stress_level=N), which
 # must not change the losses; rank 0's JSONL must hold 3*N stress
 # all-reduce ranges (function all_reduce) per step.
+# REDUCE_DTYPE=bf16: the world-W runs reduce their gradients in bf16
+# (fsdp.reduce_dtype=bf16, in ddp mode too); world 1 (the single-GPU loop)
+# reduces nothing, so the comparison is bf16-reduce world W against world
+# 1, with the bf16 tolerance for every precision (TOL_REDUCE_BF16), and
+# rank 0's JSONL must tag its gradient collectives "dtype":"bf16".
 #
 # Usage: tests/gpu/dist_equal.sh [BUILD_DIR]     (default build)
 # Environment:
@@ -38,6 +43,8 @@
 #   EXTRA="--override fsdp.forward_prefetch=true ..."  (added to both runs)
 #   ACCUM=1          micro-batches per step of the world-W runs
 #   STRESS=0         stress level of the world-W runs (0: off)
+#   REDUCE_DTYPE=fp32  fsdp.reduce_dtype of the world-W runs (fp32 | bf16)
+#   TOL_REDUCE_BF16=2e-2
 # Exit 0 when every comparison passed, 1 otherwise.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -57,6 +64,8 @@ DE_DIR=${DE_DIR:-/tmp/aorta_dist_equal}
 EXTRA=${EXTRA:-}
 ACCUM=${ACCUM:-1}
 STRESS=${STRESS:-0}
+REDUCE_DTYPE=${REDUCE_DTYPE:-fp32}
+TOL_REDUCE_BF16=${TOL_REDUCE_BF16:-2e-2}
 
 [ -x "$AORTA" ] || { echo "dist_equal: no $AORTA (run make first)"; exit 2; }
 IFS=, read -r -a devs <<< "$DEVICES"
@@ -78,6 +87,8 @@ run() {
 	[ "$ACCUM" -gt 1 ] && more+=(--data-batches $((STEPS * acc)))
 	more+=(--override training.gradient_accumulation="$acc")
 	[ "$stress" -gt 0 ] && more+=(training.inject_allreduce_copies=true training.allreduce_stress_level="$stress")
+	# the reduce dtype of the distributed runs (world 1 has no reduction)
+	[ "$devices" != "$one" ] && more+=(fsdp.reduce_dtype="$REDUCE_DTYPE")
 	# shellcheck disable=SC2086
 	CUDA_VISIBLE_DEVICES=$devices "$AORTA" train --config "$CONFIG" --quiet "${more[@]}" \
 		--override training.batch_size="$batch" training.max_steps="$STEPS" training.log_interval=5 \
@@ -97,12 +108,13 @@ maxrel() {
 }
 
 pass=0 fail=0
-printf '# world %d x %d micro-batches x batch %d vs world 1 x batch %d, %d steps, dropout 0, stress %d\n' \
-	"$WORLD" "$ACCUM" "$LOCAL_B" $((WORLD * ACCUM * LOCAL_B)) "$STEPS" "$STRESS"
+printf '# world %d x %d micro-batches x batch %d vs world 1 x batch %d, %d steps, dropout 0, stress %d, reduce %s\n' \
+	"$WORLD" "$ACCUM" "$LOCAL_B" $((WORLD * ACCUM * LOCAL_B)) "$STEPS" "$STRESS" "$REDUCE_DTYPE"
 printf '# %-14s %-5s %12s %10s %s\n' strategy prec max_rel_diff tolerance verdict
 for prec in $PRECISIONS; do
 	tol=$TOL_FP32
 	[ "$prec" = bf16 ] && tol=$TOL_BF16
+	[ "$REDUCE_DTYPE" = bf16 ] && tol=$(awk -v a="$tol" -v b="$TOL_REDUCE_BF16" 'BEGIN { print (a + 0 > b + 0) ? a : b }')
 	for strat in $STRATEGIES; do
 		w1=w1_${strat}_$prec wn=w${WORLD}_${strat}_$prec
 		if ! run "$w1" "$one" $((WORLD * ACCUM * LOCAL_B)) "$strat" "$prec" 1 0 ||
@@ -130,6 +142,15 @@ for prec in $PRECISIONS; do
 			if [ "$got" -ne $((3 * STRESS * STEPS)) ]; then
 				ranks_ok=0
 				echo "  $wn: $got stress all_reduce ranges in $f, expected $((3 * STRESS * STEPS))"
+			fi
+		fi
+		# bf16 reduce: the gradient collectives' ranges say so
+		if [ "$REDUCE_DTYPE" = bf16 ]; then
+			f=$DE_DIR/$wn/rank_00_metrics.jsonl
+			got=$(grep -o '"dtype":"bf16"' "$f" | wc -l)
+			if [ "$got" -lt "$STEPS" ]; then
+				ranks_ok=0
+				echo "  $wn: $got ranges tagged dtype bf16 in $f, expected at least one per step"
 			fi
 		fi
 		if [ "$ok" = 1 ] && [ "$ranks_ok" = 1 ]; then v=PASS; pass=$((pass + 1)); else v=FAIL; fail=$((fail + 1)); fi

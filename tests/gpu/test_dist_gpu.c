@@ -18,6 +18,20 @@
  *      reductions against the single-GPU loop's accumulation), one variant
  *      with stress injection at level 2 (the losses unchanged, 3 * 2
  *      stress all-reduce ranges per step in the JSONL).
+ *   3. the reduce dtype's casts (gpu_f32_to_bf16, gpu_bf16_to_f32) equal
+ *      their CPU twins (comm.h) bit for bit: random floats of every
+ *      magnitude, exact ties, NaN, infinities, subnormals, and all 65536
+ *      bf16 patterns back;
+ *   4. with two GPUs: NCCL's bf16 all-reduce and reduce-scatter
+ *      (comm_*_ex with COMM_BF16 on the NCCL backend, world 2) equal the
+ *      CPU threads backend's bf16 reduction bit for bit (comm.h: at 2
+ *      ranks both are bf16(a + b)); skipped with one GPU;
+ *   5. fsdp.reduce_dtype bf16 in the GPU executor (world 1,
+ *      AORTA_TRAIN_DIST=1, full_shard and ddp): losses within bf16
+ *      tolerance (1e-2 relative) of the fp32 reduce, the gradient norm
+ *      changed (the cast acts), and the JSONL ranges of the gradient
+ *      collectives carry "dtype":"bf16" and exactly half the fp32 run's
+ *      "bytes".
  * World 2 and 4 are checked on the device with tests/gpu/dist_equal.sh
  * (aorta train through the launcher) and the NCCL backend's own test.
  *
@@ -26,12 +40,17 @@
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
+#include "comm/nccl_comm.h"
+#include "train/dist_ops_gpu.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
 #include "train/rng.h"
@@ -350,6 +369,295 @@ static void test_executor_world1_equals_single_gpu(const char *root, enum mixed_
 	}
 }
 
+/* ------------------------------------------------------------------------ */
+/* 3. the bf16 casts == their CPU twins                                       */
+/* ------------------------------------------------------------------------ */
+
+static void test_bf16_casts_equal_cpu_twins(void)
+{
+	const size_t n = (size_t)1 << 20;
+	float *h = malloc(n * sizeof(float)), *hb = malloc(65536 * sizeof(float)), *cb = malloc(65536 * sizeof(float));
+	uint16_t *want = malloc(n * sizeof(uint16_t)), *got = malloc(n * sizeof(uint16_t)), *pat = malloc(65536 * 2);
+	for (size_t i = 0; i < n; i++) {
+		/* magnitudes 2^-140 .. 2^120, random signs; every 7th an exact tie
+		 * (low half 0x8000), a few specials */
+		float m = rng_uniform(5, 1, i) + 0.5f;
+		int ex = (int)(rng_uniform(5, 2, i) * 260.0f) - 140;
+		float f = ldexpf(rng_uniform(5, 3, i) < 0.5f ? -m : m, ex);
+		if (i % 7 == 0) {
+			uint32_t u;
+			memcpy(&u, &f, 4);
+			u = (u & 0xffff0000u) | 0x8000u;
+			memcpy(&f, &u, 4);
+		}
+		h[i] = f;
+	}
+	h[0] = NAN;
+	h[1] = -INFINITY;
+	h[2] = INFINITY;
+	h[3] = 3.4028235e38f;
+	h[4] = 1e-45f;
+	h[5] = -0.0f;
+	comm_f32_to_bf16_n(want, h, n);
+	for (int i = 0; i < 65536; i++)
+		pat[i] = (uint16_t)i;
+	comm_bf16_to_f32_n(cb, pat, 65536);
+
+	float *d = NULL, *db = NULL;
+	uint16_t *d16 = NULL, *dpat = NULL;
+	CUDA_OK(cudaMalloc((void **)&d, n * sizeof(float)));
+	CUDA_OK(cudaMalloc((void **)&d16, n * sizeof(uint16_t)));
+	CUDA_OK(cudaMalloc((void **)&db, 65536 * sizeof(float)));
+	CUDA_OK(cudaMalloc((void **)&dpat, 65536 * sizeof(uint16_t)));
+	CUDA_OK(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(dpat, pat, 65536 * sizeof(uint16_t), cudaMemcpyHostToDevice));
+	CUDA_OK((cudaError_t)gpu_f32_to_bf16(d16, d, n, NULL));
+	CUDA_OK((cudaError_t)gpu_bf16_to_f32(db, dpat, 65536, NULL));
+	CUDA_OK(cudaDeviceSynchronize());
+	CUDA_OK(cudaMemcpy(got, d16, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(hb, db, 65536 * sizeof(float), cudaMemcpyDeviceToHost));
+	size_t bad = 0, bad_back = 0, first = 0;
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != want[i] && !bad++)
+			first = i;
+	bad_back = memcmp(hb, cb, 65536 * sizeof(float)) != 0;
+	verdict(!bad && !bad_back && want[0] != 0 && (want[2] == 0x7f80),
+		"bf16 casts: gpu_f32_to_bf16 == comm_f32_to_bf16_n on %zu values (%zu differ%s), gpu_bf16_to_f32 == "
+		"comm_bf16_to_f32_n on all 65536 patterns (%s)", n, bad, bad ? ", first shown below" : "",
+		bad_back ? "DIFFER" : "same bits");
+	if (bad)
+		fprintf(stderr, "  element %zu: %a -> gpu 0x%04x, cpu 0x%04x\n", first, (double)h[first], got[first],
+			want[first]);
+	cudaFree(d);
+	cudaFree(d16);
+	cudaFree(db);
+	cudaFree(dpat);
+	free(h);
+	free(hb);
+	free(cb);
+	free(want);
+	free(got);
+	free(pat);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 4. NCCL's bf16 reductions == the CPU backend's, world 2                    */
+/* ------------------------------------------------------------------------ */
+
+enum { NB = 4099 };   /* reduce-scatter: NB per rank; odd, so not a multiple of a vector */
+
+struct nrank {
+	int rank;
+	ncclUniqueId *id;
+	const uint16_t *in;        /* [2 * NB] this rank's input */
+	uint16_t ar[2 * NB], rs[NB];
+	int ok;
+	char msg[300];
+};
+
+static void *nccl_rank_main(void *p)
+{
+	struct nrank *r = p;
+	struct comm *c = NULL;
+	struct aorta_error e = { 0 };
+	uint16_t *din = NULL, *dar = NULL, *drs = NULL;
+	cudaStream_t s = NULL;
+	if (comm_nccl_create_rank(r->rank, 2, 2, r->id, r->rank, NULL, &c, &e) != AORTA_OK) {
+		snprintf(r->msg, sizeof(r->msg), "%.250s", e.msg);
+		return NULL;
+	}
+	if (cudaStreamCreate(&s) || cudaMalloc((void **)&din, 2 * NB * 2) || cudaMalloc((void **)&dar, 2 * NB * 2) ||
+	    cudaMalloc((void **)&drs, NB * 2) || cudaMemcpy(din, r->in, 2 * NB * 2, cudaMemcpyHostToDevice)) {
+		snprintf(r->msg, sizeof(r->msg), "cuda setup failed");
+		goto out;
+	}
+	comm_set_stream(c, COMM_ALL_REDUCE, s);
+	comm_set_stream(c, COMM_REDUCE_SCATTER, s);
+	struct comm_group *w = comm_group(c, COMM_PG_WORLD);
+	if (comm_all_reduce_ex(w, din, dar, 2 * NB, COMM_BF16, NULL, "bf16 ar", &e) ||
+	    comm_reduce_scatter_ex(w, din, drs, NB, COMM_BF16, NULL, "bf16 rs", &e)) {
+		snprintf(r->msg, sizeof(r->msg), "%.250s", e.msg);
+		goto out;
+	}
+	if (cudaStreamSynchronize(s) || cudaMemcpy(r->ar, dar, 2 * NB * 2, cudaMemcpyDeviceToHost) ||
+	    cudaMemcpy(r->rs, drs, NB * 2, cudaMemcpyDeviceToHost)) {
+		snprintf(r->msg, sizeof(r->msg), "cuda readback failed");
+		goto out;
+	}
+	r->ok = c->nbytes[COMM_ALL_REDUCE] == 2 * NB * 2 && c->nbytes[COMM_REDUCE_SCATTER] == 2 * NB * 2;
+	if (!r->ok)
+		snprintf(r->msg, sizeof(r->msg), "bytes counted %lld + %lld, expected %d each",
+			 c->nbytes[COMM_ALL_REDUCE], c->nbytes[COMM_REDUCE_SCATTER], 2 * NB * 2);
+out:
+	cudaFree(din);
+	cudaFree(dar);
+	cudaFree(drs);
+	if (s)
+		cudaStreamDestroy(s);
+	comm_destroy(c);
+	return NULL;
+}
+
+static void test_nccl_bf16_equals_cpu_backend(int ndev)
+{
+	if (ndev < 2) {
+		printf("skip: NCCL bf16 vs the CPU backend needs 2 GPUs, %d visible\n", ndev);
+		n_skip++;
+		return;
+	}
+	uint16_t in[2][2 * NB];
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < 2 * NB; i++) {
+			/* gradient-like values; every 5th pair sums to an exact tie */
+			float f = (rng_uniform(9 + (uint64_t)r, 4, (uint64_t)i) - 0.5f) * ldexpf(1.0f, i % 20 - 10);
+			if (i % 5 == 0)
+				f = r == 0 ? 1.0f + 0.0078125f * (float)(i % 3) : 0.00390625f;
+			in[r][i] = comm_f32_to_bf16(f);
+		}
+	/* the CPU reference: the threads backend, both ranks from this thread */
+	struct comm *cc[2];
+	struct aorta_error e;
+	struct comm_req q[2];
+	uint16_t car[2][2 * NB], crs[2][NB];
+	memset(q, 0, sizeof(q));
+	int ok = comm_threads_create(2, 2, cc, &e) == AORTA_OK;
+	for (int r = 0; ok && r < 2; r++)
+		ok = comm_all_reduce_ex(comm_group(cc[r], COMM_PG_WORLD), in[r], car[r], 2 * NB, COMM_BF16, &q[r], "ar",
+					&e) == AORTA_OK;
+	for (int r = 0; ok && r < 2; r++)
+		ok = comm_wait(&q[r], &e) == AORTA_OK;
+	for (int r = 0; ok && r < 2; r++)
+		ok = comm_reduce_scatter_ex(comm_group(cc[r], COMM_PG_WORLD), in[r], crs[r], NB, COMM_BF16, &q[r], "rs",
+					    &e) == AORTA_OK;
+	for (int r = 0; ok && r < 2; r++)
+		ok = comm_wait(&q[r], &e) == AORTA_OK;
+	if (ok)
+		for (int r = 0; r < 2; r++)
+			comm_destroy(cc[r]);
+	if (!ok) {
+		verdict(0, "nccl bf16: the CPU reference failed: %s", e.msg);
+		return;
+	}
+	ncclUniqueId id;
+	comm_nccl_env_defaults();   /* NVLink SHARP off, before any NCCL thread */
+	if (comm_nccl_unique_id(&id, &e) != AORTA_OK) {
+		verdict(0, "nccl bf16: %s", e.msg);
+		return;
+	}
+	struct nrank nr[2];
+	pthread_t th[2];
+	for (int r = 0; r < 2; r++) {
+		memset(&nr[r], 0, sizeof(nr[r]));
+		nr[r].rank = r;
+		nr[r].id = &id;
+		nr[r].in = in[r];
+		pthread_create(&th[r], NULL, nccl_rank_main, &nr[r]);
+	}
+	for (int r = 0; r < 2; r++)
+		pthread_join(th[r], NULL);
+	for (int r = 0; r < 2; r++) {
+		if (!nr[r].ok) {
+			verdict(0, "nccl bf16: rank %d: %s", r, nr[r].msg);
+			return;
+		}
+	}
+	long dar = 0, drs = 0, ties = 0;
+	for (int r = 0; r < 2; r++) {
+		for (int i = 0; i < 2 * NB; i++)
+			dar += nr[r].ar[i] != car[r][i];
+		for (int i = 0; i < NB; i++)
+			drs += nr[r].rs[i] != crs[r][i];
+	}
+	for (int i = 0; i < 2 * NB; i += 5)
+		ties += (i % 3 == 0 && car[0][i] == 0x3f80) || (i % 3 == 1 && car[0][i] == 0x3f82);
+	verdict(dar == 0 && drs == 0 && ties > 0,
+		"nccl bf16 world 2 == CPU threads backend bit for bit: all_reduce of %d (%ld differ), reduce_scatter "
+		"of %d per rank (%ld differ), %ld constructed ties rounded to even", 2 * NB, dar, NB, drs, ties);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 5. fsdp.reduce_dtype bf16 in the executor                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Sum of "bytes" of the ranges whose metadata function is fn, and the
+ * number of those ranges with "dtype":"bf16" (-1: unreadable). */
+static long long sum_bytes(const char *path, const char *fn, long *nbf16)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char key[96];
+	snprintf(key, sizeof(key), "\"function\":\"%s\",\"bytes\":", fn);
+	size_t cap = 1 << 22;
+	char *line = malloc(cap);
+	long long sum = 0;
+	*nbf16 = 0;
+	while (fgets(line, (int)cap, f))
+		for (const char *p = strstr(line, key); p; p = strstr(p + 1, key)) {
+			char *end;
+			sum += strtoll(p + strlen(key), &end, 10);
+			if (!strncmp(end, ",\"dtype\":\"bf16\"", 15))
+				(*nbf16)++;
+		}
+	free(line);
+	fclose(f);
+	return sum;
+}
+
+static void test_reduce_dtype_bf16_in_executor(const char *root)
+{
+	static const struct variant vs[] = {
+		{ "full_shard", DIST_FSDP, SHARD_FULL, 1, 1, PREFETCH_BACKWARD_PRE },
+		{ "ddp", DIST_DDP, SHARD_FULL, 0, 1, PREFETCH_BACKWARD_PRE },
+	};
+	for (size_t v = 0; v < sizeof(vs) / sizeof(vs[0]); v++) {
+		double l[2][NSTEPS], g[2][NSTEPS];
+		long long bytes[2];
+		long nb16[2] = { 0, 0 };
+		int ag = 0, ok = 1;
+		const char *fn = vs[v].mode == DIST_DDP ? "all_reduce" : "reduce_scatter";
+		for (int b = 0; b < 2 && ok; b++) {
+			struct train_config c;
+			struct aorta_error err = { 0 };
+			char dir[240], path[300];
+			snprintf(dir, sizeof(dir), "%s/reduce_%s_%s", root, vs[v].name, b ? "bf16" : "fp32");
+			small_config(&c, dir, MP_FP32);
+			c.profiling.enabled = 0;
+			c.distributed.mode = vs[v].mode;
+			c.fsdp.sharding_strategy = vs[v].strategy;
+			c.fsdp.forward_prefetch = vs[v].forward_prefetch;
+			c.fsdp.reduce_dtype = b ? REDUCE_BF16 : REDUCE_FP32;
+			if (run_train(&c, 1, &err) != 0) {
+				verdict(0, "%s reduce_dtype %s: run failed: %s", vs[v].name, b ? "bf16" : "fp32",
+					err.msg);
+				ok = 0;
+				break;
+			}
+			snprintf(path, sizeof(path), "%s/rank_00_metrics.jsonl", dir);
+			if (read_losses(path, l[b], g[b], NSTEPS, &ag) != NSTEPS) {
+				verdict(0, "%s: cannot read %d losses from %s", vs[v].name, NSTEPS, path);
+				ok = 0;
+				break;
+			}
+			bytes[b] = sum_bytes(path, fn, &nb16[b]);
+		}
+		if (!ok)
+			continue;
+		double worst = 0.0, gdiff = 0.0;
+		for (int i = 0; i < NSTEPS; i++) {
+			double r = fabs(l[1][i] - l[0][i]) / fabs(l[0][i]);
+			worst = r > worst || r != r ? r : worst;
+			gdiff = fmax(gdiff, fabs(g[1][i] - g[0][i]));
+		}
+		verdict(worst <= 1e-2 && gdiff > 0.0 && bytes[0] > 0 && 2 * bytes[1] == bytes[0] && nb16[0] == 0 &&
+				nb16[1] > 0,
+			"%s reduce_dtype bf16 vs fp32 over %d steps: max rel loss diff %.3g (tol 1e-2), max "
+			"grad_norm diff %.3g (must be > 0), %s bytes in the JSONL %lld -> %lld (want half), "
+			"%ld ranges tagged bf16",
+			vs[v].name, NSTEPS, worst, gdiff, fn, bytes[0], bytes[1], nb16[1]);
+	}
+}
+
 int main(void)
 {
 	int ndev = 0;
@@ -363,6 +671,8 @@ int main(void)
 				    .L = 2, .FFN = 128, .MLP = 96, .dropout = 0.1f, .ln_eps = 1e-5f };
 	test_group_pass_equals_monolithic("small fp32", &small, 3, PREC_FP32);
 	test_group_pass_equals_monolithic("small bf16", &small, 3, PREC_BF16);
+	test_bf16_casts_equal_cpu_twins();
+	test_nccl_bf16_equals_cpu_backend(ndev);
 
 	char root[] = "/tmp/aorta_test_dist_gpu_XXXXXX";
 	if (!mkdtemp(root)) {
@@ -371,6 +681,7 @@ int main(void)
 		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5, 1);
 		test_executor_world1_equals_single_gpu(root, MP_BF16, 1e-4, 1);
 		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5, 2);
+		test_reduce_dtype_bf16_in_executor(root);
 		char cmd[1200];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 		if (system(cmd) != 0)

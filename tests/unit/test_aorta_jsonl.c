@@ -96,7 +96,7 @@ static void test_names_streams_and_rounding(void)
 	static const char text[] =
 		"{\"rank\":2,\"world_size\":8,\"global_step\":10,\"profile\":{\"total_ms\":1.0000004,\"ranges\":["
 		"{\"stream\":\"allreduce\",\"tag\":\"epoch0_step10_grads\",\"start_ms\":-0.0015,\"end_ms\":2.6e-6,\"metadata\":{}},"
-		"{\"stream\":\"reducescatter\",\"tag\":\"rs\",\"start_ms\":0,\"end_ms\":0.5,\"metadata\":{}},"
+		"{\"stream\":\"reducescatter\",\"tag\":\"rs\",\"start_ms\":0,\"end_ms\":0.5,\"metadata\":{\"bytes\":1000000,\"dtype\":\"bf16\"}},"
 		"{\"stream\":\"aux\",\"tag\":\"epoch0_step10_ag\",\"start_ms\":0.1,\"end_ms\":0.2,"
 		"\"metadata\":{\"function\":\"all_gather_into_tensor\"}},"
 		"{\"stream\":\"aux\",\"tag\":\"epoch0_step10_prefetch\",\"start_ms\":0,\"end_ms\":0.25,\"metadata\":{}},"
@@ -127,6 +127,10 @@ static void test_names_streams_and_rounding(void)
 	}
 	i = find(t, "aorta:reduce_scatter:rs");
 	CHECK(i >= 0 && t->stream[i] == 2);
+	/* metadata.bytes (aorta train's message size) becomes the span's bytes */
+	CHECK(i >= 0 && t->bytes[i] == 1000000);
+	i = find(t, "aorta:all_gather:ag");
+	CHECK(i >= 0 && t->bytes[i] == 0);
 	i = find(t, "aorta:all_gather:ag");
 	CHECK(i >= 0 && t->stream[i] == 3);
 	i = find(t, "Memcpy HtoD (aorta prefetch)");

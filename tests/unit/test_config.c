@@ -10,6 +10,10 @@
 #include "train/train_config.h"
 #include "testing.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #define FIX "tests/data/config/"
 
 static int contains(const char *hay, const char *needle)
@@ -654,6 +658,61 @@ static void test_backward_prefetch_null_override(void)
 	CHECK(strstr(e.msg, "sideways") != NULL);
 }
 
+/* fsdp.reduce_dtype: fp32 by default, bf16 (or PyTorch's name) on request,
+ * anything else rejected naming the file line or the override; bf16 adds
+ * its scratch to the memory estimate and shows in the dump */
+static void test_reduce_dtype_key(void)
+{
+	struct train_config t;
+	struct aorta_error e = { 0 };
+
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.fsdp.reduce_dtype, REDUCE_FP32);
+	uint64_t m32 = train_config_memory_bytes(&t, 1), m32w = train_config_memory_bytes(&t, 8);
+	train_config_release(&t);
+
+	const char *ov[] = { "fsdp.reduce_dtype=bf16" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov, 1, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.fsdp.reduce_dtype, REDUCE_BF16);
+	CHECK_STR(reduce_dtype_name(t.fsdp.reduce_dtype), "bf16");
+	/* world 1 / ddp: a bf16 copy of the largest bucket at most, bounded by
+	 * 2 bytes a parameter; sharded: the two largest units' copies */
+	uint64_t m16 = train_config_memory_bytes(&t, 1), m16w = train_config_memory_bytes(&t, 8);
+	uint64_t P = train_config_param_count(&t);
+	CHECK(m16 > m32 && m16 - m32 <= (uint64_t)(1.1 * 2.0 * (double)P) + 1);
+	CHECK(m16w > m32w && m16w - m32w < m16 - m32);
+	char buf[8192] = { 0 };
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	CHECK(f && train_config_dump_json(f, &t) == 0);
+	if (f)
+		fclose(f);
+	CHECK(contains(buf, "\"reduce_dtype\": \"bf16\""));
+	train_config_release(&t);
+
+	const char *ov2[] = { "distributed.mode=ddp", "fsdp.reduce_dtype=BFloat16" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov2, 2, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.fsdp.reduce_dtype, REDUCE_BF16);
+	CHECK_EQ_I(t.distributed.mode, DIST_DDP);
+	train_config_release(&t);
+
+	const char *ov3[] = { "fsdp.reduce_dtype=fp16" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov3, 1, &t, &e), AORTA_EUSAGE);
+	CHECK(contains(e.msg, "unknown reduce dtype 'fp16' (expected fp32 or bf16)"));
+
+	char path[] = "/tmp/aorta_test_reduce_XXXXXX.yaml";
+	int fd = mkstemps(path, 5);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	FILE *y = fdopen(fd, "w");
+	fputs("fsdp:\n  sharding_strategy: full_shard\n  reduce_dtype: int8\n", y);
+	fclose(y);
+	CHECK_EQ_I(train_config_load(path, NULL, 0, &t, &e), AORTA_EINPUT);
+	CHECK_EQ_I(e.line, 3);
+	CHECK(contains(e.msg, "fsdp.reduce_dtype") && contains(e.msg, "'int8'"));
+	unlink(path);
+}
+
 static void test_model_dims_mapping(void)
 {
 	struct train_config t;
@@ -699,5 +758,6 @@ int main(void)
 	TEST(test_edit_distance);
 	TEST(test_model_dims_mapping);
 	TEST(test_backward_prefetch_null_override);
+	TEST(test_reduce_dtype_key);
 	return test_report();
 }

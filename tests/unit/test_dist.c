@@ -4,7 +4,10 @@
  * buckets, the step schedules and their checker (dist.h), and the CPU
  * executor (dist_cpu.h) at world 1 on the local communicator, which must
  * equal the serial reference bit for bit for every strategy.  The same
- * executor at world 2 and 4 runs in tests/mpi/test_dist_mpi.c.
+ * executor at world 2 and 4 runs in tests/mpi/test_dist_mpi.c, and here on
+ * the threads backend (comm_threads_create) for the reduce dtype: bf16
+ * conversions and collectives, and training with fsdp.reduce_dtype bf16
+ * against fp32 (losses, bytes).
  */
 #include "testing.h"
 #include "dist_ref.h"
@@ -15,6 +18,7 @@
 #include "train/ops.h"
 #include "train/rng.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 static struct model_dims tiny_dims(int L, float dropout)
@@ -738,6 +742,325 @@ static void test_local_comm_collectives_and_errors(void)
 	comm_destroy(c);
 }
 
+/* ---- the threads backend and the reduce dtype ----------------------------- */
+
+static uint16_t bits_of(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	return (uint16_t)(u >> 16);
+}
+
+static void test_bf16_conversion_rounds_to_nearest_even(void)
+{
+	CHECK_EQ_I(comm_f32_to_bf16(1.0f), 0x3f80);
+	CHECK_EQ_I(comm_f32_to_bf16(-2.0f), 0xc000);
+	/* 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to the even 1 */
+	CHECK_EQ_I(comm_f32_to_bf16(1.00390625f), 0x3f80);
+	/* 1 + 3*2^-8 lies halfway between 0x3f81 and 0x3f82: even is 0x3f82 */
+	CHECK_EQ_I(comm_f32_to_bf16(1.01171875f), 0x3f82);
+	/* just above the tie rounds up, just below rounds down */
+	CHECK_EQ_I(comm_f32_to_bf16(nextafterf(1.00390625f, 2.0f)), 0x3f81);
+	CHECK_EQ_I(comm_f32_to_bf16(nextafterf(1.00390625f, 0.0f)), 0x3f80);
+	CHECK_EQ_I(comm_f32_to_bf16(INFINITY), 0x7f80);
+	CHECK(isnan(comm_bf16_to_f32(comm_f32_to_bf16(NAN))));
+	/* the largest float rounds to infinity, as __float2bfloat16_rn */
+	CHECK_EQ_I(comm_f32_to_bf16(3.4028235e38f), 0x7f80);
+	CHECK_NEAR(comm_bf16_to_f32(0x3f82), 1.015625, 0);
+	/* random values: the error is at most half a bf16 ulp (8 significant
+	 * bits: 2^-8 relative), and a bf16 value converts back to itself */
+	for (int i = 0; i < 10000; i++) {
+		float f = (rng_uniform(11, 2, (uint64_t)i) - 0.5f) * 1000.0f;
+		float r = comm_bf16_to_f32(comm_f32_to_bf16(f));
+		CHECK(fabsf(r - f) <= fabsf(f) * 0x1p-8f);
+		CHECK_EQ_I(comm_f32_to_bf16(r), bits_of(r));
+	}
+	uint16_t a[2] = { 0x3f80, 0x3f81 }, b[2] = { 0x3b80, 0x3b80 };   /* 2^-8 */
+	comm_bf16_sum_into(a, b, 2);
+	CHECK_EQ_I(a[0], 0x3f80);   /* bf16(1 + 2^-8): one rounding, ties to even */
+	CHECK_EQ_I(a[1], 0x3f82);
+	CHECK_EQ_I(comm_coll_bytes(COMM_REDUCE_SCATTER, COMM_BF16, 10, 4), 80);
+	CHECK_EQ_I(comm_coll_bytes(COMM_REDUCE_SCATTER, COMM_F32, 10, 4), 160);
+	CHECK_EQ_I(comm_coll_bytes(COMM_ALL_REDUCE, COMM_BF16, 10, 4), 20);
+	CHECK_EQ_I(comm_coll_bytes(COMM_ALL_GATHER, COMM_F32, 10, 2), 80);
+	CHECK_EQ_I(comm_coll_bytes(COMM_BARRIER, COMM_F32, 10, 2), 0);
+	CHECK_STR(comm_dtype_name(COMM_BF16), "bf16");
+}
+
+/* One thread can drive every rank of the threads backend: a start never
+ * blocks, and the last rank to start computes the result. */
+static void test_threads_comm_collectives_fp32_and_bf16(void)
+{
+	enum { W = 4, NODE = 2, C = 3 };
+	struct comm *c[W];
+	struct aorta_error e;
+	CHECK(comm_threads_create(W, 3, c, &e) == AORTA_EUSAGE);
+	CHECK(comm_threads_create(W, NODE, c, &e) == AORTA_OK);
+	struct comm_req r[W];
+	memset(r, 0, sizeof(r));
+
+	/* all_gather on the world, in place for odd ranks */
+	float send[W][C], recv[W][W * C];
+	for (int k = 0; k < W; k++)
+		for (int i = 0; i < C; i++)
+			send[k][i] = recv[k][k * C + i] = (float)(10 * k + i);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_all_gather(comm_group(c[k], COMM_PG_WORLD), k & 1 ? recv[k] + k * C : send[k], recv[k], C,
+				      &r[k], "ag", &e) == AORTA_OK);
+	CHECK(!r[0].impl || r[W - 1].active);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_wait(&r[k], &e) == AORTA_OK);
+	for (int k = 0; k < W; k++)
+		for (int j = 0; j < W * C; j++)
+			CHECK_NEAR(recv[k][j], 10 * (j / C) + j % C, 0);
+
+	/* fp32 reduce_scatter within each node: rank k sends k + j */
+	float rs_in[W][NODE * C], rs_out[W][C];
+	for (int k = 0; k < W; k++)
+		for (int j = 0; j < NODE * C; j++)
+			rs_in[k][j] = (float)(k + j);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_reduce_scatter(comm_group(c[k], COMM_PG_NODE), rs_in[k], rs_out[k], C, &r[k], "rs", &e) ==
+		      AORTA_OK);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_wait(&r[k], &e) == AORTA_OK);
+	for (int k = 0; k < W; k++) {
+		int first = k / NODE * NODE, part = k % NODE;
+		for (int i = 0; i < C; i++)
+			CHECK_NEAR(rs_out[k][i], 2 * (part * C + i) + 2 * first + 1, 0);
+	}
+
+	/* bf16 all_reduce across the world, in place: 1 + 2^-8 three times
+	 * onto 1 rounds at every step (1 -> 1 -> 1 -> 1, ties to even) */
+	uint16_t v[W][2];
+	for (int k = 0; k < W; k++) {
+		v[k][0] = k ? 0x3b80 : 0x3f80;                       /* 1, then 2^-8 */
+		v[k][1] = comm_f32_to_bf16(0.25f * (float)(k + 1));  /* exact sums */
+	}
+	for (int k = 0; k < W; k++)
+		CHECK(comm_all_reduce_ex(comm_group(c[k], COMM_PG_WORLD), v[k], v[k], 2, COMM_BF16, &r[k], "ar16",
+					 &e) == AORTA_OK);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_wait(&r[k], &e) == AORTA_OK);
+	for (int k = 0; k < W; k++) {
+		CHECK_EQ_I(v[k][0], 0x3f80);      /* one sum in fp32 would give 1.01171875 -> 0x3f82 */
+		CHECK_NEAR(comm_bf16_to_f32(v[k][1]), 2.5, 0);
+	}
+
+	/* bf16 reduce_scatter across nodes (cross group of 2): bf16(a + b) */
+	uint16_t x16[W][2 * 2], y16[W][2];
+	for (int k = 0; k < W; k++)
+		for (int j = 0; j < 4; j++)
+			x16[k][j] = comm_f32_to_bf16(k < NODE ? 1.0078125f : 0.00390625f * (float)(j + 1));
+	for (int k = 0; k < W; k++)
+		CHECK(comm_reduce_scatter_ex(comm_group(c[k], COMM_PG_CROSS), x16[k], y16[k], 2, COMM_BF16, &r[k],
+					     "rs16", &e) == AORTA_OK);
+	for (int k = 0; k < W; k++)
+		CHECK(comm_wait(&r[k], &e) == AORTA_OK);
+	for (int k = 0; k < W; k++) {
+		int part = k / NODE;   /* rank in the cross group */
+		for (int i = 0; i < 2; i++) {
+			float exact = 1.0078125f + 0.00390625f * (float)(part * 2 + i + 1);
+			float want = comm_bf16_to_f32(comm_f32_to_bf16(exact));
+			CHECK_NEAR(comm_bf16_to_f32(y16[k][i]), want, 0);
+		}
+	}
+	CHECK_EQ_I(comm_bf16_to_f32(y16[0][0]) == 1.015625f, 1);   /* 1.01171875: a tie, to even */
+
+	/* bytes at the element size: ag 4*3*4, rs 2*3*4, ar 2*2, rs16 2*2*2 */
+	CHECK_EQ_I(c[0]->nbytes[COMM_ALL_GATHER], W * C * 4);
+	CHECK_EQ_I(c[0]->nbytes[COMM_REDUCE_SCATTER], NODE * C * 4 + 2 * 2 * 2);
+	CHECK_EQ_I(c[0]->nbytes[COMM_ALL_REDUCE], 2 * 2);
+
+	/* ranks that disagree on the element type are an error */
+	uint16_t h[2] = { 0 };
+	float f2[2] = { 0 };
+	CHECK(comm_all_reduce_ex(comm_group(c[0], COMM_PG_NODE), h, h, 2, COMM_BF16, &r[0], "x", &e) == AORTA_OK);
+	CHECK(comm_all_reduce(comm_group(c[1], COMM_PG_NODE), f2, f2, 2, &r[1], "y", &e) == AORTA_EINTERNAL);
+	CHECK(strstr(e.msg, "meets all_reduce of 2 bf16") != NULL);
+	/* rank 1 joins properly: the collective completes */
+	CHECK(comm_all_reduce_ex(comm_group(c[1], COMM_PG_NODE), h + 1, h + 1, 1, COMM_BF16, &r[1], "y", &e) ==
+	      AORTA_EINTERNAL);
+	uint16_t h1[2] = { 0 };
+	CHECK(comm_all_reduce_ex(comm_group(c[1], COMM_PG_NODE), h1, h1, 2, COMM_BF16, &r[1], "y", &e) == AORTA_OK);
+	CHECK(comm_wait(&r[0], &e) == AORTA_OK && comm_wait(&r[1], &e) == AORTA_OK);
+	for (int k = 0; k < W; k++)
+		comm_destroy(c[k]);
+}
+
+/* One rank of a threaded run: trains `steps` steps on its slice of every
+ * global batch (samples s*W*B + rank*B .. + B, as test_dist_mpi.c). */
+struct trank {
+	struct comm *c;
+	struct dist_knobs k;
+	int node, steps, B;
+	const struct model_dims *d;
+	const struct param_layout *lay;
+	const float *init;
+	float loss[8];
+	float *params;
+	long long nbytes[5];
+	int shard_size;
+	int failed;
+	char msg[256];
+};
+
+static void *trank_main(void *arg)
+{
+	struct trank *t = arg;
+	struct comm *c = t->c;
+	const int W = c->size, rank = c->rank;
+	struct dist_plan pl;
+	struct dist_schedule s = { 0 };
+	struct dist_cpu x;
+	struct aorta_error e = { 0 };
+	struct dist_adamw opt = { 0.9f, 0.98f, 1e-8f, 0.01f, 0.5f };
+	struct batch b;
+	int have_x = 0;
+
+	comm_set_timeout_ms(c, 60000);
+	batch_alloc(&b, t->d, t->B);
+	if (dist_plan_init(&pl, W, rank, t->node, &t->k, t->lay, &e) || dist_schedule_build(&s, &pl, &e) ||
+	    dist_cpu_init(&x, t->d, t->lay, &pl, c, t->B, t->init, &opt, &e))
+		goto fail;
+	have_x = 1;
+	t->shard_size = pl.shard_size;
+	for (int st = 0; st < t->steps; st++) {
+		batch_fill(&b, t->d, REF_DATA_SEED, (uint64_t)st * (uint64_t)(W * t->B) + (uint64_t)(rank * t->B));
+		if (dist_cpu_step(&x, &s, &b, ref_seed(st), 1, ref_lr(st), &t->loss[st], NULL, &e))
+			goto fail;
+	}
+	if (dist_cpu_full_params(&x, t->params, &e))
+		goto fail;
+	memcpy(t->nbytes, c->nbytes, sizeof(t->nbytes));
+	goto out;
+fail:
+	t->failed = 1;
+	snprintf(t->msg, sizeof(t->msg), "%.200s", e.msg);
+out:
+	if (have_x)
+		dist_cpu_release(&x);
+	dist_schedule_release(&s);
+	dist_plan_release(&pl);
+	batch_free(&b);
+	return NULL;
+}
+
+/* World W (node groups of `node`) on the threads backend; rank 0's losses,
+ * parameters and bytes come back; every rank must end with the same
+ * parameters.  Returns 0 when a rank failed. */
+static int run_threads(struct dist_knobs k, int W, int node, int steps, int B, const struct model_dims *d,
+		       const struct param_layout *lay, const float *init, float *loss, float *params,
+		       long long *nbytes, int *shard_size)
+{
+	struct comm *c[4];
+	struct trank t[4];
+	pthread_t th[4];
+	struct aorta_error e;
+	int ok = 1;
+	if (comm_threads_create(W, node, c, &e))
+		return 0;
+	for (int r = 0; r < W; r++) {
+		t[r] = (struct trank){ .c = c[r], .k = k, .node = node, .steps = steps, .B = B, .d = d, .lay = lay,
+				       .init = init, .params = falloc(lay->total) };
+		pthread_create(&th[r], NULL, trank_main, &t[r]);
+	}
+	for (int r = 0; r < W; r++)
+		pthread_join(th[r], NULL);
+	for (int r = 0; r < W; r++) {
+		if (t[r].failed) {
+			fprintf(stderr, "  rank %d: %s\n", r, t[r].msg);
+			ok = 0;
+		} else if (memcmp(t[r].params, t[0].params, lay->total * sizeof(float))) {
+			fprintf(stderr, "  rank %d ends with other parameters than rank 0\n", r);
+			ok = 0;
+		}
+	}
+	memcpy(loss, t[0].loss, (size_t)steps * sizeof(float));
+	memcpy(params, t[0].params, lay->total * sizeof(float));
+	memcpy(nbytes, t[0].nbytes, sizeof(t[0].nbytes));
+	*shard_size = t[0].shard_size;
+	for (int r = 0; r < W; r++) {
+		free(t[r].params);
+		comm_destroy(c[r]);
+	}
+	return ok;
+}
+
+/* World 2 and 4 with fsdp.reduce_dtype bf16 against the same run in fp32
+ * (and fp32 against the serial reference, which proves the threads backend
+ * sums as MPI does): bf16 rounds each reduced gradient element once per
+ * step of the sum (relative error <= 2^-9 each), which AdamW's normalised
+ * update turns into parameter changes far below the learning rate, so the
+ * losses agree within bf16 tolerance (bound 1e-2 relative; measured at
+ * most 6.7e-7 over the 4 steps, parameters within 2.1e-4 with lr 3e-3),
+ * while the parameters do differ (the knob acts), and
+ * the gradient collectives move exactly half the bytes: reduce-scatter
+ * all of it, all-reduce all but the fp32 loss (4 bytes a step) and norm
+ * (8 bytes a step when sharded) all-reduces. */
+static void run_reduce_dtype(struct dist_knobs k, int W, int node, const char *name)
+{
+	enum { STEPS = 4, B = 2 };
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	layout_init(&p, &d);
+	float *init = falloc(p.total), *ref = falloc(p.total), *p32 = falloc(p.total), *p16 = falloc(p.total);
+	float ref_loss[STEPS], l32[STEPS], l16[STEPS];
+	long long b32[5], b16[5];
+	int ss32 = 0, ss16 = 0;
+	params_init(init, &p, &d, REF_INIT_SEED);
+	ref_train(&d, &p, init, ref, STEPS, W * B, 1, 0.5f, ref_loss);
+
+	k.reduce_dtype = COMM_F32;
+	int ok32 = run_threads(k, W, node, STEPS, B, &d, &p, init, l32, p32, b32, &ss32);
+	k.reduce_dtype = COMM_BF16;
+	int ok16 = run_threads(k, W, node, STEPS, B, &d, &p, init, l16, p16, b16, &ss16);
+	CHECK(ok32 && ok16);
+	if (ok32 && ok16) {
+		double dref = 0, dl = 0, dp = 0;
+		for (int s = 0; s < STEPS; s++) {
+			dref = fmax(dref, fabs((double)l32[s] - ref_loss[s]));
+			dl = fmax(dl, fabs((double)l16[s] - l32[s]) / fabs((double)l32[s]));
+		}
+		for (size_t i = 0; i < p.total; i++)
+			dp = fmax(dp, fabs((double)p16[i] - p32[i]));
+		printf("  world %d, %s: fp32 vs serial |loss diff| %.3g; bf16 vs fp32 reduce: max relative "
+		       "|loss diff| %.3g, max |param diff| %.3g; reduce bytes %lld -> %lld\n",
+		       W, name, dref, dl, dp, b32[COMM_REDUCE_SCATTER] + b32[COMM_ALL_REDUCE],
+		       b16[COMM_REDUCE_SCATTER] + b16[COMM_ALL_REDUCE]);
+		CHECK(dref <= 1e-6);
+		CHECK(l16[0] == l32[0]);  /* step 1's loss comes before any reduction */
+		CHECK(dl <= 1e-2);
+		CHECK(dp > 0.0);          /* the bf16 reduction really ran */
+		CHECK(dp <= 3.0 * STEPS * REF_LR);
+		CHECK_EQ_I(b16[COMM_ALL_GATHER], b32[COMM_ALL_GATHER]);
+		CHECK_EQ_I(b16[COMM_BROADCAST], b32[COMM_BROADCAST]);
+		CHECK_EQ_I(2 * b16[COMM_REDUCE_SCATTER], b32[COMM_REDUCE_SCATTER]);
+		long long fixed = STEPS * (4LL + (ss32 > 1 ? 8LL : 0LL));
+		CHECK_EQ_I(2 * (b16[COMM_ALL_REDUCE] - fixed), b32[COMM_ALL_REDUCE] - fixed);
+		CHECK(b32[COMM_REDUCE_SCATTER] + b32[COMM_ALL_REDUCE] > fixed);
+	}
+	free(init);
+	free(ref);
+	free(p32);
+	free(p16);
+	layout_release(&p);
+}
+
+static void test_reduce_dtype_bf16_tracks_fp32_and_halves_bytes(void)
+{
+	run_reduce_dtype(knobs(DIST_FSDP, SHARD_FULL, 1, PREFETCH_BACKWARD_PRE, 2), 2, 1, "full_shard");
+	struct dist_knobs k = knobs(DIST_DDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	k.bucket_cap_mb = 2048.0 / 1048576.0;   /* several buckets */
+	k.first_bucket_bytes = 512;
+	run_reduce_dtype(k, 2, 1, "ddp, 2 KiB buckets");
+	run_reduce_dtype(knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_BACKWARD_POST, 1), 4, 1, "full_shard");
+	run_reduce_dtype(knobs(DIST_FSDP, SHARD_GRAD_OP, 1, PREFETCH_NONE, 2), 4, 1, "shard_grad_op");
+	run_reduce_dtype(knobs(DIST_FSDP, SHARD_NONE, 0, PREFETCH_NONE, 0), 4, 1, "no_shard");
+	run_reduce_dtype(knobs(DIST_FSDP, SHARD_HYBRID, 1, PREFETCH_BACKWARD_PRE, 2), 4, 2, "hybrid_shard, 2 nodes");
+	run_reduce_dtype(k, 4, 1, "ddp, 2 KiB buckets");
+}
+
 int main(void)
 {
 	TEST(test_group_calls_equal_whole_pass_bit_for_bit);
@@ -759,5 +1082,8 @@ int main(void)
 	TEST(test_local_comm_collectives_and_errors);
 	TEST(test_executor_world1_equals_serial_reference_bit_for_bit);
 	TEST(test_executor_world1_accumulation_equals_big_batch);
+	TEST(test_bf16_conversion_rounds_to_nearest_even);
+	TEST(test_threads_comm_collectives_fp32_and_bf16);
+	TEST(test_reduce_dtype_bf16_tracks_fp32_and_halves_bytes);
 	return test_report();
 }
