@@ -77,6 +77,11 @@ out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
 out=$(bash tests/cli/report.sh 2>&1); rc=$?
 count "cli:report" "$out" $rc
+for c in sdma hwq tune_tp; do
+	[ -f "tests/cli/$c.sh" ] || continue
+	out=$(bash "tests/cli/$c.sh" 2>&1); rc=$?
+	count "cli:$c" "$out" $rc
+done
 
 echo "== unit tests under ASan+UBSan"
 if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; then
@@ -86,6 +91,11 @@ if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; t
 	count "asan:cli" "$out" $rc
 	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/report.sh 2>&1); rc=$?
 	count "asan:cli:report" "$out" $rc
+	for c in sdma hwq tune_tp; do
+		[ -f "tests/cli/$c.sh" ] || continue
+		out=$(AORTA_BIN=./build-san/aorta bash "tests/cli/$c.sh" 2>&1); rc=$?
+		count "asan:cli:$c" "$out" $rc
+	done
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 else
 	failed=$((failed + 1)); failures+=("sanitizer build"); tail -n 20 /tmp/aorta_san_build.log

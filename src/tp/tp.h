@@ -1,8 +1,8 @@
 /*
  * tp.h - aorta tune-tp: the interface between the host side (src/cmd/
- * tune_tp.c, src/tp/*.c: models, shapes, the configuration space and its
+ * tune_tp.c, src/tp/<name>.c: models, shapes, the configuration space and its
  * pruning, the adaptive search, the outputs; no CUDA) and the GPU side in
- * libaorta-gpu.so (src/tp/*_gpu.c, *.cu: the overlapped operators, their
+ * libaorta-gpu.so (src/tp/<name>_gpu.c, <name>.cu: the overlapped operators, their
  * checks and their timing on TP GPUs driven from one process).
  *
  * Shapes.  Megatron sequence parallelism with S tokens (--max-token-len,
