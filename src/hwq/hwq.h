@@ -1,6 +1,6 @@
 /*
  * hwq.h - aorta hwq: hardware-queue evaluation, the interface between the
- * host command (src/cmd/hwq.c, src/hwq/*.c: table, metrics, JSON, text,
+ * host command (src/cmd/hwq.c, src/hwq/{workloads,metrics,output,compare}.c: table, metrics, JSON, text,
  * sweep, compare; no CUDA) and the GPU plug-in (libaorta-gpu.so:
  * src/hwq/harness_gpu.c and one src/hwq/wl_<name>_gpu.c (+ .cu) per
  * workload, see hwq_gpu.h).
@@ -105,6 +105,12 @@ struct hwq_raw {
 	char trace_path[1024];      /* timing-pass Kineto trace, "" if none (why in trace_note) */
 	char trace_note[256];
 	struct hwq_device dev;
+	/* added: the runtime's id of each workload stream (cudaStreamGetId,
+	 * what CUPTI writes as "stream"), so the host maps trace spans to
+	 * stream indices; [streams], malloc'd; NULL when unknown */
+	long long *stream_ids;
+	int timing_iters;           /* iterations the timing-pass trace holds */
+	int graph_nodes;            /* graph mode: nodes of the captured graph (all kinds) */
 };
 
 /* Entry point in libaorta-gpu.so (symbol "hwq_run_gpu"). */
@@ -115,5 +121,12 @@ typedef enum aorta_status (*hwq_run_fn)(const struct hwq_run_config *cfg, struct
 typedef enum aorta_status (*hwq_info_fn)(int device, struct hwq_device *out, struct aorta_error *e);
 
 void hwq_raw_release(struct hwq_raw *r);
+
+/* The timing pass starts with one empty kernel of this name per workload
+ * stream, launched in stream order and each waited for, so the host maps
+ * trace streams to workload streams whatever ids the profiler reports
+ * (CUPTI's ids drift from cudaStreamGetId's once streams are re-created
+ * in one process); the markers are left out of every figure. */
+#define HWQ_MARKER_NAME "hwq_stream_marker_kernel"
 
 #endif

@@ -87,6 +87,12 @@ struct hwq_workload_ops {
 
 const struct hwq_workload_ops *hwq_ops_find(const char *name);
 
+/* The plug-in's entry points (harness_gpu.c; types hwq_run_fn and
+ * hwq_info_fn in hwq.h).  hwq_info_gpu: AORTA_EUSAGE for an ordinal that
+ * does not exist, AORTA_EGPU when no GPU is visible. */
+enum aorta_status hwq_run_gpu(const struct hwq_run_config *cfg, struct hwq_raw *out, struct aorta_error *e);
+enum aorta_status hwq_info_gpu(int device, struct hwq_device *out, struct aorta_error *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,238 @@
+/*
+ * tp_kern.cu - the few kernels of the tune-tp operators (list and
+ * conventions in tp_gpu.h).  The GEMMs are cuBLASLt's and the collectives
+ * NCCL's or the copy engine's; what is here is glue: inputs, the SM copy
+ * of use_ce 0, the reduction that ends ring-exchange reduce-scatter, the
+ * cross-rank flags and the check's comparison.
+ *
+ * The reduction is bandwidth-bound: each thread loads 16 bytes of each of
+ * the tp partials (8 bf16/fp16 or 4 fp32), sums in fp32 and stores 16
+ * bytes once, so it moves (tp + 1) * bytes(out) at close to HBM speed.
+ * Flags use volatile accesses plus __threadfence_system(): a writer makes
+ * its earlier work visible before the flag, a reader sees the flag before
+ * it reads data (which always comes after it in stream order).
+ */
+#include "tp/tp_gpu.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ helpers */
+
+__device__ static inline unsigned long long gtime(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__device__ static inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ static inline float to_f(__half v) { return __half2float(v); }
+__device__ static inline float to_f(float v) { return v; }
+template <typename T> __device__ static inline T from_f(float v);
+template <> __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+template <> __device__ inline __half from_f<__half>(float v) { return __float2half(v); }
+template <> __device__ inline float from_f<float>(float v) { return v; }
+
+static int grid_for(long long work, int threads, int cap)
+{
+	long long g = (work + threads - 1) / threads;
+	if (g < 1)
+		g = 1;
+	return g > cap ? cap : (int)g;
+}
+
+/* --------------------------------------------------------------- fill */
+
+template <typename T>
+__global__ void tp_fill_kernel(T *p, long long n, uint64_t seed)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		float u = (float)(z >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f; /* [-1, 1) */
+		if (fabsf(u) < 1.0f / 32)
+			u = u < 0 ? -1.0f / 32 : 1.0f / 32; /* never zero */
+		p[i] = from_f<T>(u);
+	}
+}
+
+extern "C" int tpk_fill(int dtype, void *p, long long n, uint64_t seed, cudaStream_t st)
+{
+	int g = grid_for(n, 256, 4096);
+	if (dtype == 0)
+		tp_fill_kernel<<<g, 256, 0, st>>>((__nv_bfloat16 *)p, n, seed);
+	else if (dtype == 1)
+		tp_fill_kernel<<<g, 256, 0, st>>>((__half *)p, n, seed);
+	else
+		tp_fill_kernel<<<g, 256, 0, st>>>((float *)p, n, seed);
+	return (int)cudaGetLastError();
+}
+
+/* --------------------------------------------------------------- copy */
+
+__global__ void tp_ring_copy_kernel(uint4 *dst, const uint4 *src, long long n16)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16;
+	     i += (long long)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+extern "C" int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, cudaStream_t st)
+{
+	if (ctas < 1)
+		ctas = 1;
+	tp_ring_copy_kernel<<<ctas, 512, 0, st>>>((uint4 *)dst, (const uint4 *)src, (long long)(bytes / 16));
+	return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------------------- reduce */
+
+/* E elements of T per 16-byte vector */
+template <typename T, int E>
+__global__ void tp_ring_reduce_kernel(uint4 *out, const uint4 *src, long long stride16, int nsrc, long long n16)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16;
+	     i += (long long)gridDim.x * blockDim.x) {
+		float acc[E];
+		for (int j = 0; j < E; j++)
+			acc[j] = 0.0f;
+		for (int s = 0; s < nsrc; s++) {
+			uint4 v = src[s * stride16 + i];
+			const T *e = (const T *)&v;
+			for (int j = 0; j < E; j++)
+				acc[j] += to_f(e[j]);
+		}
+		uint4 o;
+		T *oe = (T *)&o;
+		for (int j = 0; j < E; j++)
+			oe[j] = from_f<T>(acc[j]);
+		out[i] = o;
+	}
+}
+
+extern "C" int tpk_reduce(int dtype, void *out, const void *src, long long stride, int nsrc, long long n, int ctas,
+			  cudaStream_t st)
+{
+	int esz = dtype == 2 ? 4 : 2;
+	long long n16 = n * esz / 16, s16 = stride * esz / 16;
+	int g = grid_for(n16, 256, ctas > 0 ? ctas : 1024);
+	if (dtype == 0)
+		tp_ring_reduce_kernel<__nv_bfloat16, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
+	else if (dtype == 1)
+		tp_ring_reduce_kernel<__half, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
+	else
+		tp_ring_reduce_kernel<float, 4><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
+	return (int)cudaGetLastError();
+}
+
+/* -------------------------------------------------------------- flags */
+
+__device__ static void spin_until(volatile unsigned *f, unsigned epoch, unsigned *err, const unsigned *abort)
+{
+	unsigned long long t0 = gtime();
+	while ((int)(*f - epoch) < 0) {
+		if (*(const volatile unsigned *)abort || gtime() - t0 > TPK_SPIN_NS) {
+			atomicExch(err, 1u);
+			return;
+		}
+		__nanosleep(100);
+	}
+}
+
+__global__ void tp_barrier_kernel(struct tpk_peers peers, int rank, int tp, unsigned epoch)
+{
+	if (threadIdx.x != 0)
+		return;
+	unsigned *mine = peers.flags[rank];
+	__threadfence_system();
+	for (int p = 0; p < tp; p++)
+		((volatile unsigned *)peers.flags[p])[TPK_FLAG_BAR + rank] = epoch;
+	__threadfence_system();
+	for (int p = 0; p < tp; p++)
+		spin_until((volatile unsigned *)mine + TPK_FLAG_BAR + p, epoch, mine + TPK_FLAG_ERR, peers.abort);
+	__threadfence_system();
+}
+
+extern "C" int tpk_barrier(struct tpk_peers peers, int rank, int tp, unsigned epoch, cudaStream_t st)
+{
+	tp_barrier_kernel<<<1, 32, 0, st>>>(peers, rank, tp, epoch);
+	return (int)cudaGetLastError();
+}
+
+__global__ void tp_signal_kernel(unsigned *flag, unsigned epoch)
+{
+	if (threadIdx.x == 0) {
+		__threadfence_system();
+		*(volatile unsigned *)flag = epoch;
+		__threadfence_system();
+	}
+}
+
+extern "C" int tpk_signal(unsigned *flag, unsigned epoch, cudaStream_t st)
+{
+	tp_signal_kernel<<<1, 32, 0, st>>>(flag, epoch);
+	return (int)cudaGetLastError();
+}
+
+__global__ void tp_wait_kernel(unsigned *flags, int first, int count, int skip, unsigned epoch,
+			       const unsigned *abort)
+{
+	if (threadIdx.x != 0)
+		return;
+	for (int i = 0; i < count; i++)
+		if (i != skip)
+			spin_until((volatile unsigned *)flags + first + i, epoch, flags + TPK_FLAG_ERR, abort);
+	__threadfence_system();
+}
+
+extern "C" int tpk_wait(unsigned *flags, int first, int count, int skip, unsigned epoch, const unsigned *abort,
+			cudaStream_t st)
+{
+	tp_wait_kernel<<<1, 32, 0, st>>>(flags, first, count, skip, epoch, abort);
+	return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------------------ compare */
+
+template <typename T>
+__global__ void tp_compare_kernel(const T *a, const T *ref, long long n, unsigned *out2)
+{
+	float dmax = 0.0f, rmax = 0.0f;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		float x = to_f(a[i]), r = to_f(ref[i]);
+		float d = fabsf(x - r);
+		if (d != d)
+			d = __int_as_float(0x7fc00000);
+		dmax = (d != d || dmax != dmax) ? __int_as_float(0x7fc00000) : fmaxf(dmax, d);
+		rmax = fmaxf(rmax, fabsf(r));
+	}
+	for (int o = 16; o > 0; o >>= 1) {
+		float d2 = __shfl_down_sync(0xffffffffu, dmax, o);
+		float r2 = __shfl_down_sync(0xffffffffu, rmax, o);
+		dmax = (d2 != d2 || dmax != dmax) ? __int_as_float(0x7fc00000) : fmaxf(dmax, d2);
+		rmax = fmaxf(rmax, r2);
+	}
+	if ((threadIdx.x & 31) == 0) {
+		/* non-negative floats (and the positive NaN) order as unsigned */
+		atomicMax(out2, __float_as_uint(dmax));
+		atomicMax(out2 + 1, __float_as_uint(rmax));
+	}
+}
+
+extern "C" int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, cudaStream_t st)
+{
+	int g = grid_for(n, 256, 2048);
+	if (dtype == 0)
+		tp_compare_kernel<<<g, 256, 0, st>>>((const __nv_bfloat16 *)a, (const __nv_bfloat16 *)ref, n, out2);
+	else if (dtype == 1)
+		tp_compare_kernel<<<g, 256, 0, st>>>((const __half *)a, (const __half *)ref, n, out2);
+	else
+		tp_compare_kernel<<<g, 256, 0, st>>>((const float *)a, (const float *)ref, n, out2);
+	return (int)cudaGetLastError();
+}
