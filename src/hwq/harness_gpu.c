@@ -493,10 +493,14 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 				cap = NULL;
 			} else {
 				if (h.exec) {
-					gpuGraphExec_t x = NULL;
-					GPU_CHECK_GOTO(e, st, gpuGraphInstantiate(&x, h.graph, 0), done);
+					/* re-instantiate so CUPTI sees the graph's kernels;
+					 * the old executable goes first: a graph with
+					 * memory nodes (cuBLAS workspaces allocated with
+					 * cudaMallocAsync during capture) may have only one
+					 * instantiation at a time (cudaErrorNotSupported) */
 					gpuGraphExecDestroy(h.exec);
-					h.exec = x;
+					h.exec = NULL;
+					GPU_CHECK_GOTO(e, st, gpuGraphInstantiate(&h.exec, h.graph, 0), done);
 				}
 				for (int i = 0; i < n; i++) {
 					hwq_k_marker(i, c->streams[i]);

@@ -34,8 +34,9 @@ struct hwq_result {
 	double throughput_wall;   /* unit per s over the measured loop's wall time */
 	double total_time_ms;     /* sum of iteration times */
 	double kernels_per_s;     /* kernels_per_iter * iters / total_wall */
-	double *per_stream_ms;    /* [streams] busy time per iteration (union of kernels), from the trace */
-	long long *kernels_per_stream; /* [streams] kernels of the timing pass on each stream */
+	double *per_stream_ms;    /* [streams] busy time per iteration (union of kernels, copies and
+				   * fills), from the trace */
+	long long *kernels_per_stream; /* [streams] kernels, copies and fills of the timing pass per stream */
 	long long trace_kernels;  /* kernels of the timing pass on the workload's streams */
 	int trace_by_markers;     /* 1: trace streams mapped by the timing pass's marker kernels */
 	int trace_by_appearance;  /* 1: no kernel on a workload stream (graph replay): the trace's own

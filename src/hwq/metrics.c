@@ -11,7 +11,7 @@
  *     gap = next.start - prev.end > 0 the gap is intra-stream when both
  *     are on one stream, else inter-stream;
  *     overhead = max(0, mean inter - mean intra);
- *   per-stream busy time: |union of the stream's kernels| (ivset) per
+ *   per-stream busy time: |union of the stream's kernels, copies and fills| (ivset) per
  *     timing iteration;
  *   scaling efficiency eff_i = tp_i / (tp_0 / sc_0 * sc_i); peak = argmax
  *     tp; inflection = first i with eff_i < 0.8 eff_{i-1}.
@@ -186,8 +186,13 @@ enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, stru
 		r->trace_by_markers = 0;
 	int32_t seen[256];
 	int nseen = 0;
+	/* kernels first (switch latency is kernel-to-kernel, as upstream),
+	 * then copies and fills, which count in a stream's activity and busy
+	 * time (a transfer role's streams may run copies only) */
+	size_t mk = 0;
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < n; i++) {
-		if (t->hint[i] != R_KERNEL || marker[i])
+		if (marker[i] || t->hint[i] == R_SYNC || (t->hint[i] == R_KERNEL) != (pass == 0))
 			continue;
 		int k = -1;
 		if (!r->trace_by_appearance) {
@@ -214,11 +219,13 @@ enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, stru
 		sid[m] = k;
 		m++;
 		r->kernels_per_stream[k]++;
+		if (pass == 0)
+			mk = m;
 	}
 	free(map);
 	free(marker);
-	r->trace_kernels = (long long)m;
-	hwq_switch_of(s, en, sid, m, &r->sw);
+	r->trace_kernels = (long long)mk;
+	hwq_switch_of(s, en, sid, mk, &r->sw);
 	int iters = r->raw.timing_iters > 0 ? r->raw.timing_iters : 1;
 	struct ivset v;
 	ivset_init(&v);

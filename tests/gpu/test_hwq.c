@@ -107,7 +107,7 @@ static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_syn
 			int every = !(mode && strcmp(mode, "comms_compute"));
 			for (int i = 0; i < streams && every && !r.trace_by_appearance; i++)
 				if (r.kernels_per_stream[i] <= 0) {
-					fprintf(stderr, "  FAIL %s: %s: no kernel on stream %d in the trace\n", t_cur, what, i);
+					fprintf(stderr, "  FAIL %s: %s: no kernel, copy or fill on stream %d in the trace\n", t_cur, what, i);
 					bad = 1;
 				}
 			long long want = r.raw.kernels_per_iter * r.raw.timing_iters;

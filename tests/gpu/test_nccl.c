@@ -463,8 +463,10 @@ static enum aorta_status launch_fail(void *arg, struct comm *c, const struct lau
 		return AORTA_OK; /* a third GPU's rank: its collective would hang, skip it */
 	float *d = NULL;
 	enum aorta_status st = GPU_CALL(e, gpuMalloc((void **)&d, 64 * sizeof(float)));
-	if (st)
+	if (st) {
+		snprintf(a->rank0_msg, sizeof(a->rank0_msg), "gpuMalloc failed before the all_reduce: %s", e->msg);
 		return st;
+	}
 	double t0 = now_s();
 	/* rank 1 never comes: this must end when rank 1 fails, not at the timeout */
 	st = comm_all_reduce(comm_group(c, COMM_PG_WORLD), d, d, 64, NULL, "waiting for rank 1", e);
