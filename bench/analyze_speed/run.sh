@@ -7,6 +7,7 @@
 #   4. HTA (get_comm_comp_overlap + get_temporal_breakdown) on the plain set, in the background
 #      (nohup), polled; killed and redone on a 2-rank subset if its memory passes HTA_LIMIT_GB
 #   5. prints the figures and the ratios vs targets; everything lands in $OUT (bench/data/analyze_speed/results)
+#   (also: the Kineto reader alone, per CPU-second, with scan_bench.sh: $OUT/scan_bench.txt)
 # Env: REPS (3), HTA_LIMIT_GB (20), SKIP_HTA=1 (reuse the last HTA result)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -64,6 +65,12 @@ echo "== aorta -j 1, one plain file: $BIG"
 run_reps aorta_1plain build/aorta analyze -q -j 1 --json "$OUT/aorta_1plain.analysis.json" "$BIG"
 echo "== aorta -j 1, the same file gzipped"
 run_reps aorta_1gz build/aorta analyze -q -j 1 --json "$OUT/aorta_1gz.analysis.json" "$BIGGZ"
+
+# The reader alone, per CPU-second of its thread (steadier than wall time on a
+# shared machine).
+echo "== Kineto reader alone (scan_bench, CPU time of the reading thread)"
+BUILD=build REPS="${REPS}" bench/analyze_speed/scan_bench.sh "$BIG" | tee "$OUT/scan_bench.txt" ||
+	echo "   scan_bench failed"
 
 # Fixed cost: the GPU build links cudart/cuBLAS/cuBLASLt/NCCL, which the loader maps at start-up.
 echo "== aorta start-up RSS (tiny trace), GPU build and host-only build (make BUILD_GPU=0)"
