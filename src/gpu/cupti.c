@@ -2,7 +2,8 @@
  * cupti.c - CUPTI activity capture (design and schedule in cupti.h).
  *
  * Design.  The CUPTI header gives the record layouts (CUpti_ActivityKernel10,
- * Memcpy6, Memset4, API for CUDA 13); the functions come from dlsym, typed
+ * Memcpy6, MemcpyPtoP4 (kind MEMCPY2: every copy between two devices, which
+ * CUPTI never reports as MEMCPY), Memset4, API for CUDA 13); the functions come from dlsym, typed
  * with __typeof__ of the header's own declarations so a signature can
  * never drift.  CUPTI hands filled buffers to bufferCompleted on its worker
  * thread (or on ours during a flush); each record is converted at once into
@@ -312,6 +313,26 @@ static void convert(struct cupti_capture *c, const CUpti_Activity *rec)
 		c->stats.memcpys++;
 		break;
 	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		/* peer-to-peer copies (cudaMemcpyPeerAsync, or any copy between
+		 * two devices) come as MEMCPY2, never as MEMCPY: written as
+		 * Kineto gpu_memcpy on the device and stream that issued it,
+		 * "Memcpy PtoP (Device -> Device)" as PyTorch's profiler names it */
+		const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
+		struct kw_event *v = new_event(c, KW_MEMCPY, m->start, m->end, m->deviceId,
+					       m->streamId, m->correlationId);
+		uint8_t ck = m->copyKind;
+		if (ck != CUPTI_ACTIVITY_MEMCPY_KIND_PTOP && ck != CUPTI_ACTIVITY_MEMCPY_KIND_DTOD)
+			ck = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+		if (m->srcDeviceId != m->dstDeviceId)
+			ck = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+		n = snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", copy_kind(ck),
+			     mem_kind(m->srcKind), mem_kind(m->dstKind));
+		v->name = intern(c, name, n > 0 ? (size_t)n : 0);
+		v->bytes = m->bytes;
+		c->stats.memcpys++;
+		break;
+	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
 		struct kw_event *v = new_event(c, KW_MEMSET, m->start, m->end, m->deviceId,
@@ -383,17 +404,25 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
 /* enabling and writing                                                */
 /* ------------------------------------------------------------------ */
 
+/* MEMCPY2: peer-to-peer copies (CUPTI reports them only under this kind) */
 static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
 };
 
 static enum aorta_status enable(struct cupti_capture *c, struct aorta_error *e)
 {
 	if (c->enabled)
 		return AORTA_OK;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		/* a CUPTI without peer-copy records still traces the rest */
+		if (kinds[i] == CUPTI_ACTIVITY_KIND_MEMCPY2) {
+			if (F.enable(kinds[i]) != CUPTI_SUCCESS)
+				aorta_warn("cupti: peer-to-peer copies (MEMCPY2) cannot be traced");
+			continue;
+		}
 		CUPTI_CHECK(e, F.enable(kinds[i]));
+	}
 	c->enabled = 1;
 	return AORTA_OK;
 }
@@ -404,8 +433,13 @@ static enum aorta_status drain(struct cupti_capture *c, int disable_too, struct 
 {
 	GPU_CHECK(e, gpuDeviceSynchronize());
 	if (disable_too && c->enabled && !c->o.always_on) {
-		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			if (kinds[i] == CUPTI_ACTIVITY_KIND_MEMCPY2) { /* may never have been on */
+				F.disable(kinds[i]);
+				continue;
+			}
 			CUPTI_CHECK(e, F.disable(kinds[i]));
+		}
 		c->enabled = 0;
 	}
 	CUPTI_CHECK(e, F.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));

@@ -214,6 +214,12 @@ struct rank_env {
 	 * (cudaMalloc/cudaFree with peer mappings, enabling CUPTI) */
 	void (*barrier)(void *arg);
 	void *barrier_arg;
+	/* 1: ranks are threads of one process with NCCL kernels in flight:
+	 * CUPTI's process-wide activity capture deadlocks there (seen with
+	 * `aorta train` and with comms_compute_overlap on 2 H200s), so the
+	 * timing pass runs without a trace; one rank per process (mpirun)
+	 * traces normally */
+	int no_cupti;
 };
 
 static void rank_barrier(const struct rank_env *re)
@@ -390,7 +396,11 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 		goto done;
 
 	/* the timing pass's CUPTI opens before the capture in graph mode */
-	int want_trace = cfg->timing_iters > 0 && cfg->trace_dir && re->rank == 0;
+	int want_trace = cfg->timing_iters > 0 && cfg->trace_dir && re->rank == 0 && !re->no_cupti;
+	if (re->no_cupti && re->rank == 0)
+		snprintf(out->trace_note, sizeof(out->trace_note),
+			 "no per-kernel trace with %d ranks as threads of one process (CUPTI deadlocks with NCCL "
+			 "there); run under mpirun -np %d for switch latency and busy times", re->world, re->world);
 	struct cupti_opts co;
 	memset(&co, 0, sizeof(co));
 	co.output_dir = cfg->trace_dir;
@@ -659,7 +669,7 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 				ncclGetErrorString(nr));
 		goto out;
 	}
-	struct rank_env re = { lr->rank, lr->size, nc, NULL, NULL };
+	struct rank_env re = { lr->rank, lr->size, nc, NULL, NULL, lr->size > 1 && a->threads };
 	if (lr->size > 1) {
 		re.barrier = a->threads ? thread_barrier : comm_barrier_fn;
 		re.barrier_arg = a->threads ? (void *)&a->bar : (void *)comm;
@@ -714,7 +724,7 @@ HWQ_EXPORT enum aorta_status hwq_run_gpu(const struct hwq_run_config *cfg, struc
 	if (st)
 		return st;
 	if (!wi->distributed) {
-		struct rank_env re = { 0, 1, NULL, NULL, NULL };
+		struct rank_env re = { 0, 1, NULL, NULL, NULL, 0 };
 		return run_rank(cfg, ops, wi, cfg->device, &re, out, e);
 	}
 	if (cfg->world > 1 && cfg->world != count)

@@ -26,8 +26,9 @@
  * on unimodal times when the budget allows, close to it otherwise); stops
  * when both neighbours of the best are measured or the budget is spent.
  *
- * Ranking is by measured end-to-end time of configurations whose output
- * check passed; the trace overlap ratio is computed and reported, never used
+ * Every measured configuration runs the output check (--no-check turns
+ * it off and ranks by time alone).  Ranking is by measured end-to-end
+ * time of configurations whose output check passed; the trace overlap ratio is computed and reported, never used
  * to choose.
  */
 #include <errno.h>
@@ -138,7 +139,6 @@ struct ctx {
 	struct tp_tune *t;
 	struct tp_session *s;
 	struct aorta_error *e;
-	unsigned char seen[4][TP__NOPS][TP__NPHASES][TP__NMETHODS]; /* check already run */
 	int shape_no, nshapes;
 };
 
@@ -156,7 +156,9 @@ static struct tp_result *add_result(struct tp_tune *t)
 
 static double key(const struct tp_result *r)
 {
-	return r->measured && r->m.check_ok && r->m.e2e_ms > 0 ? r->m.e2e_ms : INFINITY;
+	/* a failed check is never ranked; under --no-check (nothing checked)
+	 * the user chose to rank by time alone */
+	return r->measured && (r->m.check_ok || !r->checked) && r->m.e2e_ms > 0 ? r->m.e2e_ms : INFINITY;
 }
 
 static int find_id(const struct tp_tune *t, const char *id)
@@ -224,12 +226,10 @@ static int measure(struct ctx *c, const struct tp_shape *sh, const struct tp_cfg
 	}
 
 	char dir[1024];
-	struct tp_measure_opts mo = { o->warmup, o->iters, 0, NULL, o->seed };
-	int li = tp_log2i(sh->tp);
-	if (o->check && !c->seen[li][sh->op][sh->phase][cfg->method]) {
-		mo.check = 1;
-		c->seen[li][sh->op][sh->phase][cfg->method] = 1;
-	}
+	/* every configuration is checked: ce and SM copies, aggregate,
+	 * num_splits and num_sm are distinct code paths, and an unchecked
+	 * result is never ranked (key()) */
+	struct tp_measure_opts mo = { o->warmup, o->iters, o->check, NULL, o->seed };
 	if (o->trace_dir) {
 		snprintf(dir, sizeof(dir), "%s/%s", o->trace_dir, id);
 		if (tp_mkdir_p(dir)) {
@@ -254,6 +254,7 @@ static int measure(struct ctx *c, const struct tp_shape *sh, const struct tp_cfg
 	r->cfg = *cfg;
 	r->m = m;
 	r->measured = 1;
+	r->checked = mo.check;
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	if (isnan(r->m.overlap_ratio) && r->m.trace_path[0] && cfg->method != TP_NONE) {
 		struct aorta_error te = { 0 };
@@ -267,7 +268,7 @@ static int measure(struct ctx *c, const struct tp_shape *sh, const struct tp_cfg
 		r->hidden_fraction = tp_hidden_fraction(m.gemm_ms, m.comm_ms, m.e2e_ms);
 		r->exposed_ms = m.e2e_ms - m.gemm_ms;
 	}
-	if (!m.check_ok)
+	if (mo.check && !m.check_ok)
 		aorta_warn("tune-tp: %s: output check failed (%s): not ranked", id,
 			   m.check_msg[0] ? m.check_msg : "no detail");
 	if (o->progress) {

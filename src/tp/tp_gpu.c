@@ -18,16 +18,30 @@
  * opening thread dispatches jobs (mutex + condition variables); every
  * wait is bounded: the dispatcher waits AORTA_TP_TIMEOUT_S (120 s) and
  * then aborts the NCCL communicators, workers poll their GPU work with
- * cudaEventQuery, and device-side spins (barrier, flags) end when a
- * mapped host word is set or after 20 s.  After any failure the session
+ * cudaEventQuery, and the host-side waits for a peer's event record end
+ * on abort or after the same timeout.  After any failure the session
  * is marked unusable (close it and open another).
  *
- * Iterations.  Every iteration of every measured operator starts with
- * tp_barrier_kernel on the main stream: each rank stores the iteration's
- * epoch into every peer's flag word and spins until all peers' epochs
- * arrived, so starts are aligned to a few microseconds, no host sync is
- * needed inside or between iterations, and a rank never overwrites a
- * peer's buffer that the peer still reads from the previous iteration.
+ * Iterations and ordering across ranks.  No kernel ever spins waiting
+ * for another GPU.  Cross-rank order comes from CUDA events: a rank
+ * records its n-th "cross event" on one of its streams (xpost), and a
+ * peer's stream waits for it with cudaStreamWaitEvent (xwait; an event
+ * recorded on another device is allowed).  Because cudaStreamWaitEvent
+ * binds to the record made before the call, the waiting rank's thread
+ * first waits (host side, bounded) until the peer's thread has recorded
+ * event n; slots are reused only after every peer has issued its wait on
+ * the previous occupant.  Every rank runs the same operator code, so the
+ * event numbers agree.  Every iteration of every measured operator starts
+ * with such a barrier on the main stream (post, then wait for every
+ * peer's post), so starts are aligned, no host sync is needed inside or
+ * between iterations, and a rank never overwrites a peer's buffer that
+ * the peer still reads from the previous iteration.  (The earlier
+ * design, tp_barrier/tp_wait_kernel spinning on flags in peer memory,
+ * hung at TP 2 in ring-exchange reduce-scatter: a spinning kernel is
+ * invisible to CUDA's scheduler, so any ordering the driver adds behind
+ * it -- hardware-queue aliasing of streams, the driver's own channel for
+ * peer copies, SM residency of a persistent GEMM -- closes a cycle the
+ * flags cannot see; an event wait is a dependency the scheduler knows.)
  * Events on the main stream bracket each timed iteration; the time of an
  * iteration is the slowest rank's; median, min and max are over those.
  *
@@ -56,11 +70,9 @@
  *   ring_exchange RS: step i computes the partial of destination
  *             (r + i + 1) mod tp (its rows of A), the send stream pushes
  *             it into the owner's receive slot r (copy engine or kernel)
- *             and raises the owner's ready flag r (tp_signal_kernel; flag
- *             values are epoch * MAX_SPLITS + sub-chunk + 1, monotonic
- *             across iterations and methods); the
+ *             and posts a cross event after the push; the
  *             last step computes the rank's own partial in place; the main
- *             stream waits for the peers' flags and tp_ring_reduce_kernel
+ *             stream waits for the peers' push events and tp_ring_reduce_kernel
  *             sums the tp partials in fp32 into the output.  At TP 2 with
  *             num_splits >= 4 (q = num_splits / 2 sub-chunks per
  *             destination) the reduction disappears: the own sub-chunks
@@ -124,6 +136,8 @@
 #define MAX_CC 16
 #define MAX_SPLITS 64
 #define NJOIN (NCOMP + 2)
+#define XSLOTS 256
+#define NHEUR 8 /* cuBLASLt candidates timed per plan */
 
 enum buf_id { B_A, B_B, B_Y, B_P, B_C, B_CO, B_R1, B_R2, NBUF };
 enum kind { K_AG, K_RS, K_BULK_AG, K_BULK_RS };
@@ -160,9 +174,11 @@ struct rank_ctx {
 	cudaStream_t main, comm, send, comp[NCOMP];
 	cublasLtHandle_t lt;
 	void *ws[NCOMP + 1];        /* 0: main, 1 + j: comp[j] */
+	void *ws_tune;              /* workspace of the plan trials (stream tune) */
+	cudaStream_t tune;          /* plan trials only: no dependency on anything */
+	cudaEvent_t tt[2];
 	void *buf[NBUF];
 	size_t cap[NBUF];           /* bytes */
-	unsigned *flags;            /* TPK_NFLAGS words, peer-visible */
 	unsigned *cmp;              /* 2 words per compare */
 	ncclComm_t nccl;            /* default communicator (NULL at tp 1) */
 	cudaEvent_t fork, done, sent, join[NJOIN], step[MAX_SPLITS];
@@ -170,7 +186,11 @@ struct rank_ctx {
 	int ntev;
 	struct plan plans[MAX_PLANS];
 	int nplans;
-	unsigned epoch;
+	/* cross-rank events (see "Ordering"): slot n % XSLOTS holds this
+	 * rank's n-th posted event; posted = the highest n recorded, cons[q]
+	 * = the highest n of this rank's that rank q has waited on */
+	cudaEvent_t xev[XSLOTS];
+	long long xseq, posted, cons[MAXR];
 	float *times;               /* ms per timed iteration */
 	double chk_err;             /* max |out - ref| / max |ref| on this rank */
 	enum aorta_status st;
@@ -204,7 +224,6 @@ struct tp_session {
 	int ndone, quit;
 	struct job job;
 	volatile int abort;
-	unsigned *abort_h, *abort_d; /* mapped host word read by spinning kernels */
 	int broken;
 	struct comm_cache cc[MAX_CC];
 	int ncc, next_evict;
@@ -256,6 +275,61 @@ static char *peer_bp(struct rank_ctx *rc, int peer, enum buf_id b, long long ele
 	return bp(&rc->s->r[peer], b, elems, d);
 }
 
+/* ------------------------------------------------- cross-rank events */
+
+/* host-side wait until *w >= n (another rank's thread publishes it);
+ * bounded by the session timeout and the abort flag, never a hang */
+static enum aorta_status xhost_wait(struct rank_ctx *rc, const long long *w, long long n, const char *what)
+{
+	long long t0 = 0;
+
+	for (int spin = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < n; spin++) {
+		if (rc->s->abort)
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: stopped (another rank failed)",
+					  rc->rank);
+		if (spin < 64)
+			continue;
+		if (!t0)
+			t0 = now_ns();
+		else if (now_ns() - t0 > rc->s->timeout_ns)
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1,
+					  "rank %d: the peers did not reach %s event %lld in %lld s", rc->rank, what, n,
+					  rc->s->timeout_ns / 1000000000LL);
+		usleep(2);
+	}
+	return AORTA_OK;
+}
+
+/* records this rank's next cross-rank event on st; *seq receives its
+ * number.  Before reusing a slot, every peer must have issued its wait
+ * on the event the slot held (a re-record would move it) */
+static enum aorta_status xpost(struct rank_ctx *rc, cudaStream_t st, long long *seq)
+{
+	long long n = rc->xseq;
+
+	for (int q = 0; q < rc->s->tp; q++)
+		if (q != rc->rank)
+			R_TRY(xhost_wait(rc, &rc->cons[q], n - XSLOTS, "a consumed"));
+	R_CUDA(rc, cudaEventRecord(rc->xev[n % XSLOTS], st));
+	__atomic_store_n(&rc->posted, n, __ATOMIC_RELEASE);
+	rc->xseq = n + 1;
+	if (seq)
+		*seq = n;
+	return AORTA_OK;
+}
+
+/* stream st (this rank's device) waits, on the GPU, for peer's event n:
+ * cudaStreamWaitEvent accepts an event recorded on another device */
+static enum aorta_status xwait(struct rank_ctx *rc, int peer, long long n, cudaStream_t st)
+{
+	struct rank_ctx *pc = &rc->s->r[peer];
+
+	R_TRY(xhost_wait(rc, &pc->posted, n, "a posted"));
+	R_CUDA(rc, cudaStreamWaitEvent(st, pc->xev[n % XSLOTS], 0));
+	__atomic_store_n(&pc->cons[rc->rank], n, __ATOMIC_RELEASE);
+	return AORTA_OK;
+}
+
 /* ------------------------------------------------------------- GEMMs */
 
 static void plan_free(struct plan *p)
@@ -280,6 +354,50 @@ static int set_batch(cublasLtMatrixLayout_t l, int batch, long long stride)
 	       cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof(s));
 }
 
+/* Index of the fastest of cuBLASLt's nres candidates for plan p: each is
+ * run once to warm up and once timed (events) on the rank's private tune
+ * stream and workspace, on the session's buffers (A and B are only read;
+ * the output goes to B_R1, which validate() sizes to at least m x n and
+ * which no operator body uses), then synchronized: a few ms per plan,
+ * once (plans are cached).  The first heuristic when only one is offered
+ * or a trial fails. */
+static int plan_pick(struct rank_ctx *rc, struct plan *p, const cublasLtMatmulHeuristicResult_t *res, int nres)
+{
+	float alpha = 1.0f, beta = 0.0f, best_ms = INFINITY;
+	int best = 0;
+	size_t esz = p->dt == TP_FP32 ? 4 : 2;
+	size_t outb = ((size_t)p->sc * (size_t)(p->batch - 1) + (size_t)p->rows * (size_t)p->n) * esz;
+
+	if (nres < 2 || !rc->tune || !rc->ws_tune || !rc->buf[B_R1] || outb > rc->cap[B_R1])
+		return 0;
+	for (int i = 0; i < nres; i++) {
+		float ms = 0;
+		int bad = 0;
+
+		if (res[i].state != CUBLAS_STATUS_SUCCESS)
+			continue;
+		for (int rep = 0; rep < 2 && !bad; rep++) {
+			if (rep == 1 && cudaEventRecord(rc->tt[0], rc->tune) != cudaSuccess)
+				bad = 1;
+			if (!bad && cublasLtMatmul(rc->lt, p->desc, &alpha, rc->buf[B_B], p->lw, rc->buf[B_A], p->la,
+						   &beta, rc->buf[B_R1], p->lc, rc->buf[B_R1], p->lc, &res[i].algo,
+						   rc->ws_tune, WS_BYTES, rc->tune) != CUBLAS_STATUS_SUCCESS)
+				bad = 1;
+		}
+		if (bad || cudaEventRecord(rc->tt[1], rc->tune) != cudaSuccess ||
+		    cudaEventSynchronize(rc->tt[1]) != cudaSuccess ||
+		    cudaEventElapsedTime(&ms, rc->tt[0], rc->tt[1]) != cudaSuccess) {
+			cudaGetLastError();
+			cudaStreamSynchronize(rc->tune);
+			continue;
+		}
+		if (ms < best_ms)
+			best_ms = ms, best = i;
+	}
+	cudaGetLastError();
+	return best;
+}
+
 /* The plan for Y[rows][n] = A[rows][k] B[k][n] (batch > 1: A and Y step
  * by sa, sc elements, B is shared).  *out = NULL when cuBLASLt has no
  * algorithm (the caller decides); an error only for a failing call. */
@@ -288,7 +406,7 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 {
 	cudaDataType_t t = cuda_dt(d->dt);
 	cublasLtMatmulPreference_t pref = NULL;
-	cublasLtMatmulHeuristicResult_t res;
+	cublasLtMatmulHeuristicResult_t res[NHEUR];
 	int nres = 0;
 	size_t wsb = WS_BYTES;
 	struct plan *p;
@@ -336,8 +454,8 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 	cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al));
 	cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al));
 	cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al));
-	cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(rc->lt, p->desc, p->lw, p->la, p->lc, p->lc, pref, 1,
-							   &res, &nres);
+	cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(rc->lt, p->desc, p->lw, p->la, p->lc, p->lc, pref, NHEUR,
+							   res, &nres);
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (hs != CUBLAS_STATUS_SUCCESS || nres < 1) {
 		if (batch > 1)
@@ -347,7 +465,7 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 				  rc->rank, rows, d->n, d->k, d->dt == TP_BF16 ? "bf16" : d->dt == TP_FP16 ? "fp16" : "fp32",
 				  smt, cublasLtGetStatusString(hs));
 	}
-	p->algo = res.algo;
+	p->algo = res[plan_pick(rc, p, res, nres)].algo;
 	p->usable = 1;
 	*out = p;
 	return AORTA_OK;
@@ -530,7 +648,7 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 	 * each push overlaps the next partial's GEMM (concurrent GEMMs would
 	 * all end together and expose every push) */
 	int T = d->tp, r = rc->rank, ncomp = 1;
-	long long part = d->mloc * d->n;
+	long long part = d->mloc * d->n, base = rc->xseq;
 	size_t bytes = (size_t)part * d->esz;
 	int smt = sm_target(rc, cfg);
 	cudaStream_t ss[NCOMP + 1];
@@ -539,6 +657,8 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 		ss[j] = rc->comp[j];
 	ss[ncomp] = rc->send;
 	R_TRY(fork_streams(rc, ss, ncomp + 1));
+	/* steps 0 .. T-2 push to a peer and post event base + i (every rank
+	 * posts the same numbers); step T-1 is the own partial */
 	for (int i = 0; i < T; i++) {
 		int j = i % ncomp, dst = (r + i + 1) % T;
 		cudaStream_t cs = rc->comp[j];
@@ -552,12 +672,14 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 		R_CUDA(rc, cudaEventRecord(rc->step[i], cs));
 		R_CUDA(rc, cudaStreamWaitEvent(rc->send, rc->step[i], 0));
 		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, dst, B_C, r * part, d), dst, bp(rc, B_P, dst * part, d), r, bytes));
-		R_KERN(rc, tpk_signal(rc->s->r[dst].flags + TPK_FLAG_READY + r, rc->epoch * MAX_SPLITS + 1, rc->send));
+		R_TRY(xpost(rc, rc->send, NULL));
 	}
 	R_TRY(join_streams(rc, ss, ncomp + 1));
-	if (T > 1)
-		R_KERN(rc, tpk_wait(rc->flags, TPK_FLAG_READY, T, r, rc->epoch * MAX_SPLITS + 1, rc->s->abort_d,
-				    rc->main));
+	/* source s pushed to this rank at its step (r - s - 1) mod T */
+	for (int sh = 1; sh < T; sh++) {
+		int src = (r - sh + T) % T;
+		R_TRY(xwait(rc, src, base + (r - src - 1 + T) % T, rc->main));
+	}
 	R_KERN(rc, tpk_reduce(d->dt, rc->buf[B_CO], rc->buf[B_C], part, T, part, 0, rc->main));
 	return AORTA_OK;
 }
@@ -575,20 +697,19 @@ static enum aorta_status gemm_acc(struct rank_ctx *rc, struct plan *p, int widx,
 
 /* Ring-exchange RS at TP 2 with q = num_splits / 2 >= 2 sub-chunks per
  * destination: the q partials of the peer's rows first, each pushed to
- * the peer as soon as it is done (copy engine or kernel, then a flag
- * carrying epoch * MAX_SPLITS + h + 1); then, once the last push has
- * landed, the q sub-chunks of the own rows, each GEMM waiting for the
+ * the peer as soon as it is done (copy engine or kernel, then a cross
+ * event); then the q sub-chunks of the own rows, each GEMM waiting for the
  * peer's sub-chunk h (it arrived meanwhile) and adding it in its epilogue
- * (beta 1: D = A B + C, fp32 accumulation, one rounding).  No reduction
+ * (beta 1: D = A B + C, fp32 accumulation, one rounding; the wait is
+ * an event wait on the peer's push, never a spinning kernel).  No reduction
  * kernel is left; what is exposed is the push of the last peer sub-chunk
  * (1/q of a partial), so larger q exposes less but runs smaller GEMMs. */
 static enum aorta_status body_ring_rs2(struct rank_ctx *rc, const struct dims *d, const struct tp_cfg *cfg, int q)
 {
 	int r = rc->rank, peer = 1 - r, smt = sm_target(rc, cfg);
-	long long msub = d->mloc / q, sub = msub * d->n;
+	long long msub = d->mloc / q, sub = msub * d->n, base = rc->xseq;
 	size_t bytes = (size_t)sub * d->esz;
 	cudaStream_t ss[2] = { rc->comp[0], rc->send };
-	unsigned base = rc->epoch * MAX_SPLITS;
 	struct plan *p;
 
 	R_TRY(plan_get(rc, d, msub, 1, 0, 0, smt, &p));
@@ -602,20 +723,14 @@ static enum aorta_status body_ring_rs2(struct rank_ctx *rc, const struct dims *d
 		R_CUDA(rc, cudaStreamWaitEvent(rc->send, rc->step[h], 0));
 		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, peer, B_C, (r * d->mloc + h * msub) * d->n, d), peer, part, r,
 				 bytes));
-		R_KERN(rc, tpk_signal(rc->s->r[peer].flags + TPK_FLAG_READY + r, base + h + 1, rc->send));
+		R_TRY(xpost(rc, rc->send, NULL)); /* event base + h: push h landed */
 	}
-	/* the own sub-chunks spin on the peer's flags: they start only once
-	 * every push and flag of this rank has completed, so a spinning
-	 * kernel never stands in front of work the peer is waiting for (no
-	 * deadlock whatever the GPU's scheduling; measured on H200: without
-	 * this rule a TP-2 run hung once in the wait) */
-	R_CUDA(rc, cudaEventRecord(rc->sent, rc->send));
-	R_CUDA(rc, cudaStreamWaitEvent(rc->comp[0], rc->sent, 0));
+	/* the own sub-chunks: GEMM h waits, on the GPU, for the event the
+	 * peer recorded after its push h (no spinning kernel anywhere) */
 	for (int h = 0; h < q; h++) {
 		long long row = r * d->mloc + h * msub;
 
-		R_KERN(rc, tpk_wait(rc->flags, TPK_FLAG_READY + peer, 1, -1, base + h + 1, rc->s->abort_d,
-				    rc->comp[0]));
+		R_TRY(xwait(rc, peer, base + h, rc->comp[0]));
 		R_TRY(gemm_acc(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B],
 			       bp(rc, B_C, (peer * d->mloc + h * msub) * d->n, d), bp(rc, B_CO, h * sub, d)));
 	}
@@ -695,7 +810,6 @@ static enum aorta_status body(struct rank_ctx *rc, const struct dims *d, enum ru
 static enum aorta_status wait_gpu(struct rank_ctx *rc)
 {
 	long long t0 = now_ns();
-	unsigned errw = 0;
 
 	R_CUDA(rc, cudaEventRecord(rc->done, rc->main));
 	for (;;) {
@@ -713,10 +827,6 @@ static enum aorta_status wait_gpu(struct rank_ctx *rc)
 					  rc->rank, rc->s->timeout_ns / 1000000000LL);
 		usleep(50);
 	}
-	R_CUDA(rc, cudaMemcpy(&errw, rc->flags + TPK_FLAG_ERR, sizeof(errw), cudaMemcpyDeviceToHost));
-	if (errw)
-		return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1,
-				  "rank %d: a device-side wait for the peers timed out or was aborted", rc->rank);
 	return AORTA_OK;
 }
 
@@ -758,8 +868,10 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 	R_LT(rc, cublasLtCreate(&rc->lt));
 	for (int i = 0; i <= NCOMP; i++)
 		R_CUDA(rc, cudaMalloc(&rc->ws[i], WS_BYTES));
-	R_CUDA(rc, cudaMalloc((void **)&rc->flags, TPK_NFLAGS * sizeof(unsigned)));
-	R_CUDA(rc, cudaMemset(rc->flags, 0, TPK_NFLAGS * sizeof(unsigned)));
+	R_CUDA(rc, cudaMalloc(&rc->ws_tune, WS_BYTES));
+	R_CUDA(rc, cudaStreamCreateWithFlags(&rc->tune, cudaStreamNonBlocking));
+	R_CUDA(rc, cudaEventCreate(&rc->tt[0]));
+	R_CUDA(rc, cudaEventCreate(&rc->tt[1]));
 	R_CUDA(rc, cudaMalloc((void **)&rc->cmp, 8 * sizeof(unsigned)));
 	R_CUDA(rc, cudaEventCreateWithFlags(&rc->fork, cudaEventDisableTiming));
 	R_CUDA(rc, cudaEventCreateWithFlags(&rc->done, cudaEventDisableTiming));
@@ -768,6 +880,8 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 		R_CUDA(rc, cudaEventCreateWithFlags(&rc->join[i], cudaEventDisableTiming));
 	for (int i = 0; i < MAX_SPLITS; i++)
 		R_CUDA(rc, cudaEventCreateWithFlags(&rc->step[i], cudaEventDisableTiming));
+	for (int i = 0; i < XSLOTS; i++)
+		R_CUDA(rc, cudaEventCreateWithFlags(&rc->xev[i], cudaEventDisableTiming));
 	/* bf16 operands of the largest shape, grown later if needed */
 	size_t b = (size_t)rc->s->max_elems * 2;
 	R_TRY(grow(rc, B_A, b));
@@ -864,18 +978,19 @@ static enum aorta_status poison_outputs(struct rank_ctx *rc, const struct dims *
 	return AORTA_EINTERNAL;
 }
 
+/* the iteration barrier: every rank posts an event on its main stream
+ * and the main stream waits for every peer's; no kernel spins, so it
+ * cannot stand on an SM or a hardware queue that other work needs */
 static enum aorta_status barrier(struct rank_ctx *rc)
 {
-	struct tpk_peers pe;
+	long long n;
 
-	rc->epoch++;
 	if (rc->s->tp == 1)
 		return AORTA_OK;
-	memset(&pe, 0, sizeof(pe));
+	R_TRY(xpost(rc, rc->main, &n));
 	for (int p = 0; p < rc->s->tp; p++)
-		pe.flags[p] = rc->s->r[p].flags;
-	pe.abort = rc->s->abort_d;
-	R_KERN(rc, tpk_barrier(pe, rc->rank, rc->s->tp, rc->epoch, rc->main));
+		if (p != rc->rank)
+			R_TRY(xwait(rc, p, n, rc->main));
 	return AORTA_OK;
 }
 
@@ -891,7 +1006,11 @@ static enum aorta_status job_check(struct rank_ctx *rc, const struct job *j)
 	const struct dims *d = j->d;
 	int r = rc->rank, ncmp = 1;
 	unsigned h[8];
+	struct plan *ref_plan;
 
+	/* the reference GEMM's plan first: its trials (plan_pick) write
+	 * B_R1, which the all-gather reference below fills */
+	R_TRY(plan_get(rc, d, d->m, 1, 0, 0, 0, &ref_plan));
 	R_CUDA(rc, cudaMemsetAsync(rc->cmp, 0, 8 * sizeof(unsigned), rc->main));
 	R_TRY(poison_outputs(rc, d));
 	R_TRY(barrier(rc));
@@ -1003,11 +1122,16 @@ static void job_teardown(struct rank_ctx *rc)
 	for (int i = 0; i <= NCOMP; i++)
 		if (rc->ws[i])
 			cudaFree(rc->ws[i]);
+	if (rc->ws_tune)
+		cudaFree(rc->ws_tune);
+	for (int i = 0; i < 2; i++)
+		if (rc->tt[i])
+			cudaEventDestroy(rc->tt[i]);
+	if (rc->tune)
+		cudaStreamDestroy(rc->tune);
 	for (int b = 0; b < NBUF; b++)
 		if (rc->buf[b])
 			cudaFree(rc->buf[b]);
-	if (rc->flags)
-		cudaFree(rc->flags);
 	if (rc->cmp)
 		cudaFree(rc->cmp);
 	for (int i = 0; i < rc->ntev; i++)
@@ -1026,6 +1150,9 @@ static void job_teardown(struct rank_ctx *rc)
 	for (int i = 0; i < MAX_SPLITS; i++)
 		if (rc->step[i])
 			cudaEventDestroy(rc->step[i]);
+	for (int i = 0; i < XSLOTS; i++)
+		if (rc->xev[i])
+			cudaEventDestroy(rc->xev[i]);
 	if (rc->main)
 		cudaStreamDestroy(rc->main);
 	if (rc->comm)
@@ -1087,9 +1214,7 @@ static void *worker(void *arg)
 			break;
 		}
 		if (st != AORTA_OK) {
-			s->abort = 1; /* peers stop enqueuing; their device spins end */
-			if (s->abort_h)
-				*(volatile unsigned *)s->abort_h = 1;
+			s->abort = 1; /* peers stop enqueuing and stop waiting for this rank */
 		}
 		pthread_mutex_lock(&s->mu);
 		rc->st = st;
@@ -1142,8 +1267,6 @@ static enum aorta_status dispatch(struct tp_session *s, const struct job *j, str
 		/* a worker is stuck inside NCCL or the driver: abort the
 		 * communicators, give it a moment, and give the session up */
 		s->abort = 1;
-		if (s->abort_h)
-			*(volatile unsigned *)s->abort_h = 1;
 		abort_comms(s);
 		pthread_mutex_lock(&s->mu);
 		clock_gettime(CLOCK_REALTIME, &dl);
@@ -1213,8 +1336,6 @@ void tp_gpu_close(struct tp_session *s)
 	for (int r = 0; r < s->tp; r++)
 		if (s->r[r].started)
 			pthread_join(s->r[r].th, NULL);
-	if (s->abort_h)
-		cudaFreeHost(s->abort_h);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->work);
 	pthread_cond_destroy(&s->finished);
@@ -1255,14 +1376,6 @@ enum aorta_status tp_gpu_open(int tp, long long max_elems, struct tp_session **o
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->finished, NULL);
-	if (cudaHostAlloc((void **)&s->abort_h, sizeof(unsigned), cudaHostAllocMapped | cudaHostAllocPortable) !=
-		    cudaSuccess ||
-	    cudaHostGetDevicePointer((void **)&s->abort_d, s->abort_h, 0) != cudaSuccess) {
-		cudaGetLastError();
-		free(s);
-		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "cannot allocate mapped host memory for the abort word");
-	}
-	*s->abort_h = 0;
 	memset(&j, 0, sizeof(j));
 	j.id = J_SETUP;
 	if (tp > 1 && ncclGetUniqueId(&j.uid) != ncclSuccess) {
@@ -1272,6 +1385,9 @@ enum aorta_status tp_gpu_open(int tp, long long max_elems, struct tp_session **o
 	for (int r = 0; r < tp; r++) {
 		s->r[r].s = s;
 		s->r[r].rank = r;
+		s->r[r].posted = -1;
+		for (int q = 0; q < MAXR; q++)
+			s->r[r].cons[q] = -1;
 		if (pthread_create(&s->r[r].th, NULL, worker, &s->r[r]) != 0) {
 			tp_gpu_close(s);
 			return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "cannot start worker thread %d", r);
@@ -1405,6 +1521,9 @@ static enum aorta_status validate(const struct tp_session *s, const struct tp_sh
 		d->need[B_R2] = d->cfull;
 		break;
 	}
+	/* B_R1 also takes the plan trials' outputs (plan_pick): m x n at least */
+	if (d->need[B_R1] < d->m * d->n)
+		d->need[B_R1] = d->m * d->n;
 	for (int b = 0; b < NBUF; b++)
 		if (d->need[b] > s->max_elems)
 			return aorta_fail(e, AORTA_EUSAGE, "", 0, -1,

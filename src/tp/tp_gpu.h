@@ -8,11 +8,8 @@
  *   tp_fill_kernel          seeded random inputs in [-1, -1/32] u [1/32, 1)
  *   tp_ring_copy_kernel     SM copy of a ring chunk over peer pointers (use_ce 0)
  *   tp_ring_reduce_kernel   sum of tp partials, fp32 accumulation, 16-byte vectors
- *   tp_barrier_kernel       device barrier across ranks (flags in peer memory)
- *   tp_signal_kernel        one flag store into a peer's memory
- *   tp_wait_kernel          spin until flags reach an epoch
  *   tp_compare_kernel       max |a - ref| and max |ref| for the check
- * Spinning kernels give up after TPK_SPIN_NS and set *err (never hang).
+ * No kernel spins on another GPU: cross-rank order is CUDA events.
  */
 #ifndef AORTA_TP_GPU_H
 #define AORTA_TP_GPU_H
@@ -39,29 +36,10 @@ void tp_gpu_close(struct tp_session *s);
 #endif
 
 #define TPK_MAXR 8
-#define TPK_SPIN_NS 20000000000ull /* 20 s */
-
-/* flag words per rank (unsigned, device memory, peer-visible):
- * [0, 8) barrier arrivals by source rank, [8, 16) ring RS "partial from
- * rank s landed" by source, [16] error word (1 = a spin timed out). */
-#define TPK_FLAG_BAR 0
-#define TPK_FLAG_READY 8
-#define TPK_FLAG_ERR 16
-#define TPK_NFLAGS 32
-
-struct tpk_peers {
-	unsigned *flags[TPK_MAXR];
-	const unsigned *abort;  /* device view of a mapped host word: nonzero ends every spin */
-};
-
 int tpk_fill(int dtype, void *p, long long n, uint64_t seed, cudaStream_t st);
 int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, cudaStream_t st);
 int tpk_reduce(int dtype, void *out, const void *src, long long stride, int nsrc, long long n, int ctas,
 	       cudaStream_t st);
-int tpk_barrier(struct tpk_peers peers, int rank, int tp, unsigned epoch, cudaStream_t st);
-int tpk_signal(unsigned *flag, unsigned epoch, cudaStream_t st);
-int tpk_wait(unsigned *flags, int first, int count, int skip, unsigned epoch, const unsigned *abort,
-	     cudaStream_t st);
 /* out2[0] = bits of max |a - ref| (NaN if any is NaN), out2[1] = bits of
  * max |ref|; both must be zeroed first */
 int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, cudaStream_t st);

@@ -136,6 +136,7 @@ struct tp_result {
 	double hidden_fraction, exposed_ms;
 	int64_t overlap_inter_ns, overlap_comm_ns; /* from the trace, -1 if none */
 	int rank;                /* 1 = fastest of its (tp, op, phase); 0 if not ranked */
+	int checked;             /* the output check ran (every measurement unless --no-check) */
 };
 
 struct tp_scaling {

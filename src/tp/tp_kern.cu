@@ -2,15 +2,13 @@
  * tp_kern.cu - the few kernels of the tune-tp operators (list and
  * conventions in tp_gpu.h).  The GEMMs are cuBLASLt's and the collectives
  * NCCL's or the copy engine's; what is here is glue: inputs, the SM copy
- * of use_ce 0, the reduction that ends ring-exchange reduce-scatter, the
- * cross-rank flags and the check's comparison.
+ * of use_ce 0, the reduction that ends ring-exchange reduce-scatter and
+ * the check's comparison.  No kernel here waits for another GPU: cross-
+ * rank ordering is CUDA events (tp_gpu.c, "Iterations and ordering").
  *
  * The reduction is bandwidth-bound: each thread loads 16 bytes of each of
  * the tp partials (8 bf16/fp16 or 4 fp32), sums in fp32 and stores 16
  * bytes once, so it moves (tp + 1) * bytes(out) at close to HBM speed.
- * Flags use volatile accesses plus __threadfence_system(): a writer makes
- * its earlier work visible before the flag, a reader sees the flag before
- * it reads data (which always comes after it in stream order).
  */
 #include "tp/tp_gpu.h"
 
@@ -19,13 +17,6 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------ helpers */
-
-__device__ static inline unsigned long long gtime(void)
-{
-	unsigned long long t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
 
 __device__ static inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ static inline float to_f(__half v) { return __half2float(v); }
@@ -127,73 +118,6 @@ extern "C" int tpk_reduce(int dtype, void *out, const void *src, long long strid
 		tp_ring_reduce_kernel<__half, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
 	else
 		tp_ring_reduce_kernel<float, 4><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
-	return (int)cudaGetLastError();
-}
-
-/* -------------------------------------------------------------- flags */
-
-__device__ static void spin_until(volatile unsigned *f, unsigned epoch, unsigned *err, const unsigned *abort)
-{
-	unsigned long long t0 = gtime();
-	while ((int)(*f - epoch) < 0) {
-		if (*(const volatile unsigned *)abort || gtime() - t0 > TPK_SPIN_NS) {
-			atomicExch(err, 1u);
-			return;
-		}
-		__nanosleep(100);
-	}
-}
-
-__global__ void tp_barrier_kernel(struct tpk_peers peers, int rank, int tp, unsigned epoch)
-{
-	if (threadIdx.x != 0)
-		return;
-	unsigned *mine = peers.flags[rank];
-	__threadfence_system();
-	for (int p = 0; p < tp; p++)
-		((volatile unsigned *)peers.flags[p])[TPK_FLAG_BAR + rank] = epoch;
-	__threadfence_system();
-	for (int p = 0; p < tp; p++)
-		spin_until((volatile unsigned *)mine + TPK_FLAG_BAR + p, epoch, mine + TPK_FLAG_ERR, peers.abort);
-	__threadfence_system();
-}
-
-extern "C" int tpk_barrier(struct tpk_peers peers, int rank, int tp, unsigned epoch, cudaStream_t st)
-{
-	tp_barrier_kernel<<<1, 32, 0, st>>>(peers, rank, tp, epoch);
-	return (int)cudaGetLastError();
-}
-
-__global__ void tp_signal_kernel(unsigned *flag, unsigned epoch)
-{
-	if (threadIdx.x == 0) {
-		__threadfence_system();
-		*(volatile unsigned *)flag = epoch;
-		__threadfence_system();
-	}
-}
-
-extern "C" int tpk_signal(unsigned *flag, unsigned epoch, cudaStream_t st)
-{
-	tp_signal_kernel<<<1, 32, 0, st>>>(flag, epoch);
-	return (int)cudaGetLastError();
-}
-
-__global__ void tp_wait_kernel(unsigned *flags, int first, int count, int skip, unsigned epoch,
-			       const unsigned *abort)
-{
-	if (threadIdx.x != 0)
-		return;
-	for (int i = 0; i < count; i++)
-		if (i != skip)
-			spin_until((volatile unsigned *)flags + first + i, epoch, flags + TPK_FLAG_ERR, abort);
-	__threadfence_system();
-}
-
-extern "C" int tpk_wait(unsigned *flags, int first, int count, int skip, unsigned epoch, const unsigned *abort,
-			cudaStream_t st)
-{
-	tp_wait_kernel<<<1, 32, 0, st>>>(flags, first, count, skip, epoch, abort);
 	return (int)cudaGetLastError();
 }
 

@@ -464,7 +464,7 @@ static enum aorta_status launch_fail(void *arg, struct comm *c, const struct lau
 	float *d = NULL;
 	enum aorta_status st = GPU_CALL(e, gpuMalloc((void **)&d, 64 * sizeof(float)));
 	if (st) {
-		snprintf(a->rank0_msg, sizeof(a->rank0_msg), "gpuMalloc failed before the all_reduce: %s", e->msg);
+		snprintf(a->rank0_msg, sizeof(a->rank0_msg), "gpuMalloc failed before the all_reduce: %.900s", e->msg);
 		return st;
 	}
 	double t0 = now_s();

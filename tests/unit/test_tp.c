@@ -39,6 +39,7 @@ static double fake_bw_gbps = 300;
 static int fake_ratio_by_sm;   /* report overlap_ratio = num_sm / 32 for bulk (no trace) */
 static int fake_write_trace;   /* write a Kineto trace of the overlapped spans */
 static long long fake_calls;
+static long long fake_unchecked; /* measure calls without o->check */
 static int fake_fail_at = -1;  /* measure call number that fails */
 
 static double fake_gemm_ms(const struct tp_shape *sh, int sms)
@@ -122,7 +123,11 @@ static enum aorta_status fake_measure(struct tp_session *s, const struct tp_shap
 	m->gemm_ms = fake_gemm_ms(sh, 132);
 	m->comm_ms = fake_comm_ms(sh, 0);
 	m->serial_ms = m->gemm_ms + m->comm_ms;
-	m->check_ok = 1;
+	/* like the GPU backend: a result is only ok when the check ran */
+	m->check_ok = o && o->check;
+	if (!m->check_ok)
+		fake_unchecked++;
+	snprintf(m->check_msg, sizeof(m->check_msg), "%s", m->check_ok ? "ok (fake)" : "not checked");
 	m->overlap_ratio = NAN;
 	if (fake_ratio_by_sm && c->method == TP_BULK)
 		m->overlap_ratio = c->num_sm / 32.0;
@@ -164,6 +169,7 @@ static void fake_reset(void)
 	fake_ratio_by_sm = 0;
 	fake_write_trace = 0;
 	fake_calls = 0;
+	fake_unchecked = 0;
 	fake_fail_at = -1;
 }
 
@@ -547,6 +553,71 @@ static void test_search_finds_the_fakes_optimum_with_fewer_measurements(void)
 	CHECK(nbulk <= 7);
 	b = group_best(&t, 2, TP_FC1, TP_DGRAD);
 	CHECK(b && b->m.e2e_ms <= best * 1.02);
+	tp_tune_release(&t);
+}
+
+/* Every measured configuration is checked (an unchecked one is not
+ * ranked, so checking only the first of a method starved the SM search:
+ * on H200 it "chose" bulk num_sm 2 at 2.2x the serial time), and when
+ * few SMs lose, the search climbs to the largest ones. */
+static void test_every_configuration_is_checked_and_the_sm_search_climbs(void)
+{
+	struct tp_tune_opts o;
+	struct tp_tune t;
+	struct aorta_error e = { 0 };
+
+	fake_reset();
+	fake_bw_gbps = 2; /* communication-bound: more SMs always help */
+	opts_llama3(&o, 1u << TP_QKV, 2);
+	CHECK_EQ_I(tp_tune_run(&fake, &o, &t, &e), AORTA_OK);
+	CHECK_EQ_I((int)fake_unchecked, 0);
+	int measured = 0, unchecked = 0, top = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct tp_result *r = &t.r[i];
+		if (!r->measured)
+			continue;
+		measured++;
+		unchecked += !r->m.check_ok;
+		if (r->sh.tp == 2 && r->sh.phase == TP_DGRAD && r->cfg.method == TP_BULK && r->cfg.num_sm > top)
+			top = r->cfg.num_sm;
+	}
+	CHECK(measured > 5);
+	CHECK_EQ_I(unchecked, 0);
+	CHECK_EQ_I(top, o.max_sm); /* the search reached the top of the domain */
+
+	/* the independent sweep: the best bulk point is the largest num_sm */
+	struct tp_shape sh;
+	struct tp_cfg c;
+	tp_shape_make(&o.model, TP_QKV, TP_DGRAD, 2, o.tokens, o.dtype, &sh, NULL);
+	tp_cfg_default(TP_BULK, 2, &c);
+	int best_sm = -1;
+	double best = INFINITY;
+	for (int v = 2; v <= o.max_sm; v += 2) {
+		c.num_sm = v;
+		if (fake_e2e(&sh, &c) < best)
+			best = fake_e2e(&sh, &c), best_sm = v;
+	}
+	CHECK_EQ_I(best_sm, o.max_sm);
+	const struct tp_result *b = group_best(&t, 2, TP_QKV, TP_DGRAD);
+	CHECK(b != NULL);
+	if (b && b->cfg.method == TP_BULK)
+		CHECK_EQ_I(b->cfg.num_sm, best_sm);
+	if (b)
+		CHECK(b->m.e2e_ms <= best + 1e-12);
+	tp_tune_release(&t);
+
+	/* --no-check: the backend is never asked to check; ranking by time
+	 * alone finds the same best point */
+	fake_reset();
+	fake_bw_gbps = 2;
+	opts_llama3(&o, 1u << TP_QKV, 2);
+	o.check = 0;
+	CHECK_EQ_I(tp_tune_run(&fake, &o, &t, &e), AORTA_OK);
+	CHECK_EQ_I((int)fake_unchecked, (int)fake_calls);
+	b = group_best(&t, 2, TP_QKV, TP_DGRAD);
+	CHECK(b != NULL);
+	if (b)
+		CHECK(b->m.e2e_ms <= best + 1e-12);
 	tp_tune_release(&t);
 }
 
@@ -960,6 +1031,7 @@ int main(void)
 	TEST(test_pruning_follows_te_rules);
 	TEST(test_config_ids_follow_upstream);
 	TEST(test_search_finds_the_fakes_optimum_with_fewer_measurements);
+	TEST(test_every_configuration_is_checked_and_the_sm_search_climbs);
 	TEST(test_ranking_is_by_time_not_overlap_ratio);
 	TEST(test_nothing_to_gain_skips_overlap_and_empty_sm_range_is_explained);
 	TEST(test_tp_scaling_verdict);
