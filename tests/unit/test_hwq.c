@@ -332,6 +332,8 @@ static void test_result_json_round_trip(void)
 	rs[0] = r;
 	fake_result(&rs[1], 1.5);
 	rs[1].raw.streams = 4;
+	rs[1].per_stream_ms = xrealloc(rs[1].per_stream_ms, 4 * sizeof(double)); /* one per stream */
+	rs[1].per_stream_ms[2] = rs[1].per_stream_ms[3] = 0.5;
 	snprintf(path, sizeof(path), "%s/s.json", tmpdir);
 	CHECK_EQ_I(hwq_save_sweep(rs, 2, path, &e), AORTA_OK);
 	v = load_json(path);
