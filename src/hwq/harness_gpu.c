@@ -129,7 +129,7 @@ static void free_all(struct hwq_ctx *c)
 enum aorta_status hwq_fill_random(struct hwq_ctx *c, float *dev, float *host, size_t n, float lo, float hi,
 				  uint64_t site, struct aorta_error *e)
 {
-	float *h = host ? host : malloc(n * sizeof(float));
+	float *h = host ? host : calloc(n ? n : 1, sizeof(float)); /* calloc: n == 0 copies nothing initialised */
 	if (!h)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "out of host memory for %zu floats", n);
 	float span = hi - lo;

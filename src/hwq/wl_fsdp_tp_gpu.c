@@ -2,23 +2,44 @@
  * wl_fsdp_tp_gpu.c - hwq workload "fsdp_tp": FSDP + tensor parallelism's
  * stream pattern on one GPU, upstream's "small" preset: 4 pre-LN
  * transformer blocks (hidden 512, 8 heads, GELU MLP 2048), batch 8 x 512
- * tokens.  Per layer a mock all-gather of the layer's 512 x 512 shard
- * (repeat(8, 1): eight copies into a 4096 x 512 buffer) that the layer
- * waits for; the forward; then the gradient of sum(out) with respect to
- * the input (upstream's autograd.grad: a real backward through every
- * block, input gradient only); and a mock all-reduce (clone * 1.0 of a
- * 512 x 512 gradient buffer).  Unit: samples/s, 8 samples per iteration.
+ * tokens.  Per layer an all-gather of the layer's 512 x 512 shard into
+ * eight copies (upstream's repeat(8, 1): a 4096 x 512 buffer) that the
+ * layer waits for; the forward; then the gradient of sum(out) with respect
+ * to the input (upstream's autograd.grad: a real backward through every
+ * block, input gradient only); and an all-reduce of a 512 x 512 gradient
+ * buffer.  Unit: samples/s, 8 samples per GPU and iteration.
  *
- * Mock collectives: as upstream, no NCCL here (the real-collective
- * workload is comms_compute_overlap): the all-gather is device copies, the
- * all-reduce a scale by 1.0, the TP point-to-point exchange a copy of each
- * layer's output rows into a receive buffer.
+ * Collectives.  A distributed workload: the harness runs one rank per
+ * visible GPU (threads), every rank with the same seed, so every rank has
+ * the same inputs.
+ *  - world 1: local mocks, as upstream: the all-gather is device copies of
+ *    the shard, the all-reduce a scale by 1.0 (clone * 1.0).
+ *  - world W > 1: real NCCL on the job's communicator (ctx->nccl), fp32.
+ *    All-gather: ncclAllGather of the whole shard (one copy per rank)
+ *    fills W consecutive copies, so G = 8 / W calls (integer division)
+ *    fill the first G * W copies, and the 8 - G * W left (only when W does
+ *    not divide 8: W = 3, 5, 6, 7) are local device copies of the shard.
+ *    W > 8 is refused in setup (the gathered tensor holds 8 copies).  The
+ *    G calls of a layer are split over the all-gather streams (wl_split);
+ *    at W >= 4 with more all-gather streams than calls, the extra streams
+ *    carry no all-gather work.  All-reduce: ncclAllReduce (sum) of each
+ *    all-reduce stream's slice of the buffer, one call per stream.  With
+ *    identical inputs the gathered buffer equals the mock's copies and the
+ *    reduced buffer is W x the local one.
+ *  - NCCL runs the calls of one communicator one after another, whatever
+ *    the stream (it chains each call after the previous one), so every
+ *    rank must issue them in the same order: run() issues them in a fixed
+ *    order (layer, then all-gather stream, then call; then the all-reduce
+ *    streams), the same on every rank, and no NCCL call waits for an event
+ *    of a later one.
+ *  - The TP point-to-point exchange stays a local mock at every world
+ *    size: a copy of each layer's output rows into a receive buffer.
  *
  * Streams (N = 4..16), q = max(1, N/4): compute [0, q), all-gather
  * [q, 2q), all-reduce [2q, 3q), point-to-point [3q, N).
- *  - all-gather: layer l's 8 copies are split over the all-gather streams,
- *    each recording ev_ag[l][j]; every compute stream waits for all of
- *    them before layer l.
+ *  - all-gather: layer l's 8 copies (world 1) or G NCCL calls (world > 1)
+ *    are split over the all-gather streams, each recording ev_ag[l][j];
+ *    every compute stream waits for all of them before layer l.
  *  - compute: the 4096 rows are split over the compute streams; forward per
  *    layer: phase A (LN1, QKV) on own rows, event join, phase B (attention
  *    of own queries over all keys, saving probabilities; projection,
@@ -36,12 +57,19 @@
  * backward at the same rows step by step from the GPU's saved tensors
  * (MLP + LN2 backward, projection backward, attention pass A (dS row, dQ)
  * and pass B (dK, dV), QKV + LN1 backward) against double CPU
- * references; the all-gather copies and the all-reduce exactly.
+ * references; every layer's 8 gathered copies equal the shard exactly
+ * (the buffer starts zeroed, so each copy was written by the all-gather
+ * or its local copy); the reduced buffer equals W x the gradient buffer
+ * (exactly when W is a power of two; else within 1e-6 relative, the
+ * rounding of summing W equal values).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/nccl_comm.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
@@ -66,6 +94,7 @@ struct layer_act {
 
 struct state {
 	int q, np2p;
+	int ng, nloc; /* world > 1: all-gather calls per layer, copies made locally */
 	gpu_ops_ctx *ops[WL_MAX_STREAMS];
 	void *evc[WL_MAX_STREAMS], *ev_ag[NL][WL_MAX_STREAMS], *ev_lay[NL][WL_MAX_STREAMS];
 	struct wl_block w[NL], hw;
@@ -86,6 +115,16 @@ static enum aorta_status setup(void *vst, struct hwq_ctx *c, struct aorta_error 
 		return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "fsdp_tp: %d streams", N);
 	st->q = N / 4 > 1 ? N / 4 : 1;
 	st->np2p = N - 3 * st->q;
+	if (c->world > 1) {
+		if (!c->nccl)
+			return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "fsdp_tp: the harness gave no NCCL comm");
+		if (c->world > REP)
+			return aorta_fail(e, AORTA_EUSAGE, "", 0, -1,
+					  "fsdp_tp: world %d: the gathered tensor holds %d shard copies, so at most "
+					  "%d ranks (use --world 1)", c->world, REP, REP);
+		st->ng = REP / c->world;
+		st->nloc = REP - st->ng * c->world;
+	}
 	if ((rc = wl_ops_create(c, st->ops, N, e)) || (rc = wl_events_create(st->evc, N, e)))
 		return rc;
 	for (int l = 0; l < NL; l++)
@@ -131,12 +170,46 @@ static enum aorta_status setup(void *vst, struct hwq_ctx *c, struct aorta_error 
 		return AORTA_EGPU;
 	wlk_fill(st->ones, 1.0f, (size_t)NR * M, (void *)c->streams[0]); /* d sum(out) / d out */
 	GPU_CHECK(e, gpuStreamSynchronize(c->streams[0]));
-	/* launches as run() counts them: all-reduce 1 per stream of its role;
-	 * per layer and compute stream: forward 3 + 9, backward 7 + 4 */
-	st->kern = st->q + (long long)NL * st->q * (3 + 9 + 7 + 4);
+	/* launches as run() counts them: all-reduce 1 per stream of its role
+	 * (a scale kernel, or one NCCL call); world > 1: G all-gather calls
+	 * per layer (copies are not counted); per layer and compute stream:
+	 * forward 3 + 9, backward 7 + 4 */
+	st->kern = st->q + (long long)NL * st->ng + (long long)NL * st->q * (3 + 9 + 7 + 4);
 	if (tot != hwq_mem_fsdp_tp(N))
 		return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "fsdp_tp: allocated %llu bytes, hwq_mem says %llu",
 				  (unsigned long long)tot, (unsigned long long)hwq_mem_fsdp_tp(N));
+	return AORTA_OK;
+}
+
+static enum aorta_status nccl_fail(const struct hwq_ctx *c, const char *call, ncclResult_t r,
+				   struct aorta_error *e)
+{
+	return aorta_fail(e, AORTA_EGPU, "", 0, -1, "fsdp_tp: rank %d: %s: %s", c->rank, call,
+			  ncclGetErrorString(r));
+}
+
+/* world > 1: layer l's G all-gather calls and local copies, split over
+ * the all-gather streams; call g fills copies [g W, (g + 1) W) */
+static enum aorta_status gather_nccl(struct state *st, struct hwq_ctx *c, void **s, int l,
+				     struct aorta_error *e)
+{
+	int q = st->q, W = c->world;
+	size_t mm = (size_t)M * M;
+	for (int j = 0; j < q; j++) {
+		int lo, hi;
+		wl_split(st->ng, q, j, &lo, &hi);
+		for (int g = lo; g < hi; g++) {
+			ncclResult_t r = ncclAllGather(st->shard[l], st->gath[l] + (size_t)g * W * mm, mm, ncclFloat,
+						       (ncclComm_t)c->nccl, (gpuStream_t)s[q + j]);
+			if (r != ncclSuccess)
+				return nccl_fail(c, "ncclAllGather", r, e);
+		}
+		wl_split(st->nloc, q, j, &lo, &hi);
+		for (int r = lo; r < hi; r++)
+			wl_copy_async(st->gath[l] + ((size_t)st->ng * W + r) * mm, st->shard[l], mm * sizeof(float),
+				      s[q + j]);
+		wl_record(st->ev_ag[l][j], s[q + j]);
+	}
 	return AORTA_OK;
 }
 
@@ -147,8 +220,16 @@ static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e
 	int q = st->q, N = c->nstreams;
 	long long k = 0;
 	size_t msz = (size_t)M * M * sizeof(float);
-	/* mock all-gather of every layer's shard, copies split over the role */
-	for (int l = 0; l < NL; l++)
+	enum aorta_status rc;
+	/* all-gather of every layer's shard: world 1, copies split over the
+	 * role (the mock); else NCCL, in the same order on every rank */
+	for (int l = 0; l < NL; l++) {
+		if (c->world > 1) {
+			if ((rc = gather_nccl(st, c, s, l, e)))
+				return rc;
+			k += st->ng;
+			continue;
+		}
 		for (int j = 0; j < q; j++) {
 			int lo, hi;
 			wl_split(REP, q, j, &lo, &hi);
@@ -156,11 +237,21 @@ static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e
 				wl_copy_async(st->gath[l] + (size_t)r * M * M, st->shard[l], msz, s[q + j]);
 			wl_record(st->ev_ag[l][j], s[q + j]);
 		}
-	/* mock all-reduce (clone * 1.0), not ordered after the backward, as upstream */
+	}
+	/* all-reduce of the gradient buffer, one slice per stream of the
+	 * role, not ordered after the backward, as upstream: world 1, clone *
+	 * 1.0 (the mock); else ncclAllReduce (sum) */
 	for (int j = 0; j < q; j++) {
 		int lo, hi;
 		wl_split(M * M, q, j, &lo, &hi);
-		wlk_scale(st->red + lo, st->gbuf + lo, 1.0f, (size_t)(hi - lo), s[2 * q + j]);
+		if (c->world > 1) {
+			ncclResult_t r = ncclAllReduce(st->gbuf + lo, st->red + lo, (size_t)(hi - lo), ncclFloat,
+						       ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)s[2 * q + j]);
+			if (r != ncclSuccess)
+				return nccl_fail(c, "ncclAllReduce", r, e);
+		} else {
+			wlk_scale(st->red + lo, st->gbuf + lo, 1.0f, (size_t)(hi - lo), s[2 * q + j]);
+		}
 		k++;
 	}
 	/* forward */
@@ -285,10 +376,16 @@ struct fetched {
 	float *x, *x1, *z, *dy, *dx1, *datt, *dS, *p, *qkv, *dqkv, *dx;
 };
 
-static int check_bwd_row(struct state *st, struct fetched *g, int r, struct wl_err *eb)
+/* one row's backward scratch: per call, not static, since the ranks of a
+ * distributed run are threads that check at the same time */
+struct bwd_scratch {
+	double df[F], dz[F], dh[M], dx1[M], dq[3 * M], dP[T], dSr[T];
+};
+
+static int check_bwd_row(struct state *st, struct fetched *g, int r, struct wl_err *eb, struct bwd_scratch *sc)
 {
 	const struct wl_block *w = &st->hw;
-	static double df[F], dz[F], dh[M], dx1[M], dq[3 * M], dP[T], dSr[T];
+	double *df = sc->df, *dz = sc->dz, *dh = sc->dh, *dx1 = sc->dx1, *dq = sc->dq, *dP = sc->dP, *dSr = sc->dSr;
 	double scale = 1.0 / sqrt((double)HD);
 	int b = r / T, t = r % T;
 	/* MLP + LN2 backward, from the GPU's dy */
@@ -364,15 +461,14 @@ static int check_bwd_row(struct state *st, struct fetched *g, int r, struct wl_e
 	return 1;
 }
 
-static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aorta_error *e)
+static int check_one(struct state *st, struct hwq_ctx *c, char *msg, size_t cap, struct aorta_error *e)
 {
-	struct state *st = vst;
 	struct layer_act *a = &st->a[0];
 	struct wl_err eq = { 0 }, ey = { 0 }, eb = { 0 };
 	struct fetched g = { 0 };
 	int rows[2] = { 0, NR - 1 }, ok = 0, bad = 0;
 	size_t nm = (size_t)NR * M * sizeof(float), nf = (size_t)NR * F * sizeof(float);
-	(void)c;
+	char coll[160];
 	if (wl_block_check(&eq, &ey, &st->hw, st->x0, a->qkv, a->out, BT, T, M, NH, F, FLAGS, rows, 2, e))
 		return 0;
 	float **bufs[] = { &g.x, &g.x1, &g.z, &g.dy, &g.dx1, &g.datt, &g.dS, &g.p, &g.qkv, &g.dqkv, &g.dx };
@@ -387,20 +483,45 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 		if (wl_fetch(*bufs[i], src[i], sz[i], e))
 			goto out;
 	}
-	for (int i = 0; i < 2; i++)
-		check_bwd_row(st, &g, rows[i], &eb);
-	/* mock collectives: gathered = 8 copies of the shard; reduced = buffer */
 	{
-		float *sh = malloc((size_t)M * M * sizeof(float)), *gt = malloc((size_t)REP * M * M * sizeof(float));
-		float *gb = malloc((size_t)M * M * sizeof(float)), *rd = malloc((size_t)M * M * sizeof(float));
-		if (!sh || !gt || !gb || !rd || wl_fetch(sh, st->shard[NL - 1], (size_t)M * M * 4, e) ||
-		    wl_fetch(gt, st->gath[NL - 1], (size_t)REP * M * M * 4, e) ||
-		    wl_fetch(gb, st->gbuf, (size_t)M * M * 4, e) || wl_fetch(rd, st->red, (size_t)M * M * 4, e))
+		struct bwd_scratch *sc = malloc(sizeof(*sc));
+		if (!sc) {
+			snprintf(msg, cap, "out of memory");
+			goto out;
+		}
+		for (int i = 0; i < 2; i++)
+			check_bwd_row(st, &g, rows[i], &eb, sc);
+		free(sc);
+	}
+	/* collectives: every layer's gathered buffer = 8 copies of its shard;
+	 * reduced = world x the buffer (world 1: the buffer itself) */
+	{
+		size_t mm = (size_t)M * M;
+		int W = c->world > 1 ? c->world : 1, pow2 = (W & (W - 1)) == 0;
+		float *sh = malloc(mm * sizeof(float)), *gt = malloc((size_t)REP * mm * sizeof(float));
+		float *gb = malloc(mm * sizeof(float)), *rd = malloc(mm * sizeof(float));
+		if (!sh || !gt || !gb || !rd || wl_fetch(gb, st->gbuf, mm * 4, e) || wl_fetch(rd, st->red, mm * 4, e))
 			bad++;
 		else {
-			for (int r = 0; r < REP; r++)
-				bad += memcmp(gt + (size_t)r * M * M, sh, (size_t)M * M * 4) != 0;
-			bad += memcmp(gb, rd, (size_t)M * M * 4) != 0;
+			for (int l = 0; l < NL; l++) {
+				if (wl_fetch(sh, st->shard[l], mm * 4, e) ||
+				    wl_fetch(gt, st->gath[l], REP * mm * 4, e)) {
+					bad++;
+					break;
+				}
+				for (int r = 0; r < REP; r++)
+					bad += memcmp(gt + (size_t)r * mm, sh, mm * 4) != 0;
+			}
+			if (W == 1) {
+				bad += memcmp(gb, rd, mm * 4) != 0;
+			} else {
+				size_t nred = 0;
+				for (size_t i = 0; i < mm; i++) {
+					double want = (double)W * gb[i], d = fabs(rd[i] - want);
+					nred += pow2 ? rd[i] != (float)want : d > 1e-6 * fabs(want);
+				}
+				bad += nred != 0;
+			}
 		}
 		free(sh);
 		free(gt);
@@ -408,15 +529,33 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 		free(rd);
 	}
 	double rq = wl_err_rel(&eq), ry = wl_err_rel(&ey), rb = wl_err_rel(&eb);
+	if (c->world > 1)
+		snprintf(coll, sizeof(coll),
+			 "world %d: NCCL all-gather (%d calls + %d local copies per layer, %d layers) / all-reduce "
+			 "sum (= %d x local)", c->world, st->ng, st->nloc, NL, c->world);
+	else
+		snprintf(coll, sizeof(coll), "world 1: mock all-gather (%d layers) / all-reduce", NL);
 	snprintf(msg, cap,
 		 "layer 0 at rows 0, 4095 vs CPU: forward qkv %.3g, output %.3g; backward (MLP, LN2, "
 		 "projection, attention dS/dQ/dK/dV, QKV, LN1: %lld values) max error %.3g relative "
-		 "to max |value| %.3g; mock all-gather / all-reduce: %d mismatches",
-		 rq, ry, eb.n, rb, eb.scale, bad);
+		 "to max |value| %.3g; %s: %d mismatches",
+		 rq, ry, eb.n, rb, eb.scale, coll, bad);
 	ok = rq <= 1e-4 && ry <= 1e-4 && rb <= 1e-4 && eb.scale > 0 && !bad;
 out:
 	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
 		free(*bufs[i]);
+	return ok;
+}
+
+/* The ranks of a distributed run are threads that check at the same time,
+ * and wl_block_check's CPU reference (wl_ref_block_row) keeps its scratch
+ * in static arrays: one rank checks at a time. */
+static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aorta_error *e)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&mu);
+	int ok = check_one(vst, c, msg, cap, e);
+	pthread_mutex_unlock(&mu);
 	return ok;
 }
 

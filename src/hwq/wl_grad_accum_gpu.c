@@ -1,9 +1,9 @@
 /*
  * wl_grad_accum_gpu.c - hwq workload "grad_accum": gradient accumulation
  * over 4 microbatches of 32 on an MLP 1024 -> 2048 -> ReLU -> 2048 -> ReLU
- * -> 1000, loss = sum(out) / 4 per microbatch, with an early (mock)
- * reduction of the first half of the parameters after microbatch 2.  Unit:
- * samples/s, 128 samples per iteration.
+ * -> 1000, loss = sum(out) / 4 per microbatch, with an early reduction of
+ * the first half of the parameters after microbatch 2.  Unit: samples/s,
+ * 128 samples per GPU and iteration.
  *
  * Streams (N = 2..16): compute = [0, max(1, N/2)), reduce = the rest.
  *  - Compute: the 4 microbatches go round-robin over the compute streams;
@@ -13,26 +13,46 @@
  *    (gpu_linear_bwd, ReLU backward) into its OWN zeroed gradient set
  *    (concurrent items on different streams must not accumulate into one
  *    buffer), then records its event.
- *  - Reduce: the "all-reduce" is a mock, as upstream's (no NCCL here; the
- *    real-collective workload is comms_compute_overlap): the reduce streams
- *    sum the items' gradient sets into the reduced gradient and scale it by
- *    1.0 in place (the clone * 1.0 of upstream).  The parameters are one
- *    flat array [W1 b1 W2 b2 W3 b3]; "the first half of the parameters"
- *    (upstream's param_list[:3]) is the prefix W1 b1 W2.  Each reduce stream
- *    owns a contiguous slice of the prefix and of the suffix: early, after
- *    microbatches 0..2, it sums their items' prefix slices; at the end it
- *    adds microbatch 3's prefix slices and sums every item's suffix slice.
+ *  - Reduce: the parameters are one flat array [W1 b1 W2 b2 W3 b3]; "the
+ *    first half of the parameters" (upstream's param_list[:3]) is the
+ *    prefix W1 b1 W2.  Each reduce stream owns a contiguous slice of the
+ *    prefix and of the suffix.
+ *
+ * The all-reduce.  A distributed workload: the harness runs one rank per
+ * visible GPU (threads), every rank with the same seed and so the same
+ * inputs.
+ *  - world 1: a local mock, as upstream: early, after microbatches 0..2,
+ *    each reduce stream sums their items' prefix slices into the reduced
+ *    gradient; at the end it adds microbatch 3's prefix slices and scales
+ *    the prefix slice by 1.0 in place (the clone * 1.0 of upstream), then
+ *    sums every item's suffix slice and scales it by 1.0.
+ *  - world W > 1: real ncclAllReduce (sum, fp32, in place) on the reduce
+ *    streams, one call per stream and step.  Early: each reduce stream sums
+ *    microbatches 0..2's prefix slices into the reduced gradient and
+ *    all-reduces that slice.  End: it sums microbatch 3's prefix slices
+ *    into the first microbatch-3 item's own set (a gradient set that the
+ *    next iteration zeroes anyway), all-reduces that slice there and adds
+ *    it to the reduced gradient (all-reduce is linear, so early + late =
+ *    the all-reduce of the whole accumulated gradient); then sums every
+ *    item's suffix slice and all-reduces it.  With identical inputs the
+ *    reduced gradient is W x the local one.  NCCL runs one communicator's
+ *    calls one after another whatever the stream, so run() issues them in
+ *    a fixed order on every rank: every stream's early call, then every
+ *    stream's two final calls.
  *
  * Check (exact backprop identities, the GPU's saved activations as inputs):
  * rows 0 and 127 of both hidden activations against a CPU forward; then
  * the reduced gradient against CPU sums over all 128 samples: db3 (all
  * 1000, each exactly 32), dW3 rows 0 and 999, db2 (all 2048), dW2 rows 0,
- * 1023, 2047, db1 and dW1 at rows 0, 511, 2047.
+ * 1023, 2047, db1 and dW1 at rows 0, 511, 2047; at world W > 1 every
+ * reference is multiplied by W.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/nccl_comm.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
@@ -64,12 +84,18 @@ struct state {
 	long long kern;
 };
 
-static long long count_kernels(const struct state *st)
+/* launches run() enqueues at world (1: the mock; else NCCL, one call one
+ * launch) */
+static long long count_kernels(const struct state *st, int world)
 {
 	long long k = 18LL * st->items; /* fwd 3x(gemm+bias) + 2 relu; bwd 3+1+3+1+2 */
 	int early = 3 * st->chunks, late = st->chunks;
-	for (int r = 0; r < st->nred; r++)
-		k += (early - 1) + late + (st->items - 1) + 2;
+	for (int r = 0; r < st->nred; r++) {
+		if (world > 1) /* early adds + call; late adds + call + add; suffix adds + call */
+			k += (early - 1) + 1 + (late - 1) + 2 + (st->items - 1) + 1;
+		else
+			k += (early - 1) + late + (st->items - 1) + 2;
+	}
 	return k;
 }
 
@@ -85,7 +111,9 @@ static enum aorta_status setup(void *vst, struct hwq_ctx *c, struct aorta_error 
 	st->nred = N - st->ncomp;
 	st->chunks = (st->ncomp + NMB - 1) / NMB;
 	st->items = NMB * st->chunks;
-	st->kern = count_kernels(st);
+	st->kern = count_kernels(st, c->world);
+	if (c->world > 1 && !c->nccl)
+		return aorta_fail(e, AORTA_EINTERNAL, "", 0, -1, "grad_accum: the harness gave no NCCL comm");
 	if ((rc = wl_ops_create(c, st->ops, N, e)) || (rc = wl_events_create(st->ev, st->items, e)))
 		return rc;
 	if (!(st->p = wl_alloc(c, NP, &tot, e)) || !(st->x = wl_alloc(c, (size_t)NS * DI, &tot, e)) ||
@@ -136,6 +164,54 @@ static void sum_items(struct state *st, gpu_ops_ctx *o, int acc, int it0, int it
 		gpu_add(o, d, d, st->g[it] + lo, n);
 }
 
+/* in-place ncclAllReduce (sum) of n floats at p on stream */
+static enum aorta_status all_reduce(struct hwq_ctx *c, float *p, size_t n, void *stream, struct aorta_error *e)
+{
+	ncclResult_t r = ncclAllReduce(p, p, n, ncclFloat, ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)stream);
+	if (r != ncclSuccess)
+		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "grad_accum: rank %d: ncclAllReduce: %s", c->rank,
+				  ncclGetErrorString(r));
+	return AORTA_OK;
+}
+
+/* world > 1: the reduce streams' work with real all-reduces (see the top) */
+static enum aorta_status reduce_nccl(struct state *st, struct hwq_ctx *c, struct aorta_error *e)
+{
+	void **s = (void **)c->streams;
+	int early = 3 * st->chunks;
+	enum aorta_status rc;
+	for (int r = 0; r < st->nred; r++) {
+		int si = st->ncomp + r, lo, hi;
+		for (int it = 0; it < early; it++)
+			wl_wait(s[si], st->ev[it]);
+		wl_split((int)NPRE, st->nred, r, &lo, &hi);
+		sum_items(st, st->ops[si], 0, 0, early, (size_t)lo, (size_t)hi);
+		if (hi > lo && (rc = all_reduce(c, st->red + lo, (size_t)(hi - lo), s[si], e)))
+			return rc;
+	}
+	for (int r = 0; r < st->nred; r++) {
+		int si = st->ncomp + r, lo, hi, slo, shi;
+		gpu_ops_ctx *o = st->ops[si];
+		float *late = st->g[early];
+		for (int it = early; it < st->items; it++)
+			wl_wait(s[si], st->ev[it]);
+		wl_split((int)NPRE, st->nred, r, &lo, &hi);
+		size_t n = (size_t)(hi - lo);
+		if (n) {
+			for (int it = early + 1; it < st->items; it++)
+				gpu_add(o, late + lo, late + lo, st->g[it] + lo, n);
+			if ((rc = all_reduce(c, late + lo, n, s[si], e)))
+				return rc;
+			gpu_add(o, st->red + lo, st->red + lo, late + lo, n);
+		}
+		wl_split((int)(NP - NPRE), st->nred, r, &slo, &shi);
+		sum_items(st, o, 0, 0, st->items, NPRE + (size_t)slo, NPRE + (size_t)shi);
+		if (shi > slo && (rc = all_reduce(c, st->red + NPRE + slo, (size_t)(shi - slo), s[si], e)))
+			return rc;
+	}
+	return AORTA_OK;
+}
+
 static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e)
 {
 	struct state *st = vst;
@@ -162,6 +238,10 @@ static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e
 		wlk_relu_bwd(d1, d1, a1, (size_t)n * DH, s[si]);
 		gpu_linear_bwd(o, NULL, g + OW1, g + OB1, d1, x, p + OW1, n, DI, DH);
 		wl_record(st->ev[it], s[si]);
+	}
+	if (c->world > 1) {
+		enum aorta_status rc = reduce_nccl(st, c, e);
+		return rc ? rc : wl_ops_status(st->ops, c->nstreams, e);
 	}
 	int early = 3 * st->chunks; /* items of microbatches 0..2 */
 	for (int r = 0; r < st->nred; r++) {
@@ -194,7 +274,7 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	struct wl_err ea = { 0 }, eg = { 0 };
 	const float *hp = st->hp;
 	int ok = 0;
-	(void)c;
+	double W = c->world > 1 ? c->world : 1; /* identical ranks: the sum is W x the local gradient */
 	if (!a1 || !a2 || !red || !dz2 || !cs3 || !h) {
 		snprintf(msg, cap, "out of memory");
 		goto out;
@@ -215,13 +295,13 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	}
 	/* db3 = 32, dW3[o][j] = 0.25 sum_n a2[n][j] */
 	for (int o = 0; o < DO; o++)
-		wl_err_add(&eg, red[OB3 + o], 0.25 * NS);
+		wl_err_add(&eg, red[OB3 + o], W * 0.25 * NS);
 	for (int j = 0; j < DH; j++) {
 		double sj = 0;
 		for (int n = 0; n < NS; n++)
 			sj += a2[(size_t)n * DH + j];
-		wl_err_add(&eg, red[OW3 + j], 0.25 * sj);
-		wl_err_add(&eg, red[OW3 + (size_t)(DO - 1) * DH + j], 0.25 * sj);
+		wl_err_add(&eg, red[OW3 + j], W * 0.25 * sj);
+		wl_err_add(&eg, red[OW3 + (size_t)(DO - 1) * DH + j], W * 0.25 * sj);
 	}
 	/* dz2[n][j] = [a2 > 0] 0.25 sum_o W3[o][j] */
 	for (int o = 0; o < DO; o++)
@@ -234,7 +314,7 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 		double sj = 0;
 		for (int n = 0; n < NS; n++)
 			sj += dz2[(size_t)n * DH + j];
-		wl_err_add(&eg, red[OB2 + j], sj);
+		wl_err_add(&eg, red[OB2 + j], W * sj);
 	}
 	int jr[3] = { 0, 1023, 2047 };
 	for (int q = 0; q < 3; q++) {
@@ -243,7 +323,7 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 			double sv = 0;
 			for (int n = 0; n < NS; n++)
 				sv += (double)dz2[(size_t)n * DH + j] * a1[(size_t)n * DH + i];
-			wl_err_add(&eg, red[OW2 + (size_t)j * DH + i], sv);
+			wl_err_add(&eg, red[OW2 + (size_t)j * DH + i], W * sv);
 		}
 	}
 	int ir[3] = { 0, 511, 2047 };
@@ -261,16 +341,21 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 			for (int k = 0; k < DI; k++)
 				h[k] += dz1 * st->hx[(size_t)n * DI + k];
 		}
-		wl_err_add(&eg, red[OB1 + i], db);
+		wl_err_add(&eg, red[OB1 + i], W * db);
 		for (int k = 0; k < DI; k++)
-			wl_err_add(&eg, red[OW1 + (size_t)i * DI + k], h[k]);
+			wl_err_add(&eg, red[OW1 + (size_t)i * DI + k], W * h[k]);
 	}
 	double ra = wl_err_rel(&ea), rg = wl_err_rel(&eg);
+	char how[64];
+	if (c->world > 1)
+		snprintf(how, sizeof(how), "world %d: NCCL all-reduce sum", c->world);
+	else
+		snprintf(how, sizeof(how), "world 1: mock all-reduce");
 	snprintf(msg, cap,
 		 "hidden activations rows 0, 127 vs CPU forward: max rel error %.3g; reduced gradient "
-		 "(%lld entries of db3, dW3, db2, dW2, db1, dW1 summed over 4 microbatches) vs CPU "
-		 "backprop: max error %.3g relative to max |value| %.3g",
-		 ra, eg.n, rg, eg.scale);
+		 "(%lld entries of db3, dW3, db2, dW2, db1, dW1 summed over 4 microbatches, %s) vs CPU "
+		 "backprop%s: max error %.3g relative to max |value| %.3g",
+		 ra, eg.n, how, c->world > 1 ? " x world" : "", rg, eg.scale);
 	ok = ra <= 1e-4 && rg <= 1e-4 && eg.scale > 0 && ea.scale > 0;
 out:
 	free(a1);

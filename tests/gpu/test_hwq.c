@@ -7,7 +7,12 @@
  * read with the project's Kineto reader, with kernels on every stream.
  * tiny_kernel_stress's trace must hold exactly kernels/iteration x timing
  * iterations kernels.  comms_compute_overlap runs its three modes (and
- * sync mode none) on every visible GPU.
+ * sync mode none) on every visible GPU.  Distributed workloads (the
+ * table's flag) run on every visible GPU (one rank each, as `aorta hwq
+ * run` does by default), and the result must say so (world = the device
+ * count); fsdp_tp and grad_accum, whose collectives are NCCL at world > 1
+ * and local mocks at world 1, also run once with --world 1 when more than
+ * one GPU is visible, and their check message must name the world it ran.
  *
  * Each run is a child process (fork), as `aorta hwq run` is one process:
  * the parent never initialises CUDA.  One more test does two traced runs
@@ -46,7 +51,8 @@ static int wanted(const char *name)
 }
 
 /* one run; 0 ok, else failures were recorded */
-static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode)
+static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode,
+		    int world)
 {
 	struct hwq_result r;
 	memset(&r, 0, sizeof(r));
@@ -65,11 +71,12 @@ static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_syn
 	c->mode = mode;
 	c->seed = 99;
 	c->quiet = 1;
+	c->world = world;
 	struct aorta_error e = { 0 };
 	enum aorta_status st = hwq_run_gpu(c, &r.raw, &e);
 	char what[200];
-	snprintf(what, sizeof(what), "%s s=%d %s%s%s%s", w->name, streams, hwq_sync_name(sync), graph ? " graph" : "",
-		 mode ? " " : "", mode ? mode : "");
+	snprintf(what, sizeof(what), "%s s=%d %s%s%s%s%s", w->name, streams, hwq_sync_name(sync), graph ? " graph" : "",
+		 mode ? " " : "", mode ? mode : "", world == 1 && w->distributed ? " world 1" : "");
 	if (st) {
 		fprintf(stderr, "  FAIL %s: %s: run: %s\n", t_cur, what, e.msg);
 		t_cur_failed = 1;
@@ -81,6 +88,21 @@ static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_syn
 	if (!r.raw.check_ok) {
 		fprintf(stderr, "  FAIL %s: %s: check: %s\n", t_cur, what, r.raw.check_msg);
 		bad = 1;
+	}
+	int want_world = w->distributed && world != 1 ? ndev : 1;
+	if (r.raw.world != want_world) {
+		fprintf(stderr, "  FAIL %s: %s: ran on world %d, expected %d\n", t_cur, what, r.raw.world, want_world);
+		bad = 1;
+	}
+	if (!strcmp(w->name, "fsdp_tp") || !strcmp(w->name, "grad_accum")) {
+		/* the check says which collectives ran: NCCL at world > 1 */
+		char tag[64];
+		snprintf(tag, sizeof(tag), "world %d: %s", r.raw.world, r.raw.world > 1 ? "NCCL" : "mock");
+		if (!strstr(r.raw.check_msg, tag)) {
+			fprintf(stderr, "  FAIL %s: %s: check message lacks '%s': %s\n", t_cur, what, tag,
+				r.raw.check_msg);
+			bad = 1;
+		}
 	}
 	for (int i = 0; i < r.raw.iters; i++)
 		if (!(r.raw.iter_ms[i] > 0)) {
@@ -133,6 +155,7 @@ struct one_args {
 	int streams, graph;
 	enum hwq_sync sync;
 	const char *mode;
+	int world; /* 0: every visible GPU (distributed workloads) */
 };
 
 /* fn(arg) in a child process; its failures become the current test's */
@@ -165,13 +188,19 @@ static void in_child(void (*fn)(void *), void *arg)
 static void one_child(void *p)
 {
 	const struct one_args *a = p;
-	one_run(a->w, a->streams, a->sync, a->graph, a->mode);
+	one_run(a->w, a->streams, a->sync, a->graph, a->mode, a->world);
+}
+
+static void one_world(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode,
+		      int world)
+{
+	struct one_args a = { w, streams, graph, sync, mode, world };
+	in_child(one_child, &a);
 }
 
 static void one(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode)
 {
-	struct one_args a = { w, streams, graph, sync, mode };
-	in_child(one_child, &a);
+	one_world(w, streams, sync, graph, mode, 0);
 }
 
 static void run_workload(const struct hwq_workload_info *w)
@@ -197,6 +226,9 @@ static void run_workload(const struct hwq_workload_info *w)
 			one(w, s, (enum hwq_sync)sync, 0, NULL);
 		if (w->graph_ok)
 			one(w, s, HWQ_SYNC_PER_ITERATION, 1, NULL);
+		/* the world-1 (mock collective) path too, traced */
+		if (w->distributed && ndev > 1)
+			one_world(w, s, HWQ_SYNC_PER_ITERATION, 0, NULL, 1);
 	}
 }
 
@@ -235,9 +267,9 @@ static void two_runs_child(void *p)
 {
 	const struct hwq_workload_info *w = hwq_workload_find("tiny_kernel_stress");
 	(void)p;
-	one_run(w, 4, HWQ_SYNC_PER_ITERATION, 0, NULL);
-	one_run(w, 16, HWQ_SYNC_PER_ITERATION, 0, NULL);
-	one_run(w, 8, HWQ_SYNC_PER_ITERATION, 0, NULL);
+	one_run(w, 4, HWQ_SYNC_PER_ITERATION, 0, NULL, 0);
+	one_run(w, 16, HWQ_SYNC_PER_ITERATION, 0, NULL, 0);
+	one_run(w, 8, HWQ_SYNC_PER_ITERATION, 0, NULL, 0);
 }
 
 static void test_traced_runs_in_one_process_map_every_stream(void)

@@ -436,6 +436,17 @@ static void test_table_has_15_unique_rows_with_upstream_ranges(void)
 	}
 	const struct hwq_workload_info *o = hwq_workload_find("comms_compute_overlap");
 	CHECK(o && o->distributed && !strcmp(o->category, "distributed") && !o->priority[0]);
+	/* exactly three workloads run one rank per GPU with real NCCL
+	 * collectives; the others (moe, activation_ckpt included) are single-GPU */
+	for (int i = 0; i < hwq_nworkloads; i++) {
+		const char *n = hwq_workloads[i].name;
+		int want = !strcmp(n, "comms_compute_overlap") || !strcmp(n, "fsdp_tp") || !strcmp(n, "grad_accum");
+		if (hwq_workloads[i].distributed != want)
+			fprintf(stderr, "    %s: distributed = %d\n", n, hwq_workloads[i].distributed);
+		CHECK_EQ_I(hwq_workloads[i].distributed, want);
+		if (want)
+			CHECK_STR(hwq_workloads[i].category, "distributed");
+	}
 	CHECK(hwq_workload_find("nope") == NULL);
 	CHECK(hwq_workload_find(NULL) == NULL);
 	/* memory grows with the stream count; large_gemm_only at 16 streams
