@@ -321,7 +321,7 @@ void wl_ref_block_row(double *y, double *qkv_row, const struct wl_block *w, cons
 		      const float *qkv, int r, int T, int M, int H, int F, int flags)
 {
 	/* scratch on the heap would need error paths; M <= 2048, F <= 8192 */
-	static double xin[2048], h[2048], att[2048], x1[2048], r2[2048], f[8192], q3[6144];
+	static _Thread_local double xin[2048], h[2048], att[2048], x1[2048], r2[2048], f[8192], q3[6144];
 	const float *xr = x + (size_t)r * M;
 	int pre = flags & WL_BLOCK_PRE_LN;
 	if (M > 2048 || F > 8192)
