@@ -1232,6 +1232,11 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			dev = ev->pid;
 		if (t->device < 0 && dev >= 0 && dev <= INT32_MAX)
 			t->device = (int)dev;
+		else if (dev >= 0 && dev <= INT32_MAX && dev != t->device) {
+			if (t->other_device < 0)
+				t->other_device = (int)dev;
+			t->other_device_spans++;
+		}
 
 		size_t nl;
 		const char *nm = ev->name.set ? sref_text(s, &ev->name, &nl) : (nl = 0, "");

@@ -360,6 +360,8 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	r->device = t->device;
 	r->events = t->n;
 	r->skipped = t->skipped;
+	r->other_device_spans = t->other_device_spans;
+	r->other_device = t->other_device;
 	r->host_events = t->host_events;
 	r->skipped_first = xstrdup(t->skipped_first);
 	ivset_init(&r->wait_set);

@@ -87,6 +87,8 @@ struct rank_result {
 	const char *format;
 	int rank, world_size, device;
 	uint64_t events, skipped, host_events;
+	uint64_t other_device_spans; /* trace.h: GPU activity of a second device in one trace */
+	int other_device;
 	char *skipped_first;
 	struct ov_figures total;       /* whole trace: first start to last end */
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */

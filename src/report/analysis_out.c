@@ -84,6 +84,11 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, ", %llu malformed events skipped (first: %s)",
 				(unsigned long long)r->skipped, r->skipped_first);
 		fprintf(f, ", %zu steps with GPU work\n", r->nsteps);
+		if (r->other_device_spans)
+			fprintf(f, "   WARNING: %llu device events are on device %d (and maybe others), not device %d: "
+				   "a one-process multi-GPU trace; the figures below mix the devices "
+				   "(analyse one trace per GPU)\n",
+				(unsigned long long)r->other_device_spans, r->other_device, r->device);
 		int skip = a->opts.skip_steps;
 		int have_steps = r->nsteps > (size_t)(skip > 0 ? skip : 0);
 		fprintf(f, "   %-20s %14s", "figure", "whole trace");
@@ -260,6 +265,10 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_uint(&w, "device_events", r->events);
 		jw_uint(&w, "host_events", r->host_events);
 		jw_uint(&w, "skipped_events", r->skipped);
+		if (r->other_device_spans) {
+			jw_uint(&w, "other_device_events", r->other_device_spans);
+			jw_int(&w, "other_device", r->other_device);
+		}
 		if (r->skipped)
 			jw_str(&w, "skipped_first", r->skipped_first);
 		json_figs(&w, "total", &r->total);

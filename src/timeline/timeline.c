@@ -31,6 +31,7 @@ struct trace *trace_new(const char *path, const char *format)
 	t->rank = -1;
 	t->world_size = -1;
 	t->device = -1;
+	t->other_device = -1;
 	t->pid = -1;
 	t->gstep_last_start_ns = INT64_MIN;
 	return t;

@@ -74,6 +74,12 @@ struct trace {
 	int rank;              /* -1 until known */
 	int world_size;        /* -1 if unknown */
 	int device;            /* device index, -1 if unknown */
+	/* one-process multi-GPU traces: GPU activity on a device other than
+	 * `device` (the first seen).  Stream ids may collide across devices and
+	 * every set would mix the devices, so the figures of such a trace are
+	 * not per-GPU figures: readers count the spans, outputs warn. */
+	int other_device;                /* the first other device, -1 if none */
+	uint64_t other_device_spans;
 	int64_t pid;           /* process id if the format has one, else -1 */
 
 	/* device spans, struct of arrays, n of them */

@@ -574,6 +574,37 @@ static void test_snippet_wrong_types_are_skipped_and_counted(void)
 	trace_set_release(&ts);
 }
 
+static void test_snippet_second_device_is_counted(void)
+{
+	/* one process driving two GPUs (tune-tp's traces): kernels on pid 0
+	 * and pid 1 with the same stream id; the second device is counted so
+	 * outputs can warn that the figures mix devices */
+	const char *j = "{\"traceEvents\":[" EV("1", "1", "") ","
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":1},"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":4,\"dur\":1},"
+			EV("6", "1", "") "]}";
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	CHECK_EQ_I(ts.t[0]->n, 4);
+	CHECK_EQ_I(ts.t[0]->device, 0);
+	CHECK_EQ_I(ts.t[0]->other_device, 1);
+	CHECK_EQ_I((long long)ts.t[0]->other_device_spans, 2);
+	trace_set_release(&ts);
+
+	/* a single-device trace counts none */
+	const char *k = "{\"traceEvents\":[" EV("1", "1", "") "," EV("3", "1", "") "]}";
+	CHECK_EQ_I(load_all_windows(k, &ts, &e), AORTA_OK);
+	if (ts.n == 1) {
+		CHECK_EQ_I(ts.t[0]->other_device, -1);
+		CHECK_EQ_I((long long)ts.t[0]->other_device_spans, 0);
+	}
+	trace_set_release(&ts);
+}
+
 static void test_snippet_hex_stream_and_coll_meta(void)
 {
 	const char *j = "{\"traceEvents\":[" EV("1", "1", ",\"args\":{\"stream\":\"0x1f\",\"device\":3,"
@@ -770,6 +801,7 @@ int main(void)
 	TEST(test_snippet_fixed_point_times);
 	TEST(test_snippet_wrong_types_are_skipped_and_counted);
 	TEST(test_snippet_hex_stream_and_coll_meta);
+	TEST(test_snippet_second_device_is_counted);
 	TEST(test_snippet_steps_launches_and_rank_hint);
 	TEST(test_snippet_structural_errors_name_offset);
 	TEST(test_snippet_nul_byte_is_an_error);
