@@ -53,33 +53,6 @@
 #include "gpu/gpu.h"
 #include "sdma/sdma_kernels.h"
 
-/* Runtime calls src/gpu/gpu.h does not map yet (same hipify names). */
-#ifdef AORTA_HIP
-#define gpuHostAlloc hipHostMalloc
-#define gpuHostAllocMapped hipHostMallocMapped
-#define gpuHostAllocPortable hipHostMallocPortable
-#define gpuHostGetDevicePointer hipHostGetDevicePointer
-#define gpuMemcpyPeerAsync hipMemcpyPeerAsync
-#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
-#define gpuDeviceEnablePeerAccess hipDeviceEnablePeerAccess
-#define gpuDeviceDisablePeerAccess hipDeviceDisablePeerAccess
-#define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
-#define gpuMemcpyDefault hipMemcpyDefault
-#define gpuMemset hipMemset
-#else
-#define gpuHostAlloc cudaHostAlloc
-#define gpuHostAllocMapped cudaHostAllocMapped
-#define gpuHostAllocPortable cudaHostAllocPortable
-#define gpuHostGetDevicePointer cudaHostGetDevicePointer
-#define gpuMemcpyPeerAsync cudaMemcpyPeerAsync
-#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
-#define gpuDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
-#define gpuDeviceDisablePeerAccess cudaDeviceDisablePeerAccess
-#define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
-#define gpuMemcpyDefault cudaMemcpyDefault
-#define gpuMemset cudaMemset
-#endif
-
 #define SDMA_DELAY_NS 200000 /* 0.2 ms: longer than enqueueing one iteration */
 #define COPY_BLOCK 512
 #define COPY_BLOCKS_PER_SM 2
