@@ -100,6 +100,16 @@ static const struct hwq_workload_info *find_or_complain(const char *name)
 	return w;
 }
 
+/* The one WORKLOAD argument of run and sweep; NULL after a message. */
+static const struct hwq_workload_info *one_workload(int nargs, char **argv, const char *verb)
+{
+	if (nargs != 1) {
+		fprintf(stderr, "aorta: error: %s needs one workload name\n", verb);
+		return NULL;
+	}
+	return find_or_complain(argv[0]);
+}
+
 static int check_range(const struct hwq_workload_info *w, int n)
 {
 	if (n < w->min_streams || n > w->max_streams) {
@@ -288,12 +298,8 @@ static int verb_run(int argc, char **argv)
 		return AORTA_OK;
 	if (rc)
 		return rc;
-	if (nargs != 1) {
-		fprintf(stderr, "aorta: error: run needs one workload name\n");
-		return AORTA_EUSAGE;
-	}
 	oc.r.seed = oc.seed_i;
-	const struct hwq_workload_info *w = find_or_complain(argv[0]);
+	const struct hwq_workload_info *w = one_workload(nargs, argv, "run");
 	if (!w)
 		return AORTA_EUSAGE;
 	if (oc.r.streams < 0)
@@ -392,12 +398,8 @@ static int verb_sweep(int argc, char **argv)
 		return AORTA_OK;
 	if (rc)
 		return rc;
-	if (nargs != 1) {
-		fprintf(stderr, "aorta: error: sweep needs one workload name\n");
-		return AORTA_EUSAGE;
-	}
 	oc.r.seed = oc.seed_i;
-	const struct hwq_workload_info *w = find_or_complain(argv[0]);
+	const struct hwq_workload_info *w = one_workload(nargs, argv, "sweep");
 	if (!w)
 		return AORTA_EUSAGE;
 	int sc[256];
