@@ -71,16 +71,6 @@ extern "C" void hwq_k_add(float *out, const float *in, float s, int n, cudaStrea
 	k_add<<<blocks(n), TPB, 0, st>>>(out, in, s, n);
 }
 
-extern "C" void hwq_k_abs(float *out, const float *in, int n, cudaStream_t st)
-{
-	k_abs<<<blocks(n), TPB, 0, st>>>(out, in, n);
-}
-
-extern "C" void hwq_k_clamp(float *out, const float *in, float lo, float hi, int n, cudaStream_t st)
-{
-	k_clamp<<<blocks(n), TPB, 0, st>>>(out, in, lo, hi, n);
-}
-
 /*
  * The launch path of tiny_kernel_stress.  By default its kernels go
  * through the driver's cuLaunchKernel (found with the runtime's

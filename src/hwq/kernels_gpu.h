@@ -20,8 +20,6 @@ extern "C" {
 
 void hwq_k_mul(float *out, const float *in, float s, int n, gpuStream_t st);   /* out = in * s */
 void hwq_k_add(float *out, const float *in, float s, int n, gpuStream_t st);   /* out = in + s */
-void hwq_k_abs(float *out, const float *in, int n, gpuStream_t st);            /* out = |in| */
-void hwq_k_clamp(float *out, const float *in, float lo, float hi, int n, gpuStream_t st);
 
 /* tiny_kernel_stress's loop on one stream: reps times
  *   a = in*1.5; b = a+0.5; a = |b|; out = clamp(a, 0, 10)
