@@ -31,7 +31,9 @@
 #                                   --override streams.high_priority=true
 # NCCL's own knobs pass through untouched: NCCL_ALGO, NCCL_PROTO,
 # NCCL_MIN_CTAS / NCCL_MAX_CTAS (also given to ncclConfig_t), NCCL_MIN_NCHANNELS /
-# NCCL_MAX_NCHANNELS, NCCL_CGA_CLUSTER_SIZE.  AORTA_COMM_TIMEOUT_MS (or
+# NCCL_MAX_NCHANNELS, NCCL_CGA_CLUSTER_SIZE, NCCL_CTA_POLICY (default |
+# efficiency | zero; zero puts FSDP's all-gathers on the copy engines, see
+# docs/cli.md).  AORTA_COMM_TIMEOUT_MS (or
 # upstream's HANG_TIMEOUT, seconds) bounds every collective wait.
 set -euo pipefail
 

@@ -253,6 +253,21 @@ enum aorta_status comm_wait_stream(struct comm_req *r, void *stream, struct aort
 	return comm_wait(r, e);
 }
 
+enum aorta_status comm_sym_alloc(struct comm_group *g, size_t bytes, void **p, void **handle,
+				 struct aorta_error *e)
+{
+	*p = NULL;
+	*handle = NULL;
+	const struct comm_ops *ops = g->comm->ops;
+	return ops->sym_alloc ? ops->sym_alloc(g, bytes, p, handle, e) : AORTA_OK;
+}
+
+void comm_sym_free(struct comm_group *g, void *p, void *handle)
+{
+	if (p && g->comm->ops->sym_free)
+		g->comm->ops->sym_free(g, p, handle);
+}
+
 enum aorta_status comm_wait(struct comm_req *r, struct aorta_error *e)
 {
 	if (!r->active)

@@ -114,6 +114,11 @@ struct comm_ops {
 	 * `stream` wait for r without blocking the host (an event the
 	 * collective's stream recorded); r stays active until comm_wait. */
 	enum aorta_status (*wait_stream)(struct comm_req *r, void *stream, struct aorta_error *e);
+	/* GPU backends (optional): symmetric device memory for group g (see
+	 * comm_sym_alloc); *p = NULL when the backend does not want it. */
+	enum aorta_status (*sym_alloc)(struct comm_group *g, size_t bytes, void **p, void **handle,
+				       struct aorta_error *e);
+	void (*sym_free)(struct comm_group *g, void *p, void *handle);
 };
 
 struct comm {
@@ -230,6 +235,19 @@ void comm_set_stream(struct comm *c, enum comm_coll coll, void *stream);
  * otherwise completes r on the host like comm_wait.  r must still be
  * completed with comm_wait later when the backend can (it is then quick). */
 enum aorta_status comm_wait_stream(struct comm_req *r, void *stream, struct aorta_error *e);
+
+/* Symmetric buffers (GPU backends).  Device memory that the backend
+ * registers with group g so that collectives whose buffers all lie in such
+ * memory, at the same offset on every rank, can take a cheaper path (NCCL
+ * with NCCL_CTA_POLICY=zero: all-gathers by the copy engines, no SMs).
+ * Collective over g: every rank calls it in the same order with the same
+ * bytes.  *p = NULL (and AORTA_OK) when the backend has nothing better than
+ * plain device memory: the caller then allocates as usual.  Free with
+ * comm_sym_free(g, p, handle) before the comm is destroyed, in the same order
+ * on every rank (also collective); NULL p is a no-op. */
+enum aorta_status comm_sym_alloc(struct comm_group *g, size_t bytes, void **p, void **handle,
+				 struct aorta_error *e);
+void comm_sym_free(struct comm_group *g, void *p, void *handle);
 
 /* Completes r (a no-op when r is not active).  On timeout r stays active
  * (it may be waited again, e.g. by a test) and AORTA_EGPU is returned. */

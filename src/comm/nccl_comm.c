@@ -101,12 +101,33 @@ static int env_int(const char *name, int dflt)
 	return *end == '\0' && x >= 0 && x <= 1 << 20 ? (int)x : dflt;
 }
 
+static const char *const cta_policy_names[] = { "default", "efficiency", "zero" };
+
+/* -1 unset, NCCL_CTA_POLICY_* (0, 1, 2), -2 anything else */
+static int cta_policy_parse(const char *v)
+{
+	if (!v || !*v)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(v, cta_policy_names[i]) || (v[0] == '0' + i && !v[1]))
+			return i;
+	return -2;
+}
+
+const char *comm_nccl_cta_policy_name(int policy)
+{
+	if (policy == -1)
+		return "nccl";
+	return policy >= 0 && policy < 3 ? cta_policy_names[policy] : "bad";
+}
+
 void comm_nccl_opts_from_env(struct comm_nccl_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->min_ctas = env_int("NCCL_MIN_CTAS", env_int("NCCL_MIN_NCHANNELS", 0));
 	o->max_ctas = env_int("NCCL_MAX_CTAS", env_int("NCCL_MAX_NCHANNELS", 0));
 	o->cga_cluster_size = env_int("NCCL_CGA_CLUSTER_SIZE", -1);
+	o->cta_policy = cta_policy_parse(getenv("NCCL_CTA_POLICY"));
 	int ms = env_int("AORTA_COMM_TIMEOUT_MS", 0);
 	if (ms > 0)
 		o->timeout_ms = ms;
@@ -117,6 +138,11 @@ void comm_nccl_opts_from_env(struct comm_nccl_opts *o)
 void comm_nccl_env_defaults(void)
 {
 	setenv("NCCL_NVLS_ENABLE", "0", 0);
+	int p = cta_policy_parse(getenv("NCCL_CTA_POLICY"));
+	if (p >= 0) {
+		char num[2] = { (char)('0' + p), 0 };
+		setenv("NCCL_CTA_POLICY", num, 1);
+	}
 }
 
 enum aorta_status comm_nccl_unique_id(ncclUniqueId *id, struct aorta_error *e)
@@ -393,6 +419,66 @@ static void nccl_destroy(struct comm *c)
 	impl_free(c);
 }
 
+/* ---- symmetric windows (comm_sym_alloc) ---------------------------------- */
+
+static enum aorta_status nccl_sym_alloc(struct comm_group *g, size_t bytes, void **p, void **handle,
+					struct aorta_error *e)
+{
+	struct comm *c = g->comm;
+	struct nccl_impl *im = impl_of(c);
+	ncclComm_t nc = im->nc[g->id];
+	if (im->opts.cta_policy != NCCL_CTA_POLICY_ZERO || g->size < 2 || !nc)
+		return AORTA_OK;
+	char what[160];
+	snprintf(what, sizeof(what), "ncclCommWindowRegister (group %s, %zu bytes)", comm_pg_name(g->id), bytes);
+	void *buf = NULL;
+	ncclResult_t rc = ncclMemAlloc(&buf, bytes ? bytes : 1);
+	if (rc != ncclSuccess)
+		return nccl_fail(e, c->rank, "ncclMemAlloc (a symmetric window for NCCL_CTA_POLICY=zero)", rc, NULL);
+	/* non-blocking: NCCL may write the handle from its own thread when the
+	 * registration ends, so `win` must live until poll_ready returns */
+	ncclWindow_t win = NULL;
+	enum aorta_status st = AORTA_OK;
+	pthread_mutex_lock(&im->mu);
+	rc = im->aborted ? ncclInvalidUsage : ncclCommWindowRegister(nc, buf, bytes ? bytes : 1, &win,
+								     NCCL_WIN_COLL_SYMMETRIC);
+	pthread_mutex_unlock(&im->mu);
+	/* the handle may stay NULL until ncclCommGetAsyncError reports
+	 * success, even when the call itself returned ncclSuccess: poll either way */
+	if (rc == ncclInProgress || rc == ncclSuccess)
+		st = poll_ready(c, nc, what, e);
+	else
+		st = nccl_fail(e, c->rank, what, rc, nc);
+	win = __atomic_load_n(&win, __ATOMIC_ACQUIRE);
+	if (!st && !win)
+		st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1,
+				"rank %d: %s gave no window: this communicator has no symmetric memory support (NCCL "
+				"needs one node, NVLink or PCIe P2P between every pair of its GPUs, NCCL_CUMEM_ENABLE=1 "
+				"and NCCL_WIN_ENABLE=1); unset NCCL_CTA_POLICY=zero",
+				c->rank, what);
+	if (st) {
+		(void)ncclMemFree(buf);
+		return st;
+	}
+	*p = buf;
+	*handle = win;
+	return AORTA_OK;
+}
+
+static void nccl_sym_free(struct comm_group *g, void *p, void *handle)
+{
+	struct comm *c = g->comm;
+	struct nccl_impl *im = impl_of(c);
+	ncclComm_t nc = im->nc[g->id];
+	pthread_mutex_lock(&im->mu);
+	int ok = !im->aborted && nc && handle;
+	ncclResult_t rc = ok ? ncclCommWindowDeregister(nc, (ncclWindow_t)handle) : ncclSuccess;
+	pthread_mutex_unlock(&im->mu);
+	if (ok && (rc == ncclInProgress || rc == ncclSuccess))
+		(void)poll_ready(c, nc, "ncclCommWindowDeregister", NULL);  /* before the memory goes */
+	(void)ncclMemFree(p);
+}
+
 static const struct comm_ops nccl_ops = {
 	.name = "nccl",
 	.start = nccl_start,
@@ -400,6 +486,8 @@ static const struct comm_ops nccl_ops = {
 	.abort = nccl_abort_op,
 	.destroy = nccl_destroy,
 	.wait_stream = nccl_wait_stream,
+	.sym_alloc = nccl_sym_alloc,
+	.sym_free = nccl_sym_free,
 };
 
 int comm_is_nccl(const struct comm *c)
@@ -420,6 +508,8 @@ static void fill_config(ncclConfig_t *cf, const struct comm_nccl_opts *o)
 		cf->maxCTAs = o->max_ctas;
 	if (o->cga_cluster_size >= 0)
 		cf->cgaClusterSize = o->cga_cluster_size;
+	if (o->cta_policy >= 0)
+		cf->CTAPolicy = o->cta_policy;
 }
 
 enum aorta_status comm_nccl_create_rank(int rank, int size, int node_size, const ncclUniqueId *id, int device,
@@ -434,8 +524,13 @@ enum aorta_status comm_nccl_create_rank(int rank, int size, int node_size, const
 	if (!o) {
 		memset(&none, 0, sizeof(none));
 		none.cga_cluster_size = -1;
+		none.cta_policy = -1;
 		o = &none;
 	}
+	if (o->cta_policy < -1 || o->cta_policy > NCCL_CTA_POLICY_ZERO)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1,
+				  "rank %d: NCCL_CTA_POLICY=%s: expected default, efficiency or zero (or 0, 1, 2)", rank,
+				  getenv("NCCL_CTA_POLICY") ? getenv("NCCL_CTA_POLICY") : "?");
 	if (size < 1 || rank < 0 || rank >= size || node_size < 1 || size % node_size)
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1,
 				  "rank %d: bad NCCL job shape: rank %d of %d, node size %d (must divide the size)", rank,
@@ -517,7 +612,9 @@ void comm_nccl_describe(const struct comm *c, char *buf, size_t len)
 	int v = 0;
 	(void)ncclGetVersion(&v);
 	snprintf(buf, len,
-		 "nccl %d.%d.%d, rank %d of %d (node %d), device %d, min_ctas %d, max_ctas %d, cga %d, timeout %lld ms",
+		 "nccl %d.%d.%d, rank %d of %d (node %d), device %d, min_ctas %d, max_ctas %d, cga %d, cta_policy %s, "
+		 "timeout %lld ms",
 		 v / 10000, v / 100 % 100, v % 100, c->rank, c->size, c->node_size, im->device, im->opts.min_ctas,
-		 im->opts.max_ctas, im->opts.cga_cluster_size, c->timeout_ms);
+		 im->opts.max_ctas, im->opts.cga_cluster_size, comm_nccl_cta_policy_name(im->opts.cta_policy),
+		 c->timeout_ms);
 }

@@ -42,7 +42,15 @@
  * minCTAs / maxCTAs / cgaClusterSize; NCCL also reads them itself.  The
  * algorithm and protocol are NCCL's own variables, NCCL_ALGO (Ring, Tree,
  * CollNet, ...) and NCCL_PROTO (Simple, LL, LL128), read by NCCL at
- * communicator creation; aorta does not wrap them.  The wait timeout is
+ * communicator creation; aorta does not wrap them.  NCCL_CTA_POLICY
+ * (default | efficiency | zero, or NCCL's numbers 0 | 1 | 2) goes into
+ * ncclConfig_t.CTAPolicy (NCCL >= 2.27; comm_nccl_env_defaults rewrites a
+ * name as its number, the form NCCL reads itself).  With zero, comm_sym_alloc
+ * gives ncclMemAlloc memory registered as a symmetric window
+ * (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC) on the group, and an
+ * all-gather whose send and receive buffers both lie in such windows runs on
+ * the copy engines without any CTA (NCCL >= 2.28, one node, NVLink peers);
+ * other collectives and unregistered buffers keep NCCL's kernels.  The wait timeout is
  * AORTA_COMM_TIMEOUT_MS, else HANG_TIMEOUT (seconds, upstream's hang
  * watcher), else comm.h's 300 s.  comm_nccl_env_defaults sets
  * NCCL_NVLS_ENABLE=0 unless the user set it: NVLink SHARP (multicast
@@ -69,6 +77,7 @@
 struct comm_nccl_opts {
 	int min_ctas, max_ctas;     /* 0: NCCL's choice */
 	int cga_cluster_size;       /* -1: NCCL's choice */
+	int cta_policy;             /* -1: NCCL's choice; else NCCL_CTA_POLICY_*; -2: bad setting */
 	long long timeout_ms;       /* 0: comm.h's default */
 	/* Polled by every wait; returns -1, or the rank that failed (the
 	 * wait then fails with "rank R failed").  Called from the thread that
@@ -80,7 +89,8 @@ struct comm_nccl_opts {
 /* Zeroes o and fills it from the environment (see the top of the file). */
 void comm_nccl_opts_from_env(struct comm_nccl_opts *o);
 
-/* Sets NCCL_NVLS_ENABLE=0 when unset.  Call before any thread starts
+/* Sets NCCL_NVLS_ENABLE=0 when unset and rewrites NCCL_CTA_POLICY=default |
+ * efficiency | zero as 0 | 1 | 2.  Call before any thread starts
  * (setenv is not thread-safe) and before the first communicator. */
 void comm_nccl_env_defaults(void);
 
@@ -103,8 +113,12 @@ void comm_nccl_abort(struct comm *c);
 /* 1 when c is an NCCL comm. */
 int comm_is_nccl(const struct comm *c);
 
+/* "nccl" (NCCL's choice), "default", "efficiency", "zero"; "bad" for a
+ * setting creation rejects. */
+const char *comm_nccl_cta_policy_name(int policy);
+
 /* "nccl 2.28.9, rank 0 of 2 (node 2), device 0, min_ctas 0, max_ctas 0,
- * cga -1, timeout 300000 ms" for logs. */
+ * cga -1, cta_policy nccl, timeout 300000 ms" for logs. */
 void comm_nccl_describe(const struct comm *c, char *buf, size_t len);
 
 #endif

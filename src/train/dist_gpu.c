@@ -64,6 +64,25 @@ static void read_isolate(void)
 
 /* ---- pools of device buffers ---------------------------------------------- */
 
+/* Symmetric memory of group g when the backend offers it (*win its handle),
+ * else (or g NULL) plain device memory with *win NULL. */
+static enum aorta_status dev_alloc(struct comm_group *g, size_t bytes, void **p, void **win, struct aorta_error *e)
+{
+	*p = *win = NULL;
+	enum aorta_status st = g ? comm_sym_alloc(g, bytes, p, win, e) : AORTA_OK;
+	if (st || *p)
+		return st;
+	return GPU_CALL(e, gpuMalloc(p, bytes));
+}
+
+static void dev_free(struct comm_group *g, void *p, void *win)
+{
+	if (win)
+		comm_sym_free(g, p, win);
+	else if (p)
+		gpuFree(p);
+}
+
 /* Best fit among the free slots of at least n floats, else a new slot of n.
  * `writer` (the stream that will write the buffer first; NULL in the dry
  * run) waits for the event recorded when the slot was given back. */
@@ -82,10 +101,10 @@ static enum aorta_status pool_take(struct dist_gpu_pool *p, size_t n, gpuStream_
 		struct dist_gpu_slot *s = &p->s[p->n];
 		memset(s, 0, sizeof(*s));
 		enum aorta_status st;
-		if ((st = GPU_CALL(e, gpuMalloc((void **)&s->p, (n ? n : 1) * sizeof(float)))))
+		if ((st = dev_alloc(p->sym, (n ? n : 1) * sizeof(float), (void **)&s->p, &s->win, e)))
 			return st;
 		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&s->ev, gpuEventDisableTiming)))) {
-			gpuFree(s->p);
+			dev_free(p->sym, s->p, s->win);
 			return st;
 		}
 		s->cap = n;
@@ -151,7 +170,7 @@ static enum aorta_status pools_presize(struct dist_gpu *x, struct aorta_error *e
 static void pool_release(struct dist_gpu_pool *p)
 {
 	for (int i = 0; i < p->n; i++) {
-		gpuFree(p->s[i].p);
+		dev_free(p->sym, p->s[i].p, p->s[i].win);
 		gpuEventDestroy(p->s[i].ev);
 	}
 	free(p->s);
@@ -365,7 +384,13 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	x->ar = xcalloc((size_t)(pl->nbuckets ? pl->nbuckets : 1), sizeof(*x->ar));
 
 	size_t n = pl->local_total ? pl->local_total : 1, nb = n * sizeof(float);
-	if ((st = GPU_CALL(e, gpuMalloc((void **)&x->params, nb))) ||
+	/* copy-engine all-gathers: shard and gather buffers in symmetric memory
+	 * of the shard group (when the backend offers it; see dist_gpu.h) */
+	struct comm_group *shard_g = pl->sharded && c->size > 1 ? comm_group(c, pl->shard_pg) : NULL;
+	if (shard_g && shard_g->size < 2)
+		shard_g = NULL;
+	x->gather.sym = shard_g;
+	if ((st = dev_alloc(shard_g, nb, (void **)&x->params, &x->params_win, e)) ||
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->grads, nb))) ||
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->m, nb))) || (st = GPU_CALL(e, gpuMalloc((void **)&x->v, nb))) ||
 	    (st = GPU_CALL(e, gpuMalloc((void **)&x->hl, 2 * sizeof(float)))) ||
@@ -460,7 +485,11 @@ void dist_gpu_release(struct dist_gpu *x)
 	for (int i = 0; i < 3 * DIST_STRESS_MAX_LEVEL; i++)
 		if (x->stress[i].done)
 			gpuEventDestroy(x->stress[i].done);
-	float *dev[] = { x->params, x->grads, x->m, x->v, x->hl, x->lossbuf, x->lossacc, x->stress_a, x->stress_b };
+	if (x->params_win)
+		dev_free(comm_group(x->comm, x->pl->shard_pg), x->params, x->params_win);
+	else if (x->params)
+		gpuFree(x->params);
+	float *dev[] = { x->grads, x->m, x->v, x->hl, x->lossbuf, x->lossacc, x->stress_a, x->stress_b };
 	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
 		if (dev[i])
 			gpuFree(dev[i]);

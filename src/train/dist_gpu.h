@@ -88,6 +88,13 @@
  * have metadata.function all_reduce.  The loss all-reduce follows them on
  * the same stream, so the step includes them.
  *
+ * Copy-engine all-gathers.  When the communicator offers symmetric memory
+ * (comm_sym_alloc: NCCL with NCCL_CTA_POLICY=zero), the parameter shard
+ * (the all-gathers' send side) and the gather pool's buffers (their receive
+ * side) are allocated there, on the shard group, so NCCL runs the
+ * all-gathers on the copy engines and leaves every SM to compute.  The pool
+ * sizes itself identically on every rank, so the windows match.
+ *
  * Ownership: dist_gpu_init allocates the shard (params, grads, AdamW m and
  * v: plan->local_total floats each), the pools, events and pinned
  * scalars; dist_gpu_release frees them.  The model, plan, schedule, comm,
@@ -116,12 +123,16 @@ struct dist_gpu_slot {
 	int used;
 	int has_ev;            /* ev was recorded when the slot was last given back */
 	gpuEvent_t ev;
+	void *win;             /* comm_sym_alloc's handle (p is symmetric memory), else NULL */
 };
 
 struct dist_gpu_pool {
 	struct dist_gpu_slot *s;
 	int n, cap;
 	size_t bytes;          /* allocated */
+	/* non-NULL: slots are symmetric memory of this group (comm_sym_alloc)
+	 * when the backend offers it: the gather pool under NCCL_CTA_POLICY=zero */
+	struct comm_group *sym;
 };
 
 /* One collective of the step: through the communicator (req), or a device
@@ -157,6 +168,7 @@ struct dist_gpu {
 	struct dist_adamw opt;
 	float grad_unscale;             /* 1 / the loss scale (fp16), else 1 */
 	float *params, *grads, *m, *v;  /* device, the local shard: pl->local_total floats */
+	void *params_win;               /* params are symmetric memory (comm_sym_alloc): its handle */
 	float *hl;                      /* device [2]: the norm's hi and lo */
 	float *lossbuf;                 /* device [2]: loss, stop flag (all-reduced) */
 	float *h_out;                   /* pinned [2]: sums of loss and stop flag */

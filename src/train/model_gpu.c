@@ -164,7 +164,7 @@ void gpu_model_release(struct gpu_model *gm)
 	if (!gm)
 		return;
 	float **bufs[] = { &gm->params, &gm->grads, &gm->m, &gm->v, &gm->gscale, &gm->loss,
-			   &gm->dense, &gm->target, &gm->weight, &gm->e, &gm->xf, &gm->meanf,
+			   &gm->dense, &gm->target, &gm->weight, &gm->dense2, &gm->target2, &gm->weight2, &gm->e, &gm->xf, &gm->meanf,
 			   &gm->rstdf, &gm->hh, &gm->hg, &gm->logits, &gm->dlogits, &gm->dx,
 			   &gm->dtmp, &gm->df, &gm->dbig, &gm->dqkv, &gm->de };
 	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -174,6 +174,8 @@ void gpu_model_release(struct gpu_model *gm)
 		cudaFree(gm->sumsq);
 	if (gm->cat)
 		cudaFree(gm->cat);
+	if (gm->cat2)
+		cudaFree(gm->cat2);
 	if (gm->xs)
 		for (int l = 0; l <= gm->d.L; l++)
 			if (gm->xs[l])
@@ -239,6 +241,43 @@ enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batc
 			GPU_TRY(cudaMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, cudaMemcpyHostToDevice, s),
 				"upload batch");
 	return AORTA_OK;
+}
+
+enum aorta_status gpu_model_spare_batch(struct gpu_model *gm, struct aorta_error *err)
+{
+	if (gm->dense2)
+		return AORTA_OK;
+	const struct model_dims *d = &gm->d;
+	size_t N = (size_t)gm->B * d->T;
+	GPU_TRY(dalloc(&gm->dense2, N * d->F * d->D), "cudaMalloc spare batch");
+	GPU_TRY(dalloc(&gm->target2, N), "cudaMalloc spare batch");
+	GPU_TRY(dalloc(&gm->weight2, N), "cudaMalloc spare batch");
+	GPU_TRY(cudaMalloc((void **)&gm->cat2, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)),
+		"cudaMalloc spare batch");
+	return AORTA_OK;
+}
+
+void gpu_model_swap_batch(struct gpu_model *gm)
+{
+	float *f;
+	int32_t *c;
+	int n;
+	f = gm->dense, gm->dense = gm->dense2, gm->dense2 = f;
+	f = gm->target, gm->target = gm->target2, gm->target2 = f;
+	f = gm->weight, gm->weight = gm->weight2, gm->weight2 = f;
+	c = gm->cat, gm->cat = gm->cat2, gm->cat2 = c;
+	n = gm->nb, gm->nb = gm->nb2, gm->nb2 = n;
+}
+
+enum aorta_status gpu_model_upload_spare(struct gpu_model *gm, const struct batch *b, void *stream,
+					 struct aorta_error *err)
+{
+	if (!gm->dense2)
+		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1, "gpu model: no spare batch buffers");
+	gpu_model_swap_batch(gm);
+	enum aorta_status st = gpu_model_upload_batch(gm, b, stream, err);
+	gpu_model_swap_batch(gm);
+	return st;
 }
 
 enum aorta_status gpu_model_download(struct gpu_model *gm, float *host, const float *dev, size_t n,

@@ -86,6 +86,11 @@ struct gpu_model {
 	/* batch */
 	float *dense, *target, *weight; /* [N][F*D], [N], [N] */
 	int32_t *cat;                   /* [N][S] */
+	/* the spare set (gpu_model_spare_batch; NULL until then): the next
+	 * step's batch is uploaded there while this step runs, then swapped in */
+	float *dense2, *target2, *weight2;
+	int32_t *cat2;
+	int nb2;
 
 	/* activations */
 	float *e;                    /* [N][E] */
@@ -127,6 +132,16 @@ enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *hos
  * makes the copy truly asynchronous). */
 enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batch *b, void *stream,
 					 struct aorta_error *err);
+/* A second set of batch buffers (idempotent), so that the next step's batch
+ * can be uploaded while this step runs: gpu_model_upload_spare enqueues the
+ * copies of b into the spare set on `stream`, gpu_model_swap_batch makes the
+ * spare set the current batch (and the current one the spare) by swapping
+ * pointers.  The caller orders the streams: the spare set may be written only
+ * once every kernel that read it as the current batch is done. */
+enum aorta_status gpu_model_spare_batch(struct gpu_model *gm, struct aorta_error *err);
+enum aorta_status gpu_model_upload_spare(struct gpu_model *gm, const struct batch *b, void *stream,
+					 struct aorta_error *err);
+void gpu_model_swap_batch(struct gpu_model *gm);
 /* The host-to-device copies upload_batch enqueues, in its order, without
  * enqueueing them (a graph's copy nodes are retargeted with these): fills
  * out[0..GPU_MODEL_BATCH_COPIES-1] and sets gm->nb as upload_batch does. */

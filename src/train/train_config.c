@@ -852,10 +852,13 @@ uint64_t train_config_param_count(const struct train_config *cfg)
  *              + 2 MLP + 4)                                     head, logits,
  *                                                              target, weight
  *              + 4 bytes x B*T*S categorical ids
+ *   spare    = world > 1 (the distributed executor): a second batch
+ *              buffer for the next step's upload, 4 x B*T x (F*D + 2)
+ *              + 4 x B*T*S bytes
  *   backward = gradients of two layers' activations alive at once:
  *              2 * 4 * B*T * (9M + 2 FFN + 2 H T)
  *   work     = 64 MiB (cuBLAS workspace, allocator rounding)
- *   total    = 1.1 * (states + half + reduce + acts + backward + work)
+ *   total    = 1.1 * (states + half + reduce + acts + spare + backward + work)
  *
  * The defaults (P = 58,932,225, B = 8, T = 64, W = 1, bf16) give about
  * 1.54 GB, of which 0.94 GB is parameter state.
@@ -909,10 +912,13 @@ uint64_t train_config_memory_bytes(const struct train_config *cfg, int world_siz
 			 (double)cfg->model.embedding_dim + 2 * M +
 			 (double)cfg->model.num_layers * per_layer + 2 * FF + 4;
 	double acts = 4.0 * Bt * per_tok + 4.0 * Bt * (double)cfg->dataset.sparse_features;
+	double spare = W > 1 ? 4.0 * Bt * ((double)cfg->model.num_dense_features * (double)cfg->model.dense_dim + 2) +
+				       4.0 * Bt * (double)cfg->dataset.sparse_features :
+			       0;
 	double backward = 2.0 * 4.0 * Bt * per_layer;
 	double work = 64.0 * 1024 * 1024;
 
-	return (uint64_t)(1.1 * (w_states + half + reduce + acts + backward + work));
+	return (uint64_t)(1.1 * (w_states + half + reduce + acts + spare + backward + work));
 }
 
 /* ---- JSON dump --------------------------------------------------------- */

@@ -56,7 +56,11 @@
  * makes the executor reduce the gradients in bf16 (dist.h), and every
  * collective's range in the JSONL carries metadata "bytes" (its message
  * size at its real element size) and "dtype".  Graph mode is world 1
- * only.
+ * only.  The batch copy of step s+1 is enqueued on aux at the start of step
+ * s, into the model's spare batch buffers (gpu_model_spare_batch), and
+ * swapped in when step s+1 begins, so no step waits for its own upload (the
+ * copy's range, tagged with step s+1, lies in step s);
+ * AORTA_TRAIN_PREFETCH_NEXT=0 restores the copy at the start of each step.
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
@@ -402,6 +406,16 @@ struct step_ctx {
 	int rank;
 	struct dist_gpu *dx;                /* the distributed executor, NULL: single-GPU step */
 	long cur_step;                      /* the distributed step being enqueued (load_micro) */
+	/* cross-step batch prefetch (distributed executor): step pre_step's
+	 * first batch is in gm's spare buffers, complete at ev_pre on aux */
+	long nsteps;                        /* steps of the run */
+	int prefetch_next;                  /* 0: AORTA_TRAIN_PREFETCH_NEXT=0 */
+	int pre_valid;
+	long pre_step;
+	/* two, by the parity of the step uploaded: step s's compute waits on
+	 * one while step s+1's upload records the other (re-recording the one
+	 * waited on before the wait is enqueued would wait for the new copy) */
+	gpuEvent_t ev_pre[2];
 	/* graph mode */
 	struct step_params *hpar, *dpar;   /* pinned host, device */
 	size_t par_bytes;
@@ -591,14 +605,38 @@ static enum aorta_status enqueue_dist_step(struct step_ctx *x, long s, struct ao
 	if ((st = GPU_CALL(e, gpuEventRecord(x->ev_fork, cs))) || (st = GPU_CALL(e, gpuStreamWaitEvent(as, x->ev_fork, 0))))
 		return st;
 	snprintf(prefix, sizeof(prefix), "epoch%d_step%d", epoch, estep);
-	snprintf(tag, sizeof(tag), "%s_prefetch", prefix);
-	int h = rbegin(x->rec, GS_AUX, tag, REC_MEMCPY_H2D, 1);
-	if ((st = gpu_model_upload_batch(gm, batch_of(x, s, 0), as, e)))
-		return st;
-	rend(x->rec, h, 1);
-	if ((st = GPU_CALL(e, gpuEventRecord(x->ev_data, as))))
-		return st;
-	return dist_gpu_step(x->dx, prefix, x->ev_data, seed_of(x, s, 0), 1, x->loss_scale, (float)lr_of(x, s),
+	gpuEvent_t data_ready = x->ev_data;
+	if (x->pre_valid && x->pre_step == s) {
+		/* uploaded during the previous step: swap it in */
+		gpu_model_swap_batch(gm);
+		data_ready = x->ev_pre[s & 1];
+	} else {
+		snprintf(tag, sizeof(tag), "%s_prefetch", prefix);
+		int h = rbegin(x->rec, GS_AUX, tag, REC_MEMCPY_H2D, 1);
+		if ((st = gpu_model_upload_batch(gm, batch_of(x, s, 0), as, e)))
+			return st;
+		rend(x->rec, h, 1);
+		if ((st = GPU_CALL(e, gpuEventRecord(x->ev_data, as))))
+			return st;
+	}
+	x->pre_valid = 0;
+	/* the next step's batch into the spare buffers, on aux while this step
+	 * computes (the previous step, which last read them, is done: the host
+	 * waited for it); its range, tagged with the next step, is in this step */
+	if (x->prefetch_next && s + 1 < x->nsteps && !stop_requested) {
+		int ne, ns;
+		step_position(x, s + 1, &ne, &ns);
+		snprintf(tag, sizeof(tag), "epoch%d_step%d_prefetch", ne, ns);
+		int h = rbegin(x->rec, GS_AUX, tag, REC_MEMCPY_H2D, 1);
+		if ((st = gpu_model_upload_spare(gm, batch_of(x, s + 1, 0), as, e)))
+			return st;
+		rend(x->rec, h, 1);
+		if ((st = GPU_CALL(e, gpuEventRecord(x->ev_pre[(s + 1) & 1], as))))
+			return st;
+		x->pre_valid = 1;
+		x->pre_step = s + 1;
+	}
+	return dist_gpu_step(x->dx, prefix, data_ready, seed_of(x, s, 0), 1, x->loss_scale, (float)lr_of(x, s),
 			     stop_requested != 0, e);
 }
 
@@ -736,6 +774,10 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	struct dist_schedule sched = { 0 };
 	struct dist_gpu dx;
 	int have_plan = 0, have_dx = 0, stop_all = 0;
+	/* AORTA_TRAIN_PREFETCH_NEXT=0: upload each step's batch at its start
+	 * instead of during the step before (an A/B switch for measurements) */
+	const char *pn = getenv("AORTA_TRAIN_PREFETCH_NEXT");
+	const int prefetch_next = !(pn && !strcmp(pn, "0"));
 	struct model_dims d;
 	struct param_layout lay = { 0 };
 	struct gpu_streams gs = { 0 };
@@ -745,7 +787,7 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	struct gpu_model gm;
 	struct data_cache data = { 0 };
 	struct gpu_device_info dev;
-	gpuEvent_t ev_fork = NULL, ev_data = NULL, ev_consumed = NULL, ev_grads = NULL;
+	gpuEvent_t ev_fork = NULL, ev_data = NULL, ev_consumed = NULL, ev_grads = NULL, ev_pre[2] = { NULL, NULL };
 	struct step_ctx x;
 	int graph_wanted = cfg->compile.enabled, graph_failed = 0;
 	float *params_host = NULL, *loss_acc = NULL;
@@ -807,7 +849,9 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_fork, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_data, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_consumed, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_grads, gpuEventDisableTiming))))
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_grads, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_pre[0], gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_pre[1], gpuEventDisableTiming))))
 		goto out;
 
 	/* model */
@@ -828,6 +872,8 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 					gm.grad_unscale, e)))
 			goto out;
 		have_dx = 1;
+		if (prefetch_next && (st = gpu_model_spare_batch(&gm, e)))
+			goto out;
 		if (cfg->training.inject_allreduce_copies &&
 		    (st = dist_gpu_set_stress(&dx, cfg->training.allreduce_stress_level, e)))
 			goto out;
@@ -949,7 +995,9 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			       .ev_fork = ev_fork, .ev_data = ev_data, .ev_consumed = ev_consumed,
 			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
 			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch,
-			       .rank = rank, .dx = have_dx ? &dx : NULL };
+			       .rank = rank, .dx = have_dx ? &dx : NULL, .nsteps = total,
+			       .prefetch_next = have_dx && prefetch_next,
+			       .ev_pre = { ev_pre[0], ev_pre[1] } };
 	if (have_dx)
 		dist_gpu_set_loader(&dx, load_micro, &x);
 	if (graph_wanted) {
@@ -1117,6 +1165,9 @@ out:
 		gpuEventDestroy(ev_consumed);
 	if (ev_grads)
 		gpuEventDestroy(ev_grads);
+	for (int i = 0; i < 2; i++)
+		if (ev_pre[i])
+			gpuEventDestroy(ev_pre[i]);
 	rec_free(rec, NULL);
 	if (gs.s[0])
 		gpu_streams_release(&gs, NULL);

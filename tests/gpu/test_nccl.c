@@ -345,6 +345,100 @@ static void test_wait_stream_orders_a_second_stream(void)
 	CHECK_EQ_I(run_job(&j, ndev > MAXR ? MAXR : ndev, ndev > MAXR ? MAXR : ndev, 60000, rank_wait_stream), 0);
 }
 
+/* ---- symmetric windows (NCCL_CTA_POLICY=zero) ------------------------------ */
+
+struct sym_job_extra {
+	int want_sym;                 /* 1: the policy is zero, sym_alloc must give memory */
+	int got_sym[MAXR];
+};
+static struct sym_job_extra sym_x;
+
+static void rank_sym(struct job *j, struct comm *c, int rank)
+{
+	struct comm_group *g = comm_group(c, COMM_PG_WORLD);
+	const size_t count = (1u << 20) + 3;   /* 4 MiB + a ragged tail per rank */
+	float *send = NULL, *recv = NULL, *h = NULL;
+	void *ws = NULL, *wr = NULL;
+	R_OK(comm_sym_alloc(g, count * sizeof(float), (void **)&send, &ws, E));
+	R_OK(comm_sym_alloc(g, (size_t)g->size * count * sizeof(float), (void **)&recv, &wr, E));
+	sym_x.got_sym[rank] = send != NULL && recv != NULL;
+	if (sym_x.want_sym != sym_x.got_sym[rank]) {
+		rfail(j, rank, "comm_sym_alloc gave %s memory with NCCL_CTA_POLICY %s", send ? "symmetric" : "no",
+		      sym_x.want_sym ? "zero" : "unset");
+		goto out;
+	}
+	if (!send) {  /* policy unset: the caller's own memory, as dist_gpu does */
+		send = dev_alloc(count);
+		recv = dev_alloc((size_t)g->size * count);
+	}
+	h = malloc((size_t)g->size * count * sizeof(float));
+	if (!h || !send || !recv) {
+		rfail(j, rank, "out of memory");
+		goto out;
+	}
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < count; i++)
+			h[i] = (float)(round * 100000 + 1000 * g->rank + (int)(i % 991));
+		R_CUDA(gpuMemcpy(send, h, count * sizeof(float), gpuMemcpyHostToDevice));
+		R_CUDA(gpuMemset(recv, 0xff, (size_t)g->size * count * sizeof(float)));
+		R_CUDA(gpuDeviceSynchronize());
+		R_OK(comm_all_gather(g, send, recv, count, NULL, "symmetric all-gather", E));
+		R_CUDA(gpuDeviceSynchronize());
+		R_CUDA(gpuMemcpy(h, recv, (size_t)g->size * count * sizeof(float), gpuMemcpyDeviceToHost));
+		EXPECT_ALL(h, (size_t)g->size * count,
+			   round * 100000 + 1000 * (int)(i / count) + (int)(i % count % 991), "symmetric all-gather");
+	}
+out:
+	if (ws || wr) {
+		comm_sym_free(g, recv, wr);
+		comm_sym_free(g, send, ws);
+	} else {
+		(void)gpuFree(send);
+		(void)gpuFree(recv);
+	}
+	free(h);
+}
+
+/* NCCL_CTA_POLICY=zero: comm_sym_alloc gives registered windows and an
+ * all-gather between them (NCCL's copy-engine path) is exact; unset, it
+ * gives nothing and the same all-gather in plain memory is exact too.  A
+ * bad policy is a usage error naming the variable. */
+static void test_symmetric_windows_zero_cta(void)
+{
+	if (ndev < 2)
+		SKIP("needs 2 GPUs");
+	int world = ndev > MAXR ? MAXR : ndev;
+	for (int pass = 0; pass < 2; pass++) {
+		struct job j;
+		memset(&j, 0, sizeof(j));
+		memset(&sym_x, 0, sizeof(sym_x));
+		sym_x.want_sym = pass == 0;
+		if (pass == 0)
+			setenv("NCCL_CTA_POLICY", "zero", 1);
+		else
+			unsetenv("NCCL_CTA_POLICY");
+		comm_nccl_env_defaults();  /* rewrites the name as NCCL's number */
+		if (pass == 0)
+			CHECK_STR(getenv("NCCL_CTA_POLICY"), "2");
+		CHECK_EQ_I(run_job(&j, world, world, 60000, rank_sym), 0);
+		for (int r = 0; r < world; r++)
+			CHECK_EQ_I(sym_x.got_sym[r], sym_x.want_sym);
+	}
+	struct comm_nccl_opts o;
+	comm_nccl_opts_from_env(&o);
+	setenv("NCCL_CTA_POLICY", "bogus", 1);
+	comm_nccl_opts_from_env(&o);
+	CHECK_EQ_I(o.cta_policy, -2);
+	ncclUniqueId id;
+	struct comm *c = NULL;
+	struct aorta_error e = { 0 };
+	CHECK_EQ_I(comm_nccl_unique_id(&id, &e), AORTA_OK);
+	CHECK_EQ_I(comm_nccl_create_rank(0, 1, 1, &id, 0, &o, &c, &e), AORTA_EUSAGE);
+	CHECK(c == NULL);
+	CHECK(strstr(e.msg, "NCCL_CTA_POLICY=bogus: expected default, efficiency or zero") != NULL);
+	unsetenv("NCCL_CTA_POLICY");
+}
+
 /* ---- a collective one rank never joins ------------------------------------ */
 
 static void rank_hang(struct job *j, struct comm *c, int rank)
@@ -511,6 +605,7 @@ int main(void)
 	fprintf(stderr, "test_nccl: %d GPU%s visible\n", ndev, ndev == 1 ? "" : "s");
 	TEST(test_collectives_on_every_group);
 	TEST(test_wait_stream_orders_a_second_stream);
+	TEST(test_symmetric_windows_zero_cta);
 	TEST(test_hung_collective_times_out_and_aborts);
 	TEST(test_launcher_runs_every_gpu);
 	TEST(test_launcher_error_on_one_rank_ends_the_job);
