@@ -407,8 +407,16 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_consumed, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_mbdata, gpuEventDisableTiming))) ||
 	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->norm.done, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->loss.done, gpuEventDisableTiming))))
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->loss.done, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->pre_ag.done, gpuEventDisableTiming))) ||
+	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_opt_first, gpuEventDisableTiming))))
 		goto fail;
+	x->ag_first = x->pre_g = x->pre_slot = -1;
+	for (int i = 0; pl->sharded && i < sch->n; i++)
+		if (sch->a[i].kind == ACT_ALL_GATHER) {
+			x->ag_first = sch->a[i].arg;
+			break;
+		}
 	for (int i = 0; i < ncolls(pl); i++)
 		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&coll_at(x, i)->done, gpuEventDisableTiming))))
 			goto fail;
@@ -477,8 +485,10 @@ void dist_gpu_release(struct dist_gpu *x)
 		for (int i = 0; i < ncolls(x->pl); i++)
 			if (coll_at(x, i)->done)
 				gpuEventDestroy(coll_at(x, i)->done);
+	if (x->pre_g >= 0)
+		(void)coll_finish(&x->pre_ag, NULL);  /* a gather for a step that never ran */
 	gpuEvent_t evs[] = { x->ev_start, x->ev_compute, x->ev_aux, x->ev_join, x->ev_consumed, x->ev_mbdata,
-			     x->norm.done, x->loss.done };
+			     x->norm.done, x->loss.done, x->pre_ag.done, x->ev_opt_first };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			gpuEventDestroy(evs[i]);
@@ -551,6 +561,37 @@ static int aux_begin(struct dist_gpu *x, const char *what)
 	return x->rec ? rec_begin(x->rec, GS_AUX, tag, REC_COMPUTE) : -1;
 }
 
+/* The loss (and the stop flags) of the whole global batch: at GRAD_NORM,
+ * on aux once compute has finished the last micro-batch, into the
+ * all-reduce stream ahead of the norm's all-reduce, so that nothing of the
+ * step's tail (AdamW, the next step's first gather on the same
+ * communicator) queues in front of it; dist_gpu_step waits for it on aux
+ * before the copies to the host. */
+static enum aorta_status loss_start(struct dist_gpu *x, struct aorta_error *e)
+{
+	gpuStream_t as = x->gs->s[GS_AUX];
+	const float *lsrc = x->gm->loss;
+	enum aorta_status st;
+	if (x->pl->k.accum > 1) {
+		/* the last micro-batch's loss joins the sum */
+		gpu_ops_set_stream(x->gm->ops, as);
+		gpu_add(x->gm->ops, x->lossacc, x->lossacc, x->gm->loss, 1);
+		lsrc = x->lossacc;
+	}
+	if ((st = isolate_mode == ISO_COMM ?
+			  GPU_CALL(e, gpuMemsetAsync(x->lossbuf, 0, sizeof(float), as)) :
+			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, lsrc, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
+	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
+		return st;
+	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
+	if (world->size > 1 &&
+	    ((st = follow(x->ev_aux, as, x->gs->s[GS_ALLREDUCE], e)) ||
+	     (st = coll_start(x, &x->loss, COMM_ALL_REDUCE, world, x->lossbuf, x->lossbuf, 2, COMM_F32,
+			      "allreduce_loss", e))))
+		return st;
+	return AORTA_OK;
+}
+
 /* GRAD_NORM on aux: the local shard's squared norm, summed over the shard
  * group as hi + lo floats, then the clip factor (1/world and the loss
  * scale undone inside it), all on the device. */
@@ -561,7 +602,7 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX], rs = x->gs->s[GS_ALLREDUCE];
 	enum aorta_status st;
 
-	if ((st = follow(x->ev_compute, cs, as, e)))
+	if ((st = follow(x->ev_compute, cs, as, e)) || (st = loss_start(x, e)))
 		return st;
 	if (isolate_mode == ISO_COMM) {
 		/* the norm's all-reduce alone, after the same dependencies */
@@ -597,16 +638,73 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 	return AORTA_OK;
 }
 
-static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_error *e)
+/* AdamW on local elements [a, b) (elementwise: any split gives the same
+ * values). */
+static void adamw_range(struct dist_gpu *x, float lr, size_t a, size_t b)
 {
 	struct gpu_model *gm = x->gm;
-	if (isolate_mode == ISO_COMM)
-		return AORTA_OK;
-	int h = aux_begin(x, "optimizer");
-	gpu_adamw(gm->ops, x->params, x->grads, x->m, x->v, x->pl->local_total, lr, x->opt.beta1, x->opt.beta2,
-		  x->opt.eps, x->opt.weight_decay, x->steps + 1, gm->gscale);
-	range_end(x, h);
-	(void)e;
+	if (b > a)
+		gpu_adamw(gm->ops, x->params + a, x->grads + a, x->m + a, x->v + a, b - a, lr, x->opt.beta1,
+			  x->opt.beta2, x->opt.eps, x->opt.weight_decay, x->steps + 1, gm->gscale);
+}
+
+/* OPTIMIZER on aux.  With a pre-gather due (dist_gpu_set_next), the first
+ * gathered group's shard first, then ev_opt_first, then the rest. */
+static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_error *e)
+{
+	const int pre = x->next_prefix[0] && x->ag_first >= 0;
+	size_t a = 0, b = 0, n = x->pl->local_total;
+	if (pre) {
+		a = x->pl->g[x->ag_first].local_off;
+		b = a + x->pl->g[x->ag_first].shard_len;
+	}
+	const int run = isolate_mode != ISO_COMM;
+	int h = run ? aux_begin(x, "optimizer") : -1;
+	if (run && pre)
+		adamw_range(x, lr, a, b);
+	if (pre) {
+		enum aorta_status st = GPU_CALL(e, gpuEventRecord(x->ev_opt_first, x->gs->s[GS_AUX]));
+		if (st)
+			return st;
+	}
+	if (run) {
+		adamw_range(x, lr, 0, a);  /* all of it without a pre-gather (a = b = 0) */
+		adamw_range(x, lr, pre ? b : a, n);
+		range_end(x, h);
+	}
+	return AORTA_OK;
+}
+
+void dist_gpu_set_next(struct dist_gpu *x, const char *next_prefix)
+{
+	snprintf(x->next_prefix, sizeof(x->next_prefix), "%s", next_prefix ? next_prefix : "");
+}
+
+/* After the step's OPTIMIZER: the next step's first gather, on the
+ * all-gather stream once AdamW has updated that group's shard. */
+static enum aorta_status pre_gather(struct dist_gpu *x, struct aorta_error *e)
+{
+	const int g = x->ag_first;
+	const struct dist_shard *sh = &x->pl->g[g];
+	gpuStream_t ags = x->gs->s[GS_ALLGATHER];
+	char save[sizeof(x->prefix)], what[48];
+	enum aorta_status st;
+
+	if (x->pre_g >= 0)
+		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: a pre-gather is still pending",
+				  x->comm->rank, x->steps + 1);
+	if ((st = GPU_CALL(e, gpuStreamWaitEvent(ags, x->ev_opt_first, 0))) ||
+	    (st = pool_take(&x->gather, sh->padded, ags, &x->pre_slot, e)))
+		return st;
+	memcpy(save, x->prefix, sizeof(save));
+	snprintf(x->prefix, sizeof(x->prefix), "%s", x->next_prefix);
+	snprintf(what, sizeof(what), "allgather_g%d", g);
+	st = coll_start(x, &x->pre_ag, COMM_ALL_GATHER, comm_group(x->comm, x->pl->shard_pg), x->params + sh->local_off,
+			x->gather.s[x->pre_slot].p, sh->shard_len, COMM_F32, what, e);
+	memcpy(x->prefix, save, sizeof(save));
+	if (st)
+		return st;
+	x->pre_g = g;
 	return AORTA_OK;
 }
 
@@ -657,6 +755,17 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		if (x->nag[g] > 1)
 			return not_ready(x, a, "gathered a third time in one micro-batch", e);
 		int ph = x->nag[g]++;
+		if (x->pre_g == g && ph == 0 && x->mb == 0) {
+			/* gathered at the end of the previous step: take it over
+			 * (the slot it names was finished there, so a swap keeps
+			 * every collective's event its own) */
+			struct dist_gpu_coll *c = &x->ag[g], t = *c;
+			*c = x->pre_ag;
+			x->pre_ag = t;
+			x->gslot[g] = x->pre_slot;
+			x->pre_g = x->pre_slot = -1;
+			return AORTA_OK;
+		}
 		if ((st = pool_take(&x->gather, sh->padded, x->gs->s[GS_ALLGATHER], &x->gslot[g], e)))
 			return st;
 		snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
@@ -852,6 +961,7 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	x->mb = 0;
 	x->training = training;
 	x->loss_scale = loss_scale;
+	*x->h_stop = stop ? 1.0f : 0.0f;  /* read by loss_start's copy (the previous one is done) */
 	const int K = x->pl->k.accum;
 	gm->stream = cs;
 	gpu_ops_set_stream(gm->ops, cs);
@@ -870,32 +980,14 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	for (int i = 0; i < x->sch->n; i++)
 		if ((st = run_action(x, &x->sch->a[i], lr, e)))
 			return st;
+	if (x->next_prefix[0] && x->ag_first >= 0 && isolate_mode != ISO_COMPUTE && (st = pre_gather(x, e)))
+		return st;
 
-	/* with accumulation the last micro-batch's loss joins the sum, on aux,
-	 * which followed compute at GRAD_NORM */
-	const float *lsrc = gm->loss;
-	if (K > 1) {
-		gpu_ops_set_stream(gm->ops, as);
-		gpu_add(gm->ops, x->lossacc, x->lossacc, gm->loss, 1);
-		lsrc = x->lossacc;
-	}
 	if (x->stress_level && (st = stress(x, e)))
 		return st;
 
-	/* the loss (and the stop flags) of the whole global batch, on aux after
-	 * the optimizer, which followed compute */
-	*x->h_stop = stop ? 1.0f : 0.0f;
-	if ((st = isolate_mode == ISO_COMM ?
-			  GPU_CALL(e, gpuMemsetAsync(x->lossbuf, 0, sizeof(float), as)) :
-			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, lsrc, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
-	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
-		return st;
-	struct comm_group *world = comm_group(x->comm, COMM_PG_WORLD);
-	if (world->size > 1 &&
-	    ((st = follow(x->ev_aux, as, gs->s[GS_ALLREDUCE], e)) ||
-	     (st = coll_start(x, &x->loss, COMM_ALL_REDUCE, world, x->lossbuf, x->lossbuf, 2, COMM_F32,
-			      "allreduce_loss", e)) ||
-	     (st = coll_wait_stream(&x->loss, as, e))))
+	/* the loss all-reduce started at GRAD_NORM (loss_start) */
+	if (comm_group(x->comm, COMM_PG_WORLD)->size > 1 && (st = coll_wait_stream(&x->loss, as, e)))
 		return st;
 	if ((st = GPU_CALL(e, gpuMemcpyAsync(x->h_out, x->lossbuf, 2 * sizeof(float), gpuMemcpyDeviceToHost, as))) ||
 	    (st = GPU_CALL(e, gpuMemcpyAsync(x->h_sumsq, gm->sumsq, sizeof(double), gpuMemcpyDeviceToHost, as))))

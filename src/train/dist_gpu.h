@@ -79,14 +79,18 @@
  *
  * Stress (dist_gpu_set_stress, training.inject_allreduce_copies): dist.h's
  * sequence at the end of the step, after the optimizer (the allreduce
- * stream waits for aux) and before the loss all-reduce, on the allreduce
- * stream: per repetition r, the fill kernel, <prefix>_stress_allreduce_<r>
+ * stream waits for aux), on the allreduce stream: per repetition r, the fill kernel, <prefix>_stress_allreduce_<r>
  * (all_reduce, then the 1/world scale), <prefix>_stress_copy_<r> (device to
  * device), <prefix>_stress_allreduce_sum_<r>, <prefix>_stress_d2h_<r> and
  * <prefix>_stress_h2d_<r> (through pinned memory),
  * <prefix>_stress_allreduce_avg_<r> (then the scale); the all-reduces
- * have metadata.function all_reduce.  The loss all-reduce follows them on
- * the same stream, so the step includes them.
+ * have metadata.function all_reduce.  The step's final join of every
+ * stream into compute includes them.
+ *
+ * The loss all-reduce (the loss and the stop flags) starts at GRAD_NORM,
+ * ahead of the norm's, as soon as the last micro-batch's forward is done,
+ * so the step's tail (AdamW, a pre-gather on the same communicator) never
+ * delays it; the step waits for it on aux before copying to the host.
  *
  * Copy-engine all-gathers.  When the communicator offers symmetric memory
  * (comm_sym_alloc: NCCL with NCCL_CTA_POLICY=zero), the parameter shard
@@ -180,6 +184,13 @@ struct dist_gpu {
 	struct dist_gpu_coll *rs;       /* [ngroups] */
 	struct dist_gpu_coll *ar;       /* [nbuckets] */
 	struct dist_gpu_coll norm, loss;
+	/* cross-step all-gather (dist_gpu_set_next): the next step's first
+	 * gather, issued after this step's AdamW of its group */
+	int ag_first;                   /* group of the schedule's first ALL_GATHER, -1: none */
+	char next_prefix[64];           /* "" : no pre-gather this step */
+	int pre_g, pre_slot;            /* issued for the step to come: group and gather slot, -1: none */
+	struct dist_gpu_coll pre_ag;
+	gpuEvent_t ev_opt_first;        /* aux, after AdamW of group ag_first */
 	gpuEvent_t ev_start, ev_compute, ev_aux, ev_join, ev_consumed, ev_mbdata;
 	int steps;                      /* optimizer steps taken */
 	char prefix[64];                /* tag prefix of the step in progress */
@@ -207,6 +218,17 @@ struct dist_gpu {
 	int ncrec, crec_cap;
 	uint64_t step_bytes[5];             /* per enum comm_coll, this step */
 };
+
+/* The step to be run next is tagged next_prefix (NULL or "": none, e.g.
+ * the last step).  For a sharded plan, the step run next after this call
+ * then updates the shard of the schedule's first all-gathered group first
+ * and all-gathers it for the step to come on the all-gather stream, while
+ * AdamW goes on with the other groups; that step uses the gathered buffer
+ * instead of gathering at its start.  The gather's range, tagged
+ * <next_prefix>_allgather_g<G>, lies in this step.  Every rank must make the
+ * same calls (the gather is a collective).  Without it (the default) a step
+ * gathers its own groups. */
+void dist_gpu_set_next(struct dist_gpu *x, const char *next_prefix);
 
 /* init_params: the full flat parameters on the host (lay->total floats);
  * rank 0's copy is broadcast to all (sync_module_states).  Sets the

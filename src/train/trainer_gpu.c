@@ -61,6 +61,9 @@
  * swapped in when step s+1 begins, so no step waits for its own upload (the
  * copy's range, tagged with step s+1, lies in step s);
  * AORTA_TRAIN_PREFETCH_NEXT=0 restores the copy at the start of each step.
+ * Likewise the first all-gather of step s+1 is issued at the end of step s,
+ * once AdamW has updated that group's shard (dist_gpu_set_next), so it runs
+ * beside the rest of AdamW; AORTA_TRAIN_PREGATHER=0 turns that off.
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
@@ -410,6 +413,7 @@ struct step_ctx {
 	 * first batch is in gm's spare buffers, complete at ev_pre on aux */
 	long nsteps;                        /* steps of the run */
 	int prefetch_next;                  /* 0: AORTA_TRAIN_PREFETCH_NEXT=0 */
+	int pregather;                      /* 0: AORTA_TRAIN_PREGATHER=0 (dist_gpu_set_next) */
 	int pre_valid;
 	long pre_step;
 	/* two, by the parity of the step uploaded: step s's compute waits on
@@ -636,6 +640,17 @@ static enum aorta_status enqueue_dist_step(struct step_ctx *x, long s, struct ao
 		x->pre_valid = 1;
 		x->pre_step = s + 1;
 	}
+	/* the next step's first all-gather at the end of this one (every rank
+	 * decides alike: on the step count only) */
+	if (x->pregather && s + 1 < x->nsteps) {
+		int ne, ns;
+		char next[64];
+		step_position(x, s + 1, &ne, &ns);
+		snprintf(next, sizeof(next), "epoch%d_step%d", ne, ns);
+		dist_gpu_set_next(x->dx, next);
+	} else {
+		dist_gpu_set_next(x->dx, NULL);
+	}
 	return dist_gpu_step(x->dx, prefix, data_ready, seed_of(x, s, 0), 1, x->loss_scale, (float)lr_of(x, s),
 			     stop_requested != 0, e);
 }
@@ -778,6 +793,10 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 	 * instead of during the step before (an A/B switch for measurements) */
 	const char *pn = getenv("AORTA_TRAIN_PREFETCH_NEXT");
 	const int prefetch_next = !(pn && !strcmp(pn, "0"));
+	/* AORTA_TRAIN_PREGATHER=0: each step gathers its first group itself
+	 * instead of the step before (dist_gpu_set_next; for A/B) */
+	const char *pg = getenv("AORTA_TRAIN_PREGATHER");
+	const int pregather = !(pg && !strcmp(pg, "0"));
 	struct model_dims d;
 	struct param_layout lay = { 0 };
 	struct gpu_streams gs = { 0 };
@@ -996,7 +1015,7 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
 			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch,
 			       .rank = rank, .dx = have_dx ? &dx : NULL, .nsteps = total,
-			       .prefetch_next = have_dx && prefetch_next,
+			       .prefetch_next = have_dx && prefetch_next, .pregather = pregather,
 			       .ev_pre = { ev_pre[0], ev_pre[1] } };
 	if (have_dx)
 		dist_gpu_set_loader(&dx, load_micro, &x);

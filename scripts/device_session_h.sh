@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Batch 8 A/B of the two cross-step overlaps (nvidia-h200-x2): for ddp and
+# full_shard, AORTA_TRAIN_PREFETCH_NEXT and AORTA_TRAIN_PREGATHER each on/off
+# (11, 01, 10, 00), three interleaved repeats, 40 steps each.
+#   bash scripts/device_session_h.sh [BUILD]
+set -u
+B=${1:-build}
+O=${OUT:-/tmp/device_out}; mkdir -p "$O"
+cd "$(dirname "$0")/.."
+. bench/train_dist/common.sh
+A=./$B/aorta
+W=/tmp/ab8; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
+{
+	for rep in 1 2 3; do
+		for st in ddp full_shard; do
+			for v in 11 01 10 00; do
+				AORTA_TRAIN_PREFETCH_NEXT=${v:0:1} AORTA_TRAIN_PREGATHER=${v:1:1} \
+					one_run "$W" "${st}_${v}_$rep" ab8 8 "$st" normal true BACKWARD_PRE true false 40
+			done
+		done
+	done
+	python3 - "$W" <<'PY'
+import json, os, sys, glob, statistics
+W = sys.argv[1]
+rows = {}
+for f in sorted(glob.glob(os.path.join(W, "*.json"))):
+    name = os.path.basename(f)[:-5]
+    d = json.load(open(f))
+    st = [r["step_stats"] for r in d["ranks"]]
+    med = sum(s["step_ms"]["p50"] for s in st) / len(st)
+    rows.setdefault(name.rsplit("_", 1)[0], []).append(med)
+print("| run (prefetch_next, pregather) | median step, 3 repeats | mean |")
+print("| --- | --- | --- |")
+for k in sorted(rows):
+    print("| %s | %s ms | %.3f ms |" % (k, " / ".join("%.3f" % x for x in rows[k]), statistics.mean(rows[k])))
+PY
+} > "$O/log.txt" 2>&1
+tail -n 14 "$O/log.txt"
