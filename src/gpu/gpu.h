@@ -61,6 +61,7 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuRuntimeGetVersion hipRuntimeGetVersion
 #define gpuDeviceGetStreamPriorityRange hipDeviceGetStreamPriorityRange
 #define gpuStreamCreateWithPriority hipStreamCreateWithPriority
+#define gpuStreamCreateWithFlags hipStreamCreateWithFlags
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuStreamQuery hipStreamQuery
@@ -68,6 +69,7 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuStreamGetPriority hipStreamGetPriority
 #define gpuStreamNonBlocking hipStreamNonBlocking
 #define gpuEventCreateWithFlags hipEventCreateWithFlags
+#define gpuEventCreate hipEventCreate
 #define gpuEventDestroy hipEventDestroy
 #define gpuEventRecord hipEventRecord
 #define gpuEventSynchronize hipEventSynchronize
@@ -144,6 +146,7 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuRuntimeGetVersion cudaRuntimeGetVersion
 #define gpuDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define gpuStreamCreateWithPriority cudaStreamCreateWithPriority
+#define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuStreamQuery cudaStreamQuery
@@ -151,6 +154,7 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuStreamGetPriority cudaStreamGetPriority
 #define gpuStreamNonBlocking cudaStreamNonBlocking
 #define gpuEventCreateWithFlags cudaEventCreateWithFlags
+#define gpuEventCreate cudaEventCreate
 #define gpuEventDestroy cudaEventDestroy
 #define gpuEventRecord cudaEventRecord
 #define gpuEventSynchronize cudaEventSynchronize

@@ -18,15 +18,15 @@
  * opening thread dispatches jobs (mutex + condition variables); every
  * wait is bounded: the dispatcher waits AORTA_TP_TIMEOUT_S (120 s) and
  * then aborts the NCCL communicators, workers poll their GPU work with
- * cudaEventQuery, and the host-side waits for a peer's event record end
+ * gpuEventQuery, and the host-side waits for a peer's event record end
  * on abort or after the same timeout.  After any failure the session
  * is marked unusable (close it and open another).
  *
  * Iterations and ordering across ranks.  No kernel ever spins waiting
  * for another GPU.  Cross-rank order comes from CUDA events: a rank
  * records its n-th "cross event" on one of its streams (xpost), and a
- * peer's stream waits for it with cudaStreamWaitEvent (xwait; an event
- * recorded on another device is allowed).  Because cudaStreamWaitEvent
+ * peer's stream waits for it with gpuStreamWaitEvent (xwait; an event
+ * recorded on another device is allowed).  Because gpuStreamWaitEvent
  * binds to the record made before the call, the waiting rank's thread
  * first waits (host side, bounded) until the peer's thread has recorded
  * event n; slots are reused only after every peer has issued its wait on
@@ -58,7 +58,7 @@
  *   ring_exchange AG: rank r's shard lives in its slot of the gathered
  *             buffer; step i computes chunk (r - i) mod tp into the same
  *             output rows on compute stream i mod min(3, tp).  Chunks are
- *             pulled by the copy engine (cudaMemcpyPeerAsync on the send
+ *             pulled by the copy engine (gpuMemcpyPeerAsync on the send
  *             stream; use_ce 0: tp_ring_copy_kernel on num_sm CTAs)
  *             directly from their owner rather than relayed around the
  *             ring: on NVSwitch/NVLink all-pairs machines a step's traffic
@@ -171,25 +171,25 @@ struct rank_ctx {
 	int rank;
 	pthread_t th;
 	int started;
-	cudaStream_t main, comm, send, comp[NCOMP];
+	gpuStream_t main, comm, send, comp[NCOMP];
 	cublasLtHandle_t lt;
 	void *ws[NCOMP + 1];        /* 0: main, 1 + j: comp[j] */
 	void *ws_tune;              /* workspace of the plan trials (stream tune) */
-	cudaStream_t tune;          /* plan trials only: no dependency on anything */
-	cudaEvent_t tt[2];
+	gpuStream_t tune;          /* plan trials only: no dependency on anything */
+	gpuEvent_t tt[2];
 	void *buf[NBUF];
 	size_t cap[NBUF];           /* bytes */
 	unsigned *cmp;              /* 2 words per compare */
 	ncclComm_t nccl;            /* default communicator (NULL at tp 1) */
-	cudaEvent_t fork, done, sent, join[NJOIN], step[MAX_SPLITS];
-	cudaEvent_t *tev;           /* 2 per timed iteration */
+	gpuEvent_t fork, done, sent, join[NJOIN], step[MAX_SPLITS];
+	gpuEvent_t *tev;           /* 2 per timed iteration */
 	int ntev;
 	struct plan plans[MAX_PLANS];
 	int nplans;
 	/* cross-rank events (see "Ordering"): slot n % XSLOTS holds this
 	 * rank's n-th posted event; posted = the highest n recorded, cons[q]
 	 * = the highest n of this rank's that rank q has waited on */
-	cudaEvent_t xev[XSLOTS];
+	gpuEvent_t xev[XSLOTS];
 	long long xseq, posted, cons[MAXR];
 	float *times;               /* ms per timed iteration */
 	double chk_err;             /* max |out - ref| / max |ref| on this rank */
@@ -246,9 +246,9 @@ static enum aorta_status rfail(struct rank_ctx *rc, enum aorta_status st, const 
 	return aorta_fail(&rc->err, st, "", 0, -1, fmt, rc->rank, a, b);
 }
 
-#define R_CUDA(rc, call) do { cudaError_t ce_ = (call); if (ce_ != cudaSuccess) \
-	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, cudaGetErrorString(ce_)); } while (0)
-#define R_KERN(rc, call) R_CUDA(rc, (cudaError_t)(call))
+#define R_CUDA(rc, call) do { gpuError_t ce_ = (call); if (ce_ != gpuSuccess) \
+	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, gpuGetErrorString(ce_)); } while (0)
+#define R_KERN(rc, call) R_CUDA(rc, (gpuError_t)(call))
 #define R_NCCL(rc, call) do { ncclResult_t nr_ = (call); if (nr_ != ncclSuccess && nr_ != ncclInProgress) \
 	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, ncclGetErrorString(nr_)); } while (0)
 #define R_LT(rc, call) do { cublasStatus_t bs_ = (call); if (bs_ != CUBLAS_STATUS_SUCCESS) \
@@ -303,14 +303,14 @@ static enum aorta_status xhost_wait(struct rank_ctx *rc, const long long *w, lon
 /* records this rank's next cross-rank event on st; *seq receives its
  * number.  Before reusing a slot, every peer must have issued its wait
  * on the event the slot held (a re-record would move it) */
-static enum aorta_status xpost(struct rank_ctx *rc, cudaStream_t st, long long *seq)
+static enum aorta_status xpost(struct rank_ctx *rc, gpuStream_t st, long long *seq)
 {
 	long long n = rc->xseq;
 
 	for (int q = 0; q < rc->s->tp; q++)
 		if (q != rc->rank)
 			R_TRY(xhost_wait(rc, &rc->cons[q], n - XSLOTS, "a consumed"));
-	R_CUDA(rc, cudaEventRecord(rc->xev[n % XSLOTS], st));
+	R_CUDA(rc, gpuEventRecord(rc->xev[n % XSLOTS], st));
 	__atomic_store_n(&rc->posted, n, __ATOMIC_RELEASE);
 	rc->xseq = n + 1;
 	if (seq)
@@ -319,13 +319,13 @@ static enum aorta_status xpost(struct rank_ctx *rc, cudaStream_t st, long long *
 }
 
 /* stream st (this rank's device) waits, on the GPU, for peer's event n:
- * cudaStreamWaitEvent accepts an event recorded on another device */
-static enum aorta_status xwait(struct rank_ctx *rc, int peer, long long n, cudaStream_t st)
+ * gpuStreamWaitEvent accepts an event recorded on another device */
+static enum aorta_status xwait(struct rank_ctx *rc, int peer, long long n, gpuStream_t st)
 {
 	struct rank_ctx *pc = &rc->s->r[peer];
 
 	R_TRY(xhost_wait(rc, &pc->posted, n, "a posted"));
-	R_CUDA(rc, cudaStreamWaitEvent(st, pc->xev[n % XSLOTS], 0));
+	R_CUDA(rc, gpuStreamWaitEvent(st, pc->xev[n % XSLOTS], 0));
 	__atomic_store_n(&pc->cons[rc->rank], n, __ATOMIC_RELEASE);
 	return AORTA_OK;
 }
@@ -377,24 +377,24 @@ static int plan_pick(struct rank_ctx *rc, struct plan *p, const cublasLtMatmulHe
 		if (res[i].state != CUBLAS_STATUS_SUCCESS)
 			continue;
 		for (int rep = 0; rep < 2 && !bad; rep++) {
-			if (rep == 1 && cudaEventRecord(rc->tt[0], rc->tune) != cudaSuccess)
+			if (rep == 1 && gpuEventRecord(rc->tt[0], rc->tune) != gpuSuccess)
 				bad = 1;
 			if (!bad && cublasLtMatmul(rc->lt, p->desc, &alpha, rc->buf[B_B], p->lw, rc->buf[B_A], p->la,
 						   &beta, rc->buf[B_R1], p->lc, rc->buf[B_R1], p->lc, &res[i].algo,
 						   rc->ws_tune, WS_BYTES, rc->tune) != CUBLAS_STATUS_SUCCESS)
 				bad = 1;
 		}
-		if (bad || cudaEventRecord(rc->tt[1], rc->tune) != cudaSuccess ||
-		    cudaEventSynchronize(rc->tt[1]) != cudaSuccess ||
-		    cudaEventElapsedTime(&ms, rc->tt[0], rc->tt[1]) != cudaSuccess) {
-			cudaGetLastError();
-			cudaStreamSynchronize(rc->tune);
+		if (bad || gpuEventRecord(rc->tt[1], rc->tune) != gpuSuccess ||
+		    gpuEventSynchronize(rc->tt[1]) != gpuSuccess ||
+		    gpuEventElapsedTime(&ms, rc->tt[0], rc->tt[1]) != gpuSuccess) {
+			gpuGetLastError();
+			gpuStreamSynchronize(rc->tune);
 			continue;
 		}
 		if (ms < best_ms)
 			best_ms = ms, best = i;
 	}
-	cudaGetLastError();
+	gpuGetLastError();
 	return best;
 }
 
@@ -471,7 +471,7 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 	return AORTA_OK;
 }
 
-static enum aorta_status gemm_run(struct rank_ctx *rc, struct plan *p, int widx, cudaStream_t st, const void *A,
+static enum aorta_status gemm_run(struct rank_ctx *rc, struct plan *p, int widx, gpuStream_t st, const void *A,
 				  const void *B, void *Y)
 {
 	float alpha = 1.0f, beta = 0.0f;
@@ -482,7 +482,7 @@ static enum aorta_status gemm_run(struct rank_ctx *rc, struct plan *p, int widx,
 }
 
 /* Y[rows][n] = A[rows][k] B[k][n] on stream st (workspace widx) */
-static enum aorta_status gemm(struct rank_ctx *rc, const struct dims *d, int widx, cudaStream_t st, const void *A,
+static enum aorta_status gemm(struct rank_ctx *rc, const struct dims *d, int widx, gpuStream_t st, const void *A,
 			      const void *B, void *Y, long long rows, int smt)
 {
 	struct plan *p;
@@ -494,12 +494,12 @@ static enum aorta_status gemm(struct rank_ctx *rc, const struct dims *d, int wid
 /* ------------------------------------------------------- collectives */
 
 /* all-gather of count elements per rank, in place when send is recv's slot */
-static enum aorta_status coll_ag(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, cudaStream_t st,
+static enum aorta_status coll_ag(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, gpuStream_t st,
 				 const void *send, void *recv, long long count)
 {
 	if (d->tp == 1) {
 		if (send != recv)
-			R_CUDA(rc, cudaMemcpyAsync(recv, send, (size_t)count * d->esz, cudaMemcpyDeviceToDevice, st));
+			R_CUDA(rc, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
 		return AORTA_OK;
 	}
 	R_NCCL(rc, ncclAllGather(send, recv, (size_t)count, nccl_dt(d->dt), c, st));
@@ -507,11 +507,11 @@ static enum aorta_status coll_ag(struct rank_ctx *rc, const struct dims *d, nccl
 }
 
 /* reduce-scatter: recv gets count elements */
-static enum aorta_status coll_rs(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, cudaStream_t st,
+static enum aorta_status coll_rs(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, gpuStream_t st,
 				 const void *send, void *recv, long long count)
 {
 	if (d->tp == 1) {
-		R_CUDA(rc, cudaMemcpyAsync(recv, send, (size_t)count * d->esz, cudaMemcpyDeviceToDevice, st));
+		R_CUDA(rc, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
 		return AORTA_OK;
 	}
 	R_NCCL(rc, ncclReduceScatter(send, recv, (size_t)count, nccl_dt(d->dt), ncclSum, c, st));
@@ -519,7 +519,7 @@ static enum aorta_status coll_rs(struct rank_ctx *rc, const struct dims *d, nccl
 }
 
 /* the operator's collective, alone (comm_ms, none, bulk) */
-static enum aorta_status coll_op(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, cudaStream_t st)
+static enum aorta_status coll_op(struct rank_ctx *rc, const struct dims *d, ncclComm_t c, gpuStream_t st)
 {
 	long long slot;
 
@@ -538,26 +538,26 @@ static enum aorta_status coll_op(struct rank_ctx *rc, const struct dims *d, nccl
 }
 
 /* the unsplit GEMM on all SMs (gemm_ms, none, the check's reference) */
-static enum aorta_status gemm_op(struct rank_ctx *rc, const struct dims *d, cudaStream_t st, int widx, void *Y)
+static enum aorta_status gemm_op(struct rank_ctx *rc, const struct dims *d, gpuStream_t st, int widx, void *Y)
 {
 	return gemm(rc, d, widx, st, rc->buf[B_A], rc->buf[B_B], Y, d->m, 0);
 }
 
 /* ------------------------------------------------------------ methods */
 
-static enum aorta_status fork_streams(struct rank_ctx *rc, cudaStream_t *ss, int n)
+static enum aorta_status fork_streams(struct rank_ctx *rc, gpuStream_t *ss, int n)
 {
-	R_CUDA(rc, cudaEventRecord(rc->fork, rc->main));
+	R_CUDA(rc, gpuEventRecord(rc->fork, rc->main));
 	for (int i = 0; i < n; i++)
-		R_CUDA(rc, cudaStreamWaitEvent(ss[i], rc->fork, 0));
+		R_CUDA(rc, gpuStreamWaitEvent(ss[i], rc->fork, 0));
 	return AORTA_OK;
 }
 
-static enum aorta_status join_streams(struct rank_ctx *rc, cudaStream_t *ss, int n)
+static enum aorta_status join_streams(struct rank_ctx *rc, gpuStream_t *ss, int n)
 {
 	for (int i = 0; i < n; i++) {
-		R_CUDA(rc, cudaEventRecord(rc->join[i], ss[i]));
-		R_CUDA(rc, cudaStreamWaitEvent(rc->main, rc->join[i], 0));
+		R_CUDA(rc, gpuEventRecord(rc->join[i], ss[i]));
+		R_CUDA(rc, gpuStreamWaitEvent(rc->main, rc->join[i], 0));
 	}
 	return AORTA_OK;
 }
@@ -579,7 +579,7 @@ static enum aorta_status chunk_copy(struct rank_ctx *rc, const struct tp_cfg *cf
 				    const void *src, int sdev, size_t bytes)
 {
 	if (cfg->use_ce)
-		R_CUDA(rc, cudaMemcpyPeerAsync(dst, ddev, src, sdev, bytes, rc->send));
+		R_CUDA(rc, gpuMemcpyPeerAsync(dst, ddev, src, sdev, bytes, rc->send));
 	else
 		R_KERN(rc, tpk_copy(dst, src, bytes, cfg->num_sm > 0 ? cfg->num_sm : 1, rc->send));
 	return AORTA_OK;
@@ -597,7 +597,7 @@ static enum aorta_status body_none(struct rank_ctx *rc, const struct dims *d)
 
 static enum aorta_status body_bulk(struct rank_ctx *rc, const struct dims *d, const struct tp_cfg *cfg, int cc)
 {
-	cudaStream_t ss[2] = { rc->comm, rc->comp[0] };
+	gpuStream_t ss[2] = { rc->comm, rc->comp[0] };
 
 	R_TRY(fork_streams(rc, ss, 2));
 	R_TRY(coll_op(rc, d, comm_of(rc, cc), rc->comm));
@@ -612,7 +612,7 @@ static enum aorta_status body_ring_ag(struct rank_ctx *rc, const struct dims *d,
 	long long slot = d->mloc * d->k;
 	size_t bytes = (size_t)slot * d->esz;
 	int smt = sm_target(rc, cfg);
-	cudaStream_t ss[NCOMP + 1];
+	gpuStream_t ss[NCOMP + 1];
 	int chunk0[MAXR];
 
 	for (int j = 0; j < ncomp; j++)
@@ -628,14 +628,14 @@ static enum aorta_status body_ring_ag(struct rank_ctx *rc, const struct dims *d,
 			if (c != r)
 				R_TRY(chunk_copy(rc, cfg, bp(rc, B_A, c * slot, d), r, peer_bp(rc, c, B_A, c * slot, d), c,
 						 bytes));
-		R_CUDA(rc, cudaEventRecord(rc->step[i], rc->send));
+		R_CUDA(rc, gpuEventRecord(rc->step[i], rc->send));
 	}
 	for (int i = 0; i < steps; i++) {
 		int j = i % ncomp, c = chunk0[i];
-		cudaStream_t cs = rc->comp[j];
+		gpuStream_t cs = rc->comp[j];
 
 		if (i > 0 || agg)
-			R_CUDA(rc, cudaStreamWaitEvent(cs, rc->step[i], 0));
+			R_CUDA(rc, gpuStreamWaitEvent(cs, rc->step[i], 0));
 		R_TRY(gemm(rc, d, 1 + j, cs, bp(rc, B_A, c * slot, d), rc->buf[B_B],
 			   bp(rc, B_Y, c * d->mloc * d->n, d), d->mloc * width, smt));
 	}
@@ -651,7 +651,7 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 	long long part = d->mloc * d->n, base = rc->xseq;
 	size_t bytes = (size_t)part * d->esz;
 	int smt = sm_target(rc, cfg);
-	cudaStream_t ss[NCOMP + 1];
+	gpuStream_t ss[NCOMP + 1];
 
 	for (int j = 0; j < ncomp; j++)
 		ss[j] = rc->comp[j];
@@ -661,7 +661,7 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 	 * posts the same numbers); step T-1 is the own partial */
 	for (int i = 0; i < T; i++) {
 		int j = i % ncomp, dst = (r + i + 1) % T;
-		cudaStream_t cs = rc->comp[j];
+		gpuStream_t cs = rc->comp[j];
 		const void *A = bp(rc, B_A, dst * d->mloc * d->k, d);
 
 		if (dst == r) { /* own partial, last, straight into its receive slot */
@@ -669,8 +669,8 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 			continue;
 		}
 		R_TRY(gemm(rc, d, 1 + j, cs, A, rc->buf[B_B], bp(rc, B_P, dst * part, d), d->mloc, smt));
-		R_CUDA(rc, cudaEventRecord(rc->step[i], cs));
-		R_CUDA(rc, cudaStreamWaitEvent(rc->send, rc->step[i], 0));
+		R_CUDA(rc, gpuEventRecord(rc->step[i], cs));
+		R_CUDA(rc, gpuStreamWaitEvent(rc->send, rc->step[i], 0));
 		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, dst, B_C, r * part, d), dst, bp(rc, B_P, dst * part, d), r, bytes));
 		R_TRY(xpost(rc, rc->send, NULL));
 	}
@@ -685,7 +685,7 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 }
 
 /* gemm_run with D = A B + C (beta 1): C and D share the plan's layout */
-static enum aorta_status gemm_acc(struct rank_ctx *rc, struct plan *p, int widx, cudaStream_t st, const void *A,
+static enum aorta_status gemm_acc(struct rank_ctx *rc, struct plan *p, int widx, gpuStream_t st, const void *A,
 				  const void *B, const void *C, void *D)
 {
 	float alpha = 1.0f, beta = 1.0f;
@@ -709,7 +709,7 @@ static enum aorta_status body_ring_rs2(struct rank_ctx *rc, const struct dims *d
 	int r = rc->rank, peer = 1 - r, smt = sm_target(rc, cfg);
 	long long msub = d->mloc / q, sub = msub * d->n, base = rc->xseq;
 	size_t bytes = (size_t)sub * d->esz;
-	cudaStream_t ss[2] = { rc->comp[0], rc->send };
+	gpuStream_t ss[2] = { rc->comp[0], rc->send };
 	struct plan *p;
 
 	R_TRY(plan_get(rc, d, msub, 1, 0, 0, smt, &p));
@@ -719,8 +719,8 @@ static enum aorta_status body_ring_rs2(struct rank_ctx *rc, const struct dims *d
 		char *part = bp(rc, B_P, row * d->n, d);
 
 		R_TRY(gemm_run(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B], part));
-		R_CUDA(rc, cudaEventRecord(rc->step[h], rc->comp[0]));
-		R_CUDA(rc, cudaStreamWaitEvent(rc->send, rc->step[h], 0));
+		R_CUDA(rc, gpuEventRecord(rc->step[h], rc->comp[0]));
+		R_CUDA(rc, gpuStreamWaitEvent(rc->send, rc->step[h], 0));
 		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, peer, B_C, (r * d->mloc + h * msub) * d->n, d), peer, part, r,
 				 bytes));
 		R_TRY(xpost(rc, rc->send, NULL)); /* event base + h: push h landed */
@@ -741,7 +741,7 @@ static enum aorta_status body_pipeline(struct rank_ctx *rc, const struct dims *d
 {
 	int T = d->tp, ns = cfg->num_splits, smt = sm_target(rc, cfg);
 	long long msub = d->mloc / ns, blk = msub * d->n;
-	cudaStream_t ss[2] = { rc->comp[0], rc->comm };
+	gpuStream_t ss[2] = { rc->comp[0], rc->comm };
 	ncclComm_t c = comm_of(rc, cc);
 	struct plan *bat = NULL;
 
@@ -767,8 +767,8 @@ static enum aorta_status body_pipeline(struct rank_ctx *rc, const struct dims *d
 				R_TRY(gemm(rc, d, 1, rc->comp[0], A + (size_t)dst * d->mloc * d->k * d->esz,
 					   rc->buf[B_B], stage + (size_t)dst * blk * d->esz, msub, smt));
 		}
-		R_CUDA(rc, cudaEventRecord(rc->step[s], rc->comp[0]));
-		R_CUDA(rc, cudaStreamWaitEvent(rc->comm, rc->step[s], 0));
+		R_CUDA(rc, gpuEventRecord(rc->step[s], rc->comp[0]));
+		R_CUDA(rc, gpuStreamWaitEvent(rc->comm, rc->step[s], 0));
 		R_TRY(coll_rs(rc, d, c, rc->comm, stage, bp(rc, B_CO, s * blk, d), blk));
 	}
 	return join_streams(rc, ss, 2);
@@ -811,14 +811,14 @@ static enum aorta_status wait_gpu(struct rank_ctx *rc)
 {
 	long long t0 = now_ns();
 
-	R_CUDA(rc, cudaEventRecord(rc->done, rc->main));
+	R_CUDA(rc, gpuEventRecord(rc->done, rc->main));
 	for (;;) {
-		cudaError_t q = cudaEventQuery(rc->done);
+		gpuError_t q = gpuEventQuery(rc->done);
 
-		if (q == cudaSuccess)
+		if (q == gpuSuccess)
 			break;
-		if (q != cudaErrorNotReady)
-			return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "waiting for the GPU", cudaGetErrorString(q));
+		if (q != gpuErrorNotReady)
+			return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "waiting for the GPU", gpuGetErrorString(q));
 		if (rc->s->abort)
 			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: stopped (another rank failed)",
 					  rc->rank);
@@ -834,12 +834,12 @@ static enum aorta_status grow(struct rank_ctx *rc, enum buf_id b, size_t bytes)
 {
 	if (bytes <= rc->cap[b])
 		return AORTA_OK;
-	R_CUDA(rc, cudaDeviceSynchronize());
+	R_CUDA(rc, gpuDeviceSynchronize());
 	if (rc->buf[b])
-		cudaFree(rc->buf[b]);
+		gpuFree(rc->buf[b]);
 	rc->buf[b] = NULL;
 	rc->cap[b] = 0;
-	R_CUDA(rc, cudaMalloc(&rc->buf[b], bytes));
+	R_CUDA(rc, gpuMalloc(&rc->buf[b], bytes));
 	rc->cap[b] = bytes;
 	return AORTA_OK;
 }
@@ -848,47 +848,47 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 {
 	int lo, hi, T = rc->s->tp;
 
-	R_CUDA(rc, cudaSetDevice(rc->rank));
+	R_CUDA(rc, gpuSetDevice(rc->rank));
 	for (int p = 0; p < T; p++) {
 		if (p == rc->rank)
 			continue;
-		cudaError_t pe = cudaDeviceEnablePeerAccess(p, 0);
-		if (pe == cudaErrorPeerAccessAlreadyEnabled)
-			cudaGetLastError();
-		else if (pe != cudaSuccess)
+		gpuError_t pe = gpuDeviceEnablePeerAccess(p, 0);
+		if (pe == gpuErrorPeerAccessAlreadyEnabled)
+			gpuGetLastError();
+		else if (pe != gpuSuccess)
 			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: no peer access to GPU %d: %s",
-					  rc->rank, p, cudaGetErrorString(pe));
+					  rc->rank, p, gpuGetErrorString(pe));
 	}
-	R_CUDA(rc, cudaDeviceGetStreamPriorityRange(&lo, &hi));
-	R_CUDA(rc, cudaStreamCreateWithPriority(&rc->main, cudaStreamNonBlocking, lo));
-	R_CUDA(rc, cudaStreamCreateWithPriority(&rc->comm, cudaStreamNonBlocking, hi));
-	R_CUDA(rc, cudaStreamCreateWithPriority(&rc->send, cudaStreamNonBlocking, hi));
+	R_CUDA(rc, gpuDeviceGetStreamPriorityRange(&lo, &hi));
+	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->main, gpuStreamNonBlocking, lo));
+	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->comm, gpuStreamNonBlocking, hi));
+	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->send, gpuStreamNonBlocking, hi));
 	for (int i = 0; i < NCOMP; i++)
-		R_CUDA(rc, cudaStreamCreateWithPriority(&rc->comp[i], cudaStreamNonBlocking, lo));
+		R_CUDA(rc, gpuStreamCreateWithPriority(&rc->comp[i], gpuStreamNonBlocking, lo));
 	R_LT(rc, cublasLtCreate(&rc->lt));
 	for (int i = 0; i <= NCOMP; i++)
-		R_CUDA(rc, cudaMalloc(&rc->ws[i], WS_BYTES));
-	R_CUDA(rc, cudaMalloc(&rc->ws_tune, WS_BYTES));
-	R_CUDA(rc, cudaStreamCreateWithFlags(&rc->tune, cudaStreamNonBlocking));
-	R_CUDA(rc, cudaEventCreate(&rc->tt[0]));
-	R_CUDA(rc, cudaEventCreate(&rc->tt[1]));
-	R_CUDA(rc, cudaMalloc((void **)&rc->cmp, 8 * sizeof(unsigned)));
-	R_CUDA(rc, cudaEventCreateWithFlags(&rc->fork, cudaEventDisableTiming));
-	R_CUDA(rc, cudaEventCreateWithFlags(&rc->done, cudaEventDisableTiming));
-	R_CUDA(rc, cudaEventCreateWithFlags(&rc->sent, cudaEventDisableTiming));
+		R_CUDA(rc, gpuMalloc(&rc->ws[i], WS_BYTES));
+	R_CUDA(rc, gpuMalloc(&rc->ws_tune, WS_BYTES));
+	R_CUDA(rc, gpuStreamCreateWithFlags(&rc->tune, gpuStreamNonBlocking));
+	R_CUDA(rc, gpuEventCreate(&rc->tt[0]));
+	R_CUDA(rc, gpuEventCreate(&rc->tt[1]));
+	R_CUDA(rc, gpuMalloc((void **)&rc->cmp, 8 * sizeof(unsigned)));
+	R_CUDA(rc, gpuEventCreateWithFlags(&rc->fork, gpuEventDisableTiming));
+	R_CUDA(rc, gpuEventCreateWithFlags(&rc->done, gpuEventDisableTiming));
+	R_CUDA(rc, gpuEventCreateWithFlags(&rc->sent, gpuEventDisableTiming));
 	for (int i = 0; i < NJOIN; i++)
-		R_CUDA(rc, cudaEventCreateWithFlags(&rc->join[i], cudaEventDisableTiming));
+		R_CUDA(rc, gpuEventCreateWithFlags(&rc->join[i], gpuEventDisableTiming));
 	for (int i = 0; i < MAX_SPLITS; i++)
-		R_CUDA(rc, cudaEventCreateWithFlags(&rc->step[i], cudaEventDisableTiming));
+		R_CUDA(rc, gpuEventCreateWithFlags(&rc->step[i], gpuEventDisableTiming));
 	for (int i = 0; i < XSLOTS; i++)
-		R_CUDA(rc, cudaEventCreateWithFlags(&rc->xev[i], cudaEventDisableTiming));
+		R_CUDA(rc, gpuEventCreateWithFlags(&rc->xev[i], gpuEventDisableTiming));
 	/* bf16 operands of the largest shape, grown later if needed */
 	size_t b = (size_t)rc->s->max_elems * 2;
 	R_TRY(grow(rc, B_A, b));
 	R_TRY(grow(rc, B_B, b));
 	R_TRY(grow(rc, B_Y, b));
 	(void)j;
-	R_CUDA(rc, cudaDeviceSynchronize());
+	R_CUDA(rc, gpuDeviceSynchronize());
 	return AORTA_OK;
 }
 
@@ -945,7 +945,7 @@ static enum aorta_status poison(struct rank_ctx *rc, const struct dims *d, enum 
 				long long n)
 {
 	if (n > 0)
-		R_CUDA(rc, cudaMemsetAsync(bp(rc, b, off, d), 0xff, (size_t)n * d->esz, rc->main));
+		R_CUDA(rc, gpuMemsetAsync(bp(rc, b, off, d), 0xff, (size_t)n * d->esz, rc->main));
 	return AORTA_OK;
 }
 
@@ -1011,7 +1011,7 @@ static enum aorta_status job_check(struct rank_ctx *rc, const struct job *j)
 	/* the reference GEMM's plan first: its trials (plan_pick) write
 	 * B_R1, which the all-gather reference below fills */
 	R_TRY(plan_get(rc, d, d->m, 1, 0, 0, 0, &ref_plan));
-	R_CUDA(rc, cudaMemsetAsync(rc->cmp, 0, 8 * sizeof(unsigned), rc->main));
+	R_CUDA(rc, gpuMemsetAsync(rc->cmp, 0, 8 * sizeof(unsigned), rc->main));
 	R_TRY(poison_outputs(rc, d));
 	R_TRY(barrier(rc));
 	R_TRY(body(rc, d, R_CFG, j->cfg, j->cc));
@@ -1043,7 +1043,7 @@ static enum aorta_status job_check(struct rank_ctx *rc, const struct job *j)
 		break;
 	}
 	R_TRY(wait_gpu(rc));
-	R_CUDA(rc, cudaMemcpy(h, rc->cmp, sizeof(h), cudaMemcpyDeviceToHost));
+	R_CUDA(rc, gpuMemcpy(h, rc->cmp, sizeof(h), gpuMemcpyDeviceToHost));
 	rc->chk_err = 0;
 	for (int i = 0; i < ncmp; i++) {
 		float diff, ref;
@@ -1066,11 +1066,11 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
 		int want = j->n * 2;
 		rc->tev = xrealloc(rc->tev, (size_t)want * sizeof(*rc->tev));
 		for (int i = rc->ntev; i < want; i++) {
-			cudaError_t ce = cudaEventCreate(&rc->tev[i]);
-			if (ce != cudaSuccess) {
+			gpuError_t ce = gpuEventCreate(&rc->tev[i]);
+			if (ce != gpuSuccess) {
 				rc->ntev = i;
-				return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "cudaEventCreate",
-					     cudaGetErrorString(ce));
+				return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "gpuEventCreate",
+					     gpuGetErrorString(ce));
 			}
 		}
 		rc->ntev = want;
@@ -1082,23 +1082,23 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
 					  rc->rank);
 		R_TRY(barrier(rc));
 		if (j->timed)
-			R_CUDA(rc, cudaEventRecord(rc->tev[2 * it], rc->main));
+			R_CUDA(rc, gpuEventRecord(rc->tev[2 * it], rc->main));
 		R_TRY(body(rc, j->d, j->what, j->cfg, j->cc));
 		if (j->timed)
-			R_CUDA(rc, cudaEventRecord(rc->tev[2 * it + 1], rc->main));
+			R_CUDA(rc, gpuEventRecord(rc->tev[2 * it + 1], rc->main));
 	}
 	R_TRY(wait_gpu(rc));
 	if (j->timed)
 		for (int it = 0; it < j->n; it++)
-			R_CUDA(rc, cudaEventElapsedTime(&rc->times[it], rc->tev[2 * it], rc->tev[2 * it + 1]));
+			R_CUDA(rc, gpuEventElapsedTime(&rc->times[it], rc->tev[2 * it], rc->tev[2 * it + 1]));
 	return AORTA_OK;
 }
 
 static void job_teardown(struct rank_ctx *rc)
 {
-	cudaSetDevice(rc->rank);
+	gpuSetDevice(rc->rank);
 	if (rc->main)
-		cudaDeviceSynchronize();
+		gpuDeviceSynchronize();
 	for (int i = 0; i < rc->s->ncc; i++)
 		if (rc->s->cc[i].c[rc->rank]) {
 			if (rc->s->abort)
@@ -1121,47 +1121,47 @@ static void job_teardown(struct rank_ctx *rc)
 		cublasLtDestroy(rc->lt);
 	for (int i = 0; i <= NCOMP; i++)
 		if (rc->ws[i])
-			cudaFree(rc->ws[i]);
+			gpuFree(rc->ws[i]);
 	if (rc->ws_tune)
-		cudaFree(rc->ws_tune);
+		gpuFree(rc->ws_tune);
 	for (int i = 0; i < 2; i++)
 		if (rc->tt[i])
-			cudaEventDestroy(rc->tt[i]);
+			gpuEventDestroy(rc->tt[i]);
 	if (rc->tune)
-		cudaStreamDestroy(rc->tune);
+		gpuStreamDestroy(rc->tune);
 	for (int b = 0; b < NBUF; b++)
 		if (rc->buf[b])
-			cudaFree(rc->buf[b]);
+			gpuFree(rc->buf[b]);
 	if (rc->cmp)
-		cudaFree(rc->cmp);
+		gpuFree(rc->cmp);
 	for (int i = 0; i < rc->ntev; i++)
-		cudaEventDestroy(rc->tev[i]);
+		gpuEventDestroy(rc->tev[i]);
 	free(rc->tev);
 	free(rc->times);
 	if (rc->fork)
-		cudaEventDestroy(rc->fork);
+		gpuEventDestroy(rc->fork);
 	if (rc->done)
-		cudaEventDestroy(rc->done);
+		gpuEventDestroy(rc->done);
 	if (rc->sent)
-		cudaEventDestroy(rc->sent);
+		gpuEventDestroy(rc->sent);
 	for (int i = 0; i < NJOIN; i++)
 		if (rc->join[i])
-			cudaEventDestroy(rc->join[i]);
+			gpuEventDestroy(rc->join[i]);
 	for (int i = 0; i < MAX_SPLITS; i++)
 		if (rc->step[i])
-			cudaEventDestroy(rc->step[i]);
+			gpuEventDestroy(rc->step[i]);
 	for (int i = 0; i < XSLOTS; i++)
 		if (rc->xev[i])
-			cudaEventDestroy(rc->xev[i]);
+			gpuEventDestroy(rc->xev[i]);
 	if (rc->main)
-		cudaStreamDestroy(rc->main);
+		gpuStreamDestroy(rc->main);
 	if (rc->comm)
-		cudaStreamDestroy(rc->comm);
+		gpuStreamDestroy(rc->comm);
 	if (rc->send)
-		cudaStreamDestroy(rc->send);
+		gpuStreamDestroy(rc->send);
 	for (int i = 0; i < NCOMP; i++)
 		if (rc->comp[i])
-			cudaStreamDestroy(rc->comp[i]);
+			gpuStreamDestroy(rc->comp[i]);
 }
 
 static void *worker(void *arg)
@@ -1187,7 +1187,7 @@ static void *worker(void *arg)
 
 		memset(&rc->err, 0, sizeof(rc->err));
 		if (j.id != J_SETUP && j.id != J_TEARDOWN)
-			cudaSetDevice(rc->rank);
+			gpuSetDevice(rc->rank);
 		switch (j.id) {
 		case J_SETUP:
 			st = job_setup(rc, &j);
@@ -1300,8 +1300,8 @@ int tp_gpu_count(void)
 {
 	int n = 0;
 
-	if (cudaGetDeviceCount(&n) != cudaSuccess) {
-		cudaGetLastError();
+	if (gpuGetDeviceCount(&n) != gpuSuccess) {
+		gpuGetLastError();
 		return 0;
 	}
 	return n;
@@ -1361,11 +1361,11 @@ enum aorta_status tp_gpu_open(int tp, long long max_elems, struct tp_session **o
 	for (int a = 0; a < tp; a++)
 		for (int b = 0; b < tp; b++) {
 			int ok = 0;
-			if (a != b && (cudaDeviceCanAccessPeer(&ok, a, b) != cudaSuccess || !ok))
+			if (a != b && (gpuDeviceCanAccessPeer(&ok, a, b) != gpuSuccess || !ok))
 				return aorta_fail(e, AORTA_EGPU, "", 0, -1,
 						  "GPU %d cannot access GPU %d directly (peer access is required)", a, b);
 		}
-	GPU_CHECK(e, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	GPU_CHECK(e, gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, 0));
 	comm_nccl_env_defaults();
 
 	s = xcalloc(1, sizeof(*s));
