@@ -66,6 +66,7 @@
 #define PAD 64
 #define MAX_DEPTH 512
 #define MAX_DUR_NS INT64_C(1000000000000000) /* 1e6 s */
+#define MAX_SPLIT 63            /* devices beyond the first that get a timeline of their own */
 
 typedef unsigned char u8;
 
@@ -87,7 +88,11 @@ struct kscan {
 	const u8 *err_at;       /* where the scanner stopped */
 	const char *err_what;   /* what it expected there */
 
-	struct trace *t;
+	struct trace *t;        /* the first device's timeline, and the host side */
+	/* a one-process multi-GPU trace: one more timeline per other device
+	 * (device_trace), MAX_SPLIT at most (beyond, counted on t) */
+	struct trace *more[MAX_SPLIT];
+	int nmore;
 	char *scratch;          /* unescaped strings */
 	size_t scap;
 	int seen_events_key;
@@ -1167,7 +1172,7 @@ static int64_t profiler_step(const char *t, size_t n)
 	return v;
 }
 
-static uint32_t intern_sref(struct kscan *s, const struct sref *r)
+static uint32_t intern_sref(struct kscan *s, struct trace *tr, const struct sref *r)
 {
 	size_t n;
 	const char *t;
@@ -1175,7 +1180,37 @@ static uint32_t intern_sref(struct kscan *s, const struct sref *r)
 	if (!r->set)
 		return 0;
 	t = sref_text(s, r, &n);
-	return strtab_intern(&s->t->names, t, n);
+	return strtab_intern(&tr->names, t, n);
+}
+
+/* The timeline of GPU `dev`: the first device seen is s->t's; each other
+ * one gets a trace of its own, so a one-process multi-GPU trace (several
+ * GPUs driven by one profiled process: tune-tp's, DataParallel's) becomes
+ * one timeline per GPU, as one file per rank would be.  An unknown device
+ * (< 0) goes to s->t; past MAX_SPLIT devices the spans are counted on s->t
+ * as other_device_spans (outputs warn that its figures mix devices). */
+static struct trace *device_trace(struct kscan *s, int64_t dev)
+{
+	struct trace *t = s->t;
+	if (dev < 0 || dev > INT32_MAX)
+		return t;
+	if (t->device < 0)
+		t->device = (int)dev;
+	if (dev == t->device)
+		return t;
+	for (int i = 0; i < s->nmore; i++)
+		if (s->more[i]->device == dev)
+			return s->more[i];
+	if (s->nmore == MAX_SPLIT) {
+		if (t->other_device < 0)
+			t->other_device = (int)dev;
+		t->other_device_spans++;
+		return t;
+	}
+	struct trace *d = trace_new(s->path, "kineto");
+	d->device = (int)dev;
+	s->more[s->nmore++] = d;
+	return d;
 }
 
 static void act_event(struct kscan *s, const struct kev *ev)
@@ -1230,13 +1265,7 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			dev = ev->a[A_I_DEVICE];
 		else if (ev->has_pid)
 			dev = ev->pid;
-		if (t->device < 0 && dev >= 0 && dev <= INT32_MAX)
-			t->device = (int)dev;
-		else if (dev >= 0 && dev <= INT32_MAX && dev != t->device) {
-			if (t->other_device < 0)
-				t->other_device = (int)dev;
-			t->other_device_spans++;
-		}
+		struct trace *dt = device_trace(s, dev);
 
 		size_t nl;
 		const char *nm = ev->name.set ? sref_text(s, &ev->name, &nl) : (nl = 0, "");
@@ -1245,22 +1274,22 @@ static void act_event(struct kscan *s, const struct kev *ev)
 		uint64_t bytes = 0;
 		if ((c == E_MEMCPY || c == E_MEMSET) && (ev->aflags & A_BYTES) && ev->a[A_I_BYTES] > 0)
 			bytes = (uint64_t)ev->a[A_I_BYTES];
-		size_t idx = trace_add_device(t, start, end, nm, nl, h, (int32_t)stream,
+		size_t idx = trace_add_device(dt, start, end, nm, nl, h, (int32_t)stream,
 					      (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1, bytes);
 		if (c == E_KERNEL && (ev->coll.set || (ev->aflags & (A_IN | A_OUT | A_GSIZE)))) {
 			struct coll_meta m;
 			memset(&m, 0, sizeof(m));
-			m.coll_name = intern_sref(s, &ev->coll);
-			m.dtype = intern_sref(s, &ev->dtype);
-			m.pg_name = intern_sref(s, &ev->pg_name);
-			m.pg_desc = intern_sref(s, &ev->pg_desc);
+			m.coll_name = intern_sref(s, dt, &ev->coll);
+			m.dtype = intern_sref(s, dt, &ev->dtype);
+			m.pg_name = intern_sref(s, dt, &ev->pg_name);
+			m.pg_desc = intern_sref(s, dt, &ev->pg_desc);
 			m.in_nelems = (ev->aflags & A_IN) ? ev->a[A_I_IN] : -1;
 			m.out_nelems = (ev->aflags & A_OUT) ? ev->a[A_I_OUT] : -1;
 			m.seq = (ev->aflags & A_SEQ) ? ev->a[A_I_SEQ] : -1;
 			m.group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
 				       ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
-			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&t->names, m.dtype)) : 0;
-			trace_set_coll(t, idx, &m);
+			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&dt->names, m.dtype)) : 0;
+			trace_set_coll(dt, idx, &m);
 		}
 		return;
 	}
@@ -1541,12 +1570,34 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	free(s->scratch);
 	if (st != AORTA_OK) {
 		trace_free(s->t);
+		for (int i = 0; i < s->nmore; i++)
+			trace_free(s->more[i]);
 		return st;
 	}
-	s->t->rank = s->rank >= 0 ? s->rank : (o ? o->rank_hint : -1);
-	s->t->world_size = s->world_size;
-	trace_finish(s->t, o ? o->rules : NULL);
-	trace_set_add(out, s->t);
+	struct trace *t = s->t;
+	/* the host side (launches, steps) is the process's: every device's
+	 * timeline gets a copy, to resolve its launches and steps; ranks of
+	 * the other devices stay unknown (analysis numbers them after the
+	 * known ones), the host event count stays with the first */
+	for (int i = 0; i < s->nmore; i++) {
+		struct trace *d = s->more[i];
+		for (size_t k = 0; k < t->nlaunch; k++)
+			trace_add_launch(d, t->launch[k].corr, t->launch[k].start_ns, t->launch[k].end_ns);
+		for (size_t k = 0; k < t->nsteps; k++)
+			trace_add_step(d, t->steps[k].number, t->steps[k].start_ns, t->steps[k].end_ns);
+		for (size_t k = 0; k < t->ngsteps; k++)
+			trace_add_gpu_step(d, t->gsteps[k].number, t->gsteps[k].start_ns, t->gsteps[k].end_ns);
+		d->world_size = s->world_size;
+		d->pid = t->pid;
+	}
+	t->rank = s->rank >= 0 ? s->rank : (o && !s->nmore ? o->rank_hint : -1);
+	t->world_size = s->world_size;
+	trace_finish(t, o ? o->rules : NULL);
+	trace_set_add(out, t);
+	for (int i = 0; i < s->nmore; i++) {
+		trace_finish(s->more[i], o ? o->rules : NULL);
+		trace_set_add(out, s->more[i]);
+	}
 	return AORTA_OK;
 }
 

@@ -668,8 +668,10 @@ static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_er
 			return st;
 	}
 	if (run) {
-		adamw_range(x, lr, 0, a);  /* all of it without a pre-gather (a = b = 0) */
-		adamw_range(x, lr, pre ? b : a, n);
+		/* the rest: [0, a) and [b, n), or all of [0, n) without a
+		 * pre-gather (a = b = 0) */
+		adamw_range(x, lr, 0, a);
+		adamw_range(x, lr, b, n);
 		range_end(x, h);
 	}
 	return AORTA_OK;

@@ -79,6 +79,18 @@ assert r0["collectives"][0]["bytes"] == 4194304 and r0["collectives"][0]["count"
 assert r0["steps"][0]["host_bound"] is True and r0["steps"][1]["host_bound"] is False
 PY
 
+# --- a one-process multi-GPU Kineto trace: one timeline per device -------------------
+expect "two-device trace: one rank per device" 0 "aorta analyze: 2 ranks" -- $A analyze tests/fixtures/tp/two-devices.trace.json
+$A analyze -q --json "$T/two.json" tests/fixtures/tp/two-devices.trace.json >/dev/null 2>&1
+python3 - "$T/two.json" <<'PY' && ok || bad "two-device trace: ranks/devices/events in the JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"]
+assert [(x["rank"], x["device"], x["device_events"]) for x in r] == [(0, 0, 1), (1, 1, 4)], r
+assert all("other_device_events" not in x for x in r), r
+PY
+$A analyze tests/fixtures/tp/two-devices.trace.json >"$T/two.txt" 2>&1
+if grep -q "WARNING" "$T/two.txt"; then bad "two-device trace: a warning about mixed devices"; else ok; fi
+
 # --- csv and trace-out ------------------------------------------------------------
 $A analyze -q --csv "$T/csv" --trace-out "$T/trace.json" tests/data/tiny && ok || bad "csv/trace-out"
 for f in ranks steps streams collectives kernels; do

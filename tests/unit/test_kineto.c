@@ -574,25 +574,50 @@ static void test_snippet_wrong_types_are_skipped_and_counted(void)
 	trace_set_release(&ts);
 }
 
-static void test_snippet_second_device_is_counted(void)
+static void test_snippet_second_device_is_split(void)
 {
 	/* one process driving two GPUs (tune-tp's traces): kernels on pid 0
-	 * and pid 1 with the same stream id; the second device is counted so
-	 * outputs can warn that the figures mix devices */
-	const char *j = "{\"traceEvents\":[" EV("1", "1", "") ","
-			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":1},"
+	 * and pid 1 with the same stream id become two timelines, one per
+	 * device, each with the process's launches and steps; the second
+	 * device's collective metadata is interned in its own trace */
+	const char *j = "{\"traceEvents\":["
+			"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":9,\"tid\":1,"
+			"\"ts\":0,\"dur\":10},"
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":1,"
+			"\"ts\":1,\"dur\":1,\"args\":{\"correlation\":77}},"
+			EV("1", "1", "") ","
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":1,"
+			"\"args\":{\"correlation\":77,\"Collective name\":\"allreduce\",\"dtype\":\"Float\"}},"
 			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":4,\"dur\":1},"
 			EV("6", "1", "") "]}";
 	struct trace_set ts;
 	struct aorta_error e;
 
 	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
-	if (ts.n != 1)
+	CHECK_EQ_I((long long)ts.n, 2);
+	if (ts.n != 2)
 		return;
-	CHECK_EQ_I(ts.t[0]->n, 4);
 	CHECK_EQ_I(ts.t[0]->device, 0);
-	CHECK_EQ_I(ts.t[0]->other_device, 1);
-	CHECK_EQ_I((long long)ts.t[0]->other_device_spans, 2);
+	CHECK_EQ_I(ts.t[1]->device, 1);
+	CHECK_EQ_I(ts.t[0]->n, 2);
+	CHECK_EQ_I(ts.t[1]->n, 2);
+	CHECK_EQ_I(ts.t[0]->other_device, -1);
+	CHECK_EQ_I((long long)ts.t[0]->other_device_spans, 0);
+	CHECK_EQ_I((long long)ts.t[0]->host_events, 2);
+	CHECK_EQ_I((long long)ts.t[1]->host_events, 0);
+	/* both timelines know the host step; device 1's kernel found its launch */
+	CHECK_EQ_I((long long)ts.t[1]->nsteps, 1);
+	CHECK_EQ_I((long long)ts.t[0]->nsteps, 1);
+	int launched = 0, meta = 0;
+	for (size_t i = 0; i < ts.t[1]->n; i++) {
+		launched += ts.t[1]->launch_ns[i] == 1000;
+		if (ts.t[1]->meta[i] != UINT32_MAX) {
+			const struct coll_meta *m = &ts.t[1]->coll[ts.t[1]->meta[i]];
+			meta += m->dtype_bytes == 4 && !strcmp(strtab_get(&ts.t[1]->names, m->coll_name), "allreduce");
+		}
+	}
+	CHECK_EQ_I(launched, 1);
+	CHECK_EQ_I(meta, 1);
 	trace_set_release(&ts);
 
 	/* a single-device trace counts none */
@@ -801,7 +826,7 @@ int main(void)
 	TEST(test_snippet_fixed_point_times);
 	TEST(test_snippet_wrong_types_are_skipped_and_counted);
 	TEST(test_snippet_hex_stream_and_coll_meta);
-	TEST(test_snippet_second_device_is_counted);
+	TEST(test_snippet_second_device_is_split);
 	TEST(test_snippet_steps_launches_and_rank_hint);
 	TEST(test_snippet_structural_errors_name_offset);
 	TEST(test_snippet_nul_byte_is_an_error);
