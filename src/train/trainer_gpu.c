@@ -89,6 +89,7 @@
 #include "gpu/recorder.h"
 #include "gpu/telemetry.h"
 #include "comm/comm.h"
+#include "comm/nccl_comm.h"
 #include "train/dist.h"
 #include "train/dist_gpu.h"
 #include "train/metrics.h"
@@ -977,6 +978,17 @@ enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct 
 			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
 			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
 	}
+	if (dist && comm_is_nccl(comm)) {
+		char nb[320];
+		comm_nccl_describe(comm, nb, sizeof(nb));
+		logline(log, quiet, "%s%s", nb,
+			dx.params_win ? "; all-gathers on the copy engines (symmetric windows)" : "");
+	}
+	if (dist)
+		logline(log, quiet, "cross-step overlap: next step's batch uploaded during the step: %s; next step's "
+				    "first all-gather at the end of the step: %s",
+			prefetch_next ? "on" : "off (AORTA_TRAIN_PREFETCH_NEXT=0)",
+			!pregather ? "off (AORTA_TRAIN_PREGATHER=0)" : dx.ag_first >= 0 ? "on" : "none to move (no all-gather)");
 	if (dist && knobs.reduce_dtype == COMM_BF16)
 		logline(log, quiet, "fsdp.reduce_dtype bf16: gradient %s in bf16 (%.1f MB scratch), cast back to fp32 "
 				    "for the optimizer", knobs.mode == DIST_DDP ? "bucket all-reduces" : "reductions",
