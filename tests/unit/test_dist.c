@@ -739,7 +739,20 @@ static void test_local_comm_collectives_and_errors(void)
 	CHECK_STR(comm_coll_name(COMM_REDUCE_SCATTER), "reduce_scatter");
 	CHECK_STR(comm_pg_name(COMM_PG_CROSS), "cross");
 	CHECK_EQ_I(c->nstarted[COMM_ALL_GATHER], 1);
+	/* no symmetric memory on the CPU: the caller allocates (dist_gpu's
+	 * dev_alloc falls back to plain device memory on this answer) */
+	void *p = (void *)1, *h = (void *)1;
+	CHECK(comm_sym_alloc(comm_group(c, COMM_PG_WORLD), 1024, &p, &h, &e) == AORTA_OK);
+	CHECK(p == NULL && h == NULL);
+	comm_sym_free(comm_group(c, COMM_PG_WORLD), NULL, NULL);
 	comm_destroy(c);
+	struct comm *th[2];
+	CHECK(comm_threads_create(2, 2, th, &e) == AORTA_OK);
+	p = h = (void *)1;
+	CHECK(comm_sym_alloc(comm_group(th[0], COMM_PG_WORLD), 64, &p, &h, &e) == AORTA_OK);
+	CHECK(p == NULL && h == NULL);
+	comm_destroy(th[0]);
+	comm_destroy(th[1]);
 }
 
 /* ---- the threads backend and the reduce dtype ----------------------------- */
