@@ -197,17 +197,11 @@ static enum span_kind memcpy_dir(const char *name)
 	return K_MEMCPY_OTHER;
 }
 
-enum span_kind rules_classify(const struct rules *r, const char *name,
-			      enum record_hint hint, enum coll_type *coll)
+/* The first rule of the chain from t up to (not including) stop that
+ * matches name: its kind (*coll set for comm kinds), or -1. */
+static int match_chain(const struct rules *t, const struct rules *stop, const char *name, enum coll_type *coll)
 {
-	*coll = COLL_NONE;
-	if (hint == R_SYNC)
-		return K_SYNC;
-	if (hint == R_MEMSET)
-		return K_MEMSET;
-	if (hint == R_MEMCPY)
-		return memcpy_dir(name);
-	for (const struct rules *t = r ? r : rules_builtin(); t; t = t->next) {
+	for (; t && t != stop; t = t->next) {
 		for (size_t i = 0; i < t->n; i++) {
 			if (regexec(&t->r[i].re, name, 0, NULL, 0) != 0)
 				continue;
@@ -220,8 +214,27 @@ enum span_kind rules_classify(const struct rules *r, const char *name,
 			} else if (k == K_MEMCPY_OTHER) {
 				k = memcpy_dir(name);
 			}
-			return k;
+			return (int)k;
 		}
 	}
-	return K_COMPUTE_OTHER;
+	return -1;
+}
+
+enum span_kind rules_classify(const struct rules *r, const char *name,
+			      enum record_hint hint, enum coll_type *coll)
+{
+	*coll = COLL_NONE;
+	if (hint == R_SYNC)
+		return K_SYNC;
+	if (hint == R_MEMSET)
+		return K_MEMSET;
+	if (hint == R_MEMCPY) {
+		/* user rules may reclassify copies (NCCL's copy-engine
+		 * collectives are "Memcpy PtoP" records); the built-in table is
+		 * for kernel names */
+		int k = match_chain(r, rules_builtin(), name, coll);
+		return k >= 0 ? (enum span_kind)k : memcpy_dir(name);
+	}
+	int k = match_chain(r ? r : rules_builtin(), NULL, name, coll);
+	return k >= 0 ? (enum span_kind)k : K_COMPUTE_OTHER;
 }

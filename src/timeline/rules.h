@@ -9,7 +9,10 @@
  * comm_other memcpy memcpy_h2d memcpy_d2h memcpy_d2d memcpy_p2p memset sync.
  * "comm" derives the collective type from the name (or from the trace's
  * collective metadata); the others fix it.  Classification runs once per
- * distinct name, so regex cost does not scale with the trace.
+ * distinct name, so regex cost does not scale with the trace.  Copy
+ * records (memcpy) are classified by their direction; user rules are tried
+ * on their names first ("Memcpy PtoP (Device -> Device)"), so NCCL's
+ * copy-engine collectives can be counted as communication.
  */
 #ifndef AORTA_RULES_H
 #define AORTA_RULES_H

@@ -91,6 +91,17 @@ PY
 $A analyze tests/fixtures/tp/two-devices.trace.json >"$T/two.txt" 2>&1
 if grep -q "WARNING" "$T/two.txt"; then bad "two-device trace: a warning about mixed devices"; else ok; fi
 
+# --- user rules reclassify copies: NCCL's copy-engine all-gathers as communication ----
+printf 'all_gather ^Memcpy PtoP\n' >"$T/ce.rules"
+$A analyze -q --json "$T/plain.json" tests/fixtures/tp/overlap/rank0.json >/dev/null 2>&1
+$A analyze -q --rules "$T/ce.rules" --json "$T/ce.json" tests/fixtures/tp/overlap/rank0.json >/dev/null 2>&1
+python3 - "$T/plain.json" "$T/ce.json" <<'PY' && ok || bad "rules on copies: the PtoP copy did not move from memcpy to comm"
+import json, sys
+a, b = (json.load(open(f))["ranks"][0]["total"] for f in sys.argv[1:3])
+assert abs(a["memcpy_ms"] - 0.15) < 1e-9 and abs(b["memcpy_ms"]) < 1e-9, (a, b)
+assert abs(b["comm_ms"] - a["comm_ms"] - 0.15) < 1e-9, (a, b)
+PY
+
 # --- csv and trace-out ------------------------------------------------------------
 $A analyze -q --csv "$T/csv" --trace-out "$T/trace.json" tests/data/tiny && ok || bad "csv/trace-out"
 for f in ranks steps streams collectives kernels; do

@@ -68,6 +68,15 @@ static void test_memcpy_and_memset_records_by_type_and_direction(void)
 	CHECK_EQ_I(rules_classify(NULL, "ncclDevKernel_AllReduce", R_MEMSET, &c), K_MEMSET);
 }
 
+/* Replaces the file at path with txt. */
+static void rewrite(const char *path, const char *txt)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, txt, strlen(txt)) == (ssize_t)strlen(txt));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void test_user_rules_come_first_and_errors_name_the_line(void)
 {
 	char path[] = "/tmp/aorta_rules_XXXXXX";
@@ -85,22 +94,29 @@ static void test_user_rules_come_first_and_errors_name_the_line(void)
 	CHECK_EQ_I(c, COLL_REDUCE_SCATTER);
 	CHECK_EQ_I(rules_classify(r, "ncclDevKernel_Weird", R_KERNEL, &c), K_GEMM); /* overrides built-in */
 	CHECK_EQ_I(rules_classify(r, "nvjet_x", R_KERNEL, &c), K_GEMM);              /* built-in still applies */
+	/* copies: by direction, unless a user rule names them (NCCL's
+	 * copy-engine all-gathers are Memcpy PtoP records) */
+	CHECK_EQ_I(rules_classify(r, "Memcpy PtoP (Device -> Device)", R_MEMCPY, &c), K_MEMCPY_P2P);
+	CHECK_EQ_I(c, COLL_NONE);
+	rules_free(r);
+	rewrite(path, "all_gather ^Memcpy PtoP\n");
+	r = NULL;
+	CHECK_EQ_I(rules_load(path, &r, &e), AORTA_OK);
+	CHECK_EQ_I(rules_classify(r, "Memcpy PtoP (Device -> Device)", R_MEMCPY, &c), K_COMM);
+	CHECK_EQ_I(c, COLL_ALL_GATHER);
+	CHECK_EQ_I(rules_classify(r, "Memcpy HtoD (Pinned -> Device)", R_MEMCPY, &c), K_MEMCPY_H2D);
+	/* the built-in kernel table never applies to copies */
+	CHECK_EQ_I(rules_classify(r, "Memcpy DtoD (gemm staging)", R_MEMCPY, &c), K_MEMCPY_D2D);
 	rules_free(r);
 
-	fd = open(path, O_WRONLY | O_TRUNC);
-	const char *bad = "gemm ^ok\nbogus ^x\n";
-	CHECK(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
-	close(fd);
+	rewrite(path, "gemm ^ok\nbogus ^x\n");
 	r = NULL;
 	CHECK_EQ_I(rules_load(path, &r, &e), AORTA_EINPUT);
 	CHECK_EQ_I(e.line, 2);
 	CHECK(strstr(e.msg, "unknown kind 'bogus'") != NULL);
 	CHECK(r == NULL);
 
-	fd = open(path, O_WRONLY | O_TRUNC);
-	const char *badre = "gemm ([unclosed\n";
-	CHECK(write(fd, badre, strlen(badre)) == (ssize_t)strlen(badre));
-	close(fd);
+	rewrite(path, "gemm ([unclosed\n");
 	CHECK_EQ_I(rules_load(path, &r, &e), AORTA_EINPUT);
 	CHECK_EQ_I(e.line, 1);
 	CHECK(strstr(e.msg, "regular expression") != NULL);
