@@ -163,6 +163,29 @@ static inline int hexval(u8 c)
 	return -1;
 }
 
+/* The first '"', '\\' or control character (the NUL sentinel included)
+ * at or after p: the end of a string's plain run.  SSE2 tests 16 bytes at
+ * a time (reading up to 15 bytes past the stop: the window's PAD). */
+HOT const u8 *str_stop(const u8 *p)
+{
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c1f = _mm_set1_epi8(0x1f);
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
+					 _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
+		int mask = _mm_movemask_epi8(m);
+		if (mask)
+			return p + __builtin_ctz((unsigned)mask);
+		p += 16;
+	}
+#else
+	while (*p != '"' && *p != '\\' && *p >= 0x20)
+		p++;
+	return p;
+#endif
+}
+
 /* *pp at the opening quote; on P_OK *pp is past the closing quote and r
  * (if not NULL) describes the raw contents. */
 HOT int scan_string(struct kscan *s, const u8 **pp, struct sref *r)
@@ -171,24 +194,7 @@ HOT int scan_string(struct kscan *s, const u8 **pp, struct sref *r)
 	int esc = 0;
 
 	for (;;) {
-#ifdef __SSE2__
-		const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'),
-			      c1f = _mm_set1_epi8(0x1f);
-		for (;;) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
-						 _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
-			int mask = _mm_movemask_epi8(m);
-			if (mask) {
-				p += __builtin_ctz((unsigned)mask);
-				break;
-			}
-			p += 16;
-		}
-#else
-		while (*p != '"' && *p != '\\' && *p >= 0x20)
-			p++;
-#endif
+		p = str_stop(p);
 		if (*p == '"')
 			break;
 		if (*p == '\\') {
@@ -980,23 +986,7 @@ HOT const u8 *fast_str(const u8 *p, struct sref *r)
 {
 	const u8 *start = p;
 
-#ifdef __SSE2__
-	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c1f = _mm_set1_epi8(0x1f);
-	for (;;) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
-					 _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
-		int mask = _mm_movemask_epi8(m);
-		if (mask) {
-			p += __builtin_ctz((unsigned)mask);
-			break;
-		}
-		p += 16;
-	}
-#else
-	while (*p != '"' && *p != '\\' && *p >= 0x20)
-		p++;
-#endif
+	p = str_stop(p);
 	if (*p != '"')
 		return NULL;
 	r->p = start;
