@@ -24,26 +24,7 @@ W=/tmp/final; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 	for bs in 8 64; do
 		echo "peer batch $bs: $(BS=$bs timeout -s KILL 120 torchrun --standalone --nproc_per_node=2 .carry/fsdp2_peer.py 2>&1 | grep -E 'median|Error' | tail -n 2)"
 	done
-	python3 - "$W" <<'PY'
-import json, os, sys, glob
-W = sys.argv[1]
-rows = {}
-for f in sorted(glob.glob(os.path.join(W, "*.json"))):
-    name = os.path.basename(f)[:-5]
-    d = json.load(open(f))
-    st = [r["step_stats"] for r in d["ranks"]]
-    med = sum(s["step_ms"]["p50"] for s in st) / len(st)
-    busy = sum(s["busy_ms"]["p50"] / s["step_ms"]["p50"] for s in st) / len(st)
-    exp = sum(r["steps_total"]["exposed_comm_ms"] for r in d["ranks"]) / max(1e-9, sum(r["steps_total"]["comm_ms"] for r in d["ranks"]))
-    key = name.rsplit("_", 1)[0]
-    rows.setdefault(key, []).append((med, busy, exp))
-print("| run | median step (3 repeats) | GPU busy / step | exposed / comm |")
-print("| --- | --- | --- | --- |")
-for k in sorted(rows):
-    v = rows[k]
-    print("| %s | %s ms | %s | %s |" % (k, " / ".join("%.3f" % x[0] for x in v), " / ".join("%.1f %%" % (100 * x[1]) for x in v),
-                                       " / ".join("%.1f %%" % (100 * x[2]) for x in v)))
-PY
+	python3 bench/train_dist/repeats.py "$W"
 	cd /tmp && tar czf "$O/final_raw.tar.gz" final/manifest.tsv final/*.json
 } > "$O/log.txt" 2>&1
 tail -n 40 "$O/log.txt"

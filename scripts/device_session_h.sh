@@ -19,20 +19,6 @@ W=/tmp/ab8; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 			done
 		done
 	done
-	python3 - "$W" <<'PY'
-import json, os, sys, glob, statistics
-W = sys.argv[1]
-rows = {}
-for f in sorted(glob.glob(os.path.join(W, "*.json"))):
-    name = os.path.basename(f)[:-5]
-    d = json.load(open(f))
-    st = [r["step_stats"] for r in d["ranks"]]
-    med = sum(s["step_ms"]["p50"] for s in st) / len(st)
-    rows.setdefault(name.rsplit("_", 1)[0], []).append(med)
-print("| run (prefetch_next, pregather) | median step, 3 repeats | mean |")
-print("| --- | --- | --- |")
-for k in sorted(rows):
-    print("| %s | %s ms | %.3f ms |" % (k, " / ".join("%.3f" % x for x in rows[k]), statistics.mean(rows[k])))
-PY
+	python3 bench/train_dist/repeats.py "$W"
 } > "$O/log.txt" 2>&1
 tail -n 14 "$O/log.txt"

@@ -7,6 +7,7 @@
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
+cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 AORTA_COMM_TIMEOUT_MS=15000
 A=./$B/aorta
@@ -27,21 +28,7 @@ W=/tmp/spread; rm -rf "$W"; mkdir -p "$W"
 			done
 		done
 	done
-	python3 - "$W" <<'PY'
-import json, os, sys, glob
-W = sys.argv[1]
-rows = {}
-for f in sorted(glob.glob(os.path.join(W, "*.json"))):
-    name = os.path.basename(f)[:-5]
-    d = json.load(open(f))
-    st = [r["step_stats"]["step_ms"] for r in d["ranks"]]
-    rows.setdefault(name.rsplit("_", 1)[0], []).append("%.3f (%.2f-%.2f)" % (sum(s["p50"] for s in st) / len(st),
-                                                          min(s["min"] for s in st), max(s["max"] for s in st)))
-print("| run | median step (min-max of steps), 3 repeats |")
-print("| --- | --- |")
-for k in sorted(rows):
-    print("| %s | %s |" % (k, " / ".join(rows[k])))
-PY
+	python3 bench/train_dist/repeats.py "$W"
 	tail -n 2 $W/mpi_full_shard_1.txt
 } > "$O/log.txt" 2>&1
 tail -n 12 "$O/log.txt"
