@@ -210,11 +210,13 @@ int dist_gpu_coll_bytes(const struct dist_gpu *x, const char *tag, uint64_t *byt
 }
 
 /* Starts collective `kind` of count elements of dt on group g into c,
- * bracketed on its stream by a range tagged <prefix>_<what>.  The caller
- * has made the stream wait for the input. */
-static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
-				    struct comm_group *g, const void *send, void *recv, size_t count,
-				    enum comm_dtype dt, const char *what, struct aorta_error *e)
+ * bracketed on its stream by a range tagged <prefix>_<what> (prefix: the
+ * step's, or the next step's for a pre-gather).  The caller has made the
+ * stream wait for the input. */
+static enum aorta_status coll_start_tagged(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
+					   struct comm_group *g, const void *send, void *recv, size_t count,
+					   enum comm_dtype dt, const char *prefix, const char *what,
+					   struct aorta_error *e)
 {
 	const int sid = coll_stream[kind];
 	gpuStream_t s = x->gs->s[sid];
@@ -230,7 +232,7 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 		c->issued = 1;
 		return AORTA_OK;
 	}
-	snprintf(tag, sizeof(tag), "%s_%s", x->prefix, what);
+	snprintf(tag, sizeof(tag), "%s_%s", prefix, what);
 	snprintf(phase, sizeof(phase), "step %d %s", x->steps + 1, what);
 	nvtx_push(what);
 	int h = x->rec ? rec_begin_fn(x->rec, sid, tag, coll_rec[kind], comm_coll_name(kind)) : -1;
@@ -268,6 +270,13 @@ static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c,
 		commrec_add(x, tag, kind, dt, count, g->size);
 	}
 	return st;
+}
+
+static enum aorta_status coll_start(struct dist_gpu *x, struct dist_gpu_coll *c, enum comm_coll kind,
+				    struct comm_group *g, const void *send, void *recv, size_t count,
+				    enum comm_dtype dt, const char *what, struct aorta_error *e)
+{
+	return coll_start_tagged(x, c, kind, g, send, recv, count, dt, x->prefix, what, e);
 }
 
 /* Where a unit's reduced bf16 shard starts in rs16: after its padded
@@ -689,7 +698,7 @@ static enum aorta_status pre_gather(struct dist_gpu *x, struct aorta_error *e)
 	const int g = x->ag_first;
 	const struct dist_shard *sh = &x->pl->g[g];
 	gpuStream_t ags = x->gs->s[GS_ALLGATHER];
-	char save[sizeof(x->prefix)], what[48];
+	char what[48];
 	enum aorta_status st;
 
 	if (x->pre_g >= 0)
@@ -698,12 +707,10 @@ static enum aorta_status pre_gather(struct dist_gpu *x, struct aorta_error *e)
 	if ((st = GPU_CALL(e, gpuStreamWaitEvent(ags, x->ev_opt_first, 0))) ||
 	    (st = pool_take(&x->gather, sh->padded, ags, &x->pre_slot, e)))
 		return st;
-	memcpy(save, x->prefix, sizeof(save));
-	snprintf(x->prefix, sizeof(x->prefix), "%s", x->next_prefix);
 	snprintf(what, sizeof(what), "allgather_g%d", g);
-	st = coll_start(x, &x->pre_ag, COMM_ALL_GATHER, comm_group(x->comm, x->pl->shard_pg), x->params + sh->local_off,
-			x->gather.s[x->pre_slot].p, sh->shard_len, COMM_F32, what, e);
-	memcpy(x->prefix, save, sizeof(save));
+	st = coll_start_tagged(x, &x->pre_ag, COMM_ALL_GATHER, comm_group(x->comm, x->pl->shard_pg),
+			       x->params + sh->local_off, x->gather.s[x->pre_slot].p, sh->shard_len, COMM_F32,
+			       x->next_prefix, what, e);
 	if (st)
 		return st;
 	x->pre_g = g;
