@@ -141,17 +141,18 @@ def table_a(rows, w):
                      "normal": n, "compute": c, "comm": m, "exposed_frac": xf})
     out.append("")
     out.append("| batch | strategy | compute busy: overlapped / alone | comm busy: overlapped / alone | "
-               "T_step - T_compute | of which exposed comm |")
-    out.append("| --- | --- | --- | --- | --- | --- |")
+               "T_step - T_compute | of which exposed comm | T_step / T_compute |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- |")
     for r in data:
         n, c, m = r["normal"], r["compute"], r["comm"]
         if not (n and c and m):
             continue
-        out.append("| %d | %s | %.3f / %.3f ms (%+.1f %%) | %.3f / %.3f ms (%+.1f %%) | %.3f ms | %.3f ms |" % (
+        out.append("| %d | %s | %.3f / %.3f ms (%+.1f %%) | %.3f / %.3f ms (%+.1f %%) | %.3f ms | %.3f ms | %s |" % (
             r["batch"], r["strategy"], n["compute_ms"], c["compute_ms"],
             100.0 * (n["compute_ms"] / c["compute_ms"] - 1) if c["compute_ms"] > 0 else 0.0,
             n["comm_ms"], m["comm_ms"], 100.0 * (n["comm_ms"] / m["comm_ms"] - 1) if m["comm_ms"] > 0 else 0.0,
-            n["step_ms"] - c["step_ms"], n["exposed_ms"]))
+            n["step_ms"] - c["step_ms"], n["exposed_ms"],
+            fmt(n["step_ms"] / c["step_ms"] if c["step_ms"] > 0 else None, "%.3f")))
     return out, data
 
 
