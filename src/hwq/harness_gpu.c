@@ -432,7 +432,8 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 		out->kernels_per_iter = kn;
 		out->graph_nodes = nn;
 	} else {
-		out->kernels_per_iter = ops->kernels(h.st, c);
+		out->kernels_per_iter = ops->kernels ? ops->kernels(h.st, c)
+						     : *(const long long *)(const void *)((const char *)h.st + ops->kern_offset);
 	}
 
 	/* warm-up */
@@ -484,8 +485,8 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 		goto done;
 	}
 
-	double scale = 1.0;
-	out->work_per_iter = ops->work(h.st, c, &scale);
+	double scale = 1e3; /* samples per ms -> samples/s */
+	out->work_per_iter = ops->work ? ops->work(h.st, c, &scale) : ops->samples_per_iter;
 	out->work_scale = scale;
 	out->peak_alloc_bytes = c->peak_alloc_bytes;
 	out->final_alloc_bytes = c->alloc_bytes;

@@ -83,6 +83,12 @@ struct hwq_workload_ops {
 	double (*work)(const void *st, const struct hwq_ctx *c, double *scale);
 	long long (*kernels)(const void *st, const struct hwq_ctx *c); /* launches per iteration */
 	void (*teardown)(void *st, struct hwq_ctx *c);      /* events, handles; not hwq_alloc memory */
+	/* work NULL: the iteration does this many samples (reported as
+	 * samples/s) */
+	double samples_per_iter;
+	/* kernels NULL: the launches per iteration are the long long at this
+	 * offset of the state (run counts them as it enqueues) */
+	size_t kern_offset;
 };
 
 const struct hwq_workload_ops *hwq_ops_find(const char *name);

@@ -24,6 +24,7 @@
  * gradient with respect to the input.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,20 +325,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return rf <= 1e-4 && rr <= 1e-4 && rg <= 2e-4 && eg.scale > 0 && ef.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return 4;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -353,5 +340,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_activation_ckpt = {
-	"activation_ckpt", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "activation_ckpt", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = 4,
+	.kern_offset = offsetof(struct state, kern),
 };

@@ -120,14 +120,6 @@ static int ov_check(void *vs, struct hwq_ctx *c, char *msg, size_t cap, struct a
 	return ok && bad == 0;
 }
 
-static double ov_work(const void *vs, const struct hwq_ctx *c, double *scale)
-{
-	(void)vs;
-	(void)c;
-	*scale = 1e3; /* iterations per ms -> per s */
-	return 1.0;
-}
-
 static long long ov_kernels(const void *vs, const struct hwq_ctx *c)
 {
 	const struct ovl *s = vs;
@@ -145,5 +137,7 @@ static void ov_teardown(void *vs, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_comms_compute_overlap = {
-	"comms_compute_overlap", sizeof(struct ovl), ov_setup, ov_run, ov_check, ov_work, ov_kernels, ov_teardown,
+	.name = "comms_compute_overlap", .state_size = sizeof(struct ovl),
+	.setup = ov_setup, .run = ov_run, .check = ov_check, .kernels = ov_kernels, .teardown = ov_teardown,
+	.samples_per_iter = 1.0, /* iterations per s */
 };

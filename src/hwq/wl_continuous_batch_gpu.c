@@ -23,6 +23,7 @@
  * position still 0.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,20 +189,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	       untouched == 0.0f;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return PB * PT + DB;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -212,5 +199,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_continuous_batch = {
-	"continuous_batch", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "continuous_batch", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = PB * PT + DB,
+	.kern_offset = offsetof(struct state, kern),
 };

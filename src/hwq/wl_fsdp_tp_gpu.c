@@ -65,6 +65,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,20 +560,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return ok;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return BT;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -586,5 +573,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_fsdp_tp = {
-	"fsdp_tp", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "fsdp_tp", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = BT,
+	.kern_offset = offsetof(struct state, kern),
 };

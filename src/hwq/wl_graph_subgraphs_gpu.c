@@ -17,6 +17,7 @@
  * two different MLP streams when split) against a double-precision CPU
  * forward of the whole graph on the same random weights and input.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,20 +180,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return rel <= 1e-4 && er.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3; /* samples per ms -> samples/s */
-	return BATCH;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -207,5 +194,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_graph_subgraphs = {
-	"graph_subgraphs", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "graph_subgraphs", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = BATCH,
+	.kern_offset = offsetof(struct state, kern),
 };

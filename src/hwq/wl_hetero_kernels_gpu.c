@@ -145,5 +145,6 @@ static void het_teardown(void *vs, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_hetero_kernels = {
-	"hetero_kernels", sizeof(struct hetero), het_setup, het_run, het_check, het_work, het_kernels, het_teardown,
+	.name = "hetero_kernels", .state_size = sizeof(struct hetero), .setup = het_setup, .run = het_run,
+	.check = het_check, .work = het_work, .kernels = het_kernels, .teardown = het_teardown,
 };

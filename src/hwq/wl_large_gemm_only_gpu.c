@@ -93,5 +93,6 @@ static void lg_teardown(void *vs, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_large_gemm_only = {
-	"large_gemm_only", sizeof(struct large), lg_setup, lg_run, lg_check, lg_work, lg_kernels, lg_teardown,
+	.name = "large_gemm_only", .state_size = sizeof(struct large), .setup = lg_setup, .run = lg_run,
+	.check = lg_check, .work = lg_work, .kernels = lg_kernels, .teardown = lg_teardown,
 };

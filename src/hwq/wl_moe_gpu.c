@@ -20,6 +20,7 @@
  * double-precision CPU gating + the two selected experts.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,20 +185,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return !bad_inv && !bad_idx && rw <= 1e-4 && ry <= 1e-4 && ey.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return TOK;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -212,5 +199,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_moe = {
-	"moe", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "moe", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = TOK,
+	.kern_offset = offsetof(struct state, kern),
 };

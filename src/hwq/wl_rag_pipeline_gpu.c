@@ -26,6 +26,7 @@
  * row 267.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -317,20 +318,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	       ey.scale > 0 && el.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return B;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -344,5 +331,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_rag_pipeline = {
-	"rag_pipeline", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "rag_pipeline", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = B,
+	.kern_offset = offsetof(struct state, kern),
 };

@@ -34,6 +34,7 @@
  * the cache update recomputed on the CPU from the GPU's logits.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,20 +293,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return rq <= 1e-4 && ry <= 1e-4 && rl <= 1e-4 && re == 0 && !bad && ey.scale > 0 && el.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return (double)(int)(K * 0.7 * 1); /* int(speculation_length * 0.7 * batch) = 2 */
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void lm_free(struct lm *lm)
 {
 	free(lm->hwp);
@@ -328,5 +315,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_speculative_decode = {
-	"speculative_decode", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "speculative_decode", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = (double)(int)(K * 0.7 * 1), /* int(speculation_length * 0.7 * batch) = 2 */
+	.kern_offset = offsetof(struct state, kern),
 };

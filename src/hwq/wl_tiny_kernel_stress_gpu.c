@@ -112,6 +112,6 @@ static void tiny_teardown(void *vs, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_tiny_kernel_stress = {
-	"tiny_kernel_stress", sizeof(struct tiny), tiny_setup, tiny_run, tiny_check, tiny_work, tiny_kernels,
-	tiny_teardown,
+	.name = "tiny_kernel_stress", .state_size = sizeof(struct tiny), .setup = tiny_setup, .run = tiny_run,
+	.check = tiny_check, .work = tiny_work, .kernels = tiny_kernels, .teardown = tiny_teardown,
 };

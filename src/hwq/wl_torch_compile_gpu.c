@@ -23,6 +23,7 @@
  * different streams' shares) against a double-precision CPU forward of A,
  * B, C and the merge on the same weights and input.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,20 +259,6 @@ static int check(void *vst, struct hwq_ctx *c, char *msg, size_t cap, struct aor
 	return rel <= 1e-4 && er.scale > 0;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return 16; /* samples (sequences) per iteration */
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -292,5 +279,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_torch_compile = {
-	"torch_compile", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "torch_compile", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = 16, /* samples (sequences) per iteration */
+	.kern_offset = offsetof(struct state, kern),
 };

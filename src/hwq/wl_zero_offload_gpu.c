@@ -36,6 +36,7 @@
  * a CPU forward of that layer.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,20 +279,6 @@ out:
 	return ok;
 }
 
-static double work(const void *st, const struct hwq_ctx *c, double *scale)
-{
-	(void)st;
-	(void)c;
-	*scale = 1e3;
-	return BS;
-}
-
-static long long kernels(const void *vst, const struct hwq_ctx *c)
-{
-	(void)c;
-	return ((const struct state *)vst)->kern;
-}
-
 static void teardown(void *vst, struct hwq_ctx *c)
 {
 	struct state *st = vst;
@@ -307,5 +294,8 @@ static void teardown(void *vst, struct hwq_ctx *c)
 }
 
 const struct hwq_workload_ops hwq_wl_zero_offload = {
-	"zero_offload", sizeof(struct state), setup, run, check, work, kernels, teardown
+	.name = "zero_offload", .state_size = sizeof(struct state),
+	.setup = setup, .run = run, .check = check, .teardown = teardown,
+	.samples_per_iter = BS,
+	.kern_offset = offsetof(struct state, kern),
 };
