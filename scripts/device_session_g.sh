@@ -5,12 +5,7 @@
 # against the PyTorch FSDP2 peer (../shared/bench/fsdp2_peer.py, carried in
 # .carry/) on the same 2 GPUs.
 #   bash scripts/device_session_g.sh [BUILD]
-set -u
-B=${1:-build}
-O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
-. bench/train_dist/common.sh
-A=./$B/aorta
+. "$(dirname "$0")/device_prelude.sh"
 W=/tmp/final; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 {
 	for rep in 1 2 3; do

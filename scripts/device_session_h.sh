@@ -3,12 +3,7 @@
 # full_shard, AORTA_TRAIN_PREFETCH_NEXT and AORTA_TRAIN_PREGATHER each on/off
 # (11, 01, 10, 00), three interleaved repeats, 40 steps each.
 #   bash scripts/device_session_h.sh [BUILD]
-set -u
-B=${1:-build}
-O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
-. bench/train_dist/common.sh
-A=./$B/aorta
+. "$(dirname "$0")/device_prelude.sh"
 W=/tmp/ab8; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 {
 	for rep in 1 2 3; do

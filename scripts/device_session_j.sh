@@ -12,12 +12,7 @@
 #      the overlap efficiency at world 4)
 # Everything under timeout -s KILL; log and raw analyses in $OUT.
 #   bash scripts/device_session_j.sh [BUILD]
-set -u
-B=${1:-build}
-O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
-. bench/train_dist/common.sh
-A=./$B/aorta
+. "$(dirname "$0")/device_prelude.sh"
 NP=${NP:-4}
 W=/tmp/final4; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 t0=$(date +%s)

@@ -10,12 +10,7 @@
 #      traces (busy = union of kernels and copies per step)
 # Everything under timeout -s KILL; results in $OUT.
 #   bash scripts/device_session_l.sh [BUILD]
-set -u
-B=${1:-build}
-O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
-. bench/train_dist/common.sh
-A=./$B/aorta
+. "$(dirname "$0")/device_prelude.sh"
 t0=$(date +%s)
 stamp() { echo "   [$(( $(date +%s) - t0 )) s]"; }
 {
