@@ -108,7 +108,7 @@ Q = @
 say = @printf '  %-5s %s\n'
 endif
 
-.PHONY: all test demo clean fuzz unit deps format gpu-tests check-gpu mpi-tests
+.PHONY: all test demo clean fuzz unit deps deps-check print-link-libs format gpu-tests check-gpu mpi-tests
 all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN)
 
 $(BUILD)/aorta: $(HOST_OBJ)
@@ -186,6 +186,10 @@ deps:
 
 deps-check:
 	@bash scripts/deps.sh --check-only || bash scripts/deps.sh
+
+# Every library a link line names, for tests/deps_guard.sh.
+print-link-libs:
+	@echo $(LIBS) $(GPU_LIBS) $(CAIRO_LIBS) $(MPI_LIBS)
 
 demo: deps all
 	@bash scripts/demo.sh

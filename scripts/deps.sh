@@ -2,6 +2,11 @@
 # Installs what aorta needs to build and test on Debian/Ubuntu, if missing.
 #   scripts/deps.sh               install what is missing (apt-get; sudo if not root)
 #   scripts/deps.sh --check-only  exit 1 if something is missing, install nothing
+#   scripts/deps.sh --list        print the package list, one per line
+# Every package whose headers or libraries the build uses is in PKGS (the
+# -dev package, not only its run-time library): tests/deps_guard.sh, run by
+# make test, fails when a header or a linked library comes from a package
+# that is not listed here.
 # Open MPI (libopenmpi-dev, openmpi-bin) builds and runs the MPI tests of
 # the distributed core (make mpi-tests); the aorta binary does not link it.
 # cairo (libcairo2-dev) builds the plot plug-in build/libaorta-plot.so that
@@ -11,9 +16,14 @@
 # found, and the host build and tests need none of it.
 set -euo pipefail
 
-PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 \
+PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 libisal-dev \
       clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin \
-      libcairo2-dev fonts-dejavu-core chromium)
+      libcairo2-dev libfontconfig-dev libfreetype-dev fonts-dejavu-core chromium)
+
+if [ "${1:-}" = "--list" ]; then
+	printf '%s\n' "${PKGS[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -22,8 +32,6 @@ for p in "${PKGS[@]}"; do
 		case "$p" in
 		libclang-rt-14-dev)
 			ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 && continue ;;
-		libisal2)
-			ls /usr/lib/x86_64-linux-gnu/libisal.so.2 >/dev/null 2>&1 && continue ;;
 		esac
 		missing+=("$p")
 	fi

@@ -72,6 +72,10 @@ else
 	skipped=$((skipped + 1))
 fi
 
+echo "== dependency guard (every system header and linked library from a package deps.sh installs)"
+out=$(bash tests/cli/deps_guard.sh 2>&1); rc=$?
+count "cli:deps_guard" "$out" $rc
+
 echo "== CLI golden tests"
 out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc

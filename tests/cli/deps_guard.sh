@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The dependency guard (tests/deps_guard.sh): passes on this tree with
+# scripts/deps.sh's list, and fails, naming the header or library and its
+# package, when a package is dropped from the list, when a source includes
+# a header of a package that is not listed, and when a header is missing.
+. "$(dirname "$0")/lib.sh"
+if ! command -v dpkg >/dev/null 2>&1; then
+	echo "  skipped: no dpkg"; echo "0 passed, 0 failed, 1 skipped"; exit 0
+fi
+bash scripts/deps.sh --list > "$T/pkgs"
+expect "guard passes with deps.sh's list" 0 "deps_guard: ok" -- bash tests/deps_guard.sh
+
+# libisal-dev dropped: zread.c's <isa-l/igzip_lib.h> is named with it
+grep -vx libisal-dev "$T/pkgs" > "$T/no_isal"
+expect "dropping libisal-dev fails naming the header" 1 \
+	"<isa-l/igzip_lib.h> comes from package libisal-dev" -- bash tests/deps_guard.sh --pkgs "$T/no_isal"
+# libyajl-dev dropped: both its headers and -lyajl_s are named
+grep -vx libyajl-dev "$T/pkgs" > "$T/no_yajl"
+out=$(bash tests/deps_guard.sh --pkgs "$T/no_yajl" 2>&1)
+if printf '%s' "$out" | grep -q "<yajl/yajl_tree.h> comes from package libyajl-dev" &&
+   printf '%s' "$out" | grep -q -- "-lyajl_s comes from package libyajl-dev"; then ok; else
+	bad "dropping libyajl-dev: header and library not both named: $(echo "$out" | head -3)"; fi
+
+# a header owned by an installed package that is not in the list
+hdr="" hpkg=""
+for h in expat.h png.h uuid/uuid.h X11/Xlib.h pcre.h ffi.h bzlib.h lzma.h gmp.h; do
+	[ -f "/usr/include/$h" ] || [ -f "/usr/include/x86_64-linux-gnu/$h" ] || continue
+	f=/usr/include/$h; [ -f "$f" ] || f=/usr/include/x86_64-linux-gnu/$h
+	p=$(dpkg -S "$f" 2>/dev/null | head -1 | sed 's/: .*//; s/:[a-z0-9_]*$//')
+	[ -n "$p" ] && ! grep -qx "$p" "$T/pkgs" && { hdr=$h; hpkg=$p; break; }
+done
+if [ -n "$hdr" ]; then
+	mkdir -p "$T/src"; printf '#include <%s>\nint f(void);\nint f(void) { return 0; }\n' "$hdr" > "$T/src/uses.c"
+	expect "a header of an unlisted package ($hpkg) fails" 1 "<$hdr> comes from package $hpkg" -- \
+		bash tests/deps_guard.sh --src "$T/src/uses.c"
+else
+	bad "no installed header of an unlisted package found to test with"
+fi
+# a header that no installed package provides
+printf '#include <aorta_no_such_lib/none.h>\n' > "$T/missing.c"
+expect "a missing header fails naming it" 1 "<aorta_no_such_lib/none.h> \\(included by .*missing.c\\) is not installed" -- \
+	bash tests/deps_guard.sh --src "$T/missing.c"
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" -eq 0 ]
