@@ -7,6 +7,7 @@
  */
 #include "report/analysis_out.h"
 #include "report/figures.h"
+#include "overlap/diagnosis.h"
 #include "base/output.h"
 
 #include <errno.h>
@@ -50,27 +51,14 @@ static double wait_share(const struct analysis *a)
 	return t ? (double)w / (double)t : NAN;
 }
 
-/* The few sentences a performance engineer wants first. */
+/* The few sentences a performance engineer wants first (overlap/diagnosis.c). */
 static void print_diagnosis(FILE *f, const struct analysis *a)
 {
-	if (a->late_rank < 0 || !a->matched_groups)
+	struct diagnosis d;
+	analysis_diagnose(a, &d);
+	if (d.kind == DIAG_NONE)
 		return;
-	const struct rank_result *late = NULL;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->r[i].rank == a->late_rank)
-			late = &a->r[i];
-	if (!late)
-		return;
-	size_t hb = 0;
-	for (size_t j = 0; j < late->nsteps; j++)
-		hb += (size_t)late->steps[j].host_bound;
-	fprintf(f, "   diagnosis: rank %d arrived last at %llu of %llu matched collectives (%.0f%%)",
-		late->rank, (unsigned long long)late->times_last, (unsigned long long)late->matched,
-		late->matched ? 100.0 * (double)late->times_last / (double)late->matched : 0.0);
-	if (late->nsteps)
-		fprintf(f, " and was host-bound in %zu of %zu steps", hb, late->nsteps);
-	fprintf(f, ";\n              %.1f%% of all ranks' collective time was waiting for a late peer, "
-		   "%.1f%% was transfer\n", 100.0 * wait_share(a), 100.0 * (1.0 - wait_share(a)));
+	fprintf(f, "   diagnosis: %s\n", d.headline);
 }
 
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
