@@ -49,7 +49,7 @@ static enum aorta_status load_doc(const char *in, const struct rules *rules, int
 			return s;
 	} else {
 		struct analysis a;
-		struct analysis_opts o = { rules, threads, 0, 10, 30.0, 0 };
+		struct analysis_opts o = { rules, threads, 0, 10, 30.0, 0, 0, NULL, 0 };
 		char *argv[1] = { (char *)in };
 		enum aorta_status s = analysis_run(argv, 1, &o, &a, e);
 		if (s) {

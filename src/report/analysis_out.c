@@ -40,6 +40,14 @@ static void print_pct(FILE *f, double v)
 		fprintf(f, "%7.2f%%", v);
 }
 
+static void print_gbps(FILE *f, double v)
+{
+	if (isnan(v))
+		fprintf(f, " %11s", "n/a"); /* no size, or no matched call */
+	else
+		fprintf(f, " %6.1f GB/s", v);
+}
+
 /* Share of matched collective time spent waiting, over all ranks. */
 static double wait_share(const struct analysis *a)
 {
@@ -59,6 +67,90 @@ static void print_diagnosis(FILE *f, const struct analysis *a)
 	if (d.kind == DIAG_NONE)
 		return;
 	fprintf(f, "   diagnosis: %s\n", d.headline);
+}
+
+static void print_clocks(FILE *f, const struct analysis *a)
+{
+	if (!strcmp(a->clock_method, "file"))
+		fprintf(f, "   clocks: offsets from --clock-offsets");
+	else if (!strcmp(a->clock_method, "none"))
+		fprintf(f, "   clocks: taken as shared (--no-clock-align)");
+	else
+		fprintf(f, "   clocks: aligned on the ends of %llu blocking collectives (%s)",
+			(unsigned long long)a->clock_samples, a->clock_method);
+	if (a->clock_samples)
+		fprintf(f, "; residual spread p50 %.3f ms, p95 %.3f ms (the uncertainty of each wait figure)",
+			ms(a->clock_spread_p50_ns), ms(a->clock_spread_ns));
+	fputc('\n', f);
+	fprintf(f, "   clock offsets vs rank %d:", a->r[0].rank);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		fprintf(f, "%s rank %d %+.3f ms", i ? "," : "", r->rank, ms(r->clock_offset_ns));
+		if (r->clock_drift != 0)
+			fprintf(f, " (drift %+.1f ppm)", r->clock_drift * 1e6);
+	}
+	fputc('\n', f);
+}
+
+/* Cross-rank figures (overlap/join.c), or why there are none. */
+static void print_cross_rank(FILE *f, const struct analysis *a)
+{
+	if (!a->clocks_aligned) {
+		fprintf(f, "   no wait, late-rank or skew figures: %s\n",
+			a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
+		return;
+	}
+	print_clocks(f, a);
+	fprintf(f, "   collectives matched: %llu (%llu by sequence number; unmatched calls %llu); start skew "
+		"p50 %.3f ms, max %.3f ms\n", (unsigned long long)a->matched_groups,
+		(unsigned long long)a->matched_by_seq, (unsigned long long)a->unmatched_calls,
+		ms(a->skew_p50_ns), ms(a->skew_max_ns));
+	fprintf(f, "   %-6s %14s %8s %12s  %s\n", "rank", "caused waiting", "share", "collectives",
+		"steps where it caused waiting");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		fprintf(f, "   %-6d %11.3f ms ", r->rank, ms(r->caused_ns));
+		print_pct(f, pct(r->caused_ns, a->caused_ns));
+		fprintf(f, " %12llu  ", (unsigned long long)r->caused_colls);
+		size_t shown = 0;
+		for (size_t k = 0; k < a->nxsteps; k++) {
+			int64_t c = a->xsteps[k].by_rank[i];
+			if (c <= 0 || c <= a->clock_spread_ns)
+				continue;
+			if (shown++ == 12) {
+				fprintf(f, " ...");
+				break;
+			}
+			fprintf(f, "%s%lld", shown > 1 ? ", " : "", (long long)a->xsteps[k].number);
+		}
+		fprintf(f, "%s%s\n", shown ? "" : "-",
+			analysis_uncertain(a, r->caused_ns, r->matched) && r->caused_ns ? " (within clock uncertainty)" : "");
+	}
+	fprintf(f, "   per step, the rank that caused most of its waiting:");
+	size_t shown = 0;
+	for (size_t k = 0; k < a->nxsteps; k++) {
+		const struct xstep *x = &a->xsteps[k];
+		if (x->straggler < 0)
+			continue;
+		if (shown++ == 16) {
+			fprintf(f, " ...");
+			break;
+		}
+		fprintf(f, "%s step %lld: rank %d %.3f ms of %.3f ms", shown > 1 ? ";" : "",
+			(long long)x->number, x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
+	}
+	fprintf(f, "%s\n", shown ? "" : " none");
+	if (a->late_rank >= 0)
+		fprintf(f, "   late rank (caused >= 60%% of the waiting): %d (%.1f%%)\n", a->late_rank,
+			100.0 * a->late_share);
+	else if (a->top_rank >= 0 && analysis_uncertain(a, a->caused_ns, a->matched_groups))
+		fprintf(f, "   late rank: none (all waiting caused, %.3f ms, is within the clock uncertainty)\n",
+			ms(a->caused_ns));
+	else if (a->top_rank >= 0)
+		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
+			a->top_rank, 100.0 * a->late_share);
+	else
+		fprintf(f, "   late rank: none (no rank made another wait)\n");
 }
 
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
@@ -108,11 +200,15 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		if (r->nsteps)
 			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu\n",
 				a->opts.host_bound_pct, hb, r->nsteps);
-		if (r->matched)
-			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms, "
-				"transfer %.3f ms; arrived last %llu times\n",
-				(unsigned long long)r->matched, ms(r->wait_ns), ms(r->transfer_ns),
+		if (r->matched && a->clocks_aligned) {
+			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms%s, "
+				"transfer %.3f ms; caused its peers %.3f ms of waiting%s; arrived last %llu times\n",
+				(unsigned long long)r->matched, ms(r->wait_ns),
+				analysis_uncertain(a, r->wait_ns, r->matched) ? " (within clock uncertainty)" : "",
+				ms(r->transfer_ns), ms(r->caused_ns),
+				analysis_uncertain(a, r->caused_ns, r->matched) ? " (within clock uncertainty)" : "",
 				(unsigned long long)r->times_last);
+		}
 		fprintf(f, "   HTA comm_comp_overlap: ");
 		if (r->hta.has_comm)
 			fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
@@ -129,22 +225,25 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			}
 		}
 		if (r->ncolls) {
-			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %10s %10s %12s %12s\n", "collective", "pg",
-				"bytes", "count", "total", "exposed", "algbw", "busbw", "wait", "transfer");
+			/* algbw/busbw from transfer time (nccl-tests); kernel busbw over the
+			 * whole kernel time, waiting included (docs/metrics.md) */
+			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %12s %12s %7s %11s %11s %11s\n", "collective", "pg",
+				"bytes", "count", "total", "exposed", "wait", "transfer", "wait %", "algbw",
+				"busbw", "kern. busbw");
 			for (size_t k = 0; k < r->ncolls; k++) {
 				const struct coll_row *c = &r->colls[k];
-				double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
-				double busbw = algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
 				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
 					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
 					(unsigned long long)c->bytes, (unsigned long long)c->count,
 					ms(c->total_ns), ms(c->exposed_ns));
-				if (c->bytes)
-					fprintf(f, "%5.1f GB/s %5.1f GB/s", algbw, busbw);
+				if (c->matched && a->clocks_aligned)
+					fprintf(f, "%9.3f ms %9.3f ms ", ms(c->wait_ns), ms(c->transfer_ns));
 				else
-					fprintf(f, "%10s %10s", "n/a", "n/a"); /* the trace gives no size */
-				if (c->matched)
-					fprintf(f, " %9.3f ms %9.3f ms", ms(c->wait_ns), ms(c->transfer_ns));
+					fprintf(f, "%12s %12s ", "n/a", "n/a");
+				print_pct(f, 100.0 * c->wait_share);
+				print_gbps(f, c->algbw_gbps);
+				print_gbps(f, c->busbw_gbps);
+				print_gbps(f, c->busbw_kernel_gbps);
 				fputc('\n', f);
 			}
 		}
@@ -184,14 +283,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, "   %-20s mean %10.3f ms  min %10.3f ms  max %10.3f ms (rank %d)\n",
 				k == 0 ? "span" : fg->label, sum / (double)a->n / 1e6, ms(mn), ms(mx), rmx);
 		}
-		if (a->matched_groups)
-			fprintf(f, "   collectives matched: %llu (unmatched calls %llu); start skew p50 %.3f ms, "
-				"max %.3f ms\n   late rank (most often last to arrive): %d\n",
-				(unsigned long long)a->matched_groups, (unsigned long long)a->unmatched_calls,
-				ms(a->skew_p50_ns), ms(a->skew_max_ns), a->late_rank);
-		else
-			fprintf(f, "   no collectives could be matched across ranks%s\n",
-				a->clocks_aligned ? "" : " (no shared clock or no shared collectives)");
+		print_cross_rank(f, a);
 		print_diagnosis(f, a);
 	}
 }
