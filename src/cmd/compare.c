@@ -68,11 +68,11 @@ static enum aorta_status load_doc(const char *in, const struct rules *rules, int
 	const char *sp[] = { "schema", NULL };
 	yajl_val sv = yajl_tree_get(d->root, sp, yajl_t_string);
 	const char *schema = sv ? YAJL_GET_STRING(sv) : NULL;
-	if (!schema || strncmp(schema, "aorta.analysis/1", 16) != 0) {
+	if (!schema || (strncmp(schema, "aorta.analysis/1", 16) != 0 && strncmp(schema, "aorta.analysis/2", 16) != 0)) {
 		yajl_tree_free(d->root);
 		d->root = NULL;
 		return aorta_fail(e, AORTA_EINPUT, in, 0, -1,
-				  "expected schema 'aorta.analysis/1' (an 'aorta analyze --json' file)");
+				  "expected schema 'aorta.analysis/1' or '/2' (an 'aorta analyze --json' file)");
 	}
 	return AORTA_OK;
 }

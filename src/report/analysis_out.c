@@ -398,7 +398,6 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_arr(&w, "collectives");
 		for (size_t k = 0; k < r->ncolls; k++) {
 			const struct coll_row *c = &r->colls[k];
-			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : NAN;
 			jw_obj(&w, NULL);
 			jw_str(&w, "type", coll_type_name((enum coll_type)c->type));
 			jw_str(&w, "process_group", c->pg);
@@ -409,11 +408,21 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 			jw_ms(&w, "exposed_ms", c->exposed_ns);
 			jw_ms(&w, "min_ms", c->min_ns);
 			jw_ms(&w, "max_ms", c->max_ns);
-			jw_num(&w, "algbw_gbps", c->bytes ? algbw : NAN, 4);
-			jw_num(&w, "busbw_gbps", c->bytes ? algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size) : NAN, 4);
 			jw_uint(&w, "matched", c->matched);
-			jw_ms(&w, "wait_ms", c->wait_ns);
-			jw_ms(&w, "transfer_ms", c->transfer_ns);
+			if (a->clocks_aligned) {
+				jw_ms(&w, "wait_ms", c->wait_ns);
+				jw_ms(&w, "transfer_ms", c->transfer_ns);
+			} else {
+				jw_null(&w, "wait_ms");
+				jw_null(&w, "transfer_ms");
+			}
+			jw_num(&w, "wait_share", c->wait_share, 6);
+			/* /2: from transfer time over the matched calls (nccl-tests);
+			 * the whole-kernel-time figures under _kernel_ (join.c) */
+			jw_num(&w, "algbw_gbps", c->algbw_gbps, 4);
+			jw_num(&w, "busbw_gbps", c->busbw_gbps, 4);
+			jw_num(&w, "algbw_kernel_gbps", c->algbw_kernel_gbps, 4);
+			jw_num(&w, "busbw_kernel_gbps", c->busbw_kernel_gbps, 4);
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -432,9 +441,34 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_arr_end(&w);
 		jw_obj(&w, "wait");
 		jw_uint(&w, "matched_collectives", r->matched);
-		jw_ms(&w, "wait_ms", r->wait_ns);
-		jw_ms(&w, "transfer_ms", r->transfer_ns);
-		jw_uint(&w, "times_last", r->times_last);
+		if (a->clocks_aligned) {
+			jw_ms(&w, "wait_ms", r->wait_ns);
+			jw_bool(&w, "wait_uncertain", analysis_uncertain(a, r->wait_ns, r->matched));
+			jw_ms(&w, "transfer_ms", r->transfer_ns);
+			jw_uint(&w, "times_last", r->times_last);
+			jw_ms(&w, "caused_ms", r->caused_ns);
+			jw_bool(&w, "caused_uncertain", analysis_uncertain(a, r->caused_ns, r->matched));
+			jw_uint(&w, "caused_collectives", r->caused_colls);
+			jw_ms(&w, "lateness_ms", r->lateness_ns);
+			jw_ms(&w, "caused_host_wait_excess_ms", r->caused_host_excess_ns);
+			jw_ms(&w, "caused_busy_excess_ms", r->caused_busy_excess_ns);
+			jw_arr(&w, "caused_steps");
+			for (size_t k = 0; k < a->nxsteps; k++)
+				if (a->xsteps[k].by_rank[i] > 0 && a->xsteps[k].by_rank[i] > a->clock_spread_ns)
+					jw_int(&w, NULL, a->xsteps[k].number);
+			jw_arr_end(&w);
+		} else {
+			jw_null(&w, "wait_ms");
+			jw_null(&w, "transfer_ms");
+			jw_null(&w, "times_last");
+			jw_null(&w, "caused_ms");
+		}
+		jw_obj_end(&w);
+		jw_obj(&w, "clock");
+		jw_int(&w, "domain", r->clock_domain);
+		jw_num(&w, "offset_ms", (double)r->clock_offset_ns / 1e6, 6);
+		jw_num(&w, "drift_ppm", r->clock_drift * 1e6, 4);
+		jw_int(&w, "t0_ns", r->clock_t0_ns);
 		jw_obj_end(&w);
 		jw_obj(&w, "named");
 		jw_obj(&w, "hta");
@@ -475,18 +509,78 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 	jw_arr_end(&w);
 	jw_obj(&w, "across_ranks");
 	jw_uint(&w, "ranks", a->n);
-	if (a->late_rank >= 0)
+	int xr = a->clocks_aligned;
+	if (xr && a->late_rank >= 0)
 		jw_int(&w, "late_rank", a->late_rank);
 	else
 		jw_null(&w, "late_rank");
+	jw_num(&w, "late_share", xr ? a->late_share : NAN, 6);
+	if (xr && a->top_rank >= 0)
+		jw_int(&w, "top_rank", a->top_rank);
+	else
+		jw_null(&w, "top_rank");
 	jw_uint(&w, "matched_collectives", a->matched_groups);
+	jw_uint(&w, "matched_by_seq", a->matched_by_seq);
 	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
 	jw_uint(&w, "size_mismatches", a->size_mismatch);
 	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
-	jw_num(&w, "wait_share", wait_share(a), 6);
-	jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
-	jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
-	jw_ms(&w, "skew_max_ms", a->skew_max_ns);
+	if (xr)
+		jw_null(&w, "no_cross_rank_reason");
+	else
+		jw_str(&w, "no_cross_rank_reason", a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
+	jw_num(&w, "wait_share", xr ? wait_share(a) : NAN, 6);
+	if (xr) {
+		jw_ms(&w, "waiting_caused_ms", a->caused_ns);
+		jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
+		jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
+		jw_ms(&w, "skew_max_ms", a->skew_max_ns);
+	} else {
+		jw_null(&w, "waiting_caused_ms");
+		jw_null(&w, "skew_mean_ms");
+		jw_null(&w, "skew_p50_ms");
+		jw_null(&w, "skew_max_ms");
+	}
+	jw_obj(&w, "clock");
+	jw_str(&w, "method", a->clock_method ? a->clock_method : "none");
+	jw_int(&w, "reference_rank", a->n ? a->r[0].rank : -1);
+	jw_uint(&w, "samples", a->clock_samples);
+	jw_ms(&w, "spread_ms", a->clock_spread_ns);
+	jw_ms(&w, "spread_p50_ms", a->clock_spread_p50_ns);
+	jw_arr(&w, "offsets");
+	for (size_t i = 0; i < a->n; i++) {
+		jw_obj(&w, NULL);
+		jw_int(&w, "rank", a->r[i].rank);
+		jw_int(&w, "domain", a->r[i].clock_domain);
+		jw_num(&w, "offset_ms", (double)a->r[i].clock_offset_ns / 1e6, 6);
+		jw_num(&w, "drift_ppm", a->r[i].clock_drift * 1e6, 4);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_arr(&w, "steps");
+	for (size_t k = 0; xr && k < a->nxsteps; k++) {
+		const struct xstep *x = &a->xsteps[k];
+		jw_obj(&w, NULL);
+		if (x->number == INT64_MIN)
+			jw_null(&w, "step");
+		else
+			jw_int(&w, "step", x->number);
+		if (x->straggler >= 0)
+			jw_int(&w, "straggler", x->straggler);
+		else
+			jw_null(&w, "straggler");
+		jw_ms(&w, "straggler_caused_ms", x->caused_ns);
+		jw_ms(&w, "caused_ms", x->total_caused_ns);
+		jw_obj(&w, "caused_ms_by_rank");
+		for (size_t i = 0; i < a->n; i++) {
+			char key[32];
+			snprintf(key, sizeof(key), "%d", a->r[i].rank);
+			jw_ms(&w, key, x->by_rank[i]);
+		}
+		jw_obj_end(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
 	jw_obj(&w, "figures");
 	for (size_t k = 0; k < NFIGURES && a->n; k++) {
 		int64_t mn2 = INT64_MAX, mx = INT64_MIN;
@@ -534,6 +628,14 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ",value", empty when not a number (n/a) */
+static void csv_num(FILE *f, double v, int decimals)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, "%.*f", decimals, v);
+}
+
 static enum aorta_status csv_open(struct outfile *o, const char *dir, const char *name,
 				  struct aorta_error *e)
 {
@@ -557,7 +659,7 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 		fprintf(o.f, which ? "rank,step,start_ns,end_ns" : "rank,world_size,device,format,path");
 		for (size_t k = 0; k < NFIGURES; k++)
 			fprintf(o.f, ",%s", FIGURES[k].key);
-		fprintf(o.f, which ? ",host_bound\n" : ",wait_ms,transfer_ms,times_last\n");
+		fprintf(o.f, which ? ",host_bound\n" : ",wait_ms,transfer_ms,times_last,caused_ms,clock_offset_ms\n");
 		for (size_t i = 0; i < a->n; i++) {
 			const struct rank_result *r = &a->r[i];
 			if (!which) {
@@ -571,7 +673,11 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 				fprint_ms(o.f, r->wait_ns);
 				fputc(',', o.f);
 				fprint_ms(o.f, r->transfer_ns);
-				fprintf(o.f, ",%llu\n", (unsigned long long)r->times_last);
+				fprintf(o.f, ",%llu,", (unsigned long long)r->times_last);
+				fprint_ms(o.f, r->caused_ns);
+				fputc(',', o.f);
+				fprint_ms(o.f, r->clock_offset_ns);
+				fputc('\n', o.f);
 				continue;
 			}
 			for (size_t j = 0; j < r->nsteps; j++) {
@@ -605,11 +711,11 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 
 	if ((s = csv_open(&o, dir, "collectives.csv", e)))
 		return s;
-	fprintf(o.f, "rank,type,process_group,bytes,group_size,count,total_ms,exposed_ms,wait_ms,transfer_ms,algbw_gbps,busbw_gbps\n");
+	fprintf(o.f, "rank,type,process_group,bytes,group_size,count,total_ms,exposed_ms,wait_ms,transfer_ms,"
+		     "algbw_gbps,busbw_gbps,matched,wait_share,algbw_kernel_gbps,busbw_kernel_gbps\n");
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t k = 0; k < a->r[i].ncolls; k++) {
 			const struct coll_row *c = &a->r[i].colls[k];
-			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
 			fprintf(o.f, "%d,%s,", a->r[i].rank, coll_type_name((enum coll_type)c->type));
 			csv_str(o.f, c->pg);
 			fprintf(o.f, ",%llu,%d,%llu,", (unsigned long long)c->bytes, c->group_size,
@@ -621,8 +727,13 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 			fprint_ms(o.f, c->wait_ns);
 			fputc(',', o.f);
 			fprint_ms(o.f, c->transfer_ns);
-			fprintf(o.f, ",%.4f,%.4f\n", algbw,
-				algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size));
+			csv_num(o.f, c->algbw_gbps, 4);
+			csv_num(o.f, c->busbw_gbps, 4);
+			fprintf(o.f, ",%llu", (unsigned long long)c->matched);
+			csv_num(o.f, c->wait_share, 6);
+			csv_num(o.f, c->algbw_kernel_gbps, 4);
+			csv_num(o.f, c->busbw_kernel_gbps, 4);
+			fputc('\n', o.f);
 		}
 	if ((s = out_commit(&o, e)))
 		return s;
@@ -688,6 +799,16 @@ static void meta(FILE *f, int *first, int pid, long tid, const char *what, const
 #define TID_WAIT 1000002L
 #define TID_STEPS 1000003L
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* All ranks in one trace on the aligned clock (overlap/join.c): a process
+ * per rank (pid = rank), a thread per stream, and the tracks aorta adds
+ * (steps, exposed communication, waiting for peers).  Times are on the
+ * reference rank's (r[0]) clock, so they stay comparable with its trace. */
 enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e)
 {
 	struct outfile o;
@@ -696,34 +817,53 @@ enum aorta_status analysis_save_trace(const struct analysis *a, const char *path
 
 	if (s)
 		return s;
-	fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"aorta "
-	      AORTA_VERSION "\",\"schema\":\"aorta.trace/1\"},\"traceEvents\":[", o.f);
+	fprintf(o.f, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"aorta "
+		AORTA_VERSION "\",\"schema\":\"aorta.trace/1\",\"clock\":\"%s\",\"clock_spread_ns\":%lld},"
+		"\"traceEvents\":[", a->clock_method ? a->clock_method : "none", (long long)a->clock_spread_ns);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		const struct trace *t = r->t;
 		char buf[256];
 		int pid = r->rank;
-		snprintf(buf, sizeof(buf), "rank %d", r->rank);
+		snprintf(buf, sizeof(buf), "rank %d%s", r->rank, r->rank == a->late_rank ? " (late rank)" : "");
 		meta(o.f, &first, pid, 0, "process_name", buf);
+		fputs(",\n", o.f);
+		fprintf(o.f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
+			pid, r->rank);
 		meta(o.f, &first, pid, TID_EXPOSED, "thread_name", "exposed communication");
 		meta(o.f, &first, pid, TID_WAIT, "thread_name", "waiting for peers");
 		meta(o.f, &first, pid, TID_STEPS, "thread_name", "steps (GPU windows)");
+		if (t && t->n) {
+			int32_t *st = xmalloc(t->n * sizeof(*st));
+			memcpy(st, t->stream, t->n * sizeof(*st));
+			qsort(st, t->n, sizeof(*st), cmp_i32);
+			for (size_t k = 0; k < t->n; k++)
+				if (!k || st[k] != st[k - 1]) {
+					snprintf(buf, sizeof(buf), "stream %d", st[k]);
+					meta(o.f, &first, pid, st[k], "thread_name", buf);
+				}
+			free(st);
+		}
 		for (size_t j = 0; j < r->nsteps; j++) {
 			snprintf(buf, sizeof(buf), "step %lld%s", (long long)r->steps[j].number,
 				 r->steps[j].host_bound ? " (host-bound)" : "");
-			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL, r->steps[j].start_ns, r->steps[j].end_ns);
+			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL,
+			   analysis_aligned(r, r->steps[j].start_ns), analysis_aligned(r, r->steps[j].end_ns));
 		}
 		for (size_t k = 0; t && k < t->n; k++) {
 			enum span_class c = kind_class((enum span_kind)t->kind[k]);
 			ev(o.f, &first, pid, t->stream[k], strtab_get(&t->names, t->name[k]),
 			   c == C_MEMCPY ? "gpu_memcpy" : c == C_MEMSET ? "gpu_memset" : "kernel",
-			   kind_name((enum span_kind)t->kind[k]), t->start_ns[k], t->end_ns[k]);
+			   kind_name((enum span_kind)t->kind[k]), analysis_aligned(r, t->start_ns[k]),
+			   analysis_aligned(r, t->end_ns[k]));
 		}
 		for (size_t k = 0; k < r->exposed_set.n; k++)
 			ev(o.f, &first, pid, TID_EXPOSED, "exposed comm", "aorta_exposed", NULL,
-			   r->exposed_set.s[k], r->exposed_set.e[k]);
+			   analysis_aligned(r, r->exposed_set.s[k]), analysis_aligned(r, r->exposed_set.e[k]));
+		/* the wait set is on the aligned clock already (join.c) */
 		for (size_t k = 0; k < r->wait_set.n; k++)
-			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", NULL, r->wait_set.s[k], r->wait_set.e[k]);
+			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", NULL, r->wait_set.s[k],
+			   r->wait_set.e[k]);
 	}
 	fputs("\n]}\n", o.f);
 	return out_commit(&o, e);
