@@ -58,9 +58,10 @@ struct coll_row {
 	uint64_t count;
 	int64_t total_ns, exposed_ns, wait_ns, transfer_ns, min_ns, max_ns;
 	uint64_t matched;     /* calls matched across ranks */
+	int64_t xfer_ns;      /* over the matched calls, the collective's transfer: last end - last arrival */
 	/* bandwidth, computed once by the join (join.c) and read by every
-	 * output: from transfer time (end - last rank's arrival) over the
-	 * matched calls, as nccl-tests measures it (NaN when no call was matched
+	 * output: from the collective's transfer time (last end - last
+	 * arrival, xfer_ns) over the matched calls, as nccl-tests measures it (NaN when no call was matched
 	 * or the size is unknown); the _kernel figures divide by the whole
 	 * kernel time, waiting included (NaN when the size is unknown) */
 	double algbw_gbps, busbw_gbps;
@@ -104,6 +105,7 @@ struct comm_inst {
 	int64_t prep_ns, prep_host_wait_ns, prep_busy_ns;
 	uint32_t row;         /* index into colls */
 	int64_t wait_ns;      /* filled by matching; -1 unmatched */
+	int64_t xfer_ns;      /* the collective's transfer: last end - last arrival (all ranks) */
 	int64_t caused_ns;    /* waiting its lateness caused the earlier arrivals */
 	int last;             /* this rank arrived last */
 };
@@ -167,6 +169,7 @@ struct analysis {
 	int64_t caused_ns;       /* all waiting caused, all ranks */
 	uint64_t matched_groups, unmatched_calls, size_mismatch;
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
+	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
 	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
 	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */

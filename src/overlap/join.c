@@ -22,9 +22,16 @@
  * Traces without a shared clock (aorta JSONL: steps laid end to end) get no
  * cross-rank figure at all.
  *
+ * A blocking group whose calls end more than max(20 x the median spread,
+ * 0.5 ms) apart after alignment is not one collective (with order matching,
+ * a call missing on one rank pairs the wrong calls): it is left unmatched
+ * (rejected_groups).
+ *
  * Waiting.  On the aligned clock, with arrivals (kernel starts) a_1 <= ... <=
  * a_k of one collective: rank i waited min(a_k - a_i, its kernel time), and
- * its transfer is the rest (end - a_k).  The waiting is charged in layers:
+ * its transfer is the rest (end_i - a_k).  The collective's transfer, the
+ * same for every rank, is last end - a_k; bandwidth (algbw, busbw as
+ * nccl-tests defines them) is bytes over it.  The waiting is charged in layers:
  * the rank arriving j-th (j >= 2) caused (j - 1)(a_j - a_{j-1}), the time
  * the j - 1 earlier ranks spent waiting between the previous arrival and
  * its own; the charges add up to the waiting (before the kernel-time cap).
@@ -42,6 +49,7 @@
 
 #define LATE_SHARE_MIN 0.60
 #define MAX_FIT_POINTS 256
+#define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
 
 /* ---- --clock-offsets --------------------------------------------------------- */
 
@@ -125,8 +133,8 @@ static void row_bandwidth(struct coll_row *c)
 	double bytes = (double)c->bytes;
 	c->algbw_kernel_gbps = c->bytes && c->total_ns ? bytes * (double)c->count / (double)c->total_ns : NAN;
 	c->busbw_kernel_gbps = c->algbw_kernel_gbps * f;
-	c->algbw_gbps = c->bytes && c->matched && c->transfer_ns > 0
-				? bytes * (double)c->matched / (double)c->transfer_ns : NAN;
+	c->algbw_gbps = c->bytes && c->matched && c->xfer_ns > 0
+				? bytes * (double)c->matched / (double)c->xfer_ns : NAN;
 	c->busbw_gbps = c->algbw_gbps * f;
 	c->wait_share = c->matched && c->wait_ns + c->transfer_ns > 0
 				? (double)c->wait_ns / (double)(c->wait_ns + c->transfer_ns) : NAN;
@@ -450,12 +458,43 @@ void analysis_join(struct analysis *a)
 		}
 		tmp[nsp++] = hi - lo;
 	}
-	a->clock_samples = nsp;
 	if (nsp) {
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
 		a->clock_spread_p50_ns = tmp[nsp / 2];
-		a->clock_spread_ns = tmp[(size_t)(0.95 * (double)(nsp - 1))];
+		/* a blocking collective whose calls do not end together is not one
+		 * collective (a call missing on one rank shifts the order); such
+		 * groups are left unmatched */
+		int64_t lim = 20 * a->clock_spread_p50_ns;
+		if (lim < REJECT_MIN_NS)
+			lim = REJECT_MIN_NS;
+		nsp = 0;
+		for (size_t q = 0; q < ng; q++) {
+			if (!blocking(v[gr[q].g].c->type))
+				continue;
+			int64_t lo = INT64_MAX, hi = INT64_MIN;
+			for (size_t k = gr[q].g; k < gr[q].h; k++) {
+				if (v[k].c->end_ns < lo)
+					lo = v[k].c->end_ns;
+				if (v[k].c->end_ns > hi)
+					hi = v[k].c->end_ns;
+			}
+			if (hi - lo > lim) {
+				a->rejected_groups++;
+				a->unmatched_calls += gr[q].h - gr[q].g;
+				a->matched_by_seq -= (uint64_t)v[gr[q].g].by_seq;
+				gr[q].h = gr[q].g;
+				continue;
+			}
+			tmp[nsp++] = hi - lo;
+		}
+		a->matched_groups -= a->rejected_groups;
+		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
+		if (nsp) {
+			a->clock_spread_p50_ns = tmp[nsp / 2];
+			a->clock_spread_ns = tmp[(size_t)(0.95 * (double)(nsp - 1))];
+		}
 	}
+	a->clock_samples = nsp;
 
 	/* waiting, transfer and the waiting each arrival caused */
 	size_t nskew = 0;
@@ -466,6 +505,8 @@ void analysis_join(struct analysis *a)
 	struct iref *ord = xmalloc(kmax * sizeof(*ord));
 	for (size_t q = 0; q < ng; q++) {
 		size_t g = gr[q].g, h = gr[q].h, k = h - g;
+		if (k < 2)
+			continue; /* rejected */
 		memcpy(ord, &v[g], k * sizeof(*ord));
 		/* arrival order (insertion sort: groups are small) */
 		for (size_t x = 1; x < k; x++) {
@@ -477,7 +518,10 @@ void analysis_join(struct analysis *a)
 			}
 			ord[z] = y;
 		}
-		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns;
+		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
+		for (size_t x = 0; x < k; x++)
+			if (ord[x].c->end_ns > lastend)
+				lastend = ord[x].c->end_ns;
 		tmp[nskew++] = lastst - firstst;
 		int64_t sum_before = 0;
 		int64_t hw_before = 0, busy_before = 0;
@@ -489,6 +533,7 @@ void analysis_join(struct analysis *a)
 			if (w < 0)
 				w = 0;
 			c->wait_ns = w;
+			c->xfer_ns = lastend - lastst;
 			c->last = x == k - 1;
 			c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
 			if (c->caused_ns > 0) {
@@ -516,6 +561,12 @@ void analysis_join(struct analysis *a)
 	if (a->opts.no_clock_align && a->skew_p50_ns >= 60LL * 1000000000LL) {
 		/* traces from unrelated clocks show skews of minutes or more */
 		fail_cross(a, "the ranks' clocks differ by minutes and --no-clock-align keeps them apart");
+		goto done;
+	}
+	if (a->clock_samples && a->clock_spread_p50_ns > 1000000 && a->opts.no_clock_align) {
+		fail_cross(a, "with --no-clock-align the matched collectives do not end together (median "
+			      "spread over 1 ms): the ranks' clocks differ; leave the alignment on or give "
+			      "--clock-offsets");
 		goto done;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000) {
@@ -561,6 +612,7 @@ void analysis_join(struct analysis *a)
 			struct coll_row *row = &r->colls[c->row];
 			row->wait_ns += c->wait_ns;
 			row->transfer_ns += d - c->wait_ns;
+			row->xfer_ns += c->xfer_ns;
 			row->matched++;
 			if (c->caused_ns > 0) {
 				size_t lo = 0, hi = a->nxsteps;
