@@ -119,6 +119,38 @@ assert len(waits) == 2 and all(abs(e["dur"] - 100.0) < 1e-9 for e in waits), wai
 assert sum(1 for e in ev if e.get("args", {}).get("aorta_kind") == "gemm") == 4
 PY
 
+# --- cross-rank truth: clock offsets, JSONL without a shared clock, merged trace ----
+python3 - "$T/trace.json" <<'PY' && ok || bad "trace-out: a process per rank, streams named"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(procs) == [0, 1] and procs[0].startswith("rank 0"), procs
+streams = {(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert (0, "stream 7") in streams and (1, "stream 19") in streams, streams
+PY
+printf '# rank offset_ns\n0 0\n1 100000\n' >"$T/offsets.txt"
+$A analyze -q --clock-offsets "$T/offsets.txt" --json "$T/off.json" tests/data/tiny && ok || bad "--clock-offsets"
+python3 - "$T/off.json" <<'PY' && ok || bad "--clock-offsets: method, offsets and the shifted waiting in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["across_ranks"]["clock"]
+assert c["method"] == "file" and [o["offset_ms"] for o in c["offsets"]] == [0.0, 0.1], c
+# rank 1 read 0.1 ms ahead: its calls move 0.1 ms earlier, and the collective ends
+# no longer agree by 0.1 ms (the spread says so)
+assert c["spread_ms"] == 0.1, c
+PY
+expect "clock options exclude each other" 2 "exclude each other" -- $A analyze -q --no-clock-align --clock-offsets "$T/offsets.txt" tests/data/tiny
+printf '0 0\n1 soon\n' >"$T/badoff.txt"
+expect "bad --clock-offsets file" 3 "badoff.txt': line 2: expected 'RANK OFFSET_NS'" -- $A analyze -q --clock-offsets "$T/badoff.txt" tests/data/tiny
+$A analyze -q --no-clock-align --json "$T/noal.json" tests/data/tiny && ok || bad "--no-clock-align"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['across_ranks']; assert c['clock']['method']=='none' and c['late_rank']==0, c" "$T/noal.json" && ok || bad "--no-clock-align: method none"
+expect "JSONL: no wait figures, and why" 0 "no wait, late-rank or skew figures: aorta JSONL has no shared clock" -- $A analyze tests/data/report/base/rank_00_metrics.jsonl tests/data/report/base/rank_01_metrics.jsonl
+$A analyze -q --json "$T/jl.json" tests/data/report/base/rank_00_metrics.jsonl tests/data/report/base/rank_01_metrics.jsonl && ok || bad "JSONL --json"
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); c=d['across_ranks']
+assert c['late_rank'] is None and c['clocks_aligned'] is False and c['skew_p50_ms'] is None and 'JSONL' in c['no_cross_rank_reason'], c
+assert all(r['wait']['wait_ms'] is None for r in d['ranks'])" "$T/jl.json" && ok || bad "JSONL: no cross-rank figures in the JSON"
+
 # --- compare ---------------------------------------------------------------------
 expect "compare identical" 0 "similar" -- $A compare "$T/tiny.json" tests/data/tiny
 mkdir -p "$T/slow"
