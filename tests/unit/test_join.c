@@ -610,6 +610,47 @@ static void test_busbw_of_waiting_and_late_ranks_agree(void)
 	analysis_free(&a);
 }
 
+/* NCCL ring algebra on a same-host run (4 x H200, NVLink, DDP): the large
+ * all-reduces (>= 16 MB) move at a bus bandwidth nccl-tests reports for
+ * that link (some 150-480 GB/s on 4 H200 over NVLink, busbw = algbw x
+ * 2(n-1)/n), the same on every rank, although three of the four ranks
+ * spend over 90 % of those kernels waiting. */
+static void test_ring_algebra_on_ddp_all_reduces(void)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/kineto/h200_torch2.11/ddp_4rank_12steps", shared_data());
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		SKIP("../shared/data is not present (set AORTA_SHARED_DATA)");
+	struct trace_set s = { 0 };
+	CHECK(load_dir(dir, &s));
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	int rows = 0;
+	for (size_t i = 0; i < a.n; i++)
+		for (size_t k = 0; k < a.r[i].ncolls; k++) {
+			const struct coll_row *c = &a.r[i].colls[k];
+			if (c->type != COLL_ALL_REDUCE || c->bytes < (16u << 20))
+				continue;
+			CHECK_EQ_I(c->group_size, 4);
+			CHECK_NEAR(c->busbw_gbps, c->algbw_gbps * 1.5, 1e-9);
+			CHECK(c->busbw_gbps > 150 && c->busbw_gbps < 480);
+			const struct coll_row *r0 = NULL;
+			for (size_t q = 0; q < a.r[0].ncolls; q++)
+				if (a.r[0].colls[q].type == c->type && a.r[0].colls[q].bytes == c->bytes)
+					r0 = &a.r[0].colls[q];
+			CHECK(r0 != NULL);
+			if (r0)
+				CHECK_NEAR(c->busbw_gbps, r0->busbw_gbps, 0.01 * r0->busbw_gbps);
+			if (i > 0)
+				CHECK(c->wait_share > 0.9 && c->busbw_kernel_gbps < 0.2 * c->busbw_gbps);
+			rows++;
+		}
+	CHECK(rows >= 16);
+	analysis_free(&a);
+}
+
 /* ---- held-out fixtures: tests/data/straggler/<case>/{rank*.json.gz,truth.json} ----
  * Made on 2 GPUs by bench/straggler/run.sh with host delays planted on known
  * ranks and steps (truth.json: late_rank = the rank that carried >= 60 % of
@@ -757,6 +798,7 @@ int main(void)
 	TEST(test_shifted_clocks_fsdp2_bs8);
 	TEST(test_shifted_clocks_shared_traces);
 	TEST(test_busbw_of_waiting_and_late_ranks_agree);
+	TEST(test_ring_algebra_on_ddp_all_reduces);
 	TEST(test_held_out_straggler_fixtures);
 	return test_report();
 }
