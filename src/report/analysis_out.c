@@ -121,25 +121,34 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 				fprintf(f, " ...");
 				break;
 			}
-			fprintf(f, "%s%lld", shown > 1 ? ", " : "", (long long)a->xsteps[k].number);
+			if (a->xsteps[k].number == INT64_MIN)
+				fprintf(f, "%soutside steps", shown > 1 ? ", " : "");
+			else
+				fprintf(f, "%s%lld", shown > 1 ? ", " : "", (long long)a->xsteps[k].number);
 		}
 		fprintf(f, "%s%s\n", shown ? "" : "-",
 			analysis_uncertain(a, r->caused_ns, r->matched) && r->caused_ns ? " (within clock uncertainty)" : "");
 	}
-	fprintf(f, "   per step, the rank that caused most of its waiting:");
+	size_t nx = 0;
+	for (size_t k = 0; k < a->nxsteps; k++)
+		nx += a->xsteps[k].straggler >= 0;
+	if (nx)
+		fprintf(f, "   %-14s %9s %14s %14s\n", "step", "straggler", "it caused", "all caused");
 	size_t shown = 0;
 	for (size_t k = 0; k < a->nxsteps; k++) {
 		const struct xstep *x = &a->xsteps[k];
 		if (x->straggler < 0)
 			continue;
 		if (shown++ == 16) {
-			fprintf(f, " ...");
+			fprintf(f, "   ... %zu more steps (--json has them all)\n", nx - 16);
 			break;
 		}
-		fprintf(f, "%s step %lld: rank %d %.3f ms of %.3f ms", shown > 1 ? ";" : "",
-			(long long)x->number, x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
+		if (x->number == INT64_MIN)
+			fprintf(f, "   %-14s", "outside steps");
+		else
+			fprintf(f, "   %-14lld", (long long)x->number);
+		fprintf(f, " %9d %11.3f ms %11.3f ms\n", x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
 	}
-	fprintf(f, "%s\n", shown ? "" : " none");
 	if (a->late_rank >= 0)
 		fprintf(f, "   late rank (caused >= 60%% of the waiting): %d (%.1f%%)\n", a->late_rank,
 			100.0 * a->late_share);
