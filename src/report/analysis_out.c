@@ -678,13 +678,17 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 					fputc(',', o.f);
 					fprint_ms(o.f, fig_value(&FIGURES[k], &r->total));
 				}
-				fputc(',', o.f);
-				fprint_ms(o.f, r->wait_ns);
-				fputc(',', o.f);
-				fprint_ms(o.f, r->transfer_ns);
-				fprintf(o.f, ",%llu,", (unsigned long long)r->times_last);
-				fprint_ms(o.f, r->caused_ns);
-				fputc(',', o.f);
+				if (a->clocks_aligned) {
+					fputc(',', o.f);
+					fprint_ms(o.f, r->wait_ns);
+					fputc(',', o.f);
+					fprint_ms(o.f, r->transfer_ns);
+					fprintf(o.f, ",%llu,", (unsigned long long)r->times_last);
+					fprint_ms(o.f, r->caused_ns);
+					fputc(',', o.f);
+				} else {
+					fputs(",,,,,", o.f); /* no shared clock: no cross-rank figure */
+				}
 				fprint_ms(o.f, r->clock_offset_ns);
 				fputc('\n', o.f);
 				continue;
@@ -732,10 +736,14 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 			fprint_ms(o.f, c->total_ns);
 			fputc(',', o.f);
 			fprint_ms(o.f, c->exposed_ns);
-			fputc(',', o.f);
-			fprint_ms(o.f, c->wait_ns);
-			fputc(',', o.f);
-			fprint_ms(o.f, c->transfer_ns);
+			if (a->clocks_aligned) {
+				fputc(',', o.f);
+				fprint_ms(o.f, c->wait_ns);
+				fputc(',', o.f);
+				fprint_ms(o.f, c->transfer_ns);
+			} else {
+				fputs(",,", o.f);
+			}
 			csv_num(o.f, c->algbw_gbps, 4);
 			csv_num(o.f, c->busbw_gbps, 4);
 			fprintf(o.f, ",%llu", (unsigned long long)c->matched);
