@@ -97,6 +97,9 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 		g->offset_ns = off;
 	}
 	free(buf);
+	if (!*n)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "no clock offsets in the file "
+				  "(expected 'RANK OFFSET_NS' lines)");
 	*out = v;
 	return AORTA_OK;
 }

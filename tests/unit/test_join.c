@@ -468,6 +468,11 @@ static void test_clock_offsets_file(void)
 	fclose(f);
 	CHECK_EQ_I(clock_offsets_load(path, &g, &n, &e), AORTA_EINPUT);
 	CHECK_EQ_I(e.line, 2);
+	f = fopen(path, "w");
+	fprintf(f, "# nothing\n");
+	fclose(f);
+	CHECK_EQ_I(clock_offsets_load(path, &g, &n, &e), AORTA_EINPUT);
+	CHECK(strstr(e.msg, "no clock offsets") != NULL);
 	remove(path);
 }
 
