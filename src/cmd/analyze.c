@@ -27,7 +27,7 @@ int cmd_analyze(int argc, char **argv)
 		OPT_STRING(0, "csv", &csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
 		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write all ranks into one Chrome trace on the aligned clock, "
 			   "with exposed-comm and waiting tracks"),
-		OPT_STRING(0, "clock-offsets", &offsets, "FILE", "clock offsets 'RANK OFFSET_NS' per line, instead of "
+		OPT_STRING(0, "clock-offsets", &offsets, "FILE", "clock offsets 'RANK OFFSET_NS' or 'HOST OFFSET_NS' per line, instead of "
 			   "estimating them from the collectives"),
 		OPT_BOOL(0, "no-clock-align", &no_align, "take the ranks' clocks as shared (no offsets)"),
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules 'KIND REGEX' tried first"),

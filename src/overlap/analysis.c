@@ -402,6 +402,7 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	r->other_device = t->other_device;
 	r->host_events = t->host_events;
 	r->skipped_first = xstrdup(t->skipped_first);
+	memcpy(r->host, t->host, sizeof(r->host));
 	ivset_init(&r->wait_set);
 	ivset_init(&r->exposed_set);
 

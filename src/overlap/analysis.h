@@ -142,7 +142,8 @@ struct rank_result {
 	 * the GPU waited for its host / was busy before those calls */
 	int64_t caused_host_excess_ns, caused_busy_excess_ns;
 	/* clock: aligned time = t - (clock_offset_ns + clock_drift * (t - clock_t0_ns)) */
-	int clock_domain;
+	char host[128];                /* the trace's host name, "" if the format gives none */
+	int clock_domain;              /* index (in r[]) of the first rank of its host, else its own */
 	int64_t clock_offset_ns, clock_t0_ns;
 	double clock_drift;            /* ns per ns (1e-6 = 1 ppm) */
 	struct ivset wait_set;         /* waiting intervals (for --trace-out) */
@@ -173,7 +174,7 @@ struct analysis {
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
 	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
 	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */
-	const char *clock_method;/* "collective-ends", "collective-ends+drift", "file", "none" */
+	const char *clock_method;/* "collective-ends", "collective-ends+drift", "one-host", "file", "none" */
 	int64_t clock_spread_ns; /* p95 of the aligned end-time range of blocking collectives */
 	int64_t clock_spread_p50_ns;
 	uint64_t clock_samples;  /* blocking collectives the offsets were estimated from */

@@ -60,7 +60,7 @@ static size_t steps_of(const struct analysis *a, size_t ri, char *h, size_t hn, 
 			continue;
 		}
 		if (x->number == INT64_MIN)
-			n = add(h, hn, n, "%sno step", shown ? ", " : "");
+			n = add(h, hn, n, "%soutside steps", shown ? ", " : "");
 		else
 			n = add(h, hn, n, "%s%lld", shown ? ", " : "", (long long)x->number);
 		shown++;

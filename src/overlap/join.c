@@ -188,41 +188,44 @@ static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
 
 struct grp { size_t g, h; };
 
-/* Offset (and drift) of rank i against the already aligned rank j, from
- * the blocking collectives both took part in.  Returns the number of
- * samples used (0: none shared). */
-static size_t fit_pair(struct analysis *a, const struct iref *v, const struct grp *gr, size_t ng,
-		       size_t i, size_t j)
+/* Offset (and drift) of clock domain dom (the ranks of one host) against
+ * the ranks already aligned (done[]), from the blocking collectives a rank
+ * of dom shares with an aligned rank: one sample per such collective and
+ * rank of dom.  Sets the clock of every rank of dom; returns the number of
+ * samples (0: none shared, nothing set). */
+static size_t fit_domain(struct analysis *a, const struct iref *v, const struct grp *gr, size_t ng,
+			 int dom, const int *done)
 {
 	size_t n = 0, cap = 0;
 	double *t = NULL, *d = NULL;
 	for (size_t q = 0; q < ng; q++) {
-		const struct iref *ci = NULL, *cj = NULL;
+		const struct iref *cj = NULL;
 		if (!blocking(v[gr[q].g].c->type))
 			continue;
-		for (size_t k = gr[q].g; k < gr[q].h; k++) {
-			if (v[k].ri == i)
-				ci = &v[k];
-			if (v[k].ri == j)
+		for (size_t k = gr[q].g; k < gr[q].h && !cj; k++)
+			if (done[v[k].ri] && a->r[v[k].ri].clock_domain != dom)
 				cj = &v[k];
-		}
-		if (!ci || !cj)
+		if (!cj)
 			continue;
-		if (n + 1 > cap) {
-			cap = cap ? 2 * cap : 64;
-			t = xrealloc(t, cap * sizeof(*t));
-			d = xrealloc(d, cap * sizeof(*d));
+		int64_t ej = analysis_aligned(&a->r[cj->ri], cj->c->end_ns);
+		for (size_t k = gr[q].g; k < gr[q].h; k++) {
+			if (a->r[v[k].ri].clock_domain != dom)
+				continue;
+			if (n + 1 > cap) {
+				cap = cap ? 2 * cap : 64;
+				t = xrealloc(t, cap * sizeof(*t));
+				d = xrealloc(d, cap * sizeof(*d));
+			}
+			t[n] = (double)v[k].c->end_ns;
+			d[n] = (double)v[k].c->end_ns - (double)ej;
+			n++;
 		}
-		t[n] = (double)ci->c->end_ns;
-		d[n] = (double)ci->c->end_ns - (double)analysis_aligned(&a->r[j], cj->c->end_ns);
-		n++;
 	}
 	if (!n) {
 		free(t);
 		free(d);
 		return 0;
 	}
-	struct rank_result *r = &a->r[i];
 	double t0 = t[0];
 	for (size_t k = 1; k < n; k++)
 		if (t[k] < t0)
@@ -263,9 +266,14 @@ static size_t fit_pair(struct analysis *a, const struct iref *v, const struct gr
 		}
 		free(sl);
 	}
-	r->clock_t0_ns = (int64_t)t0;
-	r->clock_drift = drift;
-	r->clock_offset_ns = (int64_t)llround(drift != 0 ? off1 : off);
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		if (r->clock_domain != dom)
+			continue;
+		r->clock_t0_ns = (int64_t)t0;
+		r->clock_drift = drift;
+		r->clock_offset_ns = (int64_t)llround(drift != 0 ? off1 : off);
+	}
 	free(w);
 	free(t);
 	free(d);
@@ -277,19 +285,21 @@ static const char *estimate_offsets(struct analysis *a, const struct iref *v, co
 {
 	int *done = xcalloc(a->n, sizeof(*done));
 	int drift = 0, progress = 1;
-	done[0] = 1;
+	for (size_t i = 0; i < a->n; i++) /* the reference domain: r[0]'s */
+		done[i] = a->r[i].clock_domain == a->r[0].clock_domain;
 	while (progress) {
 		progress = 0;
 		for (size_t i = 1; i < a->n; i++) {
-			if (done[i])
+			int dom = a->r[i].clock_domain;
+			if (done[i] || dom != (int)i) /* once per domain, at its first rank */
 				continue;
-			for (size_t j = 0; j < a->n; j++)
-				if (done[j] && fit_pair(a, v, gr, ng, i, j)) {
-					done[i] = 1;
-					progress = 1;
-					drift |= a->r[i].clock_drift != 0;
-					break;
-				}
+			if (fit_domain(a, v, gr, ng, dom, done)) {
+				for (size_t k = 0; k < a->n; k++)
+					if (a->r[k].clock_domain == dom)
+						done[k] = 1;
+				progress = 1;
+				drift |= a->r[i].clock_drift != 0;
+			}
 		}
 	}
 	size_t missing = 0;
@@ -308,16 +318,20 @@ static void given_offsets(struct analysis *a)
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		int found = 0;
-		for (size_t k = 0; k < a->opts.nclock_given; k++) {
+		for (size_t k = 0; k < a->opts.nclock_given; k++) { /* a rank key wins over its host's */
 			const struct clock_given *g = &a->opts.clock_given[k];
-			if (g->rank == r->rank) {
+			if (g->rank < 0 && r->host[0] && strcmp(g->host, r->host) == 0 && found < 2) {
 				r->clock_offset_ns = g->offset_ns;
 				found = 1;
 			}
+			if (g->rank >= 0 && g->rank == r->rank) {
+				r->clock_offset_ns = g->offset_ns;
+				found = 2;
+			}
 		}
 		if (!found)
-			aorta_warn("--clock-offsets gives no offset for rank %d: taken as 0 (host keys need "
-				   "a host name in the trace, which this format does not give)", r->rank);
+			aorta_warn("--clock-offsets gives no offset for rank %d%s%s: taken as 0", r->rank,
+				   r->host[0] ? " nor its host " : "", r->host);
 	}
 }
 
@@ -342,6 +356,11 @@ void analysis_join(struct analysis *a)
 	for (size_t i = 0; i < a->n; i++) {
 		total += a->r[i].ninst;
 		a->r[i].clock_domain = (int)i;
+		for (size_t k = 0; k < i; k++)
+			if (a->r[i].host[0] && strcmp(a->r[i].host, a->r[k].host) == 0) {
+				a->r[i].clock_domain = (int)k;
+				break;
+			}
 	}
 	if (a->n < 2) {
 		fail_cross(a, "one rank: nothing to match across ranks");
@@ -439,7 +458,11 @@ void analysis_join(struct analysis *a)
 		given_offsets(a);
 		a->clock_method = "file";
 	} else {
-		a->clock_method = estimate_offsets(a, v, gr, ng);
+		int one = 1;
+		for (size_t i = 0; i < a->n; i++)
+			one &= a->r[i].clock_domain == a->r[0].clock_domain;
+		/* every rank on one named host: one clock, nothing to estimate */
+		a->clock_method = one ? "one-host" : estimate_offsets(a, v, gr, ng);
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
@@ -561,9 +584,11 @@ void analysis_join(struct analysis *a)
 	a->skew_mean_ns = sum / (int64_t)nskew;
 	free(tmp);
 
-	if (a->opts.no_clock_align && a->skew_p50_ns >= 60LL * 1000000000LL) {
+	if ((a->opts.no_clock_align || !a->clock_samples) && a->skew_p50_ns >= 60LL * 1000000000LL) {
 		/* traces from unrelated clocks show skews of minutes or more */
-		fail_cross(a, "the ranks' clocks differ by minutes and --no-clock-align keeps them apart");
+		fail_cross(a, a->opts.no_clock_align
+			   ? "the ranks' clocks differ by minutes and --no-clock-align keeps them apart"
+			   : "the ranks' clocks differ by minutes and no blocking collective could align them");
 		goto done;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000 && a->opts.no_clock_align) {

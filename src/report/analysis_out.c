@@ -75,6 +75,10 @@ static void print_clocks(FILE *f, const struct analysis *a)
 		fprintf(f, "   clocks: offsets from --clock-offsets");
 	else if (!strcmp(a->clock_method, "none"))
 		fprintf(f, "   clocks: taken as shared (--no-clock-align)");
+	else if (!strcmp(a->clock_method, "one-host"))
+		fprintf(f, "   clocks: one host (%s), one clock", a->r[0].host);
+	else if (!a->clock_samples)
+		fprintf(f, "   clocks: no blocking collective to align on: taken as shared");
 	else
 		fprintf(f, "   clocks: aligned on the ends of %llu blocking collectives (%s)",
 			(unsigned long long)a->clock_samples, a->clock_method);
@@ -474,6 +478,10 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		}
 		jw_obj_end(&w);
 		jw_obj(&w, "clock");
+		if (r->host[0])
+			jw_str(&w, "host", r->host);
+		else
+			jw_null(&w, "host");
 		jw_int(&w, "domain", r->clock_domain);
 		jw_num(&w, "offset_ms", (double)r->clock_offset_ns / 1e6, 6);
 		jw_num(&w, "drift_ppm", r->clock_drift * 1e6, 4);

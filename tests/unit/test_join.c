@@ -415,6 +415,91 @@ static void test_given_offsets_and_no_align(void)
 	}
 }
 
+/* Four ranks on two hosts: the ranks of host b read 3 ms ahead.  One
+ * offset per host (clock domain); host keys of --clock-offsets apply to
+ * every rank of the host. */
+static void test_host_clock_domains(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct plan p = { .nranks = 4, .ncalls = 20 };
+		for (int i = 0; i < p.ncalls; i++)
+			p.delay[i % 4][i] = 1000000 * (1 + i % 3);
+		int64_t arr[MAXR][MAXC], caused[MAXR], waited[MAXR];
+		struct trace_set s = { 0 };
+		build(&p, &s, arr);
+		truth_caused(&p, arr, caused, waited);
+		for (size_t k = 0; k < 4; k++) {
+			snprintf(s.t[k]->host, sizeof(s.t[k]->host), "%s", k < 2 ? "node-a" : "node-b");
+			if (k >= 2)
+				shift_trace(s.t[k], 3000000, 0, 0);
+		}
+		struct clock_given g[2] = { { -1, "node-b", 3000000 }, { -1, "node-a", 0 } };
+		struct analysis_opts o = opts();
+		if (pass) {
+			o.clock_given = g;
+			o.nclock_given = 2;
+		}
+		struct analysis a;
+		analysis_from_set(&s, &o, &a);
+		CHECK_STR(a.clock_method, pass ? "file" : "collective-ends");
+		CHECK_EQ_I(a.r[1].clock_domain, 0);
+		CHECK_EQ_I(a.r[2].clock_domain, 2);
+		CHECK_EQ_I(a.r[3].clock_domain, 2);
+		CHECK_EQ_I(a.r[0].clock_offset_ns, 0);
+		CHECK_EQ_I(a.r[1].clock_offset_ns, 0);
+		CHECK_EQ_I(a.r[2].clock_offset_ns, 3000000);
+		CHECK_EQ_I(a.r[3].clock_offset_ns, 3000000);
+		for (int r = 0; r < 4; r++) {
+			CHECK_EQ_I(a.r[r].caused_ns, caused[r]);
+			CHECK_EQ_I(a.r[r].wait_ns, waited[r]);
+		}
+		analysis_free(&a);
+	}
+}
+
+/* Every rank on one named host: one clock, nothing estimated. */
+static void test_one_host_needs_no_offsets(void)
+{
+	struct plan p = { .nranks = 2, .ncalls = 10 };
+	for (int i = 0; i < p.ncalls; i++)
+		p.delay[1][i] = 2000000;
+	int64_t arr[MAXR][MAXC];
+	struct trace_set s = { 0 };
+	build(&p, &s, arr);
+	for (size_t k = 0; k < s.n; k++)
+		snprintf(s.t[k]->host, sizeof(s.t[k]->host), "gpu-node-7");
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_STR(a.clock_method, "one-host");
+	CHECK_EQ_I(a.late_rank, 1);
+	CHECK_EQ_I(a.r[0].wait_ns, 10 * 2000000);
+	analysis_free(&a);
+}
+
+/* nsys exports name their host (TARGET_INFO_SYSTEM_ENV Hostname). */
+static void test_nsys_host_name(void)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/nsys/nsys-ai/mfu_2gpu_after.sqlite", shared_data());
+	struct stat st;
+	if (stat(path, &st) != 0)
+		SKIP("../shared/data is not present (set AORTA_SHARED_DATA)");
+	struct trace_set s = { 0 };
+	struct ingest_opts io = { NULL, -1 };
+	struct aorta_error e = { 0 };
+	CHECK_EQ_I(ingest_file(path, &io, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 2);
+	for (size_t k = 0; k < s.n; k++)
+		CHECK_STR(s.t[k]->host, "modal");
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_STR(a.clock_method, "one-host");
+	CHECK_EQ_I(a.r[1].clock_domain, 0);
+	analysis_free(&a);
+}
+
 /* aorta JSONL lays steps end to end on a clock of its own: no wait,
  * late-rank or skew figure, and the reason is given. */
 static void test_jsonl_has_no_cross_rank_figures(void)
@@ -798,6 +883,9 @@ int main(void)
 	TEST(test_sequence_numbers_match_across_a_missing_call);
 	TEST(test_shifted_clocks_hand_made);
 	TEST(test_given_offsets_and_no_align);
+	TEST(test_host_clock_domains);
+	TEST(test_one_host_needs_no_offsets);
+	TEST(test_nsys_host_name);
 	TEST(test_jsonl_has_no_cross_rank_figures);
 	TEST(test_clock_offsets_file);
 	TEST(test_shifted_clocks_fsdp2_bs8);
