@@ -423,13 +423,8 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	for (size_t k = 0; k < s.nstreams; k++) {
 		r->streams[k].stream = s.stream_id[k];
 		r->streams[k].busy_ns = ivset_len(&s.stream[k]);
+		r->streams[k].spans = s.stream_spans[k];
 	}
-	for (size_t i = 0; i < t->n; i++)
-		for (size_t k = 0; k < s.nstreams; k++)
-			if (cls[i] != C_NONE && r->streams[k].stream == t->stream[i]) {
-				r->streams[k].spans++;
-				break;
-			}
 
 	coll_table(t, &s.set[S_COMPUTE], r);
 	kernel_table(t, cls, o->top_kernels, r);
