@@ -198,8 +198,10 @@ static enum aorta_status launch_threads(int device, const struct comm_nccl_opts 
 	if (st)
 		return st;
 	if (ndev == 0)
-		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "no GPU visible (CUDA_VISIBLE_DEVICES='%s')",
-				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "no GPU visible (CUDA_VISIBLE_DEVICES %s%s%s)",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "='" : "unset",
+				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "'" : "");
 	if (device >= ndev)
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "--device %d: only %d GPU%s visible", device, ndev,
 				  ndev == 1 ? "" : "s");
@@ -494,8 +496,10 @@ static enum aorta_status launch_torchrun(const struct comm_nccl_opts *copts, lau
 	if (st)
 		return st;
 	if (ndev < 1)
-		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: no GPU visible (CUDA_VISIBLE_DEVICES='%s')",
-				  rank, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "(unset)");
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: no GPU visible (CUDA_VISIBLE_DEVICES %s%s%s)",
+				  rank, getenv("CUDA_VISIBLE_DEVICES") ? "='" : "unset",
+				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "'" : "");
 	if (local_rank >= ndev && ndev > 1)
 		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: LOCAL_RANK %d but %d GPUs visible", rank,
 				  local_rank, ndev);
