@@ -45,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/plugin.h"
 #include "comm/nccl_comm.h"
 #include "gpu/gpu.h"
 
@@ -87,13 +88,8 @@ static int torchrun_world(void)
 
 int launch_env_world_size(void)
 {
-	int n;
-	if ((n = env_pos("OMPI_COMM_WORLD_SIZE")) > 0)
-		return n;
-	if ((n = env_pos("PMI_SIZE")) > 0)
-		return n;
-	/* an sbatch script also has SLURM_NTASKS; only srun sets a step */
-	if (getenv("SLURM_STEP_ID") && (n = env_pos("SLURM_NTASKS")) > 0)
+	int n = mpi_launcher_world_size();
+	if (n > 1)
 		return n;
 	if ((n = torchrun_world()) > 0)
 		return n;
@@ -537,8 +533,7 @@ enum aorta_status launch_ranks(int device, long long timeout_ms, launch_rank_fn 
 	if (timeout_ms > 0)
 		co.timeout_ms = timeout_ms;
 	int world = launch_env_world_size();
-	if (world > 1 && torchrun_world() == world && !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") &&
-	    !getenv("SLURM_STEP_ID")) {
+	if (world > 1 && mpi_launcher_world_size() <= 1) {
 		(void)device;
 		return launch_torchrun(&co, fn, arg, result, e);
 	}
