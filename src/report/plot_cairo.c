@@ -34,6 +34,7 @@ int aorta_plot_render(const struct plot_chart *c, const char *png, const char *s
 int aorta_plot_png_stats(const char *png, int *w, int *h, const uint32_t *rgb, size_t n, size_t *counts,
 			 size_t *nonwhite, char *err, size_t errlen);
 
+int aorta_plot_ticks(double lo, double hi, int integer, double *t, int max);
 void aorta_plot_release(void);
 
 /* Frees cairo's and fontconfig's caches (so leak checkers see none); no
@@ -114,13 +115,17 @@ static void text_rot(cairo_t *cr, double x, double y, const char *s)
 struct axis {
 	double lo, hi;
 	double step;
-	int log2, bytes;
+	int log2, bytes, integer;
 };
 
-static double nice(double x)
+/* A tick step near x: 1, 2, 2.5 or 5 x 10^k; an integer axis skips 2.5
+ * (2.5 x 10^0 would put ticks between whole numbers) and never goes below 1. */
+static double nice(double x, int integer)
 {
+	if (integer && x <= 1)
+		return 1;
 	double e = floor(log10(x)), f = x / pow(10, e);
-	double n = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+	double n = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 && !integer ? 2.5 : f <= 5 ? 5 : 10;
 	return n * pow(10, e);
 }
 
@@ -149,7 +154,7 @@ static void axis_fit(struct axis *a, double lo, double hi, int from_zero, int nt
 		a->step = ceil((a->hi - a->lo) / nt);
 		return;
 	}
-	a->step = nice((hi - lo) / nt);
+	a->step = nice((hi - lo) / nt, a->integer);
 	a->lo = floor(lo / a->step + 1e-9) * a->step;
 	a->hi = ceil(hi / a->step - 1e-9) * a->step;
 }
@@ -173,7 +178,25 @@ static void fmt_tick(const struct axis *a, double v, char *b, size_t n)
 	}
 	if (fabs(v) < a->step * 1e-6)
 		v = 0;
-	snprintf(b, n, "%.6g", v);
+	if (a->integer)
+		snprintf(b, n, "%.0f", v);
+	else
+		snprintf(b, n, "%.6g", v);
+}
+
+/* The ticks a linear axis over [lo, hi] gets (integer: whole numbers only),
+ * for the tests: how many, at most max written to t. */
+int aorta_plot_ticks(double lo, double hi, int integer, double *t, int max)
+{
+	struct axis a;
+	memset(&a, 0, sizeof(a));
+	a.integer = integer;
+	axis_fit(&a, lo, hi, 0, 8);
+	int n = 0;
+	for (double v = a.lo; v <= a.hi + a.step * 1e-6; v += a.step, n++)
+		if (n < max)
+			t[n] = v;
+	return n;
 }
 
 struct frame {
@@ -346,6 +369,17 @@ static void empty(cairo_t *cr, const struct frame *f, const char *why)
 	text(cr, f->x + f->w / 2, f->y + f->h / 2, why ? why : "no data", 0.5, 1);
 }
 
+/* qsort_r order of point indices by x (arg: the x array); NaN last. */
+static int by_x(const void *a, const void *b, void *arg)
+{
+	const double *x = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	double u = x[i], v = x[j];
+	if (isnan(u) || isnan(v))
+		return isnan(u) != isnan(v) ? isnan(u) - isnan(v) : (i > j) - (i < j);
+	return u != v ? (u > v) - (u < v) : (i > j) - (i < j); /* ties: given order */
+}
+
 static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
 {
 	struct frame f = mkframe(x + 70, y + 28, w - 70 - 16, h - 28 - 50);
@@ -368,12 +402,8 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 		}
 	}
 	int any = isfinite(xl);
+	f.ax.integer = p->x_integer && !p->logx;
 	axis_fit(&f.ax, xl, xh, 0, 8);
-	if (p->x_integer && f.ax.step < 1) {
-		f.ax.step = 1;
-		f.ax.lo = floor(f.ax.lo);
-		f.ax.hi = ceil(f.ax.hi);
-	}
 	double head = isfinite(yh) ? fmax(yh - (p->y_from_zero ? fmin(yl, 0) : yl), fabs(yh)) * 0.06 : 0;
 	axis_fit(&f.ay, yl, yh + head, p->y_from_zero, 6); /* headroom: no point on the frame */
 	grid_y(cr, &f, 1);
@@ -387,29 +417,43 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 	cairo_save(cr);
 	cairo_rectangle(cr, f.x, f.y, f.w, f.h);
 	cairo_clip(cr);
+	size_t *ord = NULL;
 	for (size_t s = 0; s < p->nseries; s++) {
 		const struct plot_series *se = &p->series[s];
+		/* points joined in x order, whatever order they were given in */
+		size_t *o = realloc(ord, (se->n + 1) * sizeof(*o));
+		if (!o)
+			break;
+		ord = o;
+		for (size_t i = 0; i < se->n; i++)
+			o[i] = i;
+		qsort_r(o, se->n, sizeof(*o), by_x, (void *)se->x);
 		if (se->y2) { /* band: y forward, y2 back */
 			int open = 0;
-			for (size_t i = 0; i < se->n; i++)
-				if (isfinite(se->y[i])) {
+			for (size_t k = 0; k < se->n; k++) {
+				size_t i = o[k];
+				if (isfinite(se->y[i]) && isfinite(se->x[i])) {
 					if (!open)
 						cairo_move_to(cr, px(&f, se->x[i]), py(&f, se->y[i]));
 					else
 						cairo_line_to(cr, px(&f, se->x[i]), py(&f, se->y[i]));
 					open = 1;
 				}
-			for (size_t i = se->n; i-- > 0;)
-				if (isfinite(se->y2[i]))
+			}
+			for (size_t k = se->n; k-- > 0;) {
+				size_t i = o[k];
+				if (isfinite(se->y2[i]) && isfinite(se->x[i]))
 					cairo_line_to(cr, px(&f, se->x[i]), py(&f, se->y2[i]));
+			}
 			cairo_close_path(cr);
 			rgb(cr, se->rgb, se->alpha ? se->alpha : 0.25);
 			cairo_fill(cr);
 			continue;
 		}
 		int open = 0;
-		for (size_t i = 0; i < se->n; i++) {
-			if (!isfinite(se->y[i]) || (p->logx && !(se->x[i] > 0))) {
+		for (size_t k = 0; k < se->n; k++) {
+			size_t i = o[k];
+			if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0))) {
 				open = 0;
 				continue;
 			}
@@ -425,12 +469,13 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 		cairo_stroke(cr);
 		if (se->markers)
 			for (size_t i = 0; i < se->n; i++) {
-				if (!isfinite(se->y[i]) || (p->logx && !(se->x[i] > 0)))
+				if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0)))
 					continue;
 				cairo_arc(cr, px(&f, se->x[i]), py(&f, se->y[i]), 3.5, 0, 2 * M_PI);
 				cairo_fill(cr);
 			}
 	}
+	free(ord);
 	cairo_restore(cr);
 	box(cr, &f);
 }
@@ -454,6 +499,14 @@ static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double 
 	}
 	double gw = f.w / (double)p->ncats, bw = gw * 0.8 / (double)(p->nseries ? p->nseries : 1);
 	char b[64];
+	/* many narrow categories (ranks): a label on every k-th bar only */
+	size_t every = 1;
+	font(cr, 11, 0);
+	for (size_t i = 0; i < p->ncats; i++)
+		if (!strchr(p->cats[i], ' ') && text_w(cr, p->cats[i]) + 6 > gw) {
+			size_t k = (size_t)ceil((text_w(cr, p->cats[i]) + 6) / gw);
+			every = k > every ? k : every;
+		}
 	for (size_t i = 0; i < p->ncats; i++) {
 		for (size_t s = 0; s < p->nseries; s++) {
 			const struct plot_series *se = &p->series[s];
@@ -471,6 +524,8 @@ static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double 
 				text(cr, x0 + bw * 0.46, fmin(y0, y1) - 3, b, 0.5, 0);
 			}
 		}
+		if (i % every)
+			continue;
 		font(cr, 11, 0);
 		rgb(cr, 0x222222, 1);
 		double cx = f.x + gw * ((double)i + 0.5);
