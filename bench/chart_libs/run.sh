@@ -31,11 +31,17 @@ echo "== cairo (build/libaorta-plot.so)"
 "$OUT/chart_speed" build/libaorta-plot.so "$OUT/draw_cairo" "$REPS" "$THREADS"
 echo "== PLplot $(pkg-config --modversion plplot) (pngcairo + svgcairo)"
 "$OUT/chart_speed" "$OUT/libplplot-plot.so" "$OUT/draw_plplot" "$REPS" "$THREADS"
+echo "== aorta report, ddp against fsdp2 (data/h200x4): 9 charts, wall of 3 tries each"
 for lib in cairo plplot; do
 	so=build/libaorta-plot.so
 	[ $lib = plplot ] && so=$OUT/libplplot-plot.so
-	AORTA_PLOT_LIB=$so ./build/aorta report --log-dir data/h200x4/aorta_ddp --label ddp \
-		--log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --skip-steps 0 --reference ddp --candidate fsdp2 \
-		--output "$OUT/$lib" >/dev/null
+	for i in 1 2 3; do
+		/usr/bin/time -f "  $lib: wall %e s, user %U s, peak RSS %M KiB" env AORTA_PLOT_LIB=$so ./build/aorta report \
+			--log-dir data/h200x4/aorta_ddp --label ddp --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 \
+			--skip-steps 0 --reference ddp --candidate fsdp2 --output "$OUT/$lib" 2>&1 >/dev/null | grep wall
+	done
+	echo "  --no-plots: $( { /usr/bin/time -f "wall %e s" ./build/aorta report --log-dir data/h200x4/aorta_ddp \
+		--label ddp --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --skip-steps 0 --no-plots \
+		--output "$OUT/np" >/dev/null; } 2>&1 | grep wall)"
 done
 echo "pictures: $OUT/cairo and $OUT/plplot (report), $OUT/draw_cairo and $OUT/draw_plplot (chart_speed)"
