@@ -589,13 +589,42 @@ static void draw_barh(cairo_t *cr, const struct plot_panel *p, double x, double 
 	box(cr, &f);
 }
 
+/* viridis (colour-blind safe, perceptually uniform), t in [0, 1] */
+static uint32_t viridis(double t)
+{
+	static const uint32_t v[5] = { 0x440154, 0x3B528B, 0x21918C, 0x5DC863, 0xFDE725 };
+	t = !isfinite(t) ? 0 : t < 0 ? 0 : t > 1 ? 1 : t;
+	double u = t * 4;
+	int i = (int)floor(u);
+	if (i >= 4)
+		return v[4];
+	double f = u - i;
+	uint32_t out = 0;
+	for (int sh = 16; sh >= 0; sh -= 8) {
+		double a = (v[i] >> sh) & 255, b = (v[i + 1] >> sh) & 255;
+		out |= (uint32_t)lround(a + (b - a) * f) << sh;
+	}
+	return out;
+}
+
+/* diverging: white to green (t > 0) or red (t < 0), |t| in [0, 1] */
+static uint32_t diverging(double t)
+{
+	uint32_t col = t >= 0 ? OI_GREEN : OI_RED, out = 0;
+	double a = fmin(fabs(t), 1.0);
+	for (int sh = 16; sh >= 0; sh -= 8)
+		out |= (uint32_t)lround(255 - a * (255 - ((col >> sh) & 255))) << sh;
+	return out;
+}
+
 static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
 {
 	double lw = 0;
 	font(cr, 11, 0);
 	for (size_t i = 0; i < p->nrows; i++)
 		lw = fmax(lw, text_w(cr, p->rows[i]));
-	struct frame f = mkframe(x + lw + 16, y + 28, w - lw - 16 - 70, h - 28 - 50);
+	double yl = p->ylabel ? 22 : 0; /* room for the rotated row-axis label */
+	struct frame f = mkframe(x + yl + lw + 16, y + 28, w - yl - lw - 16 - 90, h - 28 - 50);
 	panel_legend(cr, p, &f);
 	labels(cr, p, x, y, w, h, &f);
 	if (!p->nrows || !p->ncats) {
@@ -603,11 +632,12 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 		return;
 	}
 	const double *tone = p->tone ? p->tone : p->cells;
-	double vmax = p->vmax;
+	double vmax = p->vmax, lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < p->nrows * p->ncats; i++)
+		if (isfinite(tone[i]) && isfinite(p->cells[i]))
+			lo = fmin(lo, tone[i]), hi = fmax(hi, tone[i]);
 	if (!(vmax > 0)) {
-		for (size_t i = 0; i < p->nrows * p->ncats; i++)
-			if (isfinite(tone[i]))
-				vmax = fmax(vmax, fabs(tone[i]));
+		vmax = isfinite(lo) ? fmax(fabs(lo), fabs(hi)) : 1;
 		if (!(vmax > 0))
 			vmax = 1;
 	}
@@ -617,21 +647,17 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 		for (size_t c = 0; c < p->ncats; c++) {
 			double v = p->cells[r * p->ncats + c], t = tone[r * p->ncats + c];
 			double cx = f.x + cw * (double)c, cy = f.y + ch * (double)r;
-			if (!isfinite(v)) {
-				rgb(cr, 0xEEEEEE, 1);
-			} else {
-				double a = fmin(fabs(t) / vmax, 1.0);
-				uint32_t col = t >= 0 ? OI_GREEN : OI_RED;
-				double rr = ((col >> 16) & 255) / 255.0, gg = ((col >> 8) & 255) / 255.0,
-				       bb = (col & 255) / 255.0;
-				cairo_set_source_rgb(cr, 1 - a * (1 - rr), 1 - a * (1 - gg), 1 - a * (1 - bb));
-			}
+			uint32_t col = 0xEEEEEE;
+			if (isfinite(v))
+				col = p->sequential ? viridis(hi > lo ? (t - lo) / (hi - lo) : 0.5) : diverging(t / vmax);
+			rgb(cr, col, 1);
 			cairo_rectangle(cr, cx, cy, cw, ch);
 			cairo_fill(cr);
 			if (isfinite(v) && cw > 40 && ch > 14) {
+				double lum = 0.299 * ((col >> 16) & 255) + 0.587 * ((col >> 8) & 255) + 0.114 * (col & 255);
 				font(cr, fmin(11, ch * 0.5), 0);
-				rgb(cr, 0x111111, 1);
-				snprintf(b, sizeof(b), "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
+				rgb(cr, lum < 128 ? 0xFFFFFF : 0x111111, 1);
+				snprintf(b, sizeof(b), p->sequential ? "%.4g%s" : "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
 				text(cr, cx + cw / 2, cy + ch / 2, b, 0.5, 1);
 			}
 		}
@@ -645,21 +671,26 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 		double cx = f.x + cw * ((double)c + 0.5);
 		cat_label(cr, cx, f.y + f.h + 16, p->cats[c], cw - 4);
 	}
-	/* colour key */
-	double kx = f.x + f.w + 16, ky = f.y, kh = f.h;
+	/* colour key: top is "better" (diverging) or the highest value (sequential) */
+	double kx = f.x + f.w + 16, ky = f.y + 14, kh = f.h - 28;
 	for (int i = 0; i < 100; i++) {
-		double t = 1 - 2.0 * i / 99.0;
-		uint32_t col = t >= 0 ? OI_GREEN : OI_RED;
-		double a = fabs(t);
-		cairo_set_source_rgb(cr, 1 - a * (1 - ((col >> 16) & 255) / 255.0), 1 - a * (1 - ((col >> 8) & 255) / 255.0),
-				     1 - a * (1 - (col & 255) / 255.0));
+		double t = 1 - i / 99.0;
+		rgb(cr, p->sequential ? viridis(t) : diverging(2 * t - 1), 1);
 		cairo_rectangle(cr, kx, ky + kh * i / 100.0, 14, kh / 100.0 + 0.6);
 		cairo_fill(cr);
 	}
+	char klo[64], khi[64];
+	if (p->sequential && isfinite(lo)) {
+		snprintf(klo, sizeof(klo), "%.4g%s", lo, p->tone ? "" : p->cell_unit ? p->cell_unit : "");
+		snprintf(khi, sizeof(khi), "%.4g%s", hi, p->tone ? "" : p->cell_unit ? p->cell_unit : "");
+	} else {
+		snprintf(klo, sizeof(klo), "%s", p->sequential ? "low" : "worse");
+		snprintf(khi, sizeof(khi), "%s", p->sequential ? "high" : "better");
+	}
 	font(cr, 10, 0);
 	rgb(cr, 0x222222, 1);
-	text(cr, kx + 7, ky - 4, "better", 0.5, 0);
-	text(cr, kx + 7, ky + kh + 12, "worse", 0.5, 0);
+	text(cr, kx, ky - 4, p->key_hi ? p->key_hi : khi, 0, 0);
+	text(cr, kx, ky + kh + 12, p->key_lo ? p->key_lo : klo, 0, 0);
 }
 
 static void draw_gantt(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)

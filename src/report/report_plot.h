@@ -42,7 +42,8 @@ enum plot_kind {
 	PK_BARS,    /* vertical bars: categories on x (ranks, figures), one bar per series
 		     * in each; with many categories every k-th is labelled */
 	PK_BARH,    /* horizontal bars: categories on y, one bar per series */
-	PK_HEATMAP, /* rows x cols of cells, diverging scale around 0 */
+	PK_HEATMAP, /* rows x cols of cells: diverging around 0 (change, better/worse) or
+		     * sequential (values over a grid, e.g. a sweep's step time) */
 	PK_GANTT,   /* rows of rectangles over time */
 };
 
@@ -83,8 +84,13 @@ struct plot_panel {
 	const double *cells;   /* PK_HEATMAP: nrows * ncats values, row-major; NaN: no data */
 	const double *tone;    /* PK_HEATMAP: colour per cell, > 0 green (better), < 0 red
 				* (worse), |tone| / vmax the strength; NULL: the cells */
-	double vmax;           /* PK_HEATMAP: |value| at full colour (0: max |cell|) */
-	const char *cell_unit; /* PK_HEATMAP: suffix of the printed value ("%") */
+	double vmax;           /* PK_HEATMAP diverging: |value| at full colour (0: max |cell|) */
+	const char *cell_unit; /* PK_HEATMAP: suffix of the printed value ("%", " ms") */
+	int sequential;        /* PK_HEATMAP: 1: colour by tone (or cell) from its lowest to its
+				* highest value on viridis (dark to yellow), the key labelled with
+				* both; 0: diverging green/red around 0 */
+	const char *key_lo, *key_hi; /* PK_HEATMAP: text at the key's low and high end (NULL:
+				* "worse"/"better" diverging, the values sequential) */
 	const struct plot_rect *rects;
 	size_t nrects;
 	const struct plot_series *legend_only; /* PK_GANTT legend entries */

@@ -351,6 +351,36 @@ static void test_plugin_sorts_lines_and_ticks_integers(void)
 	report_plot_unload(&lib);
 }
 
+/* A sweep's heatmap: values over a grid on a sequential scale (viridis),
+ * the lowest cell darkest, the highest yellow, no better/worse colours. */
+static void test_sequential_heatmap(void)
+{
+	struct plot_lib lib;
+	if (load(&lib) != 0)
+		SKIP("libaorta-plot.so cannot be loaded");
+	static const char *const cols[4] = { "2", "4", "8", "16" }, *const rows[3] = { "256", "512", "1024" };
+	double cells[12];
+	for (int i = 0; i < 12; i++)
+		cells[i] = 40 + 3 * ((i * 5) % 12); /* 40 .. 73 ms, lowest at 0, highest at 7 */
+	struct plot_panel p = { .kind = PK_HEATMAP, .title = "step time", .xlabel = "NCCL channels (count)",
+				.ylabel = "NCCL_NTHREADS", .cats = cols, .ncats = 4, .rows = rows, .nrows = 3,
+				.cells = cells, .cell_unit = " ms", .sequential = 1 };
+	struct plot_chart c = { "sweep", 700, 420, 1, &p, 1, NULL };
+	char png[512], svg[512], err[256];
+	snprintf(png, sizeof(png), "%s/seq.png", tmpdir);
+	snprintf(svg, sizeof(svg), "%s/seq.svg", tmpdir);
+	CHECK_EQ_I(lib.render(&c, png, svg, err, sizeof(err)), 0);
+	uint32_t want[4] = { 0x440154, 0xFDE725, OI_GREEN, OI_RED };
+	size_t cnt[4], nonwhite;
+	int w, h;
+	CHECK_EQ_I(lib.png_stats(png, &w, &h, want, 4, cnt, &nonwhite, err, sizeof(err)), 0);
+	CHECK(cnt[0] > 5000); /* the 40 ms cell (about 130 x 100 px, less its text) */
+	CHECK(cnt[1] > 5000); /* the 73 ms cell */
+	CHECK_EQ_I(cnt[2], 0);
+	CHECK_EQ_I(cnt[3], 0);
+	report_plot_unload(&lib);
+}
+
 /* The whole report on the fixture runs: every chart drawn, the change chart
  * has better (green) and worse (red) bars, the page embeds the images, and
  * Chromium renders it. */
@@ -456,10 +486,13 @@ int main(void)
 	TEST(test_chart_read_back_has_each_series);
 	TEST(test_chart_descriptions);
 	TEST(test_plugin_sorts_lines_and_ticks_integers);
+	TEST(test_sequential_heatmap);
 	TEST(test_report_charts_and_page);
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
+	if (getenv("AORTA_KEEP_TEST_FILES"))
+		fprintf(stderr, "files kept in %s\n", tmpdir);
+	else if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);
 	return test_report();
 }
