@@ -7,10 +7,15 @@
  * optional note and a grid of panels; each panel reserves margins for its
  * title, tick labels and axis labels (which carry units), then draws grid
  * lines, the data, and a legend in rows above the plot area (never over
- * the data).  Axes use
- * "nice" ticks (1, 2, 2.5, 5 x 10^k); a log2 axis ticks on powers of two
- * and can print sizes (KiB, MiB).  Colours come from the caller (the
- * Okabe-Ito palette): this file never chooses what a colour means.
+ * the data).  Axes use "nice" ticks (1, 2, 2.5, 5 x 10^k; an integer axis
+ * skips 2.5 and never goes below 1); a log2 axis ticks on powers of two and
+ * can print sizes (KiB, MiB).  A line's points are joined in x order
+ * (sorted here, so no caller can draw a zigzag); crowded bar categories
+ * are labelled every k-th.  Colours come from the caller (the Okabe-Ito
+ * palette): this file never chooses what a colour means, except the
+ * heatmaps' scales (green/red diverging around 0, viridis sequential),
+ * both colour-blind safe.  Nothing is global: charts may be drawn from
+ * several threads at once (bench/chart_libs checks the bytes are the same).
  * Text uses cairo's toy font API with the "sans-serif" family (fontconfig
  * finds DejaVu Sans on Debian).  Only this file includes cairo.h, and it is
  * not linked into build/aorta.
