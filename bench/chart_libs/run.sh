@@ -29,6 +29,12 @@ gcc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "$OUT/chart_speed" bench/chart_libs/char
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1); commit $(git rev-parse --short HEAD)"
 echo "== cairo (build/libaorta-plot.so)"
 "$OUT/chart_speed" build/libaorta-plot.so "$OUT/draw_cairo" "$REPS" "$THREADS"
+for c in timeline bars heatmap gantt; do # every thread drew the same chart: the same bytes?
+	for t in $(seq 1 "$THREADS"); do
+		cmp -s "$OUT/draw_cairo/${c}_t0.png" "$OUT/draw_cairo/${c}_t$t.png" ||
+			echo "  cairo: $c drawn by thread $t differs from the serial drawing"
+	done
+done
 echo "== PLplot $(pkg-config --modversion plplot) (pngcairo + svgcairo)"
 "$OUT/chart_speed" "$OUT/libplplot-plot.so" "$OUT/draw_plplot" "$REPS" "$THREADS"
 echo "== aorta report, ddp against fsdp2 (data/h200x4): 9 charts, wall of 3 tries each"
