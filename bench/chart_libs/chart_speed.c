@@ -105,7 +105,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
+	plot_abi_fn abi;
+	*(void **)&abi = dlsym(h, "aorta_plot_abi");
 	*(void **)&render = dlsym(h, "aorta_plot_render");
+	if (!abi || !render || abi() != PLOT_ABI) {
+		fprintf(stderr, "%s: not a plot plug-in of ABI %d (rebuild this program and the plug-in)\n", argv[1], PLOT_ABI);
+		return 1;
+	}
 	outdir = argv[2];
 	reps = argc > 3 ? atoi(argv[3]) : 5;
 	int nt = argc > 4 ? atoi(argv[4]) : 2;

@@ -485,6 +485,16 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 	box(cr, &f);
 }
 
+/* Label every k-th of many narrow categories: k the power of two >= need
+ * (ranks 0, 16, 32, ...). */
+static size_t every_pow2(double need)
+{
+	size_t k = 1;
+	while ((double)k < need && k < ((size_t)1 << 30))
+		k *= 2;
+	return k;
+}
+
 static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
 {
 	struct frame f = mkframe(x + 70, y + 28, w - 70 - 16, h - 28 - 50);
@@ -509,7 +519,7 @@ static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double 
 	font(cr, 11, 0);
 	for (size_t i = 0; i < p->ncats; i++)
 		if (!strchr(p->cats[i], ' ') && text_w(cr, p->cats[i]) + 6 > gw) {
-			size_t k = (size_t)ceil((text_w(cr, p->cats[i]) + 6) / gw);
+			size_t k = every_pow2((text_w(cr, p->cats[i]) + 6) / gw);
 			every = k > every ? k : every;
 		}
 	for (size_t i = 0; i < p->ncats; i++) {
@@ -648,6 +658,8 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 	}
 	double cw = f.w / (double)p->ncats, ch = f.h / (double)p->nrows;
 	char b[64];
+	/* rows lower than a line of text (1,024 ranks): a label every k-th row */
+	size_t row_every = ch >= 13 ? 1 : every_pow2(13 / ch);
 	for (size_t r = 0; r < p->nrows; r++) {
 		for (size_t c = 0; c < p->ncats; c++) {
 			double v = p->cells[r * p->ncats + c], t = tone[r * p->ncats + c];
@@ -666,6 +678,8 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 				text(cr, cx + cw / 2, cy + ch / 2, b, 0.5, 1);
 			}
 		}
+		if (r % row_every)
+			continue;
 		font(cr, 11, 0);
 		rgb(cr, 0x222222, 1);
 		text(cr, f.x - 6, f.y + ch * ((double)r + 0.5), p->rows[r], 1, 1);
