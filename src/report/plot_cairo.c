@@ -472,17 +472,27 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 		cairo_set_line_width(cr, se->width > 0 ? se->width : 1.5);
 		cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
 		cairo_stroke(cr);
-		if (se->markers)
-			for (size_t i = 0; i < se->n; i++) {
-				if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0)))
-					continue;
-				cairo_arc(cr, px(&f, se->x[i]), py(&f, se->y[i]), 3.5, 0, 2 * M_PI);
-				cairo_fill(cr);
-			}
 	}
 	free(ord);
 	cairo_restore(cr);
 	box(cr, &f);
+	/* markers after the clip: a point on the frame (first or last step) is
+	 * a whole dot over the frame line, not half of one */
+	for (size_t s = 0; s < p->nseries; s++) {
+		const struct plot_series *se = &p->series[s];
+		if (!se->markers || se->y2)
+			continue;
+		rgb(cr, se->rgb, se->alpha);
+		for (size_t i = 0; i < se->n; i++) {
+			if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0)))
+				continue;
+			double mx = px(&f, se->x[i]), my = py(&f, se->y[i]);
+			if (mx < f.x - 0.5 || mx > f.x + f.w + 0.5 || my < f.y - 0.5 || my > f.y + f.h + 0.5)
+				continue;
+			cairo_arc(cr, mx, my, 3.5, 0, 2 * M_PI);
+			cairo_fill(cr);
+		}
+	}
 }
 
 /* Label every k-th of many narrow categories: k the power of two >= need
