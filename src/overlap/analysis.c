@@ -462,13 +462,8 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	for (size_t k = 0; k < s.nstreams; k++) {
 		r->streams[k].stream = s.stream_id[k];
 		r->streams[k].busy_ns = ivset_len(&s.stream[k]);
+		r->streams[k].spans = s.stream_spans[k];
 	}
-	for (size_t i = 0; i < t->n; i++)
-		for (size_t k = 0; k < s.nstreams; k++)
-			if (cls[i] != C_NONE && r->streams[k].stream == t->stream[i]) {
-				r->streams[k].spans++;
-				break;
-			}
 
 	coll_table(t, &s, r);
 	kernel_table(t, cls, o->top_kernels, r);
@@ -562,7 +557,16 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->device > y->device) - (x->device < y->device);
 }
 
-static void finish(struct analysis *a)
+int cmp_path_device(const void *a, const void *b)
+{
+	const struct rank_result *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+void analysis_finish(struct analysis *a)
 {
 	/* ranks unknown from the trace and the file name get the next free number */
 	int next = 0;
@@ -580,22 +584,9 @@ static void finish(struct analysis *a)
 	analysis_join(a);
 }
 
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e)
+enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e)
 {
-	char **files = NULL;
-	size_t nfiles = 0;
-	enum aorta_status st;
-
-	memset(a, 0, sizeof(*a));
-	a->opts = *o;
-	a->late_rank = -1;
-	st = analysis_expand(inputs, n, &files, &nfiles, e);
-	if (st)
-		return st;
-	a->inputs = files;
-	a->ninputs = nfiles;
-
 	struct pool p = { 0 };
 	p.files = files;
 	p.nfiles = nfiles;
@@ -619,14 +610,39 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 		free(th);
 	}
 	pthread_mutex_destroy(&p.lock);
-	a->r = p.res;
-	a->n = p.nres;
+	/* the order the workers finished in is not the order of the files:
+	 * sort, so unnumbered ranks get the same numbers in every run (and
+	 * under mpirun, where process 0 sorts what it gathers the same way) */
+	qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
+	*res = p.res;
+	*nres = p.nres;
 	if (p.err_file != SIZE_MAX) {
 		if (e)
 			*e = p.err;
 		return p.err.code ? p.err.code : AORTA_EINPUT;
 	}
-	finish(a);
+	return AORTA_OK;
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	char **files = NULL;
+	size_t nfiles = 0;
+	enum aorta_status st;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	st = analysis_expand(inputs, n, &files, &nfiles, e);
+	if (st)
+		return st;
+	a->inputs = files;
+	a->ninputs = nfiles;
+	st = analysis_read_files(files, nfiles, o, &a->r, &a->n, e);
+	if (st)
+		return st;
+	analysis_finish(a);
 	return AORTA_OK;
 }
 
@@ -645,7 +661,7 @@ void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struc
 	}
 	a->n = s->n;
 	trace_set_release(s);
-	finish(a);
+	analysis_finish(a);
 }
 
 /* ---- statistics and teardown --------------------------------------------- */

@@ -191,6 +191,17 @@ enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
 
 enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 			       struct analysis *a, struct aorta_error *e);
+/* The per-rank pass over files already expanded, in parallel: one
+ * rank_result per rank found (no cross-rank figures yet); *res is the
+ * caller's (analysis_free releases it once placed in a struct analysis). */
+enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e);
+/* qsort order of rank results by (path, device): the order of the per-rank
+ * pass's output, whatever order its workers finished in. */
+int cmp_path_device(const void *a, const void *b);
+/* Numbers unknown ranks, sorts by rank and runs the cross-rank join on
+ * a->r[0..n) (analysis_run and analysis_from_set end with it). */
+void analysis_finish(struct analysis *a);
 /* Analyses traces already in memory (takes ownership of s's traces). */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 3's second verification (nvidia-h200-x2): the cross-step batch
+# second verification (nvidia-h200-x2): the cross-step batch
 # prefetch of the distributed executor (the next step's batch uploaded into
 # spare buffers during this step) and the CTA policies, A/B.
 #   1. tests/gpu/dist_equal.sh: losses of world 2 = world 1 (full_shard,
@@ -8,7 +8,7 @@
 #   2. bench/train_dist/policy.sh with the prefetch (default) and without
 #      (AORTA_TRAIN_PREFETCH_NEXT=0): batch 64 and 8, full_shard nccl / zero,
 #      ddp nccl
-#   bash scripts/device_session_e.sh [BUILD]
+#   bash bench/train_dist/prefetch_ab.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device_verify_tp.sh [BUILD] - the one device command of the
+# bench/tune_tp/verify.sh [BUILD] - the one device command of the
 # tune-tp GPU side: the GPU test (BUILD/gpu-tests/test_tp), then
 # bench/tune_tp/run.sh (aorta's operators vs PyTorch's at TP 2, table).
 # Needs 2 GPUs; logs under $OUT (or /tmp/tune_tp).  Build first, on the

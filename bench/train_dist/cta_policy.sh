@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 3's device call (nvidia-h200-x2): NCCL_CTA_POLICY and copy-engine
+# device call (nvidia-h200-x2): NCCL_CTA_POLICY and copy-engine
 # all-gathers (symmetric windows) for `aorta train`.
 #   1. tests/gpu/test_nccl (symmetric windows: exact all-gathers, policy parsing)
 #   2. bench/train_dist/policy.sh: overlap per CTA policy, batch 64 and 8
@@ -7,7 +7,7 @@
 #   4. one mpirun run with the CUPTI window and NCCL_CTA_POLICY=zero: are the
 #      all-gathers copy-engine copies (no AllGather kernels)?
 # Everything under timeout -s KILL; results in $OUT (at most 8 files).
-#   bash scripts/device_session_d.sh [BUILD]
+#   bash bench/train_dist/cta_policy.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"

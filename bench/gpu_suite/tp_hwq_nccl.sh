@@ -3,10 +3,10 @@
 # fixes of part A/B: the tune-tp operators (test_tp, the TP-2 bench against
 # PyTorch, a whole tune-tp run), hwq's P1-P3 workloads and
 # comms_compute_overlap (graph mode included), test_nccl.  Logs in $OUT.
-#   bash scripts/device_session_c.sh [BUILD]
+#   bash bench/gpu_suite/tp_hwq_nccl.sh [BUILD]
 set -u
 B=${1:-build}
-O=${OUT:-/tmp/session_c}; mkdir -p "$O"
+O=${OUT:-/tmp/tp_hwq_nccl}; mkdir -p "$O"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0 AORTA_COMM_TIMEOUT_MS=30000
 t0=$(date +%s)
 stamp() { echo "   [$(( $(date +%s) - t0 )) s]"; }

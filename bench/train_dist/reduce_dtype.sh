@@ -16,7 +16,7 @@
 #      moved, at the real element size) and, where the JSONL reader passes
 #      metadata.bytes on, from analyze's per-collective rows.
 # Needs 2 GPUs (nvidia-h200-x2); with one, only part 1 runs.
-#   bash scripts/device_verify_reduce_dtype.sh [BUILD]     (default build-rd)
+#   bash bench/train_dist/reduce_dtype.sh [BUILD]     (default build-rd)
 # PARTS="1 2 3" (default) picks the parts, so that each call stays within a
 # 10-minute limit: e.g. PARTS=1, then PARTS="2 3".
 set -u

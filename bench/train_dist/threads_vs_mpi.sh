@@ -3,11 +3,11 @@
 # (plain `aorta train`) against one process per rank (`mpirun -np 2`, Open
 # MPI binds each to a core), three interleaved repeats of 40 steps; prints the
 # median step (mean of the ranks) per run.
-#   bash scripts/device_session_i.sh [BUILD]
+#   bash bench/train_dist/threads_vs_mpi.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 AORTA_COMM_TIMEOUT_MS=15000
 A=./$B/aorta

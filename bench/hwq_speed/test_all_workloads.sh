@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Session 4's hwq re-verification after the ops-table change (samples_per_iter,
+# hwq re-verification after the ops-table change (samples_per_iter,
 # kern_offset): tests/gpu/test_hwq over every workload (CPU-reference checks,
-# kernels per iteration against the timing pass's trace), on 2 GPUs as the
-# earlier sessions' runs.
-#   bash scripts/device_session_n.sh [BUILD]
+# kernels per iteration against the timing pass's trace), on 2 GPUs
+#
+#   bash bench/hwq_speed/test_all_workloads.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0 AORTA_COMM_TIMEOUT_MS=30000
 t0=$(date +%s)
 {

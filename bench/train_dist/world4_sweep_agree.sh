@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Session 4's second 4-GPU call (nvidia-h200-x4):
+# second 4-GPU call (nvidia-h200-x4):
 #   1. bench/train_dist/all.sh at world 4: overlap at batch 8/64 (normal,
 #      compute alone, comm alone) and the knob sweep (forward_prefetch x
 #      backward_prefetch x limit_all_gathers x stream priorities)
-#   2. scripts/device_verify_agree.sh at world 4 (JSONL vs CUPTI)
+#   2. bench/train_agree/run.sh at world 4 (JSONL vs CUPTI)
 #   3. issue 7 at TP 4: `aorta tune-tp --model-name llama-3-8b
 #      --max-tp-size 4`, then TP=4 bench/tune_tp/run.sh (aorta's operators
 #      against PyTorch's on the same 4 GPUs)
 # Everything under timeout -s KILL; results in $OUT (at most 8 files).
-#   bash scripts/device_session_k.sh [BUILD]
+#   bash bench/train_dist/world4_sweep_agree.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0
 t0=$(date +%s)
 stamp() { echo "   [$(( $(date +%s) - t0 )) s]"; }
@@ -25,7 +25,7 @@ stamp() { echo "   [$(( $(date +%s) - t0 )) s]"; }
 	cp /tmp/td4/raw.tar.gz "$O/td4_raw.tar.gz" 2>/dev/null; cp /tmp/td4/tables.md "$O/td4_tables.md" 2>/dev/null
 	stamp
 	echo "== 2. JSONL vs CUPTI, world 4"
-	OUT=/tmp/agree timeout -s KILL 150 bash scripts/device_verify_agree.sh "$B" 4 2>&1 | tail -n 40
+	OUT=/tmp/agree timeout -s KILL 150 bash bench/train_agree/run.sh "$B" 4 2>&1 | tail -n 40
 	stamp
 	echo "== 3a. tune-tp llama-3-8b --max-tp-size 4"
 	rm -rf /tmp/tt4

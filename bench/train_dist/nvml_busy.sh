@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Session 4's GPU-busy cross-check (nvidia-h200-x4): NVML's utilization
+# GPU-busy cross-check (nvidia-h200-x4): NVML's utilization
 # counter ("percent of time over the past sample period during which one or
 # more kernels was executing"), which needs no CUPTI, against the JSONL's
 # busy figure (the union of event ranges), per rank, for the default runs at
 # batch 8 and 64 (full_shard, ddp; thread per GPU; 400 steps so that NVML's
 # 1/6-1 s sample periods fall inside the training steps).
-#   bash scripts/device_session_m.sh [BUILD]
+#   bash bench/train_dist/nvml_busy.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0 AORTA_COMM_TIMEOUT_MS=15000
 A=./$B/aorta
 W=/tmp/busy_nvml; rm -rf "$W"; mkdir -p "$W"

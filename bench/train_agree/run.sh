@@ -4,7 +4,7 @@
 # profiler window on; `aorta analyze` of the JSONL metrics and of the CUPTI
 # traces of the same run; bench/train_agree/agree.py compares compute,
 # communication and exposed communication per (rank, step).
-#   bash scripts/device_verify_agree.sh [BUILD] [NP]
+#   bash bench/train_agree/run.sh [BUILD] [NP]
 # NCCL_CTA_POLICY=zero (exported) runs the all-gathers on the copy engines and
 # counts their Memcpy PtoP records as communication in the CUPTI analysis.
 set -u

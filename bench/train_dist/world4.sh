@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 4's first 4-GPU call (nvidia-h200-x4): issue 4's correctness and
+# first 4-GPU call (nvidia-h200-x4): issue 4's correctness and
 # speed at world 4.
 #   1. tests/gpu/dist_equal.sh WORLD=4: world 4 x batch 4 against world 1 x
 #      batch 16, 20 steps, full_shard / shard_grad_op / ddp, fp32 and bf16
@@ -11,8 +11,8 @@
 #   4. bench/train_dist/policy.sh at batch 64 (T_compute and T_comm alone:
 #      the overlap efficiency at world 4)
 # Everything under timeout -s KILL; log and raw analyses in $OUT.
-#   bash scripts/device_session_j.sh [BUILD]
-. "$(dirname "$0")/device_prelude.sh"
+#   bash bench/train_dist/world4.sh [BUILD]
+. "$(dirname "$0")/../train_dist/prelude.sh"
 NP=${NP:-4}
 W=/tmp/final4; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 t0=$(date +%s)

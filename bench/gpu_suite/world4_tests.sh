@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Session 4's third 4-GPU call (nvidia-h200-x4):
+# third 4-GPU call (nvidia-h200-x4):
 #   1. tests/gpu/test_dist_gpu (the executor at world 1 == the single-GPU
 #      loop; cross-step overlaps bit-identical to off), test_nccl, and
 #      test_tp on 4 GPUs (every tune-tp operator at TP 2 and 4 against the
 #      unsplit GEMM + collective)
-#   2. the 3 knob-sweep rows that session_k's deadline skipped (world 4)
+#   2. the 3 knob-sweep rows world4_sweep_agree.sh's time limit skipped (world 4)
 #   3. GPU busy from kernels: `mpirun -np 4 aorta train` at batch 8 and 64
 #      with the CUPTI window on steps 12-17, `aorta analyze --json` of the
 #      traces (busy = union of kernels and copies per step)
 # Everything under timeout -s KILL; results in $OUT.
-#   bash scripts/device_session_l.sh [BUILD]
-. "$(dirname "$0")/device_prelude.sh"
+#   bash bench/gpu_suite/world4_tests.sh [BUILD]
+. "$(dirname "$0")/../train_dist/prelude.sh"
 t0=$(date +%s)
 stamp() { echo "   [$(( $(date +%s) - t0 )) s]"; }
 {

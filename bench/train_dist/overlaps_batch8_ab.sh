@@ -2,8 +2,8 @@
 # Batch 8 A/B of the two cross-step overlaps (nvidia-h200-x2): for ddp and
 # full_shard, AORTA_TRAIN_PREFETCH_NEXT and AORTA_TRAIN_PREGATHER each on/off
 # (11, 01, 10, 00), three interleaved repeats, 40 steps each.
-#   bash scripts/device_session_h.sh [BUILD]
-. "$(dirname "$0")/device_prelude.sh"
+#   bash bench/train_dist/overlaps_batch8_ab.sh [BUILD]
+. "$(dirname "$0")/../train_dist/prelude.sh"
 W=/tmp/ab8; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 {
 	for rep in 1 2 3; do

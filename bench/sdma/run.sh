@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device_verify_sdma.sh [BUILD] [OUTDIR] - aorta sdma on a GPU machine.
+# bench/sdma/run.sh [BUILD] [OUTDIR] - aorta sdma on a GPU machine.
 #
 #   1. the GPU test program (BUILD/gpu-tests/test_sdma): every direction and
 #      engine at small sizes, verified;
@@ -14,7 +14,7 @@
 # BUILD defaults to build, OUTDIR to $OUT/sdma (the device tool's folder)
 # or /tmp/sdma.  Exit 0 only if every step passed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 B=${1:-build}
 O=${2:-${OUT:-/tmp}/sdma}
 mkdir -p "$O"

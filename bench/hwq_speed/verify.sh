@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device_verify_hwq.sh - aorta hwq on a GPU machine, in one command:
+# bench/hwq_speed/verify.sh - aorta hwq on a GPU machine, in one command:
 #   1. the GPU test (tests/gpu/test_hwq.c): every workload at min and
 #      recommended streams, each sync mode and graph mode, checks and traces
 #      (AORTA_HWQ_TEST_ONLY limits it; default: the harness group's four)
@@ -10,9 +10,9 @@
 # Logs go to $OUT (or /tmp/hwq_verify): gpu_test.log, smoke.log, speed.log,
 # details.tgz; a summary on stdout.
 #
-# Usage: BUILD=build-hwq scripts/device_verify_hwq.sh
+# Usage: BUILD=build-hwq bench/hwq_speed/verify.sh
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 O=${OUT:-/tmp/hwq_verify}
 mkdir -p "$O"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Session 3's closing measurement (nvidia-h200-x2): the default training run
+# closing measurement (nvidia-h200-x2): the default training run
 # (thread per GPU, both cross-step overlaps on) at batch 8 and 64, full_shard
 # with NCCL_CTA_POLICY unset and zero, and ddp, three interleaved repeats,
 # against the PyTorch FSDP2 peer (../shared/bench/fsdp2_peer.py, carried in
 # .carry/) on the same 2 GPUs.
-#   bash scripts/device_session_g.sh [BUILD]
-. "$(dirname "$0")/device_prelude.sh"
+#   bash bench/train_dist/default_vs_fsdp2.sh [BUILD]
+. "$(dirname "$0")/../train_dist/prelude.sh"
 W=/tmp/final; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 {
 	for rep in 1 2 3; do

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Session 3's third verification (nvidia-h200-x2): the cross-step first
+# third verification (nvidia-h200-x2): the cross-step first
 # all-gather (dist_gpu_set_next) on top of the cross-step batch prefetch.
 #   1. tests/gpu/test_dist_gpu (world-1 executor == single-GPU loop for every
 #      strategy with both overlaps on; bit-identical to both off)
 #   2. tests/gpu/dist_equal.sh at world 2
 #   3. bench/train_dist/policy.sh, batch 64 full_shard nccl / zero, with
 #      AORTA_TRAIN_PREGATHER=1 and =0, twice each, interleaved
-#   bash scripts/device_session_f.sh [BUILD]
+#   bash bench/train_dist/pregather.sh [BUILD]
 set -u
 B=${1:-build}
 O=${OUT:-/tmp/device_out}; mkdir -p "$O"
