@@ -112,16 +112,48 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int cmp_dbl(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (quickselect, three-way partition; v is
+ * reordered so that v[0..k) <= the result). */
+static double select_d(double *v, size_t n, size_t k)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	size_t lo = 0, hi = n; /* [lo, hi) holds the k-th */
+	while (hi - lo > 1) {
+		double piv = v[lo + (hi - lo) / 2], t;
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < piv) {
+				t = v[lt];
+				v[lt++] = v[i];
+				v[i++] = t;
+			} else if (v[i] > piv) {
+				t = v[--gt];
+				v[gt] = v[i];
+				v[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return piv;
+	}
+	return v[lo];
 }
 
+/* Median of v[0..n), n > 0 (v is reordered). */
 static double median_d(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+	double hi = select_d(v, n, n / 2);
+	if (n % 2)
+		return hi;
+	double lo = v[0]; /* the largest of v[0..n/2) */
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo)
+			lo = v[i];
+	return (lo + hi) / 2.0;
 }
 
 static int blocking(uint8_t type)
@@ -184,6 +216,15 @@ static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
 	return 0;
 }
 
+/* Arrival order; ties by rank, so the charge is the same in every run. */
+static int cmp_arrival(const void *a, const void *b)
+{
+	const struct iref *x = a, *y = b;
+	if (x->c->start_ns != y->c->start_ns)
+		return (x->c->start_ns > y->c->start_ns) - (x->c->start_ns < y->c->start_ns);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
 /* ---- clock alignment ------------------------------------------------------------- */
 
 struct grp { size_t g, h; };
@@ -235,8 +276,7 @@ static size_t fit_domain(struct analysis *a, const struct iref *v, const struct 
 	double off = median_d(w, n);
 	for (size_t k = 0; k < n; k++)
 		w[k] = fabs(d[k] - off);
-	qsort(w, n, sizeof(*w), cmp_dbl);
-	double res0 = w[(size_t)(0.95 * (double)(n - 1))];
+	double res0 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
 	double drift = 0, off1 = off;
 	if (n >= 16) {
 		/* Theil-Sen over at most MAX_FIT_POINTS evenly picked samples */
@@ -257,8 +297,7 @@ static size_t fit_domain(struct analysis *a, const struct iref *v, const struct 
 			double o1 = median_d(w, n);
 			for (size_t k = 0; k < n; k++)
 				w[k] = fabs(d[k] - o1 - b * (t[k] - t0));
-			qsort(w, n, sizeof(*w), cmp_dbl);
-			double res1 = w[(size_t)(0.95 * (double)(n - 1))];
+			double res1 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
 			if (fabs(b) < 1e-3 && res1 < 0.5 * res0) {
 				drift = b;
 				off1 = o1;
@@ -534,16 +573,7 @@ void analysis_join(struct analysis *a)
 		if (k < 2)
 			continue; /* rejected */
 		memcpy(ord, &v[g], k * sizeof(*ord));
-		/* arrival order (insertion sort: groups are small) */
-		for (size_t x = 1; x < k; x++) {
-			struct iref y = ord[x];
-			size_t z = x;
-			while (z > 0 && ord[z - 1].c->start_ns > y.c->start_ns) {
-				ord[z] = ord[z - 1];
-				z--;
-			}
-			ord[z] = y;
-		}
+		qsort(ord, k, sizeof(*ord), cmp_arrival); /* arrival order */
 		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
 		for (size_t x = 0; x < k; x++)
 			if (ord[x].c->end_ns > lastend)

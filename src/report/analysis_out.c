@@ -588,9 +588,11 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 			jw_null(&w, "straggler");
 		jw_ms(&w, "straggler_caused_ms", x->caused_ns);
 		jw_ms(&w, "caused_ms", x->total_caused_ns);
-		jw_obj(&w, "caused_ms_by_rank");
+		jw_obj(&w, "caused_ms_by_rank"); /* the ranks that caused any */
 		for (size_t i = 0; i < a->n; i++) {
 			char key[32];
+			if (x->by_rank[i] <= 0)
+				continue;
 			snprintf(key, sizeof(key), "%d", a->r[i].rank);
 			jw_ms(&w, key, x->by_rank[i]);
 		}
