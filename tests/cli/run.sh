@@ -151,6 +151,22 @@ import json,sys; d=json.load(open(sys.argv[1])); c=d['across_ranks']
 assert c['late_rank'] is None and c['clocks_aligned'] is False and c['skew_p50_ms'] is None and 'JSONL' in c['no_cross_rank_reason'], c
 assert all(r['wait']['wait_ms'] is None for r in d['ranks'])" "$T/jl.json" && ok || bad "JSONL: no cross-rank figures in the JSON"
 
+# a synthetic FSDP run on 4 nodes (bench/analyze_scale/gen.py): each node's clock is
+# planted (node x 1.37 ms mod 4 ms) and its ranks share a hostname; rank 15 is late
+python3 bench/analyze_scale/gen.py "$T/nodes" 16 --per-node 4 --steps 2 --layers 2 >/dev/null 2>&1 \
+	&& $A analyze -q --json "$T/nodes.json" "$T/nodes" && ok || bad "analyze of a 4-node synthetic run"
+python3 - "$T/nodes.json" <<'PY' && ok || bad "per-node clock offsets recovered from the collectives"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["across_ranks"]
+assert c["clock"]["method"] == "collective-ends" and c["late_rank"] == 15, c
+for o in c["clock"]["offsets"]:
+    want = (o["rank"] // 4) * 1.37 % 4.0
+    assert abs(o["offset_ms"] - want) < 0.002, (o, want)
+    assert o["domain"] == (o["rank"] // 4) * 4, o
+assert c["clock"]["spread_ms"] < 0.002, c["clock"]
+PY
+
 # --- compare ---------------------------------------------------------------------
 expect "compare identical" 0 "similar" -- $A compare "$T/tiny.json" tests/data/tiny
 mkdir -p "$T/slow"
