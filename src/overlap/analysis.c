@@ -613,7 +613,8 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 	/* the order the workers finished in is not the order of the files:
 	 * sort, so unnumbered ranks get the same numbers in every run (and
 	 * under mpirun, where process 0 sorts what it gathers the same way) */
-	qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
+	if (p.nres) /* res is NULL when every file failed */
+		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
 	*res = p.res;
 	*nres = p.nres;
 	if (p.err_file != SIZE_MAX) {
