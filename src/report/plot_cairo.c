@@ -576,7 +576,10 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 			if (isfinite(v) && cw > 40 && ch > 14) {
 				font(cr, fmin(11, ch * 0.5), 0);
 				rgb(cr, 0x111111, 1);
-				snprintf(b, sizeof(b), "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
+				if (p->cell_unit && strcmp(p->cell_unit, "%")) /* absolute values (sweep) */
+					snprintf(b, sizeof(b), "%.2f%s", v, p->cell_unit);
+				else
+					snprintf(b, sizeof(b), "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
 				text(cr, cx + cw / 2, cy + ch / 2, b, 0.5, 1);
 			}
 		}

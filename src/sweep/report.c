@@ -150,20 +150,20 @@ static enum aorta_status chart_rank(struct rctx *x, const struct sweep *s, int s
 		size_t c = s->order[i];
 		if (!s->st[c].nok)
 			continue;
-		snprintf(lab[n], 160, "%s %.60s", r->cells[c].id, r->cells[c].label);
+		snprintf(lab[n], 160, "%s", r->cells[c].id);
 		cats[n] = lab[n];
 		y[n] = s->st[c].median;
 		rgb[n] = verdict_rgb(s->st[c].verdict);
 		n++;
 	}
 	struct plot_series se = { .name = NULL, .rgb = OI_GREY, .y = y, .bar_rgb = rgb, .n = n };
-	struct plot_panel p = { .kind = PK_BARH, .xlabel = "median step time over trials (ms)", .series = &se,
+	struct plot_panel p = { .kind = PK_BARS, .ylabel = "median step time over trials (ms)",
+				.xlabel = "cell, fastest first (settings in the table)", .series = &se,
 				.nseries = 1, .cats = cats, .ncats = n, .y_from_zero = 1,
 				.empty_text = "no cell has a successful trial" };
 	char title[300], name[64];
 	snprintf(title, sizeof(title), "%.200s: cells by median step time", r->name);
-	int h = 120 + (int)n * 24;
-	struct plot_chart c = { title, 1100, h < 300 ? 300 : h > 3000 ? 3000 : h, 1, &p, 1,
+	struct plot_chart c = { title, 1100, 440, 1, &p, 1,
 				"blue: baseline; green: better, red: worse beyond the noise between trials; grey: similar" };
 	snprintf(name, sizeof(name), "s%d_rank", si);
 	enum aorta_status st = draw(x, &c, name, "Median step time per cell (fastest first), coloured by the verdict "
@@ -269,12 +269,14 @@ static enum aorta_status chart_heat(struct rctx *x, const struct sweep *s, int s
 		rows[i] = ar->values[i];
 	for (size_t i = 0; i < nc; i++)
 		cols[i] = ac ? ac->values[i] : "";
-	char xl[200], yl[200];
-	snprintf(xl, sizeof(xl), "%s", ac ? ac->name : "");
-	snprintf(yl, sizeof(yl), "%s", ar->name);
+	char xl[420];
+	if (ac)
+		snprintf(xl, sizeof(xl), "columns: %s, rows: %s", ac->name, ar->name);
+	else
+		snprintf(xl, sizeof(xl), "rows: %s", ar->name);
 	for (size_t p = 0; p < np; p++)
 		pn[p] = (struct plot_panel){ .kind = PK_HEATMAP, .title = ptitle[p][0] ? ptitle[p] : NULL, .xlabel = xl,
-					     .ylabel = yl, .cats = cols, .ncats = nc, .rows = rows, .nrows = nr,
+					     .ylabel = NULL, .cats = cols, .ncats = nc, .rows = rows, .nrows = nr,
 					     .cells = cells[p], .tone = tone[p], .vmax = 0, .cell_unit = unit[fig],
 					     .empty_text = "no data" };
 	char title[300], name[64], cap[700];

@@ -279,7 +279,11 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 		      "|---|---|---|---|---|\n", f);
 		for (size_t i = 0; i < s->ndiffs; i++) {
 			const struct env_diff *d = &s->diffs[i];
-			fprintf(f, "| %s | %s (%s) | %s (%s) | %.3f → %.3f (%+.1f %%) | %s |\n", r->cells[d->a].label,
+			fputs("| ", f);
+			for (size_t k = 0; k < r->naxes; k++)
+				if (r->axes[k].kind != AX_ENVIRONMENT)
+					fprintf(f, "%s=%s ", r->axes[k].name, r->axes[k].values[r->cells[d->a].vi[k]]);
+			fprintf(f, "| %s (%s) | %s (%s) | %.3f → %.3f (%+.1f %%) | %s |\n",
 				recipe_cell_environment(r, &r->cells[d->a]), r->cells[d->a].id,
 				recipe_cell_environment(r, &r->cells[d->b]), r->cells[d->b].id, s->st[d->a].median,
 				s->st[d->b].median, d->diff_pct, verdict_name(d->v));

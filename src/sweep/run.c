@@ -85,7 +85,12 @@ static int rm_rf(const char *path)
 		_exit(127);
 	}
 	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+	pid_t w;
+	if (pid < 0)
+		return -1;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
 		return -1;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
@@ -232,7 +237,8 @@ static void stop_group(pid_t pid, int *st)
 		nanosleep(&ts, NULL);
 	}
 	kill(-pid, SIGKILL);
-	waitpid(pid, st, 0);
+	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+		;
 reaped:
 	kill(-pid, SIGKILL); /* anything the workload left behind in its group */
 }
@@ -382,7 +388,7 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 	analysis_diagnose(a, &d);
 	snprintf(t->diag, sizeof(t->diag), "%s", diag_kind_name(d.kind));
 	snprintf(t->headline, sizeof(t->headline), "%s", d.headline);
-	t->late_rank = d.late_rank;
+	t->late_rank = d.has_cross_rank && d.wait_ns > 0 ? d.late_rank : -1; /* no waiting: nobody is late */
 	double per = d.steps ? 1e-6 / (double)d.steps : NAN;
 	t->wait_ms = d.has_cross_rank ? (double)d.wait_ns * per : NAN;
 	t->transfer_ms = d.has_cross_rank ? (double)d.transfer_ns * per : NAN;
@@ -652,6 +658,7 @@ int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_er
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	g_stop = 0;
 	sigaction(SIGINT, &sa, &old_int);
