@@ -227,9 +227,9 @@ static enum aorta_status expand_vars(struct rctx *x, const char *s, int line, ch
 			memcpy(name, p + 2, len);
 			name[len] = '\0';
 			const char *v = getenv(name);
-			if (!v && required) {
+			if ((!v || !*v) && required) { /* as the shell: empty counts as unset */
 				free(o);
-				return fail_at(x, line, "'%s' needs the environment variable %s, which is not set", s,
+				return fail_at(x, line, "'%s' needs the environment variable %s, which is not set or empty", s,
 					       name);
 			}
 			v = v ? v : "";

@@ -210,6 +210,15 @@ static void cell_settings_json(struct jw *w, const struct recipe *r, const struc
 	jw_obj_end(w);
 }
 
+/* a number, or "-" for NaN */
+static void md_num(FILE *f, double v, int dec, const char *sep)
+{
+	if (isfinite(v))
+		fprintf(f, "%.*f%s", dec, v, sep);
+	else
+		fprintf(f, "-%s", sep);
+}
+
 static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 {
 	const struct recipe *r = &s->r;
@@ -255,13 +264,17 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 		fprintf(f, "%zu/%zu | %s", st->nok, st->ntrials, verdict_name(st->verdict));
 		if (st->verdict == V_BETTER || st->verdict == V_WORSE || st->verdict == V_SIMILAR)
 			fprintf(f, " (%+.1f %%)", st->diff_pct);
-		fprintf(f, " | %.3f | %.1f | %.3f | %.3f | ", st->exposed_ms, st->overlap_pct, st->wait_ms,
-			st->transfer_ms);
+		fputs(" | ", f);
+		md_num(f, st->exposed_ms, 3, " | ");
+		md_num(f, st->overlap_pct, 1, " | ");
+		md_num(f, st->wait_ms, 3, " | ");
+		md_num(f, st->transfer_ms, 3, " | ");
 		if (st->late_rank >= 0)
 			fprintf(f, "%d", st->late_rank);
 		else
 			fputs("-", f);
-		fprintf(f, " | %s | %.2f |\n", st->diag[0] ? st->diag : "-", st->overhead_pct);
+		fprintf(f, " | %s | ", st->diag[0] ? st->diag : "-");
+		md_num(f, st->overhead_pct, 2, " |\n");
 	}
 	int anyfail = 0;
 	for (size_t c = 0; c < r->ncells; c++)
@@ -283,10 +296,13 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 			for (size_t k = 0; k < r->naxes; k++)
 				if (r->axes[k].kind != AX_ENVIRONMENT)
 					fprintf(f, "%s=%s ", r->axes[k].name, r->axes[k].values[r->cells[d->a].vi[k]]);
-			fprintf(f, "| %s (%s) | %s (%s) | %.3f → %.3f (%+.1f %%) | %s |\n",
-				recipe_cell_environment(r, &r->cells[d->a]), r->cells[d->a].id,
-				recipe_cell_environment(r, &r->cells[d->b]), r->cells[d->b].id, s->st[d->a].median,
-				s->st[d->b].median, d->diff_pct, verdict_name(d->v));
+			fprintf(f, "| %s (%s) | %s (%s) | ", recipe_cell_environment(r, &r->cells[d->a]), r->cells[d->a].id,
+				recipe_cell_environment(r, &r->cells[d->b]), r->cells[d->b].id);
+			if (isfinite(d->diff_pct))
+				fprintf(f, "%.3f → %.3f (%+.1f %%)", s->st[d->a].median, s->st[d->b].median, d->diff_pct);
+			else
+				fputs("-", f);
+			fprintf(f, " | %s |\n", verdict_name(d->v));
 		}
 	}
 	return out_commit(&o, e);
