@@ -189,6 +189,10 @@ int cmd_sweep(int argc, char **argv)
 		usage(stdout);
 		return AORTA_OK;
 	}
+	if (v[0] == '-') {
+		fprintf(stderr, "aorta: error: unknown option '%s' (aorta sweep VERB [options]; -h lists the verbs)\n", v);
+		return AORTA_EUSAGE;
+	}
 	if (!strcmp(v, "run"))
 		return verb_run(argc - 1, argv + 1);
 	if (!strcmp(v, "report"))
