@@ -19,9 +19,11 @@
  *    combination of the other axes (at most 8), coloured by the change
  *    against the baseline in the direction that is better;
  *  - s<i>_busbw: NCCL bus bandwidth per cell for each collective at its
- *    largest message size.
- * Not drawn: a Gantt comparison of chosen cells (the trial folders hold the
- * traces; `aorta report --log-dir A --log-dir B` draws them).
+ *    largest message size;
+ *  - s<i>_gantt: the streams of one step of the baseline and of the best
+ *    cell (else the fastest other cell): the median trial is analysed again
+ *    with its timeline kept, and rank 0's kept step nearest that trial's
+ *    step time drawn, a row per stream (at most 12).
  */
 #include "sweep/sweep.h"
 
@@ -34,7 +36,9 @@
 #include <sys/stat.h>
 
 #include "base/output.h"
+#include "overlap/analysis.h"
 #include "report/report_plot.h"
+#include "timeline/timeline.h"
 
 #ifndef AORTA_VERSION
 #define AORTA_VERSION "0.1.0"
@@ -361,6 +365,165 @@ static enum aorta_status chart_busbw(struct rctx *x, const struct sweep *s, int 
 	return st;
 }
 
+
+/* ---- Gantt: the baseline against the best (or the fastest other) cell ---------------- */
+
+/* The ok trial of cell c whose step time is the cell's median (or nearest). */
+static int median_trial(const struct sweep *s, size_t c)
+{
+	int best = -1;
+	double bd = INFINITY;
+	for (int k = 0; k < s->r.trials; k++) {
+		const struct trial *t = &s->t[c][k];
+		if (t->status != TR_OK)
+			continue;
+		double d = fabs(t->step_ms - s->st[c].median);
+		if (d < bd)
+			bd = d, best = k;
+	}
+	return best;
+}
+
+struct gpanel {
+	struct plot_rect *rc;
+	size_t n;
+	char title[300];
+	const char **rows;
+	char (*rowbuf)[32];
+	size_t nrows;
+	double len_ms;
+};
+
+/* Rank 0's kept step nearest the trial's step time, its device spans by stream. */
+static int gantt_panel(const struct sweep *s, size_t c, int k, struct gpanel *g)
+{
+	char out[4400];
+	snprintf(out, sizeof(out), "%s/cells/%s/t%d/out", s->dir, s->r.cells[c].id, k + 1);
+	char tn[16];
+	snprintf(tn, sizeof(tn), "%d", k + 1);
+	char *tp = recipe_subst(&s->r, &s->r.cells[c], s->r.traces, out, tn);
+	struct analysis a;
+	struct aorta_error e = { 0 };
+	struct analysis_opts ao = { NULL, 0, s->r.skip_steps, 10, 30.0, 1 };
+	memset(&a, 0, sizeof(a));
+	memset(g, 0, sizeof(*g));
+	int q = aorta_quiet;
+	aorta_quiet = 1;
+	enum aorta_status st = analysis_run(&tp, 1, &ao, &a, &e);
+	aorta_quiet = q;
+	free(tp);
+	if (st != AORTA_OK || !a.n || !a.r[0].t) {
+		if (st == AORTA_OK)
+			analysis_free(&a);
+		return -1;
+	}
+	const struct rank_result *r = &a.r[0];
+	const struct trace *t = r->t;
+	int64_t lo = 0, hi = 0;
+	double target = s->t[c][k].step_ms * 1e6, bd = INFINITY;
+	size_t k0 = (size_t)(s->r.skip_steps > 0 ? s->r.skip_steps : 0);
+	for (size_t i = k0; i < r->nsteps; i++) {
+		double d = fabs((double)(r->steps[i].end_ns - r->steps[i].start_ns) - target);
+		if (d < bd)
+			bd = d, lo = r->steps[i].start_ns, hi = r->steps[i].end_ns;
+	}
+	if (!isfinite(bd) && t->n) { /* no steps: the whole trace */
+		lo = INT64_MAX;
+		for (size_t i = 0; i < t->n; i++) {
+			lo = t->start_ns[i] < lo ? t->start_ns[i] : lo;
+			hi = t->end_ns[i] > hi ? t->end_ns[i] : hi;
+		}
+	}
+	int32_t ids[12];
+	size_t cap = 0;
+	g->len_ms = (double)(hi - lo) * 1e-6;
+	GROW(g->rc, cap, 1); /* rc[0]: the whole step, near-invisible, set to a common length later */
+	g->rc[g->n++] = (struct plot_rect){ 0, g->len_ms, 0, 0xFFFFFFu, 0.01, 0 };
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->end_ns[i] <= lo || t->start_ns[i] >= hi)
+			continue;
+		size_t row;
+		for (row = 0; row < g->nrows && ids[row] != t->stream[i]; row++)
+			;
+		if (row == g->nrows) {
+			if (g->nrows == 12)
+				continue;
+			ids[g->nrows++] = t->stream[i];
+		}
+		enum span_class cl = kind_class((enum span_kind)t->kind[i]);
+		uint32_t col = cl == C_COMPUTE ? OI_BLUE : cl == C_COMM ? OI_ORANGE : cl == C_MEMCPY ? OI_SKY : OI_GREY;
+		GROW(g->rc, cap, g->n + 1);
+		int64_t a0 = t->start_ns[i] > lo ? t->start_ns[i] : lo, a1 = t->end_ns[i] < hi ? t->end_ns[i] : hi;
+		g->rc[g->n++] = (struct plot_rect){ (double)(a0 - lo) * 1e-6, (double)(a1 - lo) * 1e-6, (int)row, col, 0, 0 };
+	}
+	g->rows = xcalloc(g->nrows + 1, sizeof(char *));
+	g->rowbuf = xcalloc(g->nrows + 1, 32);
+	for (size_t i = 0; i < g->nrows; i++) {
+		snprintf(g->rowbuf[i], 32, "stream %d", ids[i]);
+		g->rows[i] = g->rowbuf[i];
+	}
+	snprintf(g->title, sizeof(g->title), "%s (%.120s), trial %d, rank %d: a %.3f ms step", s->r.cells[c].id,
+		 s->r.cells[c].label, k + 1, r->rank, (double)(hi - lo) * 1e-6);
+	analysis_free(&a);
+	return 0;
+}
+
+static enum aorta_status chart_gantt(struct rctx *x, const struct sweep *s, int si)
+{
+	const struct recipe *r = &s->r;
+	size_t b = r->baseline, o = s->best;
+	if (o == b) /* no better cell: the fastest other one */
+		for (size_t i = 0; i < r->ncells; i++)
+			if (s->order[i] != b && s->st[s->order[i]].nok) {
+				o = s->order[i];
+				break;
+			}
+	size_t cells[2] = { b, o };
+	struct gpanel g[2];
+	struct plot_panel pn[2];
+	size_t np = 0;
+	for (size_t q = 0; q < (o == b ? 1u : 2u); q++) {
+		int k = median_trial(s, cells[q]);
+		if (k < 0 || gantt_panel(s, cells[q], k, &g[np]) != 0)
+			continue;
+		pn[np] = (struct plot_panel){ .kind = PK_GANTT, .title = g[np].title, .xlabel = "time since step start (ms)",
+					      .cats = g[np].rows, .ncats = g[np].nrows, .rects = g[np].rc, .nrects = g[np].n,
+					      .empty_text = "no device spans in this step" };
+		np++;
+	}
+	enum aorta_status st = AORTA_OK;
+	double len = 0;
+	for (size_t q = 0; q < np; q++)
+		len = g[q].len_ms > len ? g[q].len_ms : len;
+	for (size_t q = 0; q < np; q++) /* one time scale for both panels */
+		g[q].rc[0].x1 = len;
+	if (np) {
+		static const struct plot_series leg[4] = {
+			{ "compute", OI_BLUE, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+			{ "communication", OI_ORANGE, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+			{ "memcpy", OI_SKY, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+			{ "other", OI_GREY, NULL, NULL, NULL, NULL, 0, 0, 0, 0 },
+		};
+		pn[0].legend_only = leg;
+		pn[0].nlegend = 4;
+		size_t rows = g[0].nrows + (np > 1 ? g[1].nrows : 0);
+		char title[300], name[64];
+		snprintf(title, sizeof(title), "%.200s: streams of a median step, baseline against %s", r->name,
+			 o == s->best && o != b ? "the best cell" : "the fastest other cell");
+		struct plot_chart c = { title, 1100, (int)(140 + 40 * (rows + 3 * np)), 1, pn, np,
+					"rank 0's device spans, a row per stream (at most 12), in its kept step nearest the trial's step time" };
+		snprintf(name, sizeof(name), "s%d_gantt", si);
+		st = draw(x, &c, name, "Gantt comparison: the streams of one median step of the baseline and of the best "
+				       "(or fastest other) cell, from the trials' own traces.");
+	}
+	for (size_t q = 0; q < np; q++) {
+		free(g[q].rc);
+		free(g[q].rows);
+		free(g[q].rowbuf);
+	}
+	return st;
+}
+
 /* ---- the page ------------------------------------------------------------------------- */
 
 static const char *vclass(enum verdict v)
@@ -572,6 +735,8 @@ enum aorta_status sweep_report(struct sweep *const *sv, size_t n, const char *ou
 			st = chart_heat(&x, sv[i], (int)i, (enum hfig)h);
 		if (!st)
 			st = chart_busbw(&x, sv[i], (int)i);
+		if (!st)
+			st = chart_gantt(&x, sv[i], (int)i);
 	}
 	if (st) {
 		free(x.ch);
@@ -598,9 +763,8 @@ enum aorta_status sweep_report(struct sweep *const *sv, size_t n, const char *ou
 	}
 	for (size_t i = 0; i < n; i++)
 		section(f, &x, sv[i], (int)i);
-	fputs("<p class=meta>Not drawn here: a Gantt comparison of chosen cells; each trial's traces are in "
-	      "cells/&lt;id&gt;/t&lt;k&gt;/out/, and <code>aorta report --log-dir A --log-dir B</code> draws them "
-	      "side by side.</p>\n</body></html>\n", f);
+	fputs("<p class=meta>Each trial's traces are in cells/&lt;id&gt;/t&lt;k&gt;/out/; <code>aorta report --log-dir A "
+	      "--log-dir B</code> compares any two of them in full.</p>\n</body></html>\n", f);
 	st = out_commit(&o, e);
 	free(x.ch);
 	if (x.have_lib)

@@ -90,7 +90,7 @@ has "report: environments side by side" "$W/report/index.html" "Environments sid
 has "report: snapshot" "$W/report/index.html" "environment snapshot: new"
 if [ -f build/libaorta-plot.so ]; then
 	n=$(grep -o 'data:image/png;base64' "$W/report/index.html" | wc -l)
-	[ "$n" -ge 5 ] && ok || bad "report embeds $n charts, expected 5 (rank, 3 heatmaps, busbw)"
+	[ "$n" -ge 6 ] && ok || bad "report embeds $n charts, expected 6 (rank, 3 heatmaps, busbw, gantt)"
 fi
 expect "report of a folder that is not a sweep" 3 "not a sweep folder" -- $A sweep report $T
 expect "report of two sweeps" 0 "wrote $T/two/index.html" -- $A sweep report $W $W -o $T/two
