@@ -152,6 +152,12 @@ $A sweep run --recipe $S/cli.yaml -o $T/cli -- sh -c 'echo {NCCL_NTHREADS} {cell
 has "placeholders substituted" "$T/cli/cells/c02/t1/out/args.txt" "^512 c02 1$"
 has "resolved recipe keeps the command" "$T/cli/recipe.resolved.yaml" 'command: \["sh", "-c", "echo \{NCCL_NTHREADS\}'
 
+# --- Kineto traces from a shell command: the same figures as aorta analyze ----------
+expect "kineto sweep" 0 "" -- $A sweep run --recipe $S/kineto.yaml -o $T/kin -q
+has "kineto: analyze's step p50" "$T/kin/cells/c01/t1/result.json" '"step_ms": 0.805000'
+has "kineto: overlap" "$T/kin/cells/c01/t1/result.json" '"overlap_pct": 20.000'
+has "kineto: all-reduce busbw from the trace's sizes" "$T/kin/cells/c01/t1/result.json" '"busbw_gbps": 16.7772'
+
 # --- aorta env --------------------------------------------------------------------
 expect "env lists the NCCL version" 0 "^nccl.version " -- $A env
 expect "env --field of a set variable" 0 "^value-42$" -- env NCCL_DEBUG=value-42 $A env --field env.NCCL_DEBUG
