@@ -7,7 +7,7 @@
 #    NCCL (/usr/lib/x86_64-linux-gnu) and the PyTorch wheel's NCCL
 #    (nvidia.nccl), 3 trials each + the confound re-run, on `aorta train`
 #    (2 GPUs, 30 steps): 25 runs of ~4 s;
-# 3. fsdp2_peer.yaml: the FSDP2 peer under torchrun with its profiler traces,
+# 3. fsdp2_peer.yaml: the FSDP2 peer under torchrun (python3 -m torch.distributed.run) with its profiler traces,
 #    NCCL_NTHREADS {256,512} x 2 trials + the confound: 5 runs of ~15 s;
 # 4. `aorta sweep report` of both into one index.html; which NCCL each
 #    environment loaded (from the env snapshots and the trials' NCCL_DEBUG=
@@ -39,16 +39,19 @@ PEER=${PEER:-.carry/fsdp2_peer.py}
 } > "$O/env.txt" 2>&1
 cat "$O/env.txt"
 echo "== dry runs"
-$A sweep run --recipe $D/nccl_train.yaml -o "$O/nccl_train" --dry-run | head -8 || exit 3
+$A sweep run --recipe $D/nccl_train.yaml -o "$O/nccl_train" --dry-run > "$O/dry_nccl_train.txt" 2>&1 ||
+	{ cat "$O/dry_nccl_train.txt"; exit 3; }
 $A sweep run --recipe $D/fsdp2_peer.yaml -o "$O/fsdp2_peer" --dry-run \
-	-- env "OUTDIR={out}" torchrun --standalone --nproc_per_node=2 "$PEER" | head -4 || exit 3
+	-- env "OUTDIR={out}" python3 -m torch.distributed.run --standalone --nproc_per_node=2 "$PEER" \
+	> "$O/dry_fsdp2_peer.txt" 2>&1 || { cat "$O/dry_fsdp2_peer.txt"; exit 3; }
+head -n 5 "$O/dry_nccl_train.txt" "$O/dry_fsdp2_peer.txt"
 rm -rf "$O/nccl_train" "$O/fsdp2_peer" "$O/report"
 echo "== sweep 1: aorta train ($(( $(date +%s) - START )) s in)"
 timeout -s INT "${BUDGET1_S:-200}" $A sweep run --recipe $D/nccl_train.yaml -o "$O/nccl_train"
 echo "exit $?"
 echo "== sweep 2: the FSDP2 peer ($(( $(date +%s) - START )) s in)"
 timeout -s INT "${BUDGET2_S:-110}" $A sweep run --recipe $D/fsdp2_peer.yaml -o "$O/fsdp2_peer" \
-	-- env "OUTDIR={out}" torchrun --standalone --nproc_per_node=2 "$PEER"
+	-- env "OUTDIR={out}" python3 -m torch.distributed.run --standalone --nproc_per_node=2 "$PEER"
 echo "exit $?"
 echo "== report ($(( $(date +%s) - START )) s in)"
 $A sweep report "$O/nccl_train" "$O/fsdp2_peer" -o "$O/report"

@@ -12,7 +12,9 @@
  * environment would find them (LD_LIBRARY_PATH first), their version asked
  * through cudaRuntimeGetVersion, ncclGetVersion and cublasGetProperty
  * (none of which initialises a device) and their path read back with
- * dlinfo.  Anything missing is reported as not found (a NULL value), never
+ * dlinfo.  The libraries stay loaded (they are not made to be unloaded:
+ * libstdc++ inside them keeps its allocations, which leak checkers report
+ * once the library is gone).  Anything missing is reported as not found (a NULL value), never
  * an error.  ROCm's version comes from /opt/rocm/.info/version when present.
  *
  * The snapshot is a flat list of dotted keys in a fixed order; values are
@@ -218,7 +220,6 @@ static void probe_libs(struct env_snapshot *s)
 		}
 		add(s, "cuda.runtime_version", v);
 		add(s, "cuda.runtime_path", path[0] ? path : NULL);
-		dlclose(h);
 	} else {
 		add(s, "cuda.runtime_version", NULL);
 		add(s, "cuda.runtime_path", NULL);
@@ -233,7 +234,6 @@ static void probe_libs(struct env_snapshot *s)
 			version_dotted(x, 0, ver, sizeof(ver));
 			v = ver;
 		}
-		dlclose(h);
 	}
 	add(s, "cuda.driver_api_version", v);
 	h = open_first(nccl, path, sizeof(path));
@@ -248,7 +248,6 @@ static void probe_libs(struct env_snapshot *s)
 		}
 		add(s, "nccl.version", v);
 		add(s, "nccl.path", path[0] ? path : NULL);
-		dlclose(h);
 	} else {
 		add(s, "nccl.version", NULL);
 		add(s, "nccl.path", NULL);
@@ -265,7 +264,6 @@ static void probe_libs(struct env_snapshot *s)
 		}
 		add(s, "cublas.version", v);
 		add(s, "cublas.path", path[0] ? path : NULL);
-		dlclose(h);
 	} else {
 		add(s, "cublas.version", NULL);
 		add(s, "cublas.path", NULL);

@@ -52,6 +52,8 @@ has "dry run: environment variables" "$T/dry.txt" "env: FAKE_LIB=new LD_LIBRARY_
 $A sweep run --recipe $B/../cli.yaml --dry-run -o $T/dry2 >"$T/dry2.txt" 2>&1
 has "dry run: default workload is aorta train" "$T/dry2.txt" "run: .*aorta train -q --override training.output_dir=$T/dry2/cells/c01/t1/out"
 
+expect "--trials and --timeout replace the recipe's" 0 "^sweep 'fake-cli': 2 cells x 5 trials = 10 runs, timeout 7 s each" -- $A sweep run --recipe $S/cli.yaml --trials 5 --timeout 7 --dry-run -o $T/dry3
+
 # --- a full sweep: ranking and the noise rule -------------------------------------
 W=$T/nccl
 FAKE_NOISY_CELL=c02 $A sweep run --recipe $S/nccl.yaml -o $W >"$T/run.txt" 2>&1; rc=$?
@@ -88,7 +90,7 @@ has "report: best cell" "$W/report/index.html" "Best: c07"
 has "report: noisy row" "$W/report/index.html" "<tr class=noisy>"
 has "report: environments side by side" "$W/report/index.html" "Environments side by side"
 has "report: snapshot" "$W/report/index.html" "environment snapshot: new"
-if [ -f build/libaorta-plot.so ]; then
+if [ -f "$(dirname "$A")/libaorta-plot.so" ]; then
 	n=$(grep -o 'data:image/png;base64' "$W/report/index.html" | wc -l)
 	[ "$n" -ge 6 ] && ok || bad "report embeds $n charts, expected 6 (rank, 3 heatmaps, busbw, gantt)"
 fi
