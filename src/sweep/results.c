@@ -287,6 +287,40 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 			fprintf(f, "| %s | %d | %s | %s |\n", r->cells[c].id, t->trial, trial_status_name(t->status),
 				t->error);
 		}
+	/* bus bandwidth: a column per (collective, size) seen, at most 8 */
+	struct trial_coll cols[8];
+	size_t ncol = 0;
+	for (size_t c = 0; c < r->ncells; c++)
+		for (size_t k = 0; k < s->st[c].ncolls && ncol < 8; k++) {
+			size_t j;
+			for (j = 0; j < ncol; j++)
+				if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
+					break;
+			if (j == ncol)
+				cols[ncol++] = s->st[c].colls[k];
+		}
+	if (ncol) {
+		fputs("\n## NCCL bus bandwidth (GB/s, median over trials)\n\n| cell |", f);
+		for (size_t j = 0; j < ncol; j++)
+			fprintf(f, " %s %llu B |", cols[j].type, cols[j].bytes);
+		fputs("\n|---|", f);
+		for (size_t j = 0; j < ncol; j++)
+			fputs("---:|", f);
+		fputc('\n', f);
+		for (size_t i = 0; i < r->ncells; i++) {
+			size_t c = s->order[i];
+			fprintf(f, "| %s |", r->cells[c].id);
+			for (size_t j = 0; j < ncol; j++) {
+				double v = NAN;
+				for (size_t k = 0; k < s->st[c].ncolls; k++)
+					if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
+						v = s->st[c].colls[k].busbw_gbps;
+				fputc(' ', f);
+				md_num(f, v, 2, " |");
+			}
+			fputc('\n', f);
+		}
+	}
 	if (s->ndiffs) {
 		fputs("\n## Environments side by side\n\n| configuration | reference | other | step ms | verdict |\n"
 		      "|---|---|---|---|---|\n", f);
