@@ -106,14 +106,20 @@ static int verb_run(int argc, char **argv)
 		for (size_t i = 0; i < r->ncells; i++) {
 			size_t c = s.order[i];
 			const struct cell_stats *st2 = &s.st[c];
-			char rk[16], rg[64];
-			snprintf(rk, sizeof(rk), st2->rank ? "%d" : "-", st2->rank);
-			if (st2->nok)
-				snprintf(rg, sizeof(rg), "%.3f-%.3f", st2->min, st2->max);
+			char rk[16], rg[64], md[32];
+			if (st2->rank)
+				snprintf(rk, sizeof(rk), "%d", st2->rank);
 			else
+				snprintf(rk, sizeof(rk), "-");
+			if (st2->nok) {
+				snprintf(rg, sizeof(rg), "%.3f-%.3f", st2->min, st2->max);
+				snprintf(md, sizeof(md), "%.3f", st2->median);
+			} else {
 				snprintf(rg, sizeof(rg), "-");
-			printf("%-5s %-5s %-48.48s %12.3f %20s %4zu/%-3zu  %s%s\n", rk, r->cells[c].id, r->cells[c].label,
-			       st2->median, rg, st2->nok, st2->ntrials, verdict_name(st2->verdict),
+				snprintf(md, sizeof(md), "-");
+			}
+			printf("%-5s %-5s %-48.48s %12s %20s %4zu/%-3zu  %s%s\n", rk, r->cells[c].id, r->cells[c].label,
+			       md, rg, st2->nok, st2->ntrials, verdict_name(st2->verdict),
 			       st2->noisy ? " (noisy)" : "");
 		}
 		printf("best: %s: %s\n", r->cells[s.best].id, s.best_why);

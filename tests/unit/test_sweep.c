@@ -79,6 +79,11 @@ static void test_errors_name_the_line(void)
 		{ "axes:\n  A_B: [1]\nbaseline: {A_B: 2}\n", 3, "baseline: no cell has these values" },
 		{ "axes:\n  A_B: [1, ~]\n", 2, "got null" },
 		{ "trials: 0\n", 1, "trials: expected a number from 1" },
+		{ "axes:\n  A: {env: [A1], values: [1,2,3,4,5,6,7,8,9,10]}\n  B: {env: [B1], values: [1,2,3,4,5,6,7,8,9,10]}\n"
+		  "  C: {env: [C1], values: [1,2,3,4,5,6,7,8,9,10]}\n  D: {env: [D1], values: [1,2,3,4,5,6,7,8,9,10]}\n"
+		  "  E: {env: [E1], values: [1,2,3,4,5,6,7,8,9,10]}\n  F: {env: [F1], values: [1,2]}\n", 1,
+		  "the cross product of the axes has 200000 cells" },
+		{ "axes:\n  A_B: [1, 2]\nreport:\n  rows: A_B\n  cols: A_B\n", 4, "rows and cols name the same axis" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct recipe r;
