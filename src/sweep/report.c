@@ -48,7 +48,7 @@ static const char CSS[] =
 	"body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1240px;color:#111;"
 	"background:#fff;line-height:1.45}h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin-top:32px;"
 	"border-bottom:2px solid #0072B2;padding-bottom:3px}h3{font-size:16px}table{border-collapse:collapse;"
-	"margin:8px 0;font-size:13px}td,th{border:1px solid #bbb;padding:4px 8px;text-align:right;vertical-align:top}"
+	"margin:8px 0;font-size:13px}td,th{border:1px solid #bbb;padding:3px 6px;text-align:right;vertical-align:top}"
 	"th{background:#eef3f8}td.l,th.l{text-align:left}.better{background:#cdeee3}.worse{background:#f6d5c2}"
 	".similar{background:#eee}.baseline{background:#d6e6f5}.noisy{background:#fff7d6}.failed{background:#f6d5c2}"
 	".best{background:#cdeee3;border:1px solid #009E73;padding:8px 12px;margin:12px 0;font-size:15px}"
@@ -557,8 +557,8 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 	else
 		fputs("<p class=meta>Confound check: not run.</p>\n", f);
 	/* ranking */
-	fputs("<h3>Cells by median step time</h3>\n<table><tr><th>rank</th><th class=l>cell</th><th class=l>settings</th>"
-	      "<th>step ms<br>median</th><th>range ms</th><th>spread %</th><th>ok / done</th><th class=l>vs baseline</th>"
+	fputs("<h3>Cells by median step time</h3>\n<div style=\"overflow-x:auto\"><table><tr><th>rank</th><th class=l>cell</th><th class=l>settings</th>"
+	      "<th>step ms<br>median</th><th>range ms</th><th>spread %</th><th>ok / done</th><th class=l>vs baseline</th><th>noise ms</th>"
 	      "<th>exposed comm<br>ms/step</th><th>comm<br>ms/step</th><th>overlap %</th><th>waiting<br>ms/step</th>"
 	      "<th>transfer<br>ms/step</th><th>GEMM<br>ms/step</th><th>late rank</th><th class=l>diagnosis</th>"
 	      "<th>overhead %</th></tr>\n", f);
@@ -587,7 +587,9 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		fprintf(f, "%s</td><td>%zu / %zu</td><td class=\"l %s\">%s", st->noisy ? " (noisy)" : "", st->nok,
 			st->ntrials, vclass(st->verdict), verdict_name(st->verdict));
 		if (st->verdict == V_BETTER || st->verdict == V_WORSE || st->verdict == V_SIMILAR)
-			fprintf(f, " %+.1f%% (noise %.3f ms)", st->diff_pct, st->noise_ms);
+			fprintf(f, " %+.1f%%", st->diff_pct);
+		fputs("</td><td>", f);
+		num(f, st->noise_ms, 3);
 		fputs("</td><td>", f);
 		num(f, st->exposed_ms, 3);
 		fputs("</td><td>", f);
@@ -611,7 +613,7 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		num(f, st->overhead_pct, 2);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n<p class=meta>Yellow rows are noisy: the trial range exceeds ", f);
+	fputs("</table></div>\n<p class=meta>Yellow rows are noisy: the trial range exceeds ", f);
 	fprintf(f, "%.3g%% of the median, or some trials failed. GEMM throughput in TFLOP/s is not shown: the traces "
 		   "give kernel times but not GEMM shapes.</p>\n", r->noisy_pct);
 	/* environments side by side */
