@@ -12,8 +12,8 @@
 # 4. `aorta sweep report` of both into one index.html; which NCCL each
 #    environment loaded (from the env snapshots and the trials' NCCL_DEBUG=
 #    VERSION lines); the sweep's overhead per cell.
-# Each sweep runs under `timeout -s INT` (BUDGET1_S, default 200; BUDGET2_S,
-# default 110): past it the sweep stops as on Ctrl-C, keeps what finished
+# Each sweep runs under `timeout -s INT` (BUDGET1_S, default 190; BUDGET2_S,
+# default 130): past it the sweep stops as on Ctrl-C, keeps what finished
 # and the report shows it, so the whole script stays under ~6 minutes.
 # The sweeps work in W (default /tmp/aorta_sweep); $OUT (default
 # /tmp/aorta_sweep_out) gets at most 8 flat files, as the device tool brings
@@ -52,10 +52,10 @@ $A sweep run --recipe $D/fsdp2_peer.yaml -o "$W/fsdp2_peer" --dry-run \
 	> "$W/dry_fsdp2_peer.txt" 2>&1 || { cat "$W/dry_fsdp2_peer.txt"; exit 3; }
 head -n 5 "$W/dry_nccl_train.txt" "$W/dry_fsdp2_peer.txt"
 echo "== sweep 1: aorta train ($(( $(date +%s) - START )) s in)"
-timeout -s INT "${BUDGET1_S:-200}" $A sweep run --recipe $D/nccl_train.yaml -o "$W/nccl_train"
+timeout -s INT "${BUDGET1_S:-190}" $A sweep run --recipe $D/nccl_train.yaml -o "$W/nccl_train"
 echo "exit $?"
 echo "== sweep 2: the FSDP2 peer ($(( $(date +%s) - START )) s in)"
-timeout -s INT "${BUDGET2_S:-110}" $A sweep run --recipe $D/fsdp2_peer.yaml -o "$W/fsdp2_peer" \
+timeout -s INT "${BUDGET2_S:-130}" $A sweep run --recipe $D/fsdp2_peer.yaml -o "$W/fsdp2_peer" \
 	-- env "OUTDIR={out}" python3 -m torch.distributed.run --standalone --nproc_per_node=2 "$PEER"
 echo "exit $?"
 echo "== report ($(( $(date +%s) - START )) s in)"
