@@ -178,6 +178,69 @@ static void test_better_only_beyond_the_noise(void)
 	CHECK_EQ_I(sweep_compare(&base, &c, 1.0, NULL), V_NODATA);
 }
 
+/* A sweep built in memory: 2 environments x 2 thread counts, 3 trials each. */
+static void fill(struct sweep *s, size_t c, double a, double b, double d)
+{
+	double v[3] = { a, b, d };
+	for (int k = 0; k < 3; k++) {
+		struct trial *t = &s->t[c][k];
+		memset(t, 0, sizeof(*t));
+		t->trial = k + 1;
+		t->status = isnan(v[k]) ? TR_FAILED : TR_OK;
+		t->step_ms = v[k];
+		t->exposed_ms = v[k] / 10;
+		t->overlap_pct = 50;
+		t->late_rank = -1;
+		t->overhead_pct = 1;
+	}
+}
+
+static void test_stats_rank_best_drift_and_environment_diffs(void)
+{
+	struct sweep s;
+	struct aorta_error e;
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ_I(parse("environments:\n  a: null\n  b: null\naxes:\n  NCCL_NTHREADS: [256, 512]\n", &s.r, &e), AORTA_OK);
+	CHECK_EQ_I(s.r.ncells, 4);
+	s.t = xcalloc(4, sizeof(struct trial *));
+	for (size_t c = 0; c < 4; c++)
+		s.t[c] = xcalloc(3, sizeof(struct trial));
+	fill(&s, 0, 10.0, 10.1, 9.9);  /* baseline: a 256 */
+	fill(&s, 1, 9.0, 9.05, 8.95);  /* a 512: better */
+	fill(&s, 2, 9.5, 11.5, 7.5);   /* b 256: median 9.5, but a range of 4 ms: similar */
+	fill(&s, 3, 8.0, NAN, 8.1);    /* b 512: best, one trial failed: noisy */
+	s.confound.status = TR_OK;
+	s.confound.step_ms = 10.05;
+	sweep_stats(&s);
+	CHECK_EQ_I(s.st[1].verdict, V_BETTER);
+	CHECK_EQ_I(s.st[2].verdict, V_SIMILAR);
+	CHECK_EQ_I(s.st[3].verdict, V_BETTER);
+	CHECK_EQ_I(s.st[0].verdict, V_BASELINE);
+	CHECK_EQ_I(s.st[3].noisy, 1);
+	CHECK_EQ_I(s.st[3].nok, 2);
+	CHECK_NEAR(s.st[3].median, 8.05, 1e-12);
+	CHECK_EQ_I(s.st[2].noisy, 1);
+	CHECK_EQ_I(s.st[0].noisy, 0);
+	CHECK_EQ_I(s.order[0], 3);
+	CHECK_EQ_I(s.order[3], 0);
+	CHECK_EQ_I(s.st[3].rank, 1);
+	CHECK_EQ_I(s.best, 3);
+	CHECK_EQ_I(s.drift, 0);
+	CHECK_EQ_I(s.ndiffs, 2);
+	CHECK_EQ_I(s.diffs[0].a, 0);
+	CHECK_EQ_I(s.diffs[0].b, 2);
+	CHECK_EQ_I(s.diffs[0].v, V_SIMILAR);
+	CHECK_EQ_I(s.diffs[1].v, V_BETTER);
+	s.confound.step_ms = 10.25; /* above max 10.1 + 1 % of 10.0 = 10.2 */
+	sweep_stats(&s);
+	CHECK_EQ_I(s.drift, 1);
+	CHECK_NEAR(s.drift_pct, 2.5, 1e-9);
+	s.confound.step_ms = 10.15; /* inside the widened range */
+	sweep_stats(&s);
+	CHECK_EQ_I(s.drift, 0);
+	sweep_free(&s);
+}
+
 int main(void)
 {
 	TEST(test_cross_product_environment_outermost_last_axis_fastest);
@@ -186,5 +249,6 @@ int main(void)
 	TEST(test_placeholders_are_substituted);
 	TEST(test_resolved_recipe_expands_to_the_same_cells);
 	TEST(test_better_only_beyond_the_noise);
+	TEST(test_stats_rank_best_drift_and_environment_diffs);
 	return test_report();
 }
