@@ -236,6 +236,8 @@ HIP_C_OBJ = $(patsubst %.c,$(HIP_BUILD)/obj/%.o,$(HIP_C))
 HIP_CU_OBJ = $(patsubst %.cu,$(HIP_BUILD)/obj/%.o,$(HIP_CU))
 HIP_DEFS = -DAORTA_HIP -DAORTA_GPU=1 -D__HIP_PLATFORM_AMD__
 HIP_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Isrc -pthread -fPIC $(HIP_DEFS)
+# -MD (not -MMD): the dependency lists name system headers too, which
+# tests/hip_check.sh searches for CUDA ones.
 # HIP 5.2 marks every runtime function nodiscard; the kernels' launchers
 # ignore some results on purpose, as they do under nvcc (no -Wall there
 # either for device code), hence -Wno-unused-result.
@@ -251,11 +253,11 @@ hip-check: hip
 $(HIP_C_OBJ): $(HIP_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(say) HIPC $<
-	$(Q)$(HIP_CC) $(HIP_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(HIP_CC) $(HIP_CFLAGS) -MD -MP -c -o $@ $<
 $(HIP_CU_OBJ): $(HIP_BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(say) HIPCC $<
-	$(Q)$(HIPCC) $(HIP_CUFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(HIPCC) $(HIP_CUFLAGS) -MD -MP -c -o $@ $<
 # for tests/hip_check.sh and docs/rocm.md
 print-hip-files:
 	@echo "arch $(HIP_ARCH)"
@@ -265,6 +267,20 @@ print-hip-files:
 clean-hip:
 	rm -rf $(HIP_BUILD)
 -include $(HIP_C_OBJ:.o=.d) $(HIP_CU_OBJ:.o=.d)
+# ROCm SMI telemetry on the CPU: test_telemetry_rsmi compiles telemetry.c's
+# ROCm SMI half itself (-DAORTA_HIP selects it there; it needs rocm_smi.h,
+# not the HIP runtime) and links the host objects, in every build; the test
+# double librsmi_double.so beside it gives known readings.
+TEL_RSMI_HOST_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(HOST_OBJ))
+$(BUILD)/tests/test_telemetry_rsmi: tests/unit/test_telemetry_rsmi.c src/gpu/telemetry.c $(TEL_RSMI_HOST_OBJ) \
+		$(BUILD)/tests/librsmi_double.so
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -DAORTA_HIP -Itests/unit -o $@ $< src/gpu/telemetry.c $(TEL_RSMI_HOST_OBJ) $(LDSAN) $(LIBS)
+$(BUILD)/tests/librsmi_double.so: tests/unit/rsmi_double.c
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
 # ==== end of the HIP / ROCm build =========================================
 
 clean:
