@@ -221,7 +221,10 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 # not package, so nothing links yet.  A new GPU file is compiled for HIP
 # unless added to HIP_SKIP (with its reason in docs/rocm.md).
 HIPCC ?= hipcc
-HIP_CC ?= clang-15
+# C files: clang-15, the compiler Debian 12's hipcc wraps (hipcc itself on C
+# files runs rocm_agent_enumerator, which prints a traceback without a GPU);
+# where there is no clang-15, hipcc.
+HIP_CC ?= $(firstword $(shell command -v clang-15 2>/dev/null) $(HIPCC))
 HIP_ARCH ?= gfx90a
 HIP_BUILD ?= build-hip
 HIP_SKIP_BLAS := src/train/ops_gpu.cu src/hwq/gemm_gpu.c src/sdma/sdma_gpu.c src/tp/tp_gpu.c
