@@ -242,8 +242,9 @@ HIP_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Isrc -pthread -fPIC $(HIP_DEFS)
 # -MD (not -MMD): the dependency lists name system headers too, which
 # tests/hip_check.sh searches for CUDA ones.
 # HIP 5.2 marks every runtime function nodiscard; the kernels' launchers
-# ignore some results on purpose, as they do under nvcc (no -Wall there
-# either for device code), hence -Wno-unused-result.
+# ignore some results on purpose (errors surface through gpuGetLastError or
+# the next synchronising call, as under nvcc, which does not warn), hence
+# -Wno-unused-result.
 HIP_CUFLAGS = -x hip $(addprefix --offload-arch=,$(HIP_ARCH)) -std=c++17 -O2 -Wall -Wextra \
               -Wno-unused-result $(WERROR) -Isrc -fPIC $(HIP_DEFS)
 ifeq ($(HIP),1)
