@@ -3,8 +3,11 @@
 # torchrun on a GPU machine: the same 20-step run (batch 32, fp32) launched
 # as threads of one process and as NPROC processes by torchrun
 # (python3 -m torch.distributed.run --no-python); both must write every
-# rank's JSONL, and rank 0's loss must be the same at every step (the same
-# math whichever launcher).  Prints the step-time medians of both.
+# rank's JSONL, and rank 0's loss must agree at every step within 1e-4
+# relative (the same model and data; NCCL may pick another reduction order
+# for ranks in one process than for ranks in separate processes, so fp32
+# sums differ in the last digits and the difference grows over the steps).
+# Prints the largest difference and the step-time medians of both.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${1:-build}
@@ -36,8 +39,9 @@ print(f"JSONL files: threads {len(t)}, torchrun {len(r)} (want {n} each)")
 if ok:
     a, b = t["rank_00_metrics.jsonl"], r["rank_00_metrics.jsonl"]
     la = [x.get("loss") for x in a]; lb = [x.get("loss") for x in b]
-    same = len(la) == len(lb) and all(x is not None and y is not None and abs(x - y) <= 1e-6 * max(1, abs(x)) for x, y in zip(la, lb))
-    print(f"rank 0 losses equal at all {len(la)} steps: {same}; first {la[:2]} vs {lb[:2]}")
+    rel = [abs(x - y) / max(1e-12, abs(x)) for x, y in zip(la, lb) if x is not None and y is not None]
+    same = len(la) == len(lb) and len(rel) == len(la) and max(rel) <= 1e-4
+    print(f"rank 0 losses agree at all {len(la)} steps within 1e-4: {same}; largest relative difference {max(rel):.2e}")
     for name, d in (("threads", a), ("torchrun", b)):
         st = [x["profile"]["total_ms"] for x in d[5:]]
         print(f"{name}: median step {statistics.median(st):.3f} ms over {len(st)} steps")
