@@ -392,10 +392,11 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 	double per = d.steps ? 1e-6 / (double)d.steps : NAN;
 	t->wait_ms = d.has_cross_rank ? (double)d.wait_ns * per : NAN;
 	t->transfer_ms = d.has_cross_rank ? (double)d.transfer_ns * per : NAN;
-	/* busbw per (collective, size), over ranks: bytes * calls / time x the nccl-tests factor */
+	/* busbw per (collective, size): the join's figure (join.c computes it
+	 * once, from the transfer time where the clocks are shared, else from
+	 * the kernel time), averaged over the ranks that have it */
 	struct trial_coll *v = NULL;
-	int64_t *tot = NULL;
-	int *gs = NULL;
+	int *nv = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t q = 0; q < a->r[i].ncolls; q++) {
@@ -409,30 +410,27 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 					break;
 			if (j == n) {
 				v = xrealloc(v, (n + 1) * sizeof(*v));
-				tot = xrealloc(tot, (n + 1) * sizeof(*tot));
-				gs = xrealloc(gs, (n + 1) * sizeof(*gs));
+				nv = xrealloc(nv, (n + 1) * sizeof(*nv));
 				memset(&v[n], 0, sizeof(v[n]));
 				snprintf(v[n].type, sizeof(v[n].type), "%s", ty);
 				v[n].bytes = c->bytes;
-				tot[n] = 0;
-				gs[n] = c->group_size;
+				nv[n] = 0;
 				n++;
 			}
 			v[j].count += c->count;
-			tot[j] += c->total_ns;
-			v[j].busbw_gbps = (double)c->type; /* the type, until below */
+			v[j].total_ms += (double)c->total_ns * 1e-6;
+			double bw = isfinite(c->busbw_gbps) ? c->busbw_gbps : c->busbw_kernel_gbps;
+			if (isfinite(bw)) {
+				v[j].busbw_gbps += bw;
+				nv[j]++;
+			}
 		}
-	for (size_t j = 0; j < n; j++) {
-		enum coll_type ct = (enum coll_type)(int)v[j].busbw_gbps;
-		double algbw = tot[j] > 0 ? (double)v[j].bytes * (double)v[j].count / (double)tot[j] : NAN;
-		v[j].busbw_gbps = algbw * coll_busbw_factor(ct, gs[j] > 0 ? gs[j] : (int)a->n);
-		v[j].total_ms = (double)tot[j] * 1e-6;
-	}
+	for (size_t j = 0; j < n; j++)
+		v[j].busbw_gbps = nv[j] ? v[j].busbw_gbps / nv[j] : NAN;
 	qsort(v, n, sizeof(*v), cmp_coll);
 	t->colls = v;
 	t->ncolls = n;
-	free(tot);
-	free(gs);
+	free(nv);
 }
 
 /* ---- the sweep ------------------------------------------------------------------------------ */

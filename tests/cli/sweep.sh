@@ -159,7 +159,10 @@ has "resolved recipe keeps the command" "$T/cli/recipe.resolved.yaml" 'command: 
 expect "kineto sweep" 0 "" -- $A sweep run --recipe $S/kineto.yaml -o $T/kin -q
 has "kineto: analyze's step p50" "$T/kin/cells/c01/t1/result.json" '"step_ms": 0.805000'
 has "kineto: overlap" "$T/kin/cells/c01/t1/result.json" '"overlap_pct": 20.000'
-has "kineto: all-reduce busbw from the trace's sizes" "$T/kin/cells/c01/t1/result.json" '"busbw_gbps": 16.7772'
+# busbw is the join's (transfer time, the same on both ranks): what analyze --json says
+$A analyze -q --json "$T/kin_a.json" "$T/kin/cells/c01/t1/out"
+want=$(python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))['ranks'][0]['collectives'][0]['busbw_gbps'])" "$T/kin_a.json")
+has "kineto: all-reduce busbw = analyze's ($want GB/s)" "$T/kin/cells/c01/t1/result.json" "\"busbw_gbps\": $want"
 
 # --- aorta env --------------------------------------------------------------------
 expect "env lists the NCCL version" 0 "^nccl.version " -- $A env
