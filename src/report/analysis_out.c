@@ -97,6 +97,100 @@ static void print_clocks(FILE *f, const struct analysis *a)
 }
 
 /* Cross-rank figures (overlap/join.c), or why there are none. */
+/* Ranks shown row by row before a table is summarised; past LARGE_JOB
+ * ranks the summary shows sections for a few ranks only. */
+#define RANK_ROWS 16
+#define LARGE_JOB 8
+
+static const struct analysis *order_ctx;
+
+static int cmp_caused(const void *x, const void *y)
+{
+	const struct rank_result *a = &order_ctx->r[*(const size_t *)x], *b = &order_ctx->r[*(const size_t *)y];
+	if (a->caused_ns != b->caused_ns)
+		return a->caused_ns < b->caused_ns ? 1 : -1;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Indices of a->r by waiting caused, most first (caller frees).  Output is
+ * single-threaded, so a file-scope comparison context is safe here. */
+static size_t *ranks_by_caused(const struct analysis *a)
+{
+	size_t *o = xmalloc((a->n ? a->n : 1) * sizeof(*o));
+	for (size_t i = 0; i < a->n; i++)
+		o[i] = i;
+	order_ctx = a;
+	qsort(o, a->n, sizeof(*o), cmp_caused);
+	order_ctx = NULL;
+	return o;
+}
+
+static int cmp_i64v(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static double pctl(const int64_t *v, size_t n, double q)
+{
+	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
+	return ms(v[k < n ? k : n - 1]);
+}
+
+/* A large job: waiting and waiting caused across ranks as percentiles, and
+ * the hosts (ranks of one host together) by waiting caused. */
+static void print_distribution(FILE *f, const struct analysis *a)
+{
+	int64_t *w = xmalloc(a->n * sizeof(*w)), *c = xmalloc(a->n * sizeof(*c));
+	for (size_t i = 0; i < a->n; i++) {
+		w[i] = a->r[i].wait_ns;
+		c[i] = a->r[i].caused_ns;
+	}
+	qsort(w, a->n, sizeof(*w), cmp_i64v);
+	qsort(c, a->n, sizeof(*c), cmp_i64v);
+	fprintf(f, "   across the %zu ranks (p50 / p90 / p99 / max): waiting %.3f / %.3f / %.3f / %.3f ms; "
+		"waiting caused %.3f / %.3f / %.3f / %.3f ms\n", a->n, pctl(w, a->n, 0.5), pctl(w, a->n, 0.9),
+		pctl(w, a->n, 0.99), ms(w[a->n - 1]), pctl(c, a->n, 0.5), pctl(c, a->n, 0.9), pctl(c, a->n, 0.99),
+		ms(c[a->n - 1]));
+	free(w);
+	free(c);
+	/* hosts: the ranks that share a clock domain with a host name */
+	struct hrow { const char *host; size_t ranks; int64_t wait_ns, caused_ns; } *h = xcalloc(a->n, sizeof(*h));
+	size_t nh = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		if (!r->host[0])
+			continue;
+		size_t k;
+		for (k = 0; k < nh; k++)
+			if (!strcmp(h[k].host, r->host))
+				break;
+		if (k == nh)
+			h[nh++].host = r->host;
+		h[k].ranks++;
+		h[k].wait_ns += r->wait_ns;
+		h[k].caused_ns += r->caused_ns;
+	}
+	if (nh > 1) {
+		for (size_t x = 1; x < nh; x++) /* by waiting caused, most first (insertion: hosts are few) */
+			for (size_t y = x; y > 0 && h[y].caused_ns > h[y - 1].caused_ns; y--) {
+				struct hrow t = h[y];
+				h[y] = h[y - 1];
+				h[y - 1] = t;
+			}
+		fprintf(f, "   %-24s %6s %14s %16s\n", "host", "ranks", "waiting", "caused waiting");
+		for (size_t k = 0; k < nh; k++) {
+			if (k == 8 && nh > 9) {
+				fprintf(f, "   ... %zu more hosts\n", nh - k);
+				break;
+			}
+			fprintf(f, "   %-24.24s %6zu %11.3f ms %13.3f ms\n", h[k].host, h[k].ranks, ms(h[k].wait_ns),
+				ms(h[k].caused_ns));
+		}
+	}
+	free(h);
+}
+
 static void print_cross_rank(FILE *f, const struct analysis *a)
 {
 	if (!a->clocks_aligned) {
@@ -111,8 +205,20 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		ms(a->skew_p50_ns), ms(a->skew_max_ns));
 	fprintf(f, "   %-6s %14s %8s %12s  %s\n", "rank", "caused waiting", "share", "collectives",
 		"steps where it caused waiting");
-	for (size_t i = 0; i < a->n; i++) {
+	/* by waiting caused, most first; a large job shows the top rows, then
+	 * the distribution and the hosts (--csv / --json have every rank) */
+	size_t *order = ranks_by_caused(a);
+	for (size_t oi = 0; oi < a->n; oi++) {
+		size_t i = order[oi];
 		const struct rank_result *r = &a->r[i];
+		if (a->n > LARGE_JOB && oi > 0 && r->caused_ns <= 0) {
+			fprintf(f, "   ... %zu more ranks caused no waiting\n", a->n - oi);
+			break;
+		}
+		if (oi == RANK_ROWS && a->n > RANK_ROWS + 1) {
+			fprintf(f, "   ... %zu more ranks (--csv ranks.csv and --json have every rank)\n", a->n - oi);
+			break;
+		}
 		fprintf(f, "   %-6d %11.3f ms ", r->rank, ms(r->caused_ns));
 		print_pct(f, pct(r->caused_ns, a->caused_ns));
 		fprintf(f, " %12llu  ", (unsigned long long)r->caused_colls);
@@ -133,6 +239,9 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, "%s%s\n", shown ? "" : "-",
 			analysis_uncertain(a, r->caused_ns, r->matched) && r->caused_ns ? " (within clock uncertainty)" : "");
 	}
+	free(order);
+	if (a->n > LARGE_JOB)
+		print_distribution(f, a);
 	size_t nx = 0;
 	for (size_t k = 0; k < a->nxsteps; k++)
 		nx += a->xsteps[k].straggler >= 0;
@@ -169,8 +278,29 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
 {
 	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	/* a large job: a section for the ranks that caused the most waiting
+	 * and for the first rank, a table for the rest */
+	char *shown = xcalloc(a->n ? a->n : 1, 1);
+	size_t nshown = 0;
+	if (a->n > LARGE_JOB) {
+		size_t *order = ranks_by_caused(a);
+		shown[0] = 1;
+		for (size_t k = 0; k < a->n && k < 3; k++)
+			if (a->r[order[k]].caused_ns > 0)
+				shown[order[k]] = 1;
+		free(order);
+		for (size_t i = 0; i < a->n; i++)
+			nshown += shown[i];
+		fprintf(f, "(%zu ranks: sections for rank %d and the %s that caused the most waiting; every rank's "
+			   "figures are in the tables below, --csv and --json)\n", a->n, a->r[0].rank,
+			nshown > 2 ? "ranks" : "rank");
+	} else {
+		memset(shown, 1, a->n);
+	}
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
+		if (!shown[i])
+			continue;
 		fprintf(f, "\n== rank %d (%s, device %d, %s)\n", r->rank, r->format, r->device, r->path);
 		fprintf(f, "   %llu device events", (unsigned long long)r->events);
 		if (r->skipped)
@@ -280,6 +410,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			}
 		}
 	}
+	free(shown);
 	if (a->n > 1) {
 		fprintf(f, "\n== across ranks\n");
 		for (size_t k = 0; k < NFIGURES; k++) {

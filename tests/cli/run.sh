@@ -166,6 +166,16 @@ for o in c["clock"]["offsets"]:
     assert o["domain"] == (o["rank"] // 4) * 4, o
 assert c["clock"]["spread_ms"] < 0.002, c["clock"]
 PY
+# 16+ ranks: sections for rank 0 and the ranks that caused waiting, the rest summarised
+# (the waiting-caused table stops at the first rank that caused none, percentiles, hosts)
+$A analyze "$T/nodes" >"$T/nodes.txt" 2>/dev/null && ok || bad "analyze summary of 16 ranks"
+[ "$(grep -c '^== rank ' "$T/nodes.txt")" = 2 ] && ok || bad "16 ranks: expected sections for ranks 0 and 15 only: $(grep '^== rank ' "$T/nodes.txt" | tr '\n' ' ')"
+has "16 ranks: the rest in tables" "$T/nodes.txt" "^\(16 ranks: sections for rank 0 and the rank that caused the most waiting"
+has "16 ranks: waiting caused, most first" "$T/nodes.txt" "^   15 +[0-9.]+ ms +100.00%"
+has "16 ranks: the others summarised" "$T/nodes.txt" "\.\.\. 15 more ranks caused no waiting"
+has "16 ranks: percentiles across ranks" "$T/nodes.txt" "across the 16 ranks \(p50 / p90 / p99 / max\): waiting"
+has "16 ranks: hosts, the late one first" "$T/nodes.txt" "^   host +ranks"
+grep -A1 "^   host  " "$T/nodes.txt" | grep -q "node0003  *4 " && ok || bad "16 ranks: node0003 (rank 15's) is not the first host"
 
 # --- compare ---------------------------------------------------------------------
 expect "compare identical" 0 "similar" -- $A compare "$T/tiny.json" tests/data/tiny
