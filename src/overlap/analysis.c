@@ -20,9 +20,11 @@
 #include <glob.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/zread.h"
@@ -581,7 +583,17 @@ void analysis_finish(struct analysis *a)
 		if (a->r[i].rank == a->r[i - 1].rank)
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
 				   a->r[i].rank, a->r[i - 1].path, a->r[i].path);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	analysis_join(a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) { /* bench/analyze_scale: the join's cost against ranks */
+		size_t calls = 0;
+		for (size_t i = 0; i < a->n; i++)
+			calls += a->r[i].ninst;
+		fprintf(stderr, "aorta: timing: join of %zu ranks, %zu collective calls: %.3f ms\n", a->n, calls,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 }
 
 enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
