@@ -12,6 +12,7 @@
  * over every span clipped to it, whatever step launched the span.
  */
 #include "overlap/analysis.h"
+#include "timeline/peer_rules.h"
 #include "ingest/ingest.h"
 
 #include <ctype.h>

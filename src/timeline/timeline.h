@@ -26,29 +26,8 @@
 #include <stdint.h>
 
 #include "base/strtab.h"
+#include "timeline/vocab.h"
 
-/* Span kinds.  The classes (compute / comm / memcpy / memset) are what the
- * overlap engine needs; the sub-kinds feed tables and the TP tuner figure. */
-enum span_kind {
-	K_UNKNOWN = 0,
-	K_GEMM, K_ATTENTION, K_COMPUTE_OTHER,            /* compute */
-	K_COMM,                                          /* see enum coll_type */
-	K_MEMCPY_H2D, K_MEMCPY_D2H, K_MEMCPY_D2D, K_MEMCPY_P2P, K_MEMCPY_OTHER,
-	K_MEMSET,
-	K_SYNC,     /* cuda_sync records on a device timeline: not busy */
-	K__COUNT
-};
-
-enum span_class { C_COMPUTE = 0, C_COMM, C_MEMCPY, C_MEMSET, C_NONE, C__COUNT };
-
-enum coll_type {
-	COLL_NONE = 0, COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
-	COLL_BROADCAST, COLL_REDUCE, COLL_ALL_TO_ALL, COLL_SEND_RECV, COLL_OTHER,
-	COLL__COUNT
-};
-
-/* What the record type says before the name is looked at. */
-enum record_hint { R_KERNEL = 0, R_MEMCPY, R_MEMSET, R_SYNC };
 
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
@@ -140,17 +119,6 @@ void trace_skip(struct trace *t, const char *fmt, ...) __attribute__((format(pri
 /* Classifies, resolves launches and steps, sorts.  rules may be NULL for
  * the built-in table.  Never fails. */
 void trace_finish(struct trace *t, const struct rules *rules);
-
-/* Class of a kind. */
-enum span_class kind_class(enum span_kind k);
-const char *kind_name(enum span_kind k);
-const char *coll_type_name(enum coll_type c);
-/* nccl-tests bus bandwidth factor for n ranks (docs/metrics.md). */
-double coll_busbw_factor(enum coll_type c, int n);
-/* Collective type from a PyTorch "Collective name" or a kernel name. */
-enum coll_type coll_type_from_name(const char *s);
-/* Bytes per element of a PyTorch / NCCL dtype name, 0 if unknown. */
-int dtype_bytes(const char *s);
 
 /* A set of ranks, e.g. every file of a run. */
 struct trace_set {
