@@ -16,10 +16,12 @@
 #include "ingest/ingest.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -406,6 +408,23 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 			st->end_ns = st->start_ns;
 	}
 	r->nsteps = m;
+	/* figures the input recorded per step (JSONL), matched by step number */
+	r->has_rec = t->nrec > 0;
+	for (size_t k = 0, c = 0; k < m; k++) {
+		struct step_result *st = &r->steps[k];
+		for (int q = 0; q < SR__COUNT; q++)
+			st->rec[q] = NAN;
+		if (!t->nrec)
+			continue;
+		size_t c0 = c;
+		while (t->rec[c].number != st->number) {
+			c = (c + 1) % t->nrec;
+			if (c == c0)
+				break;
+		}
+		if (t->rec[c].number == st->number)
+			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
+	}
 	for (size_t k = 0; k < m; k++) {
 		struct step_result *st = &r->steps[k];
 		ov_figures_in(&s, st->start_ns, st->end_ns, &st->f);
@@ -449,6 +468,46 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	}
 	ov_sets_release(&s);
 	free(cls);
+}
+
+size_t analysis_kept_steps(const struct rank_result *r, int skip)
+{
+	size_t k = (size_t)(skip > 0 ? skip : 0);
+	return k < r->nsteps ? r->nsteps - k : 0;
+}
+
+int analysis_adapt_skip(struct analysis *a, char *why, size_t n)
+{
+	int skip = a->opts.skip_steps;
+	size_t fewest = SIZE_MAX;
+	int who = -1;
+	if (skip <= 0)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].nsteps && a->r[i].nsteps < fewest) {
+			fewest = a->r[i].nsteps;
+			who = a->r[i].rank;
+		}
+	if (fewest == SIZE_MAX || (size_t)skip < fewest)
+		return 0;
+	snprintf(why, n, "--skip-steps %d would leave none of the %zu step%s of rank %d: no warm-up is "
+		 "skipped, every step is used", skip, fewest, fewest == 1 ? "" : "s", who);
+	a->opts.skip_steps = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		if (!r->nsteps)
+			continue;
+		struct ov_figures *f = &r->steps_sum;
+		memset(f, 0, sizeof(*f));
+		for (size_t k = 0; k < r->nsteps; k++) {
+			const struct ov_figures *x = &r->steps[k].f;
+			int64_t *d = (int64_t *)f;
+			const int64_t *sx = (const int64_t *)x;
+			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
+				d[q] += sx[q];
+		}
+	}
+	return 1;
 }
 
 /* ---- workers ------------------------------------------------------------ */

@@ -35,6 +35,7 @@ struct step_result {
 	int64_t start_ns, end_ns;
 	struct ov_figures f;
 	int host_bound;
+	double rec[SR__COUNT];  /* figures the input recorded for this step (JSONL); NaN if none */
 };
 
 struct coll_row {
@@ -90,6 +91,7 @@ struct rank_result {
 	uint64_t other_device_spans; /* trace.h: GPU activity of a second device in one trace */
 	int other_device;
 	char *skipped_first;
+	int has_rec;                   /* steps carry recorded figures (rec) */
 	struct ov_figures total;       /* whole trace: first start to last end */
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
@@ -133,6 +135,15 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 /* Analyses traces already in memory (takes ownership of s's traces). */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
+
+/* A --skip-steps that would leave no step of some rank that has steps
+ * skips nothing instead (warm-up that is not there is not skipped):
+ * opts.skip_steps becomes 0 and every rank's steps_sum is summed again from
+ * its steps (step windows tile, so the figures add up exactly).  Returns 1
+ * and writes the reason to why (n bytes) when it changed the skip. */
+int analysis_adapt_skip(struct analysis *a, char *why, size_t n);
+/* Steps of r left after the skip (what step figures are over). */
+size_t analysis_kept_steps(const struct rank_result *r, int skip);
 
 /* Statistics (ns) of one figure over a rank's steps, the first `skip` left
  * out; fig_off is the offset of an int64 field of struct ov_figures (as

@@ -28,3 +28,8 @@ double ratio(int64_t num, int64_t den)
 {
 	return den ? (double)num / (double)den : NAN;
 }
+
+const char *const REC_KEYS[SR__COUNT] = {
+	"step_ms", "compute_ms", "overlap_ms", "allreduce_overlap_ms", "reducescatter_overlap_ms",
+	"allgather_overlap_ms", "comm_ms", "exposed_comm_ms", "aux_ms", "idle_ms", "loss",
+};

@@ -24,6 +24,10 @@ static inline int64_t fig_value(const struct figure *f, const struct ov_figures 
 	return *(const int64_t *)((const char *)x + f->off);
 }
 
+/* Keys of the figures an input recorded per step itself (enum step_rec,
+ * timeline.h), as a step's "recorded" object in the analysis JSON. */
+extern const char *const REC_KEYS[SR__COUNT];
+
 /* Ratios derived from figures; NaN when the denominator is zero. */
 double ratio(int64_t num, int64_t den);
 

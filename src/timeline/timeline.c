@@ -58,6 +58,7 @@ void trace_free(struct trace *t)
 	free(t->coll);
 	free(t->steps);
 	free(t->gsteps);
+	free(t->rec);
 	free(t->launch);
 	free(t);
 }
@@ -127,6 +128,14 @@ void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64
 		t->gstep_last_start_ns = start_ns;
 	GROW(t->gsteps, t->gscap, t->ngsteps + 1);
 	t->gsteps[t->ngsteps++] = (struct step_range){ number, start_ns, end_ns };
+}
+
+void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT])
+{
+	GROW(t->rec, t->rcap, t->nrec + 1);
+	t->rec[t->nrec].number = number;
+	memcpy(t->rec[t->nrec].v, v, sizeof(t->rec[t->nrec].v));
+	t->nrec++;
 }
 
 void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m)

@@ -41,6 +41,21 @@ struct coll_meta {
 	int32_t dtype_bytes;   /* 0 if unknown */
 };
 
+/* Figures a format records per step itself: aorta / upstream AORTA JSONL's
+ * profile (total_ms, overlap.per_stream_ms, overlap.overlap_ms) and loss,
+ * as upstream's overlap_report.py reads them (a missing overlap figure is
+ * 0, a missing loss NaN).  Kept beside the spans so report's summary.json
+ * stays what upstream computes from the same files.  SR_COMM is the sum of
+ * the communication streams, SR_EXPOSED max(SR_COMM - SR_OVERLAP, 0). */
+enum step_rec {
+	SR_STEP, SR_COMPUTE, SR_OVERLAP, SR_AR_OVERLAP, SR_RS_OVERLAP, SR_AG_OVERLAP,
+	SR_COMM, SR_EXPOSED, SR_AUX, SR_IDLE, SR_LOSS, SR__COUNT
+};
+struct recorded_step {
+	int64_t number;        /* the step it belongs to (step_range.number) */
+	double v[SR__COUNT];
+};
+
 struct step_range {
 	int64_t number;        /* N of ProfilerStep#N, or the range ordinal */
 	int64_t start_ns, end_ns;
@@ -87,6 +102,11 @@ struct trace {
 	size_t ngsteps, gscap;
 	int64_t gstep_last_start_ns; /* latest start of any such row, INT64_MIN if none */
 
+	/* per-step figures the format recorded (JSONL), in file order; none
+	 * for traces */
+	struct recorded_step *rec;
+	size_t nrec, rcap;
+
 	/* host launches, only while reading (freed by trace_finish) */
 	struct launch_rec { int64_t corr, start_ns, end_ns; } *launch;
 	size_t nlaunch, lcap;
@@ -111,6 +131,8 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
+/* Records the figures a format gives for step `number` (copied). */
+void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT]);
 /* Attaches collective metadata to span idx (copied). */
 void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m);
 /* Records one skipped malformed event (the first reason is kept). */
