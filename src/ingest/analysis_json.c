@@ -533,17 +533,7 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 			fail(&r, NULL, "rank %d appears twice", a->r[i].rank);
 			goto out;
 		}
-	/* steps_sum over the kept steps, as the writer had it */
-	for (size_t i = 0; i < a->n; i++) {
-		struct rank_result *rr = &a->r[i];
-		size_t k0 = (size_t)a->opts.skip_steps;
-		for (size_t k = k0; k < rr->nsteps; k++) {
-			int64_t *dd = (int64_t *)&rr->steps_sum;
-			const int64_t *sx = (const int64_t *)&rr->steps[k].f;
-			for (size_t q = 0; q < sizeof(rr->steps_sum) / sizeof(int64_t); q++)
-				dd[q] += sx[q];
-		}
-	}
+	analysis_set_skip(a, a->opts.skip_steps); /* steps_sum, as the writer had it */
 out:
 	yajl_tree_free(root);
 	if (r.failed) {

@@ -105,7 +105,7 @@ static void keep_richest(const char *dir, struct strlist *files, struct strlist 
 	}
 	files->n = fmt->n = m;
 	if (dropped)
-		aorta_note("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
+		aorta_warn("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
 			   "(name them explicitly to analyse them)", dir, dropped, dropped == 1 ? "" : "s");
 }
 
@@ -476,6 +476,22 @@ size_t analysis_kept_steps(const struct rank_result *r, int skip)
 	return k < r->nsteps ? r->nsteps - k : 0;
 }
 
+void analysis_set_skip(struct analysis *a, int skip)
+{
+	a->opts.skip_steps = skip;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		struct ov_figures *f = &r->steps_sum;
+		memset(f, 0, sizeof(*f));
+		for (size_t k = r->nsteps - analysis_kept_steps(r, skip); k < r->nsteps; k++) {
+			int64_t *d = (int64_t *)f;
+			const int64_t *sx = (const int64_t *)&r->steps[k].f;
+			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
+				d[q] += sx[q];
+		}
+	}
+}
+
 int analysis_adapt_skip(struct analysis *a, char *why, size_t n)
 {
 	int skip = a->opts.skip_steps;
@@ -492,21 +508,7 @@ int analysis_adapt_skip(struct analysis *a, char *why, size_t n)
 		return 0;
 	snprintf(why, n, "--skip-steps %d would leave none of the %zu step%s of rank %d: no warm-up is "
 		 "skipped, every step is used", skip, fewest, fewest == 1 ? "" : "s", who);
-	a->opts.skip_steps = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		struct rank_result *r = &a->r[i];
-		if (!r->nsteps)
-			continue;
-		struct ov_figures *f = &r->steps_sum;
-		memset(f, 0, sizeof(*f));
-		for (size_t k = 0; k < r->nsteps; k++) {
-			const struct ov_figures *x = &r->steps[k].f;
-			int64_t *d = (int64_t *)f;
-			const int64_t *sx = (const int64_t *)x;
-			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
-				d[q] += sx[q];
-		}
-	}
+	analysis_set_skip(a, 0);
 	return 1;
 }
 

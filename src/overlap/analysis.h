@@ -136,6 +136,10 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
 
+/* Sets opts.skip_steps and sums every rank's steps_sum again over the
+ * steps it leaves (step windows tile, so this equals the engine's figure
+ * over their union). */
+void analysis_set_skip(struct analysis *a, int skip);
 /* A --skip-steps that would leave no step of some rank that has steps
  * skips nothing instead (warm-up that is not there is not skipped):
  * opts.skip_steps becomes 0 and every rank's steps_sum is summed again from

@@ -3,19 +3,16 @@
  * --label), their per-step figures per rank, and what is derived from them
  * (summary.json, charts, index.html).
  *
- * Inputs.  A dataset is read from one of:
- *  - a run directory holding rank_*_metrics.jsonl (aorta train or upstream
- *    AORTA), or one such file: every line is one step of one rank.  The
- *    figures are the ones the run recorded (profile.overlap), as upstream's
- *    overlap_report.py reads them: overlap_ms.compute_comm,
- *    per_stream_ms.compute, overlap_ms.compute_allreduce,
- *    overlap_ms.compute_reducescatter (0 when missing).  A line that is not
- *    valid JSON (a crashed run's last line cut in half) is counted, warned
- *    about and left out; the complete lines are used.
- *  - an `aorta analyze --json` file (aorta.analysis/1): its per-step figures.
- *  - traces (a file or a directory of per-rank traces): analysed on the fly
- *    with the overlap engine (src/overlap/analysis.h).
- * Files of one dataset are read in parallel (one file per worker).
+ * Inputs.  A dataset is one run as a struct analysis, however it was read
+ * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
+ * rules every command shares; a saved `aorta analyze --json` through
+ * ingest/analysis_json.c).  Its per-step figures are the engine's
+ * (REP_FIGS, report/figures.c), except where the input recorded its own
+ * (JSONL's profile.overlap): those are used as upstream's
+ * overlap_report.py reads them (overlap_ms.compute_comm,
+ * per_stream_ms.compute, overlap_ms.compute_allreduce,
+ * overlap_ms.compute_reducescatter, 0 when missing).  The verdict names
+ * the run's diagnosis (overlap/diagnosis.h), the one analyze prints.
  *
  * Ownership.  struct report owns everything under it; report_free releases
  * it.  Strings given in report_opts are borrowed and must outlive it.
@@ -27,30 +24,11 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "overlap/analysis.h"
+#include "overlap/diagnosis.h"
+#include "report/figures.h"
 
 #define REPORT_SCHEMA "aorta.report/1"
-
-/* Per-step figures, in ms (doubles: the JSONL records them as such). */
-enum rep_fig {
-	RF_STEP,          /* profile.total_ms / step window */
-	RF_COMPUTE,       /* per_stream_ms.compute / compute time */
-	RF_OVERLAP,       /* overlap_ms.compute_comm / comm ∩ compute */
-	RF_AR_OVERLAP,    /* overlap_ms.compute_allreduce */
-	RF_RS_OVERLAP,    /* overlap_ms.compute_reducescatter */
-	RF_AG_OVERLAP,    /* overlap_ms.compute_allgather */
-	RF_COMM,          /* communication time (sum of the comm streams) */
-	RF_EXPOSED,       /* comm not under compute: max(comm - overlap, 0) */
-	RF_AUX,           /* per_stream_ms.aux (memcpy for traces) */
-	RF_IDLE,          /* overlap_ms.idle / idle */
-	RF__COUNT
-};
-
-struct rep_fig_def {
-	const char *key;      /* summary.json key stem: "<key>_ms" */
-	const char *label;    /* chart label */
-	int dir;              /* 1 lower is better, -1 higher is better, 0 neutral */
-};
-extern const struct rep_fig_def REP_FIGS[RF__COUNT];
 
 struct rep_step {
 	int64_t gstep;        /* global step (line ordinal when absent) */
@@ -105,6 +83,8 @@ struct rep_dataset {
 	int has_loss, has_ranges;
 	long long bad_lines, skipped_lines;
 	char *config_text;        /* a few lines describing the run, or NULL */
+	struct analysis *a;       /* the run, owned (timelines dropped) */
+	struct diagnosis diag;    /* analysis_diagnose(a): what analyze prints */
 	/* filled by report_prepare (skip applied) */
 	struct rep_stat *stat;    /* RF__COUNT figures */
 	struct rep_stat loss;
@@ -135,14 +115,11 @@ struct report {
 	int upstream_comparison; /* both --reference and --candidate given */
 };
 
-/* Reads one dataset; label and input are borrowed.  AORTA_EINPUT names the
- * input when it is missing or holds nothing aorta can read. */
-enum aorta_status report_read(const char *label, const char *input, const struct report_opts *o,
-			      struct rep_dataset *d, struct aorta_error *e);
-/* Reads one JSONL file into r (exposed for tests and the fuzz target);
- * keep_ranges keeps the stream ranges. */
-enum aorta_status report_read_jsonl(const char *path, int keep_ranges, struct rep_rank *r,
-				    struct aorta_error *e);
+/* Builds d from a run's analysis, which it takes over (*a is zeroed;
+ * its timelines, kept for the Gantt chart of the first rank, are freed
+ * once the ranges are taken).  label and input are borrowed. */
+void rep_dataset_from_analysis(const char *label, const char *input, struct analysis *a,
+			       struct rep_dataset *d);
 void rep_dataset_free(struct rep_dataset *d);
 void report_free(struct report *r);
 
