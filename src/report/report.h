@@ -52,8 +52,7 @@ struct rep_rank {
 	char *path;
 	struct rep_step *steps;     /* in file order */
 	size_t nsteps;
-	long long lines, bad_lines, skipped_lines; /* JSONL: read, invalid, no profile */
-	long long bad_line_first;   /* line number of the first invalid line, 0 if none */
+	long long bad_lines;        /* records the reader left out (cut or malformed lines, ...) */
 	/* stream ranges, kept for the dataset's first rank only */
 	struct rep_range *ranges;
 	size_t nranges;
@@ -81,7 +80,7 @@ struct rep_dataset {
 	struct rep_coll *colls;
 	size_t ncolls;
 	int has_loss, has_ranges;
-	long long bad_lines, skipped_lines;
+	long long bad_lines;      /* records left out, all ranks */
 	char *config_text;        /* a few lines describing the run, or NULL */
 	struct analysis *a;       /* the run, owned (timelines dropped) */
 	struct diagnosis diag;    /* analysis_diagnose(a): what analyze prints */
@@ -141,6 +140,12 @@ double rep_cmp_rank_value(const struct rep_rank *r, int k);
 const char *rep_cmp_key(int k);     /* "step_ms", ..., "overlap_ratio" */
 const char *rep_cmp_label(int k);
 int rep_cmp_dir(int k);
+/* The verdict of figure k (REP_NCMP index) going from x (reference) to y:
+ * n/a when a side is missing, similar below --threshold percent or below
+ * 0.05 ms, better / worse by direction; when the candidate's step is
+ * slower (step_slower), no other figure is "better": "lower" / "higher". */
+const char *rep_verdict(const struct report *r, double x, double y, int k, int step_slower);
+int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c);
 /* Rank of d with the given rank number, or NULL. */
 const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
 

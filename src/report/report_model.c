@@ -22,6 +22,7 @@
 
 #include "overlap/analysis.h"
 #include "report/figures.h"
+#include "report/report_change.h"
 #include "timeline/timeline.h"
 
 /* ---- datasets ----------------------------------------------------------------- */
@@ -377,4 +378,25 @@ const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank)
 		if (d->ranks[i].rank == rank)
 			return &d->ranks[i];
 	return NULL;
+}
+
+/* Changes below this many ms are 'similar' whatever their percent (as
+ * compare's default --min-change-ms). */
+#define REP_MIN_CHANGE_MS 0.05
+
+int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c)
+{
+	return !strcmp(rep_verdict(r, rep_cmp_value(b, RF_STEP), rep_cmp_value(c, RF_STEP), RF_STEP, 0), "worse");
+}
+
+const char *rep_verdict(const struct report *r, double x, double y, int k, int step_slower)
+{
+	if (isnan(x) || isnan(y))
+		return "n/a";
+	if (k < RF__COUNT && fabs(y - x) < REP_MIN_CHANGE_MS)
+		return "similar";
+	const char *v = change_verdict(x, y, rep_cmp_dir(k), r->o.threshold_pct);
+	if (step_slower && k != RF_STEP && !strcmp(v, "better"))
+		return y < x ? "lower" : "higher"; /* not an improvement when the step got slower */
+	return v;
 }

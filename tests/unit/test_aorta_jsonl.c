@@ -194,20 +194,76 @@ static void test_invalid_json_names_line_and_offset(void)
 	struct aorta_error e;
 	size_t n;
 
-	/* truncated third line: offset = end of that line */
-	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n", good, good, cut);
+	/* a cut line in the middle (another follows): offset = end of that line */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n%s", good, good, cut, good);
 	memset(&e, 0, sizeof(e));
 	CHECK_EQ_I(ingest_aorta_jsonl_mem("c.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
 	CHECK_EQ_I(s.n, 0);
 	CHECK_EQ_I(e.line, 3);
 	CHECK_EQ_I(e.offset, (long long)(2 * strlen(good) + strlen(cut)));
 	CHECK_STR(e.path, "c.jsonl");
-	/* a syntax error inside the line: the offset points at it */
-	n = (size_t)snprintf(buf, sizeof(buf), "%s%s", good, junk);
+	/* a syntax error inside a line: the offset points at it */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s\n%s", good, junk, good);
 	CHECK_EQ_I(ingest_aorta_jsonl_mem("j.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
 	CHECK_EQ_I(e.line, 2);
 	CHECK(e.offset > (long long)strlen(good) + 8 && e.offset <= (long long)n);
 	CHECK_EQ_I(s.n, 0);
+	/* the same lines last (a run cut mid-write): skipped with a note */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n\n", good, good, cut);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("c.jsonl", buf, n, &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n) {
+		CHECK_EQ_I(s.t[0]->skipped, 1);
+		CHECK(strstr(s.t[0]->skipped_first, "line 3") != NULL);
+		CHECK_EQ_I(s.t[0]->nsteps, 2);
+		CHECK_EQ_I(s.t[0]->nrec, 2);
+	}
+	trace_set_release(&s);
+	/* a file whose only line is invalid holds nothing: an error */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s", junk);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("o.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
+	CHECK_EQ_I(s.n, 0);
+	CHECK_EQ_I(e.line, 1);
+}
+
+/* The trainer's explicit collective field names the span; the recorded
+ * figures are kept per step as upstream reads them. */
+static void test_collective_field_and_recorded_figures(void)
+{
+	static const char text[] =
+		"{\"rank\":2,\"loss\":0.5,\"global_step\":7,\"profile\":{\"total_ms\":10,\"ranges\":["
+		"{\"stream\":\"comm7\",\"tag\":\"epoch0_step7_grads\",\"start_ms\":1,\"end_ms\":4,"
+		"\"collective\":\"all_gather\",\"metadata\":{}},"
+		"{\"stream\":\"compute\",\"tag\":\"epoch0_step7_fwd\",\"start_ms\":0,\"end_ms\":5,\"metadata\":{}}],"
+		"\"overlap\":{\"per_stream_ms\":{\"compute\":5,\"allgather\":3,\"aux\":1},"
+		"\"overlap_ms\":{\"compute_comm\":3,\"compute_allgather\":3,\"idle\":5}}}}\n";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("f.jsonl", text, strlen(text), &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (!s.n)
+		return;
+	const struct trace *t = s.t[0];
+	int comm = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->kind[i] == K_COMM) {
+			comm++;
+			CHECK_EQ_I(t->coll_type[i], COLL_ALL_GATHER);
+			CHECK_STR(strtab_get(&t->names, t->name[i]), "aorta:all_gather:grads");
+		}
+	CHECK_EQ_I(comm, 1);
+	CHECK_EQ_I(t->nrec, 1);
+	CHECK_EQ_I(t->rec[0].number, 7);
+	CHECK_NEAR(t->rec[0].v[SR_STEP], 10, 0);
+	CHECK_NEAR(t->rec[0].v[SR_COMPUTE], 5, 0);
+	CHECK_NEAR(t->rec[0].v[SR_COMM], 3, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AG_OVERLAP], 3, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AR_OVERLAP], 0, 0);
+	CHECK_NEAR(t->rec[0].v[SR_EXPOSED], 0, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AUX], 1, 0);
+	CHECK_NEAR(t->rec[0].v[SR_IDLE], 5, 0);
+	CHECK_NEAR(t->rec[0].v[SR_LOSS], 0.5, 0);
+	trace_set_release(&s);
 }
 
 static void test_file_reader_matches_memory_reader(void)
@@ -247,6 +303,7 @@ int main(void)
 	TEST(test_names_streams_and_rounding);
 	TEST(test_missing_profile_and_wrong_types_are_skipped);
 	TEST(test_invalid_json_names_line_and_offset);
+	TEST(test_collective_field_and_recorded_figures);
 	TEST(test_file_reader_matches_memory_reader);
 	return test_report();
 }
