@@ -13,6 +13,8 @@
 enum aorta_status run_load(const char *input, const struct analysis_opts *o, struct analysis *a,
 			   struct aorta_error *e);
 
+int run_is_saved_analysis(const char *input);
+
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);

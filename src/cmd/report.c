@@ -304,6 +304,8 @@ int cmd_report(int argc, char **argv)
 	rep.o.skip_steps = skip;
 	for (int i = 0; i < dirs.n; i++) {
 		rep_dataset_from_analysis(labels[i], dirs.v[i], &an[i], &rep.ds[i]);
+		if (run_is_saved_analysis(dirs.v[i]))
+			rep.ds[i].format = "aorta-analysis";
 		rep.nds = (size_t)i + 1;
 	}
 	free(an);

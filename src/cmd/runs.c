@@ -14,11 +14,16 @@
 #include "ingest/analysis_json.h"
 #include "ingest/ingest.h"
 
+int run_is_saved_analysis(const char *input)
+{
+	struct stat sb;
+	return stat(input, &sb) == 0 && S_ISREG(sb.st_mode) && ingest_sniff(input, NULL) == FMT_AORTA_ANALYSIS;
+}
+
 enum aorta_status run_load(const char *input, const struct analysis_opts *o, struct analysis *a,
 			   struct aorta_error *e)
 {
-	struct stat sb;
-	if (stat(input, &sb) == 0 && S_ISREG(sb.st_mode) && ingest_sniff(input, NULL) == FMT_AORTA_ANALYSIS) {
+	if (run_is_saved_analysis(input)) {
 		enum aorta_status s = analysis_json_read(input, a, e);
 		if (!s) { /* the options the reader asked for, not the file's */
 			a->opts.rules = o->rules;

@@ -133,7 +133,7 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 done
 expect "compare reports worse" 0 "comm_ms .* worse" -- $A compare tests/data/tiny "$T/slow"
-expect "fail-on-regression" 1 "regression beyond" -- $A compare --fail-on-regression 5 tests/data/tiny "$T/slow"
+expect "fail-on-regression names the figure and its size" 1 "regression in .*comm_ms worse by [+][0-9.]* ms" -- $A compare --fail-on-regression 5 tests/data/tiny "$T/slow"
 $A compare --json "$T/cmp.json" tests/data/tiny "$T/slow" >/dev/null && ok || bad "compare --json"
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='aorta.compare/1'
