@@ -3,8 +3,10 @@
  *
  *   aorta analyze [options] TRACE|DIR|GLOB|@LIST...
  *
- * Reads every rank in parallel, prints the summary (unless --quiet), and
- * writes --json / --csv / --trace-out.  Exit 3 on bad input, naming the
+ * Reads every rank in parallel (or a saved analysis back, through the same
+ * way in as report and compare: cmd/runs.c), prints the summary (unless
+ * --quiet), and writes --json / --csv / --trace-out.  A --skip-steps that
+ * would leave some rank no step skips nothing and says so.  Exit 3 on bad input, naming the
  * file and byte offset.
  */
 #include <stdio.h>
@@ -55,6 +57,11 @@ int cmd_analyze(int argc, char **argv)
 				"--host-bound-pct in [0, 100]\n");
 		return AORTA_EUSAGE;
 	}
+	if (quiet && !json && !csv && !trace_out) {
+		fprintf(stderr, "aorta: error: -q prints nothing, and no --json, --csv or --trace-out was given: "
+				"nothing would come out\n");
+		return AORTA_EUSAGE;
+	}
 	aorta_quiet = quiet;
 
 	struct aorta_error e = { 0 };
@@ -65,13 +72,27 @@ int cmd_analyze(int argc, char **argv)
 	}
 	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL };
 	struct analysis a;
-	enum aorta_status st = analysis_run(argv, (size_t)nargs, &ao, &a, &e);
+	enum aorta_status st;
+	if (nargs == 1 && run_is_saved_analysis(argv[0])) { /* a saved analysis, read back */
+		if (trace_out) {
+			fprintf(stderr, "aorta: error: '%s' is a saved analysis: it holds no timeline for --trace-out\n",
+				argv[0]);
+			rules_free(rules);
+			return AORTA_EUSAGE;
+		}
+		st = run_load(argv[0], &ao, &a, &e);
+	} else {
+		st = analysis_run(argv, (size_t)nargs, &ao, &a, &e);
+	}
 	if (st) {
 		aorta_error_print(&e);
 		analysis_free(&a);
 		rules_free(rules);
 		return st;
 	}
+	char why[256];
+	if (analysis_adapt_skip(&a, why, sizeof(why)))
+		aorta_warn("%s", why);
 	for (size_t i = 0; i < a.n; i++)
 		if (a.r[i].skipped)
 			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,

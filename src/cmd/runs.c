@@ -29,7 +29,8 @@ enum aorta_status run_load(const char *input, const struct analysis_opts *o, str
 			a->opts.rules = o->rules;
 			a->opts.threads = o->threads;
 			a->opts.top_kernels = o->top_kernels;
-			analysis_set_skip(a, o->skip_steps);
+			if (o->skip_steps != a->opts.skip_steps) /* per-collective sums are the file's skip's */
+				analysis_set_skip(a, o->skip_steps);
 		}
 		return s;
 	}

@@ -319,7 +319,14 @@ static void read_rank(struct rd *r, yajl_val o, size_t i, struct rank_result *x)
 	if (r->failed)
 		return;
 	/* steps_total: summed again from the steps with the file's skip (the
-	 * step windows tile, so this is what the writer computed) */
+	 * step windows tile, so this is what the writer computed); only its
+	 * per-collective figures are taken from the file (steps do not carry
+	 * them) */
+	yajl_val stt = (with(r, "ranks[%zu]", i), robj(r, o, "steps_total", 0));
+	if (stt) { /* kept in steps_sum until analysis_set_skip, then merged */
+		with(r, "ranks[%zu].steps_total", i);
+		read_figs(r, stt, 1, &x->steps_sum);
+	}
 
 	with(r, "ranks[%zu]", i);
 	yajl_val streams = rarr(r, o, "streams", 0);
@@ -533,7 +540,15 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 			fail(&r, NULL, "rank %d appears twice", a->r[i].rank);
 			goto out;
 		}
-	analysis_set_skip(a, a->opts.skip_steps); /* steps_sum, as the writer had it */
+	struct ov_figures *file = xcalloc(a->n, sizeof(*file)); /* steps_total as written */
+	for (size_t i = 0; i < a->n; i++)
+		file[i] = a->r[i].steps_sum;
+	analysis_set_skip(a, a->opts.skip_steps);
+	for (size_t i = 0; i < a->n; i++) {
+		memcpy(a->r[i].steps_sum.coll_ns, file[i].coll_ns, sizeof(file[i].coll_ns));
+		memcpy(a->r[i].steps_sum.coll_exposed_ns, file[i].coll_exposed_ns, sizeof(file[i].coll_exposed_ns));
+	}
+	free(file);
 out:
 	yajl_tree_free(root);
 	if (r.failed) {
