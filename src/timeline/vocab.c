@@ -108,3 +108,24 @@ int dtype_bytes(const char *s)
 	return 0;
 }
 
+
+enum span_class stream_role(const char *stream, enum coll_type *coll)
+{
+	static const struct { const char *name; enum coll_type c; } comm[] = {
+		{ "allreduce", COLL_ALL_REDUCE }, { "reducescatter", COLL_REDUCE_SCATTER },
+		{ "allgather", COLL_ALL_GATHER },
+	};
+	if (coll)
+		*coll = COLL_NONE;
+	if (!stream)
+		return C_OTHER;
+	if (!strcmp(stream, "compute"))
+		return C_COMPUTE;
+	for (size_t i = 0; i < sizeof(comm) / sizeof(comm[0]); i++)
+		if (!strcmp(stream, comm[i].name)) {
+			if (coll)
+				*coll = comm[i].c;
+			return C_COMM;
+		}
+	return C_OTHER;
+}

@@ -43,6 +43,12 @@ const char *coll_type_name(enum coll_type c);
 double coll_busbw_factor(enum coll_type c, int n);
 /* Collective type from a PyTorch "Collective name" or a kernel name. */
 enum coll_type coll_type_from_name(const char *s);
+/* The role of a named stream of aorta's / upstream AORTA's training JSONL
+ * (the by-stream classification of its overlap block): "compute" is
+ * compute; "allreduce", "reducescatter", "allgather" are communication of
+ * that collective type (*coll); any other stream (aux, ...) is busy but
+ * neither (C_OTHER).  coll may be NULL. */
+enum span_class stream_role(const char *stream, enum coll_type *coll);
 /* Bytes per element of a PyTorch / NCCL dtype name, 0 if unknown. */
 int dtype_bytes(const char *s);
 
