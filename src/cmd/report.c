@@ -262,7 +262,7 @@ int cmd_report(int argc, char **argv)
 				rep.cand[rep.ncand++] = i;
 	}
 	rep.upstream_comparison = reference && cands.n;
-	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps };
+	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps, skip };
 
 	int exists = 0;
 	if (!replaceable(output, &exists)) {
@@ -301,6 +301,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 	}
+	rep.o.skip_asked = rep.o.skip_steps;
 	rep.o.skip_steps = skip;
 	for (int i = 0; i < dirs.n; i++) {
 		rep_dataset_from_analysis(labels[i], dirs.v[i], &an[i], &rep.ds[i]);

@@ -101,6 +101,7 @@ struct report_opts {
 	int ncandidates;
 	const long *gantt_steps; /* global steps for the Gantt chart, or NULL: chosen */
 	int ngantt;
+	int skip_asked;          /* --skip-steps as given, when adapted to skip_steps (else equal) */
 };
 
 

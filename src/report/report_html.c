@@ -227,9 +227,11 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
 		   "<style>%s</style></head><body>\n", CSS);
 	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
-		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up &middot; changes "
-		   "within %.3g%% are 'similar'</p>\n",
-		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps, r->o.threshold_pct);
+		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
+		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
+	if (r->o.skip_asked > r->o.skip_steps)
+		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
+	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
 	if (plot_why) {
 		fputs("<div class=note>Charts were not drawn: ", f);
 		esc(f, plot_why);

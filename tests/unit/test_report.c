@@ -202,7 +202,7 @@ static void test_report_charts_and_page(void)
 		SKIP("libaorta-plot.so cannot be loaded");
 	struct report r = { 0 };
 	struct aorta_error e = { 0 };
-	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0 };
+	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0, 5 };
 	r.ds = xcalloc(2, sizeof(*r.ds));
 	r.nds = 2;
 	CHECK_EQ_I(read_ds("base", "tests/data/report/base", 5, &r.ds[0], &e), AORTA_OK);
