@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "report/report_plot.h"
 
@@ -363,10 +365,13 @@ int cmd_report(int argc, char **argv)
 	tmp[0] = '\0';
 	for (size_t i = 0; i < rep.nds; i++) {
 		const struct rep_dataset *d = &rep.ds[i];
-		printf("%-16s %zu ranks, %zu steps used: step %.3f ms, compute %.3f ms, overlap %.3f ms, "
-		       "exposed comm %.3f ms, overlap_ratio %.6f\n",
-		       d->label, d->nranks, d->kept, d->stat[RF_STEP].mean, d->stat[RF_COMPUTE].mean,
-		       d->stat[RF_OVERLAP].mean, d->stat[RF_EXPOSED].mean, d->ratio);
+		char v[5][32];
+		printf("%-16s %zu ranks, %zu steps used: step %s ms, compute %s ms, overlap %s ms, "
+		       "exposed comm %s ms, overlap_ratio %s\n",
+		       d->label, d->nranks, d->kept, cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean),
+		       cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean), cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean),
+		       cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
+		       cmp_fmt(v[4], 32, "%.6f", d->kept ? d->ratio : NAN));
 		if (d->diag.kind != DIAG_NONE)
 			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}
