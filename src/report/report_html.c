@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/output.h"
+#include "report/compare.h"
 #include "report/report_change.h"
 
 #ifndef AORTA_VERSION
@@ -142,15 +143,11 @@ char *report_verdict(const struct report *r)
 		if (!x->kept || !y->kept)
 			continue;
 		int slower = rep_step_slower(r, x, y);
-		double ps = change_pct(x->stat[RF_STEP].mean, y->stat[RF_STEP].mean);
-		const char *v = rep_verdict(r, x->stat[RF_STEP].mean, y->stat[RF_STEP].mean, RF_STEP, 0);
-		sbf(&b, "%s against %s: the step is %s (%.3f -> %.3f ms, %+.2f%%)%s. ", y->label, x->label,
-		    !strcmp(v, "similar") ? "about the same" : !strcmp(v, "better") ? "faster" : "slower",
-		    x->stat[RF_STEP].mean, y->stat[RF_STEP].mean, isfinite(ps) ? ps : 0.0,
-		    slower ? ", so no other figure counts as an improvement" : "");
-		if (y->diag.kind != x->diag.kind && y->diag.kind != DIAG_NONE && x->diag.kind != DIAG_NONE)
-			sbf(&b, "The main finding changed from %s to %s. ", diag_kind_name(x->diag.kind),
-			    diag_kind_name(y->diag.kind));
+		/* the verdict `aorta compare` prints for the same two runs */
+		struct cmp_result cr;
+		const struct cmp_opts co = { r->o.threshold_pct, 0.05, -1 };
+		compare_runs(x->a, y->a, &co, &cr);
+		sbf(&b, "%s against %s: %s ", y->label, x->label, cr.verdict);
 		/* the biggest directional changes */
 		int order[REP_NCMP], n = 0;
 		for (int k = 1; k < REP_NCMP; k++) {

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "base/output.h"
+#include "report/compare.h"
 #include "report/report_change.h"
 
 #ifndef AORTA_VERSION
@@ -137,6 +138,10 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 	}
 	jw_arr_end(w);
 	jw_str(w, "step", slower ? "slower" : "not slower");
+	struct cmp_result cr;
+	const struct cmp_opts co = { r->o.threshold_pct, 0.05, -1 };
+	compare_runs(b->a, c->a, &co, &cr);
+	jw_str(w, "verdict_text", cr.verdict); /* what `aorta compare` prints */
 	jw_str(w, "diagnosis", diag_kind_name(c->diag.kind));
 	jw_str(w, "reference_diagnosis", diag_kind_name(b->diag.kind));
 	jw_arr(w, "per_rank");

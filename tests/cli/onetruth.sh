@@ -107,6 +107,13 @@ printf '%s\n' "$out" | grep -E ' better$' >/dev/null && bad "ddp -> fsdp2: somet
 printf '%s\n' "$out" | grep -qiE 'nan|inf' && bad "compare prints nan/inf" || ok
 printf '%s\n' "$out" | grep -q "This run: rank 3 arrived last" && ok || bad "compare does not name fsdp2's diagnosis"
 
+# report's comparison verdict is compare's, word for word
+$A report --log-dir data/h200x4/aorta_ddp --label ddp --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 \
+	--skip-steps 0 --no-plots --output "$T/d2f" >/dev/null 2>&1 || bad "report ddp -> fsdp2 failed"
+cv=$(printf '%s\n' "$out" | sed -n 's/^ *verdict: //p')
+rv=$(jq -r '.comparisons[0].verdict_text' "$T/d2f/summary.json")
+[ -n "$cv" ] && [ "$cv" = "$rv" ] && ok || bad "report's comparison verdict differs from compare's: '$rv' vs '$cv'"
+
 # the regression that fails the gate is named with its size; a tiny change is not one
 expect "regression named" 1 "regression in 'data/h200x4/fsdp2_bs8': step_ms worse by [+]33.511 ms" -- \
 	$A compare --fail-on-regression 5 data/h200x4/aorta_ddp data/h200x4/fsdp2_bs8

@@ -90,7 +90,7 @@ has "diagnosis in summary.json" "$T/f2/summary.json" '"diagnosis": "late_rank"'
 expect "ddp -> fsdp2" 0 "report: " -- \
 	$A report --log-dir data/h200x4/aorta_ddp --label ddp --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 \
 	--skip-steps 0 --no-plots --output "$T/d2f"
-has "step slower leads" "$T/d2f/index.html" "the step is slower"
+has "step slower leads" "$T/d2f/index.html" "fsdp2 against ddp: The step is slower"
 if jq -e '.comparisons[0].figures[] | select(.verdict == "better")' "$T/d2f/summary.json" >/dev/null; then
 	bad "a figure is 'better' although the step got slower"
 else ok; fi
