@@ -36,17 +36,17 @@ const char *const REC_KEYS[SR__COUNT] = {
 
 #define R(k, l, field, c, r) { k, l, offsetof(struct ov_figures, field), c, r }
 const struct rep_fig_def REP_FIGS[RF__COUNT] = {
-	[RF_STEP] = R("step", "step time", window_ns, -1, SR_STEP),
-	[RF_COMPUTE] = R("compute", "compute", compute_ns, -1, SR_COMPUTE),
-	[RF_OVERLAP] = R("overlap", "compute-comm overlap", overlap_ns, -1, SR_OVERLAP),
-	[RF_AR_OVERLAP] = R("allreduce_overlap", "all-reduce overlap", overlap_ns, COLL_ALL_REDUCE, SR_AR_OVERLAP),
-	[RF_RS_OVERLAP] = R("reducescatter_overlap", "reduce-scatter overlap", overlap_ns, COLL_REDUCE_SCATTER,
+	[RF_STEP] = R("step_ms", "step time", window_ns, -1, SR_STEP),
+	[RF_COMPUTE] = R("compute_ms", "compute", compute_ns, -1, SR_COMPUTE),
+	[RF_OVERLAP] = R("overlap_ms", "compute-comm overlap", overlap_ns, -1, SR_OVERLAP),
+	[RF_AR_OVERLAP] = R("allreduce_overlap_ms", "all-reduce overlap", overlap_ns, COLL_ALL_REDUCE, SR_AR_OVERLAP),
+	[RF_RS_OVERLAP] = R("reducescatter_overlap_ms", "reduce-scatter overlap", overlap_ns, COLL_REDUCE_SCATTER,
 			    SR_RS_OVERLAP),
-	[RF_AG_OVERLAP] = R("allgather_overlap", "all-gather overlap", overlap_ns, COLL_ALL_GATHER, SR_AG_OVERLAP),
-	[RF_COMM] = R("comm", "communication", comm_ns, -1, SR_COMM),
-	[RF_EXPOSED] = R("exposed_comm", "exposed communication", exposed_comm_ns, -1, SR_EXPOSED),
-	[RF_AUX] = R("aux", "aux / memcpy", memcpy_ns, -1, SR_AUX),
-	[RF_IDLE] = R("idle", "idle", idle_ns, -1, SR_IDLE),
+	[RF_AG_OVERLAP] = R("allgather_overlap_ms", "all-gather overlap", overlap_ns, COLL_ALL_GATHER, SR_AG_OVERLAP),
+	[RF_COMM] = R("comm_ms", "communication", comm_ns, -1, SR_COMM),
+	[RF_EXPOSED] = R("exposed_comm_ms", "exposed communication", exposed_comm_ns, -1, SR_EXPOSED),
+	[RF_AUX] = R("aux_ms", "aux / memcpy", memcpy_ns, -1, SR_AUX),
+	[RF_IDLE] = R("idle_ms", "idle", idle_ns, -1, SR_IDLE),
 };
 
 double rep_fig_ms(const struct rep_fig_def *f, const struct ov_figures *x)

@@ -37,7 +37,7 @@ enum rep_fig {
 	RF_COMM, RF_EXPOSED, RF_AUX, RF_IDLE, RF__COUNT
 };
 struct rep_fig_def {
-	const char *key;      /* summary.json key stem: "<key>_ms" */
+	const char *key;      /* summary.json key, e.g. "overlap_ms" */
 	const char *label;    /* chart and table label */
 	size_t off;           /* int64 ns field of struct ov_figures (coll < 0) */
 	int coll;             /* enum coll_type whose overlap this is, -1 none */

@@ -355,11 +355,9 @@ double rep_cmp_rank_value(const struct rep_rank *r, int k)
 
 const char *rep_cmp_key(int k)
 {
-	static const char *const keys[REP_NCMP] = {
-		"step_ms", "compute_ms", "overlap_ms", "allreduce_overlap_ms", "reducescatter_overlap_ms",
-		"allgather_overlap_ms", "comm_ms", "exposed_comm_ms", "aux_ms", "idle_ms", "overlap_ratio",
-	};
-	return k >= 0 && k < REP_NCMP ? keys[k] : "?";
+	if (k == RF__COUNT)
+		return "overlap_ratio";
+	return k >= 0 && k < RF__COUNT ? REP_FIGS[k].key : "?";
 }
 
 const char *rep_cmp_label(int k)
