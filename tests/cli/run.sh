@@ -25,18 +25,18 @@ expect "analyze bad integer" 2 "expects an integer" -- $A analyze --top x tests/
 expect "compare one input" 2 "at least two" -- $A compare tests/data/tiny
 
 # --- bad input: exit 3, the file named ----------------------------------------
-expect "missing file" 3 "'$T/nope.json': no such file" -- $A analyze -q "$T/nope.json"
+expect "missing file" 3 "'$T/nope.json': no such file" -- $A analyze -q --json "$T/q.json" "$T/nope.json"
 : >"$T/empty.json"
-expect "empty file" 3 "'$T/empty.json'" -- $A analyze -q "$T/empty.json"
+expect "empty file" 3 "'$T/empty.json'" -- $A analyze -q --json "$T/q.json" "$T/empty.json"
 printf 'hello, world\n' >"$T/garbage.txt"
-expect "unknown format" 3 "'$T/garbage.txt'.*unknown trace format" -- $A analyze -q "$T/garbage.txt"
+expect "unknown format" 3 "'$T/garbage.txt'.*unknown trace format" -- $A analyze -q --json "$T/q.json" "$T/garbage.txt"
 head -c 2000 tests/data/tiny/rank0.json >"$T/trunc.json"
-expect "truncated JSON" 3 "'$T/trunc.json': byte [0-9]+" -- $A analyze -q "$T/trunc.json"
+expect "truncated JSON" 3 "'$T/trunc.json': byte [0-9]+" -- $A analyze -q --json "$T/q.json" "$T/trunc.json"
 sed 's/"ts": 100,/"ts": 100,,/' tests/data/tiny/rank0.json >"$T/invalid.json"
-expect "invalid JSON" 3 "'$T/invalid.json': .*byte [0-9]+" -- $A analyze -q "$T/invalid.json"
+expect "invalid JSON" 3 "'$T/invalid.json': .*byte [0-9]+" -- $A analyze -q --json "$T/q.json" "$T/invalid.json"
 gzip -c tests/data/tiny/rank0.json >"$T/ok.json.gz"
 head -c 600 "$T/ok.json.gz" >"$T/trunc.json.gz"
-expect "truncated gzip" 3 "'$T/trunc.json.gz'" -- $A analyze -q "$T/trunc.json.gz"
+expect "truncated gzip" 3 "'$T/trunc.json.gz'" -- $A analyze -q --json "$T/q.json" "$T/trunc.json.gz"
 python3 - "$T/ok.json.gz" "$T/corrupt.json.gz" <<'PY'
 import sys
 b = bytearray(open(sys.argv[1], 'rb').read())
@@ -44,17 +44,17 @@ for i in range(40, min(len(b) - 8, 400), 7):
     b[i] ^= 0x5a
 open(sys.argv[2], 'wb').write(bytes(b))
 PY
-expect "corrupt gzip" 3 "'$T/corrupt.json.gz'" -- $A analyze -q "$T/corrupt.json.gz"
+expect "corrupt gzip" 3 "'$T/corrupt.json.gz'" -- $A analyze -q --json "$T/q.json" "$T/corrupt.json.gz"
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$T/wrong.sqlite"
-expect "SQLite of the wrong schema" 3 "'$T/wrong.sqlite'.*SQLite" -- $A analyze -q "$T/wrong.sqlite"
+expect "SQLite of the wrong schema" 3 "'$T/wrong.sqlite'.*SQLite" -- $A analyze -q --json "$T/q.json" "$T/wrong.sqlite"
 printf '{"schemaVersion": 1, "traceEvents": []}' >"$T/noevents.json"
-expect "trace with no events" 3 "'$T/noevents.json'" -- $A analyze -q "$T/noevents.json"
+expect "trace with no events" 3 "'$T/noevents.json'" -- $A analyze -q --json "$T/q.json" "$T/noevents.json"
 mkdir -p "$T/emptydir"
-expect "directory without traces" 3 "no trace files" -- $A analyze -q "$T/emptydir"
+expect "directory without traces" 3 "no trace files" -- $A analyze -q --json "$T/q.json" "$T/emptydir"
 sed 's/"dur": 300,/"dur": -5,/' tests/data/tiny/rank0.json >"$T/negdur.json"
-expect "negative duration is skipped and counted" 0 "malformed events skipped" -- $A analyze -q "$T/negdur.json"
+expect "negative duration is skipped and counted" 0 "malformed events skipped" -- $A analyze -q --json "$T/q.json" "$T/negdur.json"
 printf 'bogus ^x\n' >"$T/bad.rules"
-expect "bad rules file" 3 "'$T/bad.rules': line 1: unknown kind" -- $A analyze -q --rules "$T/bad.rules" tests/data/tiny
+expect "bad rules file" 3 "'$T/bad.rules': line 1: unknown kind" -- $A analyze -q --json "$T/q.json" --rules "$T/bad.rules" tests/data/tiny
 expect "unwritable --json" 5 "cannot create" -- $A analyze -q --json /nonexistent-dir/x.json tests/data/tiny
 
 # --- golden outputs on the tiny fixture ----------------------------------------
