@@ -277,7 +277,7 @@ int cmd_report(int argc, char **argv)
 	aorta_quiet = 1;
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
-	struct analysis_opts ao = { NULL, threads, skip, 10, 30.0, 1 /* timelines: the Gantt chart */ };
+	struct analysis_opts ao = { NULL, threads, skip, 10, 30.0, 2 /* the first file's timeline: the Gantt chart */ };
 	for (int i = 0; i < dirs.n && !st; i++) {
 		st = run_load(dirs.v[i], &ao, &an[i], &e);
 		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))

@@ -84,6 +84,8 @@ struct jl {
 	size_t nstreams, scap;
 	char *name;           /* scratch for span names */
 	size_t ncap;
+	char *lean;           /* the line without active_segments (drop_segments) */
+	size_t lcap;
 	/* an invalid line is an error only when another line follows it */
 	int pending;
 	struct aorta_error pend;
@@ -324,6 +326,81 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 	j->base_ns = end;
 }
 
+/* Removes the member "active_segments": [...] (upstream's list of
+ * elementary segments per step: most of a line, thousands of small values
+ * aorta does not use) from the NUL-terminated line s of length n, in place,
+ * so the tree parser does not build it.  The scan is quote-aware and
+ * removes the member only where "active_segments" is an object key (after
+ * '{' or ',') followed by ':' and an array; anything else is left as it is,
+ * and yajl still checks the whole line's syntax but for that array's
+ * contents.  Returns the new length. */
+static size_t drop_segments(char *s, size_t n)
+{
+	static const char key[] = "\"active_segments\"";
+	const size_t kl = sizeof(key) - 1;
+	size_t sep = SIZE_MAX; /* the last ',' or '{' outside strings, if only blanks follow it */
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == ',' || c == '{') {
+			sep = i;
+			continue;
+		}
+		if (c == ' ' || c == '\t')
+			continue;
+		if (c != '"') {
+			sep = SIZE_MAX;
+			continue;
+		}
+		size_t q = i + 1; /* end of this string */
+		while (q < n && s[q] != '"')
+			q += s[q] == '\\' ? 2 : 1;
+		if (sep != SIZE_MAX && q < n && q + 1 - i == kl && !memcmp(s + i, key, kl)) {
+			size_t k = q + 1;
+			while (k < n && (s[k] == ' ' || s[k] == '\t'))
+				k++;
+			int colon = k < n && s[k] == ':';
+			if (colon) {
+				k++;
+				while (k < n && (s[k] == ' ' || s[k] == '\t'))
+					k++;
+			}
+			if (colon && k < n && s[k] == '[') {
+				int depth = 0, in = 0;
+				size_t e;
+				for (e = k; e < n; e++) {
+					if (in) {
+						if (s[e] == '\\')
+							e++;
+						else if (s[e] == '"')
+							in = 0;
+					} else if (s[e] == '"') {
+						in = 1;
+					} else if (s[e] == '[' || s[e] == '{') {
+						depth++;
+					} else if ((s[e] == ']' || s[e] == '}') && --depth == 0) {
+						break;
+					}
+				}
+				if (e < n) { /* [from, to) goes */
+					size_t from = s[sep] == ',' ? sep : i, to = e + 1;
+					if (s[sep] == '{') { /* the first member: take the comma after it */
+						while (to < n && (s[to] == ' ' || s[to] == '\t'))
+							to++;
+						if (to < n && s[to] == ',')
+							to++;
+					}
+					memmove(s + from, s + to, n - to + 1);
+					return n - (to - from);
+				}
+			}
+		}
+		sep = SIZE_MAX;
+		i = q; /* past the string */
+	}
+	return n;
+}
+
 /* Byte offset, within line, at which yajl stops on it. */
 static size_t error_offset(const char *s, size_t n)
 {
@@ -373,8 +450,11 @@ static enum aorta_status do_line(struct jl *j, char *line, size_t n, long long l
 				  off + (long long)((const char *)memchr(line, '\0', n) - line),
 				  "invalid json: NUL byte; expected one json object per line"));
 	err[0] = '\0';
-	doc = yajl_tree_parse(line, err, sizeof(err));
-	if (!doc) {
+	GROW(j->lean, j->lcap, n + 1);
+	memcpy(j->lean, line, n + 1);
+	drop_segments(j->lean, n);
+	doc = yajl_tree_parse(j->lean, err, sizeof(err));
+	if (!doc) { /* errors are placed on the line as written */
 		size_t at = error_offset(line, n), k;
 
 		for (k = 0; err[k]; k++)
@@ -415,6 +495,7 @@ static void jl_release(struct jl *j)
 		free(j->streams[i]);
 	free(j->streams);
 	free(j->name);
+	free(j->lean);
 	trace_free(j->t);
 }
 

@@ -462,7 +462,7 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	ov_sets_release(&ts);
 	free(tl);
 
-	if (o->keep_traces) {
+	if (o->keep_traces == 1) {
 		r->exposed_set = s.set[S_EXPOSED_COMM];
 		memset(&s.set[S_EXPOSED_COMM], 0, sizeof(s.set[S_EXPOSED_COMM]));
 	}
@@ -555,7 +555,7 @@ static void *worker(void *arg)
 				t->rank = io.rank_hint;
 			analyze_rank(t, p->o, &r);
 			r.rank = t->rank;
-			if (p->o->keep_traces) {
+			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
 				r.t = t;
 				s.t[k] = NULL;
 			}
@@ -800,7 +800,7 @@ static void cross_rank(struct analysis *a)
 			row->wait_ns += c->wait_ns;
 			row->transfer_ns += d - c->wait_ns;
 			row->matched++;
-			if (a->opts.keep_traces)
+			if (a->opts.keep_traces == 1)
 				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
 		}
 		ivset_seal(&r->wait_set);

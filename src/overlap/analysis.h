@@ -27,7 +27,8 @@ struct analysis_opts {
 	int skip_steps;       /* steps left out of the step aggregates (warm-up) */
 	int top_kernels;      /* rows in the top-kernel table */
 	double host_bound_pct; /* a step is host-bound when host wait >= this % of it */
-	int keep_traces;      /* keep timelines (for --trace-out) */
+	int keep_traces;      /* 1: keep timelines and the exposed/waiting sets (--trace-out);
+			       * 2: the timeline of the first input file only (report's Gantt chart) */
 };
 
 struct step_result {
