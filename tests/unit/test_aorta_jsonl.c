@@ -226,6 +226,51 @@ static void test_invalid_json_names_line_and_offset(void)
 	CHECK_EQ_I(e.line, 1);
 }
 
+/* upstream's active_segments are dropped before parsing: the same spans and
+ * figures with or without them, wherever the member sits, with brackets
+ * and quotes inside its strings; a string VALUE "active_segments" is left
+ * alone; a damaged array is still an error. */
+static void test_active_segments_do_not_change_what_is_read(void)
+{
+	static const char plain[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"per_stream_ms\":{\"compute\":4}}}}\n";
+	static const char seg_last[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"per_stream_ms\":{\"compute\":4},"
+		" \"active_segments\" : [{\"start_ms\":0,\"end_ms\":4,\"active_streams\":[\"co]m\\\"pute\"]},{}]}}}\n";
+	static const char seg_first[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"active_segments\":[[\"}\"]] ,"
+		"\"per_stream_ms\":{\"compute\":4}}}}\n";
+	static const char seg_broken[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"overlap\":{\"active_segments\":[{\"a\":}]}}}\n"
+		"{\"rank\":1,\"profile\":{\"total_ms\":10}}\n";
+	const char *const v[3] = { plain, seg_last, seg_first };
+	struct trace_set s[3];
+	struct aorta_error e;
+	memset(s, 0, sizeof(s));
+	for (int k = 0; k < 3; k++) {
+		CHECK_EQ_I(ingest_aorta_jsonl_mem("s.jsonl", v[k], strlen(v[k]), &opts, &s[k], &e), AORTA_OK);
+		CHECK_EQ_I(s[k].n, 1);
+	}
+	if (s[0].n && s[1].n && s[2].n)
+		for (int k = 1; k < 3; k++) {
+			CHECK_EQ_I(s[k].t[0]->n, s[0].t[0]->n);
+			CHECK_EQ_I(s[k].t[0]->skipped, 0);
+			CHECK_EQ_I(s[k].t[0]->nrec, 1);
+			CHECK_NEAR(s[k].t[0]->rec[0].v[SR_COMPUTE], 4, 0);
+			CHECK_STR(strtab_get(&s[k].t[0]->names, s[k].t[0]->name[0]), "aorta:compute:active_segments");
+		}
+	for (int k = 0; k < 3; k++)
+		trace_set_release(&s[k]);
+	struct trace_set b = { 0 };
+	/* the damaged member is dropped, yet its line is an object: read; a
+	 * line broken outside it is still an error (test above) */
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("b.jsonl", seg_broken, strlen(seg_broken), &opts, &b, &e), AORTA_OK);
+	trace_set_release(&b);
+}
+
 /* The trainer's explicit collective field names the span; the recorded
  * figures are kept per step as upstream reads them. */
 static void test_collective_field_and_recorded_figures(void)
@@ -304,6 +349,7 @@ int main(void)
 	TEST(test_missing_profile_and_wrong_types_are_skipped);
 	TEST(test_invalid_json_names_line_and_offset);
 	TEST(test_collective_field_and_recorded_figures);
+	TEST(test_active_segments_do_not_change_what_is_read);
 	TEST(test_file_reader_matches_memory_reader);
 	return test_report();
 }
