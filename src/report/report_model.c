@@ -113,12 +113,26 @@ static void trace_ranges(struct rep_rank *r, const struct rank_result *rr)
 	r->nstream_names = 6;
 	r->step_range0 = xcalloc(rr->nsteps + 1, sizeof(*r->step_range0));
 	r->sr_cap = rr->nsteps + 1;
+	int64_t maxdur = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->end_ns[i] - t->start_ns[i] > maxdur)
+			maxdur = t->end_ns[i] - t->start_ns[i];
 	for (size_t k = 0; k < rr->nsteps && k < r->nsteps; k++) {
 		int64_t lo = rr->steps[k].start_ns, hi = rr->steps[k].end_ns;
 		r->step_range0[k] = r->nranges;
-		/* spans are sorted by start: scan up to the window's end (a span
-		 * that started in an earlier window is clipped, not lost) */
-		for (size_t i = 0; i < t->n && t->start_ns[i] < hi; i++) {
+		/* spans are sorted by start: from the first that can reach lo
+		 * (none starts more than the longest span before it ends) up to the
+		 * window's end; a span that started in an earlier window is
+		 * clipped, not lost */
+		size_t i0 = 0, i1 = t->n;
+		while (i0 < i1) {
+			size_t mid = i0 + (i1 - i0) / 2;
+			if (t->start_ns[mid] < lo - maxdur)
+				i0 = mid + 1;
+			else
+				i1 = mid;
+		}
+		for (size_t i = i0; i < t->n && t->start_ns[i] < hi; i++) {
 			if (t->end_ns[i] <= lo)
 				continue;
 			enum span_class c = kind_class((enum span_kind)t->kind[i]);

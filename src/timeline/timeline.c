@@ -195,26 +195,58 @@ static long find_range(const struct step_range *r, size_t n, int64_t t)
 	return -1;
 }
 
-/* Merge duplicates: the same step number seen twice keeps the widest range. */
+static int cmp_step_number(const void *a, const void *b)
+{
+	const struct step_range *x = a, *y = b;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+/* Merge duplicates: the same step number seen twice keeps the widest range.
+ * Sorted by number first, so O(n log n) (a run of 10,000 steps per rank is
+ * common in JSONL); the caller sorts the result by start again. */
 static size_t dedupe_steps(struct step_range *r, size_t n)
 {
 	size_t m = 0;
 
+	qsort(r, n, sizeof(*r), cmp_step_number);
 	for (size_t i = 0; i < n; i++) {
-		size_t j;
-		for (j = 0; j < m; j++)
-			if (r[j].number == r[i].number)
-				break;
-		if (j < m) {
-			if (r[i].start_ns < r[j].start_ns)
-				r[j].start_ns = r[i].start_ns;
-			if (r[i].end_ns > r[j].end_ns)
-				r[j].end_ns = r[i].end_ns;
+		if (m && r[m - 1].number == r[i].number) {
+			if (r[i].start_ns < r[m - 1].start_ns)
+				r[m - 1].start_ns = r[i].start_ns;
+			if (r[i].end_ns > r[m - 1].end_ns)
+				r[m - 1].end_ns = r[i].end_ns;
 		} else {
 			r[m++] = r[i];
 		}
 	}
 	return m;
+}
+
+/* For each GPU step, the index of the host step with its number (-1 if
+ * none): one sorted pass instead of a search per span. */
+static long *gpu_to_host_steps(const struct trace *t)
+{
+	long *g2s = xmalloc((t->ngsteps ? t->ngsteps : 1) * sizeof(*g2s));
+	struct step_range *byn = xmalloc((t->nsteps ? t->nsteps : 1) * sizeof(*byn));
+	for (size_t k = 0; k < t->nsteps; k++) {
+		byn[k] = t->steps[k];
+		byn[k].end_ns = (int64_t)k; /* carry the index */
+	}
+	qsort(byn, t->nsteps, sizeof(*byn), cmp_step_number);
+	for (size_t g = 0; g < t->ngsteps; g++) {
+		size_t lo = 0, hi = t->nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (byn[mid].number < t->gsteps[g].number)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* step numbers are unique after dedupe_steps */
+		g2s[g] = lo < t->nsteps && byn[lo].number == t->gsteps[g].number ? (long)byn[lo].end_ns : -1;
+	}
+	free(byn);
+	return g2s;
 }
 
 static struct trace *sort_ctx;
@@ -315,12 +347,10 @@ void trace_finish(struct trace *t, const struct rules *rules)
 
 	/* 2. steps, sorted, duplicates merged */
 	if (t->nsteps) {
-		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 		t->nsteps = dedupe_steps(t->steps, t->nsteps);
 		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 	}
 	if (t->ngsteps) {
-		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
 		t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
 		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
 	}
@@ -328,6 +358,7 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	/* 3. launches by correlation */
 	if (t->nlaunch)
 		qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
+	long *g2s = NULL; /* GPU step index -> host step of the same number, -1 none */
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->corr[i] >= 0 && t->nlaunch) {
 			size_t lo = 0, hi = t->nlaunch;
@@ -347,18 +378,16 @@ void trace_finish(struct trace *t, const struct rules *rules)
 		if (t->step[i] < 0 && t->launch_ns[i] == INT64_MIN && t->ngsteps) {
 			long g = find_range(t->gsteps, t->ngsteps, t->start_ns[i]);
 			if (g >= 0) { /* map the GPU annotation to the host step of that number */
-				long s = -1;
-				for (size_t k = 0; k < t->nsteps; k++)
-					if (t->steps[k].number == t->gsteps[g].number) {
-						s = (long)k;
-						break;
-					}
+				if (!g2s)
+					g2s = gpu_to_host_steps(t);
+				long s = g2s[g];
 				if (s < 0 && !t->nsteps)
 					s = -2 - g; /* resolved below when only GPU steps exist */
 				t->step[i] = (int32_t)s;
 			}
 		}
 	}
+	free(g2s);
 	/* a trace with GPU-side steps only: they become the steps */
 	if (!t->nsteps && t->ngsteps) {
 		t->steps = xmalloc(t->ngsteps * sizeof(*t->steps));
