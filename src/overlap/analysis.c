@@ -284,12 +284,16 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 	r->nkernels = m;
 }
 
-struct pg_count { int32_t step; uint32_t pg; uint32_t n; };
+struct pg_count { int32_t step; uint32_t pg; uint32_t n; size_t next; /* same step, 0: none, else index + 1 */ };
 
 static void coll_table(const struct trace *t, const struct ivset *compute, struct rank_result *r)
 {
 	struct pg_count *pc = NULL;
 	size_t npc = 0, pccap = 0, rcap = 0, icap = 0;
+	/* per step (index + 1; 0: outside every step), its first counter
+	 * (index + 1): a call's counter is looked up among its step's few
+	 * process groups, not among every counter so far */
+	size_t *head = xcalloc(t->nsteps + 1, sizeof(*head));
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (kind_class((enum span_kind)t->kind[i]) != C_COMM)
@@ -325,13 +329,17 @@ static void coll_table(const struct trace *t, const struct ivset *compute, struc
 			c->max_ns = d;
 
 		/* the call's ordinal within (step, process group) */
-		size_t k;
-		for (k = npc; k-- > 0;)
-			if (pc[k].step == t->step[i] && pc[k].pg == pg)
+		size_t slot = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? (size_t)t->step[i] + 1 : 0;
+		size_t k = (size_t)-1;
+		for (size_t h = head[slot]; h; h = pc[h - 1].next)
+			if (pc[h - 1].step == t->step[i] && pc[h - 1].pg == pg) {
+				k = h - 1;
 				break;
+			}
 		if (k == (size_t)-1) {
 			GROW(pc, pccap, npc + 1);
-			pc[npc] = (struct pg_count){ t->step[i], pg, 0 };
+			pc[npc] = (struct pg_count){ t->step[i], pg, 0, head[slot] };
+			head[slot] = npc + 1;
 			k = npc++;
 		}
 		GROW(r->inst, icap, r->ninst + 1);
@@ -351,6 +359,7 @@ static void coll_table(const struct trace *t, const struct ivset *compute, struc
 	for (size_t j = 0; j < r->ninst; j++)
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;
 	free(pc);
+	free(head);
 }
 
 static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
