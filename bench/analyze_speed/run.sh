@@ -79,13 +79,13 @@ rm -f "$OUT"/host_*.json
 [ -x "$HOSTB/aorta" ] || make -s BUILD_GPU=0 BUILD="$HOSTB" -j"$(nproc)" "$HOSTB/aorta" >"$OUT/host_build.log" 2>&1 ||
 	echo "   host-only build failed (tree being edited?), skipped: see $OUT/host_build.log"
 TINY=/work/shared/data/kineto/hta/call_stack/backward_thread.json
-run_reps aorta_tiny build/aorta analyze -q "$TINY"
+run_reps aorta_tiny build/aorta analyze -q --json "$OUT/aorta_tiny.analysis.json" "$TINY"
 if [ -x "$HOSTB/aorta" ]; then
-	run_reps host_tiny "$HOSTB/aorta" analyze -q "$TINY"
+	run_reps host_tiny "$HOSTB/aorta" analyze -q --json "$OUT/host_tiny.analysis.json" "$TINY"
 	echo "== host-only build: plain set, and -j 1 on one plain file"
-	run_reps host_plain "$HOSTB/aorta" analyze -q "$D/plain"
-	run_reps host_1plain "$HOSTB/aorta" analyze -q -j 1 "$BIG"
-	run_reps host_1gz "$HOSTB/aorta" analyze -q -j 1 "$BIGGZ"
+	run_reps host_plain "$HOSTB/aorta" analyze -q --json "$OUT/host_plain.analysis.json" "$D/plain"
+	run_reps host_1plain "$HOSTB/aorta" analyze -q -j 1 --json "$OUT/host_1plain.analysis.json" "$BIG"
+	run_reps host_1gz "$HOSTB/aorta" analyze -q -j 1 --json "$OUT/host_1gz.analysis.json" "$BIGGZ"
 fi
 
 if [ "${SKIP_HTA:-0}" != 1 ]; then

@@ -37,7 +37,7 @@ L="$O/log.txt"
 	for f in $(find "$d" -name '*.pt.trace.json*' | head -2); do
 		echo "$f: AllGather kernels $(grep -o '"name": *"[^"]*AllGather[^"]*"' "$f" | grep -vc cuda) ReduceScatter kernels $(grep -o '"name": *"[^"]*ReduceScatter[^"]*"' "$f" | grep -vc cuda) peer copies $(grep -c 'Memcpy PtoP\|Memcpy DtoD' "$f") memcpy names: $(grep -o '"name": *"Memcpy[^"]*"' "$f" | sort | uniq -c | tr '\n' ';')"
 	done
-	timeout -s KILL 60 ./$B/aorta analyze -q "$d/torch_profiler" 2>&1 | head -n 30
+	timeout -s KILL 60 ./$B/aorta analyze "$d/torch_profiler" 2>&1 | head -n 30
 	tar czf "$O/policy_raw.tar.gz" -C /tmp policy/manifest.tsv $(cd /tmp && ls policy/*.json 2>/dev/null) 2>/dev/null
 } > "$L" 2>&1
 cat "$L" | tail -n 150

@@ -3,8 +3,10 @@
  *
  *   aorta analyze [options] TRACE|DIR|GLOB|@LIST...
  *
- * Reads every rank in parallel, prints the summary (unless --quiet), and
- * writes --json / --csv / --trace-out.  Exit 3 on bad input, naming the
+ * Reads every rank in parallel (or a saved analysis back, through the same
+ * way in as report and compare: cmd/runs.c), prints the summary (unless
+ * --quiet), and writes --json / --csv / --trace-out.  A --skip-steps that
+ * would leave some rank no step skips nothing and says so.  Exit 3 on bad input, naming the
  * file and byte offset.
  */
 #include <stdio.h>
@@ -61,6 +63,11 @@ int cmd_analyze(int argc, char **argv)
 				"--host-bound-pct in [0, 100]\n");
 		return AORTA_EUSAGE;
 	}
+	if (quiet && !json && !csv && !trace_out) {
+		fprintf(stderr, "aorta: error: -q prints nothing, and no --json, --csv or --trace-out was given: "
+				"nothing would come out\n");
+		return AORTA_EUSAGE;
+	}
 	aorta_quiet = quiet;
 
 	struct aorta_error e = { 0 };
@@ -86,7 +93,16 @@ int cmd_analyze(int argc, char **argv)
 	struct analysis a;
 	enum aorta_status st;
 	int root = 1;
-	if (use_mpi || mpi_launcher_world_size() > 1) {
+	if (nargs == 1 && run_is_saved_analysis(argv[0])) { /* a saved analysis, read back */
+		if (trace_out) {
+			fprintf(stderr, "aorta: error: '%s' is a saved analysis: it holds no timeline for --trace-out\n",
+				argv[0]);
+			rules_free(rules);
+			free(given);
+			return AORTA_EUSAGE;
+		}
+		st = run_load(argv[0], &ao, &a, &e);
+	} else if (use_mpi || mpi_launcher_world_size() > 1) {
 		/* each process reads its share; process 0 joins and writes */
 		char why[1024];
 		union {
@@ -119,6 +135,9 @@ int cmd_analyze(int argc, char **argv)
 		free(given);
 		return st;
 	}
+	char why[256];
+	if (analysis_adapt_skip(&a, why, sizeof(why)))
+		aorta_warn("%s", why);
 	for (size_t i = 0; i < a.n; i++)
 		if (a.r[i].skipped)
 			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,

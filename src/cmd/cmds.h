@@ -5,6 +5,16 @@
 #ifndef AORTA_CMDS_H
 #define AORTA_CMDS_H
 
+#include "base/error.h"
+#include "overlap/analysis.h"
+
+/* One run as a struct analysis (runs.c): a saved analysis is read back,
+ * anything else goes through analysis_run.  On error *a is freed. */
+enum aorta_status run_load(const char *input, const struct analysis_opts *o, struct analysis *a,
+			   struct aorta_error *e);
+
+int run_is_saved_analysis(const char *input);
+
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -1,184 +1,50 @@
 /*
- * compare.c - aorta compare A B [C...]: analyses, traces or run directories
- * side by side.
+ * compare.c - aorta compare A B [C...]: runs side by side.
  *
- * Every input becomes an aorta.analysis/1 document: a saved analysis is read
- * as it is; a trace, a glob or a directory is analysed first and its JSON
- * rendered in memory.  So there is one comparison path, over one schema.
- * The first input is the baseline.  Per figure: per-step mean when both
- * sides have steps (runs of different lengths compare fairly), else the
- * whole-trace value; averaged over ranks, and per rank; per collective
- * (type, process group, bytes): total and exposed time per call, busbw.
- * Verdict: better / worse / similar beyond --threshold percent, by the
- * figure's direction (figures.c).  --fail-on-regression PCT exits 1 when
- * any directional figure gets worse by more than PCT percent.
+ * Every input becomes a struct analysis through the one way in (runs.c: a
+ * saved analysis is read back and checked against its schema; traces,
+ * JSONL, folders and globs are analysed), and report/compare.c compares
+ * the structs.  The first input is the baseline.  Per figure: per-step mean
+ * when both sides have steps, else the whole trace, averaged over ranks;
+ * per rank; per collective (type, process group, bytes).  Each comparison
+ * ends with an overall verdict that leads with the step time and names
+ * both runs' diagnoses (the sentence analyze prints).  A change is
+ * "similar" below --threshold percent or below --min-change-ms.
+ * --fail-on-regression PCT exits 1 naming every figure that got worse by
+ * more than PCT percent and at least --min-change-ms, with its size.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_tree.h>
 
 #include "base/options.h"
 #include "base/output.h"
-#include "base/zread.h"
 #include "cmd/cmds.h"
-#include "ingest/ingest.h"
 #include "overlap/analysis.h"
-#include "report/analysis_out.h"
+#include "report/compare.h"
 #include "report/figures.h"
 #include "report/report_change.h"
 #include "timeline/rules.h"
 
-struct doc {
-	const char *label;
-	yajl_val root;
-};
-
-static enum aorta_status load_doc(const char *in, const struct rules *rules, int threads,
-				  struct doc *d, struct aorta_error *e)
+static void jw_num_or_null(struct jw *w, const char *k, double v, int prec)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	char err[512];
-
-	d->label = in;
-	if (ingest_sniff(in, NULL) == FMT_AORTA_ANALYSIS) {
-		enum aorta_status s = zread_all(in, 0, &buf, &len, e);
-		if (s)
-			return s;
-	} else {
-		struct analysis a;
-		struct analysis_opts o = { rules, threads, 0, 10, 30.0, 0, 0, NULL, 0 };
-		char *argv[1] = { (char *)in };
-		enum aorta_status s = analysis_run(argv, 1, &o, &a, e);
-		if (s) {
-			analysis_free(&a);
-			return s;
-		}
-		FILE *f = open_memstream(&buf, &len);
-		analysis_write_json(f, &a);
-		fclose(f);
-		analysis_free(&a);
-	}
-	d->root = yajl_tree_parse(buf, err, sizeof(err));
-	free(buf);
-	if (!d->root)
-		return aorta_fail(e, AORTA_EINPUT, in, 0, -1, "invalid analysis JSON: %s", err);
-	const char *sp[] = { "schema", NULL };
-	yajl_val sv = yajl_tree_get(d->root, sp, yajl_t_string);
-	const char *schema = sv ? YAJL_GET_STRING(sv) : NULL;
-	if (!schema || (strncmp(schema, "aorta.analysis/1", 16) != 0 && strncmp(schema, "aorta.analysis/2", 16) != 0)) {
-		yajl_tree_free(d->root);
-		d->root = NULL;
-		return aorta_fail(e, AORTA_EINPUT, in, 0, -1,
-				  "expected schema 'aorta.analysis/1' or '/2' (an 'aorta analyze --json' file)");
-	}
-	return AORTA_OK;
-}
-
-static yajl_val get(yajl_val v, const char *a, const char *b, const char *c)
-{
-	const char *p[4] = { a, b, c, NULL };
-	return v ? yajl_tree_get(v, p, yajl_t_any) : NULL;
-}
-
-static double num(yajl_val v)
-{
-	return v && YAJL_IS_NUMBER(v) ? YAJL_GET_DOUBLE(v) : NAN;
-}
-
-/* A figure of one rank: step mean if use_steps, else whole trace. */
-static double rank_fig(yajl_val rank, const char *key, int use_steps)
-{
-	if (use_steps)
-		return num(get(rank, "step_stats", key, "mean"));
-	return num(get(rank, "total", key, NULL));
-}
-
-static int has_steps(yajl_val root)
-{
-	yajl_val ranks = get(root, "ranks", NULL, NULL);
-	if (!ranks || !YAJL_IS_ARRAY(ranks) || !ranks->u.array.len)
-		return 0;
-	for (size_t i = 0; i < ranks->u.array.len; i++) {
-		yajl_val st = get(ranks->u.array.values[i], "step_stats", "step_ms", NULL);
-		if (!st)
-			return 0;
-	}
-	return 1;
-}
-
-static double mean_fig(yajl_val root, const char *key, int use_steps)
-{
-	yajl_val ranks = get(root, "ranks", NULL, NULL);
-	double s = 0;
-	size_t n = 0;
-	for (size_t i = 0; ranks && YAJL_IS_ARRAY(ranks) && i < ranks->u.array.len; i++) {
-		double v = rank_fig(ranks->u.array.values[i], key, use_steps);
-		if (!isnan(v)) {
-			s += v;
-			n++;
-		}
-	}
-	return n ? s / (double)n : NAN;
-}
-
-static const char *verdict(double base, double test, int dir, double thr)
-{
-	return change_verdict(base, test, dir, thr);
-}
-
-static double pchange(double base, double test)
-{
-	return change_pct(base, test);
-}
-
-struct collsum {
-	char type[32], pg[64];
-	double bytes;
-	double count[2], total[2], exposed[2]; /* [0] baseline, [1] this */
-};
-
-/* Adds every rank's collective rows of one side into the key table. */
-static void collect(yajl_val ranks, int side, struct collsum **cs, size_t *n)
-{
-	size_t cap = *n;
-	for (size_t q = 0; ranks && YAJL_IS_ARRAY(ranks) && q < ranks->u.array.len; q++) {
-		yajl_val cl = get(ranks->u.array.values[q], "collectives", NULL, NULL);
-		for (size_t z = 0; cl && YAJL_IS_ARRAY(cl) && z < cl->u.array.len; z++) {
-			yajl_val o = cl->u.array.values[z];
-			yajl_val tv = get(o, "type", NULL, NULL), pv = get(o, "process_group", NULL, NULL);
-			const char *ty = tv && YAJL_IS_STRING(tv) ? YAJL_GET_STRING(tv) : "?";
-			const char *pg = pv && YAJL_IS_STRING(pv) ? YAJL_GET_STRING(pv) : "";
-			double by = num(get(o, "bytes", NULL, NULL));
-			size_t k;
-			for (k = 0; k < *n; k++)
-				if (!strcmp((*cs)[k].type, ty) && !strcmp((*cs)[k].pg, pg) && (*cs)[k].bytes == by)
-					break;
-			if (k == *n) {
-				GROW(*cs, cap, *n + 1);
-				memset(&(*cs)[k], 0, sizeof(**cs));
-				snprintf((*cs)[k].type, sizeof((*cs)[k].type), "%s", ty);
-				snprintf((*cs)[k].pg, sizeof((*cs)[k].pg), "%s", pg);
-				(*cs)[k].bytes = by;
-				(*n)++;
-			}
-			(*cs)[k].count[side] += num(get(o, "count", NULL, NULL));
-			(*cs)[k].total[side] += num(get(o, "total_ms", NULL, NULL));
-			(*cs)[k].exposed[side] += num(get(o, "exposed_ms", NULL, NULL));
-		}
-	}
+	if (isfinite(v))
+		jw_num(w, k, v, prec);
+	else
+		jw_null(w, k);
 }
 
 int cmd_compare(int argc, char **argv)
 {
 	const char *json = NULL, *rules_path = NULL;
-	double thr = 1.0, fail_pct = -1;
-	int threads = 0, per_rank = 0;
+	double thr = 1.0, fail_pct = -1, min_ms = 0.05;
+	int threads = 0, per_rank = 0, skip = 0;
 	struct opt opts[] = {
 		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
-		OPT_DOUBLE(0, "fail-on-regression", &fail_pct, "PCT", "exit 1 if a figure gets worse by more than PCT percent"),
+		OPT_DOUBLE(0, "min-change-ms", &min_ms, "MS", "changes below MS milliseconds are 'similar' (default 0.05)"),
+		OPT_DOUBLE(0, "fail-on-regression", &fail_pct, "PCT", "exit 1 if a figure gets worse by more than PCT percent (and --min-change-ms)"),
+		OPT_INT(0, "skip-steps", &skip, "N", "leave the first N steps of every rank out (warm-up; default 0)"),
 		OPT_STRING(0, "json", &json, "FILE", "write the comparison as JSON (schema aorta.compare/1)"),
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules for inputs that are traces"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
@@ -187,8 +53,8 @@ int cmd_compare(int argc, char **argv)
 	};
 	int nargs = 0;
 	int rc = opt_parse(argc, argv, opts, "aorta compare [options] BASELINE OTHER [OTHER...]",
-			   "Each input is an 'aorta analyze --json' file, a trace, a glob or a run\n"
-			   "directory. The first is the baseline; each other input is compared with it.",
+			   "Each input is an 'aorta analyze --json' file, a trace, aorta JSONL, a glob or a\n"
+			   "run directory. The first is the baseline; each other input is compared with it.",
 			   &nargs);
 	if (rc < 0)
 		return AORTA_OK;
@@ -198,8 +64,9 @@ int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "aorta: error: compare needs at least two inputs\n");
 		return AORTA_EUSAGE;
 	}
-	if (thr < 0) {
-		fprintf(stderr, "aorta: error: --threshold must be >= 0\n");
+	if (!(thr >= 0) || !(min_ms >= 0) || isnan(fail_pct) || skip < 0 || threads < 0) {
+		fprintf(stderr, "aorta: error: --threshold, --min-change-ms, --skip-steps and --threads must be "
+				"numbers >= 0, --fail-on-regression a number\n");
 		return AORTA_EUSAGE;
 	}
 	aorta_quiet = 1;
@@ -209,18 +76,29 @@ int cmd_compare(int argc, char **argv)
 		aorta_error_print(&e);
 		return e.code;
 	}
-	struct doc *d = xcalloc((size_t)nargs, sizeof(*d));
+	struct analysis *a = xcalloc((size_t)nargs, sizeof(*a));
 	enum aorta_status st = AORTA_OK;
-	for (int i = 0; i < nargs && !st; i++)
-		st = load_doc(argv[i], rules, threads, &d[i], &e);
+	struct analysis_opts ao = { .rules = rules, .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0 };
+	for (int i = 0; i < nargs && !st; i++) {
+		st = run_load(argv[i], &ao, &a[i], &e);
+		if (!st && !a[i].n)
+			st = aorta_fail(&e, AORTA_EINPUT, argv[i], 0, -1, "no rank could be read");
+	}
 	if (st) {
 		aorta_error_print(&e);
 		goto out;
 	}
+	for (int i = 0; i < nargs; i++) {
+		char why[256];
+		if (analysis_adapt_skip(&a[i], why, sizeof(why)))
+			aorta_warn("'%s': %s", argv[i], why);
+	}
 
+	const struct cmp_opts co = { thr, min_ms, fail_pct };
 	int regress = 0;
 	struct outfile of = { 0 };
 	struct jw w;
+	char b1[32], b2[32], b3[32], b4[32];
 	if (json) {
 		if ((st = out_open(&of, json, &e))) {
 			aorta_error_print(&e);
@@ -229,38 +107,38 @@ int cmd_compare(int argc, char **argv)
 		jw_init(&w, of.f, 1);
 		jw_obj(&w, NULL);
 		jw_str(&w, "schema", "aorta.compare/1");
-		jw_str(&w, "baseline", d[0].label);
+		jw_str(&w, "baseline", argv[0]);
 		jw_num(&w, "threshold_pct", thr, 3);
+		jw_num(&w, "min_change_ms", min_ms, 6);
 		jw_arr(&w, "comparisons");
 	}
 	for (int t = 1; t < nargs; t++) {
-		int steps = has_steps(d[0].root) && has_steps(d[t].root);
-		printf("%s== %s vs baseline %s (%s)\n", t > 1 ? "\n" : "", d[t].label, d[0].label,
-		       steps ? "per-step means, averaged over ranks" : "whole trace, averaged over ranks");
+		struct cmp_result c;
+		compare_runs(&a[0], &a[t], &co, &c);
+		printf("%s== %s vs baseline %s (%s)\n", t > 1 ? "\n" : "", argv[t], argv[0],
+		       c.steps ? "per-step means, averaged over ranks" : "whole trace, averaged over ranks");
 		printf("   %-22s %14s %14s %14s %9s  %s\n", "figure", "baseline", "this", "change", "change",
 		       "verdict");
 		if (json) {
 			jw_obj(&w, NULL);
-			jw_str(&w, "input", d[t].label);
-			jw_str(&w, "basis", steps ? "step_mean" : "whole_trace");
+			jw_str(&w, "input", argv[t]);
+			jw_str(&w, "basis", c.steps ? "step_mean" : "whole_trace");
 			jw_arr(&w, "figures");
 		}
-		for (size_t k = 0; k < NFIGURES; k++) {
-			const struct figure *fg = &FIGURES[k];
-			double b = mean_fig(d[0].root, fg->key, steps), x = mean_fig(d[t].root, fg->key, steps);
-			double p = pchange(b, x);
-			const char *v = verdict(b, x, fg->lower_is_better, thr);
-			printf("   %-22s %11.3f ms %11.3f ms %+11.3f ms %+8.2f%%  %s\n", fg->key, b, x, x - b, p, v);
-			if (fail_pct >= 0 && !strcmp(v, "worse") && fabs(p) > fail_pct)
-				regress = 1;
+		for (size_t k = 0; k < c.nfig; k++) {
+			const struct cmp_fig *f = &c.fig[k];
+			printf("   %-22s %11s ms %11s ms %11s ms %9s  %s\n", f->key, cmp_fmt(b1, sizeof(b1), "%.3f", f->base),
+			       cmp_fmt(b2, sizeof(b2), "%.3f", f->value), cmp_fmt(b3, sizeof(b3), "%+.3f", f->change_ms),
+			       cmp_fmt(b4, sizeof(b4), "%+.2f%%", f->change_pct), f->verdict);
 			if (json) {
 				jw_obj(&w, NULL);
-				jw_str(&w, "figure", fg->key);
-				jw_num(&w, "baseline", b, 6);
-				jw_num(&w, "value", x, 6);
-				jw_num(&w, "change", x - b, 6);
-				jw_num(&w, "change_pct", p, 4);
-				jw_str(&w, "verdict", v);
+				jw_str(&w, "figure", f->key);
+				jw_num_or_null(&w, "baseline", f->base, 6);
+				jw_num_or_null(&w, "value", f->value, 6);
+				jw_num_or_null(&w, "change", f->change_ms, 6);
+				jw_num_or_null(&w, "change_pct", f->change_pct, 4);
+				jw_str(&w, "verdict", f->verdict);
+				jw_bool(&w, "regression", f->regressed);
 				jw_obj_end(&w);
 			}
 		}
@@ -268,41 +146,41 @@ int cmd_compare(int argc, char **argv)
 			jw_arr_end(&w);
 
 		/* per rank */
-		yajl_val rb = get(d[0].root, "ranks", NULL, NULL), rt = get(d[t].root, "ranks", NULL, NULL);
 		if (json)
 			jw_arr(&w, "ranks");
 		if (per_rank)
 			printf("   per rank (step, busy, comm, exposed comm, idle in ms; change %%):\n");
-		for (size_t i = 0; rt && YAJL_IS_ARRAY(rt) && i < rt->u.array.len; i++) {
-			yajl_val r = rt->u.array.values[i];
-			double rank = num(get(r, "rank", NULL, NULL));
-			yajl_val base = NULL;
-			for (size_t j = 0; rb && YAJL_IS_ARRAY(rb) && j < rb->u.array.len; j++)
-				if (num(get(rb->u.array.values[j], "rank", NULL, NULL)) == rank)
-					base = rb->u.array.values[j];
+		for (size_t i = 0; i < a[t].n; i++) {
+			const struct rank_result *r = &a[t].r[i], *base = NULL;
+			for (size_t j = 0; j < a[0].n; j++)
+				if (a[0].r[j].rank == r->rank)
+					base = &a[0].r[j];
 			if (!base)
 				continue;
 			if (json) {
 				jw_obj(&w, NULL);
-				jw_int(&w, "rank", (long long)rank);
+				jw_int(&w, "rank", r->rank);
 			}
 			if (per_rank)
-				printf("   rank %-4.0f", rank);
+				printf("   rank %-4d", r->rank);
 			for (size_t k = 0; k < NFIGURES; k++) {
 				const struct figure *fg = &FIGURES[k];
-				double b = rank_fig(base, fg->key, steps), x = rank_fig(r, fg->key, steps);
+				double b = cmp_rank_value(base, a[0].opts.skip_steps, k, c.steps);
+				double x = cmp_rank_value(r, a[t].opts.skip_steps, k, c.steps);
+				double p = change_pct(b, x);
 				if (json) {
 					jw_obj(&w, fg->key);
-					jw_num(&w, "baseline", b, 6);
-					jw_num(&w, "value", x, 6);
-					jw_num(&w, "change_pct", pchange(b, x), 4);
-					jw_str(&w, "verdict", verdict(b, x, fg->lower_is_better, thr));
+					jw_num_or_null(&w, "baseline", b, 6);
+					jw_num_or_null(&w, "value", x, 6);
+					jw_num_or_null(&w, "change_pct", p, 4);
+					jw_str(&w, "verdict", cmp_verdict(b, x, fg->lower_is_better, thr, min_ms));
 					jw_obj_end(&w);
 				}
 				if (per_rank && (!strcmp(fg->key, "step_ms") || !strcmp(fg->key, "busy_ms") ||
 						 !strcmp(fg->key, "comm_ms") || !strcmp(fg->key, "exposed_comm_ms") ||
 						 !strcmp(fg->key, "idle_ms")))
-					printf(" %9.3f (%+.1f%%)", x, pchange(b, x));
+					printf(" %9s (%s)", cmp_fmt(b1, sizeof(b1), "%.3f", x),
+					       cmp_fmt(b2, sizeof(b2), "%+.1f%%", p));
 			}
 			if (per_rank)
 				printf("\n");
@@ -312,42 +190,63 @@ int cmd_compare(int argc, char **argv)
 		if (json)
 			jw_arr_end(&w);
 
-		/* per collective: time per call, summed over ranks, keyed by
-		 * (type, process group, bytes) from both sides */
+		/* per collective: time per call, summed over ranks */
 		printf("   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes",
 		       "base ms/call", "this ms/call", "change", "exposed/call", "change");
 		if (json)
 			jw_arr(&w, "collectives");
-		struct collsum *cs = NULL;
-		size_t ncs = 0;
-		collect(rb, 0, &cs, &ncs);
-		collect(rt, 1, &cs, &ncs);
-		for (size_t c = 0; c < ncs; c++) {
-			struct collsum *x = &cs[c];
-			double bc = x->count[0] ? x->total[0] / x->count[0] : NAN;
-			double tc = x->count[1] ? x->total[1] / x->count[1] : NAN;
-			double be = x->count[0] ? x->exposed[0] / x->count[0] : NAN;
-			double te = x->count[1] ? x->exposed[1] / x->count[1] : NAN;
-			printf("   %-15s %-6.6s %12.0f %11.3f ms %11.3f ms %+8.2f%% %11.3f ms %+8.2f%%\n",
-			       x->type, x->pg[0] ? x->pg : "-", x->bytes, bc, tc, pchange(bc, tc), te,
-			       pchange(be, te));
+		struct cmp_coll *cs = NULL;
+		size_t ncs = compare_colls(&a[0], &a[t], &cs);
+		for (size_t k = 0; k < ncs; k++) {
+			struct cmp_coll *x = &cs[k];
+			double bc = x->count[0] ? x->total_ms[0] / x->count[0] : NAN;
+			double tc = x->count[1] ? x->total_ms[1] / x->count[1] : NAN;
+			double be = x->count[0] ? x->exposed_ms[0] / x->count[0] : NAN;
+			double te = x->count[1] ? x->exposed_ms[1] / x->count[1] : NAN;
+			char c1[32], c2[32];
+			printf("   %-15s %-6.6s %12llu %11s ms %11s ms %9s %11s ms %9s\n", x->type, x->pg[0] ? x->pg : "-",
+			       (unsigned long long)x->bytes, cmp_fmt(b1, sizeof(b1), "%.3f", bc),
+			       cmp_fmt(b2, sizeof(b2), "%.3f", tc), cmp_fmt(b3, sizeof(b3), "%+.2f%%", change_pct(bc, tc)),
+			       cmp_fmt(c1, sizeof(c1), "%.3f", te), cmp_fmt(c2, sizeof(c2), "%+.2f%%", change_pct(be, te)));
 			if (json) {
 				jw_obj(&w, NULL);
 				jw_str(&w, "type", x->type);
 				jw_str(&w, "process_group", x->pg);
-				jw_num(&w, "bytes", x->bytes, 0);
-				jw_num(&w, "baseline_ms_per_call", bc, 6);
-				jw_num(&w, "ms_per_call", tc, 6);
-				jw_num(&w, "change_pct", pchange(bc, tc), 4);
-				jw_num(&w, "baseline_exposed_ms_per_call", be, 6);
-				jw_num(&w, "exposed_ms_per_call", te, 6);
-				jw_str(&w, "verdict", verdict(bc, tc, 1, thr));
+				jw_uint(&w, "bytes", x->bytes);
+				jw_num_or_null(&w, "baseline_ms_per_call", bc, 6);
+				jw_num_or_null(&w, "ms_per_call", tc, 6);
+				jw_num_or_null(&w, "change_pct", isfinite(change_pct(bc, tc)) ? change_pct(bc, tc) : NAN, 4);
+				jw_num_or_null(&w, "baseline_exposed_ms_per_call", be, 6);
+				jw_num_or_null(&w, "exposed_ms_per_call", te, 6);
+				jw_str(&w, "verdict", cmp_verdict(bc, tc, 1, thr, min_ms / 1000.0));
 				jw_obj_end(&w);
 			}
 		}
+		if (!ncs)
+			printf("   (no collectives on either side)\n");
 		free(cs);
+		printf("   verdict: %s\n", c.verdict);
+		for (size_t q = 0; q < c.nregress; q++) {
+			const struct cmp_fig *f = &c.fig[c.regress[q]];
+			fprintf(stderr, "aorta: regression in '%s': %s worse by %s ms (%s ms -> %s ms, %s; "
+					"--fail-on-regression %.3g%%, --min-change-ms %.3g)\n",
+				argv[t], f->key, cmp_fmt(b1, sizeof(b1), "%+.3f", f->change_ms),
+				cmp_fmt(b2, sizeof(b2), "%.3f", f->base), cmp_fmt(b3, sizeof(b3), "%.3f", f->value),
+				cmp_fmt(b4, sizeof(b4), "%+.2f%%", f->change_pct), fail_pct, min_ms);
+			regress = 1;
+		}
 		if (json) {
 			jw_arr_end(&w);
+			jw_obj(&w, "verdict");
+			jw_str(&w, "step", c.speed);
+			jw_str(&w, "text", c.verdict);
+			jw_str(&w, "diagnosis", diag_kind_name(c.dthis.kind));
+			jw_str(&w, "baseline_diagnosis", diag_kind_name(c.dbase.kind));
+			jw_arr(&w, "regressions");
+			for (size_t q = 0; q < c.nregress; q++)
+				jw_str(&w, NULL, c.fig[c.regress[q]].key);
+			jw_arr_end(&w);
+			jw_obj_end(&w);
 			jw_obj_end(&w);
 		}
 	}
@@ -360,15 +259,12 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (regress) {
-		fprintf(stderr, "aorta: regression beyond %.2f%% detected\n", fail_pct);
+	if (regress)
 		st = AORTA_ECHECK;
-	}
 out:
 	for (int i = 0; i < nargs; i++)
-		if (d[i].root)
-			yajl_tree_free(d[i].root);
-	free(d);
+		analysis_free(&a[i]);
+	free(a);
 	rules_free(rules);
 	return st;
 }

@@ -523,11 +523,12 @@ static int verb_priority(int argc, char **argv)
 static int verb_compare(int argc, char **argv)
 {
 	const char *base = NULL, *test = NULL;
-	double thr = 0.05;
+	double thr = 0.05, thr_pct = -1;
 	struct opt opts[] = {
 		OPT_STRING('b', "baseline", &base, "FILE", "baseline result or sweep JSON"),
 		OPT_STRING('t', "test", &test, "FILE", "test result or sweep JSON"),
-		OPT_DOUBLE(0, "threshold", &thr, "F", "relative change counted as a regression (default 0.05)"),
+		OPT_DOUBLE(0, "threshold", &thr, "F", "regression beyond this FRACTION, as upstream's flag (default 0.05 = 5%)"),
+		OPT_DOUBLE(0, "threshold-pct", &thr_pct, "PCT", "the same in percent, as compare and report take it (5 = 5%)"),
 		OPT_END(),
 	};
 	int nargs = 0;
@@ -543,10 +544,17 @@ static int verb_compare(int argc, char **argv)
 		fprintf(stderr, "aorta: error: compare needs -b BASE and -t TEST (and nothing else)\n");
 		return AORTA_EUSAGE;
 	}
-	if (!(thr >= 0)) {
-		fprintf(stderr, "aorta: error: --threshold must be >= 0\n");
+	if (!(thr >= 0) || (thr_pct != -1 && !(thr_pct >= 0))) {
+		fprintf(stderr, "aorta: error: --threshold and --threshold-pct must be numbers >= 0\n");
 		return AORTA_EUSAGE;
 	}
+	if (thr > 1) { /* 5 meant as 5 % would silently accept a 400 % regression */
+		fprintf(stderr, "aorta: error: --threshold %g is a fraction (0.05 = 5%%, as upstream's); "
+				"for percent give --threshold-pct %g\n", thr, thr);
+		return AORTA_EUSAGE;
+	}
+	if (thr_pct >= 0)
+		thr = thr_pct / 100.0;
 	struct hwq_cmp_opts o = { thr };
 	struct aorta_error e = { 0 };
 	int nreg = 0;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,19 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "report/report_plot.h"
+
+/* A run with no step and no device work would be a report of zeros. */
+static enum aorta_status report_check_run(const char *input, const struct analysis *a, struct aorta_error *e)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].nsteps || a->r[i].events)
+			return AORTA_OK;
+	return aorta_fail(e, AORTA_EINPUT, input, 0, -1,
+			  "no step and no GPU activity in %zu rank%s: nothing to report", a->n, a->n == 1 ? "" : "s");
+}
 
 #define MARKER ".aorta-report"
 
@@ -252,7 +264,7 @@ int cmd_report(int argc, char **argv)
 				rep.cand[rep.ncand++] = i;
 	}
 	rep.upstream_comparison = reference && cands.n;
-	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps };
+	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps, skip };
 
 	int exists = 0;
 	if (!replaceable(output, &exists)) {
@@ -261,32 +273,56 @@ int cmd_report(int argc, char **argv)
 		goto done;
 	}
 
-	/* read */
+	/* read: every run through the one way in (runs.c) */
 	aorta_quiet = 1;
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
+	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
+	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
+				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */ };
 	for (int i = 0; i < dirs.n && !st; i++) {
-		st = report_read(labels[i], dirs.v[i], &rep.o, &rep.ds[i], &e);
-		rep.nds = (size_t)i + 1;
+		st = run_load(dirs.v[i], &ao, &an[i], &e);
+		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))
+			analysis_free(&an[i]);
 	}
 	if (st) {
+		for (int i = 0; i < dirs.n; i++)
+			analysis_free(&an[i]);
+		free(an);
 		aorta_error_print(&e);
 		rc = st;
 		goto done;
 	}
+	/* a --skip-steps that leaves some run no step skips nothing, in every
+	 * run alike (so the runs stay comparable), and says so */
+	for (int i = 0; i < dirs.n; i++) {
+		char why[256];
+		if (analysis_adapt_skip(&an[i], why, sizeof(why))) {
+			aorta_warn("'%s': %s%s", labels[i], why, dirs.n > 1 ? " (in every run, to compare like with like)" : "");
+			skip = 0;
+			for (int k = 0; k < dirs.n; k++)
+				analysis_set_skip(&an[k], 0);
+			break;
+		}
+	}
+	rep.o.skip_asked = rep.o.skip_steps;
+	rep.o.skip_steps = skip;
+	for (int i = 0; i < dirs.n; i++) {
+		rep_dataset_from_analysis(labels[i], dirs.v[i], &an[i], &rep.ds[i]);
+		if (run_is_saved_analysis(dirs.v[i]))
+			rep.ds[i].format = "aorta-analysis";
+		rep.nds = (size_t)i + 1;
+	}
+	free(an);
 	report_prepare(&rep);
 	for (size_t i = 0; i < rep.nds; i++) {
 		const struct rep_dataset *d = &rep.ds[i];
-		for (size_t k = 0; k < d->nranks; k++)
-			if (d->ranks[k].bad_lines)
-				aorta_warn("'%s': %lld of %lld lines are not valid JSON (first: line %lld, a run cut short?); "
-					   "left out, %zu complete steps used",
-					   d->ranks[k].path, d->ranks[k].bad_lines, d->ranks[k].lines, d->ranks[k].bad_line_first,
-					   d->ranks[k].nsteps);
-		if (d->skipped_lines)
-			aorta_warn("dataset '%s': %lld lines without profile.total_ms left out", d->label, d->skipped_lines);
-		if (!d->kept)
-			aorta_warn("dataset '%s' has no steps to report (%zu read, --skip-steps %d): count 0", d->label,
-				   d->read, skip);
+		const struct analysis *a = d->a;
+		fprintf(stderr, "aorta: '%s': %zu rank%s of %s from '%s'\n", d->label, d->nranks,
+			d->nranks == 1 ? "" : "s", d->format ? d->format : "?", d->input);
+		for (size_t k = 0; k < a->n; k++)
+			if (a->r[k].skipped)
+				aorta_warn("'%s': %llu records left out (first: %s)", a->r[k].path,
+					   (unsigned long long)a->r[k].skipped, a->r[k].skipped_first);
 	}
 
 	/* write into a fresh folder beside --output */
@@ -330,11 +366,15 @@ int cmd_report(int argc, char **argv)
 	tmp[0] = '\0';
 	for (size_t i = 0; i < rep.nds; i++) {
 		const struct rep_dataset *d = &rep.ds[i];
-		printf("%-16s %zu ranks, %zu steps used: step %.3f ms, compute %.3f ms, overlap %.3f ms, "
-		       "exposed comm %.3f ms, overlap_ratio %.6f\n",
-		       d->label, d->nranks, d->kept, d->kept ? d->stat[RF_STEP].mean : 0.0,
-		       d->kept ? d->stat[RF_COMPUTE].mean : 0.0, d->kept ? d->stat[RF_OVERLAP].mean : 0.0,
-		       d->kept ? d->stat[RF_EXPOSED].mean : 0.0, d->ratio);
+		char v[5][32];
+		printf("%-16s %zu ranks, %zu steps used: step %s ms, compute %s ms, overlap %s ms, "
+		       "exposed comm %s ms, overlap_ratio %s\n",
+		       d->label, d->nranks, d->kept, cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean),
+		       cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean), cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean),
+		       cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
+		       cmp_fmt(v[4], 32, "%.6f", d->kept ? d->ratio : NAN));
+		if (d->diag.kind != DIAG_NONE)
+			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}
 	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img.n,
 	       img.n == 1 ? "" : "s");

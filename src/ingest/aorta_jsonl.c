@@ -22,7 +22,11 @@
  * Streams.  compute 0, allreduce 1, reducescatter 2, aux 3, any other name
  * 4, 5, ... in order of first appearance.
  *
- * Names (the classifier works on names):
+ * Names (the classifier works on names).  A range that says what it is
+ * (aorta train since aorta.metrics/1 writes "collective": the collective
+ * type of a communication range, from the engine's by-stream classes)
+ * is named from that field: "aorta:<collective>:<tag>".  Older files and
+ * upstream's are recognised by stream and metadata.function:
  *   stream allreduce, or metadata.function containing "all_reduce"
  *       -> "aorta:all_reduce:<tag>"        R_KERNEL
  *   stream reducescatter, or function containing "reduce_scatter"
@@ -35,9 +39,18 @@
  * where <tag> is the range's tag without its "epoch<E>_step<S>_" prefix
  * ("epoch0_step3_grad_clip" -> "grad_clip"), so names repeat across steps.
  *
+ * Recorded figures.  Each kept line's own per-step figures (total_ms,
+ * overlap.per_stream_ms, overlap.overlap_ms, loss) are kept as the step's
+ * recorded figures (trace_add_record), as upstream's overlap_report.py
+ * reads them: a missing overlap figure is 0, a missing loss NaN; comm is
+ * the sum of the communication streams (allreduce, reducescatter,
+ * allgather, comm, nccl*).
+ *
  * Bad input.  A line that is not valid JSON (or holds a NUL byte) is
  * AORTA_EINPUT naming the line and the byte offset of the error in the
- * (decompressed) file.  A line that is not an object, lacks profile or
+ * (decompressed) file, except when it is the last non-blank line: a run
+ * that crashed mid-write leaves its last line cut, so that line is skipped
+ * (trace_skip, with the same description) and the complete lines are used.  A line that is not an object, lacks profile or
  * profile.total_ms, or has total_ms < 0 is skipped (trace_skip); so is a
  * range with a missing or non-numeric field or end < start.  rank and
  * world_size come from the first line that has them (o->rank_hint, else 0,
@@ -71,6 +84,11 @@ struct jl {
 	size_t nstreams, scap;
 	char *name;           /* scratch for span names */
 	size_t ncap;
+	char *lean;           /* the line without active_segments (drop_segments) */
+	size_t lcap;
+	/* an invalid line is an error only when another line follows it */
+	int pending;
+	struct aorta_error pend;
 };
 
 static yajl_val get(yajl_val obj, const char *key)
@@ -182,6 +200,17 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 	if (!num(vb, &bd) && bd >= 0 && bd < 1e18)
 		bytes = (uint64_t)bd;
 	sid = stream_id(j, stream);
+	yajl_val vc = get(rg, "collective");
+	enum coll_type ct = vc && YAJL_IS_STRING(vc) ? coll_type_from_name(YAJL_GET_STRING(vc)) : COLL_NONE;
+	if (ct != COLL_NONE && ct != COLL_OTHER) {
+		const char *cn = coll_type_name(ct);
+		need = strlen("aorta::") + strlen(cn) + strlen(tag) + 1;
+		GROW(j->name, j->ncap, need);
+		snprintf(j->name, j->ncap, "aorta:%s:%s", cn, tag);
+		trace_add_device(j->t, j->base_ns + s_ns, j->base_ns + e_ns, j->name, strlen(j->name),
+				 R_KERNEL, sid, -1, bytes);
+		return;
+	}
 	if (sid == 1 || (func && strstr(func, "all_reduce")))
 		prefix = "aorta:all_reduce:";
 	else if (sid == 2 || (func && strstr(func, "reduce_scatter")))
@@ -205,6 +234,44 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 	}
 	trace_add_device(j->t, j->base_ns + s_ns, j->base_ns + e_ns, j->name, strlen(j->name),
 			 hint, sid, -1, bytes);
+}
+
+static int is_comm_stream(const char *k)
+{
+	return !strcmp(k, "allreduce") || !strcmp(k, "reducescatter") || !strcmp(k, "allgather") ||
+	       !strcmp(k, "comm") || !strncmp(k, "nccl", 4);
+}
+
+/* A number of obj[key], else dflt. */
+static double numor(yajl_val obj, const char *key, double dflt)
+{
+	double d;
+	return num(get(obj, key), &d) ? dflt : d;
+}
+
+/* The line's own figures, as upstream's overlap_report.py reads them. */
+static void record(struct trace *t, yajl_val doc, yajl_val prof, int64_t number, double total_ms)
+{
+	yajl_val ov = get(prof, "overlap"), ps = get(ov, "per_stream_ms"), om = get(ov, "overlap_ms");
+	double v[SR__COUNT], d;
+
+	v[SR_STEP] = total_ms;
+	v[SR_COMPUTE] = numor(ps, "compute", 0);
+	v[SR_AUX] = numor(ps, "aux", 0);
+	v[SR_COMM] = 0;
+	if (ps && YAJL_IS_OBJECT(ps))
+		for (size_t i = 0; i < YAJL_GET_OBJECT(ps)->len; i++)
+			if (is_comm_stream(YAJL_GET_OBJECT(ps)->keys[i]) &&
+			    !num(YAJL_GET_OBJECT(ps)->values[i], &d))
+				v[SR_COMM] += d;
+	v[SR_OVERLAP] = numor(om, "compute_comm", 0);
+	v[SR_AR_OVERLAP] = numor(om, "compute_allreduce", 0);
+	v[SR_RS_OVERLAP] = numor(om, "compute_reducescatter", 0);
+	v[SR_AG_OVERLAP] = numor(om, "compute_allgather", 0);
+	v[SR_IDLE] = numor(om, "idle", 0);
+	v[SR_EXPOSED] = v[SR_COMM] > v[SR_OVERLAP] ? v[SR_COMM] - v[SR_OVERLAP] : 0;
+	v[SR_LOSS] = numor(doc, "loss", NAN);
+	trace_add_record(t, number, v);
 }
 
 /* One parsed line. */
@@ -248,6 +315,7 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 		number = j->lines - 1;
 	trace_add_step(j->t, number, j->base_ns, end);
 	trace_add_gpu_step(j->t, number, j->base_ns, end);
+	record(j->t, doc, prof, number, total_ms);
 	ranges = get(prof, "ranges");
 	if (ranges && YAJL_IS_ARRAY(ranges)) {
 		for (size_t i = 0; i < YAJL_GET_ARRAY(ranges)->len; i++)
@@ -256,6 +324,81 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 		trace_skip(j->t, "line %lld: profile.ranges is not an array", line);
 	}
 	j->base_ns = end;
+}
+
+/* Removes the member "active_segments": [...] (upstream's list of
+ * elementary segments per step: most of a line, thousands of small values
+ * aorta does not use) from the NUL-terminated line s of length n, in place,
+ * so the tree parser does not build it.  The scan is quote-aware and
+ * removes the member only where "active_segments" is an object key (after
+ * '{' or ',') followed by ':' and an array; anything else is left as it is,
+ * and yajl still checks the whole line's syntax but for that array's
+ * contents.  Returns the new length. */
+static size_t drop_segments(char *s, size_t n)
+{
+	static const char key[] = "\"active_segments\"";
+	const size_t kl = sizeof(key) - 1;
+	size_t sep = SIZE_MAX; /* the last ',' or '{' outside strings, if only blanks follow it */
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == ',' || c == '{') {
+			sep = i;
+			continue;
+		}
+		if (c == ' ' || c == '\t')
+			continue;
+		if (c != '"') {
+			sep = SIZE_MAX;
+			continue;
+		}
+		size_t q = i + 1; /* end of this string */
+		while (q < n && s[q] != '"')
+			q += s[q] == '\\' ? 2 : 1;
+		if (sep != SIZE_MAX && q < n && q + 1 - i == kl && !memcmp(s + i, key, kl)) {
+			size_t k = q + 1;
+			while (k < n && (s[k] == ' ' || s[k] == '\t'))
+				k++;
+			int colon = k < n && s[k] == ':';
+			if (colon) {
+				k++;
+				while (k < n && (s[k] == ' ' || s[k] == '\t'))
+					k++;
+			}
+			if (colon && k < n && s[k] == '[') {
+				int depth = 0, in = 0;
+				size_t e;
+				for (e = k; e < n; e++) {
+					if (in) {
+						if (s[e] == '\\')
+							e++;
+						else if (s[e] == '"')
+							in = 0;
+					} else if (s[e] == '"') {
+						in = 1;
+					} else if (s[e] == '[' || s[e] == '{') {
+						depth++;
+					} else if ((s[e] == ']' || s[e] == '}') && --depth == 0) {
+						break;
+					}
+				}
+				if (e < n) { /* [from, to) goes */
+					size_t from = s[sep] == ',' ? sep : i, to = e + 1;
+					if (s[sep] == '{') { /* the first member: take the comma after it */
+						while (to < n && (s[to] == ' ' || s[to] == '\t'))
+							to++;
+						if (to < n && s[to] == ',')
+							to++;
+					}
+					memmove(s + from, s + to, n - to + 1);
+					return n - (to - from);
+				}
+			}
+		}
+		sep = SIZE_MAX;
+		i = q; /* past the string */
+	}
+	return n;
 }
 
 /* Byte offset, within line, at which yajl stops on it. */
@@ -272,6 +415,16 @@ static size_t error_offset(const char *s, size_t n)
 	return at;
 }
 
+/* An invalid line: held back until we know whether another line follows
+ * (then it is the error) or it was the last (a cut line, skipped). */
+static enum aorta_status invalid(struct jl *j, struct aorta_error *e, enum aorta_status st)
+{
+	(void)e;
+	(void)st;
+	j->pending = 1;
+	return AORTA_OK;
+}
+
 /* line is NUL-terminated at line[n]; off = its offset in the file. */
 static enum aorta_status do_line(struct jl *j, char *line, size_t n, long long lineno,
 				 long long off, struct aorta_error *e)
@@ -286,14 +439,22 @@ static enum aorta_status do_line(struct jl *j, char *line, size_t n, long long l
 		;
 	if (i == n)
 		return AORTA_OK; /* blank line */
+	if (j->pending) {
+		if (e)
+			*e = j->pend;
+		return j->pend.code;
+	}
 	j->lines++;
 	if (memchr(line, '\0', n))
-		return aorta_fail(e, AORTA_EINPUT, j->path, lineno,
+		return invalid(j, e, aorta_fail(&j->pend, AORTA_EINPUT, j->path, lineno,
 				  off + (long long)((const char *)memchr(line, '\0', n) - line),
-				  "invalid json: NUL byte; expected one json object per line");
+				  "invalid json: NUL byte; expected one json object per line"));
 	err[0] = '\0';
-	doc = yajl_tree_parse(line, err, sizeof(err));
-	if (!doc) {
+	GROW(j->lean, j->lcap, n + 1);
+	memcpy(j->lean, line, n + 1);
+	drop_segments(j->lean, n);
+	doc = yajl_tree_parse(j->lean, err, sizeof(err));
+	if (!doc) { /* errors are placed on the line as written */
 		size_t at = error_offset(line, n), k;
 
 		for (k = 0; err[k]; k++)
@@ -301,13 +462,23 @@ static enum aorta_status do_line(struct jl *j, char *line, size_t n, long long l
 				err[k] = ' ';
 		for (k = strlen(err); k > 0 && (err[k - 1] == ' ' || err[k - 1] == '.'); k--)
 			err[k - 1] = '\0';
-		return aorta_fail(e, AORTA_EINPUT, j->path, lineno, off + (long long)at,
-				  "invalid json (%s); expected one json object per line",
-				  err[0] ? err : "parse error");
+		return invalid(j, e, aorta_fail(&j->pend, AORTA_EINPUT, j->path, lineno, off + (long long)at,
+						 "invalid json (%s); expected one json object per line",
+						 err[0] ? err : "parse error"));
 	}
 	add_line(j, doc, lineno);
 	yajl_tree_free(doc);
 	return AORTA_OK;
+}
+
+/* A file whose one line is invalid holds nothing: that line is the error. */
+static enum aorta_status only_line_invalid(struct jl *j, struct aorta_error *e)
+{
+	if (!j->pending || j->lines > 1)
+		return AORTA_OK;
+	if (e)
+		*e = j->pend;
+	return j->pend.code;
 }
 
 static void jl_init(struct jl *j, const char *path, const struct ingest_opts *o)
@@ -324,6 +495,7 @@ static void jl_release(struct jl *j)
 		free(j->streams[i]);
 	free(j->streams);
 	free(j->name);
+	free(j->lean);
 	trace_free(j->t);
 }
 
@@ -331,6 +503,9 @@ static void jl_emit(struct jl *j, struct trace_set *out)
 {
 	const struct ingest_opts *o = j->o;
 
+	if (j->pending)
+		trace_skip(j->t, "line %lld: %s (the last line, cut short: a run that stopped mid-write?)",
+			   j->pend.line, j->pend.msg);
 	if (!j->have_rank)
 		j->t->rank = o && o->rank_hint >= 0 ? o->rank_hint : 0;
 	trace_finish(j->t, o ? o->rules : NULL);
@@ -364,6 +539,8 @@ enum aorta_status ingest_aorta_jsonl_mem(const char *path, const void *buf, size
 		p += n + (nl ? 1 : 0);
 	}
 	free(line);
+	if (!st)
+		st = only_line_invalid(&j, e);
 	if (!st)
 		jl_emit(&j, out);
 	jl_release(&j);
@@ -428,6 +605,8 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 		if (st)
 			goto out;
 	}
+	if ((st = only_line_invalid(&j, e)))
+		goto out;
 	jl_emit(&j, out);
 out:
 	free(buf);

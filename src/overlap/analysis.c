@@ -13,9 +13,11 @@
  * over every span clipped to it, whatever step launched the span.
  */
 #include "overlap/analysis.h"
+#include "timeline/peer_rules.h"
 #include "ingest/ingest.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
@@ -105,7 +107,7 @@ static void keep_richest(const char *dir, struct strlist *files, struct strlist 
 	}
 	files->n = fmt->n = m;
 	if (dropped)
-		aorta_note("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
+		aorta_warn("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
 			   "(name them explicitly to analyse them)", dir, dropped, dropped == 1 ? "" : "s");
 }
 
@@ -284,7 +286,7 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 	r->nkernels = m;
 }
 
-struct pg_count { int32_t step; uint32_t pg; uint32_t n; };
+struct pg_count { int32_t step; uint32_t pg; uint32_t n; size_t next; /* same step, 0: none, else index + 1 */ };
 
 /* Start of the GPU window of the step a span belongs to, INT64_MIN if none. */
 static int64_t step_window_start(const struct trace *t, const struct rank_result *r, size_t i)
@@ -306,6 +308,10 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 	struct pg_count *pc = NULL;
 	struct pg_end *pe = NULL;
 	size_t npc = 0, pccap = 0, rcap = 0, icap = 0, npe = 0, pecap = 0;
+	/* per step (index + 1; 0: outside every step), its first counter
+	 * (index + 1): a call's counter is looked up among its step's few
+	 * process groups, not among every counter so far */
+	size_t *head = xcalloc(t->nsteps + 1, sizeof(*head));
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (kind_class((enum span_kind)t->kind[i]) != C_COMM)
@@ -341,13 +347,17 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 			c->max_ns = d;
 
 		/* the call's ordinal within (step, process group) */
-		size_t k;
-		for (k = npc; k-- > 0;)
-			if (pc[k].step == t->step[i] && pc[k].pg == pg)
+		size_t slot = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? (size_t)t->step[i] + 1 : 0;
+		size_t k = (size_t)-1;
+		for (size_t h = head[slot]; h; h = pc[h - 1].next)
+			if (pc[h - 1].step == t->step[i] && pc[h - 1].pg == pg) {
+				k = h - 1;
 				break;
+			}
 		if (k == (size_t)-1) {
 			GROW(pc, pccap, npc + 1);
-			pc[npc] = (struct pg_count){ t->step[i], pg, 0 };
+			pc[npc] = (struct pg_count){ t->step[i], pg, 0, head[slot] };
+			head[slot] = npc + 1;
 			k = npc++;
 		}
 		GROW(r->inst, icap, r->ninst + 1);
@@ -388,6 +398,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;
 	free(pc);
 	free(pe);
+	free(head);
 }
 
 static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
@@ -446,6 +457,23 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 			st->end_ns = st->start_ns;
 	}
 	r->nsteps = m;
+	/* figures the input recorded per step (JSONL), matched by step number */
+	r->has_rec = t->nrec > 0;
+	for (size_t k = 0, c = 0; k < m; k++) {
+		struct step_result *st = &r->steps[k];
+		for (int q = 0; q < SR__COUNT; q++)
+			st->rec[q] = NAN;
+		if (!t->nrec)
+			continue;
+		size_t c0 = c;
+		while (t->rec[c].number != st->number) {
+			c = (c + 1) % t->nrec;
+			if (c == c0)
+				break;
+		}
+		if (t->rec[c].number == st->number)
+			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
+	}
 	for (size_t k = 0; k < m; k++) {
 		struct step_result *st = &r->steps[k];
 		ov_figures_in(&s, st->start_ns, st->end_ns, &st->f);
@@ -478,12 +506,54 @@ static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct 
 	ov_sets_release(&ts);
 	free(tl);
 
-	if (o->keep_traces) {
+	if (o->keep_traces == 1) {
 		r->exposed_set = s.set[S_EXPOSED_COMM];
 		memset(&s.set[S_EXPOSED_COMM], 0, sizeof(s.set[S_EXPOSED_COMM]));
 	}
 	ov_sets_release(&s);
 	free(cls);
+}
+
+size_t analysis_kept_steps(const struct rank_result *r, int skip)
+{
+	size_t k = (size_t)(skip > 0 ? skip : 0);
+	return k < r->nsteps ? r->nsteps - k : 0;
+}
+
+void analysis_set_skip(struct analysis *a, int skip)
+{
+	a->opts.skip_steps = skip;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		struct ov_figures *f = &r->steps_sum;
+		memset(f, 0, sizeof(*f));
+		for (size_t k = r->nsteps - analysis_kept_steps(r, skip); k < r->nsteps; k++) {
+			int64_t *d = (int64_t *)f;
+			const int64_t *sx = (const int64_t *)&r->steps[k].f;
+			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
+				d[q] += sx[q];
+		}
+	}
+}
+
+int analysis_adapt_skip(struct analysis *a, char *why, size_t n)
+{
+	int skip = a->opts.skip_steps;
+	size_t fewest = SIZE_MAX;
+	int who = -1;
+	if (skip <= 0)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].nsteps && a->r[i].nsteps < fewest) {
+			fewest = a->r[i].nsteps;
+			who = a->r[i].rank;
+		}
+	if (fewest == SIZE_MAX || (size_t)skip < fewest)
+		return 0;
+	snprintf(why, n, "--skip-steps %d would leave none of the %zu step%s of rank %d: no warm-up is "
+		 "skipped, every step is used", skip, fewest, fewest == 1 ? "" : "s", who);
+	analysis_set_skip(a, 0);
+	return 1;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -529,7 +599,7 @@ static void *worker(void *arg)
 				t->rank = io.rank_hint;
 			analyze_rank(t, p->o, &r);
 			r.rank = t->rank;
-			if (p->o->keep_traces) {
+			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
 				r.t = t;
 				s.t[k] = NULL;
 			}
@@ -731,6 +801,7 @@ void analysis_free(struct analysis *a)
 	for (size_t k = 0; k < a->nxsteps; k++)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
+	free(a->owned_why);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)
 		free(a->inputs[i]);

@@ -27,7 +27,8 @@ struct analysis_opts {
 	int skip_steps;       /* steps left out of the step aggregates (warm-up) */
 	int top_kernels;      /* rows in the top-kernel table */
 	double host_bound_pct; /* a step is host-bound when host wait >= this % of it */
-	int keep_traces;      /* keep timelines (for --trace-out) */
+	int keep_traces;      /* 1: keep timelines and the exposed/waiting sets (--trace-out);
+			       * 2: the timeline of the first input file only (report's Gantt chart) */
 	/* clock alignment across ranks (join.c, docs/metrics.md "Clock offsets") */
 	int no_clock_align;   /* take every rank's clock as shared (no offsets) */
 	const struct clock_given *clock_given; /* offsets supplied (--clock-offsets), or NULL */
@@ -48,6 +49,7 @@ struct step_result {
 	int64_t start_ns, end_ns;
 	struct ov_figures f;
 	int host_bound;
+	double rec[SR__COUNT];  /* figures the input recorded for this step (JSONL); NaN if none */
 };
 
 struct coll_row {
@@ -119,6 +121,7 @@ struct rank_result {
 	uint64_t other_device_spans; /* trace.h: GPU activity of a second device in one trace */
 	int other_device;
 	char *skipped_first;
+	int has_rec;                   /* steps carry recorded figures (rec) */
 	struct ov_figures total;       /* whole trace: first start to last end */
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
@@ -174,6 +177,7 @@ struct analysis {
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
 	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
 	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */
+	char *owned_why;         /* a reason read back from a saved analysis (owned; why points here) */
 	const char *clock_method;/* "collective-ends", "collective-ends+drift", "one-host", "file", "none" */
 	int64_t clock_spread_ns; /* p95 of the aligned end-time range of blocking collectives */
 	int64_t clock_spread_p50_ns;
@@ -205,6 +209,19 @@ void analysis_finish(struct analysis *a);
 /* Analyses traces already in memory (takes ownership of s's traces). */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
+
+/* Sets opts.skip_steps and sums every rank's steps_sum again over the
+ * steps it leaves (step windows tile, so this equals the engine's figure
+ * over their union). */
+void analysis_set_skip(struct analysis *a, int skip);
+/* A --skip-steps that would leave no step of some rank that has steps
+ * skips nothing instead (warm-up that is not there is not skipped):
+ * opts.skip_steps becomes 0 and every rank's steps_sum is summed again from
+ * its steps (step windows tile, so the figures add up exactly).  Returns 1
+ * and writes the reason to why (n bytes) when it changed the skip. */
+int analysis_adapt_skip(struct analysis *a, char *why, size_t n);
+/* Steps of r left after the skip (what step figures are over). */
+size_t analysis_kept_steps(const struct rank_result *r, int skip);
 
 /* Statistics (ns) of one figure over a rank's steps, the first `skip` left
  * out; fig_off is the offset of an int64 field of struct ov_figures (as

@@ -53,8 +53,8 @@ void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_fi
 
 /* Classes per span under each scheme (caller frees). */
 uint8_t *classes_aorta(const struct trace *t);
-uint8_t *classes_hta(const struct trace *t);        /* hta/common/types.py patterns */
-uint8_t *classes_tracelens(const struct trace *t);  /* gpu_event_analyser.py */
+/* (the peer tools' schemes, classes_hta and classes_tracelens, are in
+ * timeline/peer_rules.h) */
 
 /* |exposed part| of [s, e) against a set (s..e minus the set). */
 static inline int64_t ov_exposed(const struct ivset *against, int64_t s, int64_t e)

@@ -32,6 +32,10 @@ static double pct(int64_t num, int64_t den)
 
 /* ---- terminal -------------------------------------------------------------- */
 
+/* Rows of the stream and collective tables before "... N more". */
+#define MAX_ROWS 24
+
+
 static void print_pct(FILE *f, double v)
 {
 	if (isnan(v))
@@ -337,12 +341,16 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		fprintf(f, "   GPU utilisation: ");
 		print_pct(f, pct(t->busy_ns, t->window_ns));
 		fputc('\n', f);
-		size_t hb = 0;
-		for (size_t j = 0; j < r->nsteps; j++)
+		size_t hb = 0; /* over the kept steps, as the step figures */
+		for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
 			hb += (size_t)r->steps[j].host_bound;
-		if (r->nsteps)
-			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu\n",
-				a->opts.host_bound_pct, hb, r->nsteps);
+		size_t kept = analysis_kept_steps(r, a->opts.skip_steps);
+		if (kept)
+			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu%s\n",
+				a->opts.host_bound_pct, hb, kept, kept < r->nsteps ? " kept" : "");
+		else if (r->nsteps)
+			fprintf(f, "   --skip-steps %d leaves none of the %zu steps: no step figures\n",
+				a->opts.skip_steps, r->nsteps);
 		if (r->matched && a->clocks_aligned) {
 			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms%s, "
 				"transfer %.3f ms; caused its peers %.3f ms of waiting%s; arrived last %llu times\n",
@@ -361,11 +369,14 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 
 		if (r->nstreams) {
 			fprintf(f, "   %-10s %12s %8s %10s\n", "stream", "busy", "util", "spans");
-			for (size_t k = 0; k < r->nstreams; k++) {
+			for (size_t k = 0; k < r->nstreams && k < MAX_ROWS; k++) {
 				fprintf(f, "   %-10d %9.3f ms ", r->streams[k].stream, ms(r->streams[k].busy_ns));
 				print_pct(f, pct(r->streams[k].busy_ns, t->window_ns));
 				fprintf(f, " %10llu\n", (unsigned long long)r->streams[k].spans);
 			}
+			if (r->nstreams > MAX_ROWS)
+				fprintf(f, "   ... %zu more streams (all of them in --json and --csv)\n",
+					r->nstreams - MAX_ROWS);
 		}
 		if (r->ncolls) {
 			/* algbw/busbw from transfer time (nccl-tests); kernel busbw over the
@@ -373,7 +384,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %12s %12s %7s %11s %11s %11s\n", "collective", "pg",
 				"bytes", "count", "total", "exposed", "wait", "transfer", "wait %", "algbw",
 				"busbw", "kern. busbw");
-			for (size_t k = 0; k < r->ncolls; k++) {
+			for (size_t k = 0; k < r->ncolls && k < MAX_ROWS; k++) {
 				const struct coll_row *c = &r->colls[k];
 				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
 					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
@@ -389,6 +400,9 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 				print_gbps(f, c->busbw_kernel_gbps);
 				fputc('\n', f);
 			}
+			if (r->ncolls > MAX_ROWS)
+				fprintf(f, "   ... %zu more collective rows (all of them in --json and --csv)\n",
+					r->ncolls - MAX_ROWS);
 		}
 		if (r->nkernels) {
 			fprintf(f, "   top kernels by total time:\n");
@@ -509,6 +523,12 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 				jw_ms(&w, FIGURES[k].key, fig_value(&FIGURES[k], &s->f));
 			jw_num(&w, "overlap_pct", 100.0 * ratio(s->f.overlap_ns, s->f.comm_ns), 4);
 			jw_bool(&w, "host_bound", s->host_bound);
+			if (r->has_rec) { /* what the input recorded itself (JSONL) */
+				jw_obj(&w, "recorded");
+				for (int q = 0; q < SR__COUNT; q++)
+					jw_num(&w, REC_KEYS[q], s->rec[q], q == SR_LOSS ? 8 : 6);
+				jw_obj_end(&w);
+			}
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -525,8 +545,8 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 			jw_obj_end(&w);
 		}
 		jw_obj_end(&w);
-		size_t hb = 0;
-		for (size_t j = 0; j < r->nsteps; j++)
+		size_t hb = 0; /* over the kept steps, as the step figures */
+		for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
 			hb += (size_t)r->steps[j].host_bound;
 		jw_uint(&w, "host_bound_steps", hb);
 		jw_arr(&w, "streams");

@@ -28,3 +28,46 @@ double ratio(int64_t num, int64_t den)
 {
 	return den ? (double)num / (double)den : NAN;
 }
+
+const char *const REC_KEYS[SR__COUNT] = {
+	"step_ms", "compute_ms", "overlap_ms", "allreduce_overlap_ms", "reducescatter_overlap_ms",
+	"allgather_overlap_ms", "comm_ms", "exposed_comm_ms", "aux_ms", "idle_ms", "loss",
+};
+
+#define R(k, l, field, c, r) { k, l, offsetof(struct ov_figures, field), c, r }
+const struct rep_fig_def REP_FIGS[RF__COUNT] = {
+	[RF_STEP] = R("step_ms", "step time", window_ns, -1, SR_STEP),
+	[RF_COMPUTE] = R("compute_ms", "compute", compute_ns, -1, SR_COMPUTE),
+	[RF_OVERLAP] = R("overlap_ms", "compute-comm overlap", overlap_ns, -1, SR_OVERLAP),
+	[RF_AR_OVERLAP] = R("allreduce_overlap_ms", "all-reduce overlap", overlap_ns, COLL_ALL_REDUCE, SR_AR_OVERLAP),
+	[RF_RS_OVERLAP] = R("reducescatter_overlap_ms", "reduce-scatter overlap", overlap_ns, COLL_REDUCE_SCATTER,
+			    SR_RS_OVERLAP),
+	[RF_AG_OVERLAP] = R("allgather_overlap_ms", "all-gather overlap", overlap_ns, COLL_ALL_GATHER, SR_AG_OVERLAP),
+	[RF_COMM] = R("comm_ms", "communication", comm_ns, -1, SR_COMM),
+	[RF_EXPOSED] = R("exposed_comm_ms", "exposed communication", exposed_comm_ns, -1, SR_EXPOSED),
+	[RF_AUX] = R("aux_ms", "aux / memcpy", memcpy_ns, -1, SR_AUX),
+	[RF_IDLE] = R("idle_ms", "idle", idle_ns, -1, SR_IDLE),
+};
+
+double rep_fig_ms(const struct rep_fig_def *f, const struct ov_figures *x)
+{
+	int64_t v = f->coll >= 0 ? x->coll_ns[f->coll] - x->coll_exposed_ns[f->coll]
+				 : *(const int64_t *)((const char *)x + f->off);
+	return (double)v * 1e-6;
+}
+
+int rep_fig_dir(const struct rep_fig_def *f)
+{
+	for (size_t k = 0; k < NFIGURES; k++)
+		if (FIGURES[k].off == f->off)
+			return FIGURES[k].lower_is_better;
+	return 0;
+}
+
+double coll_busbw_gbps(const struct coll_row *c)
+{
+	if (!c->bytes || !c->total_ns)
+		return NAN;
+	double algbw = (double)c->bytes * (double)c->count / (double)c->total_ns;
+	return algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
+}

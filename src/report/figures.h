@@ -7,6 +7,7 @@
 #define AORTA_FIGURES_H
 
 #include <stddef.h>
+#include "overlap/analysis.h"
 #include "overlap/engine.h"
 
 struct figure {
@@ -23,6 +24,38 @@ static inline int64_t fig_value(const struct figure *f, const struct ov_figures 
 {
 	return *(const int64_t *)((const char *)x + f->off);
 }
+
+/* The per-step figures of `aorta report`: upstream overlap_report.py's
+ * (step, compute, overlap, overlap per collective type) and aorta's beside
+ * them.  Each is read off struct ov_figures like FIGURES (off), except the
+ * overlap of one collective type (coll >= 0): coll_ns - coll_exposed_ns of
+ * that type.  rec is the enum step_rec an input may have recorded itself
+ * (JSONL), used instead where present; -1 none.  The direction of each
+ * (better lower / higher) is FIGURES' for the same field (fig_dir). */
+enum rep_fig {
+	RF_STEP, RF_COMPUTE, RF_OVERLAP, RF_AR_OVERLAP, RF_RS_OVERLAP, RF_AG_OVERLAP,
+	RF_COMM, RF_EXPOSED, RF_AUX, RF_IDLE, RF__COUNT
+};
+struct rep_fig_def {
+	const char *key;      /* summary.json key, e.g. "overlap_ms" */
+	const char *label;    /* chart and table label */
+	size_t off;           /* int64 ns field of struct ov_figures (coll < 0) */
+	int coll;             /* enum coll_type whose overlap this is, -1 none */
+	int rec;              /* enum step_rec, -1 none */
+};
+extern const struct rep_fig_def REP_FIGS[RF__COUNT];
+/* Value of a report figure in ms. */
+double rep_fig_ms(const struct rep_fig_def *f, const struct ov_figures *x);
+/* 1 lower is better, -1 higher is better, 0 neutral. */
+int rep_fig_dir(const struct rep_fig_def *f);
+
+/* nccl-tests bus bandwidth of a collective row in GB/s (NaN when the trace
+ * gives no size), the one definition report and compare use; docs/metrics.md. */
+double coll_busbw_gbps(const struct coll_row *c);
+
+/* Keys of the figures an input recorded per step itself (enum step_rec,
+ * timeline.h), as a step's "recorded" object in the analysis JSON. */
+extern const char *const REC_KEYS[SR__COUNT];
 
 /* Ratios derived from figures; NaN when the denominator is zero. */
 double ratio(int64_t num, int64_t den);

@@ -3,19 +3,16 @@
  * --label), their per-step figures per rank, and what is derived from them
  * (summary.json, charts, index.html).
  *
- * Inputs.  A dataset is read from one of:
- *  - a run directory holding rank_*_metrics.jsonl (aorta train or upstream
- *    AORTA), or one such file: every line is one step of one rank.  The
- *    figures are the ones the run recorded (profile.overlap), as upstream's
- *    overlap_report.py reads them: overlap_ms.compute_comm,
- *    per_stream_ms.compute, overlap_ms.compute_allreduce,
- *    overlap_ms.compute_reducescatter (0 when missing).  A line that is not
- *    valid JSON (a crashed run's last line cut in half) is counted, warned
- *    about and left out; the complete lines are used.
- *  - an `aorta analyze --json` file (aorta.analysis/1): its per-step figures.
- *  - traces (a file or a directory of per-rank traces): analysed on the fly
- *    with the overlap engine (src/overlap/analysis.h).
- * Files of one dataset are read in parallel (one file per worker).
+ * Inputs.  A dataset is one run as a struct analysis, however it was read
+ * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
+ * rules every command shares; a saved `aorta analyze --json` through
+ * ingest/analysis_json.c).  Its per-step figures are the engine's
+ * (REP_FIGS, report/figures.c), except where the input recorded its own
+ * (JSONL's profile.overlap): those are used as upstream's
+ * overlap_report.py reads them (overlap_ms.compute_comm,
+ * per_stream_ms.compute, overlap_ms.compute_allreduce,
+ * overlap_ms.compute_reducescatter, 0 when missing).  The verdict names
+ * the run's diagnosis (overlap/diagnosis.h), the one analyze prints.
  *
  * Ownership.  struct report owns everything under it; report_free releases
  * it.  Strings given in report_opts are borrowed and must outlive it.
@@ -27,30 +24,11 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "overlap/analysis.h"
+#include "overlap/diagnosis.h"
+#include "report/figures.h"
 
 #define REPORT_SCHEMA "aorta.report/1"
-
-/* Per-step figures, in ms (doubles: the JSONL records them as such). */
-enum rep_fig {
-	RF_STEP,          /* profile.total_ms / step window */
-	RF_COMPUTE,       /* per_stream_ms.compute / compute time */
-	RF_OVERLAP,       /* overlap_ms.compute_comm / comm ∩ compute */
-	RF_AR_OVERLAP,    /* overlap_ms.compute_allreduce */
-	RF_RS_OVERLAP,    /* overlap_ms.compute_reducescatter */
-	RF_AG_OVERLAP,    /* overlap_ms.compute_allgather */
-	RF_COMM,          /* communication time (sum of the comm streams) */
-	RF_EXPOSED,       /* comm not under compute: max(comm - overlap, 0) */
-	RF_AUX,           /* per_stream_ms.aux (memcpy for traces) */
-	RF_IDLE,          /* overlap_ms.idle / idle */
-	RF__COUNT
-};
-
-struct rep_fig_def {
-	const char *key;      /* summary.json key stem: "<key>_ms" */
-	const char *label;    /* chart label */
-	int dir;              /* 1 lower is better, -1 higher is better, 0 neutral */
-};
-extern const struct rep_fig_def REP_FIGS[RF__COUNT];
 
 struct rep_step {
 	int64_t gstep;        /* global step (line ordinal when absent) */
@@ -74,8 +52,7 @@ struct rep_rank {
 	char *path;
 	struct rep_step *steps;     /* in file order */
 	size_t nsteps;
-	long long lines, bad_lines, skipped_lines; /* JSONL: read, invalid, no profile */
-	long long bad_line_first;   /* line number of the first invalid line, 0 if none */
+	long long bad_lines;        /* records the reader left out (cut or malformed lines, ...) */
 	/* stream ranges, kept for the dataset's first rank only */
 	struct rep_range *ranges;
 	size_t nranges;
@@ -103,8 +80,10 @@ struct rep_dataset {
 	struct rep_coll *colls;
 	size_t ncolls;
 	int has_loss, has_ranges;
-	long long bad_lines, skipped_lines;
+	long long bad_lines;      /* records left out, all ranks */
 	char *config_text;        /* a few lines describing the run, or NULL */
+	struct analysis *a;       /* the run, owned (timelines dropped) */
+	struct diagnosis diag;    /* analysis_diagnose(a): what analyze prints */
 	/* filled by report_prepare (skip applied) */
 	struct rep_stat *stat;    /* RF__COUNT figures */
 	struct rep_stat loss;
@@ -122,6 +101,7 @@ struct report_opts {
 	int ncandidates;
 	const long *gantt_steps; /* global steps for the Gantt chart, or NULL: chosen */
 	int ngantt;
+	int skip_asked;          /* --skip-steps as given, when adapted to skip_steps (else equal) */
 };
 
 
@@ -135,14 +115,11 @@ struct report {
 	int upstream_comparison; /* both --reference and --candidate given */
 };
 
-/* Reads one dataset; label and input are borrowed.  AORTA_EINPUT names the
- * input when it is missing or holds nothing aorta can read. */
-enum aorta_status report_read(const char *label, const char *input, const struct report_opts *o,
-			      struct rep_dataset *d, struct aorta_error *e);
-/* Reads one JSONL file into r (exposed for tests and the fuzz target);
- * keep_ranges keeps the stream ranges. */
-enum aorta_status report_read_jsonl(const char *path, int keep_ranges, struct rep_rank *r,
-				    struct aorta_error *e);
+/* Builds d from a run's analysis, which it takes over (*a is zeroed;
+ * its timelines, kept for the Gantt chart of the first rank, are freed
+ * once the ranges are taken).  label and input are borrowed. */
+void rep_dataset_from_analysis(const char *label, const char *input, struct analysis *a,
+			       struct rep_dataset *d);
 void rep_dataset_free(struct rep_dataset *d);
 void report_free(struct report *r);
 
@@ -164,6 +141,12 @@ double rep_cmp_rank_value(const struct rep_rank *r, int k);
 const char *rep_cmp_key(int k);     /* "step_ms", ..., "overlap_ratio" */
 const char *rep_cmp_label(int k);
 int rep_cmp_dir(int k);
+/* The verdict of figure k (REP_NCMP index) going from x (reference) to y:
+ * n/a when a side is missing, similar below --threshold percent or below
+ * 0.05 ms, better / worse by direction; when the candidate's step is
+ * slower (step_slower), no other figure is "better": "lower" / "higher". */
+const char *rep_verdict(const struct report *r, double x, double y, int k, int step_slower);
+int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c);
 /* Rank of d with the given rank number, or NULL. */
 const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/output.h"
+#include "report/compare.h"
 #include "report/report_change.h"
 
 #ifndef AORTA_VERSION
@@ -72,7 +73,7 @@ static void num(FILE *f, double v, const char *unit)
 	if (isfinite(v))
 		fprintf(f, "%.3f%s", v, unit);
 	else
-		fputs("&ndash;", f);
+		fputs("n/a", f);
 }
 
 /* ---- verdict ------------------------------------------------------------------ */
@@ -116,47 +117,43 @@ char *report_verdict(const struct report *r)
 		double step = s[RF_STEP].mean;
 		sbf(&b, "%s: a step takes %.3f ms on average (p50 %.3f, p99 %.3f ms) over %zu rank%s and %zu steps. ",
 		    d->label, step, s[RF_STEP].p50, s[RF_STEP].p99, d->nranks, d->nranks == 1 ? "" : "s", d->kept);
-		struct {
-			const char *what;
-			double v;
-		} part[4] = { { "compute", s[RF_COMPUTE].mean },
-			      { "exposed communication", s[RF_EXPOSED].mean },
-			      { "the aux stream (copies, optimizer)", s[RF_AUX].mean },
-			      { "idle", s[RF_IDLE].mean } };
-		int top = 0;
-		for (int k = 1; k < 4; k++)
-			if (part[k].v > part[top].v)
-				top = k;
-		sbf(&b, "Most of it goes to %s (%.3f ms, %.1f%% of the step). ", part[top].what, part[top].v,
-		    share(part[top].v, step));
+		/* the diagnosis first: the one analyze prints */
+		if (d->diag.kind != DIAG_NONE)
+			sbf(&b, "Diagnosis: %s. ", d->diag.headline);
+		else if (!d->diag.has_cross_rank && d->diag.why_no_cross_rank && d->nranks > 1)
+			sbf(&b, "No waiting or late-rank figures: %s. ", d->diag.why_no_cross_rank);
 		sbf(&b, "Compute %.3f ms; communication %.3f ms, of which %.3f ms overlaps compute and %.3f ms is "
-			"exposed (%.1f%% of the step); idle %.3f ms. Overlap ratio (overlap / compute) %.4f.\n",
-		    s[RF_COMPUTE].mean, s[RF_COMM].mean, s[RF_OVERLAP].mean, s[RF_EXPOSED].mean,
-		    share(s[RF_EXPOSED].mean, step), s[RF_IDLE].mean, d->ratio);
+			"exposed (%.1f%% of the step)", s[RF_COMPUTE].mean, s[RF_COMM].mean, s[RF_OVERLAP].mean,
+		    s[RF_EXPOSED].mean, share(s[RF_EXPOSED].mean, step));
+		if (d->diag.has_cross_rank && d->diag.wait_ns + d->diag.transfer_ns > 0 &&
+		    d->diag.wait_ns > d->diag.transfer_ns)
+			sbf(&b, ", most of it waiting for a late peer rather than transfer");
+		sbf(&b, "; idle %.3f ms. Overlap ratio (overlap / compute) %.4f.\n", s[RF_IDLE].mean, d->ratio);
 		if (s[RF_COMM].mean == 0 && s[RF_OVERLAP].mean == 0)
 			sbf(&b, "%s: no communication was recorded on the comm streams; if the run used NCCL through "
 				"PyTorch's internal stream (DDP's reducer, async collectives), the recorded overlap is 0 "
 				"by construction, not by measurement.\n",
 			    d->label);
 		if (d->bad_lines)
-			sbf(&b, "%s: %lld line%s could not be read (a run cut short?) and %s left out.\n", d->label,
+			sbf(&b, "%s: %lld record%s could not be read (a run cut short?) and %s left out.\n", d->label,
 			    d->bad_lines, d->bad_lines == 1 ? "" : "s", d->bad_lines == 1 ? "was" : "were");
 	}
 	for (int q = 0; r->ref >= 0 && q < r->ncand; q++) {
 		const struct rep_dataset *x = &r->ds[r->ref], *y = &r->ds[r->cand[q]];
 		if (!x->kept || !y->kept)
 			continue;
-		double ps = change_pct(x->stat[RF_STEP].mean, y->stat[RF_STEP].mean);
-		const char *v = change_verdict(x->stat[RF_STEP].mean, y->stat[RF_STEP].mean, 1, r->o.threshold_pct);
-		sbf(&b, "%s against %s: the step is %s (%.3f -> %.3f ms, %+.2f%%). ", y->label, x->label,
-		    !strcmp(v, "similar") ? "about the same" : !strcmp(v, "better") ? "faster" : "slower",
-		    x->stat[RF_STEP].mean, y->stat[RF_STEP].mean, ps);
+		int slower = rep_step_slower(r, x, y);
+		/* the verdict `aorta compare` prints for the same two runs */
+		struct cmp_result cr;
+		const struct cmp_opts co = { r->o.threshold_pct, 0.05, -1 };
+		compare_runs(x->a, y->a, &co, &cr);
+		sbf(&b, "%s against %s: %s ", y->label, x->label, cr.verdict);
 		/* the biggest directional changes */
 		int order[REP_NCMP], n = 0;
 		for (int k = 1; k < REP_NCMP; k++) {
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
-			const char *vk = change_verdict(a, c, rep_cmp_dir(k), r->o.threshold_pct);
-			if ((!strcmp(vk, "better") || !strcmp(vk, "worse")) && isfinite(change_pct(a, c)))
+			const char *vk = rep_verdict(r, a, c, k, slower);
+			if (strcmp(vk, "similar") && strcmp(vk, "n/a") && strcmp(vk, "changed") && isfinite(change_pct(a, c)))
 				order[n++] = k;
 		}
 		for (int i = 0; i < n; i++) /* sort by |change| */
@@ -177,7 +174,7 @@ char *report_verdict(const struct report *r)
 			int k = order[i];
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
 			sbf(&b, "%s %s %s (%.4g -> %.4g, %+.1f%%)", i ? ";" : "", rep_cmp_label(k),
-			    change_verdict(a, c, rep_cmp_dir(k), r->o.threshold_pct), a, c, change_pct(a, c));
+			    rep_verdict(r, a, c, k, slower), a, c, change_pct(a, c));
 		}
 		sbf(&b, "%s Overlap ratio %.4f -> %.4f (delta %+.4f).\n", n ? "." : "", x->ratio, y->ratio, y->ratio - x->ratio);
 	}
@@ -227,9 +224,11 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
 		   "<style>%s</style></head><body>\n", CSS);
 	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
-		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up &middot; changes "
-		   "within %.3g%% are 'similar'</p>\n",
-		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps, r->o.threshold_pct);
+		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
+		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
+	if (r->o.skip_asked > r->o.skip_steps)
+		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
+	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
 	if (plot_why) {
 		fputs("<div class=note>Charts were not drawn: ", f);
 		esc(f, plot_why);
@@ -260,7 +259,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	}
 	fputs("</tr>\n", f);
 	static const char *const rows[] = { "input", "format", "ranks", "world size", "steps read", "steps used",
-					    "warm-up steps skipped", "unreadable lines", "lines without profile",
+					    "warm-up steps skipped", "records left out", "diagnosis",
 					    "global steps", "run configuration" };
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		fprintf(f, "<tr><td class=l>%s</td>", rows[k]);
@@ -276,7 +275,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			case 5: fprintf(f, "%zu", d->kept); break;
 			case 6: fprintf(f, "%zu", d->read - d->kept); break;
 			case 7: fprintf(f, "%lld", d->bad_lines); break;
-			case 8: fprintf(f, "%lld", d->skipped_lines); break;
+			case 8: esc(f, d->diag.kind != DIAG_NONE ? d->diag.headline : "none"); break;
 			case 9: {
 				long long lo = LLONG_MAX, hi = LLONG_MIN;
 				for (size_t q = 0; q < d->nranks; q++)
@@ -332,7 +331,10 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fig_row(f, r, "exposed comm p99", RF_EXPOSED, 3);
 	fputs("<tr><td class=l>overlap ratio (overlap / compute, ratio)</td>", f);
 	for (size_t i = 0; i < r->nds; i++)
-		fprintf(f, "<td>%.4f</td>", r->ds[i].ratio);
+		if (r->ds[i].kept && isfinite(r->ds[i].ratio))
+			fprintf(f, "<td>%.4f</td>", r->ds[i].ratio);
+		else
+			fputs("<td>n/a</td>", f);
 	fputs("</tr>\n</table>\n", f);
 	/* comparisons */
 	for (int q = 0; r->ref >= 0 && q < r->ncand; q++) {
@@ -343,9 +345,10 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		esc(f, x->label);
 		fputs("</h2>\n<table><tr><th class=l>figure (unit)</th><th>reference</th><th>candidate</th>"
 		      "<th>change (unit of the figure)</th><th>change (%)</th><th class=l>verdict</th></tr>\n", f);
+		int slower = rep_step_slower(r, x, y);
 		for (int k = 0; k < REP_NCMP; k++) {
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
-			const char *vv = change_verdict(a, c, rep_cmp_dir(k), r->o.threshold_pct);
+			const char *vv = rep_verdict(r, a, c, k, slower);
 			fprintf(f, "<tr><td class=l>%s (%s)</td><td>", rep_cmp_label(k), k == RF__COUNT ? "ratio" : "ms");
 			num(f, a, "");
 			fputs("</td><td>", f);
@@ -353,10 +356,14 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			fputs("</td><td>", f);
 			if (isfinite(c - a))
 				fprintf(f, "%+.3f", c - a);
+			else
+				fputs("n/a", f);
 			fputs("</td><td>", f);
 			double p = change_pct(a, c);
 			if (isfinite(p))
 				fprintf(f, "%+.2f%%", p);
+			else
+				fputs("n/a", f);
 			fprintf(f, "</td><td class=\"l %s\">%s</td></tr>\n", vv, vv);
 		}
 		fputs("</table>\n", f);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "base/output.h"
+#include "report/compare.h"
 #include "report/report_change.h"
 
 #ifndef AORTA_VERSION
@@ -62,7 +63,8 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 	jw_int(w, "steps_read", (long long)d->read);
 	jw_int(w, "steps_skipped_warmup", (long long)(d->read - d->kept));
 	jw_int(w, "bad_lines", d->bad_lines);
-	jw_int(w, "lines_without_profile", d->skipped_lines);
+	jw_str(w, "diagnosis", diag_kind_name(d->diag.kind));
+	jw_str(w, "diagnosis_text", d->diag.headline);
 	if (!d->kept) {
 		jw_obj_end(w);
 		return;
@@ -89,10 +91,8 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 		for (int f = 0; f < RF__COUNT; f++)
 			jw_num(w, rep_cmp_key(f), rk->mean[f], 6);
 		jw_num(w, "overlap_ratio", rk->ratio, 8);
-		if (rk->bad_lines) {
+		if (rk->bad_lines)
 			jw_int(w, "bad_lines", rk->bad_lines);
-			jw_int(w, "first_bad_line", rk->bad_line_first);
-		}
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -117,7 +117,7 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 static void comparison(struct jw *w, const struct report *r, const struct rep_dataset *b,
 		       const struct rep_dataset *c)
 {
-	double thr = r->o.threshold_pct;
+	int slower = rep_step_slower(r, b, c);
 	jw_obj(w, NULL);
 	jw_str(w, "reference", b->label);
 	jw_str(w, "candidate", c->label);
@@ -133,10 +133,17 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 		jw_num(w, "candidate", y, 6);
 		jw_num(w, "change", y - x, 6);
 		jw_num(w, "change_pct", change_pct(x, y), 4);
-		jw_str(w, "verdict", change_verdict(x, y, rep_cmp_dir(k), thr));
+		jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	jw_str(w, "step", slower ? "slower" : "not slower");
+	struct cmp_result cr;
+	const struct cmp_opts co = { r->o.threshold_pct, 0.05, -1 };
+	compare_runs(b->a, c->a, &co, &cr);
+	jw_str(w, "verdict_text", cr.verdict); /* what `aorta compare` prints */
+	jw_str(w, "diagnosis", diag_kind_name(c->diag.kind));
+	jw_str(w, "reference_diagnosis", diag_kind_name(b->diag.kind));
 	jw_arr(w, "per_rank");
 	for (size_t i = 0; i < c->nranks; i++) {
 		const struct rep_rank *rc = &c->ranks[i], *rb = rep_find_rank(b, rc->rank);
@@ -150,7 +157,7 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 			jw_num(w, "reference", x, 6);
 			jw_num(w, "candidate", y, 6);
 			jw_num(w, "change_pct", change_pct(x, y), 4);
-			jw_str(w, "verdict", change_verdict(x, y, rep_cmp_dir(k), thr));
+			jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
 			jw_obj_end(w);
 		}
 		jw_obj_end(w);

@@ -18,7 +18,7 @@
 #define AORTA_RULES_H
 
 #include "base/error.h"
-#include "timeline/timeline.h"
+#include "timeline/vocab.h"
 
 struct rules;
 

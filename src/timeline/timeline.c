@@ -58,6 +58,7 @@ void trace_free(struct trace *t)
 	free(t->coll);
 	free(t->steps);
 	free(t->gsteps);
+	free(t->rec);
 	free(t->launch);
 	free(t);
 }
@@ -129,6 +130,14 @@ void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64
 	t->gsteps[t->ngsteps++] = (struct step_range){ number, start_ns, end_ns };
 }
 
+void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT])
+{
+	GROW(t->rec, t->rcap, t->nrec + 1);
+	t->rec[t->nrec].number = number;
+	memcpy(t->rec[t->nrec].v, v, sizeof(t->rec[t->nrec].v));
+	t->nrec++;
+}
+
 void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m)
 {
 	if (idx >= t->n)
@@ -186,26 +195,58 @@ static long find_range(const struct step_range *r, size_t n, int64_t t)
 	return -1;
 }
 
-/* Merge duplicates: the same step number seen twice keeps the widest range. */
+static int cmp_step_number(const void *a, const void *b)
+{
+	const struct step_range *x = a, *y = b;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+/* Merge duplicates: the same step number seen twice keeps the widest range.
+ * Sorted by number first, so O(n log n) (a run of 10,000 steps per rank is
+ * common in JSONL); the caller sorts the result by start again. */
 static size_t dedupe_steps(struct step_range *r, size_t n)
 {
 	size_t m = 0;
 
+	qsort(r, n, sizeof(*r), cmp_step_number);
 	for (size_t i = 0; i < n; i++) {
-		size_t j;
-		for (j = 0; j < m; j++)
-			if (r[j].number == r[i].number)
-				break;
-		if (j < m) {
-			if (r[i].start_ns < r[j].start_ns)
-				r[j].start_ns = r[i].start_ns;
-			if (r[i].end_ns > r[j].end_ns)
-				r[j].end_ns = r[i].end_ns;
+		if (m && r[m - 1].number == r[i].number) {
+			if (r[i].start_ns < r[m - 1].start_ns)
+				r[m - 1].start_ns = r[i].start_ns;
+			if (r[i].end_ns > r[m - 1].end_ns)
+				r[m - 1].end_ns = r[i].end_ns;
 		} else {
 			r[m++] = r[i];
 		}
 	}
 	return m;
+}
+
+/* For each GPU step, the index of the host step with its number (-1 if
+ * none): one sorted pass instead of a search per span. */
+static long *gpu_to_host_steps(const struct trace *t)
+{
+	long *g2s = xmalloc((t->ngsteps ? t->ngsteps : 1) * sizeof(*g2s));
+	struct step_range *byn = xmalloc((t->nsteps ? t->nsteps : 1) * sizeof(*byn));
+	for (size_t k = 0; k < t->nsteps; k++) {
+		byn[k] = t->steps[k];
+		byn[k].end_ns = (int64_t)k; /* carry the index */
+	}
+	qsort(byn, t->nsteps, sizeof(*byn), cmp_step_number);
+	for (size_t g = 0; g < t->ngsteps; g++) {
+		size_t lo = 0, hi = t->nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (byn[mid].number < t->gsteps[g].number)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* step numbers are unique after dedupe_steps */
+		g2s[g] = lo < t->nsteps && byn[lo].number == t->gsteps[g].number ? (long)byn[lo].end_ns : -1;
+	}
+	free(byn);
+	return g2s;
 }
 
 static struct trace *sort_ctx;
@@ -306,12 +347,10 @@ void trace_finish(struct trace *t, const struct rules *rules)
 
 	/* 2. steps, sorted, duplicates merged */
 	if (t->nsteps) {
-		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 		t->nsteps = dedupe_steps(t->steps, t->nsteps);
 		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 	}
 	if (t->ngsteps) {
-		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
 		t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
 		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
 	}
@@ -319,6 +358,7 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	/* 3. launches by correlation */
 	if (t->nlaunch)
 		qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
+	long *g2s = NULL; /* GPU step index -> host step of the same number, -1 none */
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->corr[i] >= 0 && t->nlaunch) {
 			size_t lo = 0, hi = t->nlaunch;
@@ -338,18 +378,16 @@ void trace_finish(struct trace *t, const struct rules *rules)
 		if (t->step[i] < 0 && t->launch_ns[i] == INT64_MIN && t->ngsteps) {
 			long g = find_range(t->gsteps, t->ngsteps, t->start_ns[i]);
 			if (g >= 0) { /* map the GPU annotation to the host step of that number */
-				long s = -1;
-				for (size_t k = 0; k < t->nsteps; k++)
-					if (t->steps[k].number == t->gsteps[g].number) {
-						s = (long)k;
-						break;
-					}
+				if (!g2s)
+					g2s = gpu_to_host_steps(t);
+				long s = g2s[g];
 				if (s < 0 && !t->nsteps)
 					s = -2 - g; /* resolved below when only GPU steps exist */
 				t->step[i] = (int32_t)s;
 			}
 		}
 	}
+	free(g2s);
 	/* a trace with GPU-side steps only: they become the steps */
 	if (!t->nsteps && t->ngsteps) {
 		t->steps = xmalloc(t->ngsteps * sizeof(*t->steps));
@@ -365,107 +403,6 @@ void trace_finish(struct trace *t, const struct rules *rules)
 
 	/* 4. order by time */
 	sort_spans(t);
-}
-
-/* ---- kinds, collectives ------------------------------------------------- */
-
-enum span_class kind_class(enum span_kind k)
-{
-	switch (k) {
-	case K_GEMM: case K_ATTENTION: case K_COMPUTE_OTHER: case K_UNKNOWN:
-		return C_COMPUTE;
-	case K_COMM:
-		return C_COMM;
-	case K_MEMCPY_H2D: case K_MEMCPY_D2H: case K_MEMCPY_D2D: case K_MEMCPY_P2P:
-	case K_MEMCPY_OTHER:
-		return C_MEMCPY;
-	case K_MEMSET:
-		return C_MEMSET;
-	default:
-		return C_NONE;
-	}
-}
-
-const char *kind_name(enum span_kind k)
-{
-	static const char *const n[K__COUNT] = {
-		"unknown", "gemm", "attention", "compute", "comm", "memcpy_h2d",
-		"memcpy_d2h", "memcpy_d2d", "memcpy_p2p", "memcpy", "memset", "sync",
-	};
-	return (unsigned)k < K__COUNT ? n[k] : "unknown";
-}
-
-const char *coll_type_name(enum coll_type c)
-{
-	static const char *const n[COLL__COUNT] = {
-		"none", "all_reduce", "all_gather", "reduce_scatter", "broadcast",
-		"reduce", "all_to_all", "send_recv", "other",
-	};
-	return (unsigned)c < COLL__COUNT ? n[c] : "other";
-}
-
-/* Bus bandwidth factors from nccl-tests doc/PERFORMANCE.md: all-reduce moves
- * 2(n-1)/n of the buffer through the slowest link, all-gather and
- * reduce-scatter (n-1)/n, all-to-all (n-1)/n; broadcast, reduce and
- * send/recv 1. */
-double coll_busbw_factor(enum coll_type c, int n)
-{
-	if (n <= 1)
-		return 1.0;
-	switch (c) {
-	case COLL_ALL_REDUCE:
-		return 2.0 * (n - 1) / n;
-	case COLL_ALL_GATHER: case COLL_REDUCE_SCATTER: case COLL_ALL_TO_ALL:
-		return (double)(n - 1) / n;
-	default:
-		return 1.0;
-	}
-}
-
-static int has_ci(const char *s, const char *sub)
-{
-	return strcasestr(s, sub) != NULL;
-}
-
-enum coll_type coll_type_from_name(const char *s)
-{
-	if (!s || !*s)
-		return COLL_NONE;
-	if (has_ci(s, "reducescatter") || has_ci(s, "reduce_scatter") || has_ci(s, "_rs") ||
-	    has_ci(s, "rr_rs"))
-		return COLL_REDUCE_SCATTER;
-	if (has_ci(s, "allreduce") || has_ci(s, "all_reduce") || has_ci(s, "cross_device_reduce"))
-		return COLL_ALL_REDUCE;
-	if (has_ci(s, "allgather") || has_ci(s, "all_gather") || has_ci(s, "_ag"))
-		return COLL_ALL_GATHER;
-	if (has_ci(s, "alltoall") || has_ci(s, "all_to_all") || has_ci(s, "dispatch") ||
-	    has_ci(s, "combine"))
-		return COLL_ALL_TO_ALL;
-	if (has_ci(s, "broadcast"))
-		return COLL_BROADCAST;
-	if (has_ci(s, "sendrecv") || has_ci(s, "send") || has_ci(s, "recv"))
-		return COLL_SEND_RECV;
-	if (has_ci(s, "reduce"))
-		return COLL_REDUCE;
-	return COLL_OTHER;
-}
-
-int dtype_bytes(const char *s)
-{
-	static const struct { const char *n; int b; } tab[] = {
-		{ "Float", 4 }, { "float", 4 }, { "float32", 4 }, { "f32", 4 }, { "Int", 4 },
-		{ "int32", 4 }, { "BFloat16", 2 }, { "bfloat16", 2 }, { "bf16", 2 },
-		{ "Half", 2 }, { "float16", 2 }, { "f16", 2 }, { "Double", 8 }, { "double", 8 },
-		{ "Long", 8 }, { "int64", 8 }, { "Byte", 1 }, { "Char", 1 }, { "Bool", 1 },
-		{ "uint8", 1 }, { "int8", 1 }, { "Short", 2 }, { "Float8_e4m3fn", 1 },
-		{ "Float8_e5m2", 1 },
-	};
-	if (!s)
-		return 0;
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (strcmp(s, tab[i].n) == 0)
-			return tab[i].b;
-	return 0;
 }
 
 void trace_set_add(struct trace_set *s, struct trace *t)

@@ -26,29 +26,8 @@
 #include <stdint.h>
 
 #include "base/strtab.h"
+#include "timeline/vocab.h"
 
-/* Span kinds.  The classes (compute / comm / memcpy / memset) are what the
- * overlap engine needs; the sub-kinds feed tables and the TP tuner figure. */
-enum span_kind {
-	K_UNKNOWN = 0,
-	K_GEMM, K_ATTENTION, K_COMPUTE_OTHER,            /* compute */
-	K_COMM,                                          /* see enum coll_type */
-	K_MEMCPY_H2D, K_MEMCPY_D2H, K_MEMCPY_D2D, K_MEMCPY_P2P, K_MEMCPY_OTHER,
-	K_MEMSET,
-	K_SYNC,     /* cuda_sync records on a device timeline: not busy */
-	K__COUNT
-};
-
-enum span_class { C_COMPUTE = 0, C_COMM, C_MEMCPY, C_MEMSET, C_NONE, C__COUNT };
-
-enum coll_type {
-	COLL_NONE = 0, COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
-	COLL_BROADCAST, COLL_REDUCE, COLL_ALL_TO_ALL, COLL_SEND_RECV, COLL_OTHER,
-	COLL__COUNT
-};
-
-/* What the record type says before the name is looked at. */
-enum record_hint { R_KERNEL = 0, R_MEMCPY, R_MEMSET, R_SYNC };
 
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
@@ -60,6 +39,21 @@ struct coll_meta {
 	int64_t seq;           /* "Seq" if the trace has it, else -1 */
 	int32_t group_size;    /* -1 if unknown */
 	int32_t dtype_bytes;   /* 0 if unknown */
+};
+
+/* Figures a format records per step itself: aorta / upstream AORTA JSONL's
+ * profile (total_ms, overlap.per_stream_ms, overlap.overlap_ms) and loss,
+ * as upstream's overlap_report.py reads them (a missing overlap figure is
+ * 0, a missing loss NaN).  Kept beside the spans so report's summary.json
+ * stays what upstream computes from the same files.  SR_COMM is the sum of
+ * the communication streams, SR_EXPOSED max(SR_COMM - SR_OVERLAP, 0). */
+enum step_rec {
+	SR_STEP, SR_COMPUTE, SR_OVERLAP, SR_AR_OVERLAP, SR_RS_OVERLAP, SR_AG_OVERLAP,
+	SR_COMM, SR_EXPOSED, SR_AUX, SR_IDLE, SR_LOSS, SR__COUNT
+};
+struct recorded_step {
+	int64_t number;        /* the step it belongs to (step_range.number) */
+	double v[SR__COUNT];
 };
 
 struct step_range {
@@ -110,6 +104,11 @@ struct trace {
 	size_t ngsteps, gscap;
 	int64_t gstep_last_start_ns; /* latest start of any such row, INT64_MIN if none */
 
+	/* per-step figures the format recorded (JSONL), in file order; none
+	 * for traces */
+	struct recorded_step *rec;
+	size_t nrec, rcap;
+
 	/* host launches, only while reading (freed by trace_finish) */
 	struct launch_rec { int64_t corr, start_ns, end_ns; } *launch;
 	size_t nlaunch, lcap;
@@ -134,6 +133,8 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
+/* Records the figures a format gives for step `number` (copied). */
+void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT]);
 /* Attaches collective metadata to span idx (copied). */
 void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m);
 /* Records one skipped malformed event (the first reason is kept). */
@@ -142,17 +143,6 @@ void trace_skip(struct trace *t, const char *fmt, ...) __attribute__((format(pri
 /* Classifies, resolves launches and steps, sorts.  rules may be NULL for
  * the built-in table.  Never fails. */
 void trace_finish(struct trace *t, const struct rules *rules);
-
-/* Class of a kind. */
-enum span_class kind_class(enum span_kind k);
-const char *kind_name(enum span_kind k);
-const char *coll_type_name(enum coll_type c);
-/* nccl-tests bus bandwidth factor for n ranks (docs/metrics.md). */
-double coll_busbw_factor(enum coll_type c, int n);
-/* Collective type from a PyTorch "Collective name" or a kernel name. */
-enum coll_type coll_type_from_name(const char *s);
-/* Bytes per element of a PyTorch / NCCL dtype name, 0 if unknown. */
-int dtype_bytes(const char *s);
 
 /* A set of ranks, e.g. every file of a run. */
 struct trace_set {

@@ -1,9 +1,16 @@
 /*
  * metrics.c - one JSONL record per step, overlap from the interval engine.
  *
- * Streams are the sets: per stream the union of its ranges (ivset), the
- * compute stream against the union of the communication streams (allreduce,
- * reducescatter, allgather).  active_segments are the elementary intervals
+ * The overlap block is the overlap engine's (overlap/engine.h), on a
+ * by-stream classification: each range is a span on its stream, of the
+ * stream's role (timeline/vocab.h stream_role: compute; allreduce,
+ * reducescatter, allgather as communication of that type; any other
+ * stream busy but neither), so the trainer's figures and analyze's are one
+ * implementation.  per_stream_ms is each stream's union, compute_comm the
+ * compute stream against the union of the communication streams, idle the
+ * step's total minus the union of every range.  Each communication range
+ * also carries "collective" (its type), so readers need not guess it from
+ * names.  active_segments are the elementary intervals
  * between all range boundaries within [min(0, first start), total], each
  * with the sorted names of the streams active in it.
  */
@@ -15,116 +22,96 @@
 
 #include "base/error.h"
 #include "base/output.h"
+#include "overlap/engine.h"
 #include "overlap/ivset.h"
+#include "timeline/timeline.h"
 
-struct sset {
-	const char *name;
-	struct ivset set;
+/* One step as a timeline of its ranges, on one stream id per stream name
+ * (ids in name order, so the engine's per-stream sets come out sorted by
+ * name), with each range's class from its stream's role; and the engine's
+ * sets over it. */
+struct step_sets {
+	struct trace *t;
+	uint8_t *cls;
+	const char **names;       /* by stream id */
+	size_t n;
+	struct ov_sets s;
 };
 
-static int cmp_name(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
-	return strcmp(((const struct sset *)a)->name, ((const struct sset *)b)->name);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* One ivset per stream name, sorted by name; caller releases. */
-static struct sset *stream_sets(const struct step_record *r, size_t *n)
+static void step_sets_build(const struct step_record *r, struct step_sets *x)
 {
-	struct sset *s = xcalloc(r->nranges ? r->nranges : 1, sizeof(*s));
-	size_t m = 0;
+	memset(x, 0, sizeof(*x));
+	x->names = xcalloc(r->nranges ? r->nranges : 1, sizeof(*x->names));
 	for (size_t i = 0; i < r->nranges; i++) {
 		size_t k;
-		for (k = 0; k < m; k++)
-			if (!strcmp(s[k].name, r->ranges[i].stream))
+		for (k = 0; k < x->n; k++)
+			if (!strcmp(x->names[k], r->ranges[i].stream))
 				break;
-		if (k == m)
-			s[m++].name = r->ranges[i].stream;
+		if (k == x->n)
+			x->names[x->n++] = r->ranges[i].stream;
 	}
-	qsort(s, m, sizeof(*s), cmp_name);
-	int64_t *st = xmalloc((r->nranges ? r->nranges : 1) * sizeof(*st));
-	int64_t *en = xmalloc((r->nranges ? r->nranges : 1) * sizeof(*en));
-	for (size_t k = 0; k < m; k++) {
-		size_t c = 0;
-		for (size_t i = 0; i < r->nranges; i++)
-			if (!strcmp(s[k].name, r->ranges[i].stream)) {
-				st[c] = r->ranges[i].start_ns;
-				en[c++] = r->ranges[i].end_ns;
-			}
-		ivset_init(&s[k].set);
-		ivset_build(&s[k].set, st, en, NULL, c);
+	qsort(x->names, x->n, sizeof(*x->names), cmp_str);
+	x->t = trace_new("step", "aorta-metrics");
+	x->cls = xmalloc(r->nranges ? r->nranges : 1);
+	for (size_t i = 0; i < r->nranges; i++) {
+		const struct prof_range *g = &r->ranges[i];
+		size_t k = 0;
+		while (strcmp(x->names[k], g->stream))
+			k++;
+		enum coll_type ct;
+		enum span_class c = stream_role(g->stream, &ct);
+		size_t j = trace_add_device(x->t, g->start_ns, g->end_ns, g->stream, strlen(g->stream), R_KERNEL,
+					    (int32_t)k, -1, 0);
+		x->t->kind[j] = (uint8_t)(c == C_COMM ? K_COMM : K_COMPUTE_OTHER);
+		x->t->coll_type[j] = (uint8_t)ct;
+		x->cls[j] = (uint8_t)c;
 	}
-	free(st);
-	free(en);
-	*n = m;
-	return s;
+	ov_sets_build(&x->s, x->t, x->cls, NULL, 0);
 }
 
-static const struct ivset *find(const struct sset *s, size_t n, const char *name)
+static void step_sets_release(struct step_sets *x)
 {
-	for (size_t k = 0; k < n; k++)
-		if (!strcmp(s[k].name, name))
-			return &s[k].set;
+	ov_sets_release(&x->s);
+	trace_free(x->t);
+	free(x->cls);
+	free(x->names);
+}
+
+/* Busy set of the stream named name, or NULL. */
+static const struct ivset *stream_set(const struct step_sets *x, const char *name)
+{
+	for (size_t k = 0; k < x->s.nstreams; k++)
+		if (!strcmp(x->names[x->s.stream_id[k]], name))
+			return &x->s.stream[k];
 	return NULL;
 }
 
-static int64_t inter_len(const struct ivset *a, const struct ivset *b)
+static void overlap_from(const struct step_record *r, const struct step_sets *x, struct step_overlap *o)
 {
-	struct ivset x;
-	if (!a || !b)
-		return 0;
-	ivset_init(&x);
-	ivset_inter(&x, a, b);
-	int64_t l = ivset_len(&x);
-	ivset_release(&x);
-	return l;
-}
-
-static void overlap_from(const struct step_record *r, struct sset *s, size_t n, struct step_overlap *o)
-{
-	static const char *const comm[] = { "allreduce", "reducescatter", "allgather" };
-	struct ivset all, cm, tmp;
-
+	struct ov_figures f;
 	memset(o, 0, sizeof(*o));
-	ivset_init(&all);
-	ivset_init(&cm);
-	ivset_init(&tmp);
-	for (size_t k = 0; k < n; k++) {
-		ivset_union(&tmp, &all, &s[k].set);
-		struct ivset t = all;
-		all = tmp;
-		tmp = t;
-	}
-	for (size_t c = 0; c < 3; c++) {
-		const struct ivset *x = find(s, n, comm[c]);
-		if (!x)
-			continue;
-		ivset_union(&tmp, &cm, x);
-		struct ivset t = cm;
-		cm = tmp;
-		tmp = t;
-	}
-	const struct ivset *compute = find(s, n, "compute");
-	o->union_ns = ivset_len(&all);
+	ov_figures_in(&x->s, x->s.first_ns, x->s.last_ns, &f); /* every range, whole */
+	o->union_ns = f.busy_ns;
 	o->idle_ns = r->total_ns > o->union_ns ? r->total_ns - o->union_ns : 0;
-	o->compute_ns = compute ? ivset_len(compute) : 0;
-	o->comm_ns = ivset_len(&cm);
-	o->compute_comm_ns = inter_len(compute, &cm);
-	o->compute_allreduce_ns = inter_len(compute, find(s, n, "allreduce"));
-	o->compute_reducescatter_ns = inter_len(compute, find(s, n, "reducescatter"));
-	o->compute_allgather_ns = inter_len(compute, find(s, n, "allgather"));
-	ivset_release(&all);
-	ivset_release(&cm);
-	ivset_release(&tmp);
+	o->compute_ns = f.compute_ns;
+	o->comm_ns = f.comm_ns;
+	o->compute_comm_ns = f.overlap_ns;
+	o->compute_allreduce_ns = f.coll_ns[COLL_ALL_REDUCE] - f.coll_exposed_ns[COLL_ALL_REDUCE];
+	o->compute_reducescatter_ns = f.coll_ns[COLL_REDUCE_SCATTER] - f.coll_exposed_ns[COLL_REDUCE_SCATTER];
+	o->compute_allgather_ns = f.coll_ns[COLL_ALL_GATHER] - f.coll_exposed_ns[COLL_ALL_GATHER];
 }
 
 void metrics_overlap(const struct step_record *r, struct step_overlap *o)
 {
-	size_t n;
-	struct sset *s = stream_sets(r, &n);
-	overlap_from(r, s, n, o);
-	for (size_t k = 0; k < n; k++)
-		ivset_release(&s[k].set);
-	free(s);
+	struct step_sets x;
+	step_sets_build(r, &x);
+	overlap_from(r, &x, o);
+	step_sets_release(&x);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -140,12 +127,12 @@ static void raw_or_empty(FILE *f, const char *json)
 
 int metrics_write(FILE *f, const struct step_record *r)
 {
-	size_t n;
-	struct sset *s = stream_sets(r, &n);
+	struct step_sets ss;
 	struct step_overlap o;
 	struct jw w;
 
-	overlap_from(r, s, n, &o);
+	step_sets_build(r, &ss);
+	overlap_from(r, &ss, &o);
 	jw_init(&w, f, 0);
 	jw_obj(&w, NULL);
 	jw_str(&w, "schema", METRICS_SCHEMA);
@@ -169,6 +156,9 @@ int metrics_write(FILE *f, const struct step_record *r)
 		jw_ms(&w, "start_ms", x->start_ns);
 		jw_ms(&w, "end_ms", x->end_ns);
 		jw_ms(&w, "duration_ms", x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 0);
+		enum coll_type ct;
+		if (stream_role(x->stream, &ct) == C_COMM) /* what it is, for readers */
+			jw_str(&w, "collective", coll_type_name(ct));
 		fputs(",\"metadata\":", f);
 		raw_or_empty(f, x->metadata);
 		jw_obj_end(&w);
@@ -188,8 +178,8 @@ int metrics_write(FILE *f, const struct step_record *r)
 	jw_arr_end(&w);
 	jw_obj(&w, "overlap");
 	jw_obj(&w, "per_stream_ms");
-	for (size_t k = 0; k < n; k++)
-		jw_ms(&w, s[k].name, ivset_len(&s[k].set));
+	for (size_t k = 0; k < ss.s.nstreams; k++)
+		jw_ms(&w, ss.names[ss.s.stream_id[k]], ivset_len(&ss.s.stream[k]));
 	jw_obj_end(&w);
 	jw_obj(&w, "overlap_ms");
 	jw_ms(&w, "compute_comm", o.compute_comm_ns);
@@ -216,9 +206,9 @@ int metrics_write(FILE *f, const struct step_record *r)
 		jw_ms(&w, "start_ms", b[i - 1]);
 		jw_ms(&w, "end_ms", b[i]);
 		jw_arr(&w, "active_streams");
-		for (size_t k = 0; k < n; k++)
-			if (ivset_len_in(&s[k].set, b[i - 1], b[i]) > 0)
-				jw_str(&w, NULL, s[k].name);
+		for (size_t k = 0; k < ss.s.nstreams; k++)
+			if (ivset_len_in(&ss.s.stream[k], b[i - 1], b[i]) > 0)
+				jw_str(&w, NULL, ss.names[ss.s.stream_id[k]]);
 		jw_arr_end(&w);
 		jw_obj_end(&w);
 	}
@@ -227,15 +217,16 @@ int metrics_write(FILE *f, const struct step_record *r)
 	jw_obj(&w, "utilization");
 	static const char *const up[] = { "compute", "allreduce", "reducescatter", "aux" };
 	for (size_t k = 0; k < 4; k++) {
-		const struct ivset *x = find(s, n, up[k]);
-		jw_num(&w, up[k], r->total_ns && x ? (double)ivset_len(x) / (double)r->total_ns : 0.0, 6);
+		const struct ivset *u = stream_set(&ss, up[k]);
+		jw_num(&w, up[k], r->total_ns && u ? (double)ivset_len(u) / (double)r->total_ns : 0.0, 6);
 	}
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < ss.s.nstreams; k++) {
+		const char *nm = ss.names[ss.s.stream_id[k]];
 		int known = 0;
 		for (size_t j = 0; j < 4; j++)
-			known |= !strcmp(s[k].name, up[j]);
+			known |= !strcmp(nm, up[j]);
 		if (!known)
-			jw_num(&w, s[k].name, r->total_ns ? (double)ivset_len(&s[k].set) / (double)r->total_ns : 0.0, 6);
+			jw_num(&w, nm, r->total_ns ? (double)ivset_len(&ss.s.stream[k]) / (double)r->total_ns : 0.0, 6);
 	}
 	jw_obj_end(&w);
 	jw_obj_end(&w); /* overlap */
@@ -256,8 +247,6 @@ int metrics_write(FILE *f, const struct step_record *r)
 	}
 	jw_obj_end(&w);
 	fputc('\n', f);
-	for (size_t k = 0; k < n; k++)
-		ivset_release(&s[k].set);
-	free(s);
+	step_sets_release(&ss);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

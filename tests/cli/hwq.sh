@@ -73,6 +73,9 @@ expect "compare regression" 1 "RESULT: REGRESSIONS DETECTED" -- $A hwq compare -
 expect "compare latency from upstream keys" 1 "p50_ms .*REGRESSION" -- $A hwq compare -b "$T/base.json" -t "$T/slow.json"
 expect "compare no regression" 0 "RESULT: NO REGRESSIONS" -- $A hwq compare -b "$T/base.json" -t "$T/same.json"
 expect "compare looser threshold" 0 "RESULT: NO REGRESSIONS" -- $A hwq compare -b "$T/base.json" -t "$T/slow.json" --threshold 0.3
+expect "compare looser threshold in percent" 0 "RESULT: NO REGRESSIONS" -- $A hwq compare -b "$T/base.json" -t "$T/slow.json" --threshold-pct 30
+expect "compare: a percent given as --threshold is refused" 2 "is a fraction .* --threshold-pct 5" -- \
+	$A hwq compare -b "$T/base.json" -t "$T/slow.json" --threshold 5
 expect "compare sweeps" 1 "REGRESSIONS DETECTED" -- $A hwq compare -b "$T/sweep_a.json" -t "$T/sweep_b.json"
 expect "compare sweep same" 0 "NO REGRESSIONS" -- $A hwq compare -b "$T/sweep_a.json" -t "$T/sweep_a.json"
 expect "compare malformed" 3 "'$T/broken.json'" -- $A hwq compare -b "$T/base.json" -t "$T/broken.json"

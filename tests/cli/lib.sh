@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 A=${AORTA_BIN:-./build/aorta}
 G=tests/cli/golden
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT
 pass=0 fail=0
 
 ok() { pass=$((pass + 1)); }

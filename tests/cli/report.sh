@@ -15,12 +15,12 @@ golden() { # NAME FILE (the tool version is masked)
 
 # --- golden summaries ---------------------------------------------------------
 expect "report upstream JSONL" 0 "ddp +4 ranks, 220 steps used" -- \
-	$A report --log-dir data/h200x4/aorta_ddp --label ddp --output "$T/ddp"
+	$A report --log-dir 'data/h200x4/aorta_ddp/rank_*_metrics.jsonl' --label ddp --output "$T/ddp"
 golden report_ddp_summary.json "$T/ddp/summary.json"
 for f in index.html ddp_timeline.png ddp_timeline.svg ddp_gantt.png .aorta-report; do
 	[ -s "$T/ddp/$f" ] && ok || bad "report upstream JSONL: no $f"
 done
-expect "report compare, cut line warned" 0 "1 of 12 lines are not valid JSON" -- \
+expect "report compare, cut line warned" 0 "the last line, cut short" -- \
 	$A report --log-dir tests/data/report/base --label base --log-dir tests/data/report/cand --label cand \
 	--reference base --candidate cand --output "$T/cmp"
 golden report_compare_summary.json "$T/cmp/summary.json"
@@ -74,9 +74,31 @@ expect "folder with nothing readable" 3 "'$T/nothing'" -- \
 	$A report --log-dir "$T/nothing" --label a --output "$T/x"
 [ ! -e "$T/x" ] && ok || bad "a failed report left '$T/x' behind"
 mkdir -p "$T/emptyrun" && : >"$T/emptyrun/rank_00_metrics.jsonl"
-expect "empty JSONL: count 0, warned" 0 "has no steps to report" -- \
+expect "empty JSONL: nothing to report, exit 3" 3 "'$T/emptyrun'" -- \
 	$A report --log-dir "$T/emptyrun" --label e --output "$T/e"
-has "empty dataset count 0" "$T/e/summary.json" '"count": 0'
+[ ! -e "$T/e" ] && ok || bad "an empty run left a report of zeros"
+
+# --- one way in: a folder of traces and JSONL is read as analyze reads it -------
+expect "traces beside JSONL: the choice is said" 0 "ignoring 4 aorta metrics JSONL" -- \
+	$A report --log-dir data/h200x4/aorta_ddp --label ddp --skip-steps 0 --no-plots --output "$T/both"
+has "traces chosen, as analyze does" "$T/both/summary.json" '"format": "kineto"'
+# --skip-steps beyond the steps: adapted and said, never a report of zeros
+expect "default skip on 3-step traces: adapted" 0 "would leave none of the 3 steps" -- \
+	$A report --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --no-plots --output "$T/f2"
+has "adapted: steps used" "$T/f2/summary.json" '"count": 12'
+has "late rank named in the report" "$T/f2/index.html" "rank 3 was late"
+has "host named in the report" "$T/f2/index.html" "because its host was busy"
+has "waiting named in the report" "$T/f2/index.html" "waiting for a late peer"
+has "diagnosis in summary.json" "$T/f2/summary.json" '"diagnosis": "late_rank"'
+# DDP -> FSDP2: the step got slower, so less idle is not 'better'
+expect "ddp -> fsdp2" 0 "report: " -- \
+	$A report --log-dir data/h200x4/aorta_ddp --label ddp --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 \
+	--skip-steps 0 --no-plots --output "$T/d2f"
+has "step slower leads" "$T/d2f/index.html" "fsdp2 against ddp: The step is slower"
+if jq -e '.comparisons[0].figures[] | select(.verdict == "better")' "$T/d2f/summary.json" >/dev/null; then
+	bad "a figure is 'better' although the step got slower"
+else ok; fi
+if grep -q -E 'nan|inf' "$T/d2f/index.html" "$T/d2f/summary.json"; then bad "nan/inf in the report"; else ok; fi
 
 # --- a rerun replaces the folder whole -----------------------------------------
 echo stale >"$T/ddp/stale.png"

@@ -25,18 +25,18 @@ expect "analyze bad integer" 2 "expects an integer" -- $A analyze --top x tests/
 expect "compare one input" 2 "at least two" -- $A compare tests/data/tiny
 
 # --- bad input: exit 3, the file named ----------------------------------------
-expect "missing file" 3 "'$T/nope.json': no such file" -- $A analyze -q "$T/nope.json"
+expect "missing file" 3 "'$T/nope.json': no such file" -- $A analyze -q --json "$T/q.json" "$T/nope.json"
 : >"$T/empty.json"
-expect "empty file" 3 "'$T/empty.json'" -- $A analyze -q "$T/empty.json"
+expect "empty file" 3 "'$T/empty.json'" -- $A analyze -q --json "$T/q.json" "$T/empty.json"
 printf 'hello, world\n' >"$T/garbage.txt"
-expect "unknown format" 3 "'$T/garbage.txt'.*unknown trace format" -- $A analyze -q "$T/garbage.txt"
+expect "unknown format" 3 "'$T/garbage.txt'.*unknown trace format" -- $A analyze -q --json "$T/q.json" "$T/garbage.txt"
 head -c 2000 tests/data/tiny/rank0.json >"$T/trunc.json"
-expect "truncated JSON" 3 "'$T/trunc.json': byte [0-9]+" -- $A analyze -q "$T/trunc.json"
+expect "truncated JSON" 3 "'$T/trunc.json': byte [0-9]+" -- $A analyze -q --json "$T/q.json" "$T/trunc.json"
 sed 's/"ts": 100,/"ts": 100,,/' tests/data/tiny/rank0.json >"$T/invalid.json"
-expect "invalid JSON" 3 "'$T/invalid.json': .*byte [0-9]+" -- $A analyze -q "$T/invalid.json"
+expect "invalid JSON" 3 "'$T/invalid.json': .*byte [0-9]+" -- $A analyze -q --json "$T/q.json" "$T/invalid.json"
 gzip -c tests/data/tiny/rank0.json >"$T/ok.json.gz"
 head -c 600 "$T/ok.json.gz" >"$T/trunc.json.gz"
-expect "truncated gzip" 3 "'$T/trunc.json.gz'" -- $A analyze -q "$T/trunc.json.gz"
+expect "truncated gzip" 3 "'$T/trunc.json.gz'" -- $A analyze -q --json "$T/q.json" "$T/trunc.json.gz"
 python3 - "$T/ok.json.gz" "$T/corrupt.json.gz" <<'PY'
 import sys
 b = bytearray(open(sys.argv[1], 'rb').read())
@@ -44,17 +44,17 @@ for i in range(40, min(len(b) - 8, 400), 7):
     b[i] ^= 0x5a
 open(sys.argv[2], 'wb').write(bytes(b))
 PY
-expect "corrupt gzip" 3 "'$T/corrupt.json.gz'" -- $A analyze -q "$T/corrupt.json.gz"
+expect "corrupt gzip" 3 "'$T/corrupt.json.gz'" -- $A analyze -q --json "$T/q.json" "$T/corrupt.json.gz"
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$T/wrong.sqlite"
-expect "SQLite of the wrong schema" 3 "'$T/wrong.sqlite'.*SQLite" -- $A analyze -q "$T/wrong.sqlite"
+expect "SQLite of the wrong schema" 3 "'$T/wrong.sqlite'.*SQLite" -- $A analyze -q --json "$T/q.json" "$T/wrong.sqlite"
 printf '{"schemaVersion": 1, "traceEvents": []}' >"$T/noevents.json"
-expect "trace with no events" 3 "'$T/noevents.json'" -- $A analyze -q "$T/noevents.json"
+expect "trace with no events" 3 "'$T/noevents.json'" -- $A analyze -q --json "$T/q.json" "$T/noevents.json"
 mkdir -p "$T/emptydir"
-expect "directory without traces" 3 "no trace files" -- $A analyze -q "$T/emptydir"
+expect "directory without traces" 3 "no trace files" -- $A analyze -q --json "$T/q.json" "$T/emptydir"
 sed 's/"dur": 300,/"dur": -5,/' tests/data/tiny/rank0.json >"$T/negdur.json"
-expect "negative duration is skipped and counted" 0 "malformed events skipped" -- $A analyze -q "$T/negdur.json"
+expect "negative duration is skipped and counted" 0 "malformed events skipped" -- $A analyze -q --json "$T/q.json" "$T/negdur.json"
 printf 'bogus ^x\n' >"$T/bad.rules"
-expect "bad rules file" 3 "'$T/bad.rules': line 1: unknown kind" -- $A analyze -q --rules "$T/bad.rules" tests/data/tiny
+expect "bad rules file" 3 "'$T/bad.rules': line 1: unknown kind" -- $A analyze -q --json "$T/q.json" --rules "$T/bad.rules" tests/data/tiny
 expect "unwritable --json" 5 "cannot create" -- $A analyze -q --json /nonexistent-dir/x.json tests/data/tiny
 
 # --- golden outputs on the tiny fixture ----------------------------------------
@@ -139,9 +139,9 @@ assert c["method"] == "file" and [o["offset_ms"] for o in c["offsets"]] == [0.0,
 # no longer agree by 0.1 ms (the spread says so)
 assert c["spread_ms"] == 0.1, c
 PY
-expect "clock options exclude each other" 2 "exclude each other" -- $A analyze -q --no-clock-align --clock-offsets "$T/offsets.txt" tests/data/tiny
+expect "clock options exclude each other" 2 "exclude each other" -- $A analyze -q --json "$T/x.json" --no-clock-align --clock-offsets "$T/offsets.txt" tests/data/tiny
 printf '0 0\n1 soon\n' >"$T/badoff.txt"
-expect "bad --clock-offsets file" 3 "badoff.txt': line 2: expected 'RANK OFFSET_NS'" -- $A analyze -q --clock-offsets "$T/badoff.txt" tests/data/tiny
+expect "bad --clock-offsets file" 3 "badoff.txt': line 2: expected 'RANK OFFSET_NS'" -- $A analyze -q --json "$T/x.json" --clock-offsets "$T/badoff.txt" tests/data/tiny
 $A analyze -q --no-clock-align --json "$T/noal.json" tests/data/tiny && ok || bad "--no-clock-align"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['across_ranks']; assert c['clock']['method']=='none' and c['late_rank']==0, c" "$T/noal.json" && ok || bad "--no-clock-align: method none"
 expect "JSONL: no wait figures, and why" 0 "no wait, late-rank or skew figures: aorta JSONL has no shared clock" -- $A analyze tests/data/report/base/rank_00_metrics.jsonl tests/data/report/base/rank_01_metrics.jsonl
@@ -191,7 +191,7 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 done
 expect "compare reports worse" 0 "comm_ms .* worse" -- $A compare tests/data/tiny "$T/slow"
-expect "fail-on-regression" 1 "regression beyond" -- $A compare --fail-on-regression 5 tests/data/tiny "$T/slow"
+expect "fail-on-regression names the figure and its size" 1 "regression in .*comm_ms worse by [+][0-9.]* ms" -- $A compare --fail-on-regression 5 tests/data/tiny "$T/slow"
 $A compare --json "$T/cmp.json" tests/data/tiny "$T/slow" >/dev/null && ok || bad "compare --json"
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='aorta.compare/1'

@@ -17,7 +17,7 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes
  -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-nonliteral ${WERROR:-} -Isrc -Itests/unit \
  -Itests/gpu -pthread -DAORTA_GPU=1 -I$CUDA_HOME/include"
 SRC=$(ls src/base/*.c src/timeline/*.c src/ingest/*.c src/overlap/*.c \
-	src/report/kineto_write.c src/gpu/*.c)
+	src/report/figures.c src/gpu/*.c)
 mkdir -p "$OUT/obj"
 objs=()
 for f in $SRC; do

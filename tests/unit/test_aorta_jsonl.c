@@ -194,20 +194,121 @@ static void test_invalid_json_names_line_and_offset(void)
 	struct aorta_error e;
 	size_t n;
 
-	/* truncated third line: offset = end of that line */
-	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n", good, good, cut);
+	/* a cut line in the middle (another follows): offset = end of that line */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n%s", good, good, cut, good);
 	memset(&e, 0, sizeof(e));
 	CHECK_EQ_I(ingest_aorta_jsonl_mem("c.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
 	CHECK_EQ_I(s.n, 0);
 	CHECK_EQ_I(e.line, 3);
 	CHECK_EQ_I(e.offset, (long long)(2 * strlen(good) + strlen(cut)));
 	CHECK_STR(e.path, "c.jsonl");
-	/* a syntax error inside the line: the offset points at it */
-	n = (size_t)snprintf(buf, sizeof(buf), "%s%s", good, junk);
+	/* a syntax error inside a line: the offset points at it */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s\n%s", good, junk, good);
 	CHECK_EQ_I(ingest_aorta_jsonl_mem("j.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
 	CHECK_EQ_I(e.line, 2);
 	CHECK(e.offset > (long long)strlen(good) + 8 && e.offset <= (long long)n);
 	CHECK_EQ_I(s.n, 0);
+	/* the same lines last (a run cut mid-write): skipped with a note */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s\n\n", good, good, cut);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("c.jsonl", buf, n, &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n) {
+		CHECK_EQ_I(s.t[0]->skipped, 1);
+		CHECK(strstr(s.t[0]->skipped_first, "line 3") != NULL);
+		CHECK_EQ_I(s.t[0]->nsteps, 2);
+		CHECK_EQ_I(s.t[0]->nrec, 2);
+	}
+	trace_set_release(&s);
+	/* a file whose only line is invalid holds nothing: an error */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s", junk);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("o.jsonl", buf, n, &opts, &s, &e), AORTA_EINPUT);
+	CHECK_EQ_I(s.n, 0);
+	CHECK_EQ_I(e.line, 1);
+}
+
+/* upstream's active_segments are dropped before parsing: the same spans and
+ * figures with or without them, wherever the member sits, with brackets
+ * and quotes inside its strings; a string VALUE "active_segments" is left
+ * alone; a damaged array is still an error. */
+static void test_active_segments_do_not_change_what_is_read(void)
+{
+	static const char plain[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"per_stream_ms\":{\"compute\":4}}}}\n";
+	static const char seg_last[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"per_stream_ms\":{\"compute\":4},"
+		" \"active_segments\" : [{\"start_ms\":0,\"end_ms\":4,\"active_streams\":[\"co]m\\\"pute\"]},{}]}}}\n";
+	static const char seg_first[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"active_segments\","
+		"\"start_ms\":0,\"end_ms\":4,\"metadata\":{}}],\"overlap\":{\"active_segments\":[[\"}\"]] ,"
+		"\"per_stream_ms\":{\"compute\":4}}}}\n";
+	static const char seg_broken[] =
+		"{\"rank\":1,\"profile\":{\"total_ms\":10,\"overlap\":{\"active_segments\":[{\"a\":}]}}}\n"
+		"{\"rank\":1,\"profile\":{\"total_ms\":10}}\n";
+	const char *const v[3] = { plain, seg_last, seg_first };
+	struct trace_set s[3];
+	struct aorta_error e;
+	memset(s, 0, sizeof(s));
+	for (int k = 0; k < 3; k++) {
+		CHECK_EQ_I(ingest_aorta_jsonl_mem("s.jsonl", v[k], strlen(v[k]), &opts, &s[k], &e), AORTA_OK);
+		CHECK_EQ_I(s[k].n, 1);
+	}
+	if (s[0].n && s[1].n && s[2].n)
+		for (int k = 1; k < 3; k++) {
+			CHECK_EQ_I(s[k].t[0]->n, s[0].t[0]->n);
+			CHECK_EQ_I(s[k].t[0]->skipped, 0);
+			CHECK_EQ_I(s[k].t[0]->nrec, 1);
+			CHECK_NEAR(s[k].t[0]->rec[0].v[SR_COMPUTE], 4, 0);
+			CHECK_STR(strtab_get(&s[k].t[0]->names, s[k].t[0]->name[0]), "aorta:compute:active_segments");
+		}
+	for (int k = 0; k < 3; k++)
+		trace_set_release(&s[k]);
+	struct trace_set b = { 0 };
+	/* the damaged member is dropped, yet its line is an object: read; a
+	 * line broken outside it is still an error (test above) */
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("b.jsonl", seg_broken, strlen(seg_broken), &opts, &b, &e), AORTA_OK);
+	trace_set_release(&b);
+}
+
+/* The trainer's explicit collective field names the span; the recorded
+ * figures are kept per step as upstream reads them. */
+static void test_collective_field_and_recorded_figures(void)
+{
+	static const char text[] =
+		"{\"rank\":2,\"loss\":0.5,\"global_step\":7,\"profile\":{\"total_ms\":10,\"ranges\":["
+		"{\"stream\":\"comm7\",\"tag\":\"epoch0_step7_grads\",\"start_ms\":1,\"end_ms\":4,"
+		"\"collective\":\"all_gather\",\"metadata\":{}},"
+		"{\"stream\":\"compute\",\"tag\":\"epoch0_step7_fwd\",\"start_ms\":0,\"end_ms\":5,\"metadata\":{}}],"
+		"\"overlap\":{\"per_stream_ms\":{\"compute\":5,\"allgather\":3,\"aux\":1},"
+		"\"overlap_ms\":{\"compute_comm\":3,\"compute_allgather\":3,\"idle\":5}}}}\n";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("f.jsonl", text, strlen(text), &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (!s.n)
+		return;
+	const struct trace *t = s.t[0];
+	int comm = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->kind[i] == K_COMM) {
+			comm++;
+			CHECK_EQ_I(t->coll_type[i], COLL_ALL_GATHER);
+			CHECK_STR(strtab_get(&t->names, t->name[i]), "aorta:all_gather:grads");
+		}
+	CHECK_EQ_I(comm, 1);
+	CHECK_EQ_I(t->nrec, 1);
+	CHECK_EQ_I(t->rec[0].number, 7);
+	CHECK_NEAR(t->rec[0].v[SR_STEP], 10, 0);
+	CHECK_NEAR(t->rec[0].v[SR_COMPUTE], 5, 0);
+	CHECK_NEAR(t->rec[0].v[SR_COMM], 3, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AG_OVERLAP], 3, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AR_OVERLAP], 0, 0);
+	CHECK_NEAR(t->rec[0].v[SR_EXPOSED], 0, 0);
+	CHECK_NEAR(t->rec[0].v[SR_AUX], 1, 0);
+	CHECK_NEAR(t->rec[0].v[SR_IDLE], 5, 0);
+	CHECK_NEAR(t->rec[0].v[SR_LOSS], 0.5, 0);
+	trace_set_release(&s);
 }
 
 static void test_file_reader_matches_memory_reader(void)
@@ -247,6 +348,8 @@ int main(void)
 	TEST(test_names_streams_and_rounding);
 	TEST(test_missing_profile_and_wrong_types_are_skipped);
 	TEST(test_invalid_json_names_line_and_offset);
+	TEST(test_collective_field_and_recorded_figures);
+	TEST(test_active_segments_do_not_change_what_is_read);
 	TEST(test_file_reader_matches_memory_reader);
 	return test_report();
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "overlap/analysis.h"
 #include "report/report.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
@@ -25,6 +26,23 @@ static void write_file(const char *path, const char *s)
 	fclose(f);
 }
 
+/* A dataset the way cmd/report.c gets one: analysis_run, then the model. */
+static enum aorta_status read_ds(const char *label, const char *input, int skip, struct rep_dataset *d,
+				 struct aorta_error *e)
+{
+	struct analysis a;
+	struct analysis_opts o = { .threads = 2, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0, .keep_traces = 1 };
+	char *argv[1] = { (char *)input };
+	memset(d, 0, sizeof(*d));
+	enum aorta_status s = analysis_run(argv, 1, &o, &a, e);
+	if (s) {
+		analysis_free(&a);
+		return s;
+	}
+	rep_dataset_from_analysis(label, input, &a, d);
+	return AORTA_OK;
+}
+
 static void test_upstream_jsonl_matches_overlap_report(void)
 {
 	struct report r = { 0 };
@@ -34,85 +52,91 @@ static void test_upstream_jsonl_matches_overlap_report(void)
 	r.ref = -1;
 	r.ds = xcalloc(1, sizeof(*r.ds));
 	r.nds = 1;
-	CHECK_EQ_I(report_read("ddp", "data/h200x4/aorta_ddp", &r.o, &r.ds[0], &e), AORTA_OK);
+	CHECK_EQ_I(read_ds("ddp", "data/h200x4/aorta_ddp/rank_*_metrics.jsonl", 5, &r.ds[0], &e), AORTA_OK);
 	report_prepare(&r);
 	const struct rep_dataset *d = &r.ds[0];
 	CHECK_EQ_I(d->nranks, 4);
 	CHECK_EQ_I(d->read, 240);
 	CHECK_EQ_I(d->kept, 220);
+	CHECK_STR(d->format, "aorta-jsonl");
 	/* reference values: upstream's pooling in Python over the same lines */
 	CHECK_NEAR(d->loss.mean, 0.34705334061926063, 1e-12);
 	CHECK_NEAR(d->stat[RF_COMPUTE].mean, 30.91470989903266, 1e-9);
 	CHECK_NEAR(d->stat[RF_OVERLAP].mean, 0.0, 0);
 	CHECK_NEAR(d->ratio, 0.0, 0);
 	CHECK(d->has_ranges);
+	/* JSONL has no shared clock: no late rank is named */
+	CHECK(!d->diag.has_cross_rank || d->diag.late_rank < 0 || d->a->clocks_aligned);
 	report_free(&r);
 }
 
+/* A run cut mid-line: the cut last line is left out with a note, the
+ * complete lines give the recorded (upstream) figures. */
 static void test_cut_last_line_is_counted_and_left_out(void)
 {
-	char p[512];
-	struct rep_rank rk;
-	snprintf(p, sizeof(p), "%s/rank_00_metrics.jsonl", tmpdir);
-	write_file(p, "{\"rank\":0,\"loss\":1,\"profile\":{\"total_ms\":10,\"overlap\":{\"per_stream_ms\":{\"compute\":8},"
-		      "\"overlap_ms\":{\"compute_comm\":2}}}}\n"
-		      "\n"
-		      "{\"rank\":0,\"loss\":3,\"profile\":{\"total_ms\":20,\"overlap\":{\"per_stream_ms\":{\"compute\":12},"
-		      "\"overlap_ms\":{\"compute_comm\":4}}}}\n"
-		      "{\"rank\":0,\"loss\":5,\"profile\":{\"total_ms\":20,\"overl");
-	CHECK_EQ_I(report_read_jsonl(p, 0, &rk, NULL), AORTA_OK);
-	CHECK_EQ_I(rk.nsteps, 2);
-	CHECK_EQ_I(rk.bad_lines, 1);
-	CHECK_EQ_I(rk.bad_line_first, 4);
-	CHECK_NEAR(rk.steps[1].v[RF_COMPUTE], 12, 0);
-	CHECK_NEAR(rk.steps[1].v[RF_OVERLAP], 4, 0);
-	CHECK_NEAR(rk.steps[1].v[RF_AR_OVERLAP], 0, 0); /* missing -> 0, as upstream */
-	CHECK_EQ_I(rk.steps[1].gstep, 1);               /* no global_step: ordinal */
-	/* ratio of means, not mean of ratios: (2+4)/(8+12) */
-	struct rep_dataset d = { 0 };
-	d.ranks = &rk;
-	d.nranks = 1;
-	CHECK_NEAR(rep_overlap_ratio(&d, 0), 0.3, 1e-12);
-	free(rk.path);
-	free(rk.steps);
-}
-
-static void test_empty_dataset_has_count_zero(void)
-{
-	char dir[512], p[600], out[600];
-	snprintf(dir, sizeof(dir), "%s/empty", tmpdir);
+	char dir[512], p[600];
+	snprintf(dir, sizeof(dir), "%s/cut", tmpdir);
 	mkdir(dir, 0777);
 	snprintf(p, sizeof(p), "%s/rank_00_metrics.jsonl", dir);
-	write_file(p, "");
-	struct report r = { 0 };
+	write_file(p, "{\"rank\":0,\"loss\":1,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"f\","
+		      "\"start_ms\":0,\"end_ms\":8}],\"overlap\":{\"per_stream_ms\":{\"compute\":8},"
+		      "\"overlap_ms\":{\"compute_comm\":2}}}}\n"
+		      "\n"
+		      "{\"rank\":0,\"loss\":3,\"profile\":{\"total_ms\":20,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"f\","
+		      "\"start_ms\":0,\"end_ms\":12}],\"overlap\":{\"per_stream_ms\":{\"compute\":12},"
+		      "\"overlap_ms\":{\"compute_comm\":4}}}}\n"
+		      "{\"rank\":0,\"loss\":5,\"profile\":{\"total_ms\":20,\"overl");
+	struct rep_dataset d;
 	struct aorta_error e = { 0 };
-	r.o.skip_steps = 5;
-	r.ref = -1;
-	r.ds = xcalloc(1, sizeof(*r.ds));
-	r.nds = 1;
-	CHECK_EQ_I(report_read("none", dir, &r.o, &r.ds[0], &e), AORTA_OK);
-	report_prepare(&r);
-	snprintf(out, sizeof(out), "%s/summary.json", tmpdir);
-	CHECK_EQ_I(report_write_summary(&r, out, &e), AORTA_OK);
-	FILE *f = fopen(out, "r");
-	char buf[4096] = "";
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-	CHECK(strstr(buf, "\"count\": 0") != NULL);
-	CHECK(strstr(buf, "mean_compute_ms") == NULL);
-	report_free(&r);
+	CHECK_EQ_I(read_ds("cut", dir, 0, &d, &e), AORTA_OK);
+	CHECK_EQ_I(d.nranks, 1);
+	if (d.nranks == 1) {
+		struct rep_rank *rk = &d.ranks[0];
+		CHECK_EQ_I(rk->nsteps, 2);
+		CHECK_EQ_I(rk->bad_lines, 1);
+		CHECK(strstr(d.a->r[0].skipped_first, "line 4") != NULL);
+		CHECK_NEAR(rk->steps[1].v[RF_COMPUTE], 12, 0);
+		CHECK_NEAR(rk->steps[1].v[RF_OVERLAP], 4, 0);
+		CHECK_NEAR(rk->steps[1].v[RF_AR_OVERLAP], 0, 0); /* missing -> 0, as upstream */
+		CHECK_EQ_I(rk->steps[1].gstep, 1);               /* no global_step: ordinal */
+		/* ratio of means, not mean of ratios: (2+4)/(8+12) */
+		CHECK_NEAR(rep_overlap_ratio(&d, 0), 0.3, 1e-12);
+	}
+	rep_dataset_free(&d);
+}
+
+/* --skip-steps beyond the steps there are skips nothing, and says so. */
+static void test_skip_beyond_the_steps_is_adapted(void)
+{
+	struct analysis a;
+	struct aorta_error e = { 0 };
+	struct analysis_opts o = { .threads = 2, .skip_steps = 10, .top_kernels = 10, .host_bound_pct = 30.0 };
+	char *argv[1] = { (char *)"tests/data/tiny" };
+	char why[256] = "";
+	CHECK_EQ_I(analysis_run(argv, 1, &o, &a, &e), AORTA_OK);
+	CHECK(a.n > 0 && a.r[0].nsteps > 0 && a.r[0].nsteps < 10);
+	CHECK_EQ_I(analysis_kept_steps(&a.r[0], 10), 0);
+	CHECK_EQ_I(analysis_adapt_skip(&a, why, sizeof(why)), 1);
+	CHECK(strstr(why, "--skip-steps 10") != NULL);
+	CHECK_EQ_I(a.opts.skip_steps, 0);
+	CHECK_EQ_I(analysis_kept_steps(&a.r[0], a.opts.skip_steps), a.r[0].nsteps);
+	/* the re-summed step figures are the engine's over the same windows */
+	struct analysis b;
+	o.skip_steps = 0;
+	CHECK_EQ_I(analysis_run(argv, 1, &o, &b, &e), AORTA_OK);
+	for (size_t i = 0; i < a.n && i < b.n; i++)
+		CHECK(memcmp(&a.r[i].steps_sum, &b.r[i].steps_sum, sizeof(a.r[i].steps_sum)) == 0);
+	CHECK_EQ_I(analysis_adapt_skip(&b, why, sizeof(why)), 0);
+	analysis_free(&a);
+	analysis_free(&b);
 }
 
 static void test_missing_input_is_input_error(void)
 {
 	struct rep_dataset d;
 	struct aorta_error e = { 0 };
-	struct report_opts o = { 5, 1, 1, NULL, NULL, 0, NULL, 0 };
-	CHECK_EQ_I(report_read("x", "/nonexistent/run", &o, &d, &e), AORTA_EINPUT);
-	CHECK(strstr(e.msg, "no such file") != NULL);
-	rep_dataset_free(&d);
+	CHECK_EQ_I(read_ds("x", "/nonexistent/run", 5, &d, &e), AORTA_EINPUT);
+	CHECK(strstr(e.path, "/nonexistent/run") != NULL);
 }
 
 static void test_verdicts_follow_direction(void)
@@ -244,11 +268,11 @@ static void test_chart_descriptions(void)
 {
 	struct report r = { 0 };
 	struct aorta_error e = { 0 };
-	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0 };
+	r.o = (struct report_opts){ .skip_steps = 5, .threads = 2, .threshold_pct = 1.0, .reference = "base" };
 	r.ds = xcalloc(2, sizeof(*r.ds));
 	r.nds = 2;
-	CHECK_EQ_I(report_read("base", "tests/data/report/base", &r.o, &r.ds[0], &e), AORTA_OK);
-	CHECK_EQ_I(report_read("cand", "tests/data/report/cand", &r.o, &r.ds[1], &e), AORTA_OK);
+	CHECK_EQ_I(read_ds("base", "tests/data/report/base", 5, &r.ds[0], &e), AORTA_OK);
+	CHECK_EQ_I(read_ds("cand", "tests/data/report/cand", 5, &r.ds[1], &e), AORTA_OK);
 	r.ref = 0;
 	r.cand = xcalloc(1, sizeof(int));
 	r.cand[0] = 1;
@@ -391,11 +415,11 @@ static void test_report_charts_and_page(void)
 		SKIP("libaorta-plot.so cannot be loaded");
 	struct report r = { 0 };
 	struct aorta_error e = { 0 };
-	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0 };
+	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0, 5 };
 	r.ds = xcalloc(2, sizeof(*r.ds));
 	r.nds = 2;
-	CHECK_EQ_I(report_read("base", "tests/data/report/base", &r.o, &r.ds[0], &e), AORTA_OK);
-	CHECK_EQ_I(report_read("cand", "tests/data/report/cand", &r.o, &r.ds[1], &e), AORTA_OK);
+	CHECK_EQ_I(read_ds("base", "tests/data/report/base", 5, &r.ds[0], &e), AORTA_OK);
+	CHECK_EQ_I(read_ds("cand", "tests/data/report/cand", 5, &r.ds[1], &e), AORTA_OK);
 	CHECK_EQ_I(r.ds[1].bad_lines, 1);
 	r.ref = 0;
 	r.cand = xcalloc(1, sizeof(int));
@@ -480,7 +504,7 @@ int main(void)
 	mkdir(tmpdir, 0777);
 	TEST(test_upstream_jsonl_matches_overlap_report);
 	TEST(test_cut_last_line_is_counted_and_left_out);
-	TEST(test_empty_dataset_has_count_zero);
+	TEST(test_skip_beyond_the_steps_is_adapted);
 	TEST(test_missing_input_is_input_error);
 	TEST(test_verdicts_follow_direction);
 	TEST(test_chart_read_back_has_each_series);
