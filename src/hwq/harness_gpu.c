@@ -55,9 +55,9 @@
 #include "comm/nccl_comm.h"
 #include "gpu/cupti.h"
 #include "hwq/hwq_gpu.h"
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 #include "train/launch.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 #define HWQ_EXPORT __attribute__((visibility("default")))
 

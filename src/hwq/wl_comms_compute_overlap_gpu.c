@@ -17,10 +17,10 @@
 #include <string.h>
 
 #include "comm/nccl_comm.h"
-#include "hwq/gemm_gpu.h"
+#include "kernels/gemm_gpu.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_sizes.h"
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 
 #define D HWQ_OVL_DIM
 
@@ -75,7 +75,7 @@ static enum aorta_status ov_run(void *vs, struct hwq_ctx *c, struct aorta_error 
 	if (s->compute)
 		for (int i = 1; i < c->nstreams; i++)
 			for (int g = 0; g < HWQ_OVL_GEMMS; g++) {
-				enum aorta_status st = hwq_sgemm(c, c->streams[i], s->ws[i - 1], HWQ_CUBLAS_WS_BYTES, D,
+				enum aorta_status st = hwq_sgemm(c->cublas, c->streams[i], s->ws[i - 1], HWQ_CUBLAS_WS_BYTES, D,
 								 D, D, s->a, s->b, s->cm[i - 1], e);
 				if (st)
 					return st;

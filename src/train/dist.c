@@ -11,7 +11,7 @@
  * test of build + check is a real test of the builder.
  */
 #include "train/dist.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 
 #include "gpu/nvtx.h"
 #include "train/dist_ops_gpu.h"
-#include "train/ops_gpu.h"
+#include "kernels/ops_gpu.h"
 
 /* ---- isolation (a measurement switch) --------------------------------------
  *

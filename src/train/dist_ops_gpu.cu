@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "train/dist_ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 __global__ void sumsq_split_kernel(float *hl, const double *s)
 {

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/ops_gpu.h"
+#include "kernels/ops_gpu.h"
 
 #define GPU_TRY(call, what)                                                                    \
 	do {                                                                                   \

@@ -95,8 +95,8 @@
 #include "train/metrics.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/rng.h"
 
 #define FP16_LOSS_SCALE 1024.0f
 

@@ -53,7 +53,7 @@
 #include "train/dist_ops_gpu.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 

@@ -22,9 +22,9 @@
 
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/ops.h"
-#include "train/ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/rng.h"
 
 static int n_pass, n_fail, n_skip;
 static cudaStream_t stream;

@@ -1,0 +1,18 @@
+/*
+ * ccl.h - the one place host code gets the collective library's header
+ * (NCCL; RCCL under -DAORTA_HIP, which keeps NCCL's names).  Files outside
+ * src/gpu/ include this, never <nccl.h>.  Calls are checked with
+ * GPU_NCCL_GOTO / GPU_NCCL (gpu/check.h).
+ */
+#ifndef AORTA_GPU_CCL_H
+#define AORTA_GPU_CCL_H
+
+#include "gpu/gpu.h"
+
+#ifdef AORTA_HIP
+#include <rccl/rccl.h>
+#else
+#include <nccl.h>
+#endif
+
+#endif
