@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu/check.h"
 #include "gpu/gpu.h"
 
 struct nccl_impl {
@@ -70,13 +71,10 @@ static void pause_poll(long long waited_ns)
 	}
 }
 
-static enum aorta_status nccl_fail(struct aorta_error *e, int rank, const char *what, ncclResult_t rc,
-				   ncclComm_t nc)
-{
-	const char *last = nc ? ncclGetLastError(nc) : NULL;
-	return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: %s: %s%s%s", rank, what, ncclGetErrorString(rc),
-			  last && *last ? ": " : "", last && *last ? last : "");
-}
+/* rc (never ncclSuccess nor ncclInProgress here) as AORTA_EGPU with
+ * "rank R: file:line: what: <NCCL's message>: <comm's last error>" */
+#define nccl_fail(e, rank, what, rc, nc) \
+	gpu_error_rank((e), GPU_NCCL_RESULT((e), (nc), (what), (rc)), (rank))
 
 /* Prefixes e's message (already filled) with "rank R: ". */
 static enum aorta_status with_rank(struct aorta_error *e, enum aorta_status st, int rank)
@@ -147,8 +145,7 @@ void comm_nccl_env_defaults(void)
 
 enum aorta_status comm_nccl_unique_id(ncclUniqueId *id, struct aorta_error *e)
 {
-	ncclResult_t rc = ncclGetUniqueId(id);
-	return rc == ncclSuccess ? AORTA_OK : nccl_fail(e, 0, "ncclGetUniqueId", rc, NULL);
+	return GPU_NCCL(e, NULL, ncclGetUniqueId(id));
 }
 
 /* ---- polling ------------------------------------------------------------- */

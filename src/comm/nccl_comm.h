@@ -62,15 +62,7 @@
 #ifndef AORTA_COMM_NCCL_COMM_H
 #define AORTA_COMM_NCCL_COMM_H
 
-/* nccl.h declares a few functions with () (not prototypes) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#ifdef AORTA_HIP
-#include <rccl/rccl.h>
-#else
-#include <nccl.h>
-#endif
-#pragma GCC diagnostic pop
+#include "gpu/ccl.h"
 
 #include "comm/comm.h"
 

@@ -9,10 +9,18 @@
 
 #include "gpu/gpu.h"
 
+/* nccl.h declares a few functions with () (not prototypes) */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#endif
 #ifdef AORTA_HIP
 #include <rccl/rccl.h>
 #else
 #include <nccl.h>
+#endif
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic pop
 #endif
 
 #endif

@@ -49,10 +49,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <cublas_v2.h>
-
 #include "comm/comm.h"
 #include "comm/nccl_comm.h"
+#include "gpu/blas.h"
+#include "gpu/check.h"
 #include "gpu/cupti.h"
 #include "hwq/hwq_gpu.h"
 #include "kernels/elementwise_gpu.h"
@@ -92,7 +92,7 @@ void *hwq_alloc(struct hwq_ctx *c, size_t bytes, struct aorta_error *e)
 	void *p = NULL;
 	if (GPU_CALL(e, gpuMalloc(&p, bytes ? bytes : 1)))
 		return NULL;
-	if (GPU_CALL(e, cudaMemset(p, 0, bytes ? bytes : 1))) {
+	if (GPU_CALL(e, gpuMemset(p, 0, bytes ? bytes : 1))) {
 		gpuFree(p);
 		return NULL;
 	}
@@ -198,13 +198,6 @@ HWQ_EXPORT enum aorta_status hwq_info_gpu(int device, struct hwq_device *out, st
 /* one rank                                                             */
 /* ------------------------------------------------------------------ */
 
-#define CUBLAS_CHECK_GOTO(e, st, call, label) do { \
-	cublasStatus_t s_ = (call); \
-	if (s_ != CUBLAS_STATUS_SUCCESS) { \
-		(st) = aorta_fail((e), AORTA_EGPU, NULL, 0, -1, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
-				  cublasGetStatusString(s_)); \
-		goto label; } } while (0)
-
 struct rank_env {
 	int rank, world;
 	void *nccl;
@@ -291,9 +284,9 @@ static enum aorta_status capture(struct harness *h, int *kernel_nodes, int *node
 	st = GPU_CALL(e, gpuGraphGetNodes(g, v, &n));
 	int k = 0;
 	for (size_t i = 0; !st && i < n; i++) {
-		enum cudaGraphNodeType t;
-		st = GPU_CALL(e, cudaGraphNodeGetType(v[i], &t));
-		k += !st && t == cudaGraphNodeTypeKernel;
+		gpuGraphNodeType t;
+		st = GPU_CALL(e, gpuGraphNodeGetType(v[i], &t));
+		k += !st && t == gpuGraphNodeTypeKernel;
 	}
 	free(v);
 	*kernel_nodes = k;
@@ -313,9 +306,9 @@ static enum aorta_status gpu_warmup(struct harness *h, struct aorta_error *e)
 	GPU_CHECK_GOTO(e, st, gpuMalloc((void **)&cc, (size_t)n * n * 4), out);
 	GPU_CHECK_GOTO(e, st, gpuMemsetAsync(a, 0, (size_t)n * n * 4, h->origin), out);
 	GPU_CHECK_GOTO(e, st, gpuMemsetAsync(b, 0, (size_t)n * n * 4, h->origin), out);
-	CUBLAS_CHECK_GOTO(e, st, cublasSetStream(h->c.cublas, h->origin), out);
+	GPU_BLAS_GOTO(e, st, cublasSetStream(h->c.cublas, h->origin), out);
 	for (int i = 0; i < 10; i++)
-		CUBLAS_CHECK_GOTO(e, st, cublasSgemm(h->c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
+		GPU_BLAS_GOTO(e, st, cublasSgemm(h->c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
 						     &zero, cc, n), out);
 	GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(h->origin), out);
 out:
@@ -381,7 +374,7 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 		int pr = (i == 0 && cfg->high_priority) ? greatest : least;
 		GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&c->streams[i], gpuStreamNonBlocking, pr), done);
 		unsigned long long id = 0;
-		GPU_CHECK_GOTO(e, st, cudaStreamGetId(c->streams[i], &id), done);
+		GPU_CHECK_GOTO(e, st, gpuStreamGetId(c->streams[i], &id), done);
 		out->stream_ids[i] = (long long)id;
 	}
 	GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&h.origin, gpuStreamNonBlocking, least), done);
@@ -390,8 +383,8 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.fork, gpuEventDisableTiming), done);
 	for (int i = 0; i < n; i++)
 		GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.join[i], gpuEventDisableTiming), done);
-	CUBLAS_CHECK_GOTO(e, st, cublasCreate(&c->cublas), done);
-	CUBLAS_CHECK_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), done);
+	GPU_BLAS_GOTO(e, st, cublasCreate(&c->cublas), done);
+	GPU_BLAS_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), done);
 	if ((st = gpu_warmup(&h, e)))
 		goto done;
 
@@ -637,14 +630,11 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 	ncclComm_t nc = NULL;
 	float *d = NULL;
 	enum aorta_status st = AORTA_OK;
-	ncclResult_t nr;
 
 	memset(&id, 0, sizeof(id));
 	GPU_CHECK(e, gpuSetDevice(lr->device));
-	if (lr->rank == 0 && (nr = ncclGetUniqueId(&id)) != ncclSuccess) {
-		st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank 0: ncclGetUniqueId: %s", ncclGetErrorString(nr));
-		goto out;
-	}
+	if (lr->rank == 0)
+		GPU_NCCL_GOTO(e, st, NULL, ncclGetUniqueId(&id), out);
 	if (lr->size > 1 && a->threads) {
 		/* ranks are threads: the id goes through memory */
 		if (lr->rank == 0)
@@ -665,11 +655,7 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 			goto out;
 		GPU_CHECK_GOTO(e, st, gpuMemcpy(&id, d, sizeof(id), gpuMemcpyDeviceToHost), out);
 	}
-	if ((nr = ncclCommInitRank(&nc, lr->size, id, lr->rank)) != ncclSuccess) {
-		st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: ncclCommInitRank: %s", lr->rank,
-				ncclGetErrorString(nr));
-		goto out;
-	}
+	GPU_NCCL_GOTO(e, st, NULL, ncclCommInitRank(&nc, lr->size, id, lr->rank), out);
 	struct rank_env re = { lr->rank, lr->size, nc, NULL, NULL, lr->size > 1 && a->threads };
 	if (lr->size > 1) {
 		re.barrier = a->threads ? thread_barrier : comm_barrier_fn;

@@ -33,10 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/blas.h"
+#include "gpu/check.h"
 #include "gpu/gpu.h"
 #include "hwq/hwq.h"
-
-#include <cublas_v2.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -66,11 +66,9 @@ static enum aorta_status ov_run(void *vs, struct hwq_ctx *c, struct aorta_error 
 {
 	struct ovl *s = vs;
 	if (s->comms) {
-		ncclResult_t r = ncclAllReduce(s->send, s->recv, HWQ_OVL_COMM_FLOATS, ncclFloat, ncclSum,
-					       (ncclComm_t)c->nccl, c->streams[0]);
-		if (r != ncclSuccess)
-			return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: ncclAllReduce: %s", c->rank,
-					  ncclGetErrorString(r));
+		if (GPU_NCCL(e, c->nccl, ncclAllReduce(s->send, s->recv, HWQ_OVL_COMM_FLOATS, ncclFloat, ncclSum,
+						       (ncclComm_t)c->nccl, c->streams[0])))
+			return gpu_error_rank(e, AORTA_EGPU, c->rank);
 	}
 	if (s->compute)
 		for (int i = 1; i < c->nstreams; i++)

@@ -118,13 +118,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* cublasLt.h declares a function with () (not a prototype) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <cublasLt.h>
-#pragma GCC diagnostic pop
-
 #include "comm/nccl_comm.h"
+#include "gpu/blas.h"
+#include "gpu/check.h"
 #include "gpu/cupti.h"
 #include "gpu/gpu.h"
 
@@ -240,20 +236,9 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static enum aorta_status rfail(struct rank_ctx *rc, enum aorta_status st, const char *fmt, const char *a,
-			       const char *b)
-{
-	return aorta_fail(&rc->err, st, "", 0, -1, fmt, rc->rank, a, b);
-}
-
-#define R_CUDA(rc, call) do { gpuError_t ce_ = (call); if (ce_ != gpuSuccess) \
-	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, gpuGetErrorString(ce_)); } while (0)
-#define R_KERN(rc, call) R_CUDA(rc, (gpuError_t)(call))
-#define R_NCCL(rc, call) do { ncclResult_t nr_ = (call); if (nr_ != ncclSuccess && nr_ != ncclInProgress) \
-	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, ncclGetErrorString(nr_)); } while (0)
-#define R_LT(rc, call) do { cublasStatus_t bs_ = (call); if (bs_ != CUBLAS_STATUS_SUCCESS) \
-	return rfail((rc), AORTA_EGPU, "rank %d: %s: %s", #call, cublasLtGetStatusString(bs_)); } while (0)
-#define R_TRY(call) do { enum aorta_status t_ = (call); if (t_ != AORTA_OK) return t_; } while (0)
+/* Errors: every GPU, cuBLASLt and NCCL call is checked with gpu/check.h's
+ * macros into rc->err; the worker prefixes "rank R: " once when a job
+ * fails (worker()). */
 
 static cudaDataType_t cuda_dt(int dt)
 {
@@ -285,15 +270,14 @@ static enum aorta_status xhost_wait(struct rank_ctx *rc, const long long *w, lon
 
 	for (int spin = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < n; spin++) {
 		if (rc->s->abort)
-			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: stopped (another rank failed)",
-					  rc->rank);
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "stopped (another rank failed)");
 		if (spin < 64)
 			continue;
 		if (!t0)
 			t0 = now_ns();
 		else if (now_ns() - t0 > rc->s->timeout_ns)
 			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1,
-					  "rank %d: the peers did not reach %s event %lld in %lld s", rc->rank, what, n,
+					  "the peers did not reach %s event %lld in %lld s", what, n,
 					  rc->s->timeout_ns / 1000000000LL);
 		usleep(2);
 	}
@@ -309,8 +293,8 @@ static enum aorta_status xpost(struct rank_ctx *rc, gpuStream_t st, long long *s
 
 	for (int q = 0; q < rc->s->tp; q++)
 		if (q != rc->rank)
-			R_TRY(xhost_wait(rc, &rc->cons[q], n - XSLOTS, "a consumed"));
-	R_CUDA(rc, gpuEventRecord(rc->xev[n % XSLOTS], st));
+			AORTA_TRY(xhost_wait(rc, &rc->cons[q], n - XSLOTS, "a consumed"));
+	GPU_CHECK(&rc->err, gpuEventRecord(rc->xev[n % XSLOTS], st));
 	__atomic_store_n(&rc->posted, n, __ATOMIC_RELEASE);
 	rc->xseq = n + 1;
 	if (seq)
@@ -324,8 +308,8 @@ static enum aorta_status xwait(struct rank_ctx *rc, int peer, long long n, gpuSt
 {
 	struct rank_ctx *pc = &rc->s->r[peer];
 
-	R_TRY(xhost_wait(rc, &pc->posted, n, "a posted"));
-	R_CUDA(rc, gpuStreamWaitEvent(st, pc->xev[n % XSLOTS], 0));
+	AORTA_TRY(xhost_wait(rc, &pc->posted, n, "a posted"));
+	GPU_CHECK(&rc->err, gpuStreamWaitEvent(st, pc->xev[n % XSLOTS], 0));
 	__atomic_store_n(&pc->cons[rc->rank], n, __ATOMIC_RELEASE);
 	return AORTA_OK;
 }
@@ -429,19 +413,19 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 	memset(p, 0, sizeof(*p));
 	p->rows = rows, p->n = d->n, p->k = d->k, p->dt = d->dt, p->batch = batch;
 	p->sa = sa, p->sc = sc, p->smt = smt;
-	R_LT(rc, cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
 	if (smt > 0) {
 		int32_t v = smt;
-		R_LT(rc, cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &v, sizeof(v)));
+		GPU_BLAS_CHECK(&rc->err, cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &v, sizeof(v)));
 	}
 	/* column-major view: W = B^T is n x k (ld n), X = A^T is k x rows
 	 * (ld k), Z = Y^T is n x rows (ld n); Z = W X */
-	R_LT(rc, cublasLtMatrixLayoutCreate(&p->lw, t, (uint64_t)d->n, (uint64_t)d->k, d->n));
-	R_LT(rc, cublasLtMatrixLayoutCreate(&p->la, t, (uint64_t)d->k, (uint64_t)rows, d->k));
-	R_LT(rc, cublasLtMatrixLayoutCreate(&p->lc, t, (uint64_t)d->n, (uint64_t)rows, d->n));
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatrixLayoutCreate(&p->lw, t, (uint64_t)d->n, (uint64_t)d->k, d->n));
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatrixLayoutCreate(&p->la, t, (uint64_t)d->k, (uint64_t)rows, d->k));
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatrixLayoutCreate(&p->lc, t, (uint64_t)d->n, (uint64_t)rows, d->n));
 	if (batch > 1 && (set_batch(p->lw, batch, 0) || set_batch(p->la, batch, sa) || set_batch(p->lc, batch, sc)))
 		return AORTA_OK; /* unusable */
-	R_LT(rc, cublasLtMatmulPreferenceCreate(&pref));
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatmulPreferenceCreate(&pref));
 	cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
 	/* chunk pointers are buffer + a multiple of these byte counts: tell
 	 * cuBLASLt the alignment it can rely on (its default assumes 256) */
@@ -461,8 +445,8 @@ static enum aorta_status plan_get(struct rank_ctx *rc, const struct dims *d, lon
 		if (batch > 1)
 			return AORTA_OK; /* the caller falls back to single GEMMs */
 		return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1,
-				  "rank %d: cublasLt has no algorithm for %lld x %lld x %lld %s (sm target %d): %s",
-				  rc->rank, rows, d->n, d->k, d->dt == TP_BF16 ? "bf16" : d->dt == TP_FP16 ? "fp16" : "fp32",
+				  "cublasLt has no algorithm for %lld x %lld x %lld %s (sm target %d): %s",
+				  rows, d->n, d->k, d->dt == TP_BF16 ? "bf16" : d->dt == TP_FP16 ? "fp16" : "fp32",
 				  smt, cublasLtGetStatusString(hs));
 	}
 	p->algo = res[plan_pick(rc, p, res, nres)].algo;
@@ -476,7 +460,7 @@ static enum aorta_status gemm_run(struct rank_ctx *rc, struct plan *p, int widx,
 {
 	float alpha = 1.0f, beta = 0.0f;
 
-	R_LT(rc, cublasLtMatmul(rc->lt, p->desc, &alpha, B, p->lw, A, p->la, &beta, Y, p->lc, Y, p->lc, &p->algo,
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatmul(rc->lt, p->desc, &alpha, B, p->lw, A, p->la, &beta, Y, p->lc, Y, p->lc, &p->algo,
 				rc->ws[widx], WS_BYTES, st));
 	return AORTA_OK;
 }
@@ -487,7 +471,7 @@ static enum aorta_status gemm(struct rank_ctx *rc, const struct dims *d, int wid
 {
 	struct plan *p;
 
-	R_TRY(plan_get(rc, d, rows, 1, 0, 0, smt, &p));
+	AORTA_TRY(plan_get(rc, d, rows, 1, 0, 0, smt, &p));
 	return gemm_run(rc, p, widx, st, A, B, Y);
 }
 
@@ -499,10 +483,10 @@ static enum aorta_status coll_ag(struct rank_ctx *rc, const struct dims *d, nccl
 {
 	if (d->tp == 1) {
 		if (send != recv)
-			R_CUDA(rc, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
+			GPU_CHECK(&rc->err, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
 		return AORTA_OK;
 	}
-	R_NCCL(rc, ncclAllGather(send, recv, (size_t)count, nccl_dt(d->dt), c, st));
+	GPU_NCCL_CHECK(&rc->err, NULL, ncclAllGather(send, recv, (size_t)count, nccl_dt(d->dt), c, st));
 	return AORTA_OK;
 }
 
@@ -511,10 +495,10 @@ static enum aorta_status coll_rs(struct rank_ctx *rc, const struct dims *d, nccl
 				 const void *send, void *recv, long long count)
 {
 	if (d->tp == 1) {
-		R_CUDA(rc, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
+		GPU_CHECK(&rc->err, gpuMemcpyAsync(recv, send, (size_t)count * d->esz, gpuMemcpyDeviceToDevice, st));
 		return AORTA_OK;
 	}
-	R_NCCL(rc, ncclReduceScatter(send, recv, (size_t)count, nccl_dt(d->dt), ncclSum, c, st));
+	GPU_NCCL_CHECK(&rc->err, NULL, ncclReduceScatter(send, recv, (size_t)count, nccl_dt(d->dt), ncclSum, c, st));
 	return AORTA_OK;
 }
 
@@ -547,17 +531,17 @@ static enum aorta_status gemm_op(struct rank_ctx *rc, const struct dims *d, gpuS
 
 static enum aorta_status fork_streams(struct rank_ctx *rc, gpuStream_t *ss, int n)
 {
-	R_CUDA(rc, gpuEventRecord(rc->fork, rc->main));
+	GPU_CHECK(&rc->err, gpuEventRecord(rc->fork, rc->main));
 	for (int i = 0; i < n; i++)
-		R_CUDA(rc, gpuStreamWaitEvent(ss[i], rc->fork, 0));
+		GPU_CHECK(&rc->err, gpuStreamWaitEvent(ss[i], rc->fork, 0));
 	return AORTA_OK;
 }
 
 static enum aorta_status join_streams(struct rank_ctx *rc, gpuStream_t *ss, int n)
 {
 	for (int i = 0; i < n; i++) {
-		R_CUDA(rc, gpuEventRecord(rc->join[i], ss[i]));
-		R_CUDA(rc, gpuStreamWaitEvent(rc->main, rc->join[i], 0));
+		GPU_CHECK(&rc->err, gpuEventRecord(rc->join[i], ss[i]));
+		GPU_CHECK(&rc->err, gpuStreamWaitEvent(rc->main, rc->join[i], 0));
 	}
 	return AORTA_OK;
 }
@@ -579,19 +563,19 @@ static enum aorta_status chunk_copy(struct rank_ctx *rc, const struct tp_cfg *cf
 				    const void *src, int sdev, size_t bytes)
 {
 	if (cfg->use_ce)
-		R_CUDA(rc, gpuMemcpyPeerAsync(dst, ddev, src, sdev, bytes, rc->send));
+		GPU_CHECK(&rc->err, gpuMemcpyPeerAsync(dst, ddev, src, sdev, bytes, rc->send));
 	else
-		R_KERN(rc, tpk_copy(dst, src, bytes, cfg->num_sm > 0 ? cfg->num_sm : 1, rc->send));
+		GPU_CHECK(&rc->err, (gpuError_t)tpk_copy(dst, src, bytes, cfg->num_sm > 0 ? cfg->num_sm : 1, rc->send));
 	return AORTA_OK;
 }
 
 static enum aorta_status body_none(struct rank_ctx *rc, const struct dims *d)
 {
 	if (d->kind == K_RS) {
-		R_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_P]));
+		AORTA_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_P]));
 		return coll_op(rc, d, rc->nccl, rc->main);
 	}
-	R_TRY(coll_op(rc, d, rc->nccl, rc->main));
+	AORTA_TRY(coll_op(rc, d, rc->nccl, rc->main));
 	return gemm_op(rc, d, rc->main, 0, rc->buf[B_Y]);
 }
 
@@ -599,9 +583,9 @@ static enum aorta_status body_bulk(struct rank_ctx *rc, const struct dims *d, co
 {
 	gpuStream_t ss[2] = { rc->comm, rc->comp[0] };
 
-	R_TRY(fork_streams(rc, ss, 2));
-	R_TRY(coll_op(rc, d, comm_of(rc, cc), rc->comm));
-	R_TRY(gemm(rc, d, 1, rc->comp[0], rc->buf[B_A], rc->buf[B_B], rc->buf[B_Y], d->m, sm_target(rc, cfg)));
+	AORTA_TRY(fork_streams(rc, ss, 2));
+	AORTA_TRY(coll_op(rc, d, comm_of(rc, cc), rc->comm));
+	AORTA_TRY(gemm(rc, d, 1, rc->comp[0], rc->buf[B_A], rc->buf[B_B], rc->buf[B_Y], d->m, sm_target(rc, cfg)));
 	return join_streams(rc, ss, 2);
 }
 
@@ -618,7 +602,7 @@ static enum aorta_status body_ring_ag(struct rank_ctx *rc, const struct dims *d,
 	for (int j = 0; j < ncomp; j++)
 		ss[j] = rc->comp[j];
 	ss[ncomp] = rc->send;
-	R_TRY(fork_streams(rc, ss, ncomp + 1));
+	AORTA_TRY(fork_streams(rc, ss, ncomp + 1));
 	/* the copies, back to back on the send stream: step i's chunks
 	 * come straight from their owners */
 	for (int i = 0; i < steps; i++) {
@@ -626,17 +610,17 @@ static enum aorta_status body_ring_ag(struct rank_ctx *rc, const struct dims *d,
 		chunk0[i] = first;
 		for (int c = first; c < first + width; c++)
 			if (c != r)
-				R_TRY(chunk_copy(rc, cfg, bp(rc, B_A, c * slot, d), r, peer_bp(rc, c, B_A, c * slot, d), c,
+				AORTA_TRY(chunk_copy(rc, cfg, bp(rc, B_A, c * slot, d), r, peer_bp(rc, c, B_A, c * slot, d), c,
 						 bytes));
-		R_CUDA(rc, gpuEventRecord(rc->step[i], rc->send));
+		GPU_CHECK(&rc->err, gpuEventRecord(rc->step[i], rc->send));
 	}
 	for (int i = 0; i < steps; i++) {
 		int j = i % ncomp, c = chunk0[i];
 		gpuStream_t cs = rc->comp[j];
 
 		if (i > 0 || agg)
-			R_CUDA(rc, gpuStreamWaitEvent(cs, rc->step[i], 0));
-		R_TRY(gemm(rc, d, 1 + j, cs, bp(rc, B_A, c * slot, d), rc->buf[B_B],
+			GPU_CHECK(&rc->err, gpuStreamWaitEvent(cs, rc->step[i], 0));
+		AORTA_TRY(gemm(rc, d, 1 + j, cs, bp(rc, B_A, c * slot, d), rc->buf[B_B],
 			   bp(rc, B_Y, c * d->mloc * d->n, d), d->mloc * width, smt));
 	}
 	return join_streams(rc, ss, ncomp + 1);
@@ -656,7 +640,7 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 	for (int j = 0; j < ncomp; j++)
 		ss[j] = rc->comp[j];
 	ss[ncomp] = rc->send;
-	R_TRY(fork_streams(rc, ss, ncomp + 1));
+	AORTA_TRY(fork_streams(rc, ss, ncomp + 1));
 	/* steps 0 .. T-2 push to a peer and post event base + i (every rank
 	 * posts the same numbers); step T-1 is the own partial */
 	for (int i = 0; i < T; i++) {
@@ -665,22 +649,22 @@ static enum aorta_status body_ring_rs(struct rank_ctx *rc, const struct dims *d,
 		const void *A = bp(rc, B_A, dst * d->mloc * d->k, d);
 
 		if (dst == r) { /* own partial, last, straight into its receive slot */
-			R_TRY(gemm(rc, d, 1 + j, cs, A, rc->buf[B_B], bp(rc, B_C, r * part, d), d->mloc, smt));
+			AORTA_TRY(gemm(rc, d, 1 + j, cs, A, rc->buf[B_B], bp(rc, B_C, r * part, d), d->mloc, smt));
 			continue;
 		}
-		R_TRY(gemm(rc, d, 1 + j, cs, A, rc->buf[B_B], bp(rc, B_P, dst * part, d), d->mloc, smt));
-		R_CUDA(rc, gpuEventRecord(rc->step[i], cs));
-		R_CUDA(rc, gpuStreamWaitEvent(rc->send, rc->step[i], 0));
-		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, dst, B_C, r * part, d), dst, bp(rc, B_P, dst * part, d), r, bytes));
-		R_TRY(xpost(rc, rc->send, NULL));
+		AORTA_TRY(gemm(rc, d, 1 + j, cs, A, rc->buf[B_B], bp(rc, B_P, dst * part, d), d->mloc, smt));
+		GPU_CHECK(&rc->err, gpuEventRecord(rc->step[i], cs));
+		GPU_CHECK(&rc->err, gpuStreamWaitEvent(rc->send, rc->step[i], 0));
+		AORTA_TRY(chunk_copy(rc, cfg, peer_bp(rc, dst, B_C, r * part, d), dst, bp(rc, B_P, dst * part, d), r, bytes));
+		AORTA_TRY(xpost(rc, rc->send, NULL));
 	}
-	R_TRY(join_streams(rc, ss, ncomp + 1));
+	AORTA_TRY(join_streams(rc, ss, ncomp + 1));
 	/* source s pushed to this rank at its step (r - s - 1) mod T */
 	for (int sh = 1; sh < T; sh++) {
 		int src = (r - sh + T) % T;
-		R_TRY(xwait(rc, src, base + (r - src - 1 + T) % T, rc->main));
+		AORTA_TRY(xwait(rc, src, base + (r - src - 1 + T) % T, rc->main));
 	}
-	R_KERN(rc, tpk_reduce(d->dt, rc->buf[B_CO], rc->buf[B_C], part, T, part, 0, rc->main));
+	GPU_CHECK(&rc->err, (gpuError_t)tpk_reduce(d->dt, rc->buf[B_CO], rc->buf[B_C], part, T, part, 0, rc->main));
 	return AORTA_OK;
 }
 
@@ -690,7 +674,7 @@ static enum aorta_status gemm_acc(struct rank_ctx *rc, struct plan *p, int widx,
 {
 	float alpha = 1.0f, beta = 1.0f;
 
-	R_LT(rc, cublasLtMatmul(rc->lt, p->desc, &alpha, B, p->lw, A, p->la, &beta, C, p->lc, D, p->lc, &p->algo,
+	GPU_BLAS_CHECK(&rc->err, cublasLtMatmul(rc->lt, p->desc, &alpha, B, p->lw, A, p->la, &beta, C, p->lc, D, p->lc, &p->algo,
 				rc->ws[widx], WS_BYTES, st));
 	return AORTA_OK;
 }
@@ -712,26 +696,26 @@ static enum aorta_status body_ring_rs2(struct rank_ctx *rc, const struct dims *d
 	gpuStream_t ss[2] = { rc->comp[0], rc->send };
 	struct plan *p;
 
-	R_TRY(plan_get(rc, d, msub, 1, 0, 0, smt, &p));
-	R_TRY(fork_streams(rc, ss, 2));
+	AORTA_TRY(plan_get(rc, d, msub, 1, 0, 0, smt, &p));
+	AORTA_TRY(fork_streams(rc, ss, 2));
 	for (int h = 0; h < q; h++) {
 		long long row = peer * d->mloc + h * msub;
 		char *part = bp(rc, B_P, row * d->n, d);
 
-		R_TRY(gemm_run(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B], part));
-		R_CUDA(rc, gpuEventRecord(rc->step[h], rc->comp[0]));
-		R_CUDA(rc, gpuStreamWaitEvent(rc->send, rc->step[h], 0));
-		R_TRY(chunk_copy(rc, cfg, peer_bp(rc, peer, B_C, (r * d->mloc + h * msub) * d->n, d), peer, part, r,
+		AORTA_TRY(gemm_run(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B], part));
+		GPU_CHECK(&rc->err, gpuEventRecord(rc->step[h], rc->comp[0]));
+		GPU_CHECK(&rc->err, gpuStreamWaitEvent(rc->send, rc->step[h], 0));
+		AORTA_TRY(chunk_copy(rc, cfg, peer_bp(rc, peer, B_C, (r * d->mloc + h * msub) * d->n, d), peer, part, r,
 				 bytes));
-		R_TRY(xpost(rc, rc->send, NULL)); /* event base + h: push h landed */
+		AORTA_TRY(xpost(rc, rc->send, NULL)); /* event base + h: push h landed */
 	}
 	/* the own sub-chunks: GEMM h waits, on the GPU, for the event the
 	 * peer recorded after its push h (no spinning kernel anywhere) */
 	for (int h = 0; h < q; h++) {
 		long long row = r * d->mloc + h * msub;
 
-		R_TRY(xwait(rc, peer, base + h, rc->comp[0]));
-		R_TRY(gemm_acc(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B],
+		AORTA_TRY(xwait(rc, peer, base + h, rc->comp[0]));
+		AORTA_TRY(gemm_acc(rc, p, 1, rc->comp[0], bp(rc, B_A, row * d->k, d), rc->buf[B_B],
 			       bp(rc, B_C, (peer * d->mloc + h * msub) * d->n, d), bp(rc, B_CO, h * sub, d)));
 	}
 	return join_streams(rc, ss, 2);
@@ -746,8 +730,8 @@ static enum aorta_status body_pipeline(struct rank_ctx *rc, const struct dims *d
 	struct plan *bat = NULL;
 
 	if (T > 1)
-		R_TRY(plan_get(rc, d, msub, T, d->mloc * d->k, blk, smt, &bat));
-	R_TRY(fork_streams(rc, ss, 2));
+		AORTA_TRY(plan_get(rc, d, msub, T, d->mloc * d->k, blk, smt, &bat));
+	AORTA_TRY(fork_streams(rc, ss, 2));
 	for (int s = 0; s < ns; s++) {
 		char *stage = bp(rc, B_P, (long long)s * T * blk, d);
 		const char *A = bp(rc, B_A, s * msub * d->k, d);
@@ -764,12 +748,12 @@ static enum aorta_status body_pipeline(struct rank_ctx *rc, const struct dims *d
 		}
 		if (!bat) {
 			for (int dst = 0; dst < T; dst++)
-				R_TRY(gemm(rc, d, 1, rc->comp[0], A + (size_t)dst * d->mloc * d->k * d->esz,
+				AORTA_TRY(gemm(rc, d, 1, rc->comp[0], A + (size_t)dst * d->mloc * d->k * d->esz,
 					   rc->buf[B_B], stage + (size_t)dst * blk * d->esz, msub, smt));
 		}
-		R_CUDA(rc, gpuEventRecord(rc->step[s], rc->comp[0]));
-		R_CUDA(rc, gpuStreamWaitEvent(rc->comm, rc->step[s], 0));
-		R_TRY(coll_rs(rc, d, c, rc->comm, stage, bp(rc, B_CO, s * blk, d), blk));
+		GPU_CHECK(&rc->err, gpuEventRecord(rc->step[s], rc->comp[0]));
+		GPU_CHECK(&rc->err, gpuStreamWaitEvent(rc->comm, rc->step[s], 0));
+		AORTA_TRY(coll_rs(rc, d, c, rc->comm, stage, bp(rc, B_CO, s * blk, d), blk));
 	}
 	return join_streams(rc, ss, 2);
 }
@@ -811,20 +795,19 @@ static enum aorta_status wait_gpu(struct rank_ctx *rc)
 {
 	long long t0 = now_ns();
 
-	R_CUDA(rc, gpuEventRecord(rc->done, rc->main));
+	GPU_CHECK(&rc->err, gpuEventRecord(rc->done, rc->main));
 	for (;;) {
 		gpuError_t q = gpuEventQuery(rc->done);
 
 		if (q == gpuSuccess)
 			break;
 		if (q != gpuErrorNotReady)
-			return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "waiting for the GPU", gpuGetErrorString(q));
+			return GPU_RESULT(&rc->err, "gpuEventQuery (waiting for the GPU)", q);
 		if (rc->s->abort)
-			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: stopped (another rank failed)",
-					  rc->rank);
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "stopped (another rank failed)");
 		if (now_ns() - t0 > rc->s->timeout_ns)
-			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: GPU work did not finish in %lld s",
-					  rc->rank, rc->s->timeout_ns / 1000000000LL);
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "GPU work did not finish in %lld s",
+					  rc->s->timeout_ns / 1000000000LL);
 		usleep(50);
 	}
 	return AORTA_OK;
@@ -834,12 +817,12 @@ static enum aorta_status grow(struct rank_ctx *rc, enum buf_id b, size_t bytes)
 {
 	if (bytes <= rc->cap[b])
 		return AORTA_OK;
-	R_CUDA(rc, gpuDeviceSynchronize());
+	GPU_CHECK(&rc->err, gpuDeviceSynchronize());
 	if (rc->buf[b])
 		gpuFree(rc->buf[b]);
 	rc->buf[b] = NULL;
 	rc->cap[b] = 0;
-	R_CUDA(rc, gpuMalloc(&rc->buf[b], bytes));
+	GPU_CHECK(&rc->err, gpuMalloc(&rc->buf[b], bytes));
 	rc->cap[b] = bytes;
 	return AORTA_OK;
 }
@@ -848,7 +831,7 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 {
 	int lo, hi, T = rc->s->tp;
 
-	R_CUDA(rc, gpuSetDevice(rc->rank));
+	GPU_CHECK(&rc->err, gpuSetDevice(rc->rank));
 	for (int p = 0; p < T; p++) {
 		if (p == rc->rank)
 			continue;
@@ -856,39 +839,38 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 		if (pe == gpuErrorPeerAccessAlreadyEnabled)
 			gpuGetLastError();
 		else if (pe != gpuSuccess)
-			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: no peer access to GPU %d: %s",
-					  rc->rank, p, gpuGetErrorString(pe));
+			return GPU_RESULT(&rc->err, "gpuDeviceEnablePeerAccess (peer access for the ring)", pe);
 	}
-	R_CUDA(rc, gpuDeviceGetStreamPriorityRange(&lo, &hi));
-	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->main, gpuStreamNonBlocking, lo));
-	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->comm, gpuStreamNonBlocking, hi));
-	R_CUDA(rc, gpuStreamCreateWithPriority(&rc->send, gpuStreamNonBlocking, hi));
+	GPU_CHECK(&rc->err, gpuDeviceGetStreamPriorityRange(&lo, &hi));
+	GPU_CHECK(&rc->err, gpuStreamCreateWithPriority(&rc->main, gpuStreamNonBlocking, lo));
+	GPU_CHECK(&rc->err, gpuStreamCreateWithPriority(&rc->comm, gpuStreamNonBlocking, hi));
+	GPU_CHECK(&rc->err, gpuStreamCreateWithPriority(&rc->send, gpuStreamNonBlocking, hi));
 	for (int i = 0; i < NCOMP; i++)
-		R_CUDA(rc, gpuStreamCreateWithPriority(&rc->comp[i], gpuStreamNonBlocking, lo));
-	R_LT(rc, cublasLtCreate(&rc->lt));
+		GPU_CHECK(&rc->err, gpuStreamCreateWithPriority(&rc->comp[i], gpuStreamNonBlocking, lo));
+	GPU_BLAS_CHECK(&rc->err, cublasLtCreate(&rc->lt));
 	for (int i = 0; i <= NCOMP; i++)
-		R_CUDA(rc, gpuMalloc(&rc->ws[i], WS_BYTES));
-	R_CUDA(rc, gpuMalloc(&rc->ws_tune, WS_BYTES));
-	R_CUDA(rc, gpuStreamCreateWithFlags(&rc->tune, gpuStreamNonBlocking));
-	R_CUDA(rc, gpuEventCreate(&rc->tt[0]));
-	R_CUDA(rc, gpuEventCreate(&rc->tt[1]));
-	R_CUDA(rc, gpuMalloc((void **)&rc->cmp, 8 * sizeof(unsigned)));
-	R_CUDA(rc, gpuEventCreateWithFlags(&rc->fork, gpuEventDisableTiming));
-	R_CUDA(rc, gpuEventCreateWithFlags(&rc->done, gpuEventDisableTiming));
-	R_CUDA(rc, gpuEventCreateWithFlags(&rc->sent, gpuEventDisableTiming));
+		GPU_CHECK(&rc->err, gpuMalloc(&rc->ws[i], WS_BYTES));
+	GPU_CHECK(&rc->err, gpuMalloc(&rc->ws_tune, WS_BYTES));
+	GPU_CHECK(&rc->err, gpuStreamCreateWithFlags(&rc->tune, gpuStreamNonBlocking));
+	GPU_CHECK(&rc->err, gpuEventCreate(&rc->tt[0]));
+	GPU_CHECK(&rc->err, gpuEventCreate(&rc->tt[1]));
+	GPU_CHECK(&rc->err, gpuMalloc((void **)&rc->cmp, 8 * sizeof(unsigned)));
+	GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->fork, gpuEventDisableTiming));
+	GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->done, gpuEventDisableTiming));
+	GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->sent, gpuEventDisableTiming));
 	for (int i = 0; i < NJOIN; i++)
-		R_CUDA(rc, gpuEventCreateWithFlags(&rc->join[i], gpuEventDisableTiming));
+		GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->join[i], gpuEventDisableTiming));
 	for (int i = 0; i < MAX_SPLITS; i++)
-		R_CUDA(rc, gpuEventCreateWithFlags(&rc->step[i], gpuEventDisableTiming));
+		GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->step[i], gpuEventDisableTiming));
 	for (int i = 0; i < XSLOTS; i++)
-		R_CUDA(rc, gpuEventCreateWithFlags(&rc->xev[i], gpuEventDisableTiming));
+		GPU_CHECK(&rc->err, gpuEventCreateWithFlags(&rc->xev[i], gpuEventDisableTiming));
 	/* bf16 operands of the largest shape, grown later if needed */
 	size_t b = (size_t)rc->s->max_elems * 2;
-	R_TRY(grow(rc, B_A, b));
-	R_TRY(grow(rc, B_B, b));
-	R_TRY(grow(rc, B_Y, b));
+	AORTA_TRY(grow(rc, B_A, b));
+	AORTA_TRY(grow(rc, B_B, b));
+	AORTA_TRY(grow(rc, B_Y, b));
 	(void)j;
-	R_CUDA(rc, gpuDeviceSynchronize());
+	GPU_CHECK(&rc->err, gpuDeviceSynchronize());
 	return AORTA_OK;
 }
 
@@ -898,7 +880,7 @@ static enum aorta_status job_comminit(struct rank_ctx *rc, const struct job *j)
 	struct comm_cache *c;
 
 	if (j->cc < 0) { /* the default communicator, NCCL's own settings */
-		R_NCCL(rc, ncclCommInitRank(&rc->nccl, rc->s->tp, j->uid, rc->rank));
+		GPU_NCCL_CHECK(&rc->err, NULL, ncclCommInitRank(&rc->nccl, rc->s->tp, j->uid, rc->rank));
 		return AORTA_OK;
 	}
 	c = &rc->s->cc[j->cc];
@@ -906,7 +888,7 @@ static enum aorta_status job_comminit(struct rank_ctx *rc, const struct job *j)
 	cf.maxCTAs = j->num_sm;
 	if (j->cga > 0)
 		cf.cgaClusterSize = j->cga;
-	R_NCCL(rc, ncclCommInitRankConfig(&c->c[rc->rank], rc->s->tp, j->uid, rc->rank, &cf));
+	GPU_NCCL_CHECK(&rc->err, NULL, ncclCommInitRankConfig(&c->c[rc->rank], rc->s->tp, j->uid, rc->rank, &cf));
 	return AORTA_OK;
 }
 
@@ -924,19 +906,19 @@ static enum aorta_status job_prep(struct rank_ctx *rc, const struct job *j)
 
 	for (int b = 0; b < NBUF; b++)
 		if (d->need[b] > 0)
-			R_TRY(grow(rc, (enum buf_id)b, (size_t)d->need[b] * d->esz));
-	R_KERN(rc, tpk_fill(d->dt, rc->buf[B_B], d->k * d->n, seed_of(j->seed, 2, r), rc->main));
+			AORTA_TRY(grow(rc, (enum buf_id)b, (size_t)d->need[b] * d->esz));
+	GPU_CHECK(&rc->err, (gpuError_t)tpk_fill(d->dt, rc->buf[B_B], d->k * d->n, seed_of(j->seed, 2, r), rc->main));
 	if (d->kind == K_AG) {
 		long long slot = d->mloc * d->k;
-		R_KERN(rc, tpk_fill(d->dt, bp(rc, B_A, r * slot, d), slot, seed_of(j->seed, 1, r), rc->main));
-		R_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_A, r * slot, d), rc->buf[B_A], slot));
+		GPU_CHECK(&rc->err, (gpuError_t)tpk_fill(d->dt, bp(rc, B_A, r * slot, d), slot, seed_of(j->seed, 1, r), rc->main));
+		AORTA_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_A, r * slot, d), rc->buf[B_A], slot));
 	} else {
-		R_KERN(rc, tpk_fill(d->dt, rc->buf[B_A], d->m * d->k, seed_of(j->seed, 1, r), rc->main));
+		GPU_CHECK(&rc->err, (gpuError_t)tpk_fill(d->dt, rc->buf[B_A], d->m * d->k, seed_of(j->seed, 1, r), rc->main));
 	}
 	if (d->kind == K_BULK_AG)
-		R_KERN(rc, tpk_fill(d->dt, bp(rc, B_C, r * d->cloc, d), d->cloc, seed_of(j->seed, 3, r), rc->main));
+		GPU_CHECK(&rc->err, (gpuError_t)tpk_fill(d->dt, bp(rc, B_C, r * d->cloc, d), d->cloc, seed_of(j->seed, 3, r), rc->main));
 	else if (d->kind == K_BULK_RS)
-		R_KERN(rc, tpk_fill(d->dt, rc->buf[B_C], d->cfull, seed_of(j->seed, 3, r), rc->main));
+		GPU_CHECK(&rc->err, (gpuError_t)tpk_fill(d->dt, rc->buf[B_C], d->cfull, seed_of(j->seed, 3, r), rc->main));
 	return wait_gpu(rc);
 }
 
@@ -945,7 +927,7 @@ static enum aorta_status poison(struct rank_ctx *rc, const struct dims *d, enum 
 				long long n)
 {
 	if (n > 0)
-		R_CUDA(rc, gpuMemsetAsync(bp(rc, b, off, d), 0xff, (size_t)n * d->esz, rc->main));
+		GPU_CHECK(&rc->err, gpuMemsetAsync(bp(rc, b, off, d), 0xff, (size_t)n * d->esz, rc->main));
 	return AORTA_OK;
 }
 
@@ -959,20 +941,20 @@ static enum aorta_status poison_outputs(struct rank_ctx *rc, const struct dims *
 	switch (d->kind) {
 	case K_AG: {
 		long long slot = d->mloc * d->k;
-		R_TRY(poison(rc, d, B_A, 0, r * slot));
-		R_TRY(poison(rc, d, B_A, (r + 1) * slot, (d->tp - r - 1) * slot));
+		AORTA_TRY(poison(rc, d, B_A, 0, r * slot));
+		AORTA_TRY(poison(rc, d, B_A, (r + 1) * slot, (d->tp - r - 1) * slot));
 		return poison(rc, d, B_Y, 0, d->need[B_Y]);
 	}
 	case K_RS:
-		R_TRY(poison(rc, d, B_P, 0, d->need[B_P]));
-		R_TRY(poison(rc, d, B_C, 0, d->need[B_C]));
+		AORTA_TRY(poison(rc, d, B_P, 0, d->need[B_P]));
+		AORTA_TRY(poison(rc, d, B_C, 0, d->need[B_C]));
 		return poison(rc, d, B_CO, 0, d->need[B_CO]);
 	case K_BULK_AG:
-		R_TRY(poison(rc, d, B_C, 0, r * d->cloc));
-		R_TRY(poison(rc, d, B_C, (r + 1) * d->cloc, (d->tp - r - 1) * d->cloc));
+		AORTA_TRY(poison(rc, d, B_C, 0, r * d->cloc));
+		AORTA_TRY(poison(rc, d, B_C, (r + 1) * d->cloc, (d->tp - r - 1) * d->cloc));
 		return poison(rc, d, B_Y, 0, d->need[B_Y]);
 	case K_BULK_RS:
-		R_TRY(poison(rc, d, B_CO, 0, d->need[B_CO]));
+		AORTA_TRY(poison(rc, d, B_CO, 0, d->need[B_CO]));
 		return poison(rc, d, B_Y, 0, d->need[B_Y]);
 	}
 	return AORTA_EINTERNAL;
@@ -987,17 +969,17 @@ static enum aorta_status barrier(struct rank_ctx *rc)
 
 	if (rc->s->tp == 1)
 		return AORTA_OK;
-	R_TRY(xpost(rc, rc->main, &n));
+	AORTA_TRY(xpost(rc, rc->main, &n));
 	for (int p = 0; p < rc->s->tp; p++)
 		if (p != rc->rank)
-			R_TRY(xwait(rc, p, n, rc->main));
+			AORTA_TRY(xwait(rc, p, n, rc->main));
 	return AORTA_OK;
 }
 
 static enum aorta_status compare(struct rank_ctx *rc, const struct dims *d, const void *a, const void *ref,
 				 long long n, int slot)
 {
-	R_KERN(rc, tpk_compare(d->dt, a, ref, n, rc->cmp + 2 * slot, rc->main));
+	GPU_CHECK(&rc->err, (gpuError_t)tpk_compare(d->dt, a, ref, n, rc->cmp + 2 * slot, rc->main));
 	return AORTA_OK;
 }
 
@@ -1010,40 +992,40 @@ static enum aorta_status job_check(struct rank_ctx *rc, const struct job *j)
 
 	/* the reference GEMM's plan first: its trials (plan_pick) write
 	 * B_R1, which the all-gather reference below fills */
-	R_TRY(plan_get(rc, d, d->m, 1, 0, 0, 0, &ref_plan));
-	R_CUDA(rc, gpuMemsetAsync(rc->cmp, 0, 8 * sizeof(unsigned), rc->main));
-	R_TRY(poison_outputs(rc, d));
-	R_TRY(barrier(rc));
-	R_TRY(body(rc, d, R_CFG, j->cfg, j->cc));
+	AORTA_TRY(plan_get(rc, d, d->m, 1, 0, 0, 0, &ref_plan));
+	GPU_CHECK(&rc->err, gpuMemsetAsync(rc->cmp, 0, 8 * sizeof(unsigned), rc->main));
+	AORTA_TRY(poison_outputs(rc, d));
+	AORTA_TRY(barrier(rc));
+	AORTA_TRY(body(rc, d, R_CFG, j->cfg, j->cc));
 	switch (d->kind) {
 	case K_AG: {
 		long long slot = d->mloc * d->k;
-		R_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_A, r * slot, d), rc->buf[B_R1], slot));
-		R_TRY(gemm(rc, d, 0, rc->main, rc->buf[B_R1], rc->buf[B_B], rc->buf[B_R2], d->m, 0));
-		R_TRY(compare(rc, d, rc->buf[B_Y], rc->buf[B_R2], d->m * d->n, 0));
+		AORTA_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_A, r * slot, d), rc->buf[B_R1], slot));
+		AORTA_TRY(gemm(rc, d, 0, rc->main, rc->buf[B_R1], rc->buf[B_B], rc->buf[B_R2], d->m, 0));
+		AORTA_TRY(compare(rc, d, rc->buf[B_Y], rc->buf[B_R2], d->m * d->n, 0));
 		break;
 	}
 	case K_RS:
-		R_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_R1]));
-		R_TRY(coll_rs(rc, d, rc->nccl, rc->main, rc->buf[B_R1], rc->buf[B_R2], d->mloc * d->n));
-		R_TRY(compare(rc, d, rc->buf[B_CO], rc->buf[B_R2], d->mloc * d->n, 0));
+		AORTA_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_R1]));
+		AORTA_TRY(coll_rs(rc, d, rc->nccl, rc->main, rc->buf[B_R1], rc->buf[B_R2], d->mloc * d->n));
+		AORTA_TRY(compare(rc, d, rc->buf[B_CO], rc->buf[B_R2], d->mloc * d->n, 0));
 		break;
 	case K_BULK_AG:
 	case K_BULK_RS:
-		R_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_R1]));
-		R_TRY(compare(rc, d, rc->buf[B_Y], rc->buf[B_R1], d->m * d->n, 0));
+		AORTA_TRY(gemm_op(rc, d, rc->main, 0, rc->buf[B_R1]));
+		AORTA_TRY(compare(rc, d, rc->buf[B_Y], rc->buf[B_R1], d->m * d->n, 0));
 		if (d->kind == K_BULK_AG) {
-			R_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_C, r * d->cloc, d), rc->buf[B_R2], d->cloc));
-			R_TRY(compare(rc, d, rc->buf[B_C], rc->buf[B_R2], d->cfull, 1));
+			AORTA_TRY(coll_ag(rc, d, rc->nccl, rc->main, bp(rc, B_C, r * d->cloc, d), rc->buf[B_R2], d->cloc));
+			AORTA_TRY(compare(rc, d, rc->buf[B_C], rc->buf[B_R2], d->cfull, 1));
 		} else {
-			R_TRY(coll_rs(rc, d, rc->nccl, rc->main, rc->buf[B_C], rc->buf[B_R2], d->cloc));
-			R_TRY(compare(rc, d, rc->buf[B_CO], rc->buf[B_R2], d->cloc, 1));
+			AORTA_TRY(coll_rs(rc, d, rc->nccl, rc->main, rc->buf[B_C], rc->buf[B_R2], d->cloc));
+			AORTA_TRY(compare(rc, d, rc->buf[B_CO], rc->buf[B_R2], d->cloc, 1));
 		}
 		ncmp = 2;
 		break;
 	}
-	R_TRY(wait_gpu(rc));
-	R_CUDA(rc, gpuMemcpy(h, rc->cmp, sizeof(h), gpuMemcpyDeviceToHost));
+	AORTA_TRY(wait_gpu(rc));
+	GPU_CHECK(&rc->err, gpuMemcpy(h, rc->cmp, sizeof(h), gpuMemcpyDeviceToHost));
 	rc->chk_err = 0;
 	for (int i = 0; i < ncmp; i++) {
 		float diff, ref;
@@ -1066,11 +1048,9 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
 		int want = j->n * 2;
 		rc->tev = xrealloc(rc->tev, (size_t)want * sizeof(*rc->tev));
 		for (int i = rc->ntev; i < want; i++) {
-			gpuError_t ce = gpuEventCreate(&rc->tev[i]);
-			if (ce != gpuSuccess) {
+			if (GPU_CALL(&rc->err, gpuEventCreate(&rc->tev[i]))) {
 				rc->ntev = i;
-				return rfail(rc, AORTA_EGPU, "rank %d: %s: %s", "gpuEventCreate",
-					     gpuGetErrorString(ce));
+				return AORTA_EGPU;
 			}
 		}
 		rc->ntev = want;
@@ -1078,19 +1058,18 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
 	}
 	for (int it = 0; it < j->n; it++) {
 		if (rc->s->abort)
-			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "rank %d: stopped (another rank failed)",
-					  rc->rank);
-		R_TRY(barrier(rc));
+			return aorta_fail(&rc->err, AORTA_EGPU, "", 0, -1, "stopped (another rank failed)");
+		AORTA_TRY(barrier(rc));
 		if (j->timed)
-			R_CUDA(rc, gpuEventRecord(rc->tev[2 * it], rc->main));
-		R_TRY(body(rc, j->d, j->what, j->cfg, j->cc));
+			GPU_CHECK(&rc->err, gpuEventRecord(rc->tev[2 * it], rc->main));
+		AORTA_TRY(body(rc, j->d, j->what, j->cfg, j->cc));
 		if (j->timed)
-			R_CUDA(rc, gpuEventRecord(rc->tev[2 * it + 1], rc->main));
+			GPU_CHECK(&rc->err, gpuEventRecord(rc->tev[2 * it + 1], rc->main));
 	}
-	R_TRY(wait_gpu(rc));
+	AORTA_TRY(wait_gpu(rc));
 	if (j->timed)
 		for (int it = 0; it < j->n; it++)
-			R_CUDA(rc, gpuEventElapsedTime(&rc->times[it], rc->tev[2 * it], rc->tev[2 * it + 1]));
+			GPU_CHECK(&rc->err, gpuEventElapsedTime(&rc->times[it], rc->tev[2 * it], rc->tev[2 * it + 1]));
 	return AORTA_OK;
 }
 
@@ -1214,6 +1193,7 @@ static void *worker(void *arg)
 			break;
 		}
 		if (st != AORTA_OK) {
+			gpu_error_rank(&rc->err, st, rc->rank);
 			s->abort = 1; /* peers stop enqueuing and stop waiting for this rank */
 		}
 		pthread_mutex_lock(&s->mu);
@@ -1378,9 +1358,9 @@ enum aorta_status tp_gpu_open(int tp, long long max_elems, struct tp_session **o
 	pthread_cond_init(&s->finished, NULL);
 	memset(&j, 0, sizeof(j));
 	j.id = J_SETUP;
-	if (tp > 1 && ncclGetUniqueId(&j.uid) != ncclSuccess) {
+	if (tp > 1 && GPU_NCCL(e, NULL, ncclGetUniqueId(&j.uid))) {
 		tp_gpu_close(s);
-		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "ncclGetUniqueId failed");
+		return AORTA_EGPU;
 	}
 	for (int r = 0; r < tp; r++) {
 		s->r[r].s = s;
@@ -1566,11 +1546,11 @@ static enum aorta_status run_timed(struct tp_session *s, struct job *j, enum run
 	if (warmup > 0) {
 		j->n = warmup;
 		j->timed = 0;
-		R_TRY(dispatch(s, j, e));
+		AORTA_TRY(dispatch(s, j, e));
 	}
 	j->n = iters;
 	j->timed = 1;
-	R_TRY(dispatch(s, j, e));
+	AORTA_TRY(dispatch(s, j, e));
 	summarize(s, iters, med, mn, mx);
 	return AORTA_OK;
 }
@@ -1591,18 +1571,17 @@ static enum aorta_status comm_for(struct tp_session *s, int num_sm, int cga, int
 		j.id = J_COMMFREE;
 		j.cc = s->next_evict;
 		s->next_evict = (s->next_evict + 1) % MAX_CC;
-		R_TRY(dispatch(s, &j, e));
+		AORTA_TRY(dispatch(s, &j, e));
 	} else {
 		j.cc = s->ncc++;
 	}
 	j.id = J_COMMINIT;
 	j.num_sm = num_sm;
 	j.cga = cga;
-	if (ncclGetUniqueId(&j.uid) != ncclSuccess)
-		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "ncclGetUniqueId failed");
+	GPU_NCCL_CHECK(e, NULL, ncclGetUniqueId(&j.uid));
 	s->cc[j.cc].num_sm = num_sm;
 	s->cc[j.cc].cga = cga;
-	R_TRY(dispatch(s, &j, e));
+	AORTA_TRY(dispatch(s, &j, e));
 	*idx = j.cc;
 	return AORTA_OK;
 }
@@ -1620,7 +1599,7 @@ enum aorta_status tp_gpu_measure(struct tp_session *s, const struct tp_shape *sh
 	out->max_rel_err = NAN;
 	if (!s)
 		return aorta_fail(e, AORTA_EUSAGE, "", 0, -1, "no tensor-parallel session");
-	R_TRY(validate(s, sh, cfg, &d, e));
+	AORTA_TRY(validate(s, sh, cfg, &d, e));
 	if (s->broken || s->abort)
 		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "the tensor-parallel session failed earlier; open a new one");
 
@@ -1630,13 +1609,13 @@ enum aorta_status tp_gpu_measure(struct tp_session *s, const struct tp_shape *sh
 	j.cc = -1;
 	j.seed = o ? o->seed : 1;
 	if (s->tp > 1 && (cfg->method == TP_BULK || cfg->method == TP_PIPELINE) && cfg->num_sm > 0)
-		R_TRY(comm_for(s, cfg->num_sm, cfg->cga_size, &j.cc, e));
+		AORTA_TRY(comm_for(s, cfg->num_sm, cfg->cga_size, &j.cc, e));
 	j.id = J_PREP;
-	R_TRY(dispatch(s, &j, e));
+	AORTA_TRY(dispatch(s, &j, e));
 
 	if (o && o->check) {
 		j.id = J_CHECK;
-		R_TRY(dispatch(s, &j, e));
+		AORTA_TRY(dispatch(s, &j, e));
 		out->max_rel_err = 0;
 		for (int r = 0; r < s->tp; r++) {
 			double x = s->r[r].chk_err;
@@ -1654,9 +1633,9 @@ enum aorta_status tp_gpu_measure(struct tp_session *s, const struct tp_shape *sh
 		snprintf(out->check_msg, sizeof(out->check_msg), "not checked");
 	}
 
-	R_TRY(run_timed(s, &j, R_GEMM, warmup, iters, &out->gemm_ms, NULL, NULL, e));
-	R_TRY(run_timed(s, &j, R_COMM, warmup, iters, &out->comm_ms, NULL, NULL, e));
-	R_TRY(run_timed(s, &j, R_SERIAL, warmup, iters, &out->serial_ms, NULL, NULL, e));
+	AORTA_TRY(run_timed(s, &j, R_GEMM, warmup, iters, &out->gemm_ms, NULL, NULL, e));
+	AORTA_TRY(run_timed(s, &j, R_COMM, warmup, iters, &out->comm_ms, NULL, NULL, e));
+	AORTA_TRY(run_timed(s, &j, R_SERIAL, warmup, iters, &out->serial_ms, NULL, NULL, e));
 
 	/* the configuration: warm-up, then the timed iterations, traced */
 	j.id = J_RUN;
@@ -1664,7 +1643,7 @@ enum aorta_status tp_gpu_measure(struct tp_session *s, const struct tp_shape *sh
 	j.n = warmup;
 	j.timed = 0;
 	if (warmup > 0)
-		R_TRY(dispatch(s, &j, e));
+		AORTA_TRY(dispatch(s, &j, e));
 	struct cupti_capture *cap = NULL;
 	if (o && o->trace_dir && *o->trace_dir) {
 		struct cupti_opts co;
