@@ -8,7 +8,7 @@
  *      fail;
  *   2. the GPU executor of the FSDP / DDP schedules (dist_gpu.h), run by
  *      trainer_run at world 1 with the local communicator
- *      (AORTA_TRAIN_DIST=1), reproduces the single-GPU loop's losses and
+ *      (debug.distributed_executor), reproduces the single-GPU loop's losses and
  *      gradient norms over 10 steps for full_shard, shard_grad_op,
  *      no_shard, hybrid_shard and ddp (several buckets), with prefetch
  *      knobs, fp32 and bf16, and its JSONL holds the per-group compute
@@ -27,7 +27,7 @@
  *      CPU threads backend's bf16 reduction bit for bit (comm.h: at 2
  *      ranks both are bf16(a + b)); skipped with one GPU;
  *   5. fsdp.reduce_dtype bf16 in the GPU executor (world 1,
- *      AORTA_TRAIN_DIST=1, full_shard and ddp): losses within bf16
+ *      debug.distributed_executor, full_shard and ddp): losses within bf16
  *      tolerance (1e-2 relative) of the fp32 reduce, the gradient norm
  *      changed (the cast acts), and the JSONL ranges of the gradient
  *      collectives carry "dtype":"bf16" and exactly half the fp32 run's
@@ -272,16 +272,13 @@ static long count_in_file(const char *path, const char *s)
 	return n;
 }
 
-static int run_train(const struct train_config *c, int dist, struct aorta_error *err)
+static int run_train(const struct train_config *c0, int dist, struct aorta_error *err)
 {
 	struct trainer_opts o = { 0, -1, 1, 0, 0 };
 	struct trainer_result res;
-	if (dist)
-		setenv("AORTA_TRAIN_DIST", "1", 1);
-	else
-		unsetenv("AORTA_TRAIN_DIST");
-	enum aorta_status st = trainer_run(c, &o, &res, err);
-	unsetenv("AORTA_TRAIN_DIST");
+	struct train_config c = *c0;
+	c.debug.distributed_executor = dist;   /* the executor at world 1 */
+	enum aorta_status st = trainer_run(&c, &o, &res, err);
 	return st == AORTA_OK && res.steps == NSTEPS ? 0 : -1;
 }
 
@@ -402,11 +399,9 @@ static void test_cross_step_overlap_is_exact(const char *root)
 		small_config(&c, dir[on], MP_FP32);
 		c.distributed.mode = DIST_FSDP;
 		c.fsdp.sharding_strategy = SHARD_FULL;
-		setenv("AORTA_TRAIN_PREGATHER", on ? "1" : "0", 1);
-		setenv("AORTA_TRAIN_PREFETCH_NEXT", on ? "1" : "0", 1);
+		c.debug.pregather = on;
+		c.debug.prefetch_next = on;
 		int rc = run_train(&c, 1, &err);
-		unsetenv("AORTA_TRAIN_PREGATHER");
-		unsetenv("AORTA_TRAIN_PREFETCH_NEXT");
 		snprintf(path[on], sizeof(path[on]), "%s/rank_00_metrics.jsonl", dir[on]);
 		if (rc != 0 || read_losses(path[on], l[on], n[on], NSTEPS, &ag) != NSTEPS) {
 			verdict(0, "cross-step overlap %s: run failed: %s", on ? "on" : "off", err.msg);
