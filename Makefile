@@ -68,14 +68,14 @@ CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
 GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl -lstdc++
 NVCCFLAGS = -O2 -std=c++17 -Isrc -arch=sm_90 -Xcompiler -fPIC,-Wall
 GPU_PLUGIN = $(BUILD)/libaorta-gpu.so
-# Open MPI for the launcher's one-process-per-GPU mode (src/train/
+# Open MPI for the launcher's one-process-per-GPU mode (src/comm/
 # launch_gpu.c, under mpirun/srun): its compile flags for that one file,
 # libmpi for the plug-in and the test programs.  Without mpicc the plug-in
 # builds without MPI and says so when started under a launcher.
 MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
 MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
 ifneq ($(strip $(MPI_LIBS)),)
-$(BUILD)/obj/src/train/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
+$(BUILD)/obj/src/comm/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
 GPU_LIBS += $(MPI_LIBS)
 endif
 else

@@ -148,6 +148,59 @@ enum aorta_status comm_nccl_unique_id(ncclUniqueId *id, struct aorta_error *e)
 	return GPU_NCCL(e, NULL, ncclGetUniqueId(id));
 }
 
+enum aorta_status comm_nccl_share_id(struct comm *c, ncclUniqueId *id, struct aorta_error *e)
+{
+	size_t nf = (sizeof(*id) + 3) / 4;
+	float *d = NULL;
+	enum aorta_status st = AORTA_OK;
+
+	GPU_CHECK(e, gpuMalloc((void **)&d, nf * 4));
+	if (c->rank == 0)
+		GPU_CHECK_GOTO(e, st, gpuMemcpy(d, id, sizeof(*id), gpuMemcpyHostToDevice), out);
+	AORTA_TRY_GOTO(st, comm_broadcast(comm_group(c, COMM_PG_WORLD), d, nf, 0, NULL, "nccl id", e), out);
+	GPU_CHECK_GOTO(e, st, gpuMemcpy(id, d, sizeof(*id), gpuMemcpyDeviceToHost), out);
+out:
+	gpuFree(d);
+	return st;
+}
+
+enum aorta_status comm_nccl_raw_open(ncclComm_t *nc, int size, const ncclUniqueId *id, int rank,
+				     const struct comm_nccl_opts *o, struct aorta_error *e)
+{
+	enum aorta_status st;
+
+	*nc = NULL;
+	if (!o) {
+		st = GPU_NCCL(e, NULL, ncclCommInitRank(nc, size, *id, rank));
+	} else {
+		ncclConfig_t cf = NCCL_CONFIG_INITIALIZER; /* blocking */
+		if (o->min_ctas > 0)
+			cf.minCTAs = o->min_ctas;
+		if (o->max_ctas > 0)
+			cf.maxCTAs = o->max_ctas;
+		if (o->cga_cluster_size >= 0)
+			cf.cgaClusterSize = o->cga_cluster_size;
+		if (o->cta_policy >= 0)
+			cf.CTAPolicy = o->cta_policy;
+		st = GPU_NCCL(e, NULL, ncclCommInitRankConfig(nc, size, *id, rank, &cf));
+	}
+	if (st)
+		*nc = NULL;
+	return st;
+}
+
+void comm_nccl_raw_close(ncclComm_t nc, int abort)
+{
+	if (!nc)
+		return;
+	if (abort) {
+		ncclCommAbort(nc);
+		return;
+	}
+	ncclCommFinalize(nc);
+	ncclCommDestroy(nc);
+}
+
 /* ---- polling ------------------------------------------------------------- */
 
 /* Polls nc until its pending operation (creation, enqueue, finalize) is

@@ -56,7 +56,7 @@
 #include "gpu/cupti.h"
 #include "hwq/hwq_gpu.h"
 #include "kernels/elementwise_gpu.h"
-#include "train/launch.h"
+#include "comm/launch.h"
 #include "kernels/rng.h"
 
 #define HWQ_EXPORT __attribute__((visibility("default")))
@@ -633,8 +633,8 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 
 	memset(&id, 0, sizeof(id));
 	GPU_CHECK(e, gpuSetDevice(lr->device));
-	if (lr->rank == 0)
-		GPU_NCCL_GOTO(e, st, NULL, ncclGetUniqueId(&id), out);
+	if (lr->rank == 0 && (st = comm_nccl_unique_id(&id, e)))
+		goto out;
 	if (lr->size > 1 && a->threads) {
 		/* ranks are threads: the id goes through memory */
 		if (lr->rank == 0)
@@ -645,17 +645,13 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 			goto out;
 		}
 		id = a->id;
-	} else if (lr->size > 1) {
-		/* the id travels over the launcher's comm as floats (bytes kept) */
-		size_t nf = (sizeof(id) + 3) / 4;
-		GPU_CHECK(e, gpuMalloc((void **)&d, 64 > nf * 4 ? 64 : nf * 4));
-		if (lr->rank == 0)
-			GPU_CHECK_GOTO(e, st, gpuMemcpy(d, &id, sizeof(id), gpuMemcpyHostToDevice), out);
-		if ((st = comm_broadcast(comm_group(comm, COMM_PG_WORLD), d, nf, 0, NULL, "hwq nccl id", e)))
-			goto out;
-		GPU_CHECK_GOTO(e, st, gpuMemcpy(&id, d, sizeof(id), gpuMemcpyDeviceToHost), out);
+	} else if (lr->size > 1 && (st = comm_nccl_share_id(comm, &id, e))) {
+		goto out; /* ranks are processes: over the launcher's comm */
 	}
-	GPU_NCCL_GOTO(e, st, NULL, ncclCommInitRank(&nc, lr->size, id, lr->rank), out);
+	if ((st = comm_nccl_raw_open(&nc, lr->size, &id, lr->rank, NULL, e))) {
+		gpu_error_rank(e, st, lr->rank);
+		goto out;
+	}
 	struct rank_env re = { lr->rank, lr->size, nc, NULL, NULL, lr->size > 1 && a->threads };
 	if (lr->size > 1) {
 		re.barrier = a->threads ? thread_barrier : comm_barrier_fn;
@@ -687,10 +683,7 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 out:
 	if (st && a->threads)
 		thread_barrier_break(&a->bar);
-	if (nc) {
-		ncclCommFinalize(nc);
-		ncclCommDestroy(nc);
-	}
+	comm_nccl_raw_close(nc, 0);
 	if (d)
 		gpuFree(d);
 	return st;

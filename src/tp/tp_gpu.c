@@ -876,20 +876,13 @@ static enum aorta_status job_setup(struct rank_ctx *rc, const struct job *j)
 
 static enum aorta_status job_comminit(struct rank_ctx *rc, const struct job *j)
 {
-	ncclConfig_t cf = NCCL_CONFIG_INITIALIZER;
-	struct comm_cache *c;
-
-	if (j->cc < 0) { /* the default communicator, NCCL's own settings */
-		GPU_NCCL_CHECK(&rc->err, NULL, ncclCommInitRank(&rc->nccl, rc->s->tp, j->uid, rc->rank));
-		return AORTA_OK;
-	}
-	c = &rc->s->cc[j->cc];
-	cf.minCTAs = 1;
-	cf.maxCTAs = j->num_sm;
-	if (j->cga > 0)
-		cf.cgaClusterSize = j->cga;
-	GPU_NCCL_CHECK(&rc->err, NULL, ncclCommInitRankConfig(&c->c[rc->rank], rc->s->tp, j->uid, rc->rank, &cf));
-	return AORTA_OK;
+	/* the default communicator: NCCL's own settings */
+	if (j->cc < 0)
+		return comm_nccl_raw_open(&rc->nccl, rc->s->tp, &j->uid, rc->rank, NULL, &rc->err);
+	/* SM-limited: at most num_sm CTAs per collective */
+	struct comm_nccl_opts o = { .min_ctas = 1, .max_ctas = j->num_sm, .cga_cluster_size = j->cga > 0 ? j->cga : -1,
+				    .cta_policy = -1 };
+	return comm_nccl_raw_open(&rc->s->cc[j->cc].c[rc->rank], rc->s->tp, &j->uid, rc->rank, &o, &rc->err);
 }
 
 static uint64_t seed_of(uint64_t seed, int what, int rank)
@@ -1078,21 +1071,12 @@ static void job_teardown(struct rank_ctx *rc)
 	gpuSetDevice(rc->rank);
 	if (rc->main)
 		gpuDeviceSynchronize();
-	for (int i = 0; i < rc->s->ncc; i++)
-		if (rc->s->cc[i].c[rc->rank]) {
-			if (rc->s->abort)
-				ncclCommAbort(rc->s->cc[i].c[rc->rank]);
-			else
-				ncclCommDestroy(rc->s->cc[i].c[rc->rank]);
-			rc->s->cc[i].c[rc->rank] = NULL;
-		}
-	if (rc->nccl) {
-		if (rc->s->abort)
-			ncclCommAbort(rc->nccl);
-		else
-			ncclCommDestroy(rc->nccl);
-		rc->nccl = NULL;
+	for (int i = 0; i < rc->s->ncc; i++) {
+		comm_nccl_raw_close(rc->s->cc[i].c[rc->rank], rc->s->abort);
+		rc->s->cc[i].c[rc->rank] = NULL;
 	}
+	comm_nccl_raw_close(rc->nccl, rc->s->abort);
+	rc->nccl = NULL;
 	for (int i = 0; i < rc->nplans; i++)
 		plan_free(&rc->plans[i]);
 	rc->nplans = 0;
@@ -1175,8 +1159,7 @@ static void *worker(void *arg)
 			st = job_comminit(rc, &j);
 			break;
 		case J_COMMFREE:
-			if (rc->s->cc[j.cc].c[rc->rank])
-				ncclCommDestroy(rc->s->cc[j.cc].c[rc->rank]);
+			comm_nccl_raw_close(rc->s->cc[j.cc].c[rc->rank], 0);
 			rc->s->cc[j.cc].c[rc->rank] = NULL;
 			break;
 		case J_PREP:
@@ -1212,14 +1195,12 @@ static void *worker(void *arg)
 static void abort_comms(struct tp_session *s)
 {
 	for (int r = 0; r < s->tp; r++) {
-		if (s->r[r].nccl)
-			ncclCommAbort(s->r[r].nccl);
+		comm_nccl_raw_close(s->r[r].nccl, 1);
 		s->r[r].nccl = NULL;
-		for (int i = 0; i < s->ncc; i++)
-			if (s->cc[i].c[r]) {
-				ncclCommAbort(s->cc[i].c[r]);
-				s->cc[i].c[r] = NULL;
-			}
+		for (int i = 0; i < s->ncc; i++) {
+			comm_nccl_raw_close(s->cc[i].c[r], 1);
+			s->cc[i].c[r] = NULL;
+		}
 	}
 }
 
@@ -1358,7 +1339,7 @@ enum aorta_status tp_gpu_open(int tp, long long max_elems, struct tp_session **o
 	pthread_cond_init(&s->finished, NULL);
 	memset(&j, 0, sizeof(j));
 	j.id = J_SETUP;
-	if (tp > 1 && GPU_NCCL(e, NULL, ncclGetUniqueId(&j.uid))) {
+	if (tp > 1 && comm_nccl_unique_id(&j.uid, e)) {
 		tp_gpu_close(s);
 		return AORTA_EGPU;
 	}
@@ -1578,7 +1559,7 @@ static enum aorta_status comm_for(struct tp_session *s, int num_sm, int cga, int
 	j.id = J_COMMINIT;
 	j.num_sm = num_sm;
 	j.cga = cga;
-	GPU_NCCL_CHECK(e, NULL, ncclGetUniqueId(&j.uid));
+	AORTA_TRY(comm_nccl_unique_id(&j.uid, e));
 	s->cc[j.cc].num_sm = num_sm;
 	s->cc[j.cc].cga = cga;
 	AORTA_TRY(dispatch(s, &j, e));
