@@ -10,7 +10,9 @@
  *     chunks) is compared before open and after close, after one warm-up
  *     run has let the CUDA libraries make their process-wide allocations.
  *     A leak of one such array (as wall_ms leaked on every error path of
- *     the old trainer_rank_run) shows as 16 MB.
+ *     the old trainer_rank_run) shows as 16 MB.  One run diverges on
+ *     purpose (learning rate 1e30) so that trainer_step fails: that error
+ *     path is measured too.
  *   - debug.* config keys reach the loop (debug.instrumented=false: no
  *     JSONL line is written).
  * Skips without a device.
@@ -136,6 +138,18 @@ static void test_close_releases_everything_at_any_point(void)
 			fprintf(stderr, "  close after %d steps: the heap grew by %lld bytes\n", at[i], grew);
 		CHECK(grew < 4 << 20);
 	}
+	/* an error path: a learning rate of 1e30 makes the loss non-finite
+	 * within a few steps, and trainer_step fails ("training diverged"), the
+	 * path on which wall_ms leaked; should it not fail, close mid-run is
+	 * checked again */
+	c.optimizer.lr = 1e30;
+	c.scheduler.warmup_steps = 0;
+	size_t before_div = heap_in_use();
+	enum aorta_status st = run_parts(&c, 20, 0, &r, &e);
+	long long grew_div = (long long)heap_in_use() - (long long)before_div;
+	printf("  diverging run: %s; the heap grew by %lld bytes\n", st ? e.msg : "did not fail in 20 steps", grew_div);
+	CHECK(grew_div < 4 << 20);
+	c.optimizer.lr = 1e-4;
 	/* and after finish, on a run that ends by itself */
 	small_config(&c, "leak_end", 4);
 	CHECK_EQ_I(run_parts(&c, 100, 1, &r, &e), AORTA_OK);
