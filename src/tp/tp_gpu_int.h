@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm_cache.h"
 #include "comm/nccl_comm.h"
 #include "gpu/blas.h"
 #include "gpu/check.h"
@@ -30,10 +31,10 @@
 #include "tp/tp_gpu.h"
 
 #define MAXR TPK_MAXR
+_Static_assert(MAXR <= COMM_CACHE_RANKS, "the communicator cache holds COMM_CACHE_RANKS ranks");
 #define NCOMP 3
 #define WS_BYTES ((size_t)32 << 20)
 #define MAX_PLANS 48
-#define MAX_CC 16
 #define MAX_SPLITS 64
 #define NJOIN (NCOMP + 2)
 #define XSLOTS 256
@@ -97,10 +98,6 @@ struct rank_ctx {
 	struct aorta_error err;
 };
 
-struct comm_cache {
-	int num_sm, cga;
-	ncclComm_t c[MAXR];
-};
 
 struct job {
 	enum job_id id;
@@ -125,8 +122,7 @@ struct tp_session {
 	struct job job;
 	volatile int abort;
 	int broken;
-	struct comm_cache cc[MAX_CC];
-	int ncc, next_evict;
+	struct comm_cache cc;       /* SM-limited communicators (key max_ctas = num_sm) */
 	long long timeout_ns;
 };
 

@@ -328,7 +328,7 @@ static enum aorta_status join_streams(struct rank_ctx *rc, gpuStream_t *ss, int 
 
 static ncclComm_t comm_of(struct rank_ctx *rc, int cc)
 {
-	return cc < 0 ? rc->nccl : rc->s->cc[cc].c[rc->rank];
+	return cc < 0 ? rc->nccl : (ncclComm_t)rc->s->cc.e[cc].c[rc->rank];
 }
 
 static int sm_target(const struct rank_ctx *rc, const struct tp_cfg *cfg)

@@ -202,7 +202,10 @@ static enum aorta_status job_comminit(struct rank_ctx *rc, const struct job *j)
 	/* SM-limited: at most num_sm CTAs per collective */
 	struct comm_nccl_opts o = { .min_ctas = 1, .max_ctas = j->num_sm, .cga_cluster_size = j->cga > 0 ? j->cga : -1,
 				    .cta_policy = -1 };
-	return comm_nccl_raw_open(&rc->s->cc[j->cc].c[rc->rank], rc->s->tp, &j->uid, rc->rank, &o, &rc->err);
+	ncclComm_t nc = NULL;
+	enum aorta_status st = comm_nccl_raw_open(&nc, rc->s->tp, &j->uid, rc->rank, &o, &rc->err);
+	rc->s->cc.e[j->cc].c[rc->rank] = nc;
+	return st;
 }
 
 static uint64_t seed_of(uint64_t seed, int what, int rank)
@@ -287,9 +290,9 @@ static void job_teardown(struct rank_ctx *rc)
 	gpuSetDevice(rc->rank);
 	if (rc->main)
 		gpuDeviceSynchronize();
-	for (int i = 0; i < rc->s->ncc; i++) {
-		comm_nccl_raw_close(rc->s->cc[i].c[rc->rank], rc->s->abort);
-		rc->s->cc[i].c[rc->rank] = NULL;
+	for (int i = 0; i < rc->s->cc.n; i++) {
+		comm_nccl_raw_close(rc->s->cc.e[i].c[rc->rank], rc->s->abort);
+		rc->s->cc.e[i].c[rc->rank] = NULL;
 	}
 	comm_nccl_raw_close(rc->nccl, rc->s->abort);
 	rc->nccl = NULL;
@@ -375,8 +378,8 @@ static void *worker(void *arg)
 			st = job_comminit(rc, &j);
 			break;
 		case J_COMMFREE:
-			comm_nccl_raw_close(rc->s->cc[j.cc].c[rc->rank], 0);
-			rc->s->cc[j.cc].c[rc->rank] = NULL;
+			comm_nccl_raw_close(rc->s->cc.e[j.cc].c[rc->rank], 0);
+			rc->s->cc.e[j.cc].c[rc->rank] = NULL;
 			break;
 		case J_PREP:
 			st = job_prep(rc, &j);
@@ -413,9 +416,9 @@ static void abort_comms(struct tp_session *s)
 	for (int r = 0; r < s->tp; r++) {
 		comm_nccl_raw_close(s->r[r].nccl, 1);
 		s->r[r].nccl = NULL;
-		for (int i = 0; i < s->ncc; i++) {
-			comm_nccl_raw_close(s->cc[i].c[r], 1);
-			s->cc[i].c[r] = NULL;
+		for (int i = 0; i < s->cc.n; i++) {
+			comm_nccl_raw_close(s->cc.e[i].c[r], 1);
+			s->cc.e[i].c[r] = NULL;
 		}
 	}
 }
@@ -633,34 +636,39 @@ static enum aorta_status run_timed(struct tp_session *s, struct job *j, enum run
 	return AORTA_OK;
 }
 
-/* index of the (num_sm, cga) communicator, created on first use */
+/* index of the (num_sm, cga) communicator, created on first use (the
+ * cache's bookkeeping is comm/comm_cache.h; a slot whose communicators
+ * could not be made is left with a key nothing matches) */
 static enum aorta_status comm_for(struct tp_session *s, int num_sm, int cga, int *idx, struct aorta_error *e)
 {
 	struct job j;
+	enum aorta_status st = AORTA_OK;
+	int slot;
 
-	for (int i = 0; i < s->ncc; i++)
-		if (s->cc[i].num_sm == num_sm && s->cc[i].cga == cga) {
-			*idx = i;
-			return AORTA_OK;
-		}
+	enum comm_cache_how how = comm_cache_slot(&s->cc, num_sm, cga, &slot);
+	if (how == COMM_CACHE_HIT) {
+		*idx = slot;
+		return AORTA_OK;
+	}
 	memset(&j, 0, sizeof(j));
-	if (s->ncc == MAX_CC) {
-		/* full: destroy the communicators made longest ago (round robin) */
+	j.cc = slot;
+	if (how == COMM_CACHE_EVICT) {
+		/* full: destroy the communicators made longest ago first */
 		j.id = J_COMMFREE;
-		j.cc = s->next_evict;
-		s->next_evict = (s->next_evict + 1) % MAX_CC;
-		AORTA_TRY(dispatch(s, &j, e));
-	} else {
-		j.cc = s->ncc++;
+		st = dispatch(s, &j, e);
 	}
 	j.id = J_COMMINIT;
 	j.num_sm = num_sm;
 	j.cga = cga;
-	AORTA_TRY(comm_nccl_unique_id(&j.uid, e));
-	s->cc[j.cc].num_sm = num_sm;
-	s->cc[j.cc].cga = cga;
-	AORTA_TRY(dispatch(s, &j, e));
-	*idx = j.cc;
+	if (!st)
+		st = comm_nccl_unique_id(&j.uid, e);
+	if (!st)
+		st = dispatch(s, &j, e);
+	if (st) {
+		s->cc.e[slot].max_ctas = -1;
+		return st;
+	}
+	*idx = slot;
 	return AORTA_OK;
 }
 
