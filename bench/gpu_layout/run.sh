@@ -15,6 +15,8 @@
 #      launches, and tiny_kernel_stress 1 as a CUDA-graph replay: kernels/s
 #   5. aorta tune-tp TP 2, Llama-3-8B fc1 and fc2, 3 SM points, 10 iterations:
 #      best configuration's e2e time per operator
+# SANITIZER=1 adds compute-sanitizer memcheck --leak-check full of the new
+# test_trainer (about a minute more; off by default).
 # Every command has its own timeout and the script stops starting phases
 # when BUDGET_S (default 470 s) is near, saying what it skipped.  Logs,
 # JSON and the table (table.txt, printed last) under OUT (default /tmp/gpu_layout).
@@ -106,6 +108,14 @@ for v in old new; do
 		>"$O/tunetp_$v.txt" 2>&1
 	echo "exit $?" >>"$O/tunetp_$v.txt"
 done
+# ---- optional (SANITIZER=1): the new trainer's open/step/close cycles under
+# compute-sanitizer's memcheck with leak checking (device allocations left
+# at exit, bad accesses); its summary goes to the table
+if [ "${SANITIZER:-0}" = 1 ] && command -v compute-sanitizer >/dev/null && can "compute-sanitizer test_trainer" 100; then
+	CUDA_VISIBLE_DEVICES=0 timeout -s KILL 90 compute-sanitizer --tool memcheck --leak-check full \
+		"$B_new/gpu-tests/test_trainer" >"$O/sanitizer_test_trainer.log" 2>&1
+	echo "exit $?" >>"$O/sanitizer_test_trainer.log"
+fi
 echo "total $(( $(date +%s) - T0 )) s" >"$O/elapsed.txt"
 
 # ---- the table
@@ -194,6 +204,10 @@ bo, bn = tp_best("old"), tp_best("new")
 for key in sorted(set(bo) | set(bn)):
     row(f"tune-tp TP 2 {key[0]} {key[1]}, best e2e", "ms", [bo[key]] if key in bo else [], [bn[key]] if key in bn else [])
 print("\n".join(rows))
+san = rd("sanitizer_test_trainer.log")
+if san:
+    summ = [l for l in san.splitlines() if "ERROR SUMMARY" in l or "LEAK SUMMARY" in l or l.startswith("exit ")]
+    print("\ncompute-sanitizer test_trainer (new): " + "; ".join(summ[-3:]))
 sk = rd("skipped.txt")
 if sk:
     print("\n" + sk.strip())
