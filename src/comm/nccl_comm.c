@@ -71,10 +71,10 @@ static void pause_poll(long long waited_ns)
 	}
 }
 
-/* rc (never ncclSuccess nor ncclInProgress here) as AORTA_EGPU with
+/* rc, which the caller found to be a failure, as AORTA_EGPU with
  * "rank R: file:line: what: <NCCL's message>: <comm's last error>" */
 #define nccl_fail(e, rank, what, rc, nc) \
-	gpu_error_rank((e), GPU_NCCL_RESULT((e), (nc), (what), (rc)), (rank))
+	gpu_error_rank((e), GPU_NCCL_FAIL((e), (nc), (what), (rc)), (rank))
 
 /* Prefixes e's message (already filled) with "rank R: ". */
 static enum aorta_status with_rank(struct aorta_error *e, enum aorta_status st, int rank)

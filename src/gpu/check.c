@@ -29,6 +29,12 @@ enum aorta_status gpu_nccl_status_(int result, void *comm, struct aorta_error *e
 {
 	if (result == ncclSuccess || result == ncclInProgress)
 		return AORTA_OK;
+	return gpu_nccl_fail_(result, comm, e, what, file, line);
+}
+
+enum aorta_status gpu_nccl_fail_(int result, void *comm, struct aorta_error *e, const char *what,
+				 const char *file, int line)
+{
 	const char *last = comm ? ncclGetLastError((ncclComm_t)comm) : NULL;
 	return aorta_fail(e, AORTA_EGPU, "", 0, -1, "%s:%d: %s: %s%s%.600s", file, line, what,
 			  ncclGetErrorString((ncclResult_t)result), last && *last ? ": " : "", last ? last : "");

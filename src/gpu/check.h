@@ -43,6 +43,10 @@ enum aorta_status gpu_blas_status_(int status, struct aorta_error *e, const char
  * (comm: an ncclComm_t or NULL) and returns AORTA_EGPU. */
 enum aorta_status gpu_nccl_status_(int result, void *comm, struct aorta_error *e, const char *what,
 				   const char *file, int line);
+/* As gpu_nccl_status_, but always a failure (ncclInProgress included): for
+ * code that has already decided the result is an error. */
+enum aorta_status gpu_nccl_fail_(int result, void *comm, struct aorta_error *e, const char *what,
+				 const char *file, int line);
 /* Prefixes e's message (already filled) with "rank R: " and returns st
  * (nothing changes when st is AORTA_OK); for errors raised on one rank of
  * several. */
@@ -72,6 +76,9 @@ enum aorta_status gpu_error_rank(struct aorta_error *e, enum aorta_status st, in
  * ncclInProgress), the call named in `what` */
 #define GPU_NCCL_RESULT(e, comm, what, result) \
 	gpu_nccl_status_((int)(result), (void *)(comm), (e), (what), __FILE__, __LINE__)
+/* the same, always AORTA_EGPU (the caller has decided it failed) */
+#define GPU_NCCL_FAIL(e, comm, what, result) \
+	gpu_nccl_fail_((int)(result), (void *)(comm), (e), (what), __FILE__, __LINE__)
 
 /* calls that already return enum aorta_status (and fill e themselves) */
 #define AORTA_TRY(call) do { \

@@ -95,6 +95,9 @@ static void test_nccl_failure_and_in_progress(void)
 	CHECK(strstr(e.msg, ncclGetErrorString(ncclInvalidArgument)) != NULL);
 	CHECK_EQ_I(GPU_NCCL_RESULT(&e, NULL, "ncclCommSplit", ncclSystemError), AORTA_EGPU);
 	CHECK(strstr(e.msg, ": ncclCommSplit: ") != NULL);
+	/* the strict form fails even on ncclInProgress */
+	CHECK_EQ_I(GPU_NCCL_FAIL(&e, NULL, "ncclCommGetAsyncError", ncclInProgress), AORTA_EGPU);
+	CHECK(strstr(e.msg, ": ncclCommGetAsyncError: ") != NULL);
 }
 
 static void test_runtime_failure_has_the_error_name(void)
