@@ -5,18 +5,19 @@
 # NEW_DIR each hold build.tgz from bench/gpu_layout/build_carry.sh (aorta,
 # libaorta-gpu.so, gpu-tests/test_*).  Old and new alternate in every phase
 # (A B B A where there are two runs each) so drift hits both alike:
-#   1. every GPU test (tests/gpu/run.sh) on both GPUs, old then new
-#   2. every GPU test on one GPU (CUDA_VISIBLE_DEVICES=0 for old, =1 for new,
-#      at the same time: correctness only, nothing timed there)
-#   3. aorta train, 1 GPU and 2 GPUs (threads), STEPS steps of batch 8:
+#   tests2  every GPU test (tests/gpu/run.sh) on both GPUs, old then new
+#   tests1  every GPU test on one GPU (CUDA_VISIBLE_DEVICES=0 for old, =1 for
+#           new, at the same time: correctness only, nothing timed there)
+#   train   aorta train, 1 GPU and 2 GPUs (threads), STEPS steps of batch 8:
 #      median step time (recorder) and host wall per step
-#   4. aorta hwq launch rates (bench/hwq_speed's configurations):
+#   hwq     aorta hwq launch rates (bench/hwq_speed's configurations):
 #      tiny_kernel_stress 1 and 16 streams and hetero_kernels 8, direct
 #      launches, and tiny_kernel_stress 1 as a CUDA-graph replay: kernels/s
-#   5. aorta tune-tp TP 2, Llama-3-8B fc1 and fc2, 3 SM points, 10 iterations:
+#   tunetp  aorta tune-tp TP 2, Llama-3-8B fc1 and fc2, 3 SM points, 10 iterations:
 #      best configuration's e2e time per operator
 # SANITIZER=1 adds compute-sanitizer memcheck --leak-check full of the new
 # test_trainer (about a minute more; off by default).
+# PHASES (default "train hwq tunetp tests2 tests1") picks and orders them.
 # Every command has its own timeout and the script stops starting phases
 # when BUDGET_S (default 470 s) is near, saying what it skipped.  Logs,
 # JSON and the table (table.txt, printed last) under OUT (default /tmp/gpu_layout).
@@ -54,14 +55,18 @@ gpu_tests() { # version label env...
 	env "$@" timeout -s KILL 200 bash tests/gpu/run.sh "$b" >"$O/tests_${lab}_$v.log" 2>&1
 	echo "$? $(( $(date +%s) - t ))" >"$O/tests_${lab}_$v.rc"
 }
-for v in old new; do
-	can "GPU tests on 2 GPUs ($v)" 150 && gpu_tests $v 2gpu
-done
-if can "GPU tests on 1 GPU" 120; then
-	gpu_tests old 1gpu CUDA_VISIBLE_DEVICES=0 &
-	gpu_tests new 1gpu CUDA_VISIBLE_DEVICES=1 &
-	wait
-fi
+phase_tests2() {
+	for v in old new; do
+		can "GPU tests on 2 GPUs ($v)" 150 && gpu_tests $v 2gpu
+	done
+}
+phase_tests1() {
+	if can "GPU tests on 1 GPU" 120; then
+		gpu_tests old 1gpu CUDA_VISIBLE_DEVICES=0 &
+		gpu_tests new 1gpu CUDA_VISIBLE_DEVICES=1 &
+		wait
+	fi
+}
 
 # ---- 3: aorta train
 train() { # version gpus rep
@@ -71,43 +76,58 @@ train() { # version gpus rep
 		training.batch_size=8 profiling.enabled=false training.output_dir="/tmp/gl_train_${v}_$g" \
 		>"$O/train_${g}gpu_${v}_r$r.txt" 2>&1
 }
-for g in 1 2; do
+phase_train() {
+	for g in 1 2; do
+		for r in 1 2; do
+			order="old new"; [ $r = 2 ] && order="new old"
+			for v in $order; do
+				can "aorta train $g GPU ($v, run $r)" 40 && train $v $g $r
+			done
+		done
+	done
+}
+
+# ---- 4: aorta hwq launch rates
+hwq() { # version rep name workload streams iterations extra...
+	local v=$1 r=$2 n=$3 w=$4 s=$5 it=$6 b; shift 6
+	b=$(eval echo "\$B_$v")
+	CUDA_VISIBLE_DEVICES=0 timeout -s KILL 60 "$b/aorta" hwq run "$w" -s "$s" -i "$it" -w 10 --timing-iters 0 -q \
+		--sync-mode end_only "$@" -o "$O/hwq_${n}_${v}_r$r.json" >"$O/hwq_${n}_${v}_r$r.txt" 2>&1
+}
+phase_hwq() {
 	for r in 1 2; do
 		order="old new"; [ $r = 2 ] && order="new old"
 		for v in $order; do
-			can "aorta train $g GPU ($v, run $r)" 40 && train $v $g $r
+			can "aorta hwq ($v, run $r)" 25 || continue
+			# iterations as bench/hwq_speed (400 for one stream, else 100)
+			hwq $v $r tiny1 tiny_kernel_stress 1 400
+			hwq $v $r tiny16 tiny_kernel_stress 16 100
+			hwq $v $r hetero8 hetero_kernels 8 100
+			hwq $v $r tiny1graph tiny_kernel_stress 1 400 --graph
 		done
 	done
-done
-
-# ---- 4: aorta hwq launch rates
-hwq() { # version rep name workload streams extra...
-	local v=$1 r=$2 n=$3 w=$4 s=$5 b; shift 5
-	b=$(eval echo "\$B_$v")
-	CUDA_VISIBLE_DEVICES=0 timeout -s KILL 60 "$b/aorta" hwq run "$w" -s "$s" -i 400 -w 10 --timing-iters 0 -q \
-		--sync-mode end_only "$@" -o "$O/hwq_${n}_${v}_r$r.json" >"$O/hwq_${n}_${v}_r$r.txt" 2>&1
 }
-for r in 1 2; do
-	order="old new"; [ $r = 2 ] && order="new old"
-	for v in $order; do
-		can "aorta hwq ($v, run $r)" 25 || continue
-		hwq $v $r tiny1 tiny_kernel_stress 1
-		hwq $v $r tiny16 tiny_kernel_stress 16
-		hwq $v $r hetero8 hetero_kernels 8
-		hwq $v $r tiny1graph tiny_kernel_stress 1 --graph
-	done
-done
 
 # ---- 5: aorta tune-tp TP 2
-for v in old new; do
-	can "aorta tune-tp TP 2 ($v)" 60 || continue
-	b=$(eval echo "\$B_$v")
-	rm -rf "$O/tunetp_$v"
-	CUDA_VISIBLE_DEVICES=0,1 timeout -s KILL 120 "$b/aorta" tune-tp --model-name llama-3-8b --max-tp-size 2 \
-		--operators fc1 fc2 --sm-points 3 --iters 10 --warmup 3 --no-trace -q --output-dir "$O/tunetp_$v" \
-		>"$O/tunetp_$v.txt" 2>&1
-	echo "exit $?" >>"$O/tunetp_$v.txt"
+phase_tunetp() {
+	for v in old new; do
+		can "aorta tune-tp TP 2 ($v)" 60 || continue
+		b=$(eval echo "\$B_$v")
+		rm -rf "$O/tunetp_$v"
+		CUDA_VISIBLE_DEVICES=0,1 timeout -s KILL 120 "$b/aorta" tune-tp --model-name llama-3-8b --max-tp-size 2 \
+			--operators fc1 fc2 --sm-points 3 --iters 10 --warmup 3 --no-trace -q --output-dir "$O/tunetp_$v" \
+			>"$O/tunetp_$v.txt" 2>&1
+		echo "exit $?" >>"$O/tunetp_$v.txt"
+	done
+}
+
+# ---- the phases, in PHASES order (default: the bounded measurements first,
+# then the test suites, which take what is left of the budget; a second call
+# with PHASES="tests2 tests1" runs what was skipped)
+for ph in ${PHASES:-train hwq tunetp tests2 tests1}; do
+	"phase_$ph"
 done
+
 # ---- optional (SANITIZER=1): the new trainer's open/step/close cycles under
 # compute-sanitizer's memcheck with leak checking (device allocations left
 # at exit, bad accesses); its summary goes to the table
