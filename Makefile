@@ -71,12 +71,12 @@ CU_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
 GPU_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lnccl -lstdc++
 NVCCFLAGS = -O2 -std=c++17 -Isrc -arch=sm_90 -Xcompiler -fPIC,-Wall
 GPU_PLUGIN = $(BUILD)/libaorta-gpu.so
-# Open MPI for the launcher's one-process-per-GPU mode (src/train/
+# Open MPI for the launcher's one-process-per-GPU mode (src/comm/
 # launch_gpu.c, under mpirun/srun): its compile flags for that one file,
 # libmpi for the plug-in and the test programs.  Without mpicc the plug-in
 # builds without MPI and says so when started under a launcher.
 ifneq ($(strip $(MPI_LIBS)),)
-$(BUILD)/obj/src/train/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
+$(BUILD)/obj/src/comm/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
 GPU_LIBS += $(MPI_LIBS)
 endif
 else
@@ -235,9 +235,10 @@ HIPCC ?= hipcc
 HIP_CC ?= $(firstword $(shell command -v clang-15 2>/dev/null) $(HIPCC))
 HIP_ARCH ?= gfx90a
 HIP_BUILD ?= build-hip
-HIP_SKIP_BLAS := src/train/ops_gpu.cu src/hwq/gemm_gpu.c src/sdma/sdma_gpu.c src/tp/tp_gpu.c
+HIP_SKIP_BLAS := src/kernels/ops_gpu.cu src/kernels/gemm_gpu.c src/sdma/sdma_gpu.c src/tp/tp_session_gpu.c \
+                 src/tp/tp_ops_gpu.c src/tp/tp_check_gpu.c src/gpu/check.c
 HIP_SKIP_RCCL := src/comm/nccl_comm.c src/hwq/harness_gpu.c src/hwq/wl_comms_compute_overlap_gpu.c \
-                 src/hwq/wl_fsdp_tp_gpu.c src/hwq/wl_grad_accum_gpu.c src/train/launch_gpu.c \
+                 src/hwq/wl_fsdp_tp_gpu.c src/hwq/wl_grad_accum_gpu.c src/comm/launch_gpu.c \
                  src/train/trainer_gpu.c
 HIP_SKIP_PROF := src/gpu/cupti.c
 HIP_SKIP := $(HIP_SKIP_BLAS) $(HIP_SKIP_RCCL) $(HIP_SKIP_PROF)

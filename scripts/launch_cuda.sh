@@ -6,7 +6,7 @@
 #   NPROC=2 scripts/launch_cuda.sh --override training.max_steps=20
 #   NPROC=8 USE_MPI=1 MPIRUN_ARGS="--hostfile hosts" scripts/launch_cuda.sh ...
 #
-# Two modes (src/train/launch.h):
+# Two modes (src/comm/launch.h):
 #   threads (default)  one process drives NPROC GPUs, a thread each; the
 #                      script sets CUDA_VISIBLE_DEVICES=0..NPROC-1 unless it
 #                      is set already;

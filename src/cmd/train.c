@@ -81,7 +81,7 @@ int cmd_train(int argc, char **argv)
 		return AORTA_OK;
 	}
 	char why[1024];
-	/* launch_train (train/launch.h) starts the ranks: a thread per GPU,
+	/* launch_train (train/launch_train.h, over comm/launch.h) starts the ranks: a thread per GPU,
 	 * or this process's rank under mpirun/srun */
 	trainer_run_fn run;
 	*(void **)&run = gpu_plugin_sym("launch_train", why, sizeof(why));

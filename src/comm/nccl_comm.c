@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu/check.h"
 #include "gpu/gpu.h"
 
 struct nccl_impl {
@@ -70,13 +71,10 @@ static void pause_poll(long long waited_ns)
 	}
 }
 
-static enum aorta_status nccl_fail(struct aorta_error *e, int rank, const char *what, ncclResult_t rc,
-				   ncclComm_t nc)
-{
-	const char *last = nc ? ncclGetLastError(nc) : NULL;
-	return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: %s: %s%s%s", rank, what, ncclGetErrorString(rc),
-			  last && *last ? ": " : "", last && *last ? last : "");
-}
+/* rc, which the caller found to be a failure, as AORTA_EGPU with
+ * "rank R: file:line: what: <NCCL's message>: <comm's last error>" */
+#define nccl_fail(e, rank, what, rc, nc) \
+	gpu_error_rank((e), GPU_NCCL_FAIL((e), (nc), (what), (rc)), (rank))
 
 /* Prefixes e's message (already filled) with "rank R: ". */
 static enum aorta_status with_rank(struct aorta_error *e, enum aorta_status st, int rank)
@@ -147,8 +145,60 @@ void comm_nccl_env_defaults(void)
 
 enum aorta_status comm_nccl_unique_id(ncclUniqueId *id, struct aorta_error *e)
 {
-	ncclResult_t rc = ncclGetUniqueId(id);
-	return rc == ncclSuccess ? AORTA_OK : nccl_fail(e, 0, "ncclGetUniqueId", rc, NULL);
+	return GPU_NCCL(e, NULL, ncclGetUniqueId(id));
+}
+
+enum aorta_status comm_nccl_share_id(struct comm *c, ncclUniqueId *id, struct aorta_error *e)
+{
+	size_t nf = (sizeof(*id) + 3) / 4;
+	float *d = NULL;
+	enum aorta_status st = AORTA_OK;
+
+	GPU_CHECK(e, gpuMalloc((void **)&d, nf * 4));
+	if (c->rank == 0)
+		GPU_CHECK_GOTO(e, st, gpuMemcpy(d, id, sizeof(*id), gpuMemcpyHostToDevice), out);
+	AORTA_TRY_GOTO(st, comm_broadcast(comm_group(c, COMM_PG_WORLD), d, nf, 0, NULL, "nccl id", e), out);
+	GPU_CHECK_GOTO(e, st, gpuMemcpy(id, d, sizeof(*id), gpuMemcpyDeviceToHost), out);
+out:
+	gpuFree(d);
+	return st;
+}
+
+enum aorta_status comm_nccl_raw_open(ncclComm_t *nc, int size, const ncclUniqueId *id, int rank,
+				     const struct comm_nccl_opts *o, struct aorta_error *e)
+{
+	enum aorta_status st;
+
+	*nc = NULL;
+	if (!o) {
+		st = GPU_NCCL(e, NULL, ncclCommInitRank(nc, size, *id, rank));
+	} else {
+		ncclConfig_t cf = NCCL_CONFIG_INITIALIZER; /* blocking */
+		if (o->min_ctas > 0)
+			cf.minCTAs = o->min_ctas;
+		if (o->max_ctas > 0)
+			cf.maxCTAs = o->max_ctas;
+		if (o->cga_cluster_size >= 0)
+			cf.cgaClusterSize = o->cga_cluster_size;
+		if (o->cta_policy >= 0)
+			cf.CTAPolicy = o->cta_policy;
+		st = GPU_NCCL(e, NULL, ncclCommInitRankConfig(nc, size, *id, rank, &cf));
+	}
+	if (st)
+		*nc = NULL;
+	return st;
+}
+
+void comm_nccl_raw_close(ncclComm_t nc, int abort)
+{
+	if (!nc)
+		return;
+	if (abort) {
+		ncclCommAbort(nc);
+		return;
+	}
+	ncclCommFinalize(nc);
+	ncclCommDestroy(nc);
 }
 
 /* ---- polling ------------------------------------------------------------- */

@@ -62,15 +62,7 @@
 #ifndef AORTA_COMM_NCCL_COMM_H
 #define AORTA_COMM_NCCL_COMM_H
 
-/* nccl.h declares a few functions with () (not prototypes) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#ifdef AORTA_HIP
-#include <rccl/rccl.h>
-#else
-#include <nccl.h>
-#endif
-#pragma GCC diagnostic pop
+#include "gpu/ccl.h"
 
 #include "comm/comm.h"
 
@@ -97,6 +89,24 @@ void comm_nccl_env_defaults(void);
 /* A new unique id (one rank makes it; every rank of the job passes the
  * same bytes to comm_nccl_create_rank: shared in memory or broadcast). */
 enum aorta_status comm_nccl_unique_id(ncclUniqueId *id, struct aorta_error *e);
+
+/* Rank 0's *id to every rank of c's world over c (a broadcast through a
+ * small device buffer, as floats with the bytes kept): for ranks that are
+ * processes.  Threads of one process share the id in memory instead. */
+enum aorta_status comm_nccl_share_id(struct comm *c, ncclUniqueId *id, struct aorta_error *e);
+
+/* A plain blocking NCCL communicator of its own, apart from a struct
+ * comm's non-blocking ones: for code that issues NCCL calls itself on
+ * streams it owns (the hwq workloads, tune-tp's operators).  Rank `rank`
+ * of `size` on the current device, from the id every rank shares.  o NULL:
+ * NCCL's defaults (ncclCommInitRank); else ncclCommInitRankConfig with o's
+ * CTA limits, CGA cluster size and CTA policy (an SM-limited communicator:
+ * maxCTAs = the SMs a collective may use; timeout and abort_check unused).
+ * comm_nccl_raw_close: abort 0 finalizes and destroys, 1 aborts (a peer
+ * failed or work may never finish); NULL is fine. */
+enum aorta_status comm_nccl_raw_open(ncclComm_t *nc, int size, const ncclUniqueId *id, int rank,
+				     const struct comm_nccl_opts *o, struct aorta_error *e);
+void comm_nccl_raw_close(ncclComm_t nc, int abort);
 
 /* Rank `rank` of `size` on GPU `device` (made current for the calling
  * thread), node groups of node_size consecutive ranks (must divide size).

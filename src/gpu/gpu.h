@@ -124,6 +124,10 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuGraphDestroy hipGraphDestroy
 #define gpuGraphGetNodes hipGraphGetNodes
 #define gpuGraphExecMemcpyNodeSetParams1D hipGraphExecMemcpyNodeSetParams1D
+typedef hipGraphNodeType gpuGraphNodeType;
+#define gpuGraphNodeGetType hipGraphNodeGetType
+#define gpuGraphNodeTypeKernel hipGraphNodeTypeKernel
+#define gpuStreamGetId hipStreamGetId
 #else
 /* --------------------------------------------------------------- CUDA */
 #include <cuda_runtime_api.h>
@@ -211,6 +215,10 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuGraphDestroy cudaGraphDestroy
 #define gpuGraphGetNodes cudaGraphGetNodes
 #define gpuGraphExecMemcpyNodeSetParams1D cudaGraphExecMemcpyNodeSetParams1D
+typedef enum cudaGraphNodeType gpuGraphNodeType;
+#define gpuGraphNodeGetType cudaGraphNodeGetType
+#define gpuGraphNodeTypeKernel cudaGraphNodeTypeKernel
+#define gpuStreamGetId cudaStreamGetId
 #endif
 
 /* ------------------------------------------------------------------ */

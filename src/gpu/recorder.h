@@ -9,8 +9,7 @@
  *     rec_end(r, h);
  *     rec_marker(r, GS_COMPUTE, "epoch0_step3_end");
  *     rec_collect(r, &step_out, &e);        one host wait for the whole step
- *     rec_to_trace(&step_out, trace, base);  spans for the overlap engine
- *     rec_write_profile(&step_out, &jw);     upstream JSONL "profile" fields
+ * (the trainer turns step_out into JSONL with train/metrics.c)
  *
  * Design.  rec_begin/rec_end/rec_marker only take an event from a pool
  * created at rec_init (cudaEventDefault, so timing is on) and record it on
@@ -73,8 +72,6 @@
 #include "base/error.h"
 #include "gpu/gpu.h"
 
-struct trace;
-struct jw;
 
 enum rec_kind {
 	REC_COMPUTE = 0,
@@ -154,15 +151,6 @@ enum aorta_status rec_capture_begin(struct recorder *r, struct aorta_error *e);
 enum aorta_status rec_capture_end(struct recorder *r, int keep, struct aorta_error *e);
 void rec_graph_release(struct recorder *r);
 int rec_replaying(const struct recorder *r);
-
-/* Appends the step's ranges to t as device spans shifted by base_ns, and
- * the step [base_ns, base_ns + total_ns) as host and GPU step number
- * s->step.  The caller calls trace_finish once all steps are in. */
-void rec_to_trace(const struct rec_step *s, struct trace *t, int64_t base_ns);
-
-/* Writes "total_ms", "ranges" and "markers" into the JSON object w is in
- * (upstream's profile fields; times in ms with 6 decimals, exact ns). */
-void rec_write_profile(const struct rec_step *s, struct jw *w);
 
 /* Name of a kind ("compute", "all_reduce", ..., "memcpy_h2d", "memset"). */
 const char *rec_kind_name(enum rec_kind k);

@@ -49,15 +49,16 @@
 #include <string.h>
 #include <time.h>
 
-#include <cublas_v2.h>
-
 #include "comm/comm.h"
 #include "comm/nccl_comm.h"
+#include "gpu/blas.h"
+#include "gpu/check.h"
 #include "gpu/cupti.h"
 #include "hwq/hwq_gpu.h"
-#include "hwq/kernels_gpu.h"
-#include "train/launch.h"
-#include "train/rng.h"
+#include "kernels/gemm_gpu.h"
+#include "kernels/elementwise_gpu.h"
+#include "comm/launch.h"
+#include "kernels/rng.h"
 
 #define HWQ_EXPORT __attribute__((visibility("default")))
 
@@ -92,7 +93,7 @@ void *hwq_alloc(struct hwq_ctx *c, size_t bytes, struct aorta_error *e)
 	void *p = NULL;
 	if (GPU_CALL(e, gpuMalloc(&p, bytes ? bytes : 1)))
 		return NULL;
-	if (GPU_CALL(e, cudaMemset(p, 0, bytes ? bytes : 1))) {
+	if (GPU_CALL(e, gpuMemset(p, 0, bytes ? bytes : 1))) {
 		gpuFree(p);
 		return NULL;
 	}
@@ -198,13 +199,6 @@ HWQ_EXPORT enum aorta_status hwq_info_gpu(int device, struct hwq_device *out, st
 /* one rank                                                             */
 /* ------------------------------------------------------------------ */
 
-#define CUBLAS_CHECK_GOTO(e, st, call, label) do { \
-	cublasStatus_t s_ = (call); \
-	if (s_ != CUBLAS_STATUS_SUCCESS) { \
-		(st) = aorta_fail((e), AORTA_EGPU, NULL, 0, -1, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
-				  cublasGetStatusString(s_)); \
-		goto label; } } while (0)
-
 struct rank_env {
 	int rank, world;
 	void *nccl;
@@ -291,9 +285,9 @@ static enum aorta_status capture(struct harness *h, int *kernel_nodes, int *node
 	st = GPU_CALL(e, gpuGraphGetNodes(g, v, &n));
 	int k = 0;
 	for (size_t i = 0; !st && i < n; i++) {
-		enum cudaGraphNodeType t;
-		st = GPU_CALL(e, cudaGraphNodeGetType(v[i], &t));
-		k += !st && t == cudaGraphNodeTypeKernel;
+		gpuGraphNodeType t;
+		st = GPU_CALL(e, gpuGraphNodeGetType(v[i], &t));
+		k += !st && t == gpuGraphNodeTypeKernel;
 	}
 	free(v);
 	*kernel_nodes = k;
@@ -313,9 +307,9 @@ static enum aorta_status gpu_warmup(struct harness *h, struct aorta_error *e)
 	GPU_CHECK_GOTO(e, st, gpuMalloc((void **)&cc, (size_t)n * n * 4), out);
 	GPU_CHECK_GOTO(e, st, gpuMemsetAsync(a, 0, (size_t)n * n * 4, h->origin), out);
 	GPU_CHECK_GOTO(e, st, gpuMemsetAsync(b, 0, (size_t)n * n * 4, h->origin), out);
-	CUBLAS_CHECK_GOTO(e, st, cublasSetStream(h->c.cublas, h->origin), out);
+	GPU_BLAS_GOTO(e, st, cublasSetStream(h->c.cublas, h->origin), out);
 	for (int i = 0; i < 10; i++)
-		CUBLAS_CHECK_GOTO(e, st, cublasSgemm(h->c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
+		GPU_BLAS_GOTO(e, st, cublasSgemm(h->c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
 						     &zero, cc, n), out);
 	GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(h->origin), out);
 out:
@@ -381,7 +375,7 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 		int pr = (i == 0 && cfg->high_priority) ? greatest : least;
 		GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&c->streams[i], gpuStreamNonBlocking, pr), done);
 		unsigned long long id = 0;
-		GPU_CHECK_GOTO(e, st, cudaStreamGetId(c->streams[i], &id), done);
+		GPU_CHECK_GOTO(e, st, gpuStreamGetId(c->streams[i], &id), done);
 		out->stream_ids[i] = (long long)id;
 	}
 	GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&h.origin, gpuStreamNonBlocking, least), done);
@@ -390,8 +384,8 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.fork, gpuEventDisableTiming), done);
 	for (int i = 0; i < n; i++)
 		GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.join[i], gpuEventDisableTiming), done);
-	CUBLAS_CHECK_GOTO(e, st, cublasCreate(&c->cublas), done);
-	CUBLAS_CHECK_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), done);
+	GPU_BLAS_GOTO(e, st, cublasCreate(&c->cublas), done);
+	GPU_BLAS_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), done);
 	if ((st = gpu_warmup(&h, e)))
 		goto done;
 
@@ -637,14 +631,11 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 	ncclComm_t nc = NULL;
 	float *d = NULL;
 	enum aorta_status st = AORTA_OK;
-	ncclResult_t nr;
 
 	memset(&id, 0, sizeof(id));
 	GPU_CHECK(e, gpuSetDevice(lr->device));
-	if (lr->rank == 0 && (nr = ncclGetUniqueId(&id)) != ncclSuccess) {
-		st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank 0: ncclGetUniqueId: %s", ncclGetErrorString(nr));
+	if (lr->rank == 0 && (st = comm_nccl_unique_id(&id, e)))
 		goto out;
-	}
 	if (lr->size > 1 && a->threads) {
 		/* ranks are threads: the id goes through memory */
 		if (lr->rank == 0)
@@ -655,19 +646,11 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 			goto out;
 		}
 		id = a->id;
-	} else if (lr->size > 1) {
-		/* the id travels over the launcher's comm as floats (bytes kept) */
-		size_t nf = (sizeof(id) + 3) / 4;
-		GPU_CHECK(e, gpuMalloc((void **)&d, 64 > nf * 4 ? 64 : nf * 4));
-		if (lr->rank == 0)
-			GPU_CHECK_GOTO(e, st, gpuMemcpy(d, &id, sizeof(id), gpuMemcpyHostToDevice), out);
-		if ((st = comm_broadcast(comm_group(comm, COMM_PG_WORLD), d, nf, 0, NULL, "hwq nccl id", e)))
-			goto out;
-		GPU_CHECK_GOTO(e, st, gpuMemcpy(&id, d, sizeof(id), gpuMemcpyDeviceToHost), out);
+	} else if (lr->size > 1 && (st = comm_nccl_share_id(comm, &id, e))) {
+		goto out; /* ranks are processes: over the launcher's comm */
 	}
-	if ((nr = ncclCommInitRank(&nc, lr->size, id, lr->rank)) != ncclSuccess) {
-		st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: ncclCommInitRank: %s", lr->rank,
-				ncclGetErrorString(nr));
+	if ((st = comm_nccl_raw_open(&nc, lr->size, &id, lr->rank, NULL, e))) {
+		gpu_error_rank(e, st, lr->rank);
 		goto out;
 	}
 	struct rank_env re = { lr->rank, lr->size, nc, NULL, NULL, lr->size > 1 && a->threads };
@@ -701,10 +684,7 @@ static enum aorta_status dist_rank(void *arg, struct comm *comm, const struct la
 out:
 	if (st && a->threads)
 		thread_barrier_break(&a->bar);
-	if (nc) {
-		ncclCommFinalize(nc);
-		ncclCommDestroy(nc);
-	}
+	comm_nccl_raw_close(nc, 0);
 	if (d)
 		gpuFree(d);
 	return st;
@@ -750,4 +730,10 @@ HWQ_EXPORT enum aorta_status hwq_run_gpu(const struct hwq_run_config *cfg, struc
 	pthread_cond_destroy(&a.bar.cv);
 	pthread_mutex_destroy(&a.bar.mu);
 	return st;
+}
+
+enum aorta_status hwq_gemm(struct hwq_ctx *c, gpuStream_t s, void *ws, size_t ws_bytes, int m, int n, int k,
+			   const float *a, const float *b, float *out, struct aorta_error *e)
+{
+	return hwq_sgemm(c->cublas, s, ws, ws_bytes, m, n, k, a, b, out, e);
 }

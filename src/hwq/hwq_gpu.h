@@ -33,17 +33,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu/gpu.h"
-#include "hwq/hwq.h"
-
 /* The BLAS handle: cuBLAS.  HIP builds (AORTA_HIP) have none yet: hipBLAS/
  * rocBLAS are not packaged for Debian 12, so struct hwq_ctx has no BLAS
- * member there and the files that call BLAS (harness_gpu.c, gemm_gpu.c)
- * are not compiled for ROCm (docs/rocm.md); the workloads that use only
- * the runtime and kernels are. */
+ * member there and the files that call BLAS (harness_gpu.c,
+ * kernels/gemm_gpu.c) are not compiled for ROCm (docs/rocm.md); the
+ * workloads that use only the runtime and kernels are. */
 #ifndef AORTA_HIP
-#include <cublas_v2.h>
+#include "gpu/blas.h"
 #endif
+#include "gpu/check.h"
+#include "gpu/gpu.h"
+#include "hwq/hwq.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +107,11 @@ const struct hwq_workload_ops *hwq_ops_find(const char *name);
  * does not exist, AORTA_EGPU when no GPU is visible. */
 enum aorta_status hwq_run_gpu(const struct hwq_run_config *cfg, struct hwq_raw *out, struct aorta_error *e);
 enum aorta_status hwq_info_gpu(int device, struct hwq_device *out, struct aorta_error *e);
+
+/* C = A * B (kernels/gemm_gpu.h's hwq_sgemm) with the context's BLAS handle,
+ * so workloads name no BLAS type (a HIP build has no handle yet). */
+enum aorta_status hwq_gemm(struct hwq_ctx *c, gpuStream_t s, void *ws, size_t ws_bytes, int m, int n, int k,
+			   const float *a, const float *b, float *out, struct aorta_error *e);
 
 #ifdef __cplusplus
 }

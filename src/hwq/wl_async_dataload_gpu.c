@@ -36,7 +36,7 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #define NB 2
 #define BS 32

@@ -17,10 +17,10 @@
 #include <string.h>
 
 #include "comm/nccl_comm.h"
-#include "hwq/gemm_gpu.h"
+#include "kernels/gemm_gpu.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_sizes.h"
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 
 #define D HWQ_OVL_DIM
 
@@ -66,16 +66,14 @@ static enum aorta_status ov_run(void *vs, struct hwq_ctx *c, struct aorta_error 
 {
 	struct ovl *s = vs;
 	if (s->comms) {
-		ncclResult_t r = ncclAllReduce(s->send, s->recv, HWQ_OVL_COMM_FLOATS, ncclFloat, ncclSum,
-					       (ncclComm_t)c->nccl, c->streams[0]);
-		if (r != ncclSuccess)
-			return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: ncclAllReduce: %s", c->rank,
-					  ncclGetErrorString(r));
+		if (GPU_NCCL(e, c->nccl, ncclAllReduce(s->send, s->recv, HWQ_OVL_COMM_FLOATS, ncclFloat, ncclSum,
+						       (ncclComm_t)c->nccl, c->streams[0])))
+			return gpu_error_rank(e, AORTA_EGPU, c->rank);
 	}
 	if (s->compute)
 		for (int i = 1; i < c->nstreams; i++)
 			for (int g = 0; g < HWQ_OVL_GEMMS; g++) {
-				enum aorta_status st = hwq_sgemm(c, c->streams[i], s->ws[i - 1], HWQ_CUBLAS_WS_BYTES, D,
+				enum aorta_status st = hwq_gemm(c, c->streams[i], s->ws[i - 1], HWQ_CUBLAS_WS_BYTES, D,
 								 D, D, s->a, s->b, s->cm[i - 1], e);
 				if (st)
 					return st;

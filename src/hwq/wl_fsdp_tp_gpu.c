@@ -74,8 +74,8 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
-#include "train/ops_gpu.h"
+#include "kernels/ops.h"
+#include "kernels/ops_gpu.h"
 
 #define NL 4
 #define M 512
@@ -182,13 +182,6 @@ static enum aorta_status setup(void *vst, struct hwq_ctx *c, struct aorta_error 
 	return AORTA_OK;
 }
 
-static enum aorta_status nccl_fail(const struct hwq_ctx *c, const char *call, ncclResult_t r,
-				   struct aorta_error *e)
-{
-	return aorta_fail(e, AORTA_EGPU, "", 0, -1, "fsdp_tp: rank %d: %s: %s", c->rank, call,
-			  ncclGetErrorString(r));
-}
-
 /* world > 1: layer l's G all-gather calls and local copies, split over
  * the all-gather streams; call g fills copies [g W, (g + 1) W) */
 static enum aorta_status gather_nccl(struct state *st, struct hwq_ctx *c, void **s, int l,
@@ -200,10 +193,9 @@ static enum aorta_status gather_nccl(struct state *st, struct hwq_ctx *c, void *
 		int lo, hi;
 		wl_split(st->ng, q, j, &lo, &hi);
 		for (int g = lo; g < hi; g++) {
-			ncclResult_t r = ncclAllGather(st->shard[l], st->gath[l] + (size_t)g * W * mm, mm, ncclFloat,
-						       (ncclComm_t)c->nccl, (gpuStream_t)s[q + j]);
-			if (r != ncclSuccess)
-				return nccl_fail(c, "ncclAllGather", r, e);
+			if (GPU_NCCL(e, c->nccl, ncclAllGather(st->shard[l], st->gath[l] + (size_t)g * W * mm, mm,
+							      ncclFloat, (ncclComm_t)c->nccl, (gpuStream_t)s[q + j])))
+				return gpu_error_rank(e, AORTA_EGPU, c->rank);
 		}
 		wl_split(st->nloc, q, j, &lo, &hi);
 		for (int r = lo; r < hi; r++)
@@ -246,10 +238,9 @@ static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e
 		int lo, hi;
 		wl_split(M * M, q, j, &lo, &hi);
 		if (c->world > 1) {
-			ncclResult_t r = ncclAllReduce(st->gbuf + lo, st->red + lo, (size_t)(hi - lo), ncclFloat,
-						       ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)s[2 * q + j]);
-			if (r != ncclSuccess)
-				return nccl_fail(c, "ncclAllReduce", r, e);
+			if (GPU_NCCL(e, c->nccl, ncclAllReduce(st->gbuf + lo, st->red + lo, (size_t)(hi - lo), ncclFloat,
+							      ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)s[2 * q + j])))
+				return gpu_error_rank(e, AORTA_EGPU, c->rank);
 		} else {
 			wlk_scale(st->red + lo, st->gbuf + lo, 1.0f, (size_t)(hi - lo), s[2 * q + j]);
 		}

@@ -57,7 +57,7 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #define NMB 4
 #define MB 32
@@ -168,10 +168,8 @@ static void sum_items(struct state *st, gpu_ops_ctx *o, int acc, int it0, int it
 /* in-place ncclAllReduce (sum) of n floats at p on stream */
 static enum aorta_status all_reduce(struct hwq_ctx *c, float *p, size_t n, void *stream, struct aorta_error *e)
 {
-	ncclResult_t r = ncclAllReduce(p, p, n, ncclFloat, ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)stream);
-	if (r != ncclSuccess)
-		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "grad_accum: rank %d: ncclAllReduce: %s", c->rank,
-				  ncclGetErrorString(r));
+	if (GPU_NCCL(e, c->nccl, ncclAllReduce(p, p, n, ncclFloat, ncclSum, (ncclComm_t)c->nccl, (gpuStream_t)stream)))
+		return gpu_error_rank(e, AORTA_EGPU, c->rank);
 	return AORTA_OK;
 }
 

@@ -24,7 +24,7 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #define NMLP 8
 #define BATCH 32

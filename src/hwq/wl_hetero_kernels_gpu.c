@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hwq/gemm_gpu.h"
+#include "kernels/gemm_gpu.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_sizes.h"
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 
 #define D HWQ_HETERO_DIM
 #define TE HWQ_HETERO_TINY_ELEMS
@@ -70,7 +70,7 @@ static enum aorta_status het_run(void *vs, struct hwq_ctx *c, struct aorta_error
 	struct hetero *s = vs;
 	int others = c->nstreams - s->l, rr = 0;
 	for (int i = 0; i < s->l; i++) {
-		enum aorta_status st = hwq_sgemm(c, c->streams[i], s->ws[i], HWQ_CUBLAS_WS_BYTES, D, D, D, s->a, s->b,
+		enum aorta_status st = hwq_gemm(c, c->streams[i], s->ws[i], HWQ_CUBLAS_WS_BYTES, D, D, D, s->a, s->b,
 						 s->cm[i], e);
 		if (st)
 			return st;

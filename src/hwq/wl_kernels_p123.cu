@@ -25,7 +25,8 @@
 
 #include "hwq/wl_kernels_p123_gpu.h"
 #include "hwq/wl_ref_p123.h"
-#include "train/ops_gpu.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/warp.cuh"
 
 #define TPB 256
 
@@ -47,25 +48,13 @@ static unsigned grid1(size_t n)
 
 /* ---- block reductions (blockDim.x a multiple of 32, <= 1024) ---------- */
 
-__device__ static float warp_sum_(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += gpu_shfl_xor(v, o);
-	return v;
-}
-
-__device__ static float warp_max_(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, gpu_shfl_xor(v, o));
-	return v;
-}
+/* warp_sum, warp_max: kernels/warp.cuh */
 
 /* red: 32 floats of shared scratch; every thread gets the result */
 __device__ static float block_sum(float v, float *red)
 {
 	int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-	v = warp_sum_(v);
+	v = warp_sum(v);
 	__syncthreads();
 	if (lane == 0)
 		red[w] = v;
@@ -79,7 +68,7 @@ __device__ static float block_sum(float v, float *red)
 __device__ static float block_max(float v, float *red)
 {
 	int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-	v = warp_max_(v);
+	v = warp_max(v);
 	__syncthreads();
 	if (lane == 0)
 		red[w] = v;

@@ -22,7 +22,7 @@
 
 #include "hwq/hwq_gpu.h"
 #include "hwq/wl_ref_p123.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #ifdef __cplusplus
 extern "C" {

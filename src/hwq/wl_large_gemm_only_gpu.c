@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hwq/gemm_gpu.h"
+#include "kernels/gemm_gpu.h"
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_sizes.h"
 
@@ -44,7 +44,7 @@ static enum aorta_status lg_run(void *vs, struct hwq_ctx *c, struct aorta_error 
 {
 	struct large *s = vs;
 	for (int i = 0; i < c->nstreams; i++) {
-		enum aorta_status st = hwq_sgemm(c, c->streams[i], s->ws[i], HWQ_CUBLAS_WS_BYTES, D, D, D, s->a, s->b,
+		enum aorta_status st = hwq_gemm(c, c->streams[i], s->ws[i], HWQ_CUBLAS_WS_BYTES, D, D, D, s->a, s->b,
 						 s->cm[i], e);
 		if (st)
 			return st;

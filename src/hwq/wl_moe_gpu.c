@@ -27,7 +27,7 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #define NE 8
 #define TOPK 2

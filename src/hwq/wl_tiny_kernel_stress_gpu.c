@@ -15,7 +15,7 @@
 
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_sizes.h"
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 
 struct tiny {
 	float **in, **a, **b, **out;

@@ -31,8 +31,8 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
-#include "train/ops_gpu.h"
+#include "kernels/ops.h"
+#include "kernels/ops_gpu.h"
 
 #define ROWS (16 * 256)
 #define D 1024

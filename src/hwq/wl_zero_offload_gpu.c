@@ -43,7 +43,7 @@
 #include "hwq/hwq_gpu.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_kernels_p123_gpu.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #define NL 4
 #define D 4096

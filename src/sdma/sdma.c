@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "overlap/ivset.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 /* rng sites: GEMM operands and the copy pattern draw from disjoint streams */
 #define SITE_A 0x5d3a01

@@ -48,26 +48,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cublas_v2.h>
-
+#include "gpu/blas.h"
+#include "gpu/check.h"
 #include "gpu/gpu.h"
 #include "sdma/sdma_kernels.h"
 
 #define SDMA_DELAY_NS 200000 /* 0.2 ms: longer than enqueueing one iteration */
 #define COPY_BLOCK 512
 #define COPY_BLOCKS_PER_SM 2
-
-static enum aorta_status blas_status(cublasStatus_t s, struct aorta_error *e, const char *what,
-				     int line)
-{
-	if (s == CUBLAS_STATUS_SUCCESS)
-		return AORTA_OK;
-	return aorta_fail(e, AORTA_EGPU, "", 0, -1, "%s:%d: %s: %s", __FILE__, line, what,
-			  cublasGetStatusString(s));
-}
-#define BLAS_CHECK_GOTO(e, st, call, label) do { \
-	if (blas_status((call), (e), #call, __LINE__) != AORTA_OK) { \
-		(st) = AORTA_EGPU; goto label; } } while (0)
 
 /* ------------------------------------------------------------------ */
 /* the query                                                           */
@@ -170,7 +158,7 @@ static enum aorta_status gemm_relu(struct run *u, struct aorta_error *e)
 	enum aorta_status st = AORTA_OK;
 
 	/* column-major: C = A B, all S x S, leading dimension S */
-	BLAS_CHECK_GOTO(e, st,
+	GPU_BLAS_GOTO(e, st,
 			cublasGemmEx(u->blas, CUBLAS_OP_N, CUBLAS_OP_N, u->S, u->S, u->S, &alpha, u->A,
 				     CUDA_R_16BF, u->S, u->B, CUDA_R_16BF, u->S, &beta, u->C,
 				     CUDA_R_16BF, u->S, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -384,11 +372,11 @@ static enum aorta_status setup(struct run *u, struct aorta_error *e)
 	GPU_CHECK(e, gpuStreamGetPriority(u->copy, &u->r->copy_priority));
 	for (int i = 0; i < EV__COUNT; i++)
 		GPU_CHECK(e, gpuEventCreateWithFlags(&u->ev[i], gpuEventDefault));
-	BLAS_CHECK_GOTO(e, st, cublasCreate(&u->blas), out);
-	BLAS_CHECK_GOTO(e, st, cublasSetStream(u->blas, u->compute), out);
+	GPU_BLAS_GOTO(e, st, cublasCreate(&u->blas), out);
+	GPU_BLAS_GOTO(e, st, cublasSetStream(u->blas, u->compute), out);
 	GPU_CHECK(e, gpuMalloc(&u->ws, SDMA_CUBLAS_WS_BYTES));
 	/* after cublasSetStream, which resets the workspace */
-	BLAS_CHECK_GOTO(e, st, cublasSetWorkspace(u->blas, u->ws, SDMA_CUBLAS_WS_BYTES), out);
+	GPU_BLAS_GOTO(e, st, cublasSetWorkspace(u->blas, u->ws, SDMA_CUBLAS_WS_BYTES), out);
 
 	/* GEMM operands from the seed, kept on the host for the check */
 	u->hA = xmalloc(u->nmat * 2);

@@ -1,6 +1,6 @@
 /*
  * tp_gpu.h - private to the tune-tp GPU side: the kernels of src/tp/
- * tp_kern.cu, called from tp_gpu.c.  Every launcher enqueues on the given
+ * tp_kern.cu, called from tp_ops_gpu.c and tp_check_gpu.c.  Every launcher enqueues on the given
  * stream of the current device and returns cudaGetLastError() as an int
  * (0 = cudaSuccess).  dtype is enum tp_dtype (0 bf16, 1 fp16, 2 fp32).
  *

@@ -4,7 +4,7 @@
  * NCCL's or the copy engine's; what is here is glue: inputs, the SM copy
  * of use_ce 0, the reduction that ends ring-exchange reduce-scatter and
  * the check's comparison.  No kernel here waits for another GPU: cross-
- * rank ordering is CUDA events (tp_gpu.c, "Iterations and ordering").
+ * rank ordering is CUDA events (tp_session_gpu.c, "Iterations and ordering").
  *
  * The reduction is bandwidth-bound: each thread loads 16 bytes of each of
  * the tp partials (8 bf16/fp16 or 4 fp32), sums in fp32 and stores 16

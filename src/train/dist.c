@@ -11,7 +11,7 @@
  * test of build + check is a real test of the builder.
  */
 #include "train/dist.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@ void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg
 	k->first_bucket_bytes = DIST_FIRST_BUCKET_BYTES;
 	k->accum = cfg->training.gradient_accumulation > 0 ? (int)cfg->training.gradient_accumulation : 1;
 	k->reduce_dtype = cfg->fsdp.reduce_dtype == REDUCE_BF16 ? COMM_BF16 : COMM_F32;
+	k->isolate = cfg->debug.isolate;
 }
 
 /* Offsets of every named tensor of the layout, ascending (layout order). */

@@ -113,11 +113,13 @@ struct dist_knobs {
 	size_t first_bucket_bytes;               /* DDP's first bucket; 0: bucket_cap_mb */
 	int accum;                               /* micro-batches per optimizer step; 0: 1 */
 	enum comm_dtype reduce_dtype;            /* the gradient reductions' type (below) */
+	enum train_isolate isolate;              /* debug.isolate: the GPU executor's measurement
+						  * switch (dist_gpu.c); the CPU executor ignores it */
 };
 
 /* From the config: fsdp.*, distributed.mode and bucket_cap_mb,
  * training.gradient_accumulation; limit_all_gathers true gives 2, false 0;
- * first bucket 1 MiB; fsdp.reduce_dtype (both modes). */
+ * first bucket 1 MiB; fsdp.reduce_dtype (both modes); debug.isolate. */
 void dist_knobs_from_config(struct dist_knobs *k, const struct train_config *cfg);
 
 struct dist_shard {

@@ -12,8 +12,8 @@
  * all-reduces run (DDP's gradient_as_bucket_view).
  */
 #include "train/dist_cpu.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -20,16 +20,17 @@
 
 #include "gpu/nvtx.h"
 #include "train/dist_ops_gpu.h"
-#include "train/ops_gpu.h"
+#include "kernels/ops_gpu.h"
 
 /* ---- isolation (a measurement switch) --------------------------------------
  *
- * AORTA_TRAIN_ISOLATE=compute|comm runs one side of every step alone, so
+ * debug.isolate = compute|comm (the plan's knobs, k.isolate; formerly the
+ * environment variable AORTA_TRAIN_ISOLATE, still read as a deprecated
+ * fallback by train_config.c) runs one side of every step alone, so
  * T_compute and T_comm can be timed with the same binary, configuration and
- * schedule as the overlapped step (bench/train_dist).  Unset, empty or "0":
- * off, the normal step (no other value changes anything).  Read once per
- * process (the rank threads share it); another value is a usage error at
- * dist_gpu_init.
+ * schedule as the overlapped step (bench/train_dist).  none: the normal step.
+ * Per executor (no process-wide state): rank threads of one process may
+ * differ.
  *   compute  every collective of the step is skipped with its stream waits
  *            and its recorder range: the all-gathers, reduce-scatters,
  *            bucket all-reduces, the norm's and the loss's all-reduce.  All
@@ -45,22 +46,7 @@
  *            the loss reported is 0.
  * Either way the model does not train and the loss is meaningless (the
  * trainer says so in the log). */
-enum isolate { ISO_NONE = 0, ISO_COMPUTE, ISO_COMM, ISO_BAD };
-static enum isolate isolate_mode = ISO_NONE;
-static pthread_once_t isolate_once = PTHREAD_ONCE_INIT;
-
-static void read_isolate(void)
-{
-	const char *v = getenv("AORTA_TRAIN_ISOLATE");
-	if (!v || !*v || !strcmp(v, "0"))
-		isolate_mode = ISO_NONE;
-	else if (!strcmp(v, "compute"))
-		isolate_mode = ISO_COMPUTE;
-	else if (!strcmp(v, "comm"))
-		isolate_mode = ISO_COMM;
-	else
-		isolate_mode = ISO_BAD;
-}
+#define ISOLATE(x) ((x)->pl->k.isolate)
 
 /* ---- pools of device buffers ---------------------------------------------- */
 
@@ -226,10 +212,11 @@ static enum aorta_status coll_start_tagged(struct dist_gpu *x, struct dist_gpu_c
 	if (c->issued)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "rank %d: step %d: %s issued twice", x->comm->rank,
 				  x->steps + 1, what);
-	if (isolate_mode == ISO_COMPUTE) {
+	if (ISOLATE(x) == ISOLATE_COMPUTE) {
 		/* not issued at all: no range, no event, nothing to wait for */
 		c->local = 1;
 		c->issued = 1;
+		c->skipped = 1;
 		return AORTA_OK;
 	}
 	snprintf(tag, sizeof(tag), "%s_%s", prefix, what);
@@ -294,7 +281,7 @@ static enum aorta_status reduce_start(struct dist_gpu *x, struct dist_gpu_coll *
 				      struct comm_group *g, const float *src, size_t nsrc, float *dst, size_t count,
 				      uint16_t *s16, uint16_t *r16, const char *what, struct aorta_error *e)
 {
-	if (x->pl->k.reduce_dtype != COMM_BF16 || isolate_mode == ISO_COMPUTE)
+	if (x->pl->k.reduce_dtype != COMM_BF16 || ISOLATE(x) == ISOLATE_COMPUTE)
 		return coll_start(x, c, kind, g, src, dst, count, COMM_F32, what, e);
 	gpuStream_t s = x->gs->s[coll_stream[kind]];
 	enum aorta_status st;
@@ -312,7 +299,7 @@ static enum aorta_status coll_wait_stream(struct dist_gpu_coll *c, gpuStream_t s
 {
 	if (!c->issued)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "wait for a collective that was not issued");
-	if (isolate_mode == ISO_COMPUTE)
+	if (c->skipped)
 		return AORTA_OK;
 	if (c->local || c->cast)
 		return GPU_CALL(e, gpuStreamWaitEvent(s, c->done, 0));
@@ -327,6 +314,7 @@ static enum aorta_status coll_finish(struct dist_gpu_coll *c, struct aorta_error
 		st = comm_wait(&c->req, e);
 	c->issued = 0;
 	c->cast = 0;
+	c->skipped = 0;
 	return st;
 }
 
@@ -360,11 +348,6 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	float *full = NULL;
 
 	memset(x, 0, sizeof(*x));
-	pthread_once(&isolate_once, read_isolate);
-	if (isolate_mode == ISO_BAD)
-		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1,
-				  "AORTA_TRAIN_ISOLATE=%s: expected compute or comm (or unset)",
-				  getenv("AORTA_TRAIN_ISOLATE"));
 	if (c->size != pl->world || c->rank != pl->rank || c->node_size != pl->node_size)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
 				  "plan for rank %d of %d (node %d) given a communicator for rank %d of %d (node %d)",
@@ -472,7 +455,7 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 			goto fail;
 	}
 	/* isolate=compute: no all-gather ever writes the gather buffers */
-	for (int i = 0; isolate_mode == ISO_COMPUTE && i < x->gather.n; i++) {
+	for (int i = 0; ISOLATE(x) == ISOLATE_COMPUTE && i < x->gather.n; i++) {
 		size_t n1 = x->gather.s[i].cap < lay->total ? x->gather.s[i].cap : lay->total;
 		if ((st = GPU_CALL(e, gpuMemcpy(x->gather.s[i].p, full, n1 * sizeof(float), gpuMemcpyDeviceToDevice))))
 			goto fail;
@@ -587,7 +570,7 @@ static enum aorta_status loss_start(struct dist_gpu *x, struct aorta_error *e)
 		gpu_add(x->gm->ops, x->lossacc, x->lossacc, x->gm->loss, 1);
 		lsrc = x->lossacc;
 	}
-	if ((st = isolate_mode == ISO_COMM ?
+	if ((st = ISOLATE(x) == ISOLATE_COMM ?
 			  GPU_CALL(e, gpuMemsetAsync(x->lossbuf, 0, sizeof(float), as)) :
 			  GPU_CALL(e, gpuMemcpyAsync(x->lossbuf, lsrc, sizeof(float), gpuMemcpyDeviceToDevice, as))) ||
 	    (st = GPU_CALL(e, gpuMemcpyAsync(x->lossbuf + 1, x->h_stop, sizeof(float), gpuMemcpyHostToDevice, as))))
@@ -613,7 +596,7 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 
 	if ((st = follow(x->ev_compute, cs, as, e)) || (st = loss_start(x, e)))
 		return st;
-	if (isolate_mode == ISO_COMM) {
+	if (ISOLATE(x) == ISOLATE_COMM) {
 		/* the norm's all-reduce alone, after the same dependencies */
 		struct comm_group *sg = comm_group(x->comm, pl->shard_pg);
 		if ((st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
@@ -667,7 +650,7 @@ static enum aorta_status optimizer(struct dist_gpu *x, float lr, struct aorta_er
 		a = x->pl->g[x->ag_first].local_off;
 		b = a + x->pl->g[x->ag_first].shard_len;
 	}
-	const int run = isolate_mode != ISO_COMM;
+	const int run = ISOLATE(x) != ISOLATE_COMM;
 	int h = run ? aux_begin(x, "optimizer") : -1;
 	if (run && pre)
 		adamw_range(x, lr, a, b);
@@ -800,7 +783,7 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 				return not_ready(x, a, "parameters not gathered", e);
 			gp = x->gather.s[x->gslot[g]].p;
 		}
-		if (a->kind == ACT_FORWARD && isolate_mode == ISO_COMM)
+		if (a->kind == ACT_FORWARD && ISOLATE(x) == ISOLATE_COMM)
 			return AORTA_OK;
 		if (a->kind == ACT_FORWARD) {
 			int h = compute_begin(x, "forward", g);
@@ -821,7 +804,7 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 			}
 			gg = x->gradp.s[x->fslot[g]].p;
 		}
-		if (isolate_mode == ISO_COMM)
+		if (ISOLATE(x) == ISOLATE_COMM)
 			return AORTA_OK;
 		int h = compute_begin(x, "backward", g);
 		if (fresh && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
@@ -989,7 +972,7 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 	for (int i = 0; i < x->sch->n; i++)
 		if ((st = run_action(x, &x->sch->a[i], lr, e)))
 			return st;
-	if (x->next_prefix[0] && x->ag_first >= 0 && isolate_mode != ISO_COMPUTE && (st = pre_gather(x, e)))
+	if (x->next_prefix[0] && x->ag_first >= 0 && ISOLATE(x) != ISOLATE_COMPUTE && (st = pre_gather(x, e)))
 		return st;
 
 	if (x->stress_level && (st = stress(x, e)))
@@ -1039,7 +1022,7 @@ enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *gr
 		return st;
 	x->steps++;
 	/* isolate=compute: the loss was not all-reduced */
-	const float W = isolate_mode == ISO_COMPUTE ? 1.0f : (float)x->pl->world;
+	const float W = ISOLATE(x) == ISOLATE_COMPUTE ? 1.0f : (float)x->pl->world;
 	if (loss)
 		*loss = x->h_out[0] / W / (float)x->pl->k.accum;
 	if (stop_any)

@@ -146,6 +146,7 @@ struct dist_gpu_coll {
 	gpuEvent_t done;
 	int issued, local;
 	int cast;              /* bf16 reduce: done follows the cast back; waits use it */
+	int skipped;           /* debug.isolate=compute: not issued, nothing to wait for */
 };
 
 /* What one collective of the step moved (its recorder tag, the bytes of

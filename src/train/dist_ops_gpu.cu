@@ -5,7 +5,7 @@
  */
 #include "gpu/gpu.h"
 #include "train/dist_ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 
 __global__ void sumsq_split_kernel(float *hl, const double *s)
 {

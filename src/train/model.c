@@ -32,8 +32,8 @@
  */
 #include "train/model.h"
 #include "base/error.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -22,20 +22,12 @@
  */
 #include "train/model_gpu.h"
 
-#include "gpu/gpu.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/ops_gpu.h"
-
-#define GPU_TRY(call, what)                                                                    \
-	do {                                                                                   \
-		gpuError_t e_ = (call);                                                        \
-		if (e_ != gpuSuccess)                                                          \
-			return aorta_fail(err, AORTA_EGPU, "", 0, -1, "%s: %s (%s:%d)", what,   \
-					  gpuGetErrorString(e_), __FILE__, __LINE__);           \
-	} while (0)
+#include "gpu/gpu.h"
+#include "kernels/ops_gpu.h"
 
 /* The functions on the model's own flat buffers refuse a model created
  * with GPU_MODEL_NO_STATE. */
@@ -97,65 +89,65 @@ enum aorta_status gpu_model_create_ex(struct gpu_model *gm, const struct model_d
 	size_t tot = lay->total;
 	size_t big = (size_t)(d->FFN > d->MLP ? d->FFN : d->MLP);
 	if (!(flags & GPU_MODEL_NO_STATE)) {
-		GPU_TRY(dalloc(&gm->params, tot), "cudaMalloc params");
-		GPU_TRY(dalloc(&gm->grads, tot), "cudaMalloc grads");
-		GPU_TRY(dalloc(&gm->m, tot), "cudaMalloc adam m");
-		GPU_TRY(dalloc(&gm->v, tot), "cudaMalloc adam v");
-		GPU_TRY(gpuMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(gpuMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(gpuMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(gpuMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_CHECK(err, dalloc(&gm->params, tot));
+		GPU_CHECK(err, dalloc(&gm->grads, tot));
+		GPU_CHECK(err, dalloc(&gm->m, tot));
+		GPU_CHECK(err, dalloc(&gm->v, tot));
+		GPU_CHECK(err, gpuMemset(gm->params, 0, tot * sizeof(float)));
+		GPU_CHECK(err, gpuMemset(gm->grads, 0, tot * sizeof(float)));
+		GPU_CHECK(err, gpuMemset(gm->m, 0, tot * sizeof(float)));
+		GPU_CHECK(err, gpuMemset(gm->v, 0, tot * sizeof(float)));
 	}
-	GPU_TRY(dalloc(&gm->gscale, 1), "cudaMalloc");
-	GPU_TRY(gpuMalloc((void **)&gm->sumsq, sizeof(double)), "cudaMalloc");
-	GPU_TRY(gpuMemset(gm->sumsq, 0, sizeof(double)), "cudaMemset");
-	GPU_TRY(dalloc(&gm->loss, 1), "cudaMalloc");
+	GPU_CHECK(err, dalloc(&gm->gscale, 1));
+	GPU_CHECK(err, gpuMalloc((void **)&gm->sumsq, sizeof(double)));
+	GPU_CHECK(err, gpuMemset(gm->sumsq, 0, sizeof(double)));
+	GPU_CHECK(err, dalloc(&gm->loss, 1));
 	float one = 1.0f;
-	GPU_TRY(gpuMemcpy(gm->gscale, &one, sizeof one, gpuMemcpyHostToDevice), "cudaMemcpy");
+	GPU_CHECK(err, gpuMemcpy(gm->gscale, &one, sizeof one, gpuMemcpyHostToDevice));
 
-	GPU_TRY(dalloc(&gm->dense, N * d->F * d->D), "cudaMalloc batch");
-	GPU_TRY(dalloc(&gm->target, N), "cudaMalloc batch");
-	GPU_TRY(dalloc(&gm->weight, N), "cudaMalloc batch");
-	GPU_TRY(gpuMalloc((void **)&gm->cat, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)), "cudaMalloc batch");
+	GPU_CHECK(err, dalloc(&gm->dense, N * d->F * d->D));
+	GPU_CHECK(err, dalloc(&gm->target, N));
+	GPU_CHECK(err, dalloc(&gm->weight, N));
+	GPU_CHECK(err, gpuMalloc((void **)&gm->cat, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)));
 
-	GPU_TRY(dalloc(&gm->e, N * d->E), "cudaMalloc act");
+	GPU_CHECK(err, dalloc(&gm->e, N * d->E));
 	gm->xs = calloc(L + 1, sizeof *gm->xs);
 	gm->act = calloc(L ? L : 1, sizeof *gm->act);
 	if (!gm->xs || !gm->act)
 		return aorta_fail(err, AORTA_EINTERNAL, "", 0, -1, "gpu model: out of host memory");
 	for (size_t l = 0; l <= L; l++)
-		GPU_TRY(dalloc(&gm->xs[l], N * M), "cudaMalloc act");
+		GPU_CHECK(err, dalloc(&gm->xs[l], N * M));
 	size_t nprob = (size_t)B * d->H * d->T * d->T;
 	for (size_t l = 0; l < L; l++) {
 		struct gpu_layer_act *a = &gm->act[l];
-		GPU_TRY(dalloc(&a->qkv, N * 3 * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->probs, nprob), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->att, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->sa, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->r1, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->x1, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->mean1, N), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->rstd1, N), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->h1, N * d->FFN), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->g1, N * d->FFN), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->f, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->r2, N * M), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->mean2, N), "cudaMalloc act");
-		GPU_TRY(dalloc(&a->rstd2, N), "cudaMalloc act");
+		GPU_CHECK(err, dalloc(&a->qkv, N * 3 * M));
+		GPU_CHECK(err, dalloc(&a->probs, nprob));
+		GPU_CHECK(err, dalloc(&a->att, N * M));
+		GPU_CHECK(err, dalloc(&a->sa, N * M));
+		GPU_CHECK(err, dalloc(&a->r1, N * M));
+		GPU_CHECK(err, dalloc(&a->x1, N * M));
+		GPU_CHECK(err, dalloc(&a->mean1, N));
+		GPU_CHECK(err, dalloc(&a->rstd1, N));
+		GPU_CHECK(err, dalloc(&a->h1, N * d->FFN));
+		GPU_CHECK(err, dalloc(&a->g1, N * d->FFN));
+		GPU_CHECK(err, dalloc(&a->f, N * M));
+		GPU_CHECK(err, dalloc(&a->r2, N * M));
+		GPU_CHECK(err, dalloc(&a->mean2, N));
+		GPU_CHECK(err, dalloc(&a->rstd2, N));
 	}
-	GPU_TRY(dalloc(&gm->xf, N * M), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->meanf, N), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->rstdf, N), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->hh, N * d->MLP), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->hg, N * d->MLP), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->logits, N), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->dlogits, N), "cudaMalloc act");
-	GPU_TRY(dalloc(&gm->dx, N * M), "cudaMalloc scratch");
-	GPU_TRY(dalloc(&gm->dtmp, N * M), "cudaMalloc scratch");
-	GPU_TRY(dalloc(&gm->df, N * M), "cudaMalloc scratch");
-	GPU_TRY(dalloc(&gm->dbig, N * big), "cudaMalloc scratch");
-	GPU_TRY(dalloc(&gm->dqkv, N * 3 * M), "cudaMalloc scratch");
-	GPU_TRY(dalloc(&gm->de, N * d->E), "cudaMalloc scratch");
+	GPU_CHECK(err, dalloc(&gm->xf, N * M));
+	GPU_CHECK(err, dalloc(&gm->meanf, N));
+	GPU_CHECK(err, dalloc(&gm->rstdf, N));
+	GPU_CHECK(err, dalloc(&gm->hh, N * d->MLP));
+	GPU_CHECK(err, dalloc(&gm->hg, N * d->MLP));
+	GPU_CHECK(err, dalloc(&gm->logits, N));
+	GPU_CHECK(err, dalloc(&gm->dlogits, N));
+	GPU_CHECK(err, dalloc(&gm->dx, N * M));
+	GPU_CHECK(err, dalloc(&gm->dtmp, N * M));
+	GPU_CHECK(err, dalloc(&gm->df, N * M));
+	GPU_CHECK(err, dalloc(&gm->dbig, N * big));
+	GPU_CHECK(err, dalloc(&gm->dqkv, N * 3 * M));
+	GPU_CHECK(err, dalloc(&gm->de, N * d->E));
 	return AORTA_OK;
 }
 
@@ -204,10 +196,10 @@ enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *hos
 {
 	NEED_STATE(gm, "upload params");
 	size_t bytes = gm->lay->total * sizeof(float);
-	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "upload params");
-	GPU_TRY(gpuMemcpy(gm->params, host, bytes, gpuMemcpyHostToDevice), "upload params");
-	GPU_TRY(gpuMemset(gm->m, 0, bytes), "upload params");
-	GPU_TRY(gpuMemset(gm->v, 0, bytes), "upload params");
+	GPU_CHECK(err, gpuStreamSynchronize((gpuStream_t)gm->stream));
+	GPU_CHECK(err, gpuMemcpy(gm->params, host, bytes, gpuMemcpyHostToDevice));
+	GPU_CHECK(err, gpuMemset(gm->m, 0, bytes));
+	GPU_CHECK(err, gpuMemset(gm->v, 0, bytes));
 	return AORTA_OK;
 }
 
@@ -238,8 +230,7 @@ enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batc
 	gpuStream_t s = (gpuStream_t)(stream ? stream : gm->stream);
 	for (int i = 0; i < GPU_MODEL_BATCH_COPIES; i++)
 		if (cp[i].bytes)
-			GPU_TRY(gpuMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, gpuMemcpyHostToDevice, s),
-				"upload batch");
+			GPU_CHECK(err, gpuMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, gpuMemcpyHostToDevice, s));
 	return AORTA_OK;
 }
 
@@ -249,11 +240,10 @@ enum aorta_status gpu_model_spare_batch(struct gpu_model *gm, struct aorta_error
 		return AORTA_OK;
 	const struct model_dims *d = &gm->d;
 	size_t N = (size_t)gm->B * d->T;
-	GPU_TRY(dalloc(&gm->dense2, N * d->F * d->D), "cudaMalloc spare batch");
-	GPU_TRY(dalloc(&gm->target2, N), "cudaMalloc spare batch");
-	GPU_TRY(dalloc(&gm->weight2, N), "cudaMalloc spare batch");
-	GPU_TRY(gpuMalloc((void **)&gm->cat2, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)),
-		"cudaMalloc spare batch");
+	GPU_CHECK(err, dalloc(&gm->dense2, N * d->F * d->D));
+	GPU_CHECK(err, dalloc(&gm->target2, N));
+	GPU_CHECK(err, dalloc(&gm->weight2, N));
+	GPU_CHECK(err, gpuMalloc((void **)&gm->cat2, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)));
 	return AORTA_OK;
 }
 
@@ -283,8 +273,8 @@ enum aorta_status gpu_model_upload_spare(struct gpu_model *gm, const struct batc
 enum aorta_status gpu_model_download(struct gpu_model *gm, float *host, const float *dev, size_t n,
 				     struct aorta_error *err)
 {
-	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "download");
-	GPU_TRY(gpuMemcpy(host, dev, n * sizeof(float), gpuMemcpyDeviceToHost), "download");
+	GPU_CHECK(err, gpuStreamSynchronize((gpuStream_t)gm->stream));
+	GPU_CHECK(err, gpuMemcpy(host, dev, n * sizeof(float), gpuMemcpyDeviceToHost));
 	return ops_status(gm, err, "gpu model");
 }
 
@@ -303,12 +293,12 @@ enum aorta_status gpu_model_download_grads(struct gpu_model *gm, float *host, st
 enum aorta_status gpu_model_download_loss(struct gpu_model *gm, float *loss_out, double *norm_out,
 					  struct aorta_error *err)
 {
-	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "download loss");
+	GPU_CHECK(err, gpuStreamSynchronize((gpuStream_t)gm->stream));
 	if (loss_out)
-		GPU_TRY(gpuMemcpy(loss_out, gm->loss, sizeof(float), gpuMemcpyDeviceToHost), "download loss");
+		GPU_CHECK(err, gpuMemcpy(loss_out, gm->loss, sizeof(float), gpuMemcpyDeviceToHost));
 	if (norm_out) {
 		double s = 0.0;
-		GPU_TRY(gpuMemcpy(&s, gm->sumsq, sizeof s, gpuMemcpyDeviceToHost), "download norm");
+		GPU_CHECK(err, gpuMemcpy(&s, gm->sumsq, sizeof s, gpuMemcpyDeviceToHost));
 		*norm_out = s > 0.0 ? sqrt(s) * gm->grad_unscale : 0.0;
 	}
 	return ops_status(gm, err, "gpu model");
@@ -521,7 +511,7 @@ enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t drop
 enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err)
 {
 	NEED_STATE(gm, "grad clip");
-	GPU_TRY(gpuMemsetAsync(gm->sumsq, 0, sizeof(double), (gpuStream_t)gm->stream), "clip");
+	GPU_CHECK(err, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), (gpuStream_t)gm->stream));
 	gpu_sumsq(gm->ops, gm->sumsq, gm->grads, gm->lay->total);
 	gpu_clip_scale(gm->ops, gm->gscale, gm->sumsq, max_norm, gm->grad_unscale);
 	return ops_status(gm, err, "gpu grad clip");
@@ -546,7 +536,6 @@ enum aorta_status gpu_model_adamw_dev(struct gpu_model *gm, const struct gpu_ada
 enum aorta_status gpu_model_zero_grad(struct gpu_model *gm, struct aorta_error *err)
 {
 	NEED_STATE(gm, "zero grad");
-	GPU_TRY(gpuMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (gpuStream_t)gm->stream),
-		"zero grad");
+	GPU_CHECK(err, gpuMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (gpuStream_t)gm->stream));
 	return AORTA_OK;
 }

@@ -33,7 +33,7 @@
 
 #include "base/error.h"
 #include "train/model.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #ifdef __cplusplus
 extern "C" {

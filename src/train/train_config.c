@@ -122,6 +122,13 @@ static const struct config_schema schema[] = {
 	{ "streams.high_priority", CONFIG_T_ANY, NULL, "true, false, or a list of stream roles" },
 	{ "streams.stream_assignments", CONFIG_T_MAP | N, NULL, "role -> list of stream names" },
 
+	{ "debug.distributed_executor", B, "false", "the distributed executor at world 1 too" },
+	{ "debug.prefetch_next", B, "true", "upload the next step's batch during the step" },
+	{ "debug.pregather", B, "true", "the next step's first all-gather at the end of the step" },
+	{ "debug.isolate", S, "none", "none|compute|comm: one side of every distributed step alone" },
+	{ "debug.instrumented", B, "true", "events, recorder and JSONL (false: host clock only)" },
+	{ "debug.graph_fail", B, "false", "make the CUDA-graph capture fail (tests the fallback)" },
+
 	{ "tracelens", IGN, NULL, NULL },
 	{ "torch_titan", IGN, NULL, NULL },
 	{ "overlap_ms", IGN, NULL, NULL },
@@ -438,6 +445,63 @@ static enum aorta_status read_streams(const struct ctx *x, struct train_config *
 	return AORTA_OK;
 }
 
+/* A debug.* key not written (file or --override) takes its deprecated
+ * AORTA_TRAIN_* environment variable when that is set and not empty;
+ * returns the value or NULL, and records a warning naming the key. */
+static const char *debug_env(const struct ctx *x, const char *key, const char *var)
+{
+	const struct config_node *n = node_of(x, key);
+	const char *v = getenv(var);
+
+	if ((n && !n->is_default) || !v || !*v)
+		return NULL;
+	warn(x, key, "taken from the environment variable %s=%s, which is deprecated: "
+	     "use --override %s=...", var, v, key);
+	return v;
+}
+
+static enum aorta_status read_debug(const struct ctx *x, struct train_config *t)
+{
+	enum aorta_status st;
+	char s[32];
+	const char *v;
+
+	if ((st = get_bool(x, "debug.distributed_executor", &t->debug.distributed_executor)) ||
+	    (st = get_bool(x, "debug.prefetch_next", &t->debug.prefetch_next)) ||
+	    (st = get_bool(x, "debug.pregather", &t->debug.pregather)) ||
+	    (st = get_bool(x, "debug.instrumented", &t->debug.instrumented)) ||
+	    (st = get_bool(x, "debug.graph_fail", &t->debug.graph_fail)) ||
+	    (st = get_str(x, "debug.isolate", s, sizeof(s))))
+		return st;
+	/* the variables' own meanings: "0" off, anything else on */
+	if ((v = debug_env(x, "debug.distributed_executor", "AORTA_TRAIN_DIST")))
+		t->debug.distributed_executor = strcmp(v, "0") != 0;
+	if ((v = debug_env(x, "debug.prefetch_next", "AORTA_TRAIN_PREFETCH_NEXT")))
+		t->debug.prefetch_next = strcmp(v, "0") != 0;
+	if ((v = debug_env(x, "debug.pregather", "AORTA_TRAIN_PREGATHER")))
+		t->debug.pregather = strcmp(v, "0") != 0;
+	if ((v = debug_env(x, "debug.instrumented", "AORTA_TRAIN_UNINSTRUMENTED")))
+		t->debug.instrumented = strcmp(v, "0") == 0;
+	if ((v = debug_env(x, "debug.graph_fail", "AORTA_TRAIN_GRAPH_FAIL")))
+		t->debug.graph_fail = strcmp(v, "0") != 0;
+	if ((v = debug_env(x, "debug.isolate", "AORTA_TRAIN_ISOLATE"))) {
+		if (!strcmp(v, "0"))
+			v = "none";
+		if (strlen(v) >= sizeof(s))
+			return bad(x, "debug.isolate", "AORTA_TRAIN_ISOLATE=%.40s: expected compute or comm", v);
+		snprintf(s, sizeof(s), "%s", v);
+	}
+	if (!strcmp(s, "none") || !*s)
+		t->debug.isolate = ISOLATE_NONE;
+	else if (!strcmp(s, "compute"))
+		t->debug.isolate = ISOLATE_COMPUTE;
+	else if (!strcmp(s, "comm"))
+		t->debug.isolate = ISOLATE_COMM;
+	else
+		return bad(x, "debug.isolate", "unknown value '%s' (expected none, compute or comm)", s);
+	return AORTA_OK;
+}
+
 static enum aorta_status read_all(const struct ctx *x, struct train_config *t)
 {
 	enum aorta_status st = AORTA_OK;
@@ -557,6 +621,7 @@ static enum aorta_status read_all(const struct ctx *x, struct train_config *t)
 		    sizeof(t->profiling.trace_filename)));
 
 	TRY(read_streams(x, t));
+	TRY(read_debug(x, t));
 #undef TRY
 	return AORTA_OK;
 }

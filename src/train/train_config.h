@@ -36,6 +36,8 @@ enum backward_prefetch { PREFETCH_NONE = 0, PREFETCH_BACKWARD_PRE, PREFETCH_BACK
 enum dist_mode { DIST_FSDP = 0, DIST_DDP };
 /* fsdp.reduce_dtype: the element type of the gradient collectives */
 enum reduce_dtype { REDUCE_FP32 = 0, REDUCE_BF16 };
+/* debug.isolate: one side of every distributed step alone (dist_gpu.c) */
+enum train_isolate { ISOLATE_NONE = 0, ISOLATE_COMPUTE, ISOLATE_COMM };
 enum log_level { TC_LOG_DEBUG = 0, TC_LOG_INFO, TC_LOG_WARNING, TC_LOG_ERROR, TC_LOG_CRITICAL };
 /* Stream roles, as the trace stream names (UPSTREAM.md section 9). */
 enum stream_role { ROLE_COMPUTE = 0, ROLE_ALLREDUCE, ROLE_REDUCESCATTER, ROLE_AUX, ROLE_COUNT };
@@ -109,6 +111,23 @@ struct train_config {
 		int record_shapes, profile_memory, with_stack, with_flops, tensorboard, chrome_trace;
 		char trace_filename[TC_STR];
 	} profiling;
+
+	/* debug.*: aorta's measurement and test switches (not upstream's keys;
+	 * docs/cli.md).  Each was an AORTA_TRAIN_* environment variable, still
+	 * read as a deprecated fallback when the key is not written. */
+	struct {
+		int distributed_executor;      /* debug.distributed_executor: the distributed
+						* executor at world 1 too (AORTA_TRAIN_DIST) */
+		int prefetch_next;             /* debug.prefetch_next: next step's batch uploaded
+						* during the step (AORTA_TRAIN_PREFETCH_NEXT) */
+		int pregather;                 /* debug.pregather: next step's first all-gather at the
+						* end of the step (AORTA_TRAIN_PREGATHER) */
+		enum train_isolate isolate;    /* debug.isolate (AORTA_TRAIN_ISOLATE) */
+		int instrumented;              /* debug.instrumented: events, recorder, JSONL
+						* (AORTA_TRAIN_UNINSTRUMENTED inverted) */
+		int graph_fail;                /* debug.graph_fail: make the CUDA-graph capture fail,
+						* to test the eager fallback (AORTA_TRAIN_GRAPH_FAIL) */
+	} debug;
 
 	struct {
 		long long num_streams;         /* 0: not set */

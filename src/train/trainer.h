@@ -58,4 +58,23 @@ struct comm;
 enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct trainer_opts *o, struct comm *comm,
 				   int device, struct trainer_result *res, struct aorta_error *e);
 
+/* trainer_rank_run in parts, for callers that drive the steps themselves
+ * (tests; a launcher that interleaves its own work):
+ *   trainer_open   checks, device, model, data, outputs (everything the run
+ *                  owns lives in the returned struct trainer)
+ *   trainer_more   1 while steps remain and no stop was requested
+ *   trainer_step   runs the next step (its JSONL line is written during the
+ *                  step after, or by trainer_finish)
+ *   trainer_finish the last line, the step-time figures into res
+ *   trainer_close  releases everything, after any of the above failed or
+ *                  at any step (NULL is fine)
+ * A failed open has released what it made; *out is NULL then. */
+struct trainer;
+enum aorta_status trainer_open(struct trainer **out, const struct train_config *cfg, const struct trainer_opts *o,
+			       struct comm *comm, int device, struct aorta_error *e);
+int trainer_more(const struct trainer *t);
+enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e);
+enum aorta_status trainer_finish(struct trainer *t, struct trainer_result *res, struct aorta_error *e);
+void trainer_close(struct trainer *t);
+
 #endif

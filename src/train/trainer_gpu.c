@@ -35,11 +35,11 @@
  * per cached batch (or per combination, with accumulation) would multiply
  * instantiation time and graph memory.  If capture or instantiation fails,
  * the CUDA error is logged and the run continues eagerly (from the same
- * step); AORTA_TRAIN_GRAPH_FAIL=1 forces that path.  Losses match eager mode
+ * step); debug.graph_fail forces that path.  Losses match eager mode
  * up to the atomics' summation order (the seeds, lr and t are the same
  * values).
  *
- * Distributed (trainer_rank_run at world > 1, or AORTA_TRAIN_DIST=1): the same
+ * Distributed (world > 1, or debug.distributed_executor): the same
  * loop, but a step is the batch copy on aux, then the FSDP / DDP schedule
  * of dist.h run by the GPU executor (dist_gpu.h: per-group compute ranges,
  * every collective bracketed on its own stream, clip and AdamW on the
@@ -60,10 +60,10 @@
  * s, into the model's spare batch buffers (gpu_model_spare_batch), and
  * swapped in when step s+1 begins, so no step waits for its own upload (the
  * copy's range, tagged with step s+1, lies in step s);
- * AORTA_TRAIN_PREFETCH_NEXT=0 restores the copy at the start of each step.
+ * debug.prefetch_next=false restores the copy at the start of each step.
  * Likewise the first all-gather of step s+1 is issued at the end of step s,
  * once AdamW has updated that group's shard (dist_gpu_set_next), so it runs
- * beside the rest of AdamW; AORTA_TRAIN_PREGATHER=0 turns that off.
+ * beside the rest of AdamW; debug.pregather=false turns that off.
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
@@ -95,8 +95,8 @@
 #include "train/metrics.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/rng.h"
 
 #define FP16_LOSS_SCALE 1024.0f
 
@@ -228,18 +228,11 @@ static void logline(FILE *log, int quiet, const char *fmt, ...)
 		fprintf(stderr, "aorta: %s\n", msg);
 }
 
-/* AORTA_TRAIN_UNINSTRUMENTED=1 runs the same loop with no events, no
- * recorder and no JSONL (bench/train_speed measures the instrumentation's
- * cost against it); steps are then timed by the host clock only.  Read
- * once per process (rank threads share it). */
-static int instrumented = 1;
-static pthread_once_t instrumented_once = PTHREAD_ONCE_INIT;
-
-static void read_instrumented(void)
-{
-	const char *unins = getenv("AORTA_TRAIN_UNINSTRUMENTED");
-	instrumented = !(unins && *unins && strcmp(unins, "0"));
-}
+/* debug.instrumented = false (formerly AORTA_TRAIN_UNINSTRUMENTED=1) runs
+ * the same loop with no events, no recorder ranges and no JSONL
+ * (bench/train_speed measures the instrumentation's cost against it);
+ * steps are then timed by the host clock only.  The step's recorder
+ * pointer (step_ctx.rec, phase_ctx.rec) is NULL then. */
 
 /* How a step's work is issued: eagerly, into a stream capture, or not at
  * all because a graph replay does it (the recorder still takes the step's
@@ -255,12 +248,12 @@ static int rbegin(struct recorder *r, int stream, const char *tag, enum rec_kind
 		const char *phase = strrchr(tag, '_');
 		nvtx_push(phase ? phase + 1 : tag);
 	}
-	return instrumented ? rec_begin(r, stream, tag, k) : -1;
+	return r ? rec_begin(r, stream, tag, k) : -1;
 }
 
 static void rend(struct recorder *r, int h, int nvtx)
 {
-	if (instrumented)
+	if (r)
 		rec_end(r, h);
 	if (nvtx)
 		nvtx_pop();
@@ -413,8 +406,9 @@ struct step_ctx {
 	/* cross-step batch prefetch (distributed executor): step pre_step's
 	 * first batch is in gm's spare buffers, complete at ev_pre on aux */
 	long nsteps;                        /* steps of the run */
-	int prefetch_next;                  /* 0: AORTA_TRAIN_PREFETCH_NEXT=0 */
-	int pregather;                      /* 0: AORTA_TRAIN_PREGATHER=0 (dist_gpu_set_next) */
+	int prefetch_next;                  /* 0: debug.prefetch_next = false */
+	int pregather;                      /* 0: debug.pregather = false (dist_gpu_set_next) */
+	int graph_fail;                     /* debug.graph_fail: the capture fails on purpose */
 	int pre_valid;
 	long pre_step;
 	/* two, by the parity of the step uploaded: step s's compute waits on
@@ -492,7 +486,7 @@ static enum aorta_status enqueue_step(struct step_ctx *x, long s, enum step_mode
 
 	step_position(x, s, &epoch, &estep);
 	x->ph->nvtx = run;
-	if (instrumented)
+	if (rec)
 		rec_step_begin(rec, s);
 	if (run) {
 		gm->stream = cs;
@@ -603,7 +597,7 @@ static enum aorta_status enqueue_dist_step(struct step_ctx *x, long s, struct ao
 	step_position(x, s, &epoch, &estep);
 	x->cur_step = s;
 	x->ph->nvtx = 1;
-	if (instrumented)
+	if (x->rec)
 		rec_step_begin(x->rec, s);
 	gm->stream = cs;
 	gpu_ops_set_stream(gm->ops, cs);
@@ -666,7 +660,7 @@ static enum aorta_status finish_step(struct step_ctx *x, long s, enum step_mode 
 	enum aorta_status st;
 
 	memset(rs, 0, sizeof(*rs));
-	if (instrumented) {
+	if (x->rec) {
 		char tag[128];
 		int epoch, estep;
 		step_position(x, s, &epoch, &estep);
@@ -713,7 +707,7 @@ static enum aorta_status graph_prepare(struct step_ctx *x, long s, struct aorta_
  * external nodes) and instantiates it into x->exec.  On failure returns
  * non-zero with the reason in *why (the first CUDA error, by its runtime
  * message), leaves the streams, the ops context and the recorder eager,
- * and nothing of step s has run.  AORTA_TRAIN_GRAPH_FAIL=1 makes the
+ * and nothing of step s has run.  debug.graph_fail makes the
  * capture fail on purpose (a stream synchronisation inside it), to test
  * this path. */
 static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, size_t *nnodes)
@@ -723,18 +717,17 @@ static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, si
 	struct aorta_error e2 = { 0 };
 	struct rec_step rs;
 	enum aorta_status st;
-	const char *force = getenv("AORTA_TRAIN_GRAPH_FAIL");
 
 	memset(why, 0, sizeof(*why));
-	if (instrumented && (st = rec_capture_begin(x->rec, why)))
+	if (x->rec && (st = rec_capture_begin(x->rec, why)))
 		return st;
 	if ((st = GPU_CALL(why, gpuStreamBeginCapture(cs, gpuStreamCaptureModeThreadLocal)))) {
-		if (instrumented)
+		if (x->rec)
 			rec_capture_end(x->rec, 0, NULL);
 		return st;
 	}
 	st = enqueue_step(x, s, STEP_CAPTURE, why);
-	if (!st && force && *force && strcmp(force, "0"))
+	if (!st && x->graph_fail)
 		st = GPU_CALL(why, gpuStreamSynchronize(cs)); /* not allowed while capturing */
 	if (!st)
 		st = finish_step(x, s, STEP_CAPTURE, &rs, why);
@@ -744,7 +737,7 @@ static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, si
 		st = st2;
 	if (!st && (st = GPU_CALL(why, gpuGraphGetNodes(g, NULL, nnodes))) == AORTA_OK)
 		st = GPU_CALL(why, gpuGraphInstantiate(&x->exec, g, 0));
-	if (instrumented && rec_capture_end(x->rec, st == AORTA_OK, st ? NULL : why) && !st)
+	if (x->rec && rec_capture_end(x->rec, st == AORTA_OK, st ? NULL : why) && !st)
 		st = AORTA_EINTERNAL;
 	if (st) {
 		if (x->exec)
@@ -763,7 +756,507 @@ static int graph_capture(struct step_ctx *x, long s, struct aorta_error *why, si
 	return st;
 }
 
-/* ---- the loop -------------------------------------------------------------- */
+/* ---- the trainer: open, step, finish, close ---------------------------------- */
+
+/* Everything one rank's run owns.  trainer_open fills it in order and
+ * trainer_close releases whatever exists, whichever step failed: nothing
+ * is held in a local of one function, so no early return can leak it. */
+struct trainer {
+	const struct train_config *cfg;
+	struct trainer_opts o;
+	struct comm *comm;
+	int W, rank, dist, quiet, progress;
+	int instrumented;                    /* debug.instrumented */
+	int prefetch_next, pregather;        /* debug.prefetch_next, debug.pregather */
+	struct dist_knobs knobs;
+	struct dist_plan plan;
+	struct dist_schedule sched;
+	struct dist_gpu dx;
+	int have_plan, have_dx, have_model, stop_all;
+	struct model_dims d;
+	struct param_layout lay;
+	struct gpu_streams gs;
+	struct recorder *rec;
+	struct telemetry *tel;
+	struct cupti_capture *cup;
+	struct gpu_model gm;
+	struct data_cache data;
+	struct gpu_device_info dev;
+	gpuEvent_t ev_fork, ev_data, ev_consumed, ev_grads, ev_pre[2];
+	struct step_ctx x;
+	struct phase_ctx ph;
+	int graph_wanted, graph_failed;
+	float *params_host, *loss_acc, *h_loss;
+	double *h_sumsq;
+	FILE *mf, *log;
+	double *step_ms, *wall_ms;           /* [total]: GPU (recorder) and host step times */
+	struct pending pend;
+	int B, accum;
+	long total, li, next, done;          /* steps: of the run, log interval, next to run, run */
+	enum gpu_precision prec;
+	uint64_t seed;
+	struct trainer_result res;
+};
+
+void trainer_close(struct trainer *t)
+{
+	if (!t)
+		return;
+	if (t->x.exec) {
+		gpuGraphExecDestroy(t->x.exec);
+		if (t->rec)
+			rec_graph_release(t->rec);
+	}
+	if (t->x.graph)
+		gpuGraphDestroy(t->x.graph);
+	if (t->x.hpar)
+		gpuFreeHost(t->x.hpar);
+	if (t->x.dpar)
+		gpuFree(t->x.dpar);
+	free(t->x.copy_node);
+	if (t->cup) {
+		struct aorta_error ce = { 0 };
+		cupti_close(t->cup, &ce);
+	}
+	if (t->tel)
+		telemetry_close(t->tel);
+	if (t->mf)
+		fclose(t->mf);
+	if (t->log)
+		fclose(t->log);
+	free(t->step_ms);
+	free(t->wall_ms);
+	pending_free(&t->pend);
+	if (t->h_loss)
+		gpuFreeHost(t->h_loss);
+	if (t->h_sumsq)
+		gpuFreeHost(t->h_sumsq);
+	free(t->params_host);
+	if (t->loss_acc)
+		gpuFree(t->loss_acc);
+	data_cache_free(&t->data);
+	if (t->have_dx)
+		dist_gpu_release(&t->dx);
+	if (t->have_model)
+		gpu_model_release(&t->gm);
+	gpuEvent_t ev[] = { t->ev_fork, t->ev_data, t->ev_consumed, t->ev_grads, t->ev_pre[0], t->ev_pre[1] };
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		if (ev[i])
+			gpuEventDestroy(ev[i]);
+	rec_free(t->rec, NULL);
+	if (t->gs.s[0])
+		gpu_streams_release(&t->gs, NULL);
+	dist_schedule_release(&t->sched);
+	if (t->have_plan)
+		dist_plan_release(&t->plan);
+	layout_release(&t->lay);
+	free(t);
+}
+
+/* Device, memory check, streams, recorder, events. */
+static enum aorta_status open_device(struct trainer *t, int device, struct aorta_error *e)
+{
+	const struct train_config *cfg = t->cfg;
+	enum aorta_status st;
+	size_t free_b = 0, total_b = 0;
+
+	if ((st = gpu_select_device(device, &t->dev, e)) || (st = GPU_CALL(e, gpuMemGetInfo(&free_b, &total_b))))
+		return st;
+	uint64_t need = train_config_memory_bytes(cfg, t->W);
+	if (need > free_b)
+		return aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
+				  "training.batch_size %d needs about %.2f GB of GPU memory, but %s has %.2f GB free",
+				  t->B, (double)need / 1e9, t->dev.name, (double)free_b / 1e9);
+	if ((st = gpu_streams_init(&t->gs, cfg->streams.high_priority_mask != 0, e)) ||
+	    (st = rec_init(&t->rec, &t->gs, 16, e)))
+		return st;
+	gpuEvent_t *ev[] = { &t->ev_fork, &t->ev_data, &t->ev_consumed, &t->ev_grads, &t->ev_pre[0], &t->ev_pre[1] };
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		GPU_CHECK(e, gpuEventCreateWithFlags(ev[i], gpuEventDisableTiming));
+	return AORTA_OK;
+}
+
+/* The model (and the distributed executor), its parameters, the loss
+ * accumulator. */
+static enum aorta_status open_model(struct trainer *t, struct aorta_error *e)
+{
+	const struct train_config *cfg = t->cfg;
+	struct gpu_model *gm = &t->gm;
+	enum aorta_status st;
+
+	if ((st = gpu_model_create_ex(gm, &t->d, &t->lay, t->B, t->prec, t->gs.s[GS_COMPUTE],
+				      t->dist ? GPU_MODEL_NO_STATE : 0u, e)))
+		return st;
+	t->have_model = 1;
+	gm->beta1 = (float)cfg->optimizer.betas[0];
+	gm->beta2 = (float)cfg->optimizer.betas[1];
+	gm->eps = (float)cfg->optimizer.eps;
+	gm->weight_decay = (float)cfg->optimizer.weight_decay;
+	gm->grad_unscale = t->prec == PREC_FP16 ? 1.0f / FP16_LOSS_SCALE : 1.0f;
+	t->params_host = xmalloc(t->lay.total * sizeof(float));
+	params_init(t->params_host, &t->lay, &t->d, t->seed);
+	if (t->dist) {
+		struct dist_adamw opt = { gm->beta1, gm->beta2, gm->eps, gm->weight_decay,
+					  (float)cfg->training.grad_clip_norm };
+		if ((st = dist_gpu_init(&t->dx, gm, &t->plan, &t->sched, t->comm, &t->gs,
+					t->instrumented ? t->rec : NULL, t->params_host, &opt, gm->grad_unscale, e)))
+			return st;
+		t->have_dx = 1;
+		if (t->prefetch_next && (st = gpu_model_spare_batch(gm, e)))
+			return st;
+		if (cfg->training.inject_allreduce_copies &&
+		    (st = dist_gpu_set_stress(&t->dx, cfg->training.allreduce_stress_level, e)))
+			return st;
+	} else if ((st = gpu_model_upload_params(gm, t->params_host, e))) {
+		return st;
+	}
+	return GPU_CALL(e, gpuMalloc((void **)&t->loss_acc, sizeof(float)));
+}
+
+/* The metrics file, the log, telemetry and CUPTI. */
+static enum aorta_status open_outputs(struct trainer *t, struct aorta_error *e)
+{
+	const struct train_config *cfg = t->cfg;
+	char path[1200];
+
+	if (mkdir_p(cfg->training.output_dir) != 0)
+		return aorta_fail(e, AORTA_EINTERNAL, cfg->training.output_dir, 0, -1,
+				  "cannot create the output directory: %s", strerror(errno));
+	snprintf(t->res.metrics_path, sizeof(t->res.metrics_path), "%s/rank_%02d_metrics.jsonl",
+		 cfg->training.output_dir, t->rank);
+	t->mf = fopen(t->res.metrics_path, "a"); /* append, as upstream */
+	snprintf(path, sizeof(path), "%s/rank%d.log", cfg->training.output_dir, t->rank);
+	t->log = fopen(path, "a");
+	if (!t->mf || !t->log)
+		return aorta_fail(e, AORTA_EINTERNAL, t->mf ? path : t->res.metrics_path, 0, -1,
+				  "cannot open for writing: %s", strerror(errno));
+	if (t->o.gpu_metrics)
+		t->tel = telemetry_open(t->dev.pci_bus_id, t->dev.index);
+	if (cfg->profiling.enabled && t->o.shared_process) {
+		/* enabling CUPTI synchronises every context of the process, so while
+		 * the other ranks' NCCL kernels wait for this one the process
+		 * deadlocks (seen on 2 H200s); one process per rank traces fine */
+		logline(t->log, t->quiet, "profiling: not available when several ranks are threads of one process; "
+					  "run one rank per process (mpirun, or scripts/launch_cuda.sh with USE_MPI=1) "
+					  "to record CUPTI traces");
+	} else if (cfg->profiling.enabled && t->rank != 0) {
+		logline(t->log, t->quiet, "profiling: only rank 0 records a CUPTI trace (one activity buffer per process)");
+	} else if (cfg->profiling.enabled) {
+		struct cupti_opts co = { 0 };
+		co.output_dir = cfg->training.output_dir;
+		co.rank = t->rank;
+		co.world_size = t->W;
+		co.device = t->dev.index;
+		co.gzip = 0;
+		co.always_on = cfg->compile.enabled; /* graph kernels need it (cupti.h) */
+		co.sched = (struct cupti_schedule){ 0, (int)cfg->profiling.wait, (int)cfg->profiling.warmup,
+						    (int)cfg->profiling.active, (int)cfg->profiling.repeat };
+		struct aorta_error ce = { 0 };
+		if (cupti_open(&t->cup, &co, &ce) != AORTA_OK) {
+			logline(t->log, t->quiet, "profiling disabled: %s", ce.msg);
+			t->cup = NULL;
+		}
+	}
+	return AORTA_OK;
+}
+
+/* The run's opening lines of the log. */
+static void log_setup(struct trainer *t)
+{
+	const struct train_config *cfg = t->cfg;
+	FILE *log = t->log;
+	const int quiet = t->quiet, dist = t->dist;
+
+	logline(log, quiet, "training on %s: %zu parameters, batch %d x %d micro-batches, %s, %ld steps, "
+			    "%d distinct batches",
+		t->dev.name, t->lay.total, t->B, t->accum,
+		t->prec == PREC_BF16 ? "bf16" : t->prec == PREC_FP16 ? "fp16" : "fp32", t->total, t->data.n);
+	if (dist) {
+		char sbuf[256];
+		dist_schedule_format(&t->sched, sbuf, sizeof(sbuf));
+		logline(log, quiet, "rank %d of %d (node size %d): %s%s%s, %zu of %zu parameters local, %d buckets, "
+				    "pools %.1f MB gathered + %.1f MB gradients; schedule %s%s",
+			t->rank, t->W, t->comm->node_size, t->knobs.mode == DIST_DDP ? "ddp" : "fsdp ",
+			t->knobs.mode == DIST_DDP ? "" : sharding_strategy_name(t->knobs.strategy),
+			cfg->compile.enabled ? " (compile.enabled: graph mode is world 1 only, running eagerly)" : "",
+			t->plan.local_total, t->lay.total, t->plan.nbuckets, (double)t->dx.gather.bytes / 1e6,
+			(double)t->dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
+	}
+	if (dist && comm_is_nccl(t->comm)) {
+		char nb[320];
+		comm_nccl_describe(t->comm, nb, sizeof(nb));
+		logline(log, quiet, "%s%s", nb,
+			t->dx.params_win ? "; all-gathers on the copy engines (symmetric windows)" : "");
+	}
+	if (dist)
+		logline(log, quiet, "cross-step overlap: next step's batch uploaded during the step: %s; next step's "
+				    "first all-gather at the end of the step: %s",
+			t->prefetch_next ? "on" : "off (debug.prefetch_next=false)",
+			!t->pregather ? "off (debug.pregather=false)" :
+			t->dx.ag_first >= 0 ? "on" : "none to move (no all-gather)");
+	if (dist && t->knobs.reduce_dtype == COMM_BF16)
+		logline(log, quiet, "fsdp.reduce_dtype bf16: gradient %s in bf16 (%.1f MB scratch), cast back to fp32 "
+				    "for the optimizer", t->knobs.mode == DIST_DDP ? "bucket all-reduces" : "reductions",
+			(double)(t->dx.rs16_n + t->dx.ar16_n) * 2.0 / 1e6);
+	else if (!dist && cfg->fsdp.reduce_dtype == REDUCE_BF16)
+		logline(log, quiet, "fsdp.reduce_dtype bf16 ignored: the single-GPU loop reduces nothing");
+	if (cfg->training.inject_allreduce_copies)
+		logline(log, quiet, dist ? "training.inject_allreduce_copies: %d x (all_reduce avg, copy, all_reduce sum, "
+					   "D2H/H2D round trip, all_reduce avg) of %zu floats at the end of every step"
+					 : "training.inject_allreduce_copies (level %d, %zu floats) ignored: it applies to the "
+					   "distributed executor (world > 1 or debug.distributed_executor)",
+			dist ? t->dx.stress_level : cfg->training.allreduce_stress_level, DIST_STRESS_FLOATS);
+	/* the executor's measurement switch (dist_gpu.c says what each mode skips) */
+	if (cfg->debug.isolate != ISOLATE_NONE) {
+		const char *iso = cfg->debug.isolate == ISOLATE_COMM ? "comm" : "compute";
+		if (dist)
+			logline(log, quiet, "debug.isolate=%s: the step runs %s only, for timing; the model does "
+					    "not train and the loss and gradient norm are meaningless", iso,
+				cfg->debug.isolate == ISOLATE_COMM ? "the collectives" : "the compute (no collective)");
+		else
+			logline(log, quiet, "debug.isolate=%s ignored: it applies to the distributed executor "
+					    "(world > 1 or debug.distributed_executor)", iso);
+	}
+}
+
+enum aorta_status trainer_open(struct trainer **out, const struct train_config *cfg, const struct trainer_opts *o,
+			       struct comm *comm, int device, struct aorta_error *e)
+{
+	struct trainer *t = xcalloc(1, sizeof(*t));
+	enum aorta_status st;
+
+	*out = NULL;
+	t->cfg = cfg;
+	t->o = *o;
+	t->comm = comm;
+	t->W = comm->size;
+	t->rank = comm->rank;
+	t->dist = t->W > 1 || cfg->debug.distributed_executor;
+	t->quiet = o->quiet || t->rank != 0;   /* only rank 0 prints */
+	t->instrumented = cfg->debug.instrumented;
+	t->prefetch_next = cfg->debug.prefetch_next;
+	t->pregather = cfg->debug.pregather;
+	t->graph_wanted = cfg->compile.enabled;
+	train_config_model_dims(cfg, &t->d);
+	if (layout_init(&t->lay, &t->d) != 0) {
+		st = aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
+				"the model dimensions are invalid (model_dim must divide by num_heads)");
+		goto fail;
+	}
+	t->B = (int)cfg->training.batch_size;
+	t->accum = (int)(cfg->training.gradient_accumulation > 0 ? cfg->training.gradient_accumulation : 1);
+	t->total = (long)train_config_total_steps(cfg, t->W);
+	t->prec = cfg->training.mixed_precision == MP_BF16 ? PREC_BF16 :
+		  cfg->training.mixed_precision == MP_FP16 ? PREC_FP16 : PREC_FP32;
+	const float loss_scale = (t->prec == PREC_FP16 ? FP16_LOSS_SCALE : 1.0f) / (float)t->accum;
+	t->seed = (uint64_t)cfg->dataset.seed;
+
+	if (t->dist) {
+		/* the plan and its schedule, checked before anything is allocated */
+		dist_knobs_from_config(&t->knobs, cfg);
+		if ((st = dist_plan_init(&t->plan, t->W, t->rank, comm->node_size, &t->knobs, &t->lay, e)))
+			goto fail;
+		t->have_plan = 1;
+		if ((st = dist_schedule_build(&t->sched, &t->plan, e)) ||
+		    (st = dist_schedule_check(&t->sched, &t->plan, NULL, e)))
+			goto fail;
+		t->graph_wanted = 0;
+	}
+	if ((st = open_device(t, device, e)) || (st = open_model(t, e)))
+		goto fail;
+
+	/* data: batches of the global batch W*B per epoch; this rank takes its slice */
+	long per_epoch = (long)(cfg->dataset.num_samples / ((long long)t->B * t->W));
+	int nbatches = o->data_batches > 0 ? o->data_batches : (int)(per_epoch < 32 ? per_epoch : 32);
+	if (nbatches < 1)
+		nbatches = 1;
+	if ((st = data_cache_init(&t->data, &t->d, t->B, nbatches, t->seed, (uint64_t)t->B * (uint64_t)t->W,
+				  (uint64_t)t->rank * (uint64_t)t->B, e)) ||
+	    (st = open_outputs(t, e)))
+		goto fail;
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	log_setup(t);
+
+	t->step_ms = xcalloc((size_t)(t->total > 0 ? t->total : 1), sizeof(*t->step_ms));
+	t->wall_ms = xcalloc((size_t)(t->total > 0 ? t->total : 1), sizeof(*t->wall_ms));
+	struct recorder *rec = t->instrumented ? t->rec : NULL; /* NULL: no ranges (rbegin) */
+	t->ph = (struct phase_ctx){ rec, -1, 1, "" };
+	t->gm.phase = on_phase;
+	t->gm.phase_ctx = &t->ph;
+	if ((st = GPU_CALL(e, gpuMallocHost((void **)&t->h_loss, sizeof(float)))) ||
+	    (st = GPU_CALL(e, gpuMallocHost((void **)&t->h_sumsq, sizeof(double)))))
+		goto fail;
+	t->x = (struct step_ctx){ .cfg = cfg, .gm = &t->gm, .gs = &t->gs, .rec = rec, .data = &t->data,
+				  .ph = &t->ph, .ev_fork = t->ev_fork, .ev_data = t->ev_data,
+				  .ev_consumed = t->ev_consumed, .ev_grads = t->ev_grads, .loss_acc = t->loss_acc,
+				  .h_loss = t->h_loss, .h_sumsq = t->h_sumsq, .accum = t->accum,
+				  .loss_scale = loss_scale, .seed = t->seed, .per_epoch = per_epoch, .rank = t->rank,
+				  .dx = t->have_dx ? &t->dx : NULL, .nsteps = t->total,
+				  .prefetch_next = t->have_dx && t->prefetch_next, .pregather = t->pregather,
+				  .graph_fail = cfg->debug.graph_fail, .ev_pre = { t->ev_pre[0], t->ev_pre[1] } };
+	if (t->have_dx)
+		dist_gpu_set_loader(&t->dx, load_micro, &t->x);
+	if (t->graph_wanted) {
+		t->x.par_bytes = sizeof(struct step_params) + (size_t)t->accum * sizeof(uint64_t);
+		t->x.copy_node = xcalloc((size_t)t->accum * GPU_MODEL_BATCH_COPIES, sizeof(*t->x.copy_node));
+		if ((st = GPU_CALL(e, gpuMallocHost((void **)&t->x.hpar, t->x.par_bytes))) ||
+		    (st = GPU_CALL(e, gpuMalloc((void **)&t->x.dpar, t->x.par_bytes))))
+			goto fail;
+		memset(t->x.hpar, 0, t->x.par_bytes);
+	}
+	t->li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
+	t->progress = !t->quiet && isatty(2);
+	*out = t;
+	return AORTA_OK;
+fail:
+	trainer_close(t);
+	return st;
+}
+
+int trainer_more(const struct trainer *t)
+{
+	/* world > 1: every rank stops after the same step (stop_all) */
+	return t->next < t->total && !(t->dist ? t->stop_all : stop_requested);
+}
+
+/* compile.enabled: step 0 runs eagerly (it loads the kernels and sizes
+ * cuBLAS's and the ops' workspaces, which a capture must not allocate),
+ * step 1 is captured, every later step is a replay. */
+static void maybe_capture(struct trainer *t, long s)
+{
+	struct aorta_error why;
+	size_t nnodes = 0;
+	double c0 = now_ms();
+
+	if (!t->graph_wanted || t->x.exec || t->graph_failed || s < 1)
+		return;
+	if (graph_capture(&t->x, s, &why, &nnodes)) {
+		t->graph_failed = 1;
+		logline(t->log, t->quiet, "compile.enabled: capturing the step as a CUDA graph failed, "
+					  "running eagerly: %s", why.msg);
+	} else {
+		logline(t->log, t->quiet, "compile.enabled: step captured as a CUDA graph of %zu nodes "
+					  "(%d micro-batches), captured and instantiated in %.1f ms; "
+					  "replayed from step %ld",
+			nnodes, t->accum, now_ms() - c0, s);
+	}
+}
+
+/* The step's record for the JSONL line, written while the next step runs. */
+static void record_step(struct trainer *t, long s, const struct rec_step *rs, float loss, double norm, double lr)
+{
+	struct step_record *sr = &t->pend.sr;
+	int epoch, estep;
+
+	step_position(&t->x, s, &epoch, &estep);
+	memset(sr, 0, sizeof(*sr));
+	sr->rank = t->rank;
+	sr->world_size = t->W;
+	sr->epoch = epoch;
+	sr->step = estep;
+	sr->global_step = s;
+	sr->loss = loss;
+	sr->grad_norm = norm;
+	sr->lr = lr;
+	if (t->tel) {
+		struct gpu_telemetry g;
+		telemetry_read(t->tel, &g);
+		t->pend.ts = (struct telemetry_sample){ g.available, g.sm_clock_mhz, g.mem_clock_mhz, g.power_w,
+							g.temp_c, g.gpu_util_pct, g.mem_util_pct };
+		sr->telemetry = &t->pend.ts;
+	}
+	pending_take(&t->pend, rs, t->dist ? &t->dx : NULL);
+}
+
+enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e)
+{
+	const long s = t->next;
+	struct step_ctx *x = &t->x;
+	enum aorta_status st;
+	double t0 = now_ms();
+
+	nvtx_push_step(s);
+	maybe_capture(t, s);
+	enum step_mode mode = x->exec ? STEP_REPLAY : STEP_EAGER;
+	if (mode == STEP_REPLAY) {
+		/* the graph first, then the recorder's bookkeeping while it runs */
+		if ((st = graph_prepare(x, s, e)) || (st = GPU_CALL(e, gpuGraphLaunch(x->exec, t->gs.s[GS_COMPUTE]))))
+			return st;
+	}
+	if ((st = t->dist ? enqueue_dist_step(x, s, e) : enqueue_step(x, s, mode, e)))
+		return st;
+	double lr = lr_of(x, s);
+	/* the previous step's line, while the GPU works on this one */
+	if (t->pend.valid && (st = emit(&t->pend, t->mf, t->log, t->quiet, t->li, t->total, t->res.metrics_path, e)))
+		return st;
+	struct rec_step rs;
+	if ((st = finish_step(x, s, mode, &rs, e)))
+		return st;
+	nvtx_pop();
+	t->gm.stream = t->gs.s[GS_COMPUTE];
+	gpu_ops_set_stream(t->gm.ops, t->gs.s[GS_COMPUTE]);
+
+	float loss = 0.0f;
+	double norm = 0.0;
+	if (t->dist) {
+		if ((st = dist_gpu_step_done(&t->dx, &loss, &norm, &t->stop_all, e)))
+			return st;
+	} else {
+		loss = *t->h_loss / (float)t->accum;
+		norm = *t->h_sumsq > 0 ? sqrt(*t->h_sumsq) * t->gm.grad_unscale : 0.0;
+	}
+	if (!isfinite(loss))
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "the loss is %f at step %ld: training diverged", loss, s);
+	if (t->instrumented)
+		record_step(t, s, &rs, loss, norm, lr);
+	t->wall_ms[t->done] = now_ms() - t0;
+	t->step_ms[t->done] = t->instrumented ? (double)rs.total_ns / 1e6 : t->wall_ms[t->done];
+	t->done++;
+	t->next++;
+	if (s == 0)
+		t->res.first_loss = loss;
+	t->res.last_loss = loss;
+	if (t->cup) {
+		struct aorta_error ce = { 0 };
+		if (cupti_step(t->cup, &ce) != AORTA_OK)
+			logline(t->log, t->quiet, "profiling: %s", ce.msg);
+	}
+	if (t->progress && (t->done % 10 == 0 || t->done == t->total))
+		fprintf(stderr, "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", t->done, t->total,
+			t->step_ms[t->done - 1], loss);
+	return AORTA_OK;
+}
+
+enum aorta_status trainer_finish(struct trainer *t, struct trainer_result *res, struct aorta_error *e)
+{
+	enum aorta_status st;
+
+	if (t->progress)
+		fputc('\n', stderr);
+	if (t->pend.valid && (st = emit(&t->pend, t->mf, t->log, t->quiet, t->li, t->total, t->res.metrics_path, e)))
+		return st;
+	if (t->dist ? t->stop_all : stop_requested)
+		logline(t->log, t->quiet, "stopped by a signal after %ld steps; metrics are complete up to there",
+			t->done);
+	t->res.steps = t->done;
+	if (t->done) {
+		double sum = 0;
+		for (long i = 0; i < t->done; i++)
+			sum += t->step_ms[i];
+		t->res.mean_step_ms = sum / (double)t->done;
+		qsort(t->step_ms, (size_t)t->done, sizeof(*t->step_ms), cmp_double);
+		t->res.median_step_ms = t->step_ms[t->done / 2];
+		qsort(t->wall_ms, (size_t)t->done, sizeof(*t->wall_ms), cmp_double);
+		t->res.median_wall_ms = t->wall_ms[t->done / 2];
+	}
+	*res = t->res;
+	return AORTA_OK;
+}
 
 enum aorta_status trainer_run(const struct train_config *cfg, const struct trainer_opts *o,
 			      struct trainer_result *res, struct aorta_error *e)
@@ -780,431 +1273,18 @@ enum aorta_status trainer_run(const struct train_config *cfg, const struct train
 enum aorta_status trainer_rank_run(const struct train_config *cfg, const struct trainer_opts *o, struct comm *comm,
 				   int device, struct trainer_result *res, struct aorta_error *e)
 {
-	enum aorta_status st = AORTA_OK;
-	const int W = comm->size, rank = comm->rank;
-	const char *force = getenv("AORTA_TRAIN_DIST");
-	const int dist = W > 1 || (force && *force && strcmp(force, "0"));
-	const int quiet = o->quiet || rank != 0;   /* only rank 0 prints */
-	struct dist_knobs knobs;
-	struct dist_plan plan;
-	struct dist_schedule sched = { 0 };
-	struct dist_gpu dx;
-	int have_plan = 0, have_dx = 0, stop_all = 0;
-	/* AORTA_TRAIN_PREFETCH_NEXT=0: upload each step's batch at its start
-	 * instead of during the step before (an A/B switch for measurements) */
-	const char *pn = getenv("AORTA_TRAIN_PREFETCH_NEXT");
-	const int prefetch_next = !(pn && !strcmp(pn, "0"));
-	/* AORTA_TRAIN_PREGATHER=0: each step gathers its first group itself
-	 * instead of the step before (dist_gpu_set_next; for A/B) */
-	const char *pg = getenv("AORTA_TRAIN_PREGATHER");
-	const int pregather = !(pg && !strcmp(pg, "0"));
-	struct model_dims d;
-	struct param_layout lay = { 0 };
-	struct gpu_streams gs = { 0 };
-	struct recorder *rec = NULL;
-	struct telemetry *tel = NULL;
-	struct cupti_capture *cup = NULL;
-	struct gpu_model gm;
-	struct data_cache data = { 0 };
-	struct gpu_device_info dev;
-	gpuEvent_t ev_fork = NULL, ev_data = NULL, ev_consumed = NULL, ev_grads = NULL, ev_pre[2] = { NULL, NULL };
-	struct step_ctx x;
-	int graph_wanted = cfg->compile.enabled, graph_failed = 0;
-	float *params_host = NULL, *loss_acc = NULL;
-	FILE *mf = NULL, *log = NULL;
-	double *step_ms = NULL;
-	struct pending pend = { 0 };
-	float *h_loss = NULL;
-	double *h_sumsq = NULL;
-	char path[1200];
-	int have_model = 0;
+	struct trainer *t = NULL;
+	enum aorta_status st;
 
-	memset(&plan, 0, sizeof(plan));
-	memset(&dx, 0, sizeof(dx));
 	memset(res, 0, sizeof(*res));
-	memset(&gm, 0, sizeof(gm));
-	memset(&x, 0, sizeof(x));
-	pthread_once(&instrumented_once, read_instrumented);
-	train_config_model_dims(cfg, &d);
-	if (layout_init(&lay, &d) != 0)
-		return aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
-				  "the model dimensions are invalid (model_dim must divide by num_heads)");
-
-	const int B = (int)cfg->training.batch_size;
-	const int accum = (int)(cfg->training.gradient_accumulation > 0 ? cfg->training.gradient_accumulation : 1);
-	const long total = (long)train_config_total_steps(cfg, W);
-	const enum gpu_precision prec = cfg->training.mixed_precision == MP_BF16 ? PREC_BF16 :
-					cfg->training.mixed_precision == MP_FP16 ? PREC_FP16 : PREC_FP32;
-	const float loss_scale = (prec == PREC_FP16 ? FP16_LOSS_SCALE : 1.0f) / (float)accum;
-	const uint64_t seed = (uint64_t)cfg->dataset.seed;
-
-	if (dist) {
-		/* the plan and its schedule, checked before anything is allocated */
-		dist_knobs_from_config(&knobs, cfg);
-		if ((st = dist_plan_init(&plan, W, rank, comm->node_size, &knobs, &lay, e)))
-			goto out;
-		have_plan = 1;
-		if ((st = dist_schedule_build(&sched, &plan, e)) || (st = dist_schedule_check(&sched, &plan, NULL, e)))
-			goto out;
-		graph_wanted = 0;
-	}
-
-	/* device, memory check, streams, recorder */
-	if ((st = gpu_select_device(device, &dev, e)))
-		goto out;
-	size_t free_b = 0, total_b = 0;
-	if ((st = GPU_CALL(e, gpuMemGetInfo(&free_b, &total_b))))
-		goto out;
-	uint64_t need = train_config_memory_bytes(cfg, W);
-	if (need > free_b) {
-		st = aorta_fail(e, AORTA_EINPUT, cfg->source, 0, -1,
-				"training.batch_size %d needs about %.2f GB of GPU memory, but %s has %.2f GB free",
-				B, (double)need / 1e9, dev.name, (double)free_b / 1e9);
-		goto out;
-	}
-	if ((st = gpu_streams_init(&gs, cfg->streams.high_priority_mask != 0, e)))
-		goto out;
-	if ((st = rec_init(&rec, &gs, 16, e)))
-		goto out;
-	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_fork, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_data, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_consumed, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_grads, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_pre[0], gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&ev_pre[1], gpuEventDisableTiming))))
-		goto out;
-
-	/* model */
-	if ((st = gpu_model_create_ex(&gm, &d, &lay, B, prec, gs.s[GS_COMPUTE], dist ? GPU_MODEL_NO_STATE : 0u, e)))
-		goto out;
-	have_model = 1;
-	gm.beta1 = (float)cfg->optimizer.betas[0];
-	gm.beta2 = (float)cfg->optimizer.betas[1];
-	gm.eps = (float)cfg->optimizer.eps;
-	gm.weight_decay = (float)cfg->optimizer.weight_decay;
-	gm.grad_unscale = prec == PREC_FP16 ? 1.0f / FP16_LOSS_SCALE : 1.0f;
-	params_host = xmalloc(lay.total * sizeof(float));
-	params_init(params_host, &lay, &d, seed);
-	if (dist) {
-		struct dist_adamw opt = { gm.beta1, gm.beta2, gm.eps, gm.weight_decay,
-					  (float)cfg->training.grad_clip_norm };
-		if ((st = dist_gpu_init(&dx, &gm, &plan, &sched, comm, &gs, instrumented ? rec : NULL, params_host, &opt,
-					gm.grad_unscale, e)))
-			goto out;
-		have_dx = 1;
-		if (prefetch_next && (st = gpu_model_spare_batch(&gm, e)))
-			goto out;
-		if (cfg->training.inject_allreduce_copies &&
-		    (st = dist_gpu_set_stress(&dx, cfg->training.allreduce_stress_level, e)))
-			goto out;
-	} else if ((st = gpu_model_upload_params(&gm, params_host, e))) {
-		goto out;
-	}
-	if ((st = GPU_CALL(e, gpuMalloc((void **)&loss_acc, sizeof(float)))))
-		goto out;
-
-	/* data */
-	/* batches of the global batch W*B per epoch; this rank takes its slice */
-	long per_epoch = (long)(cfg->dataset.num_samples / ((long long)B * W));
-	int nbatches = o->data_batches > 0 ? o->data_batches : (int)(per_epoch < 32 ? per_epoch : 32);
-	if (nbatches < 1)
-		nbatches = 1;
-	if ((st = data_cache_init(&data, &d, B, nbatches, seed, (uint64_t)B * (uint64_t)W,
-				  (uint64_t)rank * (uint64_t)B, e)))
-		goto out;
-
-	/* outputs */
-	if (mkdir_p(cfg->training.output_dir) != 0) {
-		st = aorta_fail(e, AORTA_EINTERNAL, cfg->training.output_dir, 0, -1,
-				"cannot create the output directory: %s", strerror(errno));
-		goto out;
-	}
-	snprintf(res->metrics_path, sizeof(res->metrics_path), "%s/rank_%02d_metrics.jsonl",
-		 cfg->training.output_dir, rank);
-	mf = fopen(res->metrics_path, "a"); /* append, as upstream */
-	snprintf(path, sizeof(path), "%s/rank%d.log", cfg->training.output_dir, rank);
-	log = fopen(path, "a");
-	if (!mf || !log) {
-		st = aorta_fail(e, AORTA_EINTERNAL, mf ? path : res->metrics_path, 0, -1,
-				"cannot open for writing: %s", strerror(errno));
-		goto out;
-	}
-	if (o->gpu_metrics)
-		tel = telemetry_open(dev.pci_bus_id, dev.index);
-	if (cfg->profiling.enabled && o->shared_process) {
-		/* enabling CUPTI synchronises every context of the process, so while
-		 * the other ranks' NCCL kernels wait for this one the process
-		 * deadlocks (seen on 2 H200s); one process per rank traces fine */
-		logline(log, quiet, "profiling: not available when several ranks are threads of one process; "
-				    "run one rank per process (mpirun, or scripts/launch_cuda.sh with USE_MPI=1) "
-				    "to record CUPTI traces");
-	} else if (cfg->profiling.enabled && rank != 0) {
-		logline(log, quiet, "profiling: only rank 0 records a CUPTI trace (one activity buffer per process)");
-	} else if (cfg->profiling.enabled) {
-		struct cupti_opts co = { 0 };
-		co.output_dir = cfg->training.output_dir;
-		co.rank = rank;
-		co.world_size = W;
-		co.device = dev.index;
-		co.gzip = 0;
-		co.always_on = cfg->compile.enabled; /* graph kernels need it (cupti.h) */
-		co.sched = (struct cupti_schedule){ 0, (int)cfg->profiling.wait, (int)cfg->profiling.warmup,
-						    (int)cfg->profiling.active, (int)cfg->profiling.repeat };
-		struct aorta_error ce = { 0 };
-		if (cupti_open(&cup, &co, &ce) != AORTA_OK) {
-			logline(log, quiet, "profiling disabled: %s", ce.msg);
-			cup = NULL;
-		}
-	}
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	logline(log, quiet, "training on %s: %zu parameters, batch %d x %d micro-batches, %s, %ld steps, "
-			    "%d distinct batches",
-		dev.name, lay.total, B, accum, prec == PREC_BF16 ? "bf16" : prec == PREC_FP16 ? "fp16" : "fp32",
-		total, data.n);
-	if (dist) {
-		char sbuf[256];
-		dist_schedule_format(&sched, sbuf, sizeof(sbuf));
-		logline(log, quiet, "rank %d of %d (node size %d): %s%s%s, %zu of %zu parameters local, %d buckets, "
-				    "pools %.1f MB gathered + %.1f MB gradients; schedule %s%s",
-			rank, W, comm->node_size, knobs.mode == DIST_DDP ? "ddp" : "fsdp ",
-			knobs.mode == DIST_DDP ? "" : sharding_strategy_name(knobs.strategy),
-			cfg->compile.enabled ? " (compile.enabled: graph mode is world 1 only, running eagerly)" : "",
-			plan.local_total, lay.total, plan.nbuckets, (double)dx.gather.bytes / 1e6,
-			(double)dx.gradp.bytes / 1e6, sbuf, strlen(sbuf) + 1 >= sizeof(sbuf) ? "..." : "");
-	}
-	if (dist && comm_is_nccl(comm)) {
-		char nb[320];
-		comm_nccl_describe(comm, nb, sizeof(nb));
-		logline(log, quiet, "%s%s", nb,
-			dx.params_win ? "; all-gathers on the copy engines (symmetric windows)" : "");
-	}
-	if (dist)
-		logline(log, quiet, "cross-step overlap: next step's batch uploaded during the step: %s; next step's "
-				    "first all-gather at the end of the step: %s",
-			prefetch_next ? "on" : "off (AORTA_TRAIN_PREFETCH_NEXT=0)",
-			!pregather ? "off (AORTA_TRAIN_PREGATHER=0)" : dx.ag_first >= 0 ? "on" : "none to move (no all-gather)");
-	if (dist && knobs.reduce_dtype == COMM_BF16)
-		logline(log, quiet, "fsdp.reduce_dtype bf16: gradient %s in bf16 (%.1f MB scratch), cast back to fp32 "
-				    "for the optimizer", knobs.mode == DIST_DDP ? "bucket all-reduces" : "reductions",
-			(double)(dx.rs16_n + dx.ar16_n) * 2.0 / 1e6);
-	else if (!dist && cfg->fsdp.reduce_dtype == REDUCE_BF16)
-		logline(log, quiet, "fsdp.reduce_dtype bf16 ignored: the single-GPU loop reduces nothing");
-	if (cfg->training.inject_allreduce_copies)
-		logline(log, quiet, dist ? "training.inject_allreduce_copies: %d x (all_reduce avg, copy, all_reduce sum, "
-					   "D2H/H2D round trip, all_reduce avg) of %zu floats at the end of every step"
-					 : "training.inject_allreduce_copies (level %d, %zu floats) ignored: it applies to the "
-					   "distributed executor (world > 1 or AORTA_TRAIN_DIST=1)",
-			dist ? dx.stress_level : cfg->training.allreduce_stress_level, DIST_STRESS_FLOATS);
-	/* the executor's measurement switch (dist_gpu.c says what each mode skips) */
-	const char *iso = getenv("AORTA_TRAIN_ISOLATE");
-	if (iso && *iso && strcmp(iso, "0")) {
-		if (dist)
-			logline(log, quiet, "AORTA_TRAIN_ISOLATE=%s: the step runs %s only, for timing; the model does "
-					    "not train and the loss and gradient norm are meaningless", iso,
-				!strcmp(iso, "comm") ? "the collectives" : "the compute (no collective)");
-		else
-			logline(log, quiet, "AORTA_TRAIN_ISOLATE=%s ignored: it applies to the distributed executor "
-					    "(world > 1 or AORTA_TRAIN_DIST=1)", iso);
-	}
-
-	step_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*step_ms));
-	double *wall_ms = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*wall_ms));
-	struct phase_ctx ph = { rec, -1, 1, "" };
-	gm.phase = on_phase;
-	gm.phase_ctx = &ph;
-	long done = 0;
-	if ((st = GPU_CALL(e, gpuMallocHost((void **)&h_loss, sizeof(float)))) ||
-	    (st = GPU_CALL(e, gpuMallocHost((void **)&h_sumsq, sizeof(double)))))
-		goto out;
-	x = (struct step_ctx){ .cfg = cfg, .gm = &gm, .gs = &gs, .rec = rec, .data = &data, .ph = &ph,
-			       .ev_fork = ev_fork, .ev_data = ev_data, .ev_consumed = ev_consumed,
-			       .ev_grads = ev_grads, .loss_acc = loss_acc, .h_loss = h_loss, .h_sumsq = h_sumsq,
-			       .accum = accum, .loss_scale = loss_scale, .seed = seed, .per_epoch = per_epoch,
-			       .rank = rank, .dx = have_dx ? &dx : NULL, .nsteps = total,
-			       .prefetch_next = have_dx && prefetch_next, .pregather = pregather,
-			       .ev_pre = { ev_pre[0], ev_pre[1] } };
-	if (have_dx)
-		dist_gpu_set_loader(&dx, load_micro, &x);
-	if (graph_wanted) {
-		x.par_bytes = sizeof(struct step_params) + (size_t)accum * sizeof(uint64_t);
-		x.copy_node = xcalloc((size_t)accum * GPU_MODEL_BATCH_COPIES, sizeof(*x.copy_node));
-		if ((st = GPU_CALL(e, gpuMallocHost((void **)&x.hpar, x.par_bytes))) ||
-		    (st = GPU_CALL(e, gpuMalloc((void **)&x.dpar, x.par_bytes))))
-			goto out;
-		memset(x.hpar, 0, x.par_bytes);
-	}
-	long li = cfg->training.log_interval > 0 ? cfg->training.log_interval : 10;
-	const int progress = !quiet && isatty(2);
-	/* world > 1: every rank stops after the same step (stop_all) */
-	for (long s = 0; s < total && !(dist ? stop_all : stop_requested); s++) {
-		int epoch, estep;
-		step_position(&x, s, &epoch, &estep);
-		double t0 = now_ms();
-		nvtx_push_step(s);
-		/* compile.enabled: step 0 runs eagerly (it loads the kernels and
-		 * sizes cuBLAS's and the ops' workspaces, which a capture must not
-		 * allocate), step 1 is captured, every later step is a replay */
-		if (graph_wanted && !x.exec && !graph_failed && s >= 1) {
-			struct aorta_error why;
-			size_t nnodes = 0;
-			double c0 = now_ms();
-			if (graph_capture(&x, s, &why, &nnodes)) {
-				graph_failed = 1;
-				logline(log, quiet, "compile.enabled: capturing the step as a CUDA graph failed, "
-						    "running eagerly: %s", why.msg);
-			} else {
-				logline(log, quiet, "compile.enabled: step captured as a CUDA graph of %zu nodes "
-						       "(%d micro-batches), captured and instantiated in %.1f ms; "
-						       "replayed from step %ld",
-					nnodes, accum, now_ms() - c0, s);
-			}
-		}
-		enum step_mode mode = x.exec ? STEP_REPLAY : STEP_EAGER;
-		if (mode == STEP_REPLAY) {
-			/* the graph first, then the recorder's bookkeeping while it runs */
-			if ((st = graph_prepare(&x, s, e)) ||
-			    (st = GPU_CALL(e, gpuGraphLaunch(x.exec, gs.s[GS_COMPUTE]))))
-				goto out;
-		}
-		if ((st = dist ? enqueue_dist_step(&x, s, e) : enqueue_step(&x, s, mode, e)))
-			goto out;
-		double lr = lr_of(&x, s);
-		/* the previous step's line, while the GPU works on this one */
-		if (pend.valid && (st = emit(&pend, mf, log, quiet, li, total, res->metrics_path, e)))
-			goto out;
-		struct rec_step rs;
-		if ((st = finish_step(&x, s, mode, &rs, e)))
-			goto out;
-		nvtx_pop();
-		gm.stream = gs.s[GS_COMPUTE];
-		gpu_ops_set_stream(gm.ops, gs.s[GS_COMPUTE]);
-
-		float loss = 0.0f;
-		double norm = 0.0;
-		if (dist) {
-			if ((st = dist_gpu_step_done(&dx, &loss, &norm, &stop_all, e)))
-				goto out;
-		} else {
-			loss = *h_loss / (float)accum;
-			norm = *h_sumsq > 0 ? sqrt(*h_sumsq) * gm.grad_unscale : 0.0;
-		}
-		if (!isfinite(loss)) {
-			st = aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "the loss is %f at step %ld: training diverged", loss, s);
-			goto out;
-		}
-		if (instrumented) {
-			struct step_record *sr = &pend.sr;
-			memset(sr, 0, sizeof(*sr));
-			sr->rank = rank;
-			sr->world_size = W;
-			sr->epoch = epoch;
-			sr->step = estep;
-			sr->global_step = s;
-			sr->loss = loss;
-			sr->grad_norm = norm;
-			sr->lr = lr;
-			if (tel) {
-				struct gpu_telemetry g;
-				telemetry_read(tel, &g);
-				pend.ts = (struct telemetry_sample){ g.available, g.sm_clock_mhz, g.mem_clock_mhz,
-								     g.power_w, g.temp_c, g.gpu_util_pct, g.mem_util_pct };
-				sr->telemetry = &pend.ts;
-			}
-			pending_take(&pend, &rs, dist ? &dx : NULL);
-		}
-		wall_ms[done] = now_ms() - t0;
-		step_ms[done] = instrumented ? (double)rs.total_ns / 1e6 : wall_ms[done];
-		done++;
-		if (s == 0)
-			res->first_loss = loss;
-		res->last_loss = loss;
-		if (cup) {
-			struct aorta_error ce = { 0 };
-			if (cupti_step(cup, &ce) != AORTA_OK)
-				logline(log, quiet, "profiling: %s", ce.msg);
-		}
-		if (progress && (done % 10 == 0 || done == total))
-			fprintf(stderr, "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", done, total,
-				step_ms[done - 1], loss);
-	}
-	if (progress)
-		fputc('\n', stderr);
-	if (pend.valid && (st = emit(&pend, mf, log, quiet, li, total, res->metrics_path, e)))
-		goto out;
-	if (dist ? stop_all : stop_requested)
-		logline(log, quiet, "stopped by a signal after %ld steps; metrics are complete up to there", done);
-	res->steps = done;
-	if (done) {
-		double sum = 0;
-		for (long i = 0; i < done; i++)
-			sum += step_ms[i];
-		res->mean_step_ms = sum / (double)done;
-		qsort(step_ms, (size_t)done, sizeof(*step_ms), cmp_double);
-		res->median_step_ms = step_ms[done / 2];
-		qsort(wall_ms, (size_t)done, sizeof(*wall_ms), cmp_double);
-		res->median_wall_ms = wall_ms[done / 2];
-	}
-	free(wall_ms);
-out:
-	if (x.exec) {
-		gpuGraphExecDestroy(x.exec);
-		if (rec)
-			rec_graph_release(rec);
-	}
-	if (x.graph)
-		gpuGraphDestroy(x.graph);
-	if (x.hpar)
-		gpuFreeHost(x.hpar);
-	if (x.dpar)
-		gpuFree(x.dpar);
-	free(x.copy_node);
-	if (cup) {
-		struct aorta_error ce = { 0 };
-		cupti_close(cup, &ce);
-	}
-	if (tel)
-		telemetry_close(tel);
-	if (mf)
-		fclose(mf);
-	if (log)
-		fclose(log);
-	free(step_ms);
-	pending_free(&pend);
-	if (h_loss)
-		gpuFreeHost(h_loss);
-	if (h_sumsq)
-		gpuFreeHost(h_sumsq);
-	free(params_host);
-	if (loss_acc)
-		gpuFree(loss_acc);
-	data_cache_free(&data);
-	if (have_dx)
-		dist_gpu_release(&dx);
-	if (have_model)
-		gpu_model_release(&gm);
-	if (ev_fork)
-		gpuEventDestroy(ev_fork);
-	if (ev_data)
-		gpuEventDestroy(ev_data);
-	if (ev_consumed)
-		gpuEventDestroy(ev_consumed);
-	if (ev_grads)
-		gpuEventDestroy(ev_grads);
-	for (int i = 0; i < 2; i++)
-		if (ev_pre[i])
-			gpuEventDestroy(ev_pre[i]);
-	rec_free(rec, NULL);
-	if (gs.s[0])
-		gpu_streams_release(&gs, NULL);
-	dist_schedule_release(&sched);
-	if (have_plan)
-		dist_plan_release(&plan);
-	layout_release(&lay);
+	if ((st = trainer_open(&t, cfg, o, comm, device, e)))
+		return st;
+	while (st == AORTA_OK && trainer_more(t))
+		st = trainer_step(t, e);
+	if (st == AORTA_OK)
+		st = trainer_finish(t, res, e);
+	else
+		snprintf(res->metrics_path, sizeof(res->metrics_path), "%s", t->res.metrics_path);
+	trainer_close(t);
 	return st;
 }

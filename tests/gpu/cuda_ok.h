@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cuda_runtime.h>
+#include "gpu/gpu.h"
 
 #define CUDA_OK(call)                                                                           \
 	do {                                                                                    \
-		cudaError_t e_ = (call);                                                        \
-		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+		gpuError_t e_ = (call);                                                        \
+		if (e_ != gpuSuccess) {                                                        \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, gpuGetErrorString(e_)); \
 			exit(4);                                                                \
 		}                                                                               \
 	} while (0)

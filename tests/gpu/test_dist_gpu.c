@@ -8,7 +8,7 @@
  *      fail;
  *   2. the GPU executor of the FSDP / DDP schedules (dist_gpu.h), run by
  *      trainer_run at world 1 with the local communicator
- *      (AORTA_TRAIN_DIST=1), reproduces the single-GPU loop's losses and
+ *      (debug.distributed_executor), reproduces the single-GPU loop's losses and
  *      gradient norms over 10 steps for full_shard, shard_grad_op,
  *      no_shard, hybrid_shard and ddp (several buckets), with prefetch
  *      knobs, fp32 and bf16, and its JSONL holds the per-group compute
@@ -27,7 +27,7 @@
  *      CPU threads backend's bf16 reduction bit for bit (comm.h: at 2
  *      ranks both are bf16(a + b)); skipped with one GPU;
  *   5. fsdp.reduce_dtype bf16 in the GPU executor (world 1,
- *      AORTA_TRAIN_DIST=1, full_shard and ddp): losses within bf16
+ *      debug.distributed_executor, full_shard and ddp): losses within bf16
  *      tolerance (1e-2 relative) of the fp32 reduce, the gradient norm
  *      changed (the cast acts), and the JSONL ranges of the gradient
  *      collectives carry "dtype":"bf16" and exactly half the fp32 run's
@@ -38,7 +38,7 @@
  * Without a CUDA device it prints a skip and exits 0.  Last line:
  * "N passed, N failed, N skipped"; exit 1 when a check failed.
  */
-#include <cuda_runtime_api.h>
+#include "gpu/gpu.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -53,7 +53,7 @@
 #include "train/dist_ops_gpu.h"
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/rng.h"
+#include "kernels/rng.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 
@@ -108,7 +108,7 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 	struct aorta_error err = { 0 };
 	struct gpu_model gm;
 	struct batch b;
-	cudaStream_t s;
+	gpuStream_t s;
 
 	if (layout_init(&lay, d) != 0) {
 		verdict(0, "%s: layout", label);
@@ -123,7 +123,7 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 		g0[i] = 0.01f * (2.0f * rng_uniform(99, 0x7e57, i) - 1.0f);
 	batch_alloc(&b, d, B);
 	batch_fill(&b, d, 3, 0);
-	CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CUDA_OK(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking));
 	AORTA_OK_OR_DIE(gpu_model_create(&gm, d, &lay, B, prec, s, &err));
 	AORTA_OK_OR_DIE(gpu_model_upload_params(&gm, hp, &err));
 	AORTA_OK_OR_DIE(gpu_model_upload_batch(&gm, &b, NULL, &err));
@@ -132,7 +132,7 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 	const uint64_t seed = 11;
 	const float scale = 0.5f;
 	float l1 = 0.0f, l2 = 0.0f;
-	CUDA_OK(cudaMemcpy(gm.grads, g0, P * sizeof(float), cudaMemcpyHostToDevice));
+	CUDA_OK(gpuMemcpy(gm.grads, g0, P * sizeof(float), gpuMemcpyHostToDevice));
 	AORTA_OK_OR_DIE(gpu_model_forward_backward(&gm, seed, 1, scale, &err));
 	AORTA_OK_OR_DIE(gpu_model_download_grads(&gm, g1, &err));
 	AORTA_OK_OR_DIE(gpu_model_download_loss(&gm, &l1, NULL, &err));
@@ -141,12 +141,12 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 	float **gp = calloc((size_t)G, sizeof(float *)), **gg = calloc((size_t)G, sizeof(float *));
 	for (int g = 0; g < G; g++) {
 		size_t off = lay.group_off[g], len = lay.group_len[g];
-		CUDA_OK(cudaMalloc((void **)&gp[g], len * sizeof(float)));
-		CUDA_OK(cudaMalloc((void **)&gg[g], len * sizeof(float)));
-		CUDA_OK(cudaMemcpy(gp[g], hp + off, len * sizeof(float), cudaMemcpyHostToDevice));
-		CUDA_OK(cudaMemcpy(gg[g], g0 + off, len * sizeof(float), cudaMemcpyHostToDevice));
+		CUDA_OK(gpuMalloc((void **)&gp[g], len * sizeof(float)));
+		CUDA_OK(gpuMalloc((void **)&gg[g], len * sizeof(float)));
+		CUDA_OK(gpuMemcpy(gp[g], hp + off, len * sizeof(float), gpuMemcpyHostToDevice));
+		CUDA_OK(gpuMemcpy(gg[g], g0 + off, len * sizeof(float), gpuMemcpyHostToDevice));
 	}
-	CUDA_OK(cudaMemset(gm.params, 0, P * sizeof(float))); /* the pass must not read the flat buffer */
+	CUDA_OK(gpuMemset(gm.params, 0, P * sizeof(float))); /* the pass must not read the flat buffer */
 	enum aorta_status st = gpu_model_begin(&gm, seed, 1, scale, &err);
 	for (int g = 0; !st && g < G; g++)
 		st = gpu_model_group_forward(&gm, g, gp[g], &err);
@@ -155,10 +155,10 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 	if (st) {
 		verdict(0, "%s: per-group pass failed: %s", label, err.msg);
 	} else {
-		CUDA_OK(cudaStreamSynchronize(s));
+		CUDA_OK(gpuStreamSynchronize(s));
 		for (int g = 0; g < G; g++)
-			CUDA_OK(cudaMemcpy(g2 + lay.group_off[g], gg[g], lay.group_len[g] * sizeof(float),
-					   cudaMemcpyDeviceToHost));
+			CUDA_OK(gpuMemcpy(g2 + lay.group_off[g], gg[g], lay.group_len[g] * sizeof(float),
+					   gpuMemcpyDeviceToHost));
 		AORTA_OK_OR_DIE(gpu_model_download_loss(&gm, &l2, NULL, &err));
 		size_t same = 0;
 		for (size_t i = 0; i < P; i++)
@@ -183,13 +183,13 @@ static void test_group_pass_equals_monolithic(const char *label, const struct mo
 		e2.msg);
 
 	for (int g = 0; g < G; g++) {
-		cudaFree(gp[g]);
-		cudaFree(gg[g]);
+		gpuFree(gp[g]);
+		gpuFree(gg[g]);
 	}
 	free(gp);
 	free(gg);
 	gpu_model_release(&gm);
-	cudaStreamDestroy(s);
+	gpuStreamDestroy(s);
 	batch_free(&b);
 	free(hp);
 	free(g0);
@@ -272,16 +272,13 @@ static long count_in_file(const char *path, const char *s)
 	return n;
 }
 
-static int run_train(const struct train_config *c, int dist, struct aorta_error *err)
+static int run_train(const struct train_config *c0, int dist, struct aorta_error *err)
 {
 	struct trainer_opts o = { 0, -1, 1, 0, 0 };
 	struct trainer_result res;
-	if (dist)
-		setenv("AORTA_TRAIN_DIST", "1", 1);
-	else
-		unsetenv("AORTA_TRAIN_DIST");
-	enum aorta_status st = trainer_run(c, &o, &res, err);
-	unsetenv("AORTA_TRAIN_DIST");
+	struct train_config c = *c0;
+	c.debug.distributed_executor = dist;   /* the executor at world 1 */
+	enum aorta_status st = trainer_run(&c, &o, &res, err);
 	return st == AORTA_OK && res.steps == NSTEPS ? 0 : -1;
 }
 
@@ -402,11 +399,9 @@ static void test_cross_step_overlap_is_exact(const char *root)
 		small_config(&c, dir[on], MP_FP32);
 		c.distributed.mode = DIST_FSDP;
 		c.fsdp.sharding_strategy = SHARD_FULL;
-		setenv("AORTA_TRAIN_PREGATHER", on ? "1" : "0", 1);
-		setenv("AORTA_TRAIN_PREFETCH_NEXT", on ? "1" : "0", 1);
+		c.debug.pregather = on;
+		c.debug.prefetch_next = on;
 		int rc = run_train(&c, 1, &err);
-		unsetenv("AORTA_TRAIN_PREGATHER");
-		unsetenv("AORTA_TRAIN_PREFETCH_NEXT");
 		snprintf(path[on], sizeof(path[on]), "%s/rank_00_metrics.jsonl", dir[on]);
 		if (rc != 0 || read_losses(path[on], l[on], n[on], NSTEPS, &ag) != NSTEPS) {
 			verdict(0, "cross-step overlap %s: run failed: %s", on ? "on" : "off", err.msg);
@@ -464,17 +459,17 @@ static void test_bf16_casts_equal_cpu_twins(void)
 
 	float *d = NULL, *db = NULL;
 	uint16_t *d16 = NULL, *dpat = NULL;
-	CUDA_OK(cudaMalloc((void **)&d, n * sizeof(float)));
-	CUDA_OK(cudaMalloc((void **)&d16, n * sizeof(uint16_t)));
-	CUDA_OK(cudaMalloc((void **)&db, 65536 * sizeof(float)));
-	CUDA_OK(cudaMalloc((void **)&dpat, 65536 * sizeof(uint16_t)));
-	CUDA_OK(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
-	CUDA_OK(cudaMemcpy(dpat, pat, 65536 * sizeof(uint16_t), cudaMemcpyHostToDevice));
-	CUDA_OK((cudaError_t)gpu_f32_to_bf16(d16, d, n, NULL));
-	CUDA_OK((cudaError_t)gpu_bf16_to_f32(db, dpat, 65536, NULL));
-	CUDA_OK(cudaDeviceSynchronize());
-	CUDA_OK(cudaMemcpy(got, d16, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-	CUDA_OK(cudaMemcpy(hb, db, 65536 * sizeof(float), cudaMemcpyDeviceToHost));
+	CUDA_OK(gpuMalloc((void **)&d, n * sizeof(float)));
+	CUDA_OK(gpuMalloc((void **)&d16, n * sizeof(uint16_t)));
+	CUDA_OK(gpuMalloc((void **)&db, 65536 * sizeof(float)));
+	CUDA_OK(gpuMalloc((void **)&dpat, 65536 * sizeof(uint16_t)));
+	CUDA_OK(gpuMemcpy(d, h, n * sizeof(float), gpuMemcpyHostToDevice));
+	CUDA_OK(gpuMemcpy(dpat, pat, 65536 * sizeof(uint16_t), gpuMemcpyHostToDevice));
+	CUDA_OK((gpuError_t)gpu_f32_to_bf16(d16, d, n, NULL));
+	CUDA_OK((gpuError_t)gpu_bf16_to_f32(db, dpat, 65536, NULL));
+	CUDA_OK(gpuDeviceSynchronize());
+	CUDA_OK(gpuMemcpy(got, d16, n * sizeof(uint16_t), gpuMemcpyDeviceToHost));
+	CUDA_OK(gpuMemcpy(hb, db, 65536 * sizeof(float), gpuMemcpyDeviceToHost));
 	size_t bad = 0, bad_back = 0, first = 0;
 	for (size_t i = 0; i < n; i++)
 		if (got[i] != want[i] && !bad++)
@@ -487,10 +482,10 @@ static void test_bf16_casts_equal_cpu_twins(void)
 	if (bad)
 		fprintf(stderr, "  element %zu: %a -> gpu 0x%04x, cpu 0x%04x\n", first, (double)h[first], got[first],
 			want[first]);
-	cudaFree(d);
-	cudaFree(d16);
-	cudaFree(db);
-	cudaFree(dpat);
+	gpuFree(d);
+	gpuFree(d16);
+	gpuFree(db);
+	gpuFree(dpat);
 	free(h);
 	free(hb);
 	free(cb);
@@ -520,13 +515,13 @@ static void *nccl_rank_main(void *p)
 	struct comm *c = NULL;
 	struct aorta_error e = { 0 };
 	uint16_t *din = NULL, *dar = NULL, *drs = NULL;
-	cudaStream_t s = NULL;
+	gpuStream_t s = NULL;
 	if (comm_nccl_create_rank(r->rank, 2, 2, r->id, r->rank, NULL, &c, &e) != AORTA_OK) {
 		snprintf(r->msg, sizeof(r->msg), "%.250s", e.msg);
 		return NULL;
 	}
-	if (cudaStreamCreate(&s) || cudaMalloc((void **)&din, 2 * NB * 2) || cudaMalloc((void **)&dar, 2 * NB * 2) ||
-	    cudaMalloc((void **)&drs, NB * 2) || cudaMemcpy(din, r->in, 2 * NB * 2, cudaMemcpyHostToDevice)) {
+	if (gpuStreamCreateWithFlags(&s, 0) || gpuMalloc((void **)&din, 2 * NB * 2) || gpuMalloc((void **)&dar, 2 * NB * 2) ||
+	    gpuMalloc((void **)&drs, NB * 2) || gpuMemcpy(din, r->in, 2 * NB * 2, gpuMemcpyHostToDevice)) {
 		snprintf(r->msg, sizeof(r->msg), "cuda setup failed");
 		goto out;
 	}
@@ -538,8 +533,8 @@ static void *nccl_rank_main(void *p)
 		snprintf(r->msg, sizeof(r->msg), "%.250s", e.msg);
 		goto out;
 	}
-	if (cudaStreamSynchronize(s) || cudaMemcpy(r->ar, dar, 2 * NB * 2, cudaMemcpyDeviceToHost) ||
-	    cudaMemcpy(r->rs, drs, NB * 2, cudaMemcpyDeviceToHost)) {
+	if (gpuStreamSynchronize(s) || gpuMemcpy(r->ar, dar, 2 * NB * 2, gpuMemcpyDeviceToHost) ||
+	    gpuMemcpy(r->rs, drs, NB * 2, gpuMemcpyDeviceToHost)) {
 		snprintf(r->msg, sizeof(r->msg), "cuda readback failed");
 		goto out;
 	}
@@ -548,11 +543,11 @@ static void *nccl_rank_main(void *p)
 		snprintf(r->msg, sizeof(r->msg), "bytes counted %lld + %lld, expected %d each",
 			 c->nbytes[COMM_ALL_REDUCE], c->nbytes[COMM_REDUCE_SCATTER], 2 * NB * 2);
 out:
-	cudaFree(din);
-	cudaFree(dar);
-	cudaFree(drs);
+	gpuFree(din);
+	gpuFree(dar);
+	gpuFree(drs);
 	if (s)
-		cudaStreamDestroy(s);
+		gpuStreamDestroy(s);
 	comm_destroy(c);
 	return NULL;
 }
@@ -720,12 +715,12 @@ static void test_reduce_dtype_bf16_in_executor(const char *root)
 int main(void)
 {
 	int ndev = 0;
-	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+	if (gpuGetDeviceCount(&ndev) != gpuSuccess || ndev == 0) {
 		printf("skip: no CUDA device\n");
 		printf("0 passed, 0 failed, 1 skipped\n");
 		return 0;
 	}
-	CUDA_OK(cudaSetDevice(0));
+	CUDA_OK(gpuSetDevice(0));
 	struct model_dims small = { .V = 1000, .E = 16, .F = 4, .D = 8, .T = 16, .S = 4, .M = 64, .H = 4,
 				    .L = 2, .FFN = 128, .MLP = 96, .dropout = 0.1f, .ln_eps = 1e-5f };
 	test_group_pass_equals_monolithic("small fp32", &small, 3, PREC_FP32);

@@ -13,7 +13,7 @@
  *   AORTA_GPU_TEST_BENCH=0     skip the timings
  * Last line: "N passed, N failed, N skipped"; exit 1 when a check failed.
  */
-#include <cuda_runtime_api.h>
+#include "gpu/gpu.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +22,12 @@
 
 #include "train/model.h"
 #include "train/model_gpu.h"
-#include "train/ops.h"
-#include "train/ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/rng.h"
 
 static int n_pass, n_fail, n_skip;
-static cudaStream_t stream;
+static gpuStream_t stream;
 
 #include "cuda_ok.h"
 
@@ -73,16 +73,16 @@ static float *hcopy(const float *x, size_t n)
 static float *dnan(size_t n)
 {
 	float *d;
-	CUDA_OK(cudaMalloc((void **)&d, (n ? n : 1) * sizeof(float)));
-	CUDA_OK(cudaMemset(d, 0xff, (n ? n : 1) * sizeof(float)));
+	CUDA_OK(gpuMalloc((void **)&d, (n ? n : 1) * sizeof(float)));
+	CUDA_OK(gpuMemset(d, 0xff, (n ? n : 1) * sizeof(float)));
 	return d;
 }
 
 static void *dupb(const void *h, size_t bytes)
 {
 	void *d;
-	CUDA_OK(cudaMalloc(&d, bytes ? bytes : 1));
-	CUDA_OK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+	CUDA_OK(gpuMalloc(&d, bytes ? bytes : 1));
+	CUDA_OK(gpuMemcpy(d, h, bytes, gpuMemcpyHostToDevice));
 	return d;
 }
 
@@ -93,8 +93,8 @@ static float *dup(const float *h, size_t n)
 
 static void down(float *h, const float *d, size_t n)
 {
-	CUDA_OK(cudaStreamSynchronize(stream));
-	CUDA_OK(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+	CUDA_OK(gpuStreamSynchronize(stream));
+	CUDA_OK(gpuMemcpy(h, d, n * sizeof(float), gpuMemcpyDeviceToHost));
 }
 
 /* ||a - ref|| / ||ref||, max |a - ref| in *maxabs; NaN anywhere -> NaN */
@@ -143,7 +143,7 @@ static void cmp(const char *name, const float *gpu_dev, const float *ref, size_t
 static void ops_check(gpu_ops_ctx *c, const char *where)
 {
 	char msg[256];
-	CUDA_OK(cudaStreamSynchronize(stream));
+	CUDA_OK(gpuStreamSynchronize(stream));
 	if (gpu_ops_last_error(c, msg, sizeof msg)) {
 		printf("FAIL %s: %s\n", where, msg);
 		n_fail++;
@@ -215,13 +215,13 @@ static void test_linear(gpu_ops_ctx *c, enum gpu_precision prec, int n, int in, 
 		free(ref);
 		free(dx0);
 		free(ref2);
-		cudaFree(dy0);
-		cudaFree(ddx0);
+		gpuFree(dy0);
+		gpuFree(ddx0);
 	}
 	free(x); free(W); free(b); free(dy); free(dW0); free(db0); free(y); free(dx); free(dW); free(db);
 	free(y2);
-	cudaFree(dx_); cudaFree(dW_); cudaFree(db_); cudaFree(ddy); cudaFree(dy_); cudaFree(dx2);
-	cudaFree(ddW); cudaFree(ddb);
+	gpuFree(dx_); gpuFree(dW_); gpuFree(db_); gpuFree(ddy); gpuFree(dy_); gpuFree(dx2);
+	gpuFree(ddW); gpuFree(ddb);
 }
 
 static void test_embbag(gpu_ops_ctx *c, int n, int S, int E, int V)
@@ -247,7 +247,7 @@ static void test_embbag(gpu_ops_ctx *c, int n, int S, int E, int V)
 	snprintf(name, sizeof name, "embbag_mean_bwd dtable+= n%d S%d E%d V%d", n, S, E, V);
 	cmp(name, ddt, dt, (size_t)V * E, 1e-5);
 	free(ids); free(table); free(dout); free(dt0); free(dt); free(out);
-	cudaFree(dids); cudaFree(dtable); cudaFree(ddout); cudaFree(dout_); cudaFree(ddt);
+	gpuFree(dids); gpuFree(dtable); gpuFree(ddout); gpuFree(dout_); gpuFree(ddt);
 }
 
 static void test_layernorm(gpu_ops_ctx *c, int n, int cd)
@@ -298,9 +298,9 @@ static void test_layernorm(gpu_ops_ctx *c, int n, int cd)
 	cmp(name, dyo, y, nc, 1e-5);
 	free(x); free(g); free(b); free(dy); free(dg0); free(db0); free(dg); free(db); free(y); free(mean);
 	free(rstd); free(dx); free(res); free(r); free(t);
-	cudaFree(dx_); cudaFree(dg_); cudaFree(db_); cudaFree(ddy); cudaFree(dyo); cudaFree(dmean);
-	cudaFree(drstd); cudaFree(ddx); cudaFree(ddg); cudaFree(ddb); cudaFree(dmean2); cudaFree(drstd2);
-	cudaFree(dres); cudaFree(dr);
+	gpuFree(dx_); gpuFree(dg_); gpuFree(db_); gpuFree(ddy); gpuFree(dyo); gpuFree(dmean);
+	gpuFree(drstd); gpuFree(ddx); gpuFree(ddg); gpuFree(ddb); gpuFree(dmean2); gpuFree(drstd2);
+	gpuFree(dres); gpuFree(dr);
 }
 
 static void test_elementwise(gpu_ops_ctx *c, size_t n)
@@ -315,7 +315,7 @@ static void test_elementwise(gpu_ops_ctx *c, size_t n)
 	snprintf(name, sizeof name, "gelu_fwd n%zu", n);
 	cmp(name, o, y, n, 1e-5);
 	cpu_gelu_bwd(dx, dy, x, n);
-	CUDA_OK(cudaMemset(o, 0xff, n * 4));
+	CUDA_OK(gpuMemset(o, 0xff, n * 4));
 	gpu_gelu_bwd(c, o, ddy, dx_, n);
 	snprintf(name, sizeof name, "gelu_bwd n%zu", n);
 	cmp(name, o, dx, n, 1e-5);
@@ -324,19 +324,19 @@ static void test_elementwise(gpu_ops_ctx *c, size_t n)
 	for (int k = 0; k < 2; k++) {
 		float p = ps[k];
 		cpu_dropout_fwd(y, x, n, p, 1234, 0x305);
-		CUDA_OK(cudaMemset(o, 0xff, n * 4));
+		CUDA_OK(gpuMemset(o, 0xff, n * 4));
 		gpu_dropout_fwd(c, o, dx_, n, p, 1234, 0x305);
 		snprintf(name, sizeof name, "dropout_fwd p%.1f n%zu", p, n);
 		cmp(name, o, y, n, 1e-6);
 		cpu_dropout_bwd(dx, dy, n, p, 1234, 0x305);
-		CUDA_OK(cudaMemset(o, 0xff, n * 4));
+		CUDA_OK(gpuMemset(o, 0xff, n * 4));
 		gpu_dropout_bwd(c, o, ddy, n, p, 1234, 0x305);
 		snprintf(name, sizeof name, "dropout_bwd p%.1f n%zu", p, n);
 		cmp(name, o, dx, n, 1e-6);
 	}
 
 	cpu_add(y, x, a, n);
-	CUDA_OK(cudaMemset(o, 0xff, n * 4));
+	CUDA_OK(gpuMemset(o, 0xff, n * 4));
 	gpu_add(c, o, dx_, da, n);
 	snprintf(name, sizeof name, "add n%zu", n);
 	cmp(name, o, y, n, 1e-6);
@@ -344,13 +344,13 @@ static void test_elementwise(gpu_ops_ctx *c, size_t n)
 	/* fused dropout + gelu' (backward of dropout(gelu(h))) */
 	cpu_dropout_bwd(t, dy, n, 0.1f, 77, 0x103);
 	cpu_gelu_bwd(dx, t, x, n);
-	CUDA_OK(cudaMemset(o, 0xff, n * 4));
+	CUDA_OK(gpuMemset(o, 0xff, n * 4));
 	gpu_dropout_gelu_bwd(c, o, ddy, dx_, n, 0.1f, 77, 0x103);
 	snprintf(name, sizeof name, "dropout_gelu_bwd n%zu", n);
 	cmp(name, o, dx, n, 1e-5);
 	ops_check(c, "elementwise");
 	free(x); free(dy); free(a); free(y); free(dx); free(t);
-	cudaFree(dx_); cudaFree(ddy); cudaFree(da); cudaFree(o);
+	gpuFree(dx_); gpuFree(ddy); gpuFree(da); gpuFree(o);
 }
 
 static void test_linear_gelu_dropout(gpu_ops_ctx *c, int n, int in, int out)
@@ -371,7 +371,7 @@ static void test_linear_gelu_dropout(gpu_ops_ctx *c, int n, int in, int out)
 	snprintf(name, sizeof name, "linear_gelu_dropout_fwd y n%d in%d out%d", n, in, out);
 	cmp(name, dy, y, no, 1e-4);
 	free(x); free(W); free(b); free(h); free(g); free(y);
-	cudaFree(dx_); cudaFree(dW); cudaFree(db); cudaFree(dh); cudaFree(dy);
+	gpuFree(dx_); gpuFree(dW); gpuFree(db); gpuFree(dh); gpuFree(dy);
 }
 
 static void test_attention(gpu_ops_ctx *c, int B, int T, int M, int H, float p)
@@ -395,7 +395,7 @@ static void test_attention(gpu_ops_ctx *c, int B, int T, int M, int H, float p)
 	snprintf(name, sizeof name, "attention_bwd dqkv B%d T%d M%d H%d p%.1f", B, T, M, H, p);
 	cmp(name, dd, dqkv, nq, 1e-5);
 	free(qkv); free(dout); free(out); free(probs); free(dqkv);
-	cudaFree(dq); cudaFree(ddo); cudaFree(o); cudaFree(pr); cudaFree(dd); cudaFree(dprobs);
+	gpuFree(dq); gpuFree(ddo); gpuFree(o); gpuFree(pr); gpuFree(dd); gpuFree(dprobs);
 }
 
 static void test_bce(gpu_ops_ctx *c, size_t n)
@@ -412,7 +412,7 @@ static void test_bce(gpu_ops_ctx *c, size_t n)
 	snprintf(name, sizeof name, "bce_fwd_bwd loss n%zu", n);
 	cmp(name, dloss, &loss, 1, 1e-5);
 	free(z); free(y); free(w); free(dl);
-	cudaFree(dz); cudaFree(dy); cudaFree(dw); cudaFree(ddl); cudaFree(dloss);
+	gpuFree(dz); gpuFree(dy); gpuFree(dw); gpuFree(ddl); gpuFree(dloss);
 }
 
 static void test_adamw_sumsq(gpu_ops_ctx *c, size_t n, size_t off)
@@ -436,11 +436,11 @@ static void test_adamw_sumsq(gpu_ops_ctx *c, size_t n, size_t off)
 	double ref = cpu_sumsq(g + off, n) + 2.5, got = 0.0;
 	double *ds;
 	double init = 2.5;
-	CUDA_OK(cudaMalloc((void **)&ds, sizeof(double)));
-	CUDA_OK(cudaMemcpy(ds, &init, sizeof init, cudaMemcpyHostToDevice));
+	CUDA_OK(gpuMalloc((void **)&ds, sizeof(double)));
+	CUDA_OK(gpuMemcpy(ds, &init, sizeof init, gpuMemcpyHostToDevice));
 	gpu_sumsq(c, ds, dg + off, n);
 	ops_check(c, "sumsq");
-	CUDA_OK(cudaMemcpy(&got, ds, sizeof got, cudaMemcpyDeviceToHost));
+	CUDA_OK(gpuMemcpy(&got, ds, sizeof got, gpuMemcpyDeviceToHost));
 	snprintf(name, sizeof name, "sumsq += n%zu off%zu", n, off);
 	report(name, fabs(got - ref) / ref, fabs(got - ref), 1e-6);
 
@@ -452,7 +452,7 @@ static void test_adamw_sumsq(gpu_ops_ctx *c, size_t n, size_t off)
 	snprintf(name, sizeof name, "clip_scale n%zu", n);
 	report(name, fabs(hgs - want) / want, fabs(hgs - want), 1e-6);
 	free(p); free(g); free(m); free(v);
-	cudaFree(dp); cudaFree(dg); cudaFree(dm); cudaFree(dv); cudaFree(dgs); cudaFree(ds); cudaFree(dgsc);
+	gpuFree(dp); gpuFree(dg); gpuFree(dm); gpuFree(dv); gpuFree(dgs); gpuFree(ds); gpuFree(dgsc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -576,22 +576,22 @@ static void bench(const struct model_dims *d, int B, enum gpu_precision prec)
 		n_fail++;
 		return;
 	}
-	cudaEvent_t e0, e1;
-	CUDA_OK(cudaEventCreate(&e0));
-	CUDA_OK(cudaEventCreate(&e1));
+	gpuEvent_t e0, e1;
+	CUDA_OK(gpuEventCreate(&e0));
+	CUDA_OK(gpuEventCreate(&e1));
 	for (int i = 0; i < 5; i++)
 		one_step(&gm, i, &err);
-	CUDA_OK(cudaStreamSynchronize(stream));
+	CUDA_OK(gpuStreamSynchronize(stream));
 	for (int i = 0; i < ITERS; i++) {
 		struct timespec t0, t1;
-		CUDA_OK(cudaEventRecord(e0, stream));
+		CUDA_OK(gpuEventRecord(e0, stream));
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		one_step(&gm, 5 + i, &err);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		CUDA_OK(cudaEventRecord(e1, stream));
-		CUDA_OK(cudaEventSynchronize(e1));
+		CUDA_OK(gpuEventRecord(e1, stream));
+		CUDA_OK(gpuEventSynchronize(e1));
 		float f;
-		CUDA_OK(cudaEventElapsedTime(&f, e0, e1));
+		CUDA_OK(gpuEventElapsedTime(&f, e0, e1));
 		ms[i] = f;
 		host_ms[i] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 	}
@@ -599,24 +599,24 @@ static void bench(const struct model_dims *d, int B, enum gpu_precision prec)
 	qsort(host_ms, ITERS, sizeof host_ms[0], cmpd);
 	/* phases of one step (median of 10) */
 	{
-		cudaEvent_t ev[5];
+		gpuEvent_t ev[5];
 		double ph[4][10];
 		for (int k = 0; k < 5; k++)
-			CUDA_OK(cudaEventCreate(&ev[k]));
+			CUDA_OK(gpuEventCreate(&ev[k]));
 		for (int i = 0; i < 10; i++) {
-			CUDA_OK(cudaEventRecord(ev[0], stream));
+			CUDA_OK(gpuEventRecord(ev[0], stream));
 			gpu_model_zero_grad(&gm, &err);
-			CUDA_OK(cudaEventRecord(ev[1], stream));
+			CUDA_OK(gpuEventRecord(ev[1], stream));
 			gpu_model_forward_backward(&gm, 77 + (uint64_t)i, 1, 1.0f, &err);
-			CUDA_OK(cudaEventRecord(ev[2], stream));
+			CUDA_OK(gpuEventRecord(ev[2], stream));
 			gpu_model_grad_norm_clip(&gm, 1.0f, &err);
-			CUDA_OK(cudaEventRecord(ev[3], stream));
+			CUDA_OK(gpuEventRecord(ev[3], stream));
 			gpu_model_adamw(&gm, 1e-4f, 50 + i, &err);
-			CUDA_OK(cudaEventRecord(ev[4], stream));
-			CUDA_OK(cudaEventSynchronize(ev[4]));
+			CUDA_OK(gpuEventRecord(ev[4], stream));
+			CUDA_OK(gpuEventSynchronize(ev[4]));
 			for (int k = 0; k < 4; k++) {
 				float f;
-				CUDA_OK(cudaEventElapsedTime(&f, ev[k], ev[k + 1]));
+				CUDA_OK(gpuEventElapsedTime(&f, ev[k], ev[k + 1]));
 				ph[k][i] = f;
 			}
 		}
@@ -625,7 +625,7 @@ static void bench(const struct model_dims *d, int B, enum gpu_precision prec)
 		printf("# bench %s B%d phases (median ms): zero_grad %.3f, fwd+bwd %.3f, norm+clip %.3f, adamw %.3f\n",
 		       prec_name(prec), B, ph[0][5], ph[1][5], ph[2][5], ph[3][5]);
 		for (int k = 0; k < 5; k++)
-			cudaEventDestroy(ev[k]);
+			gpuEventDestroy(ev[k]);
 	}
 	float loss = 0;
 	gpu_model_download_loss(&gm, &loss, NULL, &err);
@@ -633,35 +633,35 @@ static void bench(const struct model_dims *d, int B, enum gpu_precision prec)
 	       prec_name(prec), B, ms[ITERS / 2], ms[0], ms[ITERS - 1], host_ms[ITERS / 2], loss);
 
 	/* the same step as a CUDA graph: no launch gaps */
-	cudaGraph_t graph;
-	cudaGraphExec_t exec;
-	CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+	gpuGraph_t graph;
+	gpuGraphExec_t exec;
+	CUDA_OK(gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal));
 	int bad = one_step(&gm, 100, &err);
-	cudaError_t ce = cudaStreamEndCapture(stream, &graph);
-	if (bad || ce != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+	gpuError_t ce = gpuStreamEndCapture(stream, &graph);
+	if (bad || ce != gpuSuccess || gpuGraphInstantiate(&exec, graph, 0) != gpuSuccess) {
 		printf("# bench %s graph: capture failed (%s)\n", prec_name(prec),
-		       bad ? err.msg : cudaGetErrorString(ce));
-		cudaGetLastError();
+		       bad ? err.msg : gpuGetErrorString(ce));
+		gpuGetLastError();
 	} else {
 		for (int i = 0; i < 3; i++)
-			CUDA_OK(cudaGraphLaunch(exec, stream));
+			CUDA_OK(gpuGraphLaunch(exec, stream));
 		for (int i = 0; i < ITERS; i++) {
-			CUDA_OK(cudaEventRecord(e0, stream));
-			CUDA_OK(cudaGraphLaunch(exec, stream));
-			CUDA_OK(cudaEventRecord(e1, stream));
-			CUDA_OK(cudaEventSynchronize(e1));
+			CUDA_OK(gpuEventRecord(e0, stream));
+			CUDA_OK(gpuGraphLaunch(exec, stream));
+			CUDA_OK(gpuEventRecord(e1, stream));
+			CUDA_OK(gpuEventSynchronize(e1));
 			float f;
-			CUDA_OK(cudaEventElapsedTime(&f, e0, e1));
+			CUDA_OK(gpuEventElapsedTime(&f, e0, e1));
 			ms[i] = f;
 		}
 		qsort(ms, ITERS, sizeof ms[0], cmpd);
 		printf("# bench %s B%d graph: step median %.3f ms (min %.3f, max %.3f)\n", prec_name(prec), B,
 		       ms[ITERS / 2], ms[0], ms[ITERS - 1]);
-		cudaGraphExecDestroy(exec);
-		cudaGraphDestroy(graph);
+		gpuGraphExecDestroy(exec);
+		gpuGraphDestroy(graph);
 	}
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
+	gpuEventDestroy(e0);
+	gpuEventDestroy(e1);
 	gpu_model_release(&gm);
 	batch_free(&b);
 	layout_release(&lay);
@@ -673,15 +673,15 @@ static void bench(const struct model_dims *d, int B, enum gpu_precision prec)
 int main(void)
 {
 	int ndev = 0;
-	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+	if (gpuGetDeviceCount(&ndev) != gpuSuccess || ndev == 0) {
 		printf("skip: no CUDA device\n");
 		printf("0 passed, 0 failed, 1 skipped\n");
 		return 0;
 	}
-	struct cudaDeviceProp prop;
-	CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+	gpuDeviceProp prop;
+	CUDA_OK(gpuGetDeviceProperties(&prop, 0));
 	printf("# device: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
-	CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+	CUDA_OK(gpuStreamCreateWithFlags(&stream, gpuStreamNonBlocking));
 
 	gpu_ops_ctx *c = gpu_ops_create(stream, PREC_FP32);
 	if (!c) {
@@ -740,7 +740,7 @@ int main(void)
 		bench(&def, 8, PREC_FP32);
 	}
 
-	cudaStreamDestroy(stream);
+	gpuStreamDestroy(stream);
 	printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
 	if (fflush(stdout) != 0)
 		return 5;

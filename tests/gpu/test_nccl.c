@@ -28,7 +28,7 @@
 #include "readback.h"
 #include "spin.h"
 #include "testing.h"
-#include "train/launch.h"
+#include "comm/launch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

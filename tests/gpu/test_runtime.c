@@ -111,6 +111,108 @@ static void test_streams_get_priorities_from_the_device_range(void)
 	CHECK_STR(gpu_stream_name(GS_REDUCESCATTER), "reducescatter");
 }
 
+/* ------------------------------------------------------------------ */
+/* the recorder's step as spans and as upstream's profile fields: only   */
+/* this test uses them (the trainer writes the JSONL through metrics.c)  */
+/* ------------------------------------------------------------------ */
+
+/* "epoch3_step12_forward" -> "forward" (upstream's tag prefix). */
+static const char *short_tag(const char *t)
+{
+	const char *p = t;
+
+	if (strncmp(p, "epoch", 5) != 0)
+		return t;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return t;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, "_step", 5) != 0)
+		return t;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return t;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p == '_' && p[1] ? p + 1 : t;
+}
+
+static void rec_to_trace(const struct rec_step *s, struct trace *t, int64_t base_ns)
+{
+	char name[512];
+
+	for (size_t i = 0; i < s->nranges; i++) {
+		const struct rec_range *g = &s->ranges[i];
+		const char *tag = short_tag(g->tag);
+		enum record_hint h = R_KERNEL;
+		int n;
+		switch (g->kind) {
+		case REC_MEMCPY_H2D: n = snprintf(name, sizeof(name), "Memcpy HtoD (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMCPY_D2H: n = snprintf(name, sizeof(name), "Memcpy DtoH (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMCPY_D2D: n = snprintf(name, sizeof(name), "Memcpy DtoD (%s)", tag); h = R_MEMCPY; break;
+		case REC_MEMSET: n = snprintf(name, sizeof(name), "Memset (%s)", tag); h = R_MEMSET; break;
+		default: n = snprintf(name, sizeof(name), "aorta:%s:%s", rec_kind_name(g->kind), tag); break;
+		}
+		size_t len = n < 0 ? 0 : (size_t)n >= sizeof(name) ? sizeof(name) - 1 : (size_t)n;
+		int64_t a = base_ns + g->start_ns, b = base_ns + g->end_ns;
+		if (b < a) {
+			trace_skip(t, "recorder range '%s' ends before it starts", g->tag);
+			continue;
+		}
+		trace_add_device(t, a, b, name, len, h, g->stream, -1, 0);
+	}
+	trace_add_step(t, s->step, base_ns, base_ns + s->total_ns);
+	trace_add_gpu_step(t, s->step, base_ns, base_ns + s->total_ns);
+}
+
+static void stream_label(char *buf, size_t cap, int id)
+{
+	const char *n = gpu_stream_name(id);
+
+	if (n)
+		snprintf(buf, cap, "%s", n);
+	else
+		snprintf(buf, cap, "stream%d", id);
+}
+
+static void rec_write_profile(const struct rec_step *s, struct jw *w)
+{
+	char sn[32];
+
+	jw_ms(w, "total_ms", s->total_ns);
+	jw_arr(w, "ranges");
+	for (size_t i = 0; i < s->nranges; i++) {
+		const struct rec_range *g = &s->ranges[i];
+		stream_label(sn, sizeof(sn), g->stream);
+		jw_obj(w, NULL);
+		jw_str(w, "stream", sn);
+		jw_str(w, "tag", g->tag);
+		jw_ms(w, "start_ms", g->start_ns);
+		jw_ms(w, "end_ms", g->end_ns);
+		jw_ms(w, "duration_ms", g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
+		jw_obj(w, "metadata");
+		if (g->function)
+			jw_str(w, "function", g->function);
+		jw_str(w, "kind", rec_kind_name(g->kind));
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_arr(w, "markers");
+	for (size_t i = 0; i < s->nmarks; i++) {
+		stream_label(sn, sizeof(sn), s->marks[i].stream);
+		jw_obj(w, NULL);
+		jw_str(w, "stream", sn);
+		jw_str(w, "tag", s->marks[i].tag);
+		jw_ms(w, "time_ms", s->marks[i].time_ns);
+		jw_obj(w, "metadata");
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
 static void test_recorder_overlapping_streams_give_overlapping_spans(void)
 {
 	struct recorder *r = NULL;

@@ -1,5 +1,5 @@
 /*
- * test_tp.c - the tune-tp GPU side (src/tp/tp_gpu.c, tp_kern.cu) on real
+ * test_tp.c - the tune-tp GPU side (src/tp/tp_*_gpu.c, tp_kern.cu) on real
  * GPUs: every operator class (AG fprop, RS fprop, bulk AG of dgrad, bulk
  * RS of wgrad) with every method it supports, at TP 1 and TP 2, on small
  * shapes and on Llama-3-8B fc1/fc2 at 8192 tokens (TP 2), in bf16 plus

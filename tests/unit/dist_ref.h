@@ -12,8 +12,8 @@
 
 #include "train/dist.h"
 #include "train/model.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -717,6 +717,76 @@ static void test_reduce_dtype_key(void)
 	unlink(path);
 }
 
+static int has_warning(const struct train_config *t, const char *needle)
+{
+	for (int i = 0; i < t->nwarnings; i++)
+		if (contains(t->warnings[i], needle))
+			return 1;
+	return 0;
+}
+
+static void test_debug_keys_and_their_deprecated_variables(void)
+{
+	struct train_config t;
+	struct aorta_error e = { 0 };
+	const char *vars[] = { "AORTA_TRAIN_DIST", "AORTA_TRAIN_PREFETCH_NEXT", "AORTA_TRAIN_PREGATHER",
+			       "AORTA_TRAIN_ISOLATE", "AORTA_TRAIN_UNINSTRUMENTED", "AORTA_TRAIN_GRAPH_FAIL" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+
+	/* the defaults are the old behaviour with no variable set */
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.debug.distributed_executor, 0);
+	CHECK_EQ_I(t.debug.prefetch_next, 1);
+	CHECK_EQ_I(t.debug.pregather, 1);
+	CHECK_EQ_I(t.debug.isolate, ISOLATE_NONE);
+	CHECK_EQ_I(t.debug.instrumented, 1);
+	CHECK_EQ_I(t.debug.graph_fail, 0);
+	CHECK(!has_warning(&t, "deprecated"));
+	train_config_release(&t);
+
+	const char *ov[] = { "debug.isolate=comm", "debug.pregather=false", "debug.distributed_executor=true",
+			     "debug.instrumented=false", "debug.graph_fail=true", "debug.prefetch_next=false" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov, 6, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.debug.isolate, ISOLATE_COMM);
+	CHECK_EQ_I(t.debug.pregather, 0);
+	CHECK_EQ_I(t.debug.prefetch_next, 0);
+	CHECK_EQ_I(t.debug.distributed_executor, 1);
+	CHECK_EQ_I(t.debug.instrumented, 0);
+	CHECK_EQ_I(t.debug.graph_fail, 1);
+	train_config_release(&t);
+
+	const char *bad[] = { "debug.isolate=both" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", bad, 1, &t, &e), AORTA_EUSAGE);
+	CHECK(contains(e.msg, "debug.isolate") && contains(e.msg, "'both'"));
+
+	/* a variable applies where the key is not written, with a warning */
+	setenv("AORTA_TRAIN_ISOLATE", "compute", 1);
+	setenv("AORTA_TRAIN_UNINSTRUMENTED", "1", 1);
+	setenv("AORTA_TRAIN_PREGATHER", "0", 1);
+	setenv("AORTA_TRAIN_DIST", "1", 1);
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.debug.isolate, ISOLATE_COMPUTE);
+	CHECK_EQ_I(t.debug.instrumented, 0);
+	CHECK_EQ_I(t.debug.pregather, 0);
+	CHECK_EQ_I(t.debug.distributed_executor, 1);
+	CHECK(has_warning(&t, "AORTA_TRAIN_ISOLATE=compute, which is deprecated"));
+	CHECK(has_warning(&t, "--override debug.isolate="));
+	train_config_release(&t);
+	/* a written key wins over the variable */
+	const char *ov2[] = { "debug.isolate=none", "debug.instrumented=true" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ov2, 2, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.debug.isolate, ISOLATE_NONE);
+	CHECK_EQ_I(t.debug.instrumented, 1);
+	CHECK_EQ_I(t.debug.pregather, 0);
+	train_config_release(&t);
+	setenv("AORTA_TRAIN_ISOLATE", "everything", 1);
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_EINPUT);
+	CHECK(contains(e.msg, "'everything'"));
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
 static void test_model_dims_mapping(void)
 {
 	struct train_config t;
@@ -763,5 +833,6 @@ int main(void)
 	TEST(test_model_dims_mapping);
 	TEST(test_backward_prefetch_null_override);
 	TEST(test_reduce_dtype_key);
+	TEST(test_debug_keys_and_their_deprecated_variables);
 	return test_report();
 }

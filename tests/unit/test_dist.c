@@ -15,8 +15,8 @@
 #include "train/dist.h"
 #include "train/dist_cpu.h"
 #include "train/model.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <pthread.h>
 #include <stdint.h>

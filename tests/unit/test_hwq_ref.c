@@ -8,7 +8,7 @@
 #include "hwq/hwq_mem.h"
 #include "hwq/wl_ref_p123.h"
 #include "testing.h"
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 static void fill(float *x, size_t n, uint64_t site, float lo, float hi)
 {

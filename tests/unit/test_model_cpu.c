@@ -17,8 +17,8 @@
  */
 #include "testing.h"
 #include "train/model.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <stdint.h>
 

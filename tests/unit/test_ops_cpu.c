@@ -11,8 +11,8 @@
  * the fp32 rounding noise of L / (2 eps).
  */
 #include "testing.h"
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * kernels_gpu.cu - hwq's elementwise kernels (see kernels_gpu.h).  Each op
+ * elementwise_gpu.cu - hwq's elementwise kernels (see elementwise_gpu.h).  Each op
  * is its own kernel, out of place, as PyTorch's eager ops are: separate
  * kernels also keep the multiply and the add unfused, so results equal a
  * CPU reference doing the same fp32 operations exactly.
@@ -11,7 +11,7 @@
 #include <cuda.h> /* types only: cuLaunchKernel comes from the runtime's entry-point query, no -lcuda */
 #endif
 
-#include "hwq/kernels_gpu.h"
+#include "kernels/elementwise_gpu.h"
 
 #define TPB 256
 

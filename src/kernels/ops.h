@@ -21,8 +21,8 @@
  *  - LayerNorm over the last dimension c with eps; mean and rstd saved per row.
  *  - BCE with logits, weighted: loss = mean_i w_i * (max(z,0) - z y + log(1+exp(-|z|))).
  */
-#ifndef AORTA_TRAIN_OPS_H
-#define AORTA_TRAIN_OPS_H
+#ifndef AORTA_KERNELS_OPS_H
+#define AORTA_KERNELS_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,10 +7,10 @@
  * Same conventions as ops.h: row-major fp32, device pointers, enqueued on
  * the context's stream, errors sticky in the context (gpu_ops_last_error).
  */
-#ifndef AORTA_TRAIN_OPS_GPU_H
-#define AORTA_TRAIN_OPS_GPU_H
+#ifndef AORTA_KERNELS_OPS_GPU_H
+#define AORTA_KERNELS_OPS_GPU_H
 
-#include "train/ops.h"
+#include "kernels/ops.h"
 
 #ifdef __cplusplus
 extern "C" {

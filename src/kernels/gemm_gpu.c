@@ -7,21 +7,18 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "hwq/gemm_gpu.h"
-#include "train/rng.h"
+#include "gpu/check.h"
+#include "kernels/gemm_gpu.h"
+#include "kernels/rng.h"
 
-enum aorta_status hwq_sgemm(struct hwq_ctx *c, gpuStream_t s, void *ws, size_t ws_bytes, int m, int n, int k,
+enum aorta_status hwq_sgemm(cublasHandle_t h, gpuStream_t s, void *ws, size_t ws_bytes, int m, int n, int k,
 			    const float *a, const float *b, float *out, struct aorta_error *e)
 {
 	const float one = 1.0f, zero = 0.0f;
-	cublasStatus_t r = cublasSetStream(c->cublas, s);
-	if (r == CUBLAS_STATUS_SUCCESS && ws)
-		r = cublasSetWorkspace(c->cublas, ws, ws_bytes);
-	if (r == CUBLAS_STATUS_SUCCESS)
-		r = cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, m, b, k, &zero, out, m);
-	if (r != CUBLAS_STATUS_SUCCESS)
-		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "cublasSgemm %dx%dx%d: %s", m, n, k,
-				  cublasGetStatusString(r));
+	GPU_BLAS_CHECK(e, cublasSetStream(h, s));
+	if (ws)
+		GPU_BLAS_CHECK(e, cublasSetWorkspace(h, ws, ws_bytes));
+	GPU_BLAS_CHECK(e, cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, m, b, k, &zero, out, m));
 	return AORTA_OK;
 }
 

@@ -23,8 +23,8 @@
  * temporary per call and aborts if that allocation fails (a reference run
  * that cannot hold W twice cannot run at all).
  */
-#include "train/ops.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/rng.h"
 
 #include <math.h>
 #include <stdio.h>

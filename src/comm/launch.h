@@ -1,6 +1,7 @@
 /*
- * launch.h - how `aorta train` becomes a job of ranks, one GPU each
- * (launch_gpu.c; GPU builds only, in libaorta-gpu.so).
+ * launch.h - how a GPU job (aorta train, the distributed hwq workloads)
+ * becomes ranks, one GPU each (launch_gpu.c; GPU builds only, in
+ * libaorta-gpu.so).  aorta train's own entry is train/launch_train.h.
  *
  * Two modes, chosen from the environment:
  *   - under a launcher (mpirun, srun: OMPI_COMM_WORLD_SIZE, PMI_SIZE,
@@ -29,13 +30,12 @@
  * Results: thread mode returns rank 0's result; in MPI mode each process
  * returns its own (every process runs the caller's code).
  */
-#ifndef AORTA_TRAIN_LAUNCH_H
-#define AORTA_TRAIN_LAUNCH_H
+#ifndef AORTA_COMM_LAUNCH_H
+#define AORTA_COMM_LAUNCH_H
 
 #include <stddef.h>
 
 #include "base/error.h"
-#include "train/trainer.h"
 
 struct comm;
 
@@ -59,9 +59,5 @@ int launch_env_world_size(void);
  * this process's (MPI mode).  Thread-unsafe (sets environment defaults). */
 enum aorta_status launch_ranks(int device, long long timeout_ms, launch_rank_fn fn, void *arg, void *result,
 			       size_t result_size, struct aorta_error *e);
-
-/* aorta train: launch_ranks with trainer_rank_run (trainer.h). */
-enum aorta_status launch_train(const struct train_config *cfg, const struct trainer_opts *o,
-			       struct trainer_result *res, struct aorta_error *e);
 
 #endif

@@ -40,9 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/ops.h"
-#include "train/ops_gpu.h"
-#include "train/rng.h"
+#include "kernels/ops.h"
+#include "kernels/ops_gpu.h"
+#include "kernels/rng.h"
+#include "kernels/warp.cuh"
 
 struct gpu_ops_ctx {
 	cudaStream_t stream;
@@ -184,19 +185,7 @@ static void *ws_get(gpu_ops_ctx *c, size_t bytes)
 /* small device helpers                                                     */
 /* ------------------------------------------------------------------------ */
 
-__device__ __forceinline__ float warp_sum(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
-__device__ __forceinline__ float warp_max(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	return v;
-}
+/* warp_sum, warp_max: kernels/warp.cuh */
 
 /* the dropout factor of element i: 0 when dropped, 1/(1-p) when kept */
 __device__ __forceinline__ float drop_factor(uint64_t seed, uint64_t site, uint64_t i, float p,

@@ -1,5 +1,5 @@
 /*
- * kernels_gpu.h - the elementwise kernels of the hwq workloads, one kernel
+ * elementwise_gpu.h - the elementwise kernels of the hwq workloads, one kernel
  * per PyTorch op they stand for (mul by a scalar, add a scalar, abs,
  * clamp), so launch counts match an eager PyTorch loop op for op.  Each
  * launcher enqueues one kernel of ceil(n/256) blocks of 256 threads on s
@@ -7,8 +7,8 @@
  * cudaGetLastError per iteration (no per-launch query, which would cost
  * as much as the launch).  GPU builds only.
  */
-#ifndef AORTA_HWQ_KERNELS_GPU_H
-#define AORTA_HWQ_KERNELS_GPU_H
+#ifndef AORTA_KERNELS_ELEMENTWISE_GPU_H
+#define AORTA_KERNELS_ELEMENTWISE_GPU_H
 
 #include <stdint.h>
 

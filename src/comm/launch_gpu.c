@@ -1,5 +1,5 @@
 /*
- * launch_gpu.c - the ways `aorta train` runs ranks (see launch.h): a
+ * launch_gpu.c - the ways a GPU job runs its ranks (see launch.h): a
  * thread per visible GPU in one process; a process per GPU under mpirun /
  * srun with NCCL bootstrapped through MPI; or a process per GPU under
  * torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), with
@@ -31,12 +31,8 @@
  * launcher mode is an error naming the fix.  libaorta-gpu.so is dlopen'ed
  * RTLD_LOCAL, so libmpi is re-opened RTLD_GLOBAL before MPI_Init: Open MPI
  * loads its components as plug-ins that expect its symbols global.
- *
- * trainer_rank_run is referenced weakly until trainer_gpu.c defines it,
- * so the plug-in and the test programs link either way; a build without
- * it fails at run time with a message instead.
  */
-#include "train/launch.h"
+#include "comm/launch.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -53,7 +49,6 @@
 #include <mpi.h>
 #endif
 
-#pragma weak trainer_rank_run
 
 #define LAUNCH_MAX_THREADS 64
 #define WATCHDOG_GRACE_NS (10LL * 1000000000LL)
@@ -551,31 +546,4 @@ enum aorta_status launch_ranks(int device, long long timeout_ms, launch_rank_fn 
 #endif
 	}
 	return launch_threads(device, &co, fn, arg, result, result_size, e);
-}
-
-struct train_arg {
-	const struct train_config *cfg;
-	const struct trainer_opts *o;
-};
-
-static enum aorta_status train_rank(void *arg, struct comm *comm, const struct launch_rank *lr, void *result,
-				    struct aorta_error *e)
-{
-	const struct train_arg *a = arg;
-	struct trainer_opts o = *a->o;
-	o.device = lr->device;
-	o.quiet = o.quiet || lr->rank != 0; /* as upstream: only rank 0 logs to stderr */
-	o.shared_process = !lr->mpi && lr->size > 1;
-	return trainer_rank_run(a->cfg, &o, comm, lr->device, result, e);
-}
-
-enum aorta_status launch_train(const struct train_config *cfg, const struct trainer_opts *o,
-			       struct trainer_result *res, struct aorta_error *e)
-{
-	if (!trainer_rank_run)
-		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
-				  "this libaorta-gpu.so has no trainer_rank_run (the distributed trainer is not built in)");
-	struct train_arg a = { cfg, o };
-	memset(res, 0, sizeof(*res));
-	return launch_ranks(o->device, 0, train_rank, &a, res, sizeof(*res), e);
 }

@@ -6,8 +6,8 @@
  * GPU kernels draw identical numbers in any order and from any thread, and a
  * sample's data depends only on (seed, sample index).
  */
-#ifndef AORTA_TRAIN_RNG_H
-#define AORTA_TRAIN_RNG_H
+#ifndef AORTA_KERNELS_RNG_H
+#define AORTA_KERNELS_RNG_H
 
 #include <stdint.h>
 
