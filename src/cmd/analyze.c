@@ -13,7 +13,7 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "report/analysis_out.h"
 #include "timeline/rules.h"
 
@@ -32,6 +32,7 @@ int cmd_analyze(int argc, char **argv)
 		OPT_INT(0, "top", &top, "N", "rows in the top-kernel table (default 10)"),
 		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
 		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
+		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
 		OPT_END(),
 	};

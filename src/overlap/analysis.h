@@ -2,12 +2,11 @@
  * analysis.h - a run's analysis: every rank's figures, per step and whole,
  * and the cross-rank view (collective matching, wait vs transfer, late rank).
  *
- * analysis_run reads the inputs (files, directories, globs) in parallel on
- * all cores, one file per worker; each worker reads its file, computes the
- * rank's figures with the engine and keeps only the results (and, when asked
- * for a Chrome trace, the timeline), so memory follows the number of GPU
- * events, not file sizes.  Everything in struct analysis is owned by it and
- * freed by analysis_free.
+ * pipeline/pipeline.h's analysis_run reads the inputs in parallel and calls
+ * analysis_rank per rank and analysis_finish once; each worker keeps only the
+ * results (and, when asked for a Chrome trace, the timeline), so memory
+ * follows the number of GPU events, not file sizes.  Everything in struct
+ * analysis is owned by it and freed by analysis_free.
  */
 #ifndef AORTA_ANALYSIS_H
 #define AORTA_ANALYSIS_H
@@ -123,14 +122,14 @@ struct analysis {
 	size_t ninputs;
 };
 
-/* Expands inputs (files, directories, globs, list files with @FILE) into a
- * sorted list of trace files.  Errors name the input. */
-enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
-				  size_t *nfiles, struct aorta_error *e);
-
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e);
-/* Analyses traces already in memory (takes ownership of s's traces). */
+/* One rank's figures from its timeline (r is filled; t is kept by r only
+ * when o->keep_traces, and then the caller clears its pointer). */
+void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r);
+/* After every rank is in a->r: numbers unknown ranks, sorts by rank, warns
+ * on duplicates and matches collectives across ranks. */
+void analysis_finish(struct analysis *a);
+/* Analyses traces already in memory (takes ownership of s's traces).
+ * Reading files is pipeline/pipeline.h's analysis_run. */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
 
@@ -139,8 +138,5 @@ void analysis_free(struct analysis *a);
  * report/figures.h's table gives).  n == 0 when no step is left. */
 struct stat4 { double mean, p50, min, max; size_t n; };
 struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off);
-
-/* Rank from a file name ("rank3", "rank_03", "rank-3"), -1 if none. */
-int rank_from_name(const char *path);
 
 #endif

@@ -35,7 +35,7 @@
 
 #include "base/zread.h"
 #include "ingest/ingest.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "timeline/timeline.h"
 
 const struct rep_fig_def REP_FIGS[RF__COUNT] = {

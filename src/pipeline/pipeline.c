@@ -1,0 +1,186 @@
+/*
+ * pipeline.c - inputs to a finished struct analysis: the worker pool.
+ *
+ * Design.  inputs_expand gives the sorted file list (with the format of
+ * directory members already sniffed); workers take files by an atomic
+ * index, read each with ingest_file_as (one open, one sniff), run the
+ * per-rank engine (analysis_rank) and keep only the results, so a worker
+ * holds one timeline at a time.  Errors: the first failing file in input
+ * order wins, whatever thread saw it first.  Progress lines are one call
+ * each (base/error.c), so parallel readers never interleave them.
+ */
+#include "pipeline/pipeline.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct pool {
+	const struct input_list *in;
+	const struct analysis_opts *o;
+	atomic_size_t next;
+	atomic_size_t done;
+	pthread_mutex_t lock;
+	struct rank_result *res;
+	size_t nres, cap;
+	struct aorta_error err;
+	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	size_t i, nfiles = p->in->n;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < nfiles) {
+		const struct input *f = &p->in->v[i];
+		struct trace_set s = { 0 };
+		struct aorta_error e = { 0 };
+		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
+		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
+		if (st) {
+			pthread_mutex_lock(&p->lock);
+			if (p->err_file == SIZE_MAX || i < p->err_file) {
+				p->err = e;
+				p->err.code = st;
+				p->err_file = i;
+			}
+			pthread_mutex_unlock(&p->lock);
+			trace_set_release(&s);
+			continue;
+		}
+		const char *fmt = s.n ? s.t[0]->format : "no rank";
+		for (size_t k = 0; k < s.n; k++) {
+			struct trace *t = s.t[k];
+			struct rank_result r;
+			if (t->rank < 0 && s.n == 1)
+				t->rank = io.rank_hint;
+			analysis_rank(t, p->o, &r);
+			r.rank = t->rank;
+			if (p->o->keep_traces) {
+				r.t = t;
+				s.t[k] = NULL;
+			}
+			pthread_mutex_lock(&p->lock);
+			GROW(p->res, p->cap, p->nres + 1);
+			p->res[p->nres++] = r;
+			pthread_mutex_unlock(&p->lock);
+		}
+		for (size_t k = 0; k < s.n; k++)
+			trace_free(s.t[k]);
+		free(s.t);
+		size_t d = atomic_fetch_add(&p->done, 1) + 1;
+		if (nfiles > 1)
+			aorta_note("read %zu/%zu: %s (%s)", d, nfiles, f->path, fmt);
+	}
+	return NULL;
+}
+
+size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, int *world_size)
+{
+	int ws = 0;
+	size_t missing = 0, o = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].world_size > ws)
+			ws = a->r[i].world_size;
+	if (world_size)
+		*world_size = ws;
+	if (ws <= 0 || ws > (1 << 24))
+		return 0;
+	uint8_t *have = xcalloc((size_t)ws, 1);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank >= 0 && a->r[i].rank < ws)
+			have[a->r[i].rank] = 1;
+	for (int r = 0; r < ws;) {
+		if (have[r]) {
+			r++;
+			continue;
+		}
+		int q = r;
+		while (q + 1 < ws && !have[q + 1])
+			q++;
+		missing += (size_t)(q - r + 1);
+		if (o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, q > r ? "%s%d-%d" : "%s%d", o ? ", " : "",
+					      r, q);
+		r = q + 1;
+	}
+	if (o >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 4);
+	free(have);
+	return missing;
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	struct input_list in;
+	enum aorta_status st;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	st = inputs_expand(inputs, n, aorta_strict, &in, e);
+	if (st)
+		return st;
+	a->inputs = xcalloc(in.n ? in.n : 1, sizeof(*a->inputs));
+	a->ninputs = in.n;
+	for (size_t i = 0; i < in.n; i++)
+		a->inputs[i] = xstrdup(in.v[i].path);
+
+	struct pool p = { 0 };
+	p.in = &in;
+	p.o = o;
+	p.err_file = SIZE_MAX;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.done, 0);
+	pthread_mutex_init(&p.lock, NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
+	if (nt > in.n)
+		nt = in.n;
+	if (nt <= 1) {
+		worker(&p);
+	} else {
+		pthread_t *th = xmalloc(nt * sizeof(*th));
+		size_t started = 0;
+		for (; started < nt; started++)
+			if (pthread_create(&th[started], NULL, worker, &p) != 0)
+				break;
+		if (!started)
+			worker(&p); /* no thread could start: read in this one */
+		for (size_t i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+	}
+	pthread_mutex_destroy(&p.lock);
+	inputs_release(&in);
+	a->r = p.res;
+	a->n = p.nres;
+	if (p.err_file != SIZE_MAX) {
+		if (e)
+			*e = p.err;
+		return p.err.code ? p.err.code : AORTA_EINPUT;
+	}
+	analysis_finish(a);
+
+	char miss[256];
+	int ws = 0;
+	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);
+	if (nm) {
+		if (aorta_strict)
+			return aorta_fail(e, AORTA_EINPUT, NULL, 0, -1,
+					  "the traces report a world of %d ranks but rank%s %s %s missing "
+					  "(--strict)", ws, nm == 1 ? "" : "s", miss, nm == 1 ? "is" : "are");
+		aorta_warn("the traces report a world of %d ranks but rank%s %s %s missing: cross-rank "
+			   "figures cover only the ranks read", ws, nm == 1 ? "" : "s", miss,
+			   nm == 1 ? "is" : "are");
+	}
+	return AORTA_OK;
+}
