@@ -73,10 +73,6 @@ int cmd_analyze(int argc, char **argv)
 		rules_free(rules);
 		return st;
 	}
-	for (size_t i = 0; i < a.n; i++)
-		if (a.r[i].skipped)
-			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,
-				   (unsigned long long)a.r[i].skipped, a.r[i].skipped_first);
 	/* files first: a summary piped into `head` must not cost the outputs */
 	if (json && (st = analysis_save_json(&a, json, &e)))
 		goto fail;

@@ -30,6 +30,35 @@ struct pool {
 	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
 };
 
+/* The one rule for every reader: a rank with no usable device event is bad
+ * input (exit 3) with the reason; one with some events dropped is a warning
+ * with the count and the first example (printed once, after the read). */
+static enum aorta_status check_usable(const char *path, const struct trace *t, size_t nset,
+				      struct aorta_error *e)
+{
+	char which[48] = "";
+
+	if (t->n > 0)
+		return AORTA_OK;
+	if (nset > 1)
+		snprintf(which, sizeof(which), "device %d: ", t->device);
+	if (t->skipped)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: all %llu device events were malformed and skipped "
+				  "(first: %s)", which, (unsigned long long)t->skipped, t->skipped_first);
+	if (t->other_device_spans)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: the %llu device events are on another device (%d)",
+				  which, (unsigned long long)t->other_device_spans, t->other_device);
+	if (t->host_events)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: a host-only trace (%llu host events, no GPU kernel, "
+				  "memory copy or memset; was the profiler run with GPU activities on?)",
+				  which, (unsigned long long)t->host_events);
+	return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+			  "%snothing usable: no GPU kernel, memory copy or memset in the trace", which);
+}
+
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
@@ -41,6 +70,8 @@ static void *worker(void *arg)
 		struct aorta_error e = { 0 };
 		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
 		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
+		for (size_t k = 0; !st && k < s.n; k++)
+			st = check_usable(f->path, s.t[k], s.n, &e);
 		if (st) {
 			pthread_mutex_lock(&p->lock);
 			if (p->err_file == SIZE_MAX || i < p->err_file) {
@@ -170,10 +201,19 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 	}
 	analysis_finish(a);
 
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].skipped)
+			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,
+				   (unsigned long long)a->r[i].skipped, a->r[i].skipped == 1 ? "" : "s",
+				   a->r[i].skipped_first);
+
 	char miss[256];
 	int ws = 0;
 	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);
-	if (nm) {
+	if (nm && a->n < 2) { /* one rank named on purpose: said, not an error */
+		aorta_note("the trace reports a world of %d ranks; rank%s %s not given", ws,
+			   nm == 1 ? "" : "s", miss);
+	} else if (nm) {
 		if (aorta_strict)
 			return aorta_fail(e, AORTA_EINPUT, NULL, 0, -1,
 					  "the traces report a world of %d ranks but rank%s %s %s missing "
