@@ -44,15 +44,18 @@ static int ends_with(const char *s, const char *suf)
 	return n >= m && !strcasecmp(s + n - m, suf);
 }
 
-/* A file a user would expect to be read as a rank: its skip is a warning. */
+/* A file a user would expect to be read as a rank (a trace's extension):
+ * its skip is a warning.  Logs, notes, pictures and the side tables of
+ * rocprofv3 (agent_info.csv, hip_api_trace.csv, ..., read with their
+ * kernel_trace.csv or not at all) are notes. */
 static int looks_like_trace(const char *name)
 {
-	static const char *const ext[] = { ".json", ".json.gz", ".gz", ".jsonl", ".jsonl.gz",
-					   ".sqlite", ".db", ".csv", ".bz2", ".xz", ".zst" };
+	static const char *const ext[] = { ".json", ".json.gz", ".jsonl", ".jsonl.gz", ".sqlite",
+					   ".nsys-rep", ".db", ".bz2", ".xz", ".zst" };
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
 		if (ends_with(name, ext[i]))
 			return 1;
-	return strcasestr(name, "rank") != NULL;
+	return ends_with(name, "kernel_trace.csv") || ends_with(name, "memory_copy_trace.csv");
 }
 
 const char *inputs_own_output(const char *buf, size_t len)

@@ -10,7 +10,7 @@
  *
  * In a directory a file that is not a trace is skipped and the skip is said:
  * a warning naming the file and the reason when it looks like a rank's trace
- * (a trace extension or "rank" in its name), a note otherwise.  aorta's own
+ * (a trace's extension: .json, .json.gz, .jsonl, .sqlite, .db, ...), a note otherwise.  aorta's own
  * outputs (analyze --json / --trace-out / --csv, report's files) and its
  * temporary files are skipped with a note.  When a directory holds device
  * traces and aorta metrics JSONL, the traces are read and the choice is
