@@ -183,7 +183,7 @@ static void choose(const char *dir, struct input_list *l, size_t from)
 		counts[l->v[i].format]++;
 		traces |= l->v[i].format != FMT_AORTA_JSONL;
 	}
-	size_t m = from, dropped = 0, copies = 0;
+	size_t m = from, dropped = 0;
 	for (size_t i = from; i < l->n; i++) {
 		struct input *in = &l->v[i];
 		int drop = traces && in->format == FMT_AORTA_JSONL;
@@ -193,7 +193,8 @@ static void choose(const char *dir, struct input_list *l, size_t from)
 				drop = k != i && l->v[k].path && ends_with(l->v[k].path, "kernel_trace.csv") &&
 				       strlen(l->v[k].path) == pl + strlen("kernel_trace.csv") &&
 				       !strncmp(l->v[k].path, in->path, pl);
-			copies += (size_t)drop;
+			if (drop)
+				aorta_note("'%s': read with its kernel_trace.csv", in->path);
 		} else {
 			dropped += (size_t)drop;
 		}
@@ -209,7 +210,6 @@ static void choose(const char *dir, struct input_list *l, size_t from)
 		aorta_note("'%s': %zu device trace%s read; %zu aorta metrics JSONL file%s beside them "
 			   "left out (name them explicitly to analyse them)", dir, m - from,
 			   m - from == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s");
-	(void)copies; /* read by the rocprof CSV reader with their kernel_trace.csv */
 	int kinds = 0;
 	for (int f = 1; f <= FMT_AORTA_ANALYSIS; f++)
 		kinds += counts[f] > 0 && (f != FMT_AORTA_JSONL || !traces);

@@ -64,6 +64,13 @@ expect "compare --strict" 3 "missing" -- $A compare --strict "$T/d3" "$T/d3"
 expect "report --strict on traces" 3 "missing" -- \
 	$A report --strict --no-plots --skip-steps 0 --log-dir "$T/d3" --label a -o "$T/rep3"
 
+mkdir -p "$T/rp"
+cp tests/fuzz/corpus_rocprof_csv/k70.csv "$T/rp/kernel_trace.csv"
+cp tests/fuzz/corpus_rocprof_csv/copy.csv "$T/rp/memory_copy_trace.csv"
+expect "rocprofv3 memory copies are read with their kernels" 0 \
+	"memory_copy_trace.csv': read with its kernel_trace.csv" -- $A analyze --json "$T/sink.json" "$T/rp"
+expect "rocprofv3 memory copies are not a second rank" 0 "aorta analyze: 1 rank" -- $A analyze --json "$T/sink.json" "$T/rp"
+
 # --- 3. FIFOs, process substitution, standard input -----------------------------
 mkfifo "$T/in.fifo"
 (cat $tiny/rank0.json >"$T/in.fifo") &
