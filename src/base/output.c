@@ -5,7 +5,8 @@
  * created beside the resolved target and renamed over it, so the link
  * stays a link.  A path that exists and is a character device or a FIFO
  * (/dev/null, /dev/stdout, a pipe to another program) is written in place,
- * never replaced; a directory, socket or block device is refused (exit 3).
+ * never replaced (a FIFO nobody reads within 10 s is exit 3, not a hang); a
+ * directory, socket or block device is refused (exit 3).
  * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
  * by output_is_temp_name so a directory walk skips a leftover) and removed
  * by a SIGINT/SIGTERM/SIGHUP/SIGPIPE handler while they are open.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 long long out_fail_after_bytes = -1;
@@ -121,6 +123,27 @@ static char *resolve(const char *path)
 	return NULL;
 }
 
+/* A FIFO output waits for its reader at most FIFO_WAIT_MS instead of
+ * blocking for ever in open(2); -1 with errno ENXIO when none came. */
+#define FIFO_WAIT_MS 10000
+
+static int open_fifo(const char *path)
+{
+	for (int waited = 0;; waited += 20) {
+		int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl >= 0)
+				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			return fd;
+		}
+		if (errno != ENXIO || waited >= FIFO_WAIT_MS)
+			return -1;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_error *e)
 {
 	struct stat st;
@@ -142,7 +165,13 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 		}
 		/* a character device (/dev/null, /dev/stdout) or a FIFO: written in
 		 * place, never replaced */
-		int fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		int fd = S_ISFIFO(st.st_mode) ? open_fifo(target)
+					      : open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && errno == ENXIO) {
+			free(target);
+			return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+					  "a FIFO that no process reads (waited %d s)", FIFO_WAIT_MS / 1000);
+		}
 		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
 			int err = errno;
 			if (fd >= 0)

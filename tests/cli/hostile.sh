@@ -25,11 +25,14 @@ if mknod "$T/o/null" c 1 3 2>/dev/null; then
 	[ -c "$T/o/null" ] && ok || bad "the character device given as output was replaced by a file"
 fi
 mkfifo "$T/o/fifo"
-(timeout 30 cat "$T/o/fifo" >"$T/o/fromfifo.json") &
+(sleep 1; timeout 30 cat "$T/o/fifo" >"$T/o/fromfifo.json") & # a reader that comes late
 expect "output to a FIFO" 0 "" -- $TO $A analyze -q --json "$T/o/fifo" $tiny
 wait
 [ -p "$T/o/fifo" ] && ok || bad "the FIFO given as output was replaced"
 has "FIFO output read by the other end" "$T/o/fromfifo.json" '"schema": "aorta.analysis/1"'
+mkfifo "$T/o/deadfifo"
+expect "output to a FIFO nobody reads: an error, not a hang" 3 "'$T/o/deadfifo'.*no process reads" -- \
+	$TO $A analyze -q --json "$T/o/deadfifo" $tiny
 mkdir -p "$T/o/adir"
 expect "output that is a directory" 3 "'$T/o/adir'.*a directory" -- $A analyze -q --json "$T/o/adir" $tiny
 left=$(find "$T/o" -name '*aorta-tmp*' -o -name '*.tmp??????' | wc -l)
