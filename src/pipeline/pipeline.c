@@ -210,6 +210,10 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 	char miss[256];
 	int ws = 0;
 	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);
+	for (size_t i = 0; ws > 0 && i < a->n; i++)
+		if (a->r[i].rank >= ws) /* a trace of another run, or a wrong world size */
+			aorta_warn("'%s': rank %d is outside the world of %d ranks the traces report",
+				   a->r[i].path, a->r[i].rank, ws);
 	if (nm && a->n < 2) { /* one rank named on purpose: said, not an error */
 		aorta_note("the trace reports a world of %d ranks; rank%s %s not given", ws,
 			   nm == 1 ? "" : "s", miss);

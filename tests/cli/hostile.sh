@@ -63,6 +63,10 @@ for r in 0 1; do sed 's/"world_size": 2/"world_size": 4/' $tiny/rank$r.json >"$T
 expect "missing ranks of the world are named" 0 "world of 4 ranks but ranks 2-3 are missing" -- \
 	$A analyze -q --json "$T/d3.json" "$T/d3"
 expect "missing ranks with --strict" 3 "ranks 2-3 are missing" -- $A analyze -q --strict --json "$T/d3.json" "$T/d3"
+sed 's/"rank": 0/"rank": 6/' $tiny/rank0.json >"$T/d3/rank6.json"
+expect "a rank outside the world is named" 0 "rank6.json': rank 6 is outside the world of 4 ranks" -- \
+	$A analyze -q --json "$T/d3.json" "$T/d3"
+rm "$T/d3/rank6.json"
 expect "compare --strict" 3 "missing" -- $A compare --strict "$T/d3" "$T/d3"
 expect "report --strict on traces" 3 "missing" -- \
 	$A report --strict --no-plots --skip-steps 0 --log-dir "$T/d3" --label a -o "$T/rep3"
