@@ -61,6 +61,9 @@ GPU_C := $(filter src/gpu/% src/comm/nccl% %_gpu.c,$(ALL_C))
 HOST_C := $(filter-out $(GPU_C),$(ALL_C))
 CU_SRC := $(shell find src -name '*.cu' | sort)
 
+MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+
 ifeq ($(BUILD_GPU),1)
 CFLAGS_ALL += -DAORTA_GPU=1 -I$(CUDA_HOME)/include
 SRC_C = $(ALL_C)
@@ -72,8 +75,6 @@ GPU_PLUGIN = $(BUILD)/libaorta-gpu.so
 # launch_gpu.c, under mpirun/srun): its compile flags for that one file,
 # libmpi for the plug-in and the test programs.  Without mpicc the plug-in
 # builds without MPI and says so when started under a launcher.
-MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
-MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
 ifneq ($(strip $(MPI_LIBS)),)
 $(BUILD)/obj/src/train/launch_gpu.o: CFLAGS_ALL += -DAORTA_MPI=1 $(MPI_CFLAGS)
 GPU_LIBS += $(MPI_LIBS)
@@ -108,8 +109,12 @@ Q = @
 say = @printf '  %-5s %s\n'
 endif
 
+# The MPI plug-in (src/mpi/analyze_mpi.c): `aorta analyze` under mpirun /
+# srun loads it, so build/aorta links no MPI.  Built when mpicc is found.
+MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
+
 .PHONY: all test demo clean fuzz unit deps deps-check print-link-libs format gpu-tests check-gpu mpi-tests
-all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN)
+all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN)
 
 $(BUILD)/aorta: $(HOST_OBJ)
 	$(say) LD $@
@@ -170,7 +175,10 @@ MPI_TEST_BIN = $(patsubst tests/mpi/%.c,$(BUILD)/mpi-tests/%,$(MPI_TEST_SRC))
 $(MPI_OBJ): $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(say) MPICC $<
-	$(Q)$(MPICC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(Q)$(MPICC) $(CFLAGS_ALL) -fPIC -MMD -MP -c -o $@ $<
+$(BUILD)/libaorta-mpi.so: $(BUILD)/obj/src/mpi/analyze_mpi.o
+	$(say) LD $@
+	$(Q)$(MPICC) $(LDSAN) -shared -o $@ $^ -lm
 $(BUILD)/mpi-tests/%: tests/mpi/%.c $(MPI_OBJ) $(LIB_OBJ) $(CU_OBJ)
 	@mkdir -p $(dir $@)
 	$(say) LD $@

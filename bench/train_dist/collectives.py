@@ -9,7 +9,7 @@ span, and exposed time divided by STEPS (default 30, the steps of the run;
 the collectives table covers every step of the trace, warm-up included, so
 the per-step figure is an upper bound for the kept steps).  The "where the
 remaining gap is" paragraphs of bench/RESULTS.md come from this on the runs
-of scripts/device_session_{e,f}.sh.  Standard library only.
+of bench/train_dist/prefetch_ab.sh and pregather.sh.  Standard library only.
 """
 import json
 import sys

@@ -7,7 +7,7 @@ name: per repeat the median step (step_stats.step_ms.p50, mean of the ranks)
 with the min-max of the kept steps over the ranks, then the mean of the
 medians, GPU busy / step (busy_ms p50 / step_ms p50, mean of the ranks) and
 exposed / comm (ratio of sums over the kept steps and ranks).  Used by
-scripts/device_session_{g,h,i}.sh.  Standard library only.
+bench/train_dist/{default_vs_fsdp2,overlaps_batch8_ab,threads_vs_mpi}.sh.  Standard library only.
 """
 import glob
 import json

@@ -1,5 +1,5 @@
 /*
- * plugin.c - loading libaorta-gpu.so (see plugin.h).
+ * plugin.c - loading libaorta-gpu.so and libaorta-mpi.so (see plugin.h).
  */
 #include "base/plugin.h"
 
@@ -10,12 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static void *handle;
-static char handle_path[PATH_MAX + 32];
+struct plugin {
+	const char *file, *env;
+	void *handle;
+	char path[PATH_MAX + 32];
+};
+static struct plugin gpu_plugin = { "libaorta-gpu.so", "AORTA_GPU_LIB", NULL, { 0 } };
+static struct plugin mpi_plugin = { "libaorta-mpi.so", "AORTA_MPI_LIB", NULL, { 0 } };
 
-static int plugin_path(char *path, size_t cap)
+static int plugin_path(const struct plugin *pl, char *path, size_t cap)
 {
-	const char *env = getenv("AORTA_GPU_LIB");
+	const char *env = getenv(pl->env);
 
 	if (env && *env) {
 		snprintf(path, cap, "%s", env);
@@ -27,27 +32,60 @@ static int plugin_path(char *path, size_t cap)
 	path[n] = '\0';
 	char *slash = strrchr(path, '/');
 	char *base = slash ? slash + 1 : path;
-	snprintf(base, cap - (size_t)(base - path), "libaorta-gpu.so");
+	snprintf(base, cap - (size_t)(base - path), "%s", pl->file);
 	return 0;
 }
 
-void *gpu_plugin_sym(const char *sym, char *why, size_t len)
+static void *plugin_sym(struct plugin *pl, const char *sym, char *why, size_t len)
 {
-	if (!handle) {
-		if (plugin_path(handle_path, sizeof(handle_path))) {
+	if (!pl->handle) {
+		if (plugin_path(pl, pl->path, sizeof(pl->path))) {
 			snprintf(why, len, "cannot find the aorta binary's folder");
 			return NULL;
 		}
-		handle = dlopen(handle_path, RTLD_NOW | RTLD_LOCAL);
-		if (!handle) {
+		pl->handle = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
+		if (!pl->handle) {
 			snprintf(why, len, "%s", dlerror());
 			return NULL;
 		}
 	}
-	void *f = dlsym(handle, sym);
+	void *f = dlsym(pl->handle, sym);
 	if (!f)
-		snprintf(why, len, "'%.900s' has no %s", handle_path, sym);
+		snprintf(why, len, "'%.900s' has no %s", pl->path, sym);
 	return f;
+}
+
+void *gpu_plugin_sym(const char *sym, char *why, size_t len)
+{
+	return plugin_sym(&gpu_plugin, sym, why, len);
+}
+
+void *mpi_plugin_sym(const char *sym, char *why, size_t len)
+{
+	return plugin_sym(&mpi_plugin, sym, why, len);
+}
+
+static int env_pos(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	char *end;
+	long x = strtol(v, &end, 10);
+	return *end == '\0' && x > 0 && x < 1 << 24 ? (int)x : 0;
+}
+
+int mpi_launcher_world_size(void)
+{
+	int n;
+	if ((n = env_pos("OMPI_COMM_WORLD_SIZE")) > 0)
+		return n;
+	if ((n = env_pos("PMI_SIZE")) > 0)
+		return n;
+	/* an sbatch script also has SLURM_NTASKS; only srun sets a step */
+	if (getenv("SLURM_STEP_ID") && (n = env_pos("SLURM_NTASKS")) > 0)
+		return n;
+	return 1;
 }
 
 void gpu_plugin_complain(const char *cmd, const char *why)

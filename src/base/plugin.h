@@ -1,5 +1,6 @@
 /*
- * plugin.h - the GPU plug-in (libaorta-gpu.so) seen from host commands.
+ * plugin.h - the GPU plug-in (libaorta-gpu.so) and the MPI plug-in
+ * (libaorta-mpi.so) seen from host commands.
  *
  * Commands that need the GPU (train, hwq, sdma, tune-tp) load the plug-in
  * beside the binary (or $AORTA_GPU_LIB) with dlopen and look up their entry
@@ -18,6 +19,14 @@
 /* The address of `sym` in the GPU plug-in, or NULL with the reason in why
  * ("cannot load '...': ..." or "'...' has no hwq_run_gpu"). */
 void *gpu_plugin_sym(const char *sym, char *why, size_t len);
+
+/* The same for the MPI plug-in (libaorta-mpi.so beside the binary, or
+ * $AORTA_MPI_LIB): `aorta analyze` under mpirun / srun. */
+void *mpi_plugin_sym(const char *sym, char *why, size_t len);
+
+/* The number of processes an MPI launcher (mpirun, srun, PMI) announces in
+ * the environment, 1 if none. */
+int mpi_launcher_world_size(void);
 
 /* The standard message for a command that cannot load it, on stderr. */
 void gpu_plugin_complain(const char *cmd, const char *why);

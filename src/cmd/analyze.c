@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "pipeline/pipeline.h"
 #include "report/analysis_out.h"
@@ -20,7 +21,7 @@
 int cmd_analyze(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL;
-	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0;
+	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, use_mpi = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
 		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/1)"),
@@ -34,6 +35,7 @@ int cmd_analyze(int argc, char **argv)
 		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
+		OPT_BOOL(0, "mpi", &use_mpi, "share the files out over MPI processes (automatic under mpirun/srun)"),
 		OPT_END(),
 	};
 	int nargs = 0;
@@ -66,7 +68,32 @@ int cmd_analyze(int argc, char **argv)
 	}
 	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL };
 	struct analysis a;
-	enum aorta_status st = analysis_run(argv, (size_t)nargs, &ao, &a, &e);
+	enum aorta_status st;
+	int root = 1;
+	if (use_mpi || mpi_launcher_world_size() > 1) {
+		/* each process reads its share; process 0 joins and writes */
+		char why[1024];
+		union {
+			void *p;
+			enum aorta_status (*fn)(char *const *, size_t, const struct analysis_opts *, struct analysis *,
+						int *, struct aorta_error *);
+		} u = { mpi_plugin_sym("aorta_mpi_analysis_run", why, sizeof(why)) };
+		if (!u.p) {
+			fprintf(stderr, "aorta: error: started under an MPI launcher but cannot load the MPI plug-in (%s); "
+					"build with Open MPI's mpicc installed (scripts/deps.sh), or run without mpirun\n",
+				why);
+			rules_free(rules);
+			return AORTA_EUSAGE;
+		}
+		st = u.fn(argv, (size_t)nargs, &ao, &a, &root, &e);
+	} else {
+		st = analysis_run(argv, (size_t)nargs, &ao, &a, &e);
+	}
+	if (!root) { /* process 0 reports and writes */
+		analysis_free(&a);
+		rules_free(rules);
+		return st;
+	}
 	if (st) {
 		aorta_error_print(&e);
 		analysis_free(&a);

@@ -31,8 +31,8 @@ int cmd_train(int argc, char **argv)
 		OPT_LIST(0, "override", &ov, "KEY=VALUE", "set a dotted key, e.g. training.batch_size=64 (repeatable)"),
 		OPT_BOOL(0, "enable-gpu-metrics", &gpu_metrics, "record clocks, power, temperature and utilisation per step"),
 		OPT_BOOL(0, "enable-rocm-metrics", &rocm_metrics, "upstream's name for --enable-gpu-metrics"),
-		OPT_INT(0, "device", &device, "N", "GPU to use (default: LOCAL_RANK, else 0)"),
-		OPT_INT(0, "data-batches", &data_batches, "N", "distinct batches kept in pinned memory (default 32)"),
+		OPT_INT(0, "device", &device, "N", "train on this one GPU only (world 1); default: every visible GPU, one rank each"),
+		OPT_INT(0, "data-batches", &data_batches, "N", "distinct batches kept in pinned memory (default min(num_samples / batch, 32))"),
 		OPT_BOOL(0, "check-config", &check, "validate the configuration, print it resolved, and exit"),
 		OPT_BOOL('q', "quiet", &quiet, "no log lines on stderr (the log file is still written)"),
 		OPT_END(),
@@ -40,9 +40,11 @@ int cmd_train(int argc, char **argv)
 	int nargs = 0;
 	int rc = opt_parse(argc, argv, opts, "aorta train [--config FILE] [--override KEY=VALUE ...]",
 			   "Trains the synthetic ranking transformer (upstream AORTA's model and config)\n"
-			   "on one GPU, timing every phase with events on the stream where it runs.\n"
-			   "Writes <output_dir>/rank_00_metrics.jsonl (one record per step), rank0.log,\n"
-			   "and Kineto traces under <output_dir>/torch_profiler/ when profiling.enabled.",
+			   "on every visible GPU (a thread per GPU; a process per GPU under mpirun, srun\n"
+			   "or torchrun), timing every phase with events on the stream where it runs.\n"
+			   "Writes <output_dir>/rank_NN_metrics.jsonl per rank (one record per step),\n"
+			   "rankN.log, and Kineto traces under <output_dir>/torch_profiler/ when\n"
+			   "profiling.enabled.",
 			   &nargs);
 	if (rc < 0)
 		return AORTA_OK;

@@ -250,13 +250,8 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	for (size_t k = 0; k < s.nstreams; k++) {
 		r->streams[k].stream = s.stream_id[k];
 		r->streams[k].busy_ns = ivset_len(&s.stream[k]);
+		r->streams[k].spans = s.stream_spans[k];
 	}
-	for (size_t i = 0; i < t->n; i++)
-		for (size_t k = 0; k < s.nstreams; k++)
-			if (cls[i] != C_NONE && r->streams[k].stream == t->stream[i]) {
-				r->streams[k].spans++;
-				break;
-			}
 
 	coll_table(t, &s.set[S_COMPUTE], r);
 	kernel_table(t, cls, o->top_kernels, r);
@@ -289,6 +284,15 @@ static int cmp_rank(const void *a, const void *b)
 }
 
 static void cross_rank(struct analysis *a);
+
+int cmp_path_device(const void *a, const void *b)
+{
+	const struct rank_result *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	return (x->device > y->device) - (x->device < y->device);
+}
 
 void analysis_finish(struct analysis *a)
 {

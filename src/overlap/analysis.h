@@ -125,11 +125,14 @@ struct analysis {
 /* One rank's figures from its timeline (r is filled; t is kept by r only
  * when o->keep_traces, and then the caller clears its pointer). */
 void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r);
-/* After every rank is in a->r: numbers unknown ranks, sorts by rank, warns
- * on duplicates and matches collectives across ranks. */
+/* qsort order of rank results by (path, device): the order of the per-rank
+ * pass's output, whatever order its workers finished in. */
+int cmp_path_device(const void *a, const void *b);
+/* Numbers unknown ranks, sorts by rank and runs the cross-rank join on
+ * a->r[0..n) (analysis_run and analysis_from_set end with it). */
 void analysis_finish(struct analysis *a);
 /* Analyses traces already in memory (takes ownership of s's traces).
- * Reading files is pipeline/pipeline.h's analysis_run. */
+ * Reading files is pipeline/pipeline.h's (analysis_run). */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
 

@@ -57,15 +57,23 @@ static int p_coll(const struct trace *t, size_t i, const uint8_t *cls, int a)
 	return cls[i] == C_COMM && t->coll_type[i] == a;
 }
 
-static int p_stream(const struct trace *t, size_t i, const uint8_t *cls, int a)
+/* Orders idx[0..n) by (stream, index): each index is packed with its
+ * stream into one 64-bit key, so qsort needs no context. */
+static int cmp_u64(const void *a, const void *b)
 {
-	return cls[i] != C_NONE && t->stream[i] == a;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
-static int cmp_i32(const void *a, const void *b)
+static void sort_by_stream(const struct trace *t, uint32_t *idx, size_t n)
 {
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
+	uint64_t *key = xmalloc((n ? n : 1) * sizeof(*key));
+	for (size_t j = 0; j < n; j++)
+		key[j] = ((uint64_t)(uint32_t)((uint32_t)t->stream[idx[j]] ^ 0x80000000u) << 32) | idx[j];
+	qsort(key, n, sizeof(*key), cmp_u64);
+	for (size_t j = 0; j < n; j++)
+		idx[j] = (uint32_t)key[j];
+	free(key);
 }
 
 void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
@@ -95,8 +103,10 @@ void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
 		ivset_diff(&o->coll_exposed[c], &o->coll[c], &o->set[S_COMPUTE]);
 	}
 
-	/* streams */
-	int32_t *ids = xmalloc((m ? m : 1) * sizeof(*ids));
+	/* streams: the used spans' indices ordered by (stream, index) in one
+	 * sort, then one ivset per run of equal streams, so the cost follows
+	 * the spans, not spans x streams */
+	uint32_t *byst = xmalloc((m ? m : 1) * sizeof(*byst));
 	size_t k = 0;
 	o->first_ns = INT64_MAX;
 	o->last_ns = INT64_MIN;
@@ -104,7 +114,7 @@ void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
 		size_t i = subset ? subset[j] : j;
 		if (cls[i] == C_NONE)
 			continue;
-		ids[k++] = t->stream[i];
+		byst[k++] = (uint32_t)i;
 		if (t->start_ns[i] < o->first_ns)
 			o->first_ns = t->start_ns[i];
 		if (t->end_ns[i] > o->last_ns)
@@ -112,16 +122,25 @@ void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
 	}
 	if (!k)
 		o->first_ns = o->last_ns = 0;
-	qsort(ids, k, sizeof(*ids), cmp_i32);
+	sort_by_stream(t, byst, k);
+	int32_t *ids = xmalloc((k ? k : 1) * sizeof(*ids));
 	size_t ns = 0;
 	for (size_t j = 0; j < k; j++)
-		if (!ns || ids[ns - 1] != ids[j])
-			ids[ns++] = ids[j];
+		if (!ns || ids[ns - 1] != t->stream[byst[j]])
+			ids[ns++] = t->stream[byst[j]];
 	o->stream_id = ids;
 	o->nstreams = ns;
 	o->stream = xcalloc(ns ? ns : 1, sizeof(*o->stream));
-	for (size_t s = 0; s < ns; s++)
-		build_where(&o->stream[s], t, subset, m, p_stream, cls, ids[s]);
+	o->stream_spans = xcalloc(ns ? ns : 1, sizeof(*o->stream_spans));
+	for (size_t j = 0, sidx = 0; j < k; sidx++) {
+		size_t h = j;
+		while (h < k && t->stream[byst[h]] == t->stream[byst[j]])
+			h++;
+		ivset_build(&o->stream[sidx], t->start_ns, t->end_ns, byst + j, h - j);
+		o->stream_spans[sidx] = h - j;
+		j = h;
+	}
+	free(byst);
 
 	/* host wait: for each gap of busy, the first span starting at the gap's
 	 * end; spans are sorted by start in a finished trace */
@@ -159,6 +178,7 @@ void ov_sets_release(struct ov_sets *o)
 	for (size_t s = 0; s < o->nstreams; s++)
 		ivset_release(&o->stream[s]);
 	free(o->stream);
+	free(o->stream_spans);
 	free(o->stream_id);
 	memset(o, 0, sizeof(*o));
 }

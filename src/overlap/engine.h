@@ -32,6 +32,7 @@ struct ov_sets {
 	struct ivset coll_exposed[COLL__COUNT];
 	int32_t *stream_id;       /* nstreams stream ids, ascending */
 	struct ivset *stream;     /* busy union per stream */
+	size_t *stream_spans;     /* spans used per stream */
 	size_t nstreams;
 	int64_t first_ns, last_ns; /* first start and last end of the spans used */
 };

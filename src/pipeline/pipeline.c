@@ -148,25 +148,13 @@ size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, i
 	return missing;
 }
 
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e)
+/* The per-rank pass over an expanded list, in parallel; results sorted by
+ * (path, device) whatever order the workers finished in. */
+static enum aorta_status read_inputs(const struct input_list *in, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e)
 {
-	struct input_list in;
-	enum aorta_status st;
-
-	memset(a, 0, sizeof(*a));
-	a->opts = *o;
-	a->late_rank = -1;
-	st = inputs_expand(inputs, n, aorta_strict, &in, e);
-	if (st)
-		return st;
-	a->inputs = xcalloc(in.n ? in.n : 1, sizeof(*a->inputs));
-	a->ninputs = in.n;
-	for (size_t i = 0; i < in.n; i++)
-		a->inputs[i] = xstrdup(in.v[i].path);
-
 	struct pool p = { 0 };
-	p.in = &in;
+	p.in = in;
 	p.o = o;
 	p.err_file = SIZE_MAX;
 	atomic_init(&p.next, 0);
@@ -174,8 +162,8 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 	pthread_mutex_init(&p.lock, NULL);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
-	if (nt > in.n)
-		nt = in.n;
+	if (nt > in->n)
+		nt = in->n;
 	if (nt <= 1) {
 		worker(&p);
 	} else {
@@ -191,16 +179,53 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 		free(th);
 	}
 	pthread_mutex_destroy(&p.lock);
-	inputs_release(&in);
-	a->r = p.res;
-	a->n = p.nres;
+	/* the order the workers finished in is not the order of the files:
+	 * sort, so unnumbered ranks get the same numbers in every run (and
+	 * under mpirun, where process 0 sorts what it gathers the same way) */
+	qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
+	*res = p.res;
+	*nres = p.nres;
 	if (p.err_file != SIZE_MAX) {
 		if (e)
 			*e = p.err;
 		return p.err.code ? p.err.code : AORTA_EINPUT;
 	}
-	analysis_finish(a);
+	return AORTA_OK;
+}
 
+enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files, size_t *nfiles,
+				  struct aorta_error *e)
+{
+	struct input_list in;
+	enum aorta_status st = inputs_expand(inputs, n, aorta_strict, &in, e);
+
+	*files = NULL;
+	*nfiles = 0;
+	if (st)
+		return st;
+	*files = xcalloc(in.n ? in.n : 1, sizeof(**files));
+	for (size_t i = 0; i < in.n; i++)
+		(*files)[i] = in.v[i].path; /* ownership moves to *files */
+	*nfiles = in.n;
+	free(in.v);
+	return AORTA_OK;
+}
+
+enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+{
+	struct input_list in = { 0 };
+	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
+	for (size_t i = 0; i < nfiles; i++)
+		in.v[i] = (struct input){ files[i], FMT_UNKNOWN }; /* borrowed */
+	in.n = nfiles;
+	enum aorta_status st = read_inputs(&in, o, res, nres, e);
+	free(in.v);
+	return st;
+}
+
+enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_error *e)
+{
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].skipped)
 			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,
@@ -227,4 +252,28 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 			   nm == 1 ? "is" : "are");
 	}
 	return AORTA_OK;
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	struct input_list in;
+	enum aorta_status st;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	st = inputs_expand(inputs, n, aorta_strict, &in, e);
+	if (st)
+		return st;
+	a->inputs = xcalloc(in.n ? in.n : 1, sizeof(*a->inputs));
+	a->ninputs = in.n;
+	for (size_t i = 0; i < in.n; i++)
+		a->inputs[i] = xstrdup(in.v[i].path);
+	st = read_inputs(&in, o, &a->r, &a->n, e);
+	inputs_release(&in);
+	if (st)
+		return st;
+	analysis_finish(a);
+	return analysis_check_gaps(a, e);
 }

@@ -7,10 +7,15 @@
  * optional note and a grid of panels; each panel reserves margins for its
  * title, tick labels and axis labels (which carry units), then draws grid
  * lines, the data, and a legend in rows above the plot area (never over
- * the data).  Axes use
- * "nice" ticks (1, 2, 2.5, 5 x 10^k); a log2 axis ticks on powers of two
- * and can print sizes (KiB, MiB).  Colours come from the caller (the
- * Okabe-Ito palette): this file never chooses what a colour means.
+ * the data).  Axes use "nice" ticks (1, 2, 2.5, 5 x 10^k; an integer axis
+ * skips 2.5 and never goes below 1); a log2 axis ticks on powers of two and
+ * can print sizes (KiB, MiB).  A line's points are joined in x order
+ * (sorted here, so no caller can draw a zigzag); crowded bar categories
+ * are labelled every k-th.  Colours come from the caller (the Okabe-Ito
+ * palette): this file never chooses what a colour means, except the
+ * heatmaps' scales (green/red diverging around 0, viridis sequential),
+ * both colour-blind safe.  Nothing is global: charts may be drawn from
+ * several threads at once (bench/chart_libs checks the bytes are the same).
  * Text uses cairo's toy font API with the "sans-serif" family (fontconfig
  * finds DejaVu Sans on Debian).  Only this file includes cairo.h, and it is
  * not linked into build/aorta.
@@ -34,6 +39,7 @@ int aorta_plot_render(const struct plot_chart *c, const char *png, const char *s
 int aorta_plot_png_stats(const char *png, int *w, int *h, const uint32_t *rgb, size_t n, size_t *counts,
 			 size_t *nonwhite, char *err, size_t errlen);
 
+int aorta_plot_ticks(double lo, double hi, int integer, double *t, int max);
 void aorta_plot_release(void);
 
 /* Frees cairo's and fontconfig's caches (so leak checkers see none); no
@@ -114,13 +120,17 @@ static void text_rot(cairo_t *cr, double x, double y, const char *s)
 struct axis {
 	double lo, hi;
 	double step;
-	int log2, bytes;
+	int log2, bytes, integer;
 };
 
-static double nice(double x)
+/* A tick step near x: 1, 2, 2.5 or 5 x 10^k; an integer axis skips 2.5
+ * (2.5 x 10^0 would put ticks between whole numbers) and never goes below 1. */
+static double nice(double x, int integer)
 {
+	if (integer && x <= 1)
+		return 1;
 	double e = floor(log10(x)), f = x / pow(10, e);
-	double n = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+	double n = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 && !integer ? 2.5 : f <= 5 ? 5 : 10;
 	return n * pow(10, e);
 }
 
@@ -149,7 +159,7 @@ static void axis_fit(struct axis *a, double lo, double hi, int from_zero, int nt
 		a->step = ceil((a->hi - a->lo) / nt);
 		return;
 	}
-	a->step = nice((hi - lo) / nt);
+	a->step = nice((hi - lo) / nt, a->integer);
 	a->lo = floor(lo / a->step + 1e-9) * a->step;
 	a->hi = ceil(hi / a->step - 1e-9) * a->step;
 }
@@ -173,7 +183,25 @@ static void fmt_tick(const struct axis *a, double v, char *b, size_t n)
 	}
 	if (fabs(v) < a->step * 1e-6)
 		v = 0;
-	snprintf(b, n, "%.6g", v);
+	if (a->integer)
+		snprintf(b, n, "%.0f", v);
+	else
+		snprintf(b, n, "%.6g", v);
+}
+
+/* The ticks a linear axis over [lo, hi] gets (integer: whole numbers only),
+ * for the tests: how many, at most max written to t. */
+int aorta_plot_ticks(double lo, double hi, int integer, double *t, int max)
+{
+	struct axis a;
+	memset(&a, 0, sizeof(a));
+	a.integer = integer;
+	axis_fit(&a, lo, hi, 0, 8);
+	int n = 0;
+	for (double v = a.lo; v <= a.hi + a.step * 1e-6; v += a.step, n++)
+		if (n < max)
+			t[n] = v;
+	return n;
 }
 
 struct frame {
@@ -346,6 +374,17 @@ static void empty(cairo_t *cr, const struct frame *f, const char *why)
 	text(cr, f->x + f->w / 2, f->y + f->h / 2, why ? why : "no data", 0.5, 1);
 }
 
+/* qsort_r order of point indices by x (arg: the x array); NaN last. */
+static int by_x(const void *a, const void *b, void *arg)
+{
+	const double *x = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	double u = x[i], v = x[j];
+	if (isnan(u) || isnan(v))
+		return isnan(u) != isnan(v) ? isnan(u) - isnan(v) : (i > j) - (i < j);
+	return u != v ? (u > v) - (u < v) : (i > j) - (i < j); /* ties: given order */
+}
+
 static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
 {
 	struct frame f = mkframe(x + 70, y + 28, w - 70 - 16, h - 28 - 50);
@@ -368,12 +407,8 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 		}
 	}
 	int any = isfinite(xl);
+	f.ax.integer = p->x_integer && !p->logx;
 	axis_fit(&f.ax, xl, xh, 0, 8);
-	if (p->x_integer && f.ax.step < 1) {
-		f.ax.step = 1;
-		f.ax.lo = floor(f.ax.lo);
-		f.ax.hi = ceil(f.ax.hi);
-	}
 	double head = isfinite(yh) ? fmax(yh - (p->y_from_zero ? fmin(yl, 0) : yl), fabs(yh)) * 0.06 : 0;
 	axis_fit(&f.ay, yl, yh + head, p->y_from_zero, 6); /* headroom: no point on the frame */
 	grid_y(cr, &f, 1);
@@ -387,29 +422,43 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 	cairo_save(cr);
 	cairo_rectangle(cr, f.x, f.y, f.w, f.h);
 	cairo_clip(cr);
+	size_t *ord = NULL;
 	for (size_t s = 0; s < p->nseries; s++) {
 		const struct plot_series *se = &p->series[s];
+		/* points joined in x order, whatever order they were given in */
+		size_t *o = realloc(ord, (se->n + 1) * sizeof(*o));
+		if (!o)
+			break;
+		ord = o;
+		for (size_t i = 0; i < se->n; i++)
+			o[i] = i;
+		qsort_r(o, se->n, sizeof(*o), by_x, (void *)se->x);
 		if (se->y2) { /* band: y forward, y2 back */
 			int open = 0;
-			for (size_t i = 0; i < se->n; i++)
-				if (isfinite(se->y[i])) {
+			for (size_t k = 0; k < se->n; k++) {
+				size_t i = o[k];
+				if (isfinite(se->y[i]) && isfinite(se->x[i])) {
 					if (!open)
 						cairo_move_to(cr, px(&f, se->x[i]), py(&f, se->y[i]));
 					else
 						cairo_line_to(cr, px(&f, se->x[i]), py(&f, se->y[i]));
 					open = 1;
 				}
-			for (size_t i = se->n; i-- > 0;)
-				if (isfinite(se->y2[i]))
+			}
+			for (size_t k = se->n; k-- > 0;) {
+				size_t i = o[k];
+				if (isfinite(se->y2[i]) && isfinite(se->x[i]))
 					cairo_line_to(cr, px(&f, se->x[i]), py(&f, se->y2[i]));
+			}
 			cairo_close_path(cr);
 			rgb(cr, se->rgb, se->alpha ? se->alpha : 0.25);
 			cairo_fill(cr);
 			continue;
 		}
 		int open = 0;
-		for (size_t i = 0; i < se->n; i++) {
-			if (!isfinite(se->y[i]) || (p->logx && !(se->x[i] > 0))) {
+		for (size_t k = 0; k < se->n; k++) {
+			size_t i = o[k];
+			if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0))) {
 				open = 0;
 				continue;
 			}
@@ -423,16 +472,37 @@ static void draw_line(cairo_t *cr, const struct plot_panel *p, double x, double 
 		cairo_set_line_width(cr, se->width > 0 ? se->width : 1.5);
 		cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
 		cairo_stroke(cr);
-		if (se->markers)
-			for (size_t i = 0; i < se->n; i++) {
-				if (!isfinite(se->y[i]) || (p->logx && !(se->x[i] > 0)))
-					continue;
-				cairo_arc(cr, px(&f, se->x[i]), py(&f, se->y[i]), 3.5, 0, 2 * M_PI);
-				cairo_fill(cr);
-			}
 	}
+	free(ord);
 	cairo_restore(cr);
 	box(cr, &f);
+	/* markers after the clip: a point on the frame (first or last step) is
+	 * a whole dot over the frame line, not half of one */
+	for (size_t s = 0; s < p->nseries; s++) {
+		const struct plot_series *se = &p->series[s];
+		if (!se->markers || se->y2)
+			continue;
+		rgb(cr, se->rgb, se->alpha);
+		for (size_t i = 0; i < se->n; i++) {
+			if (!isfinite(se->y[i]) || !isfinite(se->x[i]) || (p->logx && !(se->x[i] > 0)))
+				continue;
+			double mx = px(&f, se->x[i]), my = py(&f, se->y[i]);
+			if (mx < f.x - 0.5 || mx > f.x + f.w + 0.5 || my < f.y - 0.5 || my > f.y + f.h + 0.5)
+				continue;
+			cairo_arc(cr, mx, my, 3.5, 0, 2 * M_PI);
+			cairo_fill(cr);
+		}
+	}
+}
+
+/* Label every k-th of many narrow categories: k the power of two >= need
+ * (ranks 0, 16, 32, ...). */
+static size_t every_pow2(double need)
+{
+	size_t k = 1;
+	while ((double)k < need && k < ((size_t)1 << 30))
+		k *= 2;
+	return k;
 }
 
 static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
@@ -454,6 +524,14 @@ static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double 
 	}
 	double gw = f.w / (double)p->ncats, bw = gw * 0.8 / (double)(p->nseries ? p->nseries : 1);
 	char b[64];
+	/* many narrow categories (ranks): a label on every k-th bar only */
+	size_t every = 1;
+	font(cr, 11, 0);
+	for (size_t i = 0; i < p->ncats; i++)
+		if (!strchr(p->cats[i], ' ') && text_w(cr, p->cats[i]) + 6 > gw) {
+			size_t k = every_pow2((text_w(cr, p->cats[i]) + 6) / gw);
+			every = k > every ? k : every;
+		}
 	for (size_t i = 0; i < p->ncats; i++) {
 		for (size_t s = 0; s < p->nseries; s++) {
 			const struct plot_series *se = &p->series[s];
@@ -471,6 +549,8 @@ static void draw_bars(cairo_t *cr, const struct plot_panel *p, double x, double 
 				text(cr, x0 + bw * 0.46, fmin(y0, y1) - 3, b, 0.5, 0);
 			}
 		}
+		if (i % every)
+			continue;
 		font(cr, 11, 0);
 		rgb(cr, 0x222222, 1);
 		double cx = f.x + gw * ((double)i + 0.5);
@@ -534,13 +614,42 @@ static void draw_barh(cairo_t *cr, const struct plot_panel *p, double x, double 
 	box(cr, &f);
 }
 
+/* viridis (colour-blind safe, perceptually uniform), t in [0, 1] */
+static uint32_t viridis(double t)
+{
+	static const uint32_t v[5] = { 0x440154, 0x3B528B, 0x21918C, 0x5DC863, 0xFDE725 };
+	t = !isfinite(t) ? 0 : t < 0 ? 0 : t > 1 ? 1 : t;
+	double u = t * 4;
+	int i = (int)floor(u);
+	if (i >= 4)
+		return v[4];
+	double f = u - i;
+	uint32_t out = 0;
+	for (int sh = 16; sh >= 0; sh -= 8) {
+		double a = (v[i] >> sh) & 255, b = (v[i + 1] >> sh) & 255;
+		out |= (uint32_t)lround(a + (b - a) * f) << sh;
+	}
+	return out;
+}
+
+/* diverging: white to green (t > 0) or red (t < 0), |t| in [0, 1] */
+static uint32_t diverging(double t)
+{
+	uint32_t col = t >= 0 ? OI_GREEN : OI_RED, out = 0;
+	double a = fmin(fabs(t), 1.0);
+	for (int sh = 16; sh >= 0; sh -= 8)
+		out |= (uint32_t)lround(255 - a * (255 - ((col >> sh) & 255))) << sh;
+	return out;
+}
+
 static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)
 {
 	double lw = 0;
 	font(cr, 11, 0);
 	for (size_t i = 0; i < p->nrows; i++)
 		lw = fmax(lw, text_w(cr, p->rows[i]));
-	struct frame f = mkframe(x + lw + 16, y + 28, w - lw - 16 - 70, h - 28 - 50);
+	double yl = p->ylabel ? 22 : 0; /* room for the rotated row-axis label */
+	struct frame f = mkframe(x + yl + lw + 16, y + 28, w - yl - lw - 16 - 90, h - 28 - 50);
 	panel_legend(cr, p, &f);
 	labels(cr, p, x, y, w, h, &f);
 	if (!p->nrows || !p->ncats) {
@@ -548,38 +657,39 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 		return;
 	}
 	const double *tone = p->tone ? p->tone : p->cells;
-	double vmax = p->vmax;
+	double vmax = p->vmax, lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < p->nrows * p->ncats; i++)
+		if (isfinite(tone[i]) && isfinite(p->cells[i]))
+			lo = fmin(lo, tone[i]), hi = fmax(hi, tone[i]);
 	if (!(vmax > 0)) {
-		for (size_t i = 0; i < p->nrows * p->ncats; i++)
-			if (isfinite(tone[i]))
-				vmax = fmax(vmax, fabs(tone[i]));
+		vmax = isfinite(lo) ? fmax(fabs(lo), fabs(hi)) : 1;
 		if (!(vmax > 0))
 			vmax = 1;
 	}
 	double cw = f.w / (double)p->ncats, ch = f.h / (double)p->nrows;
 	char b[64];
+	/* rows lower than a line of text (1,024 ranks): a label every k-th row */
+	size_t row_every = ch >= 13 ? 1 : every_pow2(13 / ch);
 	for (size_t r = 0; r < p->nrows; r++) {
 		for (size_t c = 0; c < p->ncats; c++) {
 			double v = p->cells[r * p->ncats + c], t = tone[r * p->ncats + c];
 			double cx = f.x + cw * (double)c, cy = f.y + ch * (double)r;
-			if (!isfinite(v)) {
-				rgb(cr, 0xEEEEEE, 1);
-			} else {
-				double a = fmin(fabs(t) / vmax, 1.0);
-				uint32_t col = t >= 0 ? OI_GREEN : OI_RED;
-				double rr = ((col >> 16) & 255) / 255.0, gg = ((col >> 8) & 255) / 255.0,
-				       bb = (col & 255) / 255.0;
-				cairo_set_source_rgb(cr, 1 - a * (1 - rr), 1 - a * (1 - gg), 1 - a * (1 - bb));
-			}
+			uint32_t col = 0xEEEEEE;
+			if (isfinite(v))
+				col = p->sequential ? viridis(hi > lo ? (t - lo) / (hi - lo) : 0.5) : diverging(t / vmax);
+			rgb(cr, col, 1);
 			cairo_rectangle(cr, cx, cy, cw, ch);
 			cairo_fill(cr);
 			if (isfinite(v) && cw > 40 && ch > 14) {
+				double lum = 0.299 * ((col >> 16) & 255) + 0.587 * ((col >> 8) & 255) + 0.114 * (col & 255);
 				font(cr, fmin(11, ch * 0.5), 0);
-				rgb(cr, 0x111111, 1);
-				snprintf(b, sizeof(b), "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
+				rgb(cr, lum < 128 ? 0xFFFFFF : 0x111111, 1);
+				snprintf(b, sizeof(b), p->sequential ? "%.4g%s" : "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
 				text(cr, cx + cw / 2, cy + ch / 2, b, 0.5, 1);
 			}
 		}
+		if (r % row_every)
+			continue;
 		font(cr, 11, 0);
 		rgb(cr, 0x222222, 1);
 		text(cr, f.x - 6, f.y + ch * ((double)r + 0.5), p->rows[r], 1, 1);
@@ -590,21 +700,26 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 		double cx = f.x + cw * ((double)c + 0.5);
 		cat_label(cr, cx, f.y + f.h + 16, p->cats[c], cw - 4);
 	}
-	/* colour key */
-	double kx = f.x + f.w + 16, ky = f.y, kh = f.h;
+	/* colour key: top is "better" (diverging) or the highest value (sequential) */
+	double kx = f.x + f.w + 16, ky = f.y + 14, kh = f.h - 28;
 	for (int i = 0; i < 100; i++) {
-		double t = 1 - 2.0 * i / 99.0;
-		uint32_t col = t >= 0 ? OI_GREEN : OI_RED;
-		double a = fabs(t);
-		cairo_set_source_rgb(cr, 1 - a * (1 - ((col >> 16) & 255) / 255.0), 1 - a * (1 - ((col >> 8) & 255) / 255.0),
-				     1 - a * (1 - (col & 255) / 255.0));
+		double t = 1 - i / 99.0;
+		rgb(cr, p->sequential ? viridis(t) : diverging(2 * t - 1), 1);
 		cairo_rectangle(cr, kx, ky + kh * i / 100.0, 14, kh / 100.0 + 0.6);
 		cairo_fill(cr);
 	}
+	char klo[64], khi[64];
+	if (p->sequential && isfinite(lo)) {
+		snprintf(klo, sizeof(klo), "%.4g%s", lo, p->tone ? "" : p->cell_unit ? p->cell_unit : "");
+		snprintf(khi, sizeof(khi), "%.4g%s", hi, p->tone ? "" : p->cell_unit ? p->cell_unit : "");
+	} else {
+		snprintf(klo, sizeof(klo), "%s", p->sequential ? "low" : "worse");
+		snprintf(khi, sizeof(khi), "%s", p->sequential ? "high" : "better");
+	}
 	font(cr, 10, 0);
 	rgb(cr, 0x222222, 1);
-	text(cr, kx + 7, ky - 4, "better", 0.5, 0);
-	text(cr, kx + 7, ky + kh + 12, "worse", 0.5, 0);
+	text(cr, kx, ky - 4, p->key_hi ? p->key_hi : khi, 0, 0);
+	text(cr, kx, ky + kh + 12, p->key_lo ? p->key_lo : klo, 0, 0);
 }
 
 static void draw_gantt(cairo_t *cr, const struct plot_panel *p, double x, double y, double w, double h)

@@ -15,11 +15,15 @@
  *  - compare_change: percent change of each figure against the reference,
  *    a bar per candidate, green better / red worse / grey similar.
  *  - compare_absolute: mean time per step of each figure, datasets side by
- *    side.  compare_by_rank: six figures by rank, a line per dataset.
+ *    side.  compare_by_rank: six figures by rank, ranks as categories (bars,
+ *    a bar per dataset), never a line through ranks.
  *  - compare_heatmap_<candidate>: rank x figure percent change, coloured by
  *    better (green) / worse (red).
  *  - collectives: latency and bus bandwidth by message size (trace and
- *    analysis inputs, which know message sizes).
+ *    analysis inputs, which know message sizes), a line per dataset and
+ *    collective type, its points in increasing size.
+ * Every axis label carries its unit; step axes tick on whole numbers
+ * (x_integer).
  * Colours are Okabe & Ito's palette; green and red mean better and worse
  * only on the comparison charts of change.
  */
@@ -308,8 +312,8 @@ static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset 
 	snprintf(title, sizeof(title), "Overlap vs Compute Timeline (%s)", d->label);
 	snprintf(note, sizeof(note), "%zu ranks, %zu steps used; the first %d steps of each rank are warm-up and left out%s",
 		 d->nranks, d->kept, skip, b.n == TL_BUCKETS ? "; long runs averaged into 900 buckets" : "");
-	struct plot_panel p = { .kind = PK_LINE, .title = NULL, .xlabel = "global step", .ylabel = "Milliseconds",
-				.y_from_zero = 1, .series = se, .nseries = ns,
+	struct plot_panel p = { .kind = PK_LINE, .title = NULL, .xlabel = "global step", .ylabel = "time per step (ms)",
+				.x_integer = 1, .y_from_zero = 1, .series = se, .nseries = ns,
 				.empty_text = "no steps left after the warm-up skip" };
 	struct plot_chart ch = { title, 1000, 500, 1, &p, 1, note };
 	char name[512], safe[256];
@@ -565,46 +569,68 @@ static enum aorta_status chart_absolute(struct ctx *c)
 	return st;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Ranks are categories, not a continuous axis: each figure is a panel of
+ * bars, one category per rank found in any dataset (in rank order), a bar
+ * per dataset; a dataset without that rank leaves a gap. */
 static enum aorta_status chart_by_rank(struct ctx *c)
 {
 	static const int figs[6] = { RF_STEP, RF_COMPUTE, RF_OVERLAP, RF_EXPOSED, RF_COMM, RF_IDLE };
 	const struct report *r = c->r;
 	int *ids = xcalloc((size_t)r->ncand + 1, sizeof(int)), n = cmp_sets(r, ids);
+	size_t nall = 0, nk = 0;
+	for (int q = 0; q < n; q++)
+		nall += r->ds[ids[q]].nranks;
+	int *ranks = xcalloc(nall + 1, sizeof(int));
+	for (int q = 0; q < n; q++)
+		for (size_t i = 0; i < r->ds[ids[q]].nranks; i++)
+			ranks[nk++] = r->ds[ids[q]].ranks[i].rank;
+	qsort(ranks, nk, sizeof(int), cmp_int);
+	size_t ncat = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (!ncat || ranks[ncat - 1] != ranks[i])
+			ranks[ncat++] = ranks[i];
+	char (*catbuf)[16] = xcalloc(ncat + 1, 16);
+	const char **cats = xcalloc(ncat + 1, sizeof(char *));
+	for (size_t i = 0; i < ncat; i++) {
+		snprintf(catbuf[i], 16, "%d", ranks[i]);
+		cats[i] = catbuf[i];
+	}
 	struct plot_panel pn[6];
 	struct plot_series *se = xcalloc((size_t)(6 * n), sizeof(*se));
-	double **xs = xcalloc((size_t)n, sizeof(double *)), **ys = xcalloc((size_t)(6 * n), sizeof(double *));
+	double *ys = xcalloc((size_t)(6 * n) * (ncat + 1), sizeof(double));
 	char titles[6][96];
-	for (int q = 0; q < n; q++) {
-		const struct rep_dataset *d = &r->ds[ids[q]];
-		xs[q] = xcalloc(d->nranks + 1, sizeof(double));
-		for (size_t i = 0; i < d->nranks; i++)
-			xs[q][i] = d->ranks[i].rank;
-	}
 	for (int f = 0; f < 6; f++) {
 		for (int q = 0; q < n; q++) {
 			const struct rep_dataset *d = &r->ds[ids[q]];
-			double *y = ys[f * n + q] = xcalloc(d->nranks + 1, sizeof(double));
-			for (size_t i = 0; i < d->nranks; i++)
-				y[i] = d->ranks[i].mean[figs[f]];
-			se[f * n + q] = (struct plot_series){ f == 0 ? d->label : NULL, PLOT_PALETTE[q % 8], xs[q], y, NULL,
-							      NULL, d->nranks, 2, 0, 1 };
+			double *y = &ys[(size_t)(f * n + q) * (ncat + 1)];
+			for (size_t k = 0; k < ncat; k++) {
+				const struct rep_rank *rk = rep_find_rank(d, ranks[k]);
+				y[k] = rk ? rk->mean[figs[f]] : NAN;
+			}
+			se[f * n + q] = (struct plot_series){ f == 0 ? d->label : NULL, PLOT_PALETTE[q % 8], NULL, y, NULL,
+							      NULL, ncat, 0, 0, 0 };
 		}
 		snprintf(titles[f], sizeof(titles[f]), "%s by rank", REP_FIGS[figs[f]].label);
-		pn[f] = (struct plot_panel){ .kind = PK_LINE, .title = titles[f], .xlabel = "rank", .x_integer = 1,
+		pn[f] = (struct plot_panel){ .kind = PK_BARS, .title = titles[f], .xlabel = "rank",
 					     .ylabel = "mean per step (ms)", .y_from_zero = 1, .series = &se[f * n],
-					     .nseries = (size_t)n };
+					     .nseries = (size_t)n, .cats = cats, .ncats = ncat,
+					     .empty_text = "no ranks" };
 	}
 	struct plot_chart ch = { "Each figure by rank", 1200, 760, 3, pn, 6, "mean per step of each rank, warm-up left out" };
 	enum aorta_status st = emit(c, &ch, "compare_by_rank", "compare",
 				    xprintf("Step, compute, overlap, exposed communication, communication and idle time "
-					    "of each rank, a line per dataset."));
-	for (int q = 0; q < n; q++)
-		free(xs[q]);
-	for (int i = 0; i < 6 * n; i++)
-		free(ys[i]);
-	free(xs);
+					    "of each rank, a bar per dataset."));
 	free(ys);
 	free(se);
+	free(cats);
+	free(catbuf);
+	free(ranks);
 	free(ids);
 	return st;
 }
@@ -651,6 +677,21 @@ static enum aorta_status chart_heatmap(struct ctx *c, const struct rep_dataset *
 	return st;
 }
 
+struct coll_order {
+	size_t k, type; /* index into colls; index of the type's first collective */
+	double bytes;
+};
+
+static int cmp_coll_order(const void *a, const void *b)
+{
+	const struct coll_order *x = a, *y = b;
+	if (x->type != y->type)
+		return (x->type > y->type) - (x->type < y->type);
+	if (x->bytes != y->bytes)
+		return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	return (x->k > y->k) - (x->k < y->k);
+}
+
 static enum aorta_status chart_collectives(struct ctx *c)
 {
 	const struct report *r = c->r;
@@ -663,21 +704,36 @@ static enum aorta_status chart_collectives(struct ctx *c)
 	size_t nn = 0, ncap = 0;
 	for (size_t i = 0; i < r->nds; i++) {
 		const struct rep_dataset *d = &r->ds[i];
+		/* one series per type (types in order of first appearance), its
+		 * points in increasing message size, whatever order colls has */
+		struct coll_order *o = xcalloc(d->ncolls + 1, sizeof(*o));
+		for (size_t k = 0; k < d->ncolls; k++) {
+			o[k].k = k;
+			o[k].type = k;
+			for (size_t j = 0; j < k; j++)
+				if (!strcmp(d->colls[j].type, d->colls[k].type)) {
+					o[k].type = o[j].type;
+					break;
+				}
+			o[k].bytes = d->colls[k].bytes;
+		}
+		qsort(o, d->ncolls, sizeof(*o), cmp_coll_order);
 		for (size_t a = 0; a < d->ncolls;) {
 			size_t z = a;
-			while (z < d->ncolls && !strcmp(d->colls[z].type, d->colls[a].type))
+			while (z < d->ncolls && o[z].type == o[a].type)
 				z++;
 			double *x = xcalloc(z - a, sizeof(double)), *lat = xcalloc(z - a, sizeof(double)),
 			       *bw = xcalloc(z - a, sizeof(double));
-			for (size_t k = a; k < z; k++) {
-				x[k - a] = d->colls[k].bytes;
-				lat[k - a] = d->colls[k].count ? d->colls[k].total_ms / d->colls[k].count : NAN;
-				bw[k - a] = d->colls[k].busbw_n ? d->colls[k].busbw_gbps_sum / d->colls[k].busbw_n : NAN;
+			for (size_t q = a; q < z; q++) {
+				size_t k = o[q].k;
+				x[q - a] = d->colls[k].bytes;
+				lat[q - a] = d->colls[k].count ? d->colls[k].total_ms / d->colls[k].count : NAN;
+				bw[q - a] = d->colls[k].busbw_n ? d->colls[k].busbw_gbps_sum / d->colls[k].busbw_n : NAN;
 			}
 			GROW(bufs, bcap, nb + 3);
 			bufs[nb++] = x, bufs[nb++] = lat, bufs[nb++] = bw;
 			GROW(names, ncap, nn + 1);
-			names[nn++] = xprintf("%s %s", d->label, d->colls[a].type);
+			names[nn++] = xprintf("%s %s", d->label, d->colls[o[a].k].type);
 			size_t c1 = cap;
 			GROW(se[0], c1, ns + 1);
 			GROW(se[1], cap2, ns + 1);
@@ -688,6 +744,7 @@ static enum aorta_status chart_collectives(struct ctx *c)
 			ns++;
 			a = z;
 		}
+		free(o);
 	}
 	enum aorta_status st = AORTA_OK;
 	if (ns) {

@@ -199,7 +199,7 @@ static const char CSS[] =
 
 static void fig_row(FILE *f, const struct report *r, const char *name, int k, int stat)
 {
-	fprintf(f, "<tr><td class=l>%s</td>", name);
+	fprintf(f, "<tr><td class=l>%s (ms)</td>", name);
 	for (size_t i = 0; i < r->nds; i++) {
 		const struct rep_dataset *d = &r->ds[i];
 		fputs("<td>", f);
@@ -305,7 +305,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	}
 	fputs("</table>\n", f);
 	/* summary */
-	fputs("<h2>Summary (ms per step, all ranks pooled)</h2>\n<table><tr><th class=l>figure</th>", f);
+	fputs("<h2>Summary (ms per step, all ranks pooled)</h2>\n<table><tr><th class=l>figure (unit)</th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
 		esc(f, r->ds[i].label);
@@ -314,7 +314,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fputs("</tr>\n<tr><td class=l>steps (count)</td>", f);
 	for (size_t i = 0; i < r->nds; i++)
 		fprintf(f, "<td>%zu</td>", r->ds[i].kept);
-	fputs("</tr>\n<tr><td class=l>mean loss</td>", f);
+	fputs("</tr>\n<tr><td class=l>mean loss (as logged)</td>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<td>", f);
 		if (r->ds[i].has_loss && r->ds[i].kept)
@@ -330,7 +330,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fig_row(f, r, "step time p90", RF_STEP, 2);
 	fig_row(f, r, "step time p99", RF_STEP, 3);
 	fig_row(f, r, "exposed comm p99", RF_EXPOSED, 3);
-	fputs("<tr><td class=l>overlap ratio (overlap / compute)</td>", f);
+	fputs("<tr><td class=l>overlap ratio (overlap / compute, ratio)</td>", f);
 	for (size_t i = 0; i < r->nds; i++)
 		fprintf(f, "<td>%.4f</td>", r->ds[i].ratio);
 	fputs("</tr>\n</table>\n", f);
@@ -341,12 +341,12 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		esc(f, y->label);
 		fputs(" against ", f);
 		esc(f, x->label);
-		fputs("</h2>\n<table><tr><th class=l>figure</th><th>reference</th><th>candidate</th><th>change</th>"
-		      "<th>change %</th><th class=l>verdict</th></tr>\n", f);
+		fputs("</h2>\n<table><tr><th class=l>figure (unit)</th><th>reference</th><th>candidate</th>"
+		      "<th>change (unit of the figure)</th><th>change (%)</th><th class=l>verdict</th></tr>\n", f);
 		for (int k = 0; k < REP_NCMP; k++) {
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
 			const char *vv = change_verdict(a, c, rep_cmp_dir(k), r->o.threshold_pct);
-			fprintf(f, "<tr><td class=l>%s</td><td>", rep_cmp_label(k));
+			fprintf(f, "<tr><td class=l>%s (%s)</td><td>", rep_cmp_label(k), k == RF__COUNT ? "ratio" : "ms");
 			num(f, a, "");
 			fputs("</td><td>", f);
 			num(f, c, "");

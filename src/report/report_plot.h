@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PLOT_ABI 4
+#define PLOT_ABI 5
 
 /* Okabe & Ito's colour-blind-safe palette (0xRRGGBB). */
 #define OI_ORANGE 0xE69F00u
@@ -37,10 +37,13 @@
 extern const uint32_t PLOT_PALETTE[8];
 
 enum plot_kind {
-	PK_LINE,    /* series of (x, y) points; band series fill y..y2 */
-	PK_BARS,    /* vertical bars: categories on x, one bar per series in each */
+	PK_LINE,    /* series of (x, y) points over a continuous x (steps, sizes), joined
+		     * in x order whatever order they are given in; band series fill y..y2 */
+	PK_BARS,    /* vertical bars: categories on x (ranks, figures), one bar per series
+		     * in each; with many categories every k-th is labelled */
 	PK_BARH,    /* horizontal bars: categories on y, one bar per series */
-	PK_HEATMAP, /* rows x cols of cells, diverging scale around 0 */
+	PK_HEATMAP, /* rows x cols of cells: diverging around 0 (change, better/worse) or
+		     * sequential (values over a grid, e.g. a sweep's step time) */
 	PK_GANTT,   /* rows of rectangles over time */
 };
 
@@ -70,7 +73,8 @@ struct plot_panel {
 	int logx;              /* PK_LINE: log2 x axis */
 	int x_bytes;           /* PK_LINE: x ticks as sizes (KiB, MiB) */
 	int y_from_zero;       /* PK_LINE/PK_BARS: y axis includes 0 */
-	int x_integer;         /* PK_LINE: x ticks on whole numbers only (ranks) */
+	int x_integer;         /* PK_LINE: x ticks on whole numbers only, labels without
+				* decimals (step axes); the points may lie between */
 	const struct plot_series *series;
 	size_t nseries;
 	const char *const *cats; /* PK_BARS/PK_BARH categories; PK_HEATMAP columns; PK_GANTT rows */
@@ -80,8 +84,13 @@ struct plot_panel {
 	const double *cells;   /* PK_HEATMAP: nrows * ncats values, row-major; NaN: no data */
 	const double *tone;    /* PK_HEATMAP: colour per cell, > 0 green (better), < 0 red
 				* (worse), |tone| / vmax the strength; NULL: the cells */
-	double vmax;           /* PK_HEATMAP: |value| at full colour (0: max |cell|) */
-	const char *cell_unit; /* PK_HEATMAP: suffix of the printed value ("%") */
+	double vmax;           /* PK_HEATMAP diverging: |value| at full colour (0: max |cell|) */
+	const char *cell_unit; /* PK_HEATMAP: suffix of the printed value ("%", " ms") */
+	int sequential;        /* PK_HEATMAP: 1: colour by tone (or cell) from its lowest to its
+				* highest value on viridis (dark to yellow), the key labelled with
+				* both; 0: diverging green/red around 0 */
+	const char *key_lo, *key_hi; /* PK_HEATMAP: text at the key's low and high end (NULL:
+				* "worse"/"better" diverging, the values sequential) */
 	const struct plot_rect *rects;
 	size_t nrects;
 	const struct plot_series *legend_only; /* PK_GANTT legend entries */
@@ -108,6 +117,10 @@ typedef int (*plot_render_fn)(const struct plot_chart *c, const char *png, const
 typedef int (*plot_png_stats_fn)(const char *png, int *w, int *h, const uint32_t *rgb,
 				 size_t n, size_t *counts, size_t *nonwhite, char *err,
 				 size_t errlen);                      /* "aorta_plot_png_stats" */
+
+/* Optional, for the tests: the ticks of a linear axis over [lo, hi]
+ * (integer: whole numbers only); returns their count, writes at most max. */
+typedef int (*plot_ticks_fn)(double lo, double hi, int integer, double *t, int max); /* "aorta_plot_ticks" */
 
 struct plot_lib {
 	void *handle;

@@ -1,7 +1,14 @@
 /*
- * launch_gpu.c - the two ways `aorta train` runs ranks (see launch.h):
- * a thread per visible GPU in one process, or a process per GPU under
- * mpirun / srun with NCCL bootstrapped through MPI.
+ * launch_gpu.c - the ways `aorta train` runs ranks (see launch.h): a
+ * thread per visible GPU in one process; a process per GPU under mpirun /
+ * srun with NCCL bootstrapped through MPI; or a process per GPU under
+ * torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), with
+ * NCCL bootstrapped through NCCL_COMM_ID: rank 0's ncclCommInitRank opens
+ * the bootstrap root at MASTER_ADDR:MASTER_PORT+1 (torchrun's own store
+ * holds MASTER_PORT) and every rank derives the same unique id from that
+ * address (NCCL's bootstrapGetUniqueId / ncclCommInitRankDev; an
+ * NCCL_COMM_ID already set wins).  Under torchrun a failing rank exits
+ * non-zero and torchrun ends the others, as it does for PyTorch jobs.
  *
  * Design.  Both modes end in the same per-rank sequence: make the GPU
  * current, comm_nccl_create_rank, the rank function, comm_destroy.  What
@@ -38,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/plugin.h"
 #include "comm/nccl_comm.h"
 #include "gpu/gpu.h"
 
@@ -67,15 +75,23 @@ static int env_pos(const char *name)
 	return *end == '\0' && x > 0 && x < 1 << 24 ? (int)x : 0;
 }
 
+/* torchrun / torch.distributed.run: RANK and WORLD_SIZE with a rendezvous
+ * address, and no MPI launcher around it. */
+static int torchrun_world(void)
+{
+	int n = env_pos("WORLD_SIZE");
+	const char *r = getenv("RANK");
+	if (n < 1 || !r || !*r || !getenv("MASTER_ADDR") || !getenv("MASTER_PORT"))
+		return 0;
+	return n;
+}
+
 int launch_env_world_size(void)
 {
-	int n;
-	if ((n = env_pos("OMPI_COMM_WORLD_SIZE")) > 0)
+	int n = mpi_launcher_world_size();
+	if (n > 1)
 		return n;
-	if ((n = env_pos("PMI_SIZE")) > 0)
-		return n;
-	/* an sbatch script also has SLURM_NTASKS; only srun sets a step */
-	if (getenv("SLURM_STEP_ID") && (n = env_pos("SLURM_NTASKS")) > 0)
+	if ((n = torchrun_world()) > 0)
 		return n;
 	return 1;
 }
@@ -178,8 +194,10 @@ static enum aorta_status launch_threads(int device, const struct comm_nccl_opts 
 	if (st)
 		return st;
 	if (ndev == 0)
-		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "no GPU visible (CUDA_VISIBLE_DEVICES='%s')",
-				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "no GPU visible (CUDA_VISIBLE_DEVICES %s%s%s)",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "='" : "unset",
+				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "'" : "");
 	if (device >= ndev)
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "--device %d: only %d GPU%s visible", device, ndev,
 				  ndev == 1 ? "" : "s");
@@ -443,6 +461,66 @@ out:
 }
 #endif
 
+/* ---- a process per GPU under torchrun -------------------------------------- */
+
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	long x = strtol(v, &end, 10);
+	return *end == '\0' && x >= 0 && x < 1 << 24 ? (int)x : -1;
+}
+
+static enum aorta_status launch_torchrun(const struct comm_nccl_opts *copts, launch_rank_fn fn, void *arg,
+					 void *result, struct aorta_error *e)
+{
+	int size = torchrun_world(), rank = env_int("RANK", -1), local_rank = env_int("LOCAL_RANK", 0);
+	int local_size = env_int("LOCAL_WORLD_SIZE", size), port = env_int("MASTER_PORT", -1), ndev = 0;
+	const char *addr = getenv("MASTER_ADDR");
+	struct comm *c = NULL;
+
+	if (rank < 0 || rank >= size || local_rank < 0 || local_size < 1 || port < 1 || port > 65534)
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1,
+				  "torchrun environment: RANK=%s WORLD_SIZE=%d LOCAL_RANK=%s LOCAL_WORLD_SIZE=%s "
+				  "MASTER_PORT=%s: expected 0 <= RANK < WORLD_SIZE, LOCAL_RANK >= 0, a port below 65535",
+				  getenv("RANK"), size, getenv("LOCAL_RANK") ? getenv("LOCAL_RANK") : "(unset)",
+				  getenv("LOCAL_WORLD_SIZE") ? getenv("LOCAL_WORLD_SIZE") : "(unset)",
+				  getenv("MASTER_PORT"));
+	enum aorta_status st = gpu_device_count(&ndev, e);
+	if (st)
+		return st;
+	if (ndev < 1)
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: no GPU visible (CUDA_VISIBLE_DEVICES %s%s%s)",
+				  rank, getenv("CUDA_VISIBLE_DEVICES") ? "='" : "unset",
+				  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "",
+				  getenv("CUDA_VISIBLE_DEVICES") ? "'" : "");
+	if (local_rank >= ndev && ndev > 1)
+		return aorta_fail(e, AORTA_EGPU, NULL, 0, -1, "rank %d: LOCAL_RANK %d but %d GPUs visible", rank,
+				  local_rank, ndev);
+	int device = ndev > 1 ? local_rank : 0; /* one GPU visible: torchrun users often pin each worker */
+	if (!getenv("NCCL_COMM_ID")) {
+		char id[320];
+		snprintf(id, sizeof(id), "%s:%d", addr, port + 1);
+		setenv("NCCL_COMM_ID", id, 1);
+	}
+	ncclUniqueId uid;
+	if ((st = comm_nccl_unique_id(&uid, e)))
+		return st;
+	st = comm_nccl_create_rank(rank, size, local_size, &uid, device, copts, &c, e);
+	if (!st) {
+		struct launch_rank lr = { rank, size, local_size, device, 1 };
+		st = fn(arg, c, &lr, result, e);
+	}
+	if (c) {
+		if (st)
+			comm_nccl_abort(c);
+		comm_destroy(c);
+	}
+	return st;
+}
+
 /* ---- entry points -------------------------------------------------------- */
 
 enum aorta_status launch_ranks(int device, long long timeout_ms, launch_rank_fn fn, void *arg, void *result,
@@ -455,6 +533,10 @@ enum aorta_status launch_ranks(int device, long long timeout_ms, launch_rank_fn 
 	if (timeout_ms > 0)
 		co.timeout_ms = timeout_ms;
 	int world = launch_env_world_size();
+	if (world > 1 && mpi_launcher_world_size() <= 1) {
+		(void)device;
+		return launch_torchrun(&co, fn, arg, result, e);
+	}
 	if (world > 1) {
 #ifdef AORTA_MPI
 		(void)device; /* each process takes its node-local rank's GPU */

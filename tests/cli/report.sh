@@ -25,6 +25,10 @@ expect "report compare, cut line warned" 0 "1 of 12 lines are not valid JSON" --
 	--reference base --candidate cand --output "$T/cmp"
 golden report_compare_summary.json "$T/cmp/summary.json"
 has "upstream comparison block" "$T/cmp/summary.json" '"ratio_delta": 0.11905'
+# every table header and row label of the page names its unit
+has "summary rows carry units" "$T/cmp/index.html" '<td class=l>step time \(ms\)</td>'
+has "comparison header carries units" "$T/cmp/index.html" '<th>change \(unit of the figure\)</th><th>change \(%\)</th>'
+has "comparison rows carry units" "$T/cmp/index.html" '<td class=l>overlap ratio \(ratio\)</td>'
 for f in compare_change compare_absolute compare_by_rank compare_heatmap_cand base_timeline cand_gantt; do
 	[ -s "$T/cmp/$f.png" ] && [ -s "$T/cmp/$f.svg" ] && ok || bad "report compare: no $f.png/.svg"
 done

@@ -6,8 +6,10 @@ B=${1:-build}
 passed=0 failed=0 skipped=0
 for t in "$B"/gpu-tests/test_*; do
 	[ -x "$t" ] || continue
+	t0=$SECONDS
 	out=$("$t" 2>&1); rc=$?
 	printf '%s\n' "$out" | tail -n 40
+	echo "  $(basename "$t"): $((SECONDS - t0)) s"
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
 	if [ -z "$line" ]; then failed=$((failed + 1)); echo "FAILED: $(basename "$t") (exit $rc, no summary)"; continue; fi
 	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/'); f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')

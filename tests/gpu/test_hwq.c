@@ -215,7 +215,12 @@ static void run_workload(const struct hwq_workload_info *w)
 			 * three modes once, the other sync modes once */
 			if (k == 0) {
 				one(w, s, HWQ_SYNC_PER_ITERATION, 0, "compute_only");
-				one(w, s, HWQ_SYNC_PER_ITERATION, 0, "comms_only");
+				/* at world 1 NCCL's all-reduce launches no kernel (a local
+				 * copy at most): comms_only has nothing to time or trace */
+				if (ndev > 1)
+					one(w, s, HWQ_SYNC_PER_ITERATION, 0, "comms_only");
+				else
+					printf("  comms_only left out: one GPU, NCCL's world-1 all-reduce launches no kernel\n");
 			} else {
 				one(w, s, HWQ_SYNC_PER_ITERATION, 0, "comms_compute");
 				one(w, s, HWQ_SYNC_NONE, 0, "comms_compute");

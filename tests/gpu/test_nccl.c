@@ -31,6 +31,7 @@
 #include "train/launch.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -544,6 +545,7 @@ static void test_launcher_runs_every_gpu(void)
 struct fail_arg {
 	char rank0_msg[1024];
 	double rank0_s;
+	atomic_int rank0_in_collective; /* rank 1 fails only once rank 0 is in its all_reduce */
 };
 
 static enum aorta_status launch_fail(void *arg, struct comm *c, const struct launch_rank *lr, void *result,
@@ -551,8 +553,19 @@ static enum aorta_status launch_fail(void *arg, struct comm *c, const struct lau
 {
 	struct fail_arg *a = arg;
 	(void)result;
-	if (lr->rank == 1)
+	if (lr->rank == 1) {
+		/* communicators are created without blocking: failing at once can
+		 * end rank 0 while its own creation is still polling ("creation
+		 * abandoned"), before the collective this test is about */
+		double t0 = now_s();
+		while (!atomic_load(&a->rank0_in_collective) && now_s() - t0 < 20.0) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		struct timespec ts = { 0, 50000000 }; /* let rank 0 enter the wait */
+		nanosleep(&ts, NULL);
 		return aorta_fail(e, AORTA_ECHECK, NULL, 0, -1, "planted failure");
+	}
 	if (lr->rank != 0)
 		return AORTA_OK; /* a third GPU's rank: its collective would hang, skip it */
 	float *d = NULL;
@@ -562,6 +575,7 @@ static enum aorta_status launch_fail(void *arg, struct comm *c, const struct lau
 		return st;
 	}
 	double t0 = now_s();
+	atomic_store(&a->rank0_in_collective, 1);
 	/* rank 1 never comes: this must end when rank 1 fails, not at the timeout */
 	st = comm_all_reduce(comm_group(c, COMM_PG_WORLD), d, d, 64, NULL, "waiting for rank 1", e);
 	a->rank0_s = now_s() - t0;
@@ -576,6 +590,7 @@ static void test_launcher_error_on_one_rank_ends_the_job(void)
 		SKIP("needs 2 GPUs");
 	struct fail_arg a;
 	memset(&a, 0, sizeof(a));
+	atomic_init(&a.rank0_in_collective, 0);
 	struct lres r;
 	struct aorta_error e = { 0 };
 	double t0 = now_s();

@@ -298,6 +298,50 @@ static void test_cross_rank_wait_and_late_rank(void)
 	analysis_free(&a);
 }
 
+
+/* Per-stream sets built in one sort match a brute-force union per stream,
+ * with many streams (negative ids too) and spans of every stream interleaved. */
+static void test_stream_sets_match_brute_force_with_many_streams(void)
+{
+	struct trace *t = trace_new("many_streams", "test");
+	uint64_t x = 88172645463325252ull;
+	const int NS = 700;
+	for (int i = 0; i < 5000; i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		int64_t s0 = (int64_t)(x % 1000000);
+		int64_t len = (int64_t)((x >> 20) % 5000);
+		int st = (int)((x >> 40) % NS) - 50;
+		add(t, (x >> 33) % 3 ? GEMM : AR, s0, s0 + len, st);
+	}
+	trace_finish(t, NULL);
+	uint8_t *cls = classes_aorta(t);
+	struct ov_sets o;
+	ov_sets_build(&o, t, cls, NULL, 0);
+	size_t total = 0;
+	for (size_t k = 0; k < o.nstreams; k++) {
+		if (k)
+			CHECK(o.stream_id[k - 1] < o.stream_id[k]);
+		uint32_t *idx = xmalloc(t->n * sizeof(*idx));
+		size_t m = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->stream[i] == o.stream_id[k])
+				idx[m++] = (uint32_t)i;
+		struct ivset v;
+		ivset_init(&v);
+		ivset_build(&v, t->start_ns, t->end_ns, idx, m);
+		CHECK_EQ_I(ivset_len(&o.stream[k]), ivset_len(&v));
+		CHECK_EQ_I(o.stream_spans[k], m);
+		total += o.stream_spans[k];
+		ivset_release(&v);
+		free(idx);
+	}
+	CHECK_EQ_I(total, t->n);
+	CHECK(o.nstreams > 600);
+	ov_sets_release(&o);
+	free(cls);
+	trace_free(t);
+}
+
 int main(void)
 {
 	TEST(test_ivset_union_merges_nested_overlapping_and_touching);
@@ -305,6 +349,7 @@ int main(void)
 	TEST(test_ivset_intersection_and_difference);
 	TEST(test_ivset_matches_brute_force_on_random_spans);
 	TEST(test_engine_figures_on_hand_made_spans);
+	TEST(test_stream_sets_match_brute_force_with_many_streams);
 	TEST(test_engine_empty_trace_and_empty_window);
 	TEST(test_steps_by_correlation_cross_boundaries_and_empty_step);
 	TEST(test_host_wait_counts_gaps_the_host_caused);

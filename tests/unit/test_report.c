@@ -7,6 +7,7 @@
  */
 #include "testing.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,7 +147,7 @@ static void test_chart_read_back_has_each_series(void)
 		x[i] = i, a[i] = 30 + 5 * sin(i / 5.0), b[i] = 3 + (i % 7);
 	struct plot_series se[2] = { { "compute", OI_BLUE, x, a, NULL, NULL, 50, 3, 0, 0 },
 				     { "overlap", OI_ORANGE, x, b, NULL, NULL, 50, 3, 0, 0 } };
-	struct plot_panel p = { .kind = PK_LINE, .xlabel = "global step", .ylabel = "Milliseconds", .series = se,
+	struct plot_panel p = { .kind = PK_LINE, .xlabel = "global step", .ylabel = "time per step (ms)", .series = se,
 				.nseries = 2, .y_from_zero = 1 };
 	struct plot_chart c = { "test", 640, 360, 1, &p, 1, NULL };
 	char png[512], svg[512], err[256];
@@ -165,6 +166,218 @@ static void test_chart_read_back_has_each_series(void)
 	CHECK(nonwhite > 5000);
 	struct stat sb;
 	CHECK(stat(svg, &sb) == 0 && sb.st_size > 1000);
+	report_plot_unload(&lib);
+}
+
+/* ---- chart descriptions, checked as report_draw hands them to the plug-in --- */
+
+struct seen {
+	int charts, line_series, unsorted_series, by_rank_bars, by_rank_cats, by_rank_cats_sorted;
+	int timelines, timeline_integer, unitless, colls_series, colls_first_ok;
+	char unitless_what[256];
+};
+static struct seen seen;
+
+static int has_unit(const char *label)
+{
+	const char *o = label ? strchr(label, '(') : NULL;
+	return o && strchr(o, ')') != NULL;
+}
+
+/* A stand-in for the plug-in's render: inspects each chart description. */
+static int capture(const struct plot_chart *c, const char *png, const char *svg, char *err, size_t errlen)
+{
+	(void)svg, (void)err, (void)errlen;
+	const char *name = strrchr(png, '/') ? strrchr(png, '/') + 1 : png;
+	seen.charts++;
+	for (size_t i = 0; i < c->npanels; i++) {
+		const struct plot_panel *p = &c->panels[i];
+		/* the value axis carries its unit */
+		const char *value_label = p->kind == PK_LINE || p->kind == PK_BARS ? p->ylabel
+					  : p->kind == PK_HEATMAP                 ? p->xlabel
+										  : p->xlabel;
+		if (!has_unit(value_label)) {
+			seen.unitless++;
+			snprintf(seen.unitless_what, sizeof(seen.unitless_what), "%s panel %zu: '%s'", name, i,
+				 value_label ? value_label : "(none)");
+		}
+		for (size_t s = 0; p->kind == PK_LINE && s < p->nseries; s++) {
+			const struct plot_series *se = &p->series[s];
+			seen.line_series++;
+			double last = -INFINITY;
+			for (size_t k = 0; k < se->n; k++) {
+				if (!isfinite(se->x[k]))
+					continue;
+				if (se->x[k] < last)
+					seen.unsorted_series++;
+				last = se->x[k];
+			}
+		}
+		if (!strcmp(name, "compare_by_rank.png")) {
+			seen.by_rank_bars += p->kind == PK_BARS;
+			seen.by_rank_cats = (int)p->ncats;
+			int sorted = 1;
+			for (size_t k = 1; k < p->ncats; k++)
+				sorted &= atoi(p->cats[k - 1]) < atoi(p->cats[k]);
+			seen.by_rank_cats_sorted = sorted;
+		}
+		if (strstr(name, "_timeline.png")) {
+			seen.timelines++;
+			seen.timeline_integer += p->x_integer;
+		}
+		if (!strcmp(name, "collectives.png") && i == 0) {
+			seen.colls_series = (int)p->nseries;
+			/* interleaved input: all-gather sizes 4, 1, 16 MiB -> one series 1, 4, 16 */
+			const struct plot_series *ag = p->nseries ? &p->series[0] : NULL;
+			seen.colls_first_ok = ag && ag->n == 3 && !strcmp(ag->name, "cand all_gather") &&
+					      ag->x[0] == 1 << 20 && ag->x[1] == 4 << 20 && ag->x[2] == 16 << 20 &&
+					      ag->y[0] == 1.0 && ag->y[2] == 4.0;
+		}
+	}
+	return 0;
+}
+
+/* The defects of issue 15 item 5, at the description: lines sorted along x
+ * (collectives given out of order), ranks as bar categories, step axes on
+ * whole numbers, a unit on every value axis.  No plug-in needed. */
+static void test_chart_descriptions(void)
+{
+	struct report r = { 0 };
+	struct aorta_error e = { 0 };
+	r.o = (struct report_opts){ 5, 2, 1.0, "base", NULL, 0, NULL, 0 };
+	r.ds = xcalloc(2, sizeof(*r.ds));
+	r.nds = 2;
+	CHECK_EQ_I(report_read("base", "tests/data/report/base", &r.o, &r.ds[0], &e), AORTA_OK);
+	CHECK_EQ_I(report_read("cand", "tests/data/report/cand", &r.o, &r.ds[1], &e), AORTA_OK);
+	r.ref = 0;
+	r.cand = xcalloc(1, sizeof(int));
+	r.cand[0] = 1;
+	r.ncand = 1;
+	/* collectives in no particular order, types interleaved */
+	static const struct {
+		const char *type;
+		double mib, ms;
+	} cl[5] = { { "all_gather", 4, 2 }, { "reduce_scatter", 1, 1 }, { "all_gather", 1, 1 },
+		    { "all_gather", 16, 4 }, { "reduce_scatter", 0.0625, 0.5 } };
+	struct rep_dataset *d = &r.ds[1];
+	free(d->colls);
+	d->colls = xcalloc(5, sizeof(*d->colls));
+	d->ncolls = 5;
+	for (int i = 0; i < 5; i++) {
+		snprintf(d->colls[i].type, sizeof(d->colls[i].type), "%s", cl[i].type);
+		d->colls[i].bytes = cl[i].mib * (1 << 20);
+		d->colls[i].count = 2;
+		d->colls[i].total_ms = 2 * cl[i].ms;
+		d->colls[i].busbw_gbps_sum = 100, d->colls[i].busbw_n = 1;
+	}
+	report_prepare(&r);
+	struct plot_lib fake = { 0 };
+	fake.render = capture;
+	struct rep_images img = { 0 };
+	memset(&seen, 0, sizeof(seen));
+	CHECK_EQ_I(report_draw(&r, &fake, tmpdir, &img, &e), AORTA_OK);
+	CHECK(seen.charts >= 8);
+	CHECK(seen.line_series > 4);
+	CHECK_EQ_I(seen.unsorted_series, 0);
+	CHECK_EQ_I(seen.by_rank_bars, 6);   /* every panel of the by-rank chart is bars */
+	CHECK_EQ_I(seen.by_rank_cats, 2);   /* the fixture runs have ranks 0 and 1 */
+	CHECK(seen.by_rank_cats_sorted);
+	CHECK_EQ_I(seen.timelines, 2);
+	CHECK_EQ_I(seen.timeline_integer, 2); /* global step axes tick on whole numbers */
+	if (seen.unitless)
+		fprintf(stderr, "  value axis without a unit: %s\n", seen.unitless_what);
+	CHECK_EQ_I(seen.unitless, 0);
+	CHECK_EQ_I(seen.colls_series, 2); /* one line per type, not per run of the input */
+	CHECK(seen.colls_first_ok);
+	rep_images_free(&img);
+	report_free(&r);
+}
+
+/* The plug-in joins a line's points in x order: the same points given
+ * shuffled draw the same picture, byte for byte; step axes tick on whole
+ * numbers where a plain axis would tick at 2.5. */
+static void test_plugin_sorts_lines_and_ticks_integers(void)
+{
+	struct plot_lib lib;
+	if (load(&lib) != 0)
+		SKIP("libaorta-plot.so cannot be loaded");
+	double x[40], y[40], xs[40], ys[40];
+	for (int i = 0; i < 40; i++)
+		x[i] = i, y[i] = 10 + 8 * sin(i / 4.0);
+	for (int i = 0; i < 40; i++) { /* a fixed shuffle: 7 is prime to 40 */
+		xs[i] = x[(i * 7) % 40];
+		ys[i] = y[(i * 7) % 40];
+	}
+	char a[512], b[512], err[256];
+	snprintf(a, sizeof(a), "%s/sorted.png", tmpdir);
+	snprintf(b, sizeof(b), "%s/shuffled.png", tmpdir);
+	struct plot_series se = { "s", OI_BLUE, x, y, NULL, NULL, 40, 2, 0, 1 };
+	struct plot_panel p = { .kind = PK_LINE, .xlabel = "global step", .ylabel = "time per step (ms)",
+				.x_integer = 1, .series = &se, .nseries = 1 };
+	struct plot_chart c = { "order", 500, 300, 1, &p, 1, NULL };
+	CHECK_EQ_I(lib.render(&c, a, NULL, err, sizeof(err)), 0);
+	se.x = xs, se.y = ys;
+	CHECK_EQ_I(lib.render(&c, b, NULL, err, sizeof(err)), 0);
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	CHECK(fa && fb);
+	if (fa && fb) {
+		static unsigned char ba[1 << 20], bb[1 << 20];
+		size_t na = fread(ba, 1, sizeof(ba), fa), nb = fread(bb, 1, sizeof(bb), fb);
+		CHECK(na > 1000);
+		CHECK(na == nb && memcmp(ba, bb, na) == 0);
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	plot_ticks_fn ticks;
+	*(void **)&ticks = dlsym(lib.handle, "aorta_plot_ticks");
+	CHECK(ticks != NULL);
+	if (ticks) {
+		double t[64];
+		int n = ticks(28, 30, 1, t, 64); /* three steps: 28, 29, 30, not 28.25 */
+		CHECK(n >= 3 && n <= 64);
+		for (int i = 0; i < n && i < 64; i++)
+			CHECK(t[i] == floor(t[i]));
+		n = ticks(0, 20, 1, t, 64);
+		for (int i = 0; i < n && i < 64; i++)
+			CHECK(t[i] == floor(t[i]));
+		n = ticks(0, 20, 0, t, 64); /* without the flag: 2.5 steps */
+		int frac = 0;
+		for (int i = 0; i < n && i < 64; i++)
+			frac += t[i] != floor(t[i]);
+		CHECK(frac > 0);
+	}
+	report_plot_unload(&lib);
+}
+
+/* A sweep's heatmap: values over a grid on a sequential scale (viridis),
+ * the lowest cell darkest, the highest yellow, no better/worse colours. */
+static void test_sequential_heatmap(void)
+{
+	struct plot_lib lib;
+	if (load(&lib) != 0)
+		SKIP("libaorta-plot.so cannot be loaded");
+	static const char *const cols[4] = { "2", "4", "8", "16" }, *const rows[3] = { "256", "512", "1024" };
+	double cells[12];
+	for (int i = 0; i < 12; i++)
+		cells[i] = 40 + 3 * ((i * 5) % 12); /* 40 .. 73 ms, lowest at 0, highest at 7 */
+	struct plot_panel p = { .kind = PK_HEATMAP, .title = "step time", .xlabel = "NCCL channels (count)",
+				.ylabel = "NCCL_NTHREADS", .cats = cols, .ncats = 4, .rows = rows, .nrows = 3,
+				.cells = cells, .cell_unit = " ms", .sequential = 1 };
+	struct plot_chart c = { "sweep", 700, 420, 1, &p, 1, NULL };
+	char png[512], svg[512], err[256];
+	snprintf(png, sizeof(png), "%s/seq.png", tmpdir);
+	snprintf(svg, sizeof(svg), "%s/seq.svg", tmpdir);
+	CHECK_EQ_I(lib.render(&c, png, svg, err, sizeof(err)), 0);
+	uint32_t want[4] = { 0x440154, 0xFDE725, OI_GREEN, OI_RED };
+	size_t cnt[4], nonwhite;
+	int w, h;
+	CHECK_EQ_I(lib.png_stats(png, &w, &h, want, 4, cnt, &nonwhite, err, sizeof(err)), 0);
+	CHECK(cnt[0] > 5000); /* the 40 ms cell (about 130 x 100 px, less its text) */
+	CHECK(cnt[1] > 5000); /* the 73 ms cell */
+	CHECK_EQ_I(cnt[2], 0);
+	CHECK_EQ_I(cnt[3], 0);
 	report_plot_unload(&lib);
 }
 
@@ -271,10 +484,15 @@ int main(void)
 	TEST(test_missing_input_is_input_error);
 	TEST(test_verdicts_follow_direction);
 	TEST(test_chart_read_back_has_each_series);
+	TEST(test_chart_descriptions);
+	TEST(test_plugin_sorts_lines_and_ticks_integers);
+	TEST(test_sequential_heatmap);
 	TEST(test_report_charts_and_page);
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
+	if (getenv("AORTA_KEEP_TEST_FILES"))
+		fprintf(stderr, "files kept in %s\n", tmpdir);
+	else if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);
 	return test_report();
 }
