@@ -246,9 +246,10 @@ enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 	}
 	if (f == FMT_UNKNOWN)
 		f = ingest_sniff_buf(path, buf, len, e);
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) { /* the readers start after a BOM */
-		char bom[3];
-		if (zread_read(z, bom, 3, e) != 3) {
+	int bom = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3);
+	if (bom) { /* the readers start after a BOM */
+		char skip[3];
+		if (zread_read(z, skip, 3, e) != 3) {
 			zread_close(z);
 			return AORTA_EINPUT;
 		}
@@ -267,7 +268,7 @@ enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 		st = f == FMT_NSYS ? ingest_nsys(path, o, out, e) : ingest_rocpd(path, o, out, e);
 		break;
 	case FMT_AORTA_JSONL:
-		if (is_regular(path)) {
+		if (is_regular(path) && !bom) { /* the reader opens it itself */
 			zread_close(z);
 			z = cur_z = NULL;
 			st = ingest_aorta_jsonl(path, o, out, e);

@@ -202,6 +202,19 @@ expect "SQLite from a pipe is refused with the reason" 3 "regular file" -- \
 # --- 10. smaller ---------------------------------------------------------------------
 printf '\xef\xbb\xbf' | cat - $tiny/rank0.json >"$T/bom.json"
 expect "a UTF-8 byte order mark is accepted" 0 "" -- $A analyze -q --json "$T/sink.json" "$T/bom.json"
+python3 - "$T/m.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for step in range(3):
+        t0 = step * 10.0
+        f.write(json.dumps({"rank": 0, "world_size": 1, "step": step, "profile": {"index": step, "total_ms": 10.0,
+            "ranges": [{"stream": "compute", "tag": "epoch0_step%d_forward" % step, "start_ms": t0, "end_ms": t0 + 4.0,
+                        "duration_ms": 4.0, "metadata": {}}]}}) + "\n")
+PY
+expect "aorta JSONL as written" 0 "" -- $A analyze -q --json "$T/m.json" "$T/m.jsonl"
+printf '\xef\xbb\xbf' | cat - "$T/m.jsonl" >"$T/mbom.jsonl"
+expect "a UTF-8 byte order mark before aorta JSONL" 0 "" -- $A analyze -q --json "$T/mbom.json" "$T/mbom.jsonl"
+expect "aorta JSONL from a pipe" 0 "" -- $TO bash -c "$A analyze -q --json '$T/mpipe.json' - <'$T/m.jsonl'"
 bzip2 -c $tiny/rank0.json >"$T/r.json.bz2" 2>/dev/null && \
 	expect "bzip2 input" 3 "'$T/r.json.bz2'.*bzip2 is not supported, decompress first" -- $A analyze -q "$T/r.json.bz2"
 xz -c $tiny/rank0.json >"$T/r.json.xz" 2>/dev/null && \
