@@ -312,6 +312,10 @@ enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
 			   out->skipped == 1 ? "" : "s");
 		goto fail;
 	}
+	if (!out->n) { /* an empty @LIST */
+		aorta_fail(e, AORTA_EINPUT, n == 1 ? args[0] : NULL, 0, -1, "no input files to read");
+		goto fail;
+	}
 	qsort(out->v, out->n, sizeof(*out->v), cmp_input);
 	return AORTA_OK;
 fail:

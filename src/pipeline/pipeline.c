@@ -182,7 +182,8 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 	/* the order the workers finished in is not the order of the files:
 	 * sort, so unnumbered ranks get the same numbers in every run (and
 	 * under mpirun, where process 0 sorts what it gathers the same way) */
-	qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
+	if (p.nres)
+		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
 	*res = p.res;
 	*nres = p.nres;
 	if (p.err_file != SIZE_MAX) {

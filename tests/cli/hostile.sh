@@ -78,6 +78,9 @@ expect "rocprofv3 memory copies are read with their kernels" 0 \
 	"memory_copy_trace.csv': read with its kernel_trace.csv" -- $A analyze --json "$T/sink.json" "$T/rp"
 expect "rocprofv3 memory copies are not a second rank" 0 "aorta analyze: 1 rank" -- $A analyze --json "$T/sink.json" "$T/rp"
 
+: >"$T/empty.list"
+expect "an empty @LIST" 3 "no input files" -- $A analyze -q "@$T/empty.list"
+
 # --- 3. FIFOs, process substitution, standard input -----------------------------
 mkfifo "$T/in.fifo"
 (cat $tiny/rank0.json >"$T/in.fifo") &
