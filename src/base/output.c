@@ -7,6 +7,8 @@
  * (/dev/null, /dev/stdout, a pipe to another program) is written in place,
  * never replaced (a FIFO nobody reads within 10 s is exit 3, not a hang); a
  * directory, socket or block device is refused (exit 3).
+ * /dev/stdout, /dev/stderr and /dev/fd/N are written through the process's
+ * own descriptor (a pipe to jq works, a redirect is not replaced).
  * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
  * by output_is_temp_name so a directory walk skips a leftover) and removed
  * by a SIGINT/SIGTERM/SIGHUP/SIGPIPE handler while they are open.
@@ -144,11 +146,49 @@ static int open_fifo(const char *path)
 	}
 }
 
+/* The descriptor a path names when it is one of the process's own:
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N; else -1.  Such an
+ * output is written through a dup of the descriptor: resolving it would
+ * give a pipe ("pipe:[123]") or the file the shell opened, which a rename
+ * would replace under the shell's feet. */
+static int own_fd(const char *path)
+{
+	const char *p = NULL;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return 1;
+	if (!strcmp(path, "/dev/stderr"))
+		return 2;
+	if (!strncmp(path, "/dev/fd/", 8))
+		p = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		p = path + 14;
+	if (!p || *p < '0' || *p > '9')
+		return -1;
+	char *end;
+	long v = strtol(p, &end, 10);
+	return *end == '\0' && v >= 0 && v < 1 << 20 ? (int)v : -1;
+}
+
 enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_error *e)
 {
 	struct stat st;
 
 	memset(o, 0, sizeof(*o));
+	int sfd = own_fd(path);
+	if (sfd >= 0) {
+		int fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			int err = errno;
+			if (fd >= 0)
+				close(fd);
+			return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot write to it: %s",
+					  strerror(err));
+		}
+		o->path = xstrdup(path);
+		o->in_place = 1;
+		return AORTA_OK;
+	}
 	char *target = resolve(path);
 	if (!target)
 		return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot resolve the output path: %s",

@@ -33,6 +33,12 @@ has "FIFO output read by the other end" "$T/o/fromfifo.json" '"schema": "aorta.a
 mkfifo "$T/o/deadfifo"
 expect "output to a FIFO nobody reads: an error, not a hang" 3 "'$T/o/deadfifo'.*no process reads" -- \
 	$TO $A analyze -q --json "$T/o/deadfifo" $tiny
+# the process's own descriptors: a pipe and a redirect (via /proc and /dev/fd,
+# which a rename could not replace even if this regressed)
+$A analyze -q --json /proc/self/fd/1 $tiny | python3 -c 'import json,sys; json.load(sys.stdin)' && ok ||
+	bad "--json /proc/self/fd/1 into a pipe is not the analysis"
+$A analyze -q --json /dev/fd/1 $tiny >"$T/o/redirected.json" && ok || bad "--json /dev/fd/1 with a redirect failed"
+has "--json /dev/fd/1 written into the redirect" "$T/o/redirected.json" '"schema": "aorta.analysis/1"'
 mkdir -p "$T/o/adir"
 expect "output that is a directory" 3 "'$T/o/adir'.*a directory" -- $A analyze -q --json "$T/o/adir" $tiny
 left=$(find "$T/o" -name '*aorta-tmp*' -o -name '*.tmp??????' | wc -l)
