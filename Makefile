@@ -219,6 +219,82 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	$(say) LD $@
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
+# ==== HIP / ROCm build (docs/rocm.md) ====================================
+#   make hip  (or make HIP=1)   the GPU code compiled for AMD GPUs, into build-hip/
+#   make hip-check              the same, then tests/hip_check.sh verifies it
+# Kernel files (.cu) are compiled as HIP with hipcc for each HIP_ARCH; GPU
+# host files (.c) as C with hipcc's clang against the HIP runtime headers;
+# both with -DAORTA_HIP (gpu.h's HIP names).  Objects only: the files in
+# HIP_SKIP need hipBLAS/rocBLAS, RCCL or a profiler API that Debian 12 does
+# not package, so nothing links yet.  A new GPU file is compiled for HIP
+# unless added to HIP_SKIP (with its reason in docs/rocm.md).
+HIPCC ?= hipcc
+# C files: clang-15, the compiler Debian 12's hipcc wraps (hipcc itself on C
+# files runs rocm_agent_enumerator, which prints a traceback without a GPU);
+# where there is no clang-15, hipcc.
+HIP_CC ?= $(firstword $(shell command -v clang-15 2>/dev/null) $(HIPCC))
+HIP_ARCH ?= gfx90a
+HIP_BUILD ?= build-hip
+HIP_SKIP_BLAS := src/train/ops_gpu.cu src/hwq/gemm_gpu.c src/sdma/sdma_gpu.c src/tp/tp_gpu.c
+HIP_SKIP_RCCL := src/comm/nccl_comm.c src/hwq/harness_gpu.c src/hwq/wl_comms_compute_overlap_gpu.c \
+                 src/hwq/wl_fsdp_tp_gpu.c src/hwq/wl_grad_accum_gpu.c src/train/launch_gpu.c \
+                 src/train/trainer_gpu.c
+HIP_SKIP_PROF := src/gpu/cupti.c
+HIP_SKIP := $(HIP_SKIP_BLAS) $(HIP_SKIP_RCCL) $(HIP_SKIP_PROF)
+HIP_C := $(filter-out $(HIP_SKIP),$(GPU_C))
+HIP_CU := $(filter-out $(HIP_SKIP),$(CU_SRC))
+HIP_C_OBJ = $(patsubst %.c,$(HIP_BUILD)/obj/%.o,$(HIP_C))
+HIP_CU_OBJ = $(patsubst %.cu,$(HIP_BUILD)/obj/%.o,$(HIP_CU))
+HIP_DEFS = -DAORTA_HIP -DAORTA_GPU=1 -D__HIP_PLATFORM_AMD__
+HIP_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Isrc -pthread -fPIC $(HIP_DEFS)
+# -MD (not -MMD): the dependency lists name system headers too, which
+# tests/hip_check.sh searches for CUDA ones.
+# HIP 5.2 marks every runtime function nodiscard; the kernels' launchers
+# ignore some results on purpose (errors surface through gpuGetLastError or
+# the next synchronising call, as under nvcc, which does not warn), hence
+# -Wno-unused-result.
+HIP_CUFLAGS = -x hip $(addprefix --offload-arch=,$(HIP_ARCH)) -std=c++17 -O2 -Wall -Wextra \
+              -Wno-unused-result $(WERROR) -Isrc -fPIC $(HIP_DEFS)
+ifeq ($(HIP),1)
+.DEFAULT_GOAL := hip
+endif
+.PHONY: hip hip-check clean-hip print-hip-files
+hip: $(HIP_C_OBJ) $(HIP_CU_OBJ)
+hip-check: hip
+	@bash tests/hip_check.sh $(HIP_BUILD)
+$(HIP_C_OBJ): $(HIP_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(say) HIPC $<
+	$(Q)$(HIP_CC) $(HIP_CFLAGS) -MD -MP -c -o $@ $<
+$(HIP_CU_OBJ): $(HIP_BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(say) HIPCC $<
+	$(Q)$(HIPCC) $(HIP_CUFLAGS) -MD -MP -c -o $@ $<
+# for tests/hip_check.sh and docs/rocm.md
+print-hip-files:
+	@echo "arch $(HIP_ARCH)"
+	@echo "c $(HIP_C)"
+	@echo "cu $(HIP_CU)"
+	@echo "skip $(HIP_SKIP)"
+clean-hip:
+	rm -rf $(HIP_BUILD)
+-include $(HIP_C_OBJ:.o=.d) $(HIP_CU_OBJ:.o=.d)
+# ROCm SMI telemetry on the CPU: test_telemetry_rsmi compiles telemetry.c's
+# ROCm SMI half itself (-DAORTA_HIP selects it there; it needs rocm_smi.h,
+# not the HIP runtime) and links the host objects, in every build; the test
+# double librsmi_double.so beside it gives known readings.
+TEL_RSMI_HOST_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(HOST_OBJ))
+$(BUILD)/tests/test_telemetry_rsmi: tests/unit/test_telemetry_rsmi.c src/gpu/telemetry.c $(TEL_RSMI_HOST_OBJ) \
+		$(BUILD)/tests/librsmi_double.so
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -DAORTA_HIP -Itests/unit -o $@ $< src/gpu/telemetry.c $(TEL_RSMI_HOST_OBJ) $(LDSAN) $(LIBS)
+$(BUILD)/tests/librsmi_double.so: tests/unit/rsmi_double.c
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
+# ==== end of the HIP / ROCm build =========================================
+
 clean:
 	rm -rf build build-san build-fuzz
 

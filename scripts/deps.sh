@@ -14,11 +14,16 @@
 # report page in `make test` (headless screenshot; skipped if it cannot run).
 # The CUDA toolkit is not installed here: the GPU code builds when nvcc is
 # found, and the host build and tests need none of it.
+# HIP (hipcc, libamdhip64-dev: HIP 5.2, clang-15) compiles the GPU code for
+# AMD GPUs in `make test` (make hip-check, docs/rocm.md); librocm-smi-dev
+# gives rocm_smi.h, against which the ROCm SMI telemetry is compiled, and
+# the library its test loads.
 set -euo pipefail
 
 PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 libisal-dev \
       clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin \
-      libcairo2-dev libfontconfig-dev libfreetype-dev fonts-dejavu-core chromium)
+      libcairo2-dev libfontconfig-dev libfreetype-dev fonts-dejavu-core chromium \
+      hipcc libamdhip64-dev librocm-smi-dev)
 
 if [ "${1:-}" = "--list" ]; then
 	printf '%s\n' "${PKGS[@]}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # launch_rocm.sh - the ROCm twin of launch_cuda.sh, with upstream AORTA's
-# ROCm defaults.  UNTESTED: aorta's HIP build (gpu.h's -DAORTA_HIP table,
-# RCCL through nccl_comm.h) is not built by the Makefile yet, and no AMD
-# machine has run this script.  It is kept so the upstream workflow maps
+# ROCm defaults.  UNTESTED: `make hip` compiles the GPU code that needs no
+# BLAS, RCCL or CUPTI for gfx90a, but no HIP plug-in is linked yet
+# (docs/rocm.md), and no AMD machine has run this script.  It is kept so the upstream workflow maps
 # one to one.
 #
 #   scripts/launch_rocm.sh [aorta train options ...]

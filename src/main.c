@@ -29,6 +29,8 @@ static const struct cmd commands[] = {
 	{ "hwq", cmd_hwq, "hardware-queue evaluation: 15 multi-stream workloads, sweeps, comparisons" },
 	{ "sdma", cmd_sdma, "copy/compute overlap: a GEMM stream against a high-priority copy stream" },
 	{ "tune-tp", cmd_tune_tp, "tensor-parallel GEMM/collective overlap tuner (measures what it recommends)" },
+	{ "sweep", cmd_sweep, "run a configuration x environment x trial matrix and rank it, noise accounted for" },
+	{ "env", cmd_env, "the environment snapshot: driver, CUDA, NCCL, cuBLAS versions, GPUs, variables" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -8,7 +8,8 @@
 # A machine set up by hand cannot fool it: it asks the compiler which file
 # each `#include <...>` resolves to (gcc -H on every C file under src/,
 # tests/ and bench/, with the build's include paths and every optional
-# feature defined), asks dpkg which package owns that file, and fails
+# feature defined; the HIP build's files once more with -DAORTA_HIP), asks
+# dpkg which package owns that file, and fails
 # naming the header, the source that includes it and the package when the
 # package is not in the list.  Headers that other system headers include
 # (cairo.h's freetype) are the listed package's business, not ours.
@@ -95,13 +96,19 @@ check_file() { # path what-includes-or-links-it label
 mapfile -t srcs < <( (git ls-files 'src/*.c' 'tests/*.c' 'bench/*.c' 2>/dev/null || \
 	find src tests bench -name '*.c') | sort -u)
 srcs+=("${extra[@]}")
+# the HIP build's C files (make print-hip-files) once more as that build
+# sees them: -DAORTA_HIP selects the HIP runtime and ROCm SMI headers
+mapfile -t hipsrcs < <(make -s --no-print-directory print-hip-files 2>/dev/null | sed -n 's/^c //p' | tr ' ' '\n' | grep .)
 : > "$tmp/direct"
-for s in "${srcs[@]}"; do
+for entry in "${srcs[@]/#/-:}" "${hipsrcs[@]/#/hip:}"; do
+	s=${entry#*:}
+	xf=()
+	[ "${entry%%:*}" = hip ] && xf=(-D__HIP_PLATFORM_AMD__ -DAORTA_HIP)
 	[ -f "$s" ] || continue
-	if ! gcc "${flags[@]}" -H -E -o /dev/null "$s" 2> "$tmp/h"; then
+	if ! gcc "${flags[@]}" "${xf[@]}" -H -E -o /dev/null "$s" 2> "$tmp/h"; then
 		miss=$(grep -oE "fatal error: [^:]+: No such file" "$tmp/h" | head -1 | sed 's/fatal error: //; s/: No such file//')
 		if [ -n "$miss" ]; then
-			report "<$miss> (included by $s) is not installed: scripts/deps.sh must install the package that provides it"
+			report "<$miss> (included by $s${xf[*]:+ with ${xf[*]}}) is not installed: scripts/deps.sh must install the package that provides it"
 		else
 			report "cannot preprocess $s: $(head -3 "$tmp/h" | tr '\n' ' ')"
 		fi
@@ -158,6 +165,6 @@ for w in $links; do
 done
 
 if [ $fail = 0 ]; then
-	echo "deps_guard: ok: $nh system headers of ${#srcs[@]} C files and $nl linked libraries come from scripts/deps.sh's packages, libc, the compiler or the CUDA toolkit"
+	echo "deps_guard: ok: $nh system headers of ${#srcs[@]} C files (${#hipsrcs[@]} of them also as the HIP build) and $nl linked libraries come from scripts/deps.sh's packages, libc, the compiler or the CUDA toolkit"
 fi
 exit $fail

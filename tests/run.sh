@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, CLI golden tests, real-trace tests, the
 # MPI tests of the distributed core (mpirun -np 2 and 4; skipped without
-# Open MPI), the unit suite again under ASan+UBSan, and each reader's
+# Open MPI), the HIP build for AMD GPUs (make hip + tests/hip_check.sh;
+# skipped without hipcc), the unit suite again under ASan+UBSan, and each reader's
 # libFuzzer target for a bounded time.  Ends with the line CI reads: "N passed, N failed, N skipped".
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 15; 0 skips fuzzing)
 #   AORTA_SHARED_DATA=DIR   the real traces (default ../shared/data)
@@ -76,12 +77,27 @@ echo "== dependency guard (every system header and linked library from a package
 out=$(bash tests/cli/deps_guard.sh 2>&1); rc=$?
 count "cli:deps_guard" "$out" $rc
 
+echo "== HIP build (the GPU code compiled for AMD gfx90a with hipcc; docs/rocm.md)"
+if command -v hipcc >/dev/null 2>&1; then
+	t0=$(date +%s)
+	if make -s -j2 hip >/tmp/aorta_hip_build.log 2>&1; then
+		out=$(bash tests/hip_check.sh 2>&1); rc=$?
+		echo "  $out (build $(($(date +%s) - t0)) s)"
+		if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("hip check"); fi
+	else
+		failed=$((failed + 1)); failures+=("hip build"); tail -n 20 /tmp/aorta_hip_build.log
+	fi
+else
+	echo "  skipped: hipcc not found (scripts/deps.sh installs hipcc, libamdhip64-dev, librocm-smi-dev)"
+	skipped=$((skipped + 1))
+fi
+
 echo "== CLI golden tests"
 out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
 out=$(bash tests/cli/report.sh 2>&1); rc=$?
 count "cli:report" "$out" $rc
-for c in sdma hwq tune_tp mpi_analyze hostile; do
+for c in sdma hwq tune_tp sweep mpi_analyze hostile; do
 	[ -f "tests/cli/$c.sh" ] || continue
 	out=$(bash "tests/cli/$c.sh" 2>&1); rc=$?
 	count "cli:$c" "$out" $rc
@@ -95,7 +111,7 @@ if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; t
 	count "asan:cli" "$out" $rc
 	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/report.sh 2>&1); rc=$?
 	count "asan:cli:report" "$out" $rc
-	for c in sdma hwq tune_tp hostile; do
+	for c in sdma hwq tune_tp sweep hostile; do
 		[ -f "tests/cli/$c.sh" ] || continue
 		out=$(AORTA_BIN=./build-san/aorta bash "tests/cli/$c.sh" 2>&1); rc=$?
 		count "asan:cli:$c" "$out" $rc

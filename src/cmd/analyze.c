@@ -20,13 +20,17 @@
 
 int cmd_analyze(int argc, char **argv)
 {
-	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL;
-	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, use_mpi = 0;
+	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL, *offsets = NULL;
+	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, no_align = 0, use_mpi = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
-		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/1)"),
+		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/2)"),
 		OPT_STRING(0, "csv", &csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
-		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write a Chrome trace with exposed-comm and waiting tracks"),
+		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write all ranks into one Chrome trace on the aligned clock, "
+			   "with exposed-comm and waiting tracks"),
+		OPT_STRING(0, "clock-offsets", &offsets, "FILE", "clock offsets 'RANK OFFSET_NS' or 'HOST OFFSET_NS' per line, instead of "
+			   "estimating them from the collectives"),
+		OPT_BOOL(0, "no-clock-align", &no_align, "take the ranks' clocks as shared (no offsets)"),
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules 'KIND REGEX' tried first"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
 		OPT_INT(0, "skip-steps", &skip, "N", "leave the first N steps out of step statistics (warm-up)"),
@@ -66,7 +70,20 @@ int cmd_analyze(int argc, char **argv)
 		aorta_error_print(&e);
 		return e.code;
 	}
-	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL };
+	if (offsets && no_align) {
+		fprintf(stderr, "aorta: error: --clock-offsets and --no-clock-align exclude each other\n");
+		rules_free(rules);
+		return AORTA_EUSAGE;
+	}
+	struct clock_given *given = NULL;
+	size_t ngiven = 0;
+	if (offsets && clock_offsets_load(offsets, &given, &ngiven, &e)) {
+		aorta_error_print(&e);
+		rules_free(rules);
+		return e.code;
+	}
+	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL,
+				    no_align, given, ngiven };
 	struct analysis a;
 	enum aorta_status st;
 	int root = 1;
@@ -83,6 +100,7 @@ int cmd_analyze(int argc, char **argv)
 					"build with Open MPI's mpicc installed (scripts/deps.sh), or run without mpirun\n",
 				why);
 			rules_free(rules);
+			free(given);
 			return AORTA_EUSAGE;
 		}
 		st = u.fn(argv, (size_t)nargs, &ao, &a, &root, &e);
@@ -92,12 +110,14 @@ int cmd_analyze(int argc, char **argv)
 	if (!root) { /* process 0 reports and writes */
 		analysis_free(&a);
 		rules_free(rules);
+		free(given);
 		return st;
 	}
 	if (st) {
 		aorta_error_print(&e);
 		analysis_free(&a);
 		rules_free(rules);
+		free(given);
 		return st;
 	}
 	/* files first: a summary piped into `head` must not cost the outputs */
@@ -111,10 +131,12 @@ int cmd_analyze(int argc, char **argv)
 		analysis_print(stdout, &a, per_step);
 	analysis_free(&a);
 	rules_free(rules);
+	free(given);
 	return AORTA_OK;
 fail:
 	aorta_error_print(&e);
 	analysis_free(&a);
 	rules_free(rules);
+	free(given);
 	return st;
 }

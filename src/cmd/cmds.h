@@ -12,5 +12,7 @@ int cmd_train(int argc, char **argv);
 int cmd_hwq(int argc, char **argv);
 int cmd_sdma(int argc, char **argv);
 int cmd_tune_tp(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 
 #endif

@@ -49,7 +49,7 @@ static enum aorta_status load_doc(const char *in, const struct rules *rules, int
 			return s;
 	} else {
 		struct analysis a;
-		struct analysis_opts o = { rules, threads, 0, 10, 30.0, 0 };
+		struct analysis_opts o = { rules, threads, 0, 10, 30.0, 0, 0, NULL, 0 };
 		char *argv[1] = { (char *)in };
 		enum aorta_status s = analysis_run(argv, 1, &o, &a, e);
 		if (s) {
@@ -68,11 +68,11 @@ static enum aorta_status load_doc(const char *in, const struct rules *rules, int
 	const char *sp[] = { "schema", NULL };
 	yajl_val sv = yajl_tree_get(d->root, sp, yajl_t_string);
 	const char *schema = sv ? YAJL_GET_STRING(sv) : NULL;
-	if (!schema || strncmp(schema, "aorta.analysis/1", 16) != 0) {
+	if (!schema || (strncmp(schema, "aorta.analysis/1", 16) != 0 && strncmp(schema, "aorta.analysis/2", 16) != 0)) {
 		yajl_tree_free(d->root);
 		d->root = NULL;
 		return aorta_fail(e, AORTA_EINPUT, in, 0, -1,
-				  "expected schema 'aorta.analysis/1' (an 'aorta analyze --json' file)");
+				  "expected schema 'aorta.analysis/1' or '/2' (an 'aorta analyze --json' file)");
 	}
 	return AORTA_OK;
 }

@@ -93,8 +93,8 @@ enum aorta_status gpu_device_query(int dev, struct gpu_device_info *info, struct
 	info->total_mem_bytes = (uint64_t)p.totalGlobalMem;
 	info->l2_bytes = p.l2CacheSize > 0 ? (uint64_t)p.l2CacheSize : 0;
 	info->shared_mem_per_block = (uint64_t)p.sharedMemPerBlock;
-	info->shared_mem_per_block_optin = (uint64_t)p.sharedMemPerBlockOptin;
-	info->shared_mem_per_sm = (uint64_t)p.sharedMemPerMultiprocessor;
+	info->shared_mem_per_block_optin = (uint64_t)GPU_PROP_SMEM_PER_BLOCK_OPTIN(p);
+	info->shared_mem_per_sm = (uint64_t)GPU_PROP_SMEM_PER_SM(p);
 	GPU_CHECK(e, gpuRuntimeGetVersion(&info->runtime_version));
 	GPU_CHECK(e, gpuDriverGetVersion(&info->driver_version));
 	return AORTA_OK;

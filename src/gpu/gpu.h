@@ -79,7 +79,8 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuEventDisableTiming hipEventDisableTiming
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
-#define gpuMallocHost hipHostMalloc
+/* cudaMallocHost(p, n) is hipHostMalloc(p, n, flags) */
+#define gpuMallocHost(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
 #define gpuMemGetInfo hipMemGetInfo
 #define gpuFreeHost hipHostFree
 #define gpuMemcpy hipMemcpy
@@ -101,9 +102,17 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define gpuDevAttrClockRate hipDeviceAttributeClockRate
+/* gpuDeviceProp fields whose names differ; AMD has no opt-in above the
+ * per-block LDS size, so the opt-in figure is the per-block one */
+#define GPU_PROP_SMEM_PER_BLOCK_OPTIN(p) ((p).sharedMemPerBlock)
+#define GPU_PROP_SMEM_PER_SM(p) ((p).maxSharedMemoryPerMultiProcessor)
 /* CUDA graphs: stream capture, instantiation, replay, node updates */
-#define gpuEventRecordWithFlags hipEventRecordWithFlags
-#define gpuEventRecordExternal hipEventRecordExternal
+/* HIP 5.2 has no hipEventRecordWithFlags / hipEventRecordExternal (an
+ * event-record node made by a record during stream capture): the call
+ * fails with hipErrorNotSupported, so the recorder's capture mode reports
+ * it instead of building a graph without its timing nodes. */
+#define gpuEventRecordExternal 1u
+#define gpuEventRecordWithFlags(ev, s, flags) ((void)(ev), (void)(s), (void)(flags), hipErrorNotSupported)
 #define gpuStreamBeginCapture hipStreamBeginCapture
 #define gpuStreamEndCapture hipStreamEndCapture
 #define gpuStreamIsCapturing hipStreamIsCapturing
@@ -186,6 +195,8 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define gpuDevAttrClockRate cudaDevAttrClockRate
+#define GPU_PROP_SMEM_PER_BLOCK_OPTIN(p) ((p).sharedMemPerBlockOptin)
+#define GPU_PROP_SMEM_PER_SM(p) ((p).sharedMemPerMultiprocessor)
 /* CUDA graphs: stream capture, instantiation, replay, node updates */
 #define gpuEventRecordWithFlags cudaEventRecordWithFlags
 #define gpuEventRecordExternal cudaEventRecordExternal
@@ -201,6 +212,95 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuGraphGetNodes cudaGraphGetNodes
 #define gpuGraphExecMemcpyNodeSetParams1D cudaGraphExecMemcpyNodeSetParams1D
 #endif
+
+/* ------------------------------------------------------------------ */
+/* kernels: the device-side spellings (.cu files, nvcc or hipcc)        */
+/* ------------------------------------------------------------------ */
+/*
+ * Kernel files include this header instead of cuda_runtime.h/cuda_bf16.h
+ * and spell the few things the two dialects name differently through it:
+ *   gpu_bf16, gpu_half              16-bit float types (storage, 2 bytes)
+ *   gpu_bf16_to_float / gpu_float_to_bf16, gpu_half_to_float /
+ *   gpu_float_to_half               conversions (round to nearest even)
+ *   gpu_bf16x2 (two bf16), gpu_bf16x2_zero, gpu_bf16_max, gpu_bf16x2_max
+ *                                   max as __hmax: a NaN input gives the other
+ *   gpu_shfl_xor, gpu_shfl_down     lane exchange inside 32-lane groups
+ *   gpu_timer_ns                    a device clock in nanoseconds
+ * Warps.  The kernels are written for 32-lane warps (threadIdx.x & 31,
+ * 32-slot reduction scratch).  AMD GPUs run 64-lane wavefronts; the HIP
+ * shuffles here pass width 32, so each wavefront behaves as two 32-lane
+ * warps and a reduction over offsets 16..1 means what it means on CUDA.
+ */
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#ifdef AORTA_HIP
+#include <hip/hip_runtime.h>
+#include <hip/hip_bfloat16.h>
+#include <hip/hip_fp16.h>
+typedef hip_bfloat16 gpu_bf16;
+typedef __half gpu_half;
+struct gpu_bf16x2 { hip_bfloat16 x, y; };
+__device__ static inline float gpu_bf16_to_float(gpu_bf16 v) { return (float)v; }
+__device__ static inline gpu_bf16 gpu_float_to_bf16(float v) { return hip_bfloat16(v); }
+__device__ static inline float gpu_half_to_float(gpu_half v) { return __half2float(v); }
+__device__ static inline gpu_half gpu_float_to_half(float v) { return __float2half(v); }
+/* fmaxf returns one of its inputs (NaN only when both are), so the
+ * conversion back is exact */
+__device__ static inline gpu_bf16 gpu_bf16_max(gpu_bf16 a, gpu_bf16 b)
+{
+	return hip_bfloat16(fmaxf((float)a, (float)b));
+}
+__device__ static inline gpu_bf16x2 gpu_bf16x2_zero(void)
+{
+	gpu_bf16x2 z = { hip_bfloat16(0.0f), hip_bfloat16(0.0f) };
+	return z;
+}
+__device__ static inline gpu_bf16x2 gpu_bf16x2_max(gpu_bf16x2 a, gpu_bf16x2 b)
+{
+	gpu_bf16x2 r = { gpu_bf16_max(a.x, b.x), gpu_bf16_max(a.y, b.y) };
+	return r;
+}
+__device__ static inline float gpu_shfl_xor(float v, int lane_mask) { return __shfl_xor(v, lane_mask, 32); }
+__device__ static inline float gpu_shfl_down(float v, unsigned delta) { return __shfl_down(v, delta, 32); }
+/* wall_clock64 counts at a constant 100 MHz on gfx90a and later (HIP 5.2
+ * has no attribute to query the rate) */
+__device__ static inline unsigned long long gpu_timer_ns(void)
+{
+#ifdef __HIP_DEVICE_COMPILE__
+	return (unsigned long long)wall_clock64() * 10ull;
+#else
+	return 0; /* the host pass parses but never runs device code */
+#endif
+}
+#else
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+typedef __nv_bfloat16 gpu_bf16;
+typedef __half gpu_half;
+typedef __nv_bfloat162 gpu_bf16x2;
+__device__ static inline float gpu_bf16_to_float(gpu_bf16 v) { return __bfloat162float(v); }
+__device__ static inline gpu_bf16 gpu_float_to_bf16(float v) { return __float2bfloat16(v); }
+__device__ static inline float gpu_half_to_float(gpu_half v) { return __half2float(v); }
+__device__ static inline gpu_half gpu_float_to_half(float v) { return __float2half(v); }
+__device__ static inline gpu_bf16 gpu_bf16_max(gpu_bf16 a, gpu_bf16 b) { return __hmax(a, b); }
+__device__ static inline gpu_bf16x2 gpu_bf16x2_zero(void) { return __floats2bfloat162_rn(0.0f, 0.0f); }
+__device__ static inline gpu_bf16x2 gpu_bf16x2_max(gpu_bf16x2 a, gpu_bf16x2 b) { return __hmax2(a, b); }
+__device__ static inline float gpu_shfl_xor(float v, int lane_mask)
+{
+	return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+__device__ static inline float gpu_shfl_down(float v, unsigned delta)
+{
+	return __shfl_down_sync(0xffffffffu, v, delta);
+}
+__device__ static inline unsigned long long gpu_timer_ns(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+#endif
+#endif /* kernels */
 
 #ifdef __cplusplus
 extern "C" {

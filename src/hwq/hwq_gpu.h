@@ -36,7 +36,14 @@
 #include "gpu/gpu.h"
 #include "hwq/hwq.h"
 
+/* The BLAS handle: cuBLAS.  HIP builds (AORTA_HIP) have none yet: hipBLAS/
+ * rocBLAS are not packaged for Debian 12, so struct hwq_ctx has no BLAS
+ * member there and the files that call BLAS (harness_gpu.c, gemm_gpu.c)
+ * are not compiled for ROCm (docs/rocm.md); the workloads that use only
+ * the runtime and kernels are. */
+#ifndef AORTA_HIP
 #include <cublas_v2.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +53,9 @@ struct hwq_ctx {
 	int device;
 	int nstreams;
 	gpuStream_t *streams;      /* [nstreams], non-blocking */
+#ifndef AORTA_HIP
 	cublasHandle_t cublas;     /* cublasSetStream before each call */
+#endif
 	void *cublas_workspace;    /* per-stream workspaces are the workload's business */
 	int rank, world;           /* distributed workloads; else 0, 1 */
 	void *nccl;                /* ncclComm_t of the job's world (NULL when world == 1) */

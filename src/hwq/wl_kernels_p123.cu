@@ -19,8 +19,9 @@
  * every stream of a role a share of the rows and join the streams once per
  * layer (after phase A).  Its CPU twin is wl_ref_block_row.
  */
-#include <cuda_runtime.h>
 #include <math.h>
+
+#include "gpu/gpu.h"
 
 #include "hwq/wl_kernels_p123_gpu.h"
 #include "hwq/wl_ref_p123.h"
@@ -28,9 +29,9 @@
 
 #define TPB 256
 
-static cudaStream_t S(void *s)
+static gpuStream_t S(void *s)
 {
-	return (cudaStream_t)s;
+	return (gpuStream_t)s;
 }
 
 static unsigned grid1(size_t n)
@@ -49,14 +50,14 @@ static unsigned grid1(size_t n)
 __device__ static float warp_sum_(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
+		v += gpu_shfl_xor(v, o);
 	return v;
 }
 
 __device__ static float warp_max_(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+		v = fmaxf(v, gpu_shfl_xor(v, o));
 	return v;
 }
 
@@ -727,7 +728,7 @@ extern "C" int wl_block_fwd_b(gpu_ops_ctx *ops, void *stream, const struct wl_bl
 	k++;
 	/* x1 = x + proj(att)  (pre-LN: the block's first residual; post-LN: before LN1) */
 	float *x1 = (flags & WL_BLOCK_PRE_LN) ? ((flags & WL_BLOCK_FF) ? s->x1 : y) : s->r2;
-	cudaMemcpyAsync(x1 + o, x + o, bytes, cudaMemcpyDeviceToDevice, S(stream));
+	gpuMemcpyAsync(x1 + o, x + o, bytes, gpuMemcpyDeviceToDevice, S(stream));
 	gpu_linear_fwd_ex(ops, x1 + o, s->att + o, w->wo, w->bo, n, M, M, 1.0f);
 	k += 2;
 	if (!(flags & WL_BLOCK_PRE_LN)) {
@@ -756,7 +757,7 @@ extern "C" int wl_block_fwd_b(gpu_ops_ctx *ops, void *stream, const struct wl_bl
 	k += 3;
 	/* pre-LN: y = x1 + W2 f; post-LN: y = LN2(x1 + W2 f) */
 	float *r = (flags & WL_BLOCK_PRE_LN) ? y : s->r2;
-	cudaMemcpyAsync(r + o, x1 + o, bytes, cudaMemcpyDeviceToDevice, S(stream));
+	gpuMemcpyAsync(r + o, x1 + o, bytes, gpuMemcpyDeviceToDevice, S(stream));
 	gpu_linear_fwd_ex(ops, r + o, f, w->w2, w->b2, n, F, M, 1.0f);
 	k += 2;
 	if (!(flags & WL_BLOCK_PRE_LN)) {
@@ -781,13 +782,13 @@ extern "C" int wl_stack_fwd(struct wl_stack_run *sr, const struct wl_block *laye
 		for (int i = 0; i < sr->ns; i++) {
 			int r0 = (int)((long long)n * i / sr->ns), r1 = (int)((long long)n * (i + 1) / sr->ns);
 			k += wl_block_fwd_a(sr->ops[i], &layers[L], sr->s, qkv, in, M, flags, r0, r1);
-			cudaEventRecord((cudaEvent_t)sr->ev[i], S(sr->streams[i]));
+			gpuEventRecord((gpuEvent_t)sr->ev[i], S(sr->streams[i]));
 		}
 		for (int i = 0; i < sr->ns; i++) {
 			int r0 = (int)((long long)n * i / sr->ns), r1 = (int)((long long)n * (i + 1) / sr->ns);
 			for (int j = 0; j < sr->ns; j++)
 				if (j != i)
-					cudaStreamWaitEvent(S(sr->streams[i]), (cudaEvent_t)sr->ev[j], 0);
+					gpuStreamWaitEvent(S(sr->streams[i]), (gpuEvent_t)sr->ev[j], 0);
 			k += wl_block_fwd_b(sr->ops[i], sr->streams[i], &layers[L], sr->s, qkv, y, in, T, M,
 					    H, F, flags, r0, r1);
 		}
@@ -801,11 +802,11 @@ extern "C" int wl_stack_fwd(struct wl_stack_run *sr, const struct wl_block *laye
 extern "C" void wl_barrier(void **streams, void **ev, int ns)
 {
 	for (int i = 0; i < ns; i++)
-		cudaEventRecord((cudaEvent_t)ev[i], S(streams[i]));
+		gpuEventRecord((gpuEvent_t)ev[i], S(streams[i]));
 	for (int i = 0; i < ns; i++)
 		for (int j = 0; j < ns; j++)
 			if (j != i)
-				cudaStreamWaitEvent(S(streams[i]), (cudaEvent_t)ev[j], 0);
+				gpuStreamWaitEvent(S(streams[i]), (gpuEvent_t)ev[j], 0);
 }
 
 /* ---- workload plumbing ------------------------------------------------- */
@@ -843,8 +844,8 @@ extern "C" enum aorta_status wl_ops_status(gpu_ops_ctx **ops, int n, struct aort
 extern "C" enum aorta_status wl_events_create(void **ev, int n, struct aorta_error *e)
 {
 	for (int i = 0; i < n; i++) {
-		cudaEvent_t x;
-		if (cudaEventCreateWithFlags(&x, cudaEventDisableTiming) != cudaSuccess)
+		gpuEvent_t x;
+		if (gpuEventCreateWithFlags(&x, gpuEventDisableTiming) != gpuSuccess)
 			return aorta_fail(e, AORTA_EGPU, "", 0, -1, "cannot create event %d", i);
 		ev[i] = (void *)x;
 	}
@@ -855,32 +856,32 @@ extern "C" void wl_events_destroy(void **ev, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (ev[i]) {
-			cudaEventDestroy((cudaEvent_t)ev[i]);
+			gpuEventDestroy((gpuEvent_t)ev[i]);
 			ev[i] = NULL;
 		}
 }
 
 extern "C" void wl_record(void *ev, void *stream)
 {
-	cudaEventRecord((cudaEvent_t)ev, S(stream));
+	gpuEventRecord((gpuEvent_t)ev, S(stream));
 }
 
 extern "C" void wl_wait(void *stream, void *ev)
 {
-	cudaStreamWaitEvent(S(stream), (cudaEvent_t)ev, 0);
+	gpuStreamWaitEvent(S(stream), (gpuEvent_t)ev, 0);
 }
 
 extern "C" void wl_copy_async(void *dst, const void *src, size_t bytes, void *stream)
 {
-	cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, S(stream));
+	gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, S(stream));
 }
 
 extern "C" enum aorta_status wl_fetch(void *dst, const void *src, size_t bytes, struct aorta_error *e)
 {
-	cudaError_t r = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-	if (r != cudaSuccess)
+	gpuError_t r = gpuMemcpy(dst, src, bytes, gpuMemcpyDefault);
+	if (r != gpuSuccess)
 		return aorta_fail(e, AORTA_EGPU, "", 0, -1, "cannot copy %zu bytes back: %s", bytes,
-				  cudaGetErrorString(r));
+				  gpuGetErrorString(r));
 	return AORTA_OK;
 }
 

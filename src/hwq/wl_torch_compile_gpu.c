@@ -23,6 +23,7 @@
  * different streams' shares) against a double-precision CPU forward of A,
  * B, C and the merge on the same weights and input.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,7 +27,8 @@
  * through double.
  *
  * What is extracted (docs/formats.md):
- *  - distributedInfo.rank / world_size;
+ *  - distributedInfo.rank / world_size; a top-level "hostname" string where a tool
+ *    wrote one (PyTorch does not): ranks of one host share a clock (overlap/join.c);
  *  - ph "X" events: kernel/Kernel, gpu_memcpy/Memcpy, gpu_memset/Memset as
  *    device spans; cuda_sync on a stream >= 0 as R_SYNC spans (device-wide
  *    syncs with stream -1 are ignored); cuda_runtime/cuda_driver/Runtime/
@@ -98,6 +99,7 @@ struct kscan {
 	int seen_events_key;
 	uint64_t nelem;         /* elements of traceEvents */
 	int rank, world_size;
+	char host[128];         /* top-level "hostname" where the file has one, else "" */
 	int nofast;             /* AORTA_KINETO_NOFAST set: full path only */
 };
 
@@ -1448,6 +1450,19 @@ static enum aorta_status scan_all(struct kscan *s)
 					s->world_size = w;
 					d = D_ROOT_AFTER;
 				}
+			} else if (KEY_IS(k, kl, "hostname") && *p == '"') {
+				/* not written by PyTorch itself; tools that merge or make
+				 * traces may name the host: ranks of one host share a clock */
+				struct sref hr;
+				if ((st = scan_string(s, &p, &hr)) == P_OK) {
+					size_t hl;
+					const char *h = sref_text(s, &hr, &hl);
+					if (hl < sizeof(s->host)) {
+						memcpy(s->host, h, hl);
+						s->host[hl] = '\0';
+					}
+					d = D_ROOT_AFTER;
+				}
 			} else if ((st = skip_value(s, &p, 1)) == P_OK) {
 				d = D_ROOT_AFTER;
 			}
@@ -1584,7 +1599,9 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 			trace_add_gpu_step(d, t->gsteps[k].number, t->gsteps[k].start_ns, t->gsteps[k].end_ns);
 		d->world_size = s->world_size;
 		d->pid = t->pid;
+		memcpy(d->host, s->host, sizeof(d->host));
 	}
+	memcpy(t->host, s->host, sizeof(t->host));
 	t->rank = s->rank >= 0 ? s->rank : (o && !s->nmore ? o->rank_hint : -1);
 	t->world_size = s->world_size;
 	trace_finish(t, o ? o->rules : NULL);

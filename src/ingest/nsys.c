@@ -361,6 +361,30 @@ out:
 
 /* ------------------------------------------------------------------ entry */
 
+/* The host name (TARGET_INFO_SYSTEM_ENV 'Hostname'), given to every rank
+ * of the file: ranks of one host share a clock (overlap/join.c).  Absent
+ * or unreadable: left empty. */
+static void read_host(struct nsys *n)
+{
+	sqlite3_stmt *q;
+	if (!sqlu_has_table(n->db, "TARGET_INFO_SYSTEM_ENV") ||
+	    !sqlu_has_column(n->db, "TARGET_INFO_SYSTEM_ENV", "name") ||
+	    !sqlu_has_column(n->db, "TARGET_INFO_SYSTEM_ENV", "value") ||
+	    sqlite3_prepare_v2(n->db, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
+			       -1, &q, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		size_t len;
+		const char *h = sqlu_text(q, 0, &len);
+		if (h && len && len < sizeof(((struct trace *)0)->host))
+			for (size_t i = 0; i < n->ranks.n; i++)
+				if (n->ranks.v[i].t)
+					snprintf(n->ranks.v[i].t->host, sizeof(n->ranks.v[i].t->host), "%.*s",
+						 (int)len, h);
+	}
+	sqlite3_finalize(q);
+}
+
 static enum aorta_status check_schema(struct nsys *n)
 {
 	/* without streamId every span would land on one stream and overlap
@@ -410,6 +434,7 @@ enum aorta_status ingest_nsys(const char *path, const struct ingest_opts *o,
 				"nsys export holds no kernel, memcpy or memset record");
 		goto out;
 	}
+	read_host(&n);
 	sqlu_ranks_finish(&n.ranks, o, out);
 out:
 	sqlu_ranks_release(&n.ranks);

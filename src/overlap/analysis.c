@@ -2,9 +2,9 @@
  * analysis.c - from timelines to a finished struct analysis.
  *
  * Sections: the per-rank pass (engine sets, step windows, named figures of
- * the peers, collectives, kernels, streams); cross-rank collective matching.
- * Reading inputs and the worker pool are pipeline/pipeline.c's, above both
- * ingest and this engine.
+ * the peers, collectives, kernels, streams).  Reading inputs and the worker
+ * pool are pipeline/pipeline.c's, above both ingest and this engine; the
+ * cross-rank join (matching, clock alignment, waiting) is join.c's.
  *
  * Step windows.  A step's GPU window runs from the first start of a device
  * span the step launched to the first start of the next non-empty step (the
@@ -14,8 +14,10 @@
  */
 #include "overlap/analysis.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- one rank ----------------------------------------------------------- */
 
@@ -110,10 +112,26 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 
 struct pg_count { int32_t step; uint32_t pg; uint32_t n; };
 
-static void coll_table(const struct trace *t, const struct ivset *compute, struct rank_result *r)
+/* Start of the GPU window of the step a span belongs to, INT64_MIN if none. */
+static int64_t step_window_start(const struct trace *t, const struct rank_result *r, size_t i)
 {
+	if (t->step[i] < 0)
+		return INT64_MIN;
+	int64_t num = t->steps[t->step[i]].number;
+	for (size_t k = 0; k < r->nsteps; k++)
+		if (r->steps[k].number == num)
+			return r->steps[k].start_ns;
+	return INT64_MIN;
+}
+
+struct pg_end { uint32_t pg; int64_t end_ns; };
+
+static void coll_table(const struct trace *t, const struct ov_sets *sets, struct rank_result *r)
+{
+	const struct ivset *compute = &sets->set[S_COMPUTE];
 	struct pg_count *pc = NULL;
-	size_t npc = 0, pccap = 0, rcap = 0, icap = 0;
+	struct pg_end *pe = NULL;
+	size_t npc = 0, pccap = 0, rcap = 0, icap = 0, npe = 0, pecap = 0;
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (kind_class((enum span_kind)t->kind[i]) != C_COMM)
@@ -163,6 +181,26 @@ static void coll_table(const struct trace *t, const struct ivset *compute, struc
 		ci = &r->inst[r->ninst++];
 		ci->step = t->step[i] >= 0 ? t->steps[t->step[i]].number : INT64_MIN;
 		ci->pg = NULL; /* set after the rows stop moving */
+		ci->seq = m && m->seq >= 0 ? m->seq : -1;
+		/* the stretch since this rank's previous call in the group ended */
+		size_t q;
+		for (q = 0; q < npe && pe[q].pg != pg; q++)
+			;
+		if (q == npe) {
+			GROW(pe, pecap, npe + 1);
+			pe[npe++] = (struct pg_end){ pg, INT64_MIN };
+		}
+		int64_t lo = pe[q].end_ns;
+		if (lo == INT64_MIN)
+			lo = step_window_start(t, r, i);
+		if (lo == INT64_MIN || lo > t->start_ns[i])
+			lo = t->start_ns[i];
+		if (t->end_ns[i] > pe[q].end_ns)
+			pe[q].end_ns = t->end_ns[i];
+		ci->prep_ns = t->start_ns[i] - lo;
+		ci->prep_host_wait_ns = ivset_len_in(&sets->set[S_HOST_WAIT], lo, t->start_ns[i]);
+		ci->prep_busy_ns = ivset_len_in(&sets->set[S_BUSY], lo, t->start_ns[i]);
+		ci->caused_ns = 0;
 		ci->ordinal = pc[k].n++;
 		ci->type = t->coll_type[i];
 		ci->bytes = t->bytes[i];
@@ -175,6 +213,7 @@ static void coll_table(const struct trace *t, const struct ivset *compute, struc
 	for (size_t j = 0; j < r->ninst; j++)
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;
 	free(pc);
+	free(pe);
 }
 
 void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
@@ -191,6 +230,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	r->other_device = t->other_device;
 	r->host_events = t->host_events;
 	r->skipped_first = xstrdup(t->skipped_first);
+	memcpy(r->host, t->host, sizeof(r->host));
 	ivset_init(&r->wait_set);
 	ivset_init(&r->exposed_set);
 
@@ -253,7 +293,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		r->streams[k].spans = s.stream_spans[k];
 	}
 
-	coll_table(t, &s.set[S_COMPUTE], r);
+	coll_table(t, &s, r);
 	kernel_table(t, cls, o->top_kernels, r);
 	hta_figures(t, &r->hta);
 
@@ -283,8 +323,6 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->device > y->device) - (x->device < y->device);
 }
 
-static void cross_rank(struct analysis *a);
-
 int cmp_path_device(const void *a, const void *b)
 {
 	const struct rank_result *x = a, *y = b;
@@ -309,7 +347,17 @@ void analysis_finish(struct analysis *a)
 		if (a->r[i].rank == a->r[i - 1].rank)
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
 				   a->r[i].rank, a->r[i - 1].path, a->r[i].path);
-	cross_rank(a);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	analysis_join(a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) { /* bench/analyze_scale: the join's cost against ranks */
+		size_t calls = 0;
+		for (size_t i = 0; i < a->n; i++)
+			calls += a->r[i].ninst;
+		fprintf(stderr, "aorta: timing: join of %zu ranks, %zu collective calls: %.3f ms\n", a->n, calls,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 }
 
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a)
@@ -330,147 +378,13 @@ void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struc
 	analysis_finish(a);
 }
 
-/* ---- cross-rank matching -------------------------------------------------- */
-
-struct iref { struct comm_inst *c; int rank; size_t ri; };
-
-static int cmp_iref(const void *a, const void *b)
-{
-	const struct iref *x = a, *y = b;
-	const struct comm_inst *p = x->c, *q = y->c;
-	if (p->step != q->step)
-		return (p->step > q->step) - (p->step < q->step);
-	int c = strcmp(p->pg, q->pg);
-	if (c)
-		return c;
-	if (p->type != q->type)
-		return (p->type > q->type) - (p->type < q->type);
-	if (p->ordinal != q->ordinal)
-		return (p->ordinal > q->ordinal) - (p->ordinal < q->ordinal);
-	return (x->rank > y->rank) - (x->rank < y->rank);
-}
+/* ---- statistics and teardown --------------------------------------------- */
 
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
 }
-
-static void cross_rank(struct analysis *a)
-{
-	size_t total = 0;
-
-	a->clocks_aligned = 0;
-	for (size_t i = 0; i < a->n; i++)
-		total += a->r[i].ninst;
-	if (a->n < 2 || !total)
-		return;
-	/* ordinals restart per (step, pg) but the type is part of the key, so
-	 * renumber per (step, pg, type) */
-	for (size_t i = 0; i < a->n; i++) {
-		struct rank_result *r = &a->r[i];
-		for (size_t j = 0; j < r->ninst; j++) {
-			uint32_t ord = 0;
-			for (size_t k = j; k-- > 0;) {
-				if (r->inst[k].step != r->inst[j].step)
-					break;
-				if (r->inst[k].type == r->inst[j].type && strcmp(r->inst[k].pg, r->inst[j].pg) == 0) {
-					ord = r->inst[k].ordinal + 1;
-					break;
-				}
-			}
-			r->inst[j].ordinal = ord;
-		}
-	}
-	struct iref *v = xmalloc(total * sizeof(*v));
-	size_t m = 0;
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t j = 0; j < a->r[i].ninst; j++)
-			v[m++] = (struct iref){ &a->r[i].inst[j], a->r[i].rank, i };
-	qsort(v, m, sizeof(*v), cmp_iref);
-
-	int64_t *skew = xmalloc(m * sizeof(*skew));
-	size_t nskew = 0;
-	for (size_t g = 0; g < m;) {
-		size_t h = g + 1;
-		while (h < m && v[h].c->step == v[g].c->step && strcmp(v[h].c->pg, v[g].c->pg) == 0 &&
-		       v[h].c->type == v[g].c->type && v[h].c->ordinal == v[g].c->ordinal)
-			h++;
-		if (h - g < 2) {
-			a->unmatched_calls += h - g;
-			g = h;
-			continue;
-		}
-		int64_t lastst = INT64_MIN, firstst = INT64_MAX;
-		size_t lastk = g;
-		for (size_t k = g; k < h; k++) {
-			if (v[k].c->start_ns > lastst) {
-				lastst = v[k].c->start_ns;
-				lastk = k;
-			}
-			if (v[k].c->start_ns < firstst)
-				firstst = v[k].c->start_ns;
-			if (v[k].c->bytes != v[g].c->bytes)
-				a->size_mismatch++;
-		}
-		skew[nskew++] = lastst - firstst;
-		for (size_t k = g; k < h; k++) {
-			struct comm_inst *c = v[k].c;
-			int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
-			if (w > d)
-				w = d;
-			if (w < 0)
-				w = 0;
-			c->wait_ns = w;
-			c->last = k == lastk;
-		}
-		a->matched_groups++;
-		g = h;
-	}
-	free(v);
-	qsort(skew, nskew, sizeof(*skew), cmp_i64);
-	if (nskew) {
-		int64_t sum = 0;
-		for (size_t k = 0; k < nskew; k++)
-			sum += skew[k];
-		a->skew_p50_ns = skew[nskew / 2];
-		a->skew_max_ns = skew[nskew - 1];
-		a->skew_mean_ns = sum / (int64_t)nskew;
-	}
-	free(skew);
-	/* ranks on one host share a clock; traces from unrelated clocks show
-	 * skews of minutes or more, and then waiting cannot be measured */
-	a->clocks_aligned = nskew && a->skew_p50_ns < 60LL * 1000000000LL;
-	uint64_t best = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		struct rank_result *r = &a->r[i];
-		for (size_t j = 0; j < r->ninst; j++) {
-			struct comm_inst *c = &r->inst[j];
-			if (c->wait_ns < 0 || !a->clocks_aligned)
-				continue;
-			int64_t d = c->end_ns - c->start_ns;
-			r->wait_ns += c->wait_ns;
-			r->transfer_ns += d - c->wait_ns;
-			r->matched++;
-			r->times_last += (uint64_t)c->last;
-			struct coll_row *row = &r->colls[c->row];
-			row->wait_ns += c->wait_ns;
-			row->transfer_ns += d - c->wait_ns;
-			row->matched++;
-			if (a->opts.keep_traces)
-				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
-		}
-		ivset_seal(&r->wait_set);
-		if (r->times_last > best) {
-			best = r->times_last;
-			a->late_rank = r->rank;
-		}
-	}
-	if (!a->clocks_aligned)
-		a->matched_groups = 0;
-}
-
-/* ---- statistics and teardown --------------------------------------------- */
 
 struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 {
@@ -515,6 +429,9 @@ void analysis_free(struct analysis *a)
 		ivset_release(&r->wait_set);
 		ivset_release(&r->exposed_set);
 	}
+	for (size_t k = 0; k < a->nxsteps; k++)
+		free(a->xsteps[k].by_rank);
+	free(a->xsteps);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)
 		free(a->inputs[i]);

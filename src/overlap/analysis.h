@@ -27,6 +27,19 @@ struct analysis_opts {
 	int top_kernels;      /* rows in the top-kernel table */
 	double host_bound_pct; /* a step is host-bound when host wait >= this % of it */
 	int keep_traces;      /* keep timelines (for --trace-out) */
+	/* clock alignment across ranks (join.c, docs/metrics.md "Clock offsets") */
+	int no_clock_align;   /* take every rank's clock as shared (no offsets) */
+	const struct clock_given *clock_given; /* offsets supplied (--clock-offsets), or NULL */
+	size_t nclock_given;
+};
+
+/* A clock offset supplied by the user: rank `rank` (or every rank of host
+ * `host` when host[0]) reads offset_ns ahead of the reference clock, so
+ * aligned time = own time - offset_ns. */
+struct clock_given {
+	int rank;             /* -1 when keyed by host */
+	char host[128];
+	int64_t offset_ns;
 };
 
 struct step_result {
@@ -44,6 +57,15 @@ struct coll_row {
 	uint64_t count;
 	int64_t total_ns, exposed_ns, wait_ns, transfer_ns, min_ns, max_ns;
 	uint64_t matched;     /* calls matched across ranks */
+	int64_t xfer_ns;      /* over the matched calls, the collective's transfer: last end - last arrival */
+	/* bandwidth, computed once by the join (join.c) and read by every
+	 * output: from the collective's transfer time (last end - last
+	 * arrival, xfer_ns) over the matched calls, as nccl-tests measures it (NaN when no call was matched
+	 * or the size is unknown); the _kernel figures divide by the whole
+	 * kernel time, waiting included (NaN when the size is unknown) */
+	double algbw_gbps, busbw_gbps;
+	double algbw_kernel_gbps, busbw_kernel_gbps;
+	double wait_share;    /* wait / (wait + transfer) over matched calls, NaN if none */
 };
 
 struct kernel_row {
@@ -67,16 +89,23 @@ struct hta_figures {          /* Holistic Trace Analysis definitions, ns */
 	int last_step_excluded;
 };
 
-/* One collective call on one rank, for cross-rank matching. */
+/* One collective call on one rank, for cross-rank matching (join.c). */
 struct comm_inst {
 	int64_t step;         /* step number, INT64_MIN if none */
 	const char *pg;       /* points into the rank's coll_row pg */
+	int64_t seq;          /* the trace's sequence number in the group, -1 if none */
 	uint32_t ordinal;     /* index among this rank's calls with the same (step, pg) */
 	uint8_t type;
 	uint64_t bytes;
-	int64_t start_ns, end_ns;
+	int64_t start_ns, end_ns; /* own clock; on the aligned clock after the join */
+	/* the stretch before the call, since this rank's previous call in the
+	 * group ended (or its step window began): its length, and the GPU's
+	 * host wait and busy time in it (own clock) */
+	int64_t prep_ns, prep_host_wait_ns, prep_busy_ns;
 	uint32_t row;         /* index into colls */
 	int64_t wait_ns;      /* filled by matching; -1 unmatched */
+	int64_t xfer_ns;      /* the collective's transfer: last end - last arrival (all ranks) */
+	int64_t caused_ns;    /* waiting its lateness caused the earlier arrivals */
 	int last;             /* this rank arrived last */
 };
 
@@ -105,19 +134,51 @@ struct rank_result {
 	size_t ninst;
 	int64_t wait_ns, transfer_ns;  /* over matched collectives */
 	uint64_t times_last, matched;
+	int64_t caused_ns;             /* waiting this rank caused its peers */
+	int64_t lateness_ns;           /* where it caused waiting: its arrival minus the mean arrival of those who waited */
+	uint64_t caused_colls;         /* collectives where it caused more than the clock spread */
+	/* of the waiting caused: how much longer than the peers that waited
+	 * the GPU waited for its host / was busy before those calls */
+	int64_t caused_host_excess_ns, caused_busy_excess_ns;
+	/* clock: aligned time = t - (clock_offset_ns + clock_drift * (t - clock_t0_ns)) */
+	char host[128];                /* the trace's host name, "" if the format gives none */
+	int clock_domain;              /* index (in r[]) of the first rank of its host, else its own */
+	int64_t clock_offset_ns, clock_t0_ns;
+	double clock_drift;            /* ns per ns (1e-6 = 1 ppm) */
 	struct ivset wait_set;         /* waiting intervals (for --trace-out) */
 	struct ivset exposed_set;      /* exposed comm (for --trace-out) */
+};
+
+/* One step across ranks: who caused the waiting in it. */
+struct xstep {
+	int64_t number;
+	int straggler;           /* rank that caused most of its waiting, -1 if none */
+	int64_t caused_ns;       /* waiting the straggler caused in it */
+	int64_t total_caused_ns; /* all waiting caused in it */
+	int64_t *by_rank;        /* waiting caused per rank, a->n entries (index as a->r) */
 };
 
 struct analysis {
 	struct rank_result *r;   /* sorted by rank */
 	size_t n;
 	struct analysis_opts opts;
-	/* cross-rank */
-	int late_rank;           /* -1 if not determined */
+	/* cross-rank (join.c; docs/metrics.md "Across ranks") */
+	int late_rank;           /* rank that caused >= 60 % of the waiting, -1 if none */
+	double late_share;       /* the top rank's share of all waiting caused, NaN if none */
+	int top_rank;            /* rank that caused the most waiting (named or not), -1 */
+	int64_t caused_ns;       /* all waiting caused, all ranks */
 	uint64_t matched_groups, unmatched_calls, size_mismatch;
+	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
+	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
-	int clocks_aligned;
+	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
+	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */
+	const char *clock_method;/* "collective-ends", "collective-ends+drift", "one-host", "file", "none" */
+	int64_t clock_spread_ns; /* p95 of the aligned end-time range of blocking collectives */
+	int64_t clock_spread_p50_ns;
+	uint64_t clock_samples;  /* blocking collectives the offsets were estimated from */
+	struct xstep *xsteps;
+	size_t nxsteps;
 	char **inputs;
 	size_t ninputs;
 };
@@ -141,5 +202,26 @@ void analysis_free(struct analysis *a);
  * report/figures.h's table gives).  n == 0 when no step is left. */
 struct stat4 { double mean, p50, min, max; size_t n; };
 struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off);
+
+/* A rank's own time on the aligned clock. */
+static inline int64_t analysis_aligned(const struct rank_result *r, int64_t t)
+{
+	return t - r->clock_offset_ns - (int64_t)(r->clock_drift * (double)(t - r->clock_t0_ns));
+}
+
+/* A cross-rank figure summed over n collectives is within the clock
+ * uncertainty (not a fact) when it is below n times the residual spread. */
+static inline int analysis_uncertain(const struct analysis *a, int64_t v, uint64_t n)
+{
+	return a->clock_spread_ns > 0 && (double)v < (double)a->clock_spread_ns * (double)(n ? n : 1);
+}
+
+/* Reads a clock-offsets file: one 'KEY OFFSET_NS' per line, KEY a rank
+ * number or a host name, '#' comments.  Errors name the file and line. */
+enum aorta_status clock_offsets_load(const char *path, struct clock_given **out, size_t *n,
+				     struct aorta_error *e);
+
+/* The cross-rank join (join.c): called once the ranks are sorted. */
+void analysis_join(struct analysis *a);
 
 #endif

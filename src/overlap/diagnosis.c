@@ -3,9 +3,16 @@
  *
  * Order of precedence: when matched collectives show that most of the
  * collective time was waiting (>= 50 %), the finding is about the waiting
- * (and the rank that caused it); else when exposed communication is at
+ * and the rank that caused it (join.c: the late rank caused >= 60 % of the
+ * waiting; else no rank is named); else when exposed communication is at
  * least 10 % of the step, it is exposure; else when at least half the kept
  * steps are host-bound, the host; else the communication is overlapped.
+ *
+ * Why the late rank was late: where it caused waiting, its arrival minus
+ * the mean arrival of the ranks that waited (its lateness) is compared with
+ * how much longer than theirs its GPU waited for the host, and was busy,
+ * since the group's previous collective ended (join.c).  The larger share,
+ * when it explains at least half of the lateness, is the reason given.
  */
 #include "overlap/diagnosis.h"
 
@@ -25,13 +32,52 @@ static size_t first_kept(const struct rank_result *r, int skip)
 	return k < r->nsteps ? k : r->nsteps;
 }
 
+/* Appends to h (size hn, n used so far); returns the new length. */
+static size_t add(char *h, size_t hn, size_t n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#include <stdarg.h>
+static size_t add(char *h, size_t hn, size_t n, const char *fmt, ...)
+{
+	if (n >= hn)
+		return n;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(h + n, hn - n, fmt, ap);
+	va_end(ap);
+	return k < 0 ? n : n + (size_t)k;
+}
+
+/* The steps (numbers) where rank index ri caused waiting, as "2, 4, 5". */
+static size_t steps_of(const struct analysis *a, size_t ri, char *h, size_t hn, size_t n)
+{
+	size_t shown = 0, more = 0;
+	for (size_t k = 0; k < a->nxsteps; k++) {
+		const struct xstep *x = &a->xsteps[k];
+		if (x->by_rank[ri] <= a->clock_spread_ns || x->by_rank[ri] <= 0)
+			continue;
+		if (shown == 8) {
+			more++;
+			continue;
+		}
+		if (x->number == INT64_MIN)
+			n = add(h, hn, n, "%soutside steps", shown ? ", " : "");
+		else
+			n = add(h, hn, n, "%s%lld", shown ? ", " : "", (long long)x->number);
+		shown++;
+	}
+	if (more)
+		n = add(h, hn, n, " and %zu more", more);
+	return n;
+}
+
 void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 {
 	memset(d, 0, sizeof(*d));
-	d->late_rank = -1;
-	d->late_share = NAN;
+	d->late_rank = d->top_rank = -1;
+	d->late_share = d->top_share = NAN;
 	int skip = a->opts.skip_steps;
 	const struct rank_result *late = NULL;
+	size_t late_i = 0;
 
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
@@ -51,45 +97,79 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 			d->steps++;
 			d->host_bound_steps += (size_t)r->steps[k].host_bound;
 		}
-		if (r->rank == a->late_rank)
+		if (r->rank == a->late_rank) {
 			late = r;
+			late_i = i;
+		}
 	}
 	d->has_cross_rank = a->n >= 2 && a->clocks_aligned && a->matched_groups > 0;
 	if (!d->has_cross_rank)
-		d->why_no_cross_rank = a->n < 2 ? "one rank: nothing to match across ranks"
-			: !a->clocks_aligned ? "the ranks' clocks are not shared"
+		d->why_no_cross_rank = a->no_cross_rank_why ? a->no_cross_rank_why
+			: a->n < 2 ? "one rank: nothing to match across ranks"
 			: "no collective could be matched across ranks";
+	if (d->has_cross_rank) {
+		d->caused_ns = a->caused_ns;
+		d->top_rank = a->top_rank;
+		d->top_share = a->late_share;
+		d->wait_uncertain = analysis_uncertain(a, d->wait_ns, a->matched_groups);
+	}
 	if (d->has_cross_rank && late) {
 		d->late_rank = late->rank;
 		d->late_last = late->times_last;
 		d->late_matched = late->matched;
-		d->late_share = late->matched ? (double)late->times_last / (double)late->matched : NAN;
+		d->late_share = a->late_share;
+		d->late_caused_ns = late->caused_ns;
+		d->late_colls = late->caused_colls;
+		d->late_lateness_ns = late->lateness_ns;
+		d->late_host_excess_ns = late->caused_host_excess_ns;
+		d->late_busy_excess_ns = late->caused_busy_excess_ns;
 		for (size_t k = first_kept(late, skip); k < late->nsteps; k++) {
-			d->late_steps++;
-			d->late_host_bound_steps += (size_t)late->steps[k].host_bound;
+			for (size_t x = 0; x < a->nxsteps; x++)
+				if (a->xsteps[x].number == late->steps[k].number &&
+				    a->xsteps[x].by_rank[late_i] > a->clock_spread_ns &&
+				    a->xsteps[x].by_rank[late_i] > 0) {
+					d->late_steps++;
+					d->late_host_bound_steps += (size_t)late->steps[k].host_bound;
+				}
 		}
 	}
 
 	double wshare = d->wait_ns + d->transfer_ns ? (double)d->wait_ns / (double)(d->wait_ns + d->transfer_ns) : NAN;
 	double eshare = d->step_ns ? (double)d->exposed_ns / (double)d->step_ns : NAN;
 	char *h = d->headline;
-	size_t hn = sizeof(d->headline);
-	if (d->has_cross_rank && wshare >= 0.5) {
+	size_t hn = sizeof(d->headline), n = 0;
+	if (d->has_cross_rank && !d->wait_uncertain && wshare >= 0.5) {
 		d->kind = d->late_rank >= 0 ? DIAG_LATE_RANK : DIAG_WAITING;
 		if (d->late_rank >= 0) {
-			int n = snprintf(h, hn, "rank %d arrived last at %llu of %llu matched collectives (%.0f%%)",
-					 d->late_rank, (unsigned long long)d->late_last,
-					 (unsigned long long)d->late_matched, 100.0 * d->late_share);
-			if (d->late_steps && n > 0 && (size_t)n < hn)
-				n += snprintf(h + n, hn - (size_t)n, " and was host-bound in %zu of %zu steps",
-					      d->late_host_bound_steps, d->late_steps);
-			if (n > 0 && (size_t)n < hn)
-				snprintf(h + n, hn - (size_t)n, "; %.1f%% of all ranks' collective time was waiting "
-					 "for a late peer, %.1f%% was transfer", 100.0 * wshare, 100.0 * (1.0 - wshare));
+			n = add(h, hn, n, "rank %d was late: it caused %.1f%% of the waiting (%.3f ms, in %llu "
+				"collectives; steps ", d->late_rank, 100.0 * d->late_share, (double)d->late_caused_ns / 1e6,
+				(unsigned long long)d->late_colls);
+			n = steps_of(a, late_i, h, hn, n);
+			n = add(h, hn, n, ")");
+			double L = (double)d->late_lateness_ns, H = (double)d->late_host_excess_ns,
+			       B = (double)d->late_busy_excess_ns;
+			if (L > 0 && H >= 0.5 * L && H >= B) {
+				n = add(h, hn, n, " because its host was busy: before the collectives it delayed, its "
+					"GPU waited %.3f ms longer than its peers' for the host to launch work", H / 1e6);
+				if (d->late_steps)
+					n = add(h, hn, n, " (host-bound in %zu of those %zu steps)", d->late_host_bound_steps,
+						d->late_steps);
+			} else if (L > 0 && B >= 0.5 * L) {
+				n = add(h, hn, n, " because its GPU had more to do: before the collectives it delayed, "
+					"it was busy %.3f ms longer than its peers", B / 1e6);
+			} else if (L > 0) {
+				n = add(h, hn, n, "; it arrived %.3f ms later than its peers in all, which neither its "
+					"host (%.3f ms more host wait) nor its GPU work (%.3f ms more busy) explains",
+					L / 1e6, H / 1e6, B / 1e6);
+			}
+			add(h, hn, n, "; %.1f%% of all ranks' collective time was waiting, %.1f%% was transfer",
+			    100.0 * wshare, 100.0 * (1.0 - wshare));
 		} else {
-			snprintf(h, hn, "%.1f%% of all ranks' collective time was waiting for late peers, "
-				 "%.1f%% was transfer; no single rank caused most of the waiting",
-				 100.0 * wshare, 100.0 * (1.0 - wshare));
+			n = add(h, hn, n, "%.1f%% of all ranks' collective time was waiting for late peers, "
+				"%.1f%% was transfer; no single rank caused a clear majority (60%%) of the waiting",
+				100.0 * wshare, 100.0 * (1.0 - wshare));
+			if (d->top_rank >= 0)
+				add(h, hn, n, " (the most: rank %d, %.1f%%)", d->top_rank, 100.0 * d->top_share);
 		}
 	} else if (eshare >= 0.10) {
 		d->kind = DIAG_EXPOSED_COMM;

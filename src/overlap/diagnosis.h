@@ -43,7 +43,17 @@ struct diagnosis {
 	int late_rank;                 /* -1 when no rank is named */
 	double late_share;             /* share of all waiting the late rank caused, NaN if n/a */
 	uint64_t late_last, late_matched; /* collectives the late rank arrived last at / matched */
-	size_t late_host_bound_steps, late_steps;
+	size_t late_host_bound_steps, late_steps; /* of the kept steps where it caused waiting */
+	int top_rank;                  /* rank that caused the most waiting, named or not, -1 */
+	double top_share;              /* its share, NaN if n/a */
+	int64_t caused_ns;             /* all waiting caused (= waited, before the kernel-time cap) */
+	int64_t late_caused_ns;        /* waiting the late rank caused */
+	uint64_t late_colls;           /* collectives where it caused more than the clock spread */
+	/* where it caused waiting: its arrival minus the mean arrival of those
+	 * who waited, and of that how much longer than theirs its GPU waited for
+	 * its host / was busy since the group's previous collective */
+	int64_t late_lateness_ns, late_host_excess_ns, late_busy_excess_ns;
+	int wait_uncertain;            /* the waiting is within the clock uncertainty */
 	int64_t wait_ns, transfer_ns;  /* all ranks, matched collectives */
 	int64_t comm_ns, exposed_ns, step_ns; /* all ranks, kept steps (whole trace if none) */
 	size_t host_bound_steps, steps;       /* all ranks, kept steps */

@@ -40,6 +40,14 @@ static void print_pct(FILE *f, double v)
 		fprintf(f, "%7.2f%%", v);
 }
 
+static void print_gbps(FILE *f, double v)
+{
+	if (isnan(v))
+		fprintf(f, " %11s", "n/a"); /* no size, or no matched call */
+	else
+		fprintf(f, " %6.1f GB/s", v);
+}
+
 /* Share of matched collective time spent waiting, over all ranks. */
 static double wait_share(const struct analysis *a)
 {
@@ -61,11 +69,238 @@ static void print_diagnosis(FILE *f, const struct analysis *a)
 	fprintf(f, "   diagnosis: %s\n", d.headline);
 }
 
+static void print_clocks(FILE *f, const struct analysis *a)
+{
+	if (!strcmp(a->clock_method, "file"))
+		fprintf(f, "   clocks: offsets from --clock-offsets");
+	else if (!strcmp(a->clock_method, "none"))
+		fprintf(f, "   clocks: taken as shared (--no-clock-align)");
+	else if (!strcmp(a->clock_method, "one-host"))
+		fprintf(f, "   clocks: one host (%s), one clock", a->r[0].host);
+	else if (!a->clock_samples)
+		fprintf(f, "   clocks: no blocking collective to align on: taken as shared");
+	else
+		fprintf(f, "   clocks: aligned on the ends of %llu blocking collectives (%s)",
+			(unsigned long long)a->clock_samples, a->clock_method);
+	if (a->clock_samples)
+		fprintf(f, "; residual spread p50 %.3f ms, p95 %.3f ms (the uncertainty of each wait figure)",
+			ms(a->clock_spread_p50_ns), ms(a->clock_spread_ns));
+	fputc('\n', f);
+	fprintf(f, "   clock offsets vs rank %d:", a->r[0].rank);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		fprintf(f, "%s rank %d %+.3f ms", i ? "," : "", r->rank, ms(r->clock_offset_ns));
+		if (r->clock_drift != 0)
+			fprintf(f, " (drift %+.1f ppm)", r->clock_drift * 1e6);
+	}
+	fputc('\n', f);
+}
+
+/* Cross-rank figures (overlap/join.c), or why there are none. */
+/* Ranks shown row by row before a table is summarised; past LARGE_JOB
+ * ranks the summary shows sections for a few ranks only. */
+#define RANK_ROWS 16
+#define LARGE_JOB 8
+
+static const struct analysis *order_ctx;
+
+static int cmp_caused(const void *x, const void *y)
+{
+	const struct rank_result *a = &order_ctx->r[*(const size_t *)x], *b = &order_ctx->r[*(const size_t *)y];
+	if (a->caused_ns != b->caused_ns)
+		return a->caused_ns < b->caused_ns ? 1 : -1;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Indices of a->r by waiting caused, most first (caller frees).  Output is
+ * single-threaded, so a file-scope comparison context is safe here. */
+static size_t *ranks_by_caused(const struct analysis *a)
+{
+	size_t *o = xmalloc((a->n ? a->n : 1) * sizeof(*o));
+	for (size_t i = 0; i < a->n; i++)
+		o[i] = i;
+	order_ctx = a;
+	qsort(o, a->n, sizeof(*o), cmp_caused);
+	order_ctx = NULL;
+	return o;
+}
+
+static int cmp_i64v(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static double pctl(const int64_t *v, size_t n, double q)
+{
+	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
+	return ms(v[k < n ? k : n - 1]);
+}
+
+/* A large job: waiting and waiting caused across ranks as percentiles, and
+ * the hosts (ranks of one host together) by waiting caused. */
+static void print_distribution(FILE *f, const struct analysis *a)
+{
+	int64_t *w = xmalloc(a->n * sizeof(*w)), *c = xmalloc(a->n * sizeof(*c));
+	for (size_t i = 0; i < a->n; i++) {
+		w[i] = a->r[i].wait_ns;
+		c[i] = a->r[i].caused_ns;
+	}
+	qsort(w, a->n, sizeof(*w), cmp_i64v);
+	qsort(c, a->n, sizeof(*c), cmp_i64v);
+	fprintf(f, "   across the %zu ranks (p50 / p90 / p99 / max): waiting %.3f / %.3f / %.3f / %.3f ms; "
+		"waiting caused %.3f / %.3f / %.3f / %.3f ms\n", a->n, pctl(w, a->n, 0.5), pctl(w, a->n, 0.9),
+		pctl(w, a->n, 0.99), ms(w[a->n - 1]), pctl(c, a->n, 0.5), pctl(c, a->n, 0.9), pctl(c, a->n, 0.99),
+		ms(c[a->n - 1]));
+	free(w);
+	free(c);
+	/* hosts: the ranks that share a clock domain with a host name */
+	struct hrow { const char *host; size_t ranks; int64_t wait_ns, caused_ns; } *h = xcalloc(a->n, sizeof(*h));
+	size_t nh = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		if (!r->host[0])
+			continue;
+		size_t k;
+		for (k = 0; k < nh; k++)
+			if (!strcmp(h[k].host, r->host))
+				break;
+		if (k == nh)
+			h[nh++].host = r->host;
+		h[k].ranks++;
+		h[k].wait_ns += r->wait_ns;
+		h[k].caused_ns += r->caused_ns;
+	}
+	if (nh > 1) {
+		for (size_t x = 1; x < nh; x++) /* by waiting caused, most first (insertion: hosts are few) */
+			for (size_t y = x; y > 0 && h[y].caused_ns > h[y - 1].caused_ns; y--) {
+				struct hrow t = h[y];
+				h[y] = h[y - 1];
+				h[y - 1] = t;
+			}
+		fprintf(f, "   %-24s %6s %14s %16s\n", "host", "ranks", "waiting", "caused waiting");
+		for (size_t k = 0; k < nh; k++) {
+			if (k == 8 && nh > 9) {
+				fprintf(f, "   ... %zu more hosts\n", nh - k);
+				break;
+			}
+			fprintf(f, "   %-24.24s %6zu %11.3f ms %13.3f ms\n", h[k].host, h[k].ranks, ms(h[k].wait_ns),
+				ms(h[k].caused_ns));
+		}
+	}
+	free(h);
+}
+
+static void print_cross_rank(FILE *f, const struct analysis *a)
+{
+	if (!a->clocks_aligned) {
+		fprintf(f, "   no wait, late-rank or skew figures: %s\n",
+			a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
+		return;
+	}
+	print_clocks(f, a);
+	fprintf(f, "   collectives matched: %llu (%llu by sequence number; unmatched calls %llu); start skew "
+		"p50 %.3f ms, max %.3f ms\n", (unsigned long long)a->matched_groups,
+		(unsigned long long)a->matched_by_seq, (unsigned long long)a->unmatched_calls,
+		ms(a->skew_p50_ns), ms(a->skew_max_ns));
+	fprintf(f, "   %-6s %14s %8s %12s  %s\n", "rank", "caused waiting", "share", "collectives",
+		"steps where it caused waiting");
+	/* by waiting caused, most first; a large job shows the top rows, then
+	 * the distribution and the hosts (--csv / --json have every rank) */
+	size_t *order = ranks_by_caused(a);
+	for (size_t oi = 0; oi < a->n; oi++) {
+		size_t i = order[oi];
+		const struct rank_result *r = &a->r[i];
+		if (a->n > LARGE_JOB && oi > 0 && r->caused_ns <= 0) {
+			fprintf(f, "   ... %zu more ranks caused no waiting\n", a->n - oi);
+			break;
+		}
+		if (oi == RANK_ROWS && a->n > RANK_ROWS + 1) {
+			fprintf(f, "   ... %zu more ranks (--csv ranks.csv and --json have every rank)\n", a->n - oi);
+			break;
+		}
+		fprintf(f, "   %-6d %11.3f ms ", r->rank, ms(r->caused_ns));
+		print_pct(f, pct(r->caused_ns, a->caused_ns));
+		fprintf(f, " %12llu  ", (unsigned long long)r->caused_colls);
+		size_t shown = 0;
+		for (size_t k = 0; k < a->nxsteps; k++) {
+			int64_t c = a->xsteps[k].by_rank[i];
+			if (c <= 0 || c <= a->clock_spread_ns)
+				continue;
+			if (shown++ == 12) {
+				fprintf(f, " ...");
+				break;
+			}
+			if (a->xsteps[k].number == INT64_MIN)
+				fprintf(f, "%soutside steps", shown > 1 ? ", " : "");
+			else
+				fprintf(f, "%s%lld", shown > 1 ? ", " : "", (long long)a->xsteps[k].number);
+		}
+		fprintf(f, "%s%s\n", shown ? "" : "-",
+			analysis_uncertain(a, r->caused_ns, r->matched) && r->caused_ns ? " (within clock uncertainty)" : "");
+	}
+	free(order);
+	if (a->n > LARGE_JOB)
+		print_distribution(f, a);
+	size_t nx = 0;
+	for (size_t k = 0; k < a->nxsteps; k++)
+		nx += a->xsteps[k].straggler >= 0;
+	if (nx)
+		fprintf(f, "   %-14s %9s %14s %14s\n", "step", "straggler", "it caused", "all caused");
+	size_t shown = 0;
+	for (size_t k = 0; k < a->nxsteps; k++) {
+		const struct xstep *x = &a->xsteps[k];
+		if (x->straggler < 0)
+			continue;
+		if (shown++ == 16) {
+			fprintf(f, "   ... %zu more steps (--json has them all)\n", nx - 16);
+			break;
+		}
+		if (x->number == INT64_MIN)
+			fprintf(f, "   %-14s", "outside steps");
+		else
+			fprintf(f, "   %-14lld", (long long)x->number);
+		fprintf(f, " %9d %11.3f ms %11.3f ms\n", x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
+	}
+	if (a->late_rank >= 0)
+		fprintf(f, "   late rank (caused >= 60%% of the waiting): %d (%.1f%%)\n", a->late_rank,
+			100.0 * a->late_share);
+	else if (a->top_rank >= 0 && analysis_uncertain(a, a->caused_ns, a->matched_groups))
+		fprintf(f, "   late rank: none (all waiting caused, %.3f ms, is within the clock uncertainty)\n",
+			ms(a->caused_ns));
+	else if (a->top_rank >= 0)
+		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
+			a->top_rank, 100.0 * a->late_share);
+	else
+		fprintf(f, "   late rank: none (no rank made another wait)\n");
+}
+
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
 {
 	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	/* a large job: a section for the ranks that caused the most waiting
+	 * and for the first rank, a table for the rest */
+	char *shown = xcalloc(a->n ? a->n : 1, 1);
+	size_t nshown = 0;
+	if (a->n > LARGE_JOB) {
+		size_t *order = ranks_by_caused(a);
+		shown[0] = 1;
+		for (size_t k = 0; k < a->n && k < 3; k++)
+			if (a->r[order[k]].caused_ns > 0)
+				shown[order[k]] = 1;
+		free(order);
+		for (size_t i = 0; i < a->n; i++)
+			nshown += shown[i];
+		fprintf(f, "(%zu ranks: sections for rank %d and the %s that caused the most waiting; every rank's "
+			   "figures are in the tables below, --csv and --json)\n", a->n, a->r[0].rank,
+			nshown > 2 ? "ranks" : "rank");
+	} else {
+		memset(shown, 1, a->n);
+	}
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
+		if (!shown[i])
+			continue;
 		fprintf(f, "\n== rank %d (%s, device %d, %s)\n", r->rank, r->format, r->device, r->path);
 		fprintf(f, "   %llu device events", (unsigned long long)r->events);
 		if (r->skipped)
@@ -108,11 +343,15 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		if (r->nsteps)
 			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu\n",
 				a->opts.host_bound_pct, hb, r->nsteps);
-		if (r->matched)
-			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms, "
-				"transfer %.3f ms; arrived last %llu times\n",
-				(unsigned long long)r->matched, ms(r->wait_ns), ms(r->transfer_ns),
+		if (r->matched && a->clocks_aligned) {
+			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms%s, "
+				"transfer %.3f ms; caused its peers %.3f ms of waiting%s; arrived last %llu times\n",
+				(unsigned long long)r->matched, ms(r->wait_ns),
+				analysis_uncertain(a, r->wait_ns, r->matched) ? " (within clock uncertainty)" : "",
+				ms(r->transfer_ns), ms(r->caused_ns),
+				analysis_uncertain(a, r->caused_ns, r->matched) ? " (within clock uncertainty)" : "",
 				(unsigned long long)r->times_last);
+		}
 		fprintf(f, "   HTA comm_comp_overlap: ");
 		if (r->hta.has_comm)
 			fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
@@ -129,22 +368,25 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			}
 		}
 		if (r->ncolls) {
-			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %10s %10s %12s %12s\n", "collective", "pg",
-				"bytes", "count", "total", "exposed", "algbw", "busbw", "wait", "transfer");
+			/* algbw/busbw from transfer time (nccl-tests); kernel busbw over the
+			 * whole kernel time, waiting included (docs/metrics.md) */
+			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %12s %12s %7s %11s %11s %11s\n", "collective", "pg",
+				"bytes", "count", "total", "exposed", "wait", "transfer", "wait %", "algbw",
+				"busbw", "kern. busbw");
 			for (size_t k = 0; k < r->ncolls; k++) {
 				const struct coll_row *c = &r->colls[k];
-				double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
-				double busbw = algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
 				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
 					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
 					(unsigned long long)c->bytes, (unsigned long long)c->count,
 					ms(c->total_ns), ms(c->exposed_ns));
-				if (c->bytes)
-					fprintf(f, "%5.1f GB/s %5.1f GB/s", algbw, busbw);
+				if (c->matched && a->clocks_aligned)
+					fprintf(f, "%9.3f ms %9.3f ms ", ms(c->wait_ns), ms(c->transfer_ns));
 				else
-					fprintf(f, "%10s %10s", "n/a", "n/a"); /* the trace gives no size */
-				if (c->matched)
-					fprintf(f, " %9.3f ms %9.3f ms", ms(c->wait_ns), ms(c->transfer_ns));
+					fprintf(f, "%12s %12s ", "n/a", "n/a");
+				print_pct(f, 100.0 * c->wait_share);
+				print_gbps(f, c->algbw_gbps);
+				print_gbps(f, c->busbw_gbps);
+				print_gbps(f, c->busbw_kernel_gbps);
 				fputc('\n', f);
 			}
 		}
@@ -168,6 +410,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			}
 		}
 	}
+	free(shown);
 	if (a->n > 1) {
 		fprintf(f, "\n== across ranks\n");
 		for (size_t k = 0; k < NFIGURES; k++) {
@@ -184,14 +427,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, "   %-20s mean %10.3f ms  min %10.3f ms  max %10.3f ms (rank %d)\n",
 				k == 0 ? "span" : fg->label, sum / (double)a->n / 1e6, ms(mn), ms(mx), rmx);
 		}
-		if (a->matched_groups)
-			fprintf(f, "   collectives matched: %llu (unmatched calls %llu); start skew p50 %.3f ms, "
-				"max %.3f ms\n   late rank (most often last to arrive): %d\n",
-				(unsigned long long)a->matched_groups, (unsigned long long)a->unmatched_calls,
-				ms(a->skew_p50_ns), ms(a->skew_max_ns), a->late_rank);
-		else
-			fprintf(f, "   no collectives could be matched across ranks%s\n",
-				a->clocks_aligned ? "" : " (no shared clock or no shared collectives)");
+		print_cross_rank(f, a);
 		print_diagnosis(f, a);
 	}
 }
@@ -306,7 +542,6 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_arr(&w, "collectives");
 		for (size_t k = 0; k < r->ncolls; k++) {
 			const struct coll_row *c = &r->colls[k];
-			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : NAN;
 			jw_obj(&w, NULL);
 			jw_str(&w, "type", coll_type_name((enum coll_type)c->type));
 			jw_str(&w, "process_group", c->pg);
@@ -317,11 +552,21 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 			jw_ms(&w, "exposed_ms", c->exposed_ns);
 			jw_ms(&w, "min_ms", c->min_ns);
 			jw_ms(&w, "max_ms", c->max_ns);
-			jw_num(&w, "algbw_gbps", c->bytes ? algbw : NAN, 4);
-			jw_num(&w, "busbw_gbps", c->bytes ? algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size) : NAN, 4);
 			jw_uint(&w, "matched", c->matched);
-			jw_ms(&w, "wait_ms", c->wait_ns);
-			jw_ms(&w, "transfer_ms", c->transfer_ns);
+			if (a->clocks_aligned) {
+				jw_ms(&w, "wait_ms", c->wait_ns);
+				jw_ms(&w, "transfer_ms", c->transfer_ns);
+			} else {
+				jw_null(&w, "wait_ms");
+				jw_null(&w, "transfer_ms");
+			}
+			jw_num(&w, "wait_share", c->wait_share, 6);
+			/* /2: from transfer time over the matched calls (nccl-tests);
+			 * the whole-kernel-time figures under _kernel_ (join.c) */
+			jw_num(&w, "algbw_gbps", c->algbw_gbps, 4);
+			jw_num(&w, "busbw_gbps", c->busbw_gbps, 4);
+			jw_num(&w, "algbw_kernel_gbps", c->algbw_kernel_gbps, 4);
+			jw_num(&w, "busbw_kernel_gbps", c->busbw_kernel_gbps, 4);
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -340,9 +585,38 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_arr_end(&w);
 		jw_obj(&w, "wait");
 		jw_uint(&w, "matched_collectives", r->matched);
-		jw_ms(&w, "wait_ms", r->wait_ns);
-		jw_ms(&w, "transfer_ms", r->transfer_ns);
-		jw_uint(&w, "times_last", r->times_last);
+		if (a->clocks_aligned) {
+			jw_ms(&w, "wait_ms", r->wait_ns);
+			jw_bool(&w, "wait_uncertain", analysis_uncertain(a, r->wait_ns, r->matched));
+			jw_ms(&w, "transfer_ms", r->transfer_ns);
+			jw_uint(&w, "times_last", r->times_last);
+			jw_ms(&w, "caused_ms", r->caused_ns);
+			jw_bool(&w, "caused_uncertain", analysis_uncertain(a, r->caused_ns, r->matched));
+			jw_uint(&w, "caused_collectives", r->caused_colls);
+			jw_ms(&w, "lateness_ms", r->lateness_ns);
+			jw_ms(&w, "caused_host_wait_excess_ms", r->caused_host_excess_ns);
+			jw_ms(&w, "caused_busy_excess_ms", r->caused_busy_excess_ns);
+			jw_arr(&w, "caused_steps");
+			for (size_t k = 0; k < a->nxsteps; k++)
+				if (a->xsteps[k].by_rank[i] > 0 && a->xsteps[k].by_rank[i] > a->clock_spread_ns)
+					jw_int(&w, NULL, a->xsteps[k].number);
+			jw_arr_end(&w);
+		} else {
+			jw_null(&w, "wait_ms");
+			jw_null(&w, "transfer_ms");
+			jw_null(&w, "times_last");
+			jw_null(&w, "caused_ms");
+		}
+		jw_obj_end(&w);
+		jw_obj(&w, "clock");
+		if (r->host[0])
+			jw_str(&w, "host", r->host);
+		else
+			jw_null(&w, "host");
+		jw_int(&w, "domain", r->clock_domain);
+		jw_num(&w, "offset_ms", (double)r->clock_offset_ns / 1e6, 6);
+		jw_num(&w, "drift_ppm", r->clock_drift * 1e6, 4);
+		jw_int(&w, "t0_ns", r->clock_t0_ns);
 		jw_obj_end(&w);
 		jw_obj(&w, "named");
 		jw_obj(&w, "hta");
@@ -383,18 +657,80 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 	jw_arr_end(&w);
 	jw_obj(&w, "across_ranks");
 	jw_uint(&w, "ranks", a->n);
-	if (a->late_rank >= 0)
+	int xr = a->clocks_aligned;
+	if (xr && a->late_rank >= 0)
 		jw_int(&w, "late_rank", a->late_rank);
 	else
 		jw_null(&w, "late_rank");
+	jw_num(&w, "late_share", xr ? a->late_share : NAN, 6);
+	if (xr && a->top_rank >= 0)
+		jw_int(&w, "top_rank", a->top_rank);
+	else
+		jw_null(&w, "top_rank");
 	jw_uint(&w, "matched_collectives", a->matched_groups);
+	jw_uint(&w, "matched_by_seq", a->matched_by_seq);
 	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
 	jw_uint(&w, "size_mismatches", a->size_mismatch);
 	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
-	jw_num(&w, "wait_share", wait_share(a), 6);
-	jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
-	jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
-	jw_ms(&w, "skew_max_ms", a->skew_max_ns);
+	if (xr)
+		jw_null(&w, "no_cross_rank_reason");
+	else
+		jw_str(&w, "no_cross_rank_reason", a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
+	jw_num(&w, "wait_share", xr ? wait_share(a) : NAN, 6);
+	if (xr) {
+		jw_ms(&w, "waiting_caused_ms", a->caused_ns);
+		jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
+		jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
+		jw_ms(&w, "skew_max_ms", a->skew_max_ns);
+	} else {
+		jw_null(&w, "waiting_caused_ms");
+		jw_null(&w, "skew_mean_ms");
+		jw_null(&w, "skew_p50_ms");
+		jw_null(&w, "skew_max_ms");
+	}
+	jw_obj(&w, "clock");
+	jw_str(&w, "method", a->clock_method ? a->clock_method : "none");
+	jw_int(&w, "reference_rank", a->n ? a->r[0].rank : -1);
+	jw_uint(&w, "samples", a->clock_samples);
+	jw_ms(&w, "spread_ms", a->clock_spread_ns);
+	jw_ms(&w, "spread_p50_ms", a->clock_spread_p50_ns);
+	jw_arr(&w, "offsets");
+	for (size_t i = 0; i < a->n; i++) {
+		jw_obj(&w, NULL);
+		jw_int(&w, "rank", a->r[i].rank);
+		jw_int(&w, "domain", a->r[i].clock_domain);
+		jw_num(&w, "offset_ms", (double)a->r[i].clock_offset_ns / 1e6, 6);
+		jw_num(&w, "drift_ppm", a->r[i].clock_drift * 1e6, 4);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_arr(&w, "steps");
+	for (size_t k = 0; xr && k < a->nxsteps; k++) {
+		const struct xstep *x = &a->xsteps[k];
+		jw_obj(&w, NULL);
+		if (x->number == INT64_MIN)
+			jw_null(&w, "step");
+		else
+			jw_int(&w, "step", x->number);
+		if (x->straggler >= 0)
+			jw_int(&w, "straggler", x->straggler);
+		else
+			jw_null(&w, "straggler");
+		jw_ms(&w, "straggler_caused_ms", x->caused_ns);
+		jw_ms(&w, "caused_ms", x->total_caused_ns);
+		jw_obj(&w, "caused_ms_by_rank"); /* the ranks that caused any */
+		for (size_t i = 0; i < a->n; i++) {
+			char key[32];
+			if (x->by_rank[i] <= 0)
+				continue;
+			snprintf(key, sizeof(key), "%d", a->r[i].rank);
+			jw_ms(&w, key, x->by_rank[i]);
+		}
+		jw_obj_end(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
 	jw_obj(&w, "figures");
 	for (size_t k = 0; k < NFIGURES && a->n; k++) {
 		int64_t mn2 = INT64_MAX, mx = INT64_MIN;
@@ -442,6 +778,14 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ",value", empty when not a number (n/a) */
+static void csv_num(FILE *f, double v, int decimals)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, "%.*f", decimals, v);
+}
+
 static enum aorta_status csv_open(struct outfile *o, const char *dir, const char *name,
 				  struct aorta_error *e)
 {
@@ -465,7 +809,7 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 		fprintf(o.f, which ? "rank,step,start_ns,end_ns" : "rank,world_size,device,format,path");
 		for (size_t k = 0; k < NFIGURES; k++)
 			fprintf(o.f, ",%s", FIGURES[k].key);
-		fprintf(o.f, which ? ",host_bound\n" : ",wait_ms,transfer_ms,times_last\n");
+		fprintf(o.f, which ? ",host_bound\n" : ",wait_ms,transfer_ms,times_last,caused_ms,clock_offset_ms\n");
 		for (size_t i = 0; i < a->n; i++) {
 			const struct rank_result *r = &a->r[i];
 			if (!which) {
@@ -475,11 +819,19 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 					fputc(',', o.f);
 					fprint_ms(o.f, fig_value(&FIGURES[k], &r->total));
 				}
-				fputc(',', o.f);
-				fprint_ms(o.f, r->wait_ns);
-				fputc(',', o.f);
-				fprint_ms(o.f, r->transfer_ns);
-				fprintf(o.f, ",%llu\n", (unsigned long long)r->times_last);
+				if (a->clocks_aligned) {
+					fputc(',', o.f);
+					fprint_ms(o.f, r->wait_ns);
+					fputc(',', o.f);
+					fprint_ms(o.f, r->transfer_ns);
+					fprintf(o.f, ",%llu,", (unsigned long long)r->times_last);
+					fprint_ms(o.f, r->caused_ns);
+					fputc(',', o.f);
+				} else {
+					fputs(",,,,,", o.f); /* no shared clock: no cross-rank figure */
+				}
+				fprint_ms(o.f, r->clock_offset_ns);
+				fputc('\n', o.f);
 				continue;
 			}
 			for (size_t j = 0; j < r->nsteps; j++) {
@@ -513,11 +865,11 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 
 	if ((s = csv_open(&o, dir, "collectives.csv", e)))
 		return s;
-	fprintf(o.f, "rank,type,process_group,bytes,group_size,count,total_ms,exposed_ms,wait_ms,transfer_ms,algbw_gbps,busbw_gbps\n");
+	fprintf(o.f, "rank,type,process_group,bytes,group_size,count,total_ms,exposed_ms,wait_ms,transfer_ms,"
+		     "algbw_gbps,busbw_gbps,matched,wait_share,algbw_kernel_gbps,busbw_kernel_gbps\n");
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t k = 0; k < a->r[i].ncolls; k++) {
 			const struct coll_row *c = &a->r[i].colls[k];
-			double algbw = c->total_ns ? (double)c->bytes * (double)c->count / (double)c->total_ns : 0;
 			fprintf(o.f, "%d,%s,", a->r[i].rank, coll_type_name((enum coll_type)c->type));
 			csv_str(o.f, c->pg);
 			fprintf(o.f, ",%llu,%d,%llu,", (unsigned long long)c->bytes, c->group_size,
@@ -525,12 +877,21 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 			fprint_ms(o.f, c->total_ns);
 			fputc(',', o.f);
 			fprint_ms(o.f, c->exposed_ns);
-			fputc(',', o.f);
-			fprint_ms(o.f, c->wait_ns);
-			fputc(',', o.f);
-			fprint_ms(o.f, c->transfer_ns);
-			fprintf(o.f, ",%.4f,%.4f\n", algbw,
-				algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size));
+			if (a->clocks_aligned) {
+				fputc(',', o.f);
+				fprint_ms(o.f, c->wait_ns);
+				fputc(',', o.f);
+				fprint_ms(o.f, c->transfer_ns);
+			} else {
+				fputs(",,", o.f);
+			}
+			csv_num(o.f, c->algbw_gbps, 4);
+			csv_num(o.f, c->busbw_gbps, 4);
+			fprintf(o.f, ",%llu", (unsigned long long)c->matched);
+			csv_num(o.f, c->wait_share, 6);
+			csv_num(o.f, c->algbw_kernel_gbps, 4);
+			csv_num(o.f, c->busbw_kernel_gbps, 4);
+			fputc('\n', o.f);
 		}
 	if ((s = out_commit(&o, e)))
 		return s;
@@ -596,6 +957,16 @@ static void meta(FILE *f, int *first, int pid, long tid, const char *what, const
 #define TID_WAIT 1000002L
 #define TID_STEPS 1000003L
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* All ranks in one trace on the aligned clock (overlap/join.c): a process
+ * per rank (pid = rank), a thread per stream, and the tracks aorta adds
+ * (steps, exposed communication, waiting for peers).  Times are on the
+ * reference rank's (r[0]) clock, so they stay comparable with its trace. */
 enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e)
 {
 	struct outfile o;
@@ -604,34 +975,53 @@ enum aorta_status analysis_save_trace(const struct analysis *a, const char *path
 
 	if (s)
 		return s;
-	fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"aorta "
-	      AORTA_VERSION "\",\"schema\":\"aorta.trace/1\"},\"traceEvents\":[", o.f);
+	fprintf(o.f, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"aorta "
+		AORTA_VERSION "\",\"schema\":\"aorta.trace/1\",\"clock\":\"%s\",\"clock_spread_ns\":%lld},"
+		"\"traceEvents\":[", a->clock_method ? a->clock_method : "none", (long long)a->clock_spread_ns);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		const struct trace *t = r->t;
 		char buf[256];
 		int pid = r->rank;
-		snprintf(buf, sizeof(buf), "rank %d", r->rank);
+		snprintf(buf, sizeof(buf), "rank %d%s", r->rank, r->rank == a->late_rank ? " (late rank)" : "");
 		meta(o.f, &first, pid, 0, "process_name", buf);
+		fputs(",\n", o.f);
+		fprintf(o.f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
+			pid, r->rank);
 		meta(o.f, &first, pid, TID_EXPOSED, "thread_name", "exposed communication");
 		meta(o.f, &first, pid, TID_WAIT, "thread_name", "waiting for peers");
 		meta(o.f, &first, pid, TID_STEPS, "thread_name", "steps (GPU windows)");
+		if (t && t->n) {
+			int32_t *st = xmalloc(t->n * sizeof(*st));
+			memcpy(st, t->stream, t->n * sizeof(*st));
+			qsort(st, t->n, sizeof(*st), cmp_i32);
+			for (size_t k = 0; k < t->n; k++)
+				if (!k || st[k] != st[k - 1]) {
+					snprintf(buf, sizeof(buf), "stream %d", st[k]);
+					meta(o.f, &first, pid, st[k], "thread_name", buf);
+				}
+			free(st);
+		}
 		for (size_t j = 0; j < r->nsteps; j++) {
 			snprintf(buf, sizeof(buf), "step %lld%s", (long long)r->steps[j].number,
 				 r->steps[j].host_bound ? " (host-bound)" : "");
-			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL, r->steps[j].start_ns, r->steps[j].end_ns);
+			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL,
+			   analysis_aligned(r, r->steps[j].start_ns), analysis_aligned(r, r->steps[j].end_ns));
 		}
 		for (size_t k = 0; t && k < t->n; k++) {
 			enum span_class c = kind_class((enum span_kind)t->kind[k]);
 			ev(o.f, &first, pid, t->stream[k], strtab_get(&t->names, t->name[k]),
 			   c == C_MEMCPY ? "gpu_memcpy" : c == C_MEMSET ? "gpu_memset" : "kernel",
-			   kind_name((enum span_kind)t->kind[k]), t->start_ns[k], t->end_ns[k]);
+			   kind_name((enum span_kind)t->kind[k]), analysis_aligned(r, t->start_ns[k]),
+			   analysis_aligned(r, t->end_ns[k]));
 		}
 		for (size_t k = 0; k < r->exposed_set.n; k++)
 			ev(o.f, &first, pid, TID_EXPOSED, "exposed comm", "aorta_exposed", NULL,
-			   r->exposed_set.s[k], r->exposed_set.e[k]);
+			   analysis_aligned(r, r->exposed_set.s[k]), analysis_aligned(r, r->exposed_set.e[k]));
+		/* the wait set is on the aligned clock already (join.c) */
 		for (size_t k = 0; k < r->wait_set.n; k++)
-			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", NULL, r->wait_set.s[k], r->wait_set.e[k]);
+			ev(o.f, &first, pid, TID_WAIT, "waiting", "aorta_wait", NULL, r->wait_set.s[k],
+			   r->wait_set.e[k]);
 	}
 	fputs("\n]}\n", o.f);
 	return out_commit(&o, e);

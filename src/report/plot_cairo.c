@@ -684,7 +684,10 @@ static void draw_heatmap(cairo_t *cr, const struct plot_panel *p, double x, doub
 				double lum = 0.299 * ((col >> 16) & 255) + 0.587 * ((col >> 8) & 255) + 0.114 * (col & 255);
 				font(cr, fmin(11, ch * 0.5), 0);
 				rgb(cr, lum < 128 ? 0xFFFFFF : 0x111111, 1);
-				snprintf(b, sizeof(b), p->sequential ? "%.4g%s" : "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
+				if (p->sequential || (p->cell_unit && strcmp(p->cell_unit, "%"))) /* values, not changes */
+					snprintf(b, sizeof(b), "%.4g%s", v, p->cell_unit ? p->cell_unit : "");
+				else
+					snprintf(b, sizeof(b), "%+.1f%s", v, p->cell_unit ? p->cell_unit : "");
 				text(cr, cx + cw / 2, cy + ch / 2, b, 0.5, 1);
 			}
 		}

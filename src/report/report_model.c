@@ -721,7 +721,7 @@ static enum aorta_status read_traces(const char *input, const struct report_opts
 				     struct aorta_error *e)
 {
 	struct analysis a;
-	struct analysis_opts ao = { NULL, o->threads, 0, 10, 30.0, 1 /* keep timelines: Gantt */ };
+	struct analysis_opts ao = { NULL, o->threads, 0, 10, 30.0, 1 /* keep timelines: Gantt */, 0, NULL, 0 };
 	char *argv[1] = { (char *)input };
 	size_t ccap = 0;
 	enum aorta_status s = analysis_run(argv, 1, &ao, &a, e);

@@ -9,26 +9,25 @@
  */
 #include "sdma/sdma_kernels.h"
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
+#include "gpu/gpu.h"
 
-__global__ void relu_bf16_kernel(__nv_bfloat16 *x, size_t n)
+__global__ void relu_bf16_kernel(gpu_bf16 *x, size_t n)
 {
 	const size_t stride = (size_t)gridDim.x * blockDim.x;
 	const size_t n2 = n / 2;
-	__nv_bfloat162 *x2 = reinterpret_cast<__nv_bfloat162 *>(x);
-	const __nv_bfloat162 zero2 = __floats2bfloat162_rn(0.0f, 0.0f);
+	gpu_bf16x2 *x2 = reinterpret_cast<gpu_bf16x2 *>(x);
+	const gpu_bf16x2 zero2 = gpu_bf16x2_zero();
 
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += stride)
-		x2[i] = __hmax2(x2[i], zero2);
+		x2[i] = gpu_bf16x2_max(x2[i], zero2);
 	if ((n & 1) && blockIdx.x == 0 && threadIdx.x == 0)
-		x[n - 1] = __hmax(x[n - 1], __float2bfloat16(0.0f));
+		x[n - 1] = gpu_bf16_max(x[n - 1], gpu_float_to_bf16(0.0f));
 }
 
 extern "C" int sdma_relu_bf16(void *x, size_t n, int grid, void *stream)
 {
-	relu_bf16_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>((__nv_bfloat16 *)x, n);
-	return (int)cudaGetLastError();
+	relu_bf16_kernel<<<grid, 256, 0, (gpuStream_t)stream>>>((gpu_bf16 *)x, n);
+	return (int)gpuGetLastError();
 }
 
 __global__ void copy_kernel(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t nvec,
@@ -57,24 +56,22 @@ extern "C" int sdma_copy_kernel(void *dst, const void *src, size_t bytes, int gr
 				void *stream)
 {
 	size_t nvec = bytes / 16;
-	copy_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(
+	copy_kernel<<<grid, block, 0, (gpuStream_t)stream>>>(
 		(uint4 *)dst, (const uint4 *)src, nvec, (unsigned char *)dst + nvec * 16,
 		(const unsigned char *)src + nvec * 16, bytes - nvec * 16);
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }
 
 __global__ void delay_kernel(uint64_t ns)
 {
-	uint64_t t0, t;
+	const uint64_t t0 = gpu_timer_ns();
 
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	do {
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	} while (t - t0 < ns);
+	while (gpu_timer_ns() - t0 < ns)
+		;
 }
 
 extern "C" int sdma_delay(uint64_t ns, void *stream)
 {
-	delay_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(ns);
-	return (int)cudaGetLastError();
+	delay_kernel<<<1, 1, 0, (gpuStream_t)stream>>>(ns);
+	return (int)gpuGetLastError();
 }

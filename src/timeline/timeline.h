@@ -81,6 +81,8 @@ struct trace {
 	int other_device;                /* the first other device, -1 if none */
 	uint64_t other_device_spans;
 	int64_t pid;           /* process id if the format has one, else -1 */
+	char host[128];        /* host name if the file gives it (nsys), else "": ranks of one
+				* host share a clock (overlap/join.c) */
 
 	/* device spans, struct of arrays, n of them */
 	size_t n, cap;

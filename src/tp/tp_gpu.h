@@ -17,13 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cuda_runtime_api.h>
+#include "gpu/gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
 #include "tp/tp.h"
 /* the plug-in's entry points (the typedefs of tp.h; the GPU tests call
  * them directly, the host side through gpu_plugin_sym) */
@@ -36,13 +36,13 @@ void tp_gpu_close(struct tp_session *s);
 #endif
 
 #define TPK_MAXR 8
-int tpk_fill(int dtype, void *p, long long n, uint64_t seed, cudaStream_t st);
-int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, cudaStream_t st);
+int tpk_fill(int dtype, void *p, long long n, uint64_t seed, gpuStream_t st);
+int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, gpuStream_t st);
 int tpk_reduce(int dtype, void *out, const void *src, long long stride, int nsrc, long long n, int ctas,
-	       cudaStream_t st);
+	       gpuStream_t st);
 /* out2[0] = bits of max |a - ref| (NaN if any is NaN), out2[1] = bits of
  * max |ref|; both must be zeroed first */
-int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, cudaStream_t st);
+int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, gpuStream_t st);
 
 #ifdef __cplusplus
 }

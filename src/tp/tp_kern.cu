@@ -12,18 +12,18 @@
  */
 #include "tp/tp_gpu.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "gpu/gpu.h"
 
 /* ------------------------------------------------------------ helpers */
 
-__device__ static inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ static inline float to_f(__half v) { return __half2float(v); }
+__device__ static inline float to_f(gpu_bf16 v) { return gpu_bf16_to_float(v); }
+__device__ static inline float to_f(gpu_half v) { return gpu_half_to_float(v); }
 __device__ static inline float to_f(float v) { return v; }
 template <typename T> __device__ static inline T from_f(float v);
-template <> __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-template <> __device__ inline __half from_f<__half>(float v) { return __float2half(v); }
+template <> __device__ inline gpu_bf16 from_f<gpu_bf16>(float v) { return gpu_float_to_bf16(v); }
+template <> __device__ inline gpu_half from_f<gpu_half>(float v) { return gpu_float_to_half(v); }
 template <> __device__ inline float from_f<float>(float v) { return v; }
 
 static int grid_for(long long work, int threads, int cap)
@@ -52,16 +52,16 @@ __global__ void tp_fill_kernel(T *p, long long n, uint64_t seed)
 	}
 }
 
-extern "C" int tpk_fill(int dtype, void *p, long long n, uint64_t seed, cudaStream_t st)
+extern "C" int tpk_fill(int dtype, void *p, long long n, uint64_t seed, gpuStream_t st)
 {
 	int g = grid_for(n, 256, 4096);
 	if (dtype == 0)
-		tp_fill_kernel<<<g, 256, 0, st>>>((__nv_bfloat16 *)p, n, seed);
+		tp_fill_kernel<<<g, 256, 0, st>>>((gpu_bf16 *)p, n, seed);
 	else if (dtype == 1)
-		tp_fill_kernel<<<g, 256, 0, st>>>((__half *)p, n, seed);
+		tp_fill_kernel<<<g, 256, 0, st>>>((gpu_half *)p, n, seed);
 	else
 		tp_fill_kernel<<<g, 256, 0, st>>>((float *)p, n, seed);
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }
 
 /* --------------------------------------------------------------- copy */
@@ -73,12 +73,12 @@ __global__ void tp_ring_copy_kernel(uint4 *dst, const uint4 *src, long long n16)
 		dst[i] = src[i];
 }
 
-extern "C" int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, cudaStream_t st)
+extern "C" int tpk_copy(void *dst, const void *src, size_t bytes, int ctas, gpuStream_t st)
 {
 	if (ctas < 1)
 		ctas = 1;
 	tp_ring_copy_kernel<<<ctas, 512, 0, st>>>((uint4 *)dst, (const uint4 *)src, (long long)(bytes / 16));
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }
 
 /* ------------------------------------------------------------- reduce */
@@ -107,18 +107,18 @@ __global__ void tp_ring_reduce_kernel(uint4 *out, const uint4 *src, long long st
 }
 
 extern "C" int tpk_reduce(int dtype, void *out, const void *src, long long stride, int nsrc, long long n, int ctas,
-			  cudaStream_t st)
+			  gpuStream_t st)
 {
 	int esz = dtype == 2 ? 4 : 2;
 	long long n16 = n * esz / 16, s16 = stride * esz / 16;
 	int g = grid_for(n16, 256, ctas > 0 ? ctas : 1024);
 	if (dtype == 0)
-		tp_ring_reduce_kernel<__nv_bfloat16, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
+		tp_ring_reduce_kernel<gpu_bf16, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
 	else if (dtype == 1)
-		tp_ring_reduce_kernel<__half, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
+		tp_ring_reduce_kernel<gpu_half, 8><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
 	else
 		tp_ring_reduce_kernel<float, 4><<<g, 256, 0, st>>>((uint4 *)out, (const uint4 *)src, s16, nsrc, n16);
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }
 
 /* ------------------------------------------------------------ compare */
@@ -137,8 +137,8 @@ __global__ void tp_compare_kernel(const T *a, const T *ref, long long n, unsigne
 		rmax = fmaxf(rmax, fabsf(r));
 	}
 	for (int o = 16; o > 0; o >>= 1) {
-		float d2 = __shfl_down_sync(0xffffffffu, dmax, o);
-		float r2 = __shfl_down_sync(0xffffffffu, rmax, o);
+		float d2 = gpu_shfl_down(dmax, o);
+		float r2 = gpu_shfl_down(rmax, o);
 		dmax = (d2 != d2 || dmax != dmax) ? __int_as_float(0x7fc00000) : fmaxf(dmax, d2);
 		rmax = fmaxf(rmax, r2);
 	}
@@ -149,14 +149,14 @@ __global__ void tp_compare_kernel(const T *a, const T *ref, long long n, unsigne
 	}
 }
 
-extern "C" int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, cudaStream_t st)
+extern "C" int tpk_compare(int dtype, const void *a, const void *ref, long long n, unsigned *out2, gpuStream_t st)
 {
 	int g = grid_for(n, 256, 2048);
 	if (dtype == 0)
-		tp_compare_kernel<<<g, 256, 0, st>>>((const __nv_bfloat16 *)a, (const __nv_bfloat16 *)ref, n, out2);
+		tp_compare_kernel<<<g, 256, 0, st>>>((const gpu_bf16 *)a, (const gpu_bf16 *)ref, n, out2);
 	else if (dtype == 1)
-		tp_compare_kernel<<<g, 256, 0, st>>>((const __half *)a, (const __half *)ref, n, out2);
+		tp_compare_kernel<<<g, 256, 0, st>>>((const gpu_half *)a, (const gpu_half *)ref, n, out2);
 	else
 		tp_compare_kernel<<<g, 256, 0, st>>>((const float *)a, (const float *)ref, n, out2);
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }

@@ -3,8 +3,7 @@
  * single scalars, and a kernel keeps them on the device (no host round
  * trip between the local norm, the all-reduce and the clip scale).
  */
-#include <cuda_runtime.h>
-
+#include "gpu/gpu.h"
 #include "train/dist_ops_gpu.h"
 #include "train/rng.h"
 
@@ -23,14 +22,14 @@ __global__ void sumsq_join_kernel(double *s, const float *hl)
 
 extern "C" int gpu_sumsq_split(float *hl_dev, const double *s_dev, void *stream)
 {
-	sumsq_split_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(hl_dev, s_dev);
-	return (int)cudaGetLastError();
+	sumsq_split_kernel<<<1, 1, 0, (gpuStream_t)stream>>>(hl_dev, s_dev);
+	return (int)gpuGetLastError();
 }
 
 extern "C" int gpu_sumsq_join(double *s_dev, const float *hl_dev, void *stream)
 {
-	sumsq_join_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s_dev, hl_dev);
-	return (int)cudaGetLastError();
+	sumsq_join_kernel<<<1, 1, 0, (gpuStream_t)stream>>>(s_dev, hl_dev);
+	return (int)gpuGetLastError();
 }
 
 __global__ void stress_fill_kernel(float *x, size_t n, uint64_t seed, uint64_t site)
@@ -54,15 +53,15 @@ static unsigned stress_blocks(size_t n)
 extern "C" int gpu_stress_fill(float *x_dev, size_t n, unsigned long long seed, unsigned long long site,
 			       void *stream)
 {
-	stress_fill_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(x_dev, n, (uint64_t)seed,
+	stress_fill_kernel<<<stress_blocks(n), 256, 0, (gpuStream_t)stream>>>(x_dev, n, (uint64_t)seed,
 										 (uint64_t)site);
-	return (int)cudaGetLastError();
+	return (int)gpuGetLastError();
 }
 
 extern "C" int gpu_stress_scale(float *x_dev, size_t n, float s, void *stream)
 {
-	stress_scale_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(x_dev, n, s);
-	return (int)cudaGetLastError();
+	stress_scale_kernel<<<stress_blocks(n), 256, 0, (gpuStream_t)stream>>>(x_dev, n, s);
+	return (int)gpuGetLastError();
 }
 
 /* ---- the reduce dtype's conversions (fsdp.reduce_dtype bf16) -------------- *
@@ -95,14 +94,14 @@ extern "C" int gpu_f32_to_bf16(unsigned short *dst_dev, const float *src_dev, si
 {
 	if (!n)
 		return 0;
-	f32_to_bf16_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(dst_dev, src_dev, n);
-	return (int)cudaGetLastError();
+	f32_to_bf16_kernel<<<stress_blocks(n), 256, 0, (gpuStream_t)stream>>>(dst_dev, src_dev, n);
+	return (int)gpuGetLastError();
 }
 
 extern "C" int gpu_bf16_to_f32(float *dst_dev, const unsigned short *src_dev, size_t n, void *stream)
 {
 	if (!n)
 		return 0;
-	bf16_to_f32_kernel<<<stress_blocks(n), 256, 0, (cudaStream_t)stream>>>(dst_dev, src_dev, n);
-	return (int)cudaGetLastError();
+	bf16_to_f32_kernel<<<stress_blocks(n), 256, 0, (gpuStream_t)stream>>>(dst_dev, src_dev, n);
+	return (int)gpuGetLastError();
 }

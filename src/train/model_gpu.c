@@ -22,7 +22,7 @@
  */
 #include "train/model_gpu.h"
 
-#include <cuda_runtime_api.h>
+#include "gpu/gpu.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +31,10 @@
 
 #define GPU_TRY(call, what)                                                                    \
 	do {                                                                                   \
-		cudaError_t e_ = (call);                                                       \
-		if (e_ != cudaSuccess)                                                         \
+		gpuError_t e_ = (call);                                                        \
+		if (e_ != gpuSuccess)                                                          \
 			return aorta_fail(err, AORTA_EGPU, "", 0, -1, "%s: %s (%s:%d)", what,   \
-					  cudaGetErrorString(e_), __FILE__, __LINE__);          \
+					  gpuGetErrorString(e_), __FILE__, __LINE__);           \
 	} while (0)
 
 /* The functions on the model's own flat buffers refuse a model created
@@ -58,9 +58,9 @@ static enum aorta_status ops_status(struct gpu_model *gm, struct aorta_error *er
 /* lifecycle                                                                */
 /* ------------------------------------------------------------------------ */
 
-static cudaError_t dalloc(float **p, size_t n)
+static gpuError_t dalloc(float **p, size_t n)
 {
-	return cudaMalloc((void **)p, (n ? n : 1) * sizeof(float));
+	return gpuMalloc((void **)p, (n ? n : 1) * sizeof(float));
 }
 
 enum aorta_status gpu_model_create(struct gpu_model *gm, const struct model_dims *d,
@@ -101,22 +101,22 @@ enum aorta_status gpu_model_create_ex(struct gpu_model *gm, const struct model_d
 		GPU_TRY(dalloc(&gm->grads, tot), "cudaMalloc grads");
 		GPU_TRY(dalloc(&gm->m, tot), "cudaMalloc adam m");
 		GPU_TRY(dalloc(&gm->v, tot), "cudaMalloc adam v");
-		GPU_TRY(cudaMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(cudaMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(cudaMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
-		GPU_TRY(cudaMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(gpuMemset(gm->params, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(gpuMemset(gm->grads, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(gpuMemset(gm->m, 0, tot * sizeof(float)), "cudaMemset");
+		GPU_TRY(gpuMemset(gm->v, 0, tot * sizeof(float)), "cudaMemset");
 	}
 	GPU_TRY(dalloc(&gm->gscale, 1), "cudaMalloc");
-	GPU_TRY(cudaMalloc((void **)&gm->sumsq, sizeof(double)), "cudaMalloc");
-	GPU_TRY(cudaMemset(gm->sumsq, 0, sizeof(double)), "cudaMemset");
+	GPU_TRY(gpuMalloc((void **)&gm->sumsq, sizeof(double)), "cudaMalloc");
+	GPU_TRY(gpuMemset(gm->sumsq, 0, sizeof(double)), "cudaMemset");
 	GPU_TRY(dalloc(&gm->loss, 1), "cudaMalloc");
 	float one = 1.0f;
-	GPU_TRY(cudaMemcpy(gm->gscale, &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy");
+	GPU_TRY(gpuMemcpy(gm->gscale, &one, sizeof one, gpuMemcpyHostToDevice), "cudaMemcpy");
 
 	GPU_TRY(dalloc(&gm->dense, N * d->F * d->D), "cudaMalloc batch");
 	GPU_TRY(dalloc(&gm->target, N), "cudaMalloc batch");
 	GPU_TRY(dalloc(&gm->weight, N), "cudaMalloc batch");
-	GPU_TRY(cudaMalloc((void **)&gm->cat, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)), "cudaMalloc batch");
+	GPU_TRY(gpuMalloc((void **)&gm->cat, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)), "cudaMalloc batch");
 
 	GPU_TRY(dalloc(&gm->e, N * d->E), "cudaMalloc act");
 	gm->xs = calloc(L + 1, sizeof *gm->xs);
@@ -169,17 +169,17 @@ void gpu_model_release(struct gpu_model *gm)
 			   &gm->dtmp, &gm->df, &gm->dbig, &gm->dqkv, &gm->de };
 	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
 		if (*bufs[i])
-			cudaFree(*bufs[i]);
+			gpuFree(*bufs[i]);
 	if (gm->sumsq)
-		cudaFree(gm->sumsq);
+		gpuFree(gm->sumsq);
 	if (gm->cat)
-		cudaFree(gm->cat);
+		gpuFree(gm->cat);
 	if (gm->cat2)
-		cudaFree(gm->cat2);
+		gpuFree(gm->cat2);
 	if (gm->xs)
 		for (int l = 0; l <= gm->d.L; l++)
 			if (gm->xs[l])
-				cudaFree(gm->xs[l]);
+				gpuFree(gm->xs[l]);
 	if (gm->act)
 		for (int l = 0; l < gm->d.L; l++) {
 			struct gpu_layer_act *a = &gm->act[l];
@@ -187,7 +187,7 @@ void gpu_model_release(struct gpu_model *gm)
 				       a->rstd1, a->h1, a->g1, a->f, a->r2, a->mean2, a->rstd2 };
 			for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
 				if (p[i])
-					cudaFree(p[i]);
+					gpuFree(p[i]);
 		}
 	free(gm->xs);
 	free(gm->act);
@@ -204,10 +204,10 @@ enum aorta_status gpu_model_upload_params(struct gpu_model *gm, const float *hos
 {
 	NEED_STATE(gm, "upload params");
 	size_t bytes = gm->lay->total * sizeof(float);
-	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "upload params");
-	GPU_TRY(cudaMemcpy(gm->params, host, bytes, cudaMemcpyHostToDevice), "upload params");
-	GPU_TRY(cudaMemset(gm->m, 0, bytes), "upload params");
-	GPU_TRY(cudaMemset(gm->v, 0, bytes), "upload params");
+	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "upload params");
+	GPU_TRY(gpuMemcpy(gm->params, host, bytes, gpuMemcpyHostToDevice), "upload params");
+	GPU_TRY(gpuMemset(gm->m, 0, bytes), "upload params");
+	GPU_TRY(gpuMemset(gm->v, 0, bytes), "upload params");
 	return AORTA_OK;
 }
 
@@ -235,10 +235,10 @@ enum aorta_status gpu_model_upload_batch(struct gpu_model *gm, const struct batc
 	enum aorta_status st = gpu_model_batch_copies(gm, b, cp, err);
 	if (st)
 		return st;
-	cudaStream_t s = (cudaStream_t)(stream ? stream : gm->stream);
+	gpuStream_t s = (gpuStream_t)(stream ? stream : gm->stream);
 	for (int i = 0; i < GPU_MODEL_BATCH_COPIES; i++)
 		if (cp[i].bytes)
-			GPU_TRY(cudaMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, cudaMemcpyHostToDevice, s),
+			GPU_TRY(gpuMemcpyAsync(cp[i].dst, cp[i].src, cp[i].bytes, gpuMemcpyHostToDevice, s),
 				"upload batch");
 	return AORTA_OK;
 }
@@ -252,7 +252,7 @@ enum aorta_status gpu_model_spare_batch(struct gpu_model *gm, struct aorta_error
 	GPU_TRY(dalloc(&gm->dense2, N * d->F * d->D), "cudaMalloc spare batch");
 	GPU_TRY(dalloc(&gm->target2, N), "cudaMalloc spare batch");
 	GPU_TRY(dalloc(&gm->weight2, N), "cudaMalloc spare batch");
-	GPU_TRY(cudaMalloc((void **)&gm->cat2, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)),
+	GPU_TRY(gpuMalloc((void **)&gm->cat2, ((N * d->S) > 0 ? N * d->S : 1) * sizeof(int32_t)),
 		"cudaMalloc spare batch");
 	return AORTA_OK;
 }
@@ -283,8 +283,8 @@ enum aorta_status gpu_model_upload_spare(struct gpu_model *gm, const struct batc
 enum aorta_status gpu_model_download(struct gpu_model *gm, float *host, const float *dev, size_t n,
 				     struct aorta_error *err)
 {
-	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "download");
-	GPU_TRY(cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost), "download");
+	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "download");
+	GPU_TRY(gpuMemcpy(host, dev, n * sizeof(float), gpuMemcpyDeviceToHost), "download");
 	return ops_status(gm, err, "gpu model");
 }
 
@@ -303,12 +303,12 @@ enum aorta_status gpu_model_download_grads(struct gpu_model *gm, float *host, st
 enum aorta_status gpu_model_download_loss(struct gpu_model *gm, float *loss_out, double *norm_out,
 					  struct aorta_error *err)
 {
-	GPU_TRY(cudaStreamSynchronize((cudaStream_t)gm->stream), "download loss");
+	GPU_TRY(gpuStreamSynchronize((gpuStream_t)gm->stream), "download loss");
 	if (loss_out)
-		GPU_TRY(cudaMemcpy(loss_out, gm->loss, sizeof(float), cudaMemcpyDeviceToHost), "download loss");
+		GPU_TRY(gpuMemcpy(loss_out, gm->loss, sizeof(float), gpuMemcpyDeviceToHost), "download loss");
 	if (norm_out) {
 		double s = 0.0;
-		GPU_TRY(cudaMemcpy(&s, gm->sumsq, sizeof s, cudaMemcpyDeviceToHost), "download norm");
+		GPU_TRY(gpuMemcpy(&s, gm->sumsq, sizeof s, gpuMemcpyDeviceToHost), "download norm");
 		*norm_out = s > 0.0 ? sqrt(s) * gm->grad_unscale : 0.0;
 	}
 	return ops_status(gm, err, "gpu model");
@@ -521,7 +521,7 @@ enum aorta_status gpu_model_forward_backward(struct gpu_model *gm, uint64_t drop
 enum aorta_status gpu_model_grad_norm_clip(struct gpu_model *gm, float max_norm, struct aorta_error *err)
 {
 	NEED_STATE(gm, "grad clip");
-	GPU_TRY(cudaMemsetAsync(gm->sumsq, 0, sizeof(double), (cudaStream_t)gm->stream), "clip");
+	GPU_TRY(gpuMemsetAsync(gm->sumsq, 0, sizeof(double), (gpuStream_t)gm->stream), "clip");
 	gpu_sumsq(gm->ops, gm->sumsq, gm->grads, gm->lay->total);
 	gpu_clip_scale(gm->ops, gm->gscale, gm->sumsq, max_norm, gm->grad_unscale);
 	return ops_status(gm, err, "gpu grad clip");
@@ -546,7 +546,7 @@ enum aorta_status gpu_model_adamw_dev(struct gpu_model *gm, const struct gpu_ada
 enum aorta_status gpu_model_zero_grad(struct gpu_model *gm, struct aorta_error *err)
 {
 	NEED_STATE(gm, "zero grad");
-	GPU_TRY(cudaMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (cudaStream_t)gm->stream),
+	GPU_TRY(gpuMemsetAsync(gm->grads, 0, gm->lay->total * sizeof(float), (gpuStream_t)gm->stream),
 		"zero grad");
 	return AORTA_OK;
 }

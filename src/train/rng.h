@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(__HIPCC__)
 #define RNG_FN static __host__ __device__ __forceinline__
 #else
 #define RNG_FN static inline

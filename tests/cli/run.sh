@@ -66,7 +66,7 @@ golden tiny_analysis.json "$T/tiny.json"
 python3 - "$T/tiny.json" <<'PY' && ok || bad "tiny figures"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "aorta.analysis/1"
+assert d["schema"] == "aorta.analysis/2"
 r0, r1 = d["ranks"]
 assert (r0["rank"], r1["rank"]) == (0, 1)
 assert r1["total"]["overlapped_comm_ms"] == 0.2 and r0["total"]["overlapped_comm_ms"] == 0.0
@@ -118,6 +118,64 @@ waits = [e for e in ev if e.get("cat") == "aorta_wait"]
 assert len(waits) == 2 and all(abs(e["dur"] - 100.0) < 1e-9 for e in waits), waits
 assert sum(1 for e in ev if e.get("args", {}).get("aorta_kind") == "gemm") == 4
 PY
+
+# --- cross-rank truth: clock offsets, JSONL without a shared clock, merged trace ----
+python3 - "$T/trace.json" <<'PY' && ok || bad "trace-out: a process per rank, streams named"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(procs) == [0, 1] and procs[0].startswith("rank 0"), procs
+streams = {(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert (0, "stream 7") in streams and (1, "stream 19") in streams, streams
+PY
+printf '# rank offset_ns\n0 0\n1 100000\n' >"$T/offsets.txt"
+$A analyze -q --clock-offsets "$T/offsets.txt" --json "$T/off.json" tests/data/tiny && ok || bad "--clock-offsets"
+python3 - "$T/off.json" <<'PY' && ok || bad "--clock-offsets: method, offsets and the shifted waiting in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["across_ranks"]["clock"]
+assert c["method"] == "file" and [o["offset_ms"] for o in c["offsets"]] == [0.0, 0.1], c
+# rank 1 read 0.1 ms ahead: its calls move 0.1 ms earlier, and the collective ends
+# no longer agree by 0.1 ms (the spread says so)
+assert c["spread_ms"] == 0.1, c
+PY
+expect "clock options exclude each other" 2 "exclude each other" -- $A analyze -q --no-clock-align --clock-offsets "$T/offsets.txt" tests/data/tiny
+printf '0 0\n1 soon\n' >"$T/badoff.txt"
+expect "bad --clock-offsets file" 3 "badoff.txt': line 2: expected 'RANK OFFSET_NS'" -- $A analyze -q --clock-offsets "$T/badoff.txt" tests/data/tiny
+$A analyze -q --no-clock-align --json "$T/noal.json" tests/data/tiny && ok || bad "--no-clock-align"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['across_ranks']; assert c['clock']['method']=='none' and c['late_rank']==0, c" "$T/noal.json" && ok || bad "--no-clock-align: method none"
+expect "JSONL: no wait figures, and why" 0 "no wait, late-rank or skew figures: aorta JSONL has no shared clock" -- $A analyze tests/data/report/base/rank_00_metrics.jsonl tests/data/report/base/rank_01_metrics.jsonl
+$A analyze -q --json "$T/jl.json" tests/data/report/base/rank_00_metrics.jsonl tests/data/report/base/rank_01_metrics.jsonl && ok || bad "JSONL --json"
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); c=d['across_ranks']
+assert c['late_rank'] is None and c['clocks_aligned'] is False and c['skew_p50_ms'] is None and 'JSONL' in c['no_cross_rank_reason'], c
+assert all(r['wait']['wait_ms'] is None for r in d['ranks'])" "$T/jl.json" && ok || bad "JSONL: no cross-rank figures in the JSON"
+
+# a synthetic FSDP run on 4 nodes (bench/analyze_scale/gen.py): each node's clock is
+# planted (node x 1.37 ms mod 4 ms) and its ranks share a hostname; rank 15 is late
+python3 bench/analyze_scale/gen.py "$T/nodes" 16 --per-node 4 --steps 2 --layers 2 >/dev/null 2>&1 \
+	&& $A analyze -q --json "$T/nodes.json" "$T/nodes" && ok || bad "analyze of a 4-node synthetic run"
+python3 - "$T/nodes.json" <<'PY' && ok || bad "per-node clock offsets recovered from the collectives"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["across_ranks"]
+assert c["clock"]["method"] == "collective-ends" and c["late_rank"] == 15, c
+for o in c["clock"]["offsets"]:
+    want = (o["rank"] // 4) * 1.37 % 4.0
+    assert abs(o["offset_ms"] - want) < 0.002, (o, want)
+    assert o["domain"] == (o["rank"] // 4) * 4, o
+assert c["clock"]["spread_ms"] < 0.002, c["clock"]
+PY
+# 16+ ranks: sections for rank 0 and the ranks that caused waiting, the rest summarised
+# (the waiting-caused table stops at the first rank that caused none, percentiles, hosts)
+$A analyze "$T/nodes" >"$T/nodes.txt" 2>/dev/null && ok || bad "analyze summary of 16 ranks"
+[ "$(grep -c '^== rank ' "$T/nodes.txt")" = 2 ] && ok || bad "16 ranks: expected sections for ranks 0 and 15 only: $(grep '^== rank ' "$T/nodes.txt" | tr '\n' ' ')"
+has "16 ranks: the rest in tables" "$T/nodes.txt" "^\(16 ranks: sections for rank 0 and the rank that caused the most waiting"
+has "16 ranks: waiting caused, most first" "$T/nodes.txt" "^   15 +[0-9.]+ ms +100.00%"
+has "16 ranks: the others summarised" "$T/nodes.txt" "\.\.\. 15 more ranks caused no waiting"
+has "16 ranks: percentiles across ranks" "$T/nodes.txt" "across the 16 ranks \(p50 / p90 / p99 / max\): waiting"
+has "16 ranks: hosts, the late one first" "$T/nodes.txt" "^   host +ranks"
+grep -A1 "^   host  " "$T/nodes.txt" | grep -q "node0003  *4 " && ok || bad "16 ranks: node0003 (rank 15's) is not the first host"
 
 # --- compare ---------------------------------------------------------------------
 expect "compare identical" 0 "similar" -- $A compare "$T/tiny.json" tests/data/tiny

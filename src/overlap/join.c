@@ -1,0 +1,719 @@
+/*
+ * join.c - the cross-rank join: which calls of different ranks are one
+ * collective, the clock offsets between the ranks, and from both the
+ * waiting, its cause and the transfer (docs/metrics.md "Across ranks").
+ *
+ * Matching.  A rank's collective calls are keyed by (process group, the
+ * trace's sequence number) when every call of that group on every rank
+ * carries one (Kineto "Seq"), else by (step, process group, type, ordinal
+ * among the rank's calls of that type in that group and step).  Calls with
+ * one key on two or more ranks are one collective.
+ *
+ * Clocks.  A blocking collective (all-reduce, all-gather, reduce-scatter,
+ * all-to-all) ends on every rank within microseconds, whatever the ranks'
+ * arrivals.  The offset of each rank's clock against rank r[0]'s is the
+ * median of the differences of their end times over the collectives they
+ * share (outlier-resistant); a drift term (Theil-Sen slope over time) is
+ * kept when it at least halves the residual.  Ranks that share no blocking
+ * collective with r[0] are aligned through a rank already aligned.  The
+ * residual spread (p95 over blocking collectives of the range of the
+ * aligned end times) is the uncertainty of every wait figure.  Offsets may
+ * be supplied instead (--clock-offsets) or left out (--no-clock-align).
+ * Traces without a shared clock (aorta JSONL: steps laid end to end) get no
+ * cross-rank figure at all.
+ *
+ * A blocking group whose calls end more than max(20 x the median spread,
+ * 0.5 ms) apart after alignment is not one collective (with order matching,
+ * a call missing on one rank pairs the wrong calls): it is left unmatched
+ * (rejected_groups).
+ *
+ * Waiting.  On the aligned clock, with arrivals (kernel starts) a_1 <= ... <=
+ * a_k of one collective: rank i waited min(a_k - a_i, its kernel time), and
+ * its transfer is the rest (end_i - a_k).  The collective's transfer, the
+ * same for every rank, is last end - a_k; bandwidth (algbw, busbw as
+ * nccl-tests defines them) is bytes over it.  The waiting is charged in layers:
+ * the rank arriving j-th (j >= 2) caused (j - 1)(a_j - a_{j-1}), the time
+ * the j - 1 earlier ranks spent waiting between the previous arrival and
+ * its own; the charges add up to the waiting (before the kernel-time cap).
+ * The late rank is the one that caused the most waiting, named only when
+ * it caused at least 60 % of it.
+ */
+#include "overlap/analysis.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/zread.h"
+
+#define LATE_SHARE_MIN 0.60
+#define MAX_FIT_POINTS 256
+#define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
+
+/* ---- --clock-offsets --------------------------------------------------------- */
+
+enum aorta_status clock_offsets_load(const char *path, struct clock_given **out, size_t *n,
+				     struct aorta_error *e)
+{
+	char *buf;
+	size_t len, cap = 0;
+	enum aorta_status s = zread_all(path, 1u << 20, &buf, &len, e);
+	struct clock_given *v = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (s)
+		return s;
+	long long line = 0;
+	char *save = NULL;
+	for (char *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+		line++; /* blank lines are skipped by strtok_r: line numbers count non-empty lines */
+		char *h = strchr(ln, '#');
+		if (h)
+			*h = 0;
+		char key[128], rest[64];
+		long long off;
+		int got = sscanf(ln, "%127s %lld %63s", key, &off, rest);
+		if (got <= 0)
+			continue;
+		if (got != 2) {
+			free(buf);
+			free(v);
+			return aorta_fail(e, AORTA_EINPUT, path, line, -1,
+					  "expected 'RANK OFFSET_NS' or 'HOST OFFSET_NS' (an integer in ns)");
+		}
+		GROW(v, cap, *n + 1);
+		struct clock_given *g = &v[(*n)++];
+		memset(g, 0, sizeof(*g));
+		char *end;
+		long r = strtol(key, &end, 10);
+		if (*end == 0 && r >= 0 && r < 1 << 30) {
+			g->rank = (int)r;
+		} else {
+			g->rank = -1;
+			snprintf(g->host, sizeof(g->host), "%s", key);
+		}
+		g->offset_ns = off;
+	}
+	free(buf);
+	if (!*n)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "no clock offsets in the file "
+				  "(expected 'RANK OFFSET_NS' lines)");
+	*out = v;
+	return AORTA_OK;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The k-th smallest of v[0..n) (quickselect, three-way partition; v is
+ * reordered so that v[0..k) <= the result). */
+static double select_d(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n; /* [lo, hi) holds the k-th */
+	while (hi - lo > 1) {
+		double piv = v[lo + (hi - lo) / 2], t;
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < piv) {
+				t = v[lt];
+				v[lt++] = v[i];
+				v[i++] = t;
+			} else if (v[i] > piv) {
+				t = v[--gt];
+				v[gt] = v[i];
+				v[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return piv;
+	}
+	return v[lo];
+}
+
+/* Median of v[0..n), n > 0 (v is reordered). */
+static double median_d(double *v, size_t n)
+{
+	double hi = select_d(v, n, n / 2);
+	if (n % 2)
+		return hi;
+	double lo = v[0]; /* the largest of v[0..n/2) */
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo)
+			lo = v[i];
+	return (lo + hi) / 2.0;
+}
+
+static int blocking(uint8_t type)
+{
+	return type == COLL_ALL_REDUCE || type == COLL_ALL_GATHER || type == COLL_REDUCE_SCATTER ||
+	       type == COLL_ALL_TO_ALL;
+}
+
+static void row_bandwidth(struct coll_row *c)
+{
+	double f = coll_busbw_factor((enum coll_type)c->type, c->group_size);
+	double bytes = (double)c->bytes;
+	c->algbw_kernel_gbps = c->bytes && c->total_ns ? bytes * (double)c->count / (double)c->total_ns : NAN;
+	c->busbw_kernel_gbps = c->algbw_kernel_gbps * f;
+	c->algbw_gbps = c->bytes && c->matched && c->xfer_ns > 0
+				? bytes * (double)c->matched / (double)c->xfer_ns : NAN;
+	c->busbw_gbps = c->algbw_gbps * f;
+	c->wait_share = c->matched && c->wait_ns + c->transfer_ns > 0
+				? (double)c->wait_ns / (double)(c->wait_ns + c->transfer_ns) : NAN;
+}
+
+/* ---- matching ------------------------------------------------------------------ */
+
+struct iref {
+	struct comm_inst *c;
+	int by_seq;
+	int64_t k1, k2;
+	int rank;
+	size_t ri;
+};
+
+static int cmp_iref(const void *a, const void *b)
+{
+	const struct iref *x = a, *y = b;
+	if (x->by_seq != y->by_seq)
+		return x->by_seq - y->by_seq;
+	int c = strcmp(x->c->pg, y->c->pg);
+	if (c)
+		return c;
+	if (x->k1 != y->k1)
+		return (x->k1 > y->k1) - (x->k1 < y->k1);
+	if (x->k2 != y->k2)
+		return (x->k2 > y->k2) - (x->k2 < y->k2);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int same_key(const struct iref *x, const struct iref *y)
+{
+	return x->by_seq == y->by_seq && x->k1 == y->k1 && x->k2 == y->k2 && strcmp(x->c->pg, y->c->pg) == 0;
+}
+
+struct pgseq { const char *pg; int all_seq; };
+
+/* Groups whose calls all carry a sequence number, on every rank. */
+static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
+{
+	for (size_t k = 0; k < np; k++)
+		if (strcmp(p[k].pg, pg) == 0)
+			return p[k].all_seq;
+	return 0;
+}
+
+/* Arrival order; ties by rank, so the charge is the same in every run. */
+static int cmp_arrival(const void *a, const void *b)
+{
+	const struct iref *x = a, *y = b;
+	if (x->c->start_ns != y->c->start_ns)
+		return (x->c->start_ns > y->c->start_ns) - (x->c->start_ns < y->c->start_ns);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* ---- clock alignment ------------------------------------------------------------- */
+
+struct grp { size_t g, h; };
+
+/* Offset (and drift) of clock domain dom (the ranks of one host) against
+ * the ranks already aligned (done[]), from the blocking collectives a rank
+ * of dom shares with an aligned rank: one sample per such collective and
+ * rank of dom.  Sets the clock of every rank of dom; returns the number of
+ * samples (0: none shared, nothing set). */
+static size_t fit_domain(struct analysis *a, const struct iref *v, const struct grp *gr, size_t ng,
+			 int dom, const int *done)
+{
+	size_t n = 0, cap = 0;
+	double *t = NULL, *d = NULL;
+	for (size_t q = 0; q < ng; q++) {
+		const struct iref *cj = NULL;
+		if (!blocking(v[gr[q].g].c->type))
+			continue;
+		for (size_t k = gr[q].g; k < gr[q].h && !cj; k++)
+			if (done[v[k].ri] && a->r[v[k].ri].clock_domain != dom)
+				cj = &v[k];
+		if (!cj)
+			continue;
+		int64_t ej = analysis_aligned(&a->r[cj->ri], cj->c->end_ns);
+		for (size_t k = gr[q].g; k < gr[q].h; k++) {
+			if (a->r[v[k].ri].clock_domain != dom)
+				continue;
+			if (n + 1 > cap) {
+				cap = cap ? 2 * cap : 64;
+				t = xrealloc(t, cap * sizeof(*t));
+				d = xrealloc(d, cap * sizeof(*d));
+			}
+			t[n] = (double)v[k].c->end_ns;
+			d[n] = (double)v[k].c->end_ns - (double)ej;
+			n++;
+		}
+	}
+	if (!n) {
+		free(t);
+		free(d);
+		return 0;
+	}
+	double t0 = t[0];
+	for (size_t k = 1; k < n; k++)
+		if (t[k] < t0)
+			t0 = t[k];
+	double *w = xmalloc(n * sizeof(*w));
+	memcpy(w, d, n * sizeof(*w));
+	double off = median_d(w, n);
+	for (size_t k = 0; k < n; k++)
+		w[k] = fabs(d[k] - off);
+	double res0 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+	double drift = 0, off1 = off;
+	if (n >= 16) {
+		/* Theil-Sen over at most MAX_FIT_POINTS evenly picked samples */
+		size_t m = n < MAX_FIT_POINTS ? n : MAX_FIT_POINTS;
+		size_t ns = 0;
+		double *sl = xmalloc(m * m / 2 * sizeof(*sl) + sizeof(*sl));
+		for (size_t p = 0; p < m; p++)
+			for (size_t q = p + 1; q < m; q++) {
+				size_t x = p * n / m, y = q * n / m;
+				double dt = t[y] - t[x];
+				if (fabs(dt) > 1e6) /* 1 ms apart at least */
+					sl[ns++] = (d[y] - d[x]) / dt;
+			}
+		if (ns >= 8) {
+			double b = median_d(sl, ns);
+			for (size_t k = 0; k < n; k++)
+				w[k] = d[k] - b * (t[k] - t0);
+			double o1 = median_d(w, n);
+			for (size_t k = 0; k < n; k++)
+				w[k] = fabs(d[k] - o1 - b * (t[k] - t0));
+			double res1 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+			if (fabs(b) < 1e-3 && res1 < 0.5 * res0) {
+				drift = b;
+				off1 = o1;
+			}
+		}
+		free(sl);
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		if (r->clock_domain != dom)
+			continue;
+		r->clock_t0_ns = (int64_t)t0;
+		r->clock_drift = drift;
+		r->clock_offset_ns = (int64_t)llround(drift != 0 ? off1 : off);
+	}
+	free(w);
+	free(t);
+	free(d);
+	return n;
+}
+
+static const char *estimate_offsets(struct analysis *a, const struct iref *v, const struct grp *gr,
+				    size_t ng)
+{
+	int *done = xcalloc(a->n, sizeof(*done));
+	int drift = 0, progress = 1;
+	for (size_t i = 0; i < a->n; i++) /* the reference domain: r[0]'s */
+		done[i] = a->r[i].clock_domain == a->r[0].clock_domain;
+	while (progress) {
+		progress = 0;
+		for (size_t i = 1; i < a->n; i++) {
+			int dom = a->r[i].clock_domain;
+			if (done[i] || dom != (int)i) /* once per domain, at its first rank */
+				continue;
+			if (fit_domain(a, v, gr, ng, dom, done)) {
+				for (size_t k = 0; k < a->n; k++)
+					if (a->r[k].clock_domain == dom)
+						done[k] = 1;
+				progress = 1;
+				drift |= a->r[i].clock_drift != 0;
+			}
+		}
+	}
+	size_t missing = 0;
+	for (size_t i = 0; i < a->n; i++)
+		missing += !done[i];
+	free(done);
+	if (missing)
+		aorta_warn("%zu rank%s share%s no blocking collective with the others: %s clock is "
+			   "taken as shared", missing, missing == 1 ? "" : "s", missing == 1 ? "s" : "",
+			   missing == 1 ? "its" : "their");
+	return drift ? "collective-ends+drift" : "collective-ends";
+}
+
+static void given_offsets(struct analysis *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		int found = 0;
+		for (size_t k = 0; k < a->opts.nclock_given; k++) { /* a rank key wins over its host's */
+			const struct clock_given *g = &a->opts.clock_given[k];
+			if (g->rank < 0 && r->host[0] && strcmp(g->host, r->host) == 0 && found < 2) {
+				r->clock_offset_ns = g->offset_ns;
+				found = 1;
+			}
+			if (g->rank >= 0 && g->rank == r->rank) {
+				r->clock_offset_ns = g->offset_ns;
+				found = 2;
+			}
+		}
+		if (!found)
+			aorta_warn("--clock-offsets gives no offset for rank %d%s%s: taken as 0", r->rank,
+				   r->host[0] ? " nor its host " : "", r->host);
+	}
+}
+
+/* ---- the join -------------------------------------------------------------------- */
+
+static void fail_cross(struct analysis *a, const char *why)
+{
+	a->clocks_aligned = 0;
+	a->no_cross_rank_why = why;
+	a->matched_groups = 0;
+	a->matched_by_seq = 0;
+}
+
+void analysis_join(struct analysis *a)
+{
+	size_t total = 0;
+
+	a->late_rank = a->top_rank = -1;
+	a->late_share = NAN;
+	a->clocks_aligned = 0;
+	a->clock_method = "none";
+	for (size_t i = 0; i < a->n; i++) {
+		total += a->r[i].ninst;
+		a->r[i].clock_domain = (int)i;
+		for (size_t k = 0; k < i; k++)
+			if (a->r[i].host[0] && strcmp(a->r[i].host, a->r[k].host) == 0) {
+				a->r[i].clock_domain = (int)k;
+				break;
+			}
+	}
+	if (a->n < 2) {
+		fail_cross(a, "one rank: nothing to match across ranks");
+		goto bandwidth;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].format && strcmp(a->r[i].format, "aorta-jsonl") == 0) {
+			fail_cross(a, "aorta JSONL has no shared clock (each rank's steps are laid end to end "
+				      "on a clock of its own), so arrivals cannot be compared across ranks");
+			goto bandwidth;
+		}
+	if (!total) {
+		fail_cross(a, "no collective calls in the traces");
+		goto bandwidth;
+	}
+
+	/* ordinals restart per (step, pg); the type is part of the key, so
+	 * renumber per (step, pg, type) */
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			uint32_t ord = 0;
+			for (size_t k = j; k-- > 0;) {
+				if (r->inst[k].step != r->inst[j].step)
+					break;
+				if (r->inst[k].type == r->inst[j].type && strcmp(r->inst[k].pg, r->inst[j].pg) == 0) {
+					ord = r->inst[k].ordinal + 1;
+					break;
+				}
+			}
+			r->inst[j].ordinal = ord;
+		}
+	}
+	struct pgseq *ps = NULL;
+	size_t nps = 0, pscap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const struct comm_inst *c = &a->r[i].inst[j];
+			size_t k;
+			for (k = 0; k < nps && strcmp(ps[k].pg, c->pg) != 0; k++)
+				;
+			if (k == nps) {
+				GROW(ps, pscap, nps + 1);
+				ps[nps++] = (struct pgseq){ c->pg, 1 };
+			}
+			if (c->seq < 0)
+				ps[k].all_seq = 0;
+		}
+
+	struct iref *v = xmalloc(total * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			struct comm_inst *c = &a->r[i].inst[j];
+			struct iref *x = &v[m++];
+			x->c = c;
+			x->rank = a->r[i].rank;
+			x->ri = i;
+			x->by_seq = pg_has_seq(ps, nps, c->pg);
+			x->k1 = x->by_seq ? c->seq : c->step;
+			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
+		}
+	free(ps);
+	qsort(v, m, sizeof(*v), cmp_iref);
+
+	struct grp *gr = NULL;
+	size_t ng = 0, gcap = 0;
+	for (size_t g = 0; g < m;) {
+		size_t h = g + 1;
+		while (h < m && same_key(&v[h], &v[g]))
+			h++;
+		if (h - g < 2) {
+			a->unmatched_calls += h - g;
+		} else {
+			GROW(gr, gcap, ng + 1);
+			gr[ng++] = (struct grp){ g, h };
+			a->matched_by_seq += (uint64_t)v[g].by_seq;
+			for (size_t k = g; k < h; k++)
+				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type)
+					a->size_mismatch++;
+		}
+		g = h;
+	}
+	a->matched_groups = ng;
+	if (!ng) {
+		fail_cross(a, "no collective could be matched across ranks");
+		goto done;
+	}
+
+	/* clocks */
+	int64_t *tmp = xmalloc(ng * sizeof(*tmp));
+	if (a->opts.no_clock_align) {
+		a->clock_method = "none";
+	} else if (a->opts.clock_given) {
+		given_offsets(a);
+		a->clock_method = "file";
+	} else {
+		int one = 1;
+		for (size_t i = 0; i < a->n; i++)
+			one &= a->r[i].clock_domain == a->r[0].clock_domain;
+		/* every rank on one named host: one clock, nothing to estimate */
+		a->clock_method = one ? "one-host" : estimate_offsets(a, v, gr, ng);
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			r->inst[j].start_ns = analysis_aligned(r, r->inst[j].start_ns);
+			r->inst[j].end_ns = analysis_aligned(r, r->inst[j].end_ns);
+		}
+	}
+	size_t nsp = 0;
+	for (size_t q = 0; q < ng; q++) {
+		if (!blocking(v[gr[q].g].c->type))
+			continue;
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (size_t k = gr[q].g; k < gr[q].h; k++) {
+			if (v[k].c->end_ns < lo)
+				lo = v[k].c->end_ns;
+			if (v[k].c->end_ns > hi)
+				hi = v[k].c->end_ns;
+		}
+		tmp[nsp++] = hi - lo;
+	}
+	if (nsp) {
+		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
+		a->clock_spread_p50_ns = tmp[nsp / 2];
+		/* a blocking collective whose calls do not end together is not one
+		 * collective (a call missing on one rank shifts the order); such
+		 * groups are left unmatched */
+		int64_t lim = 20 * a->clock_spread_p50_ns;
+		if (lim < REJECT_MIN_NS)
+			lim = REJECT_MIN_NS;
+		nsp = 0;
+		for (size_t q = 0; q < ng; q++) {
+			if (!blocking(v[gr[q].g].c->type))
+				continue;
+			int64_t lo = INT64_MAX, hi = INT64_MIN;
+			for (size_t k = gr[q].g; k < gr[q].h; k++) {
+				if (v[k].c->end_ns < lo)
+					lo = v[k].c->end_ns;
+				if (v[k].c->end_ns > hi)
+					hi = v[k].c->end_ns;
+			}
+			if (hi - lo > lim) {
+				a->rejected_groups++;
+				a->unmatched_calls += gr[q].h - gr[q].g;
+				a->matched_by_seq -= (uint64_t)v[gr[q].g].by_seq;
+				gr[q].h = gr[q].g;
+				continue;
+			}
+			tmp[nsp++] = hi - lo;
+		}
+		a->matched_groups -= a->rejected_groups;
+		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
+		if (nsp) {
+			a->clock_spread_p50_ns = tmp[nsp / 2];
+			a->clock_spread_ns = tmp[(size_t)(0.95 * (double)(nsp - 1))];
+		}
+	}
+	a->clock_samples = nsp;
+
+	/* waiting, transfer and the waiting each arrival caused */
+	size_t nskew = 0;
+	size_t kmax = 0;
+	for (size_t q = 0; q < ng; q++)
+		if (gr[q].h - gr[q].g > kmax)
+			kmax = gr[q].h - gr[q].g;
+	struct iref *ord = xmalloc(kmax * sizeof(*ord));
+	for (size_t q = 0; q < ng; q++) {
+		size_t g = gr[q].g, h = gr[q].h, k = h - g;
+		if (k < 2)
+			continue; /* rejected */
+		memcpy(ord, &v[g], k * sizeof(*ord));
+		qsort(ord, k, sizeof(*ord), cmp_arrival); /* arrival order */
+		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
+		for (size_t x = 0; x < k; x++)
+			if (ord[x].c->end_ns > lastend)
+				lastend = ord[x].c->end_ns;
+		tmp[nskew++] = lastst - firstst;
+		int64_t sum_before = 0;
+		int64_t hw_before = 0, busy_before = 0;
+		for (size_t x = 0; x < k; x++) {
+			struct comm_inst *c = ord[x].c;
+			int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
+			if (w > d)
+				w = d;
+			if (w < 0)
+				w = 0;
+			c->wait_ns = w;
+			c->xfer_ns = lastend - lastst;
+			c->last = x == k - 1;
+			c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
+			if (c->caused_ns > 0) {
+				struct rank_result *r = &a->r[ord[x].ri];
+				double nb = (double)x;
+				r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
+				r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
+				r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
+			}
+			sum_before += c->start_ns;
+			hw_before += c->prep_host_wait_ns;
+			busy_before += c->prep_busy_ns;
+		}
+	}
+	free(ord);
+	qsort(tmp, nskew, sizeof(*tmp), cmp_i64);
+	int64_t sum = 0;
+	for (size_t k = 0; k < nskew; k++)
+		sum += tmp[k];
+	a->skew_p50_ns = tmp[nskew / 2];
+	a->skew_max_ns = tmp[nskew - 1];
+	a->skew_mean_ns = sum / (int64_t)nskew;
+	free(tmp);
+
+	if ((a->opts.no_clock_align || !a->clock_samples) && a->skew_p50_ns >= 60LL * 1000000000LL) {
+		/* traces from unrelated clocks show skews of minutes or more */
+		fail_cross(a, a->opts.no_clock_align
+			   ? "the ranks' clocks differ by minutes and --no-clock-align keeps them apart"
+			   : "the ranks' clocks differ by minutes and no blocking collective could align them");
+		goto done;
+	}
+	if (a->clock_samples && a->clock_spread_p50_ns > 1000000 && a->opts.no_clock_align) {
+		fail_cross(a, "with --no-clock-align the matched collectives do not end together (median "
+			      "spread over 1 ms): the ranks' clocks differ; leave the alignment on or give "
+			      "--clock-offsets");
+		goto done;
+	}
+	if (a->clock_samples && a->clock_spread_p50_ns > 1000000) {
+		fail_cross(a, "the matched collectives do not end together on the aligned clocks (median "
+			      "spread over 1 ms): the calls may be matched wrongly, or the clocks drift "
+			      "in a way one offset and drift cannot describe");
+		goto done;
+	}
+	a->clocks_aligned = 1;
+
+	/* per rank, per row, per step */
+	int64_t *steps = xmalloc(total * sizeof(*steps));
+	size_t nst = 0;
+	for (size_t q = 0; q < ng; q++)
+		for (size_t k = gr[q].g; k < gr[q].h; k++)
+			steps[nst++] = v[k].c->step;
+	qsort(steps, nst, sizeof(*steps), cmp_i64);
+	size_t u = 0;
+	for (size_t k = 0; k < nst; k++)
+		if (!u || steps[u - 1] != steps[k])
+			steps[u++] = steps[k];
+	a->nxsteps = u;
+	a->xsteps = xcalloc(u ? u : 1, sizeof(*a->xsteps));
+	for (size_t k = 0; k < u; k++) {
+		a->xsteps[k].number = steps[k];
+		a->xsteps[k].straggler = -1;
+		a->xsteps[k].by_rank = xcalloc(a->n, sizeof(int64_t));
+	}
+	free(steps);
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			if (c->wait_ns < 0)
+				continue;
+			int64_t d = c->end_ns - c->start_ns;
+			r->wait_ns += c->wait_ns;
+			r->transfer_ns += d - c->wait_ns;
+			r->matched++;
+			r->times_last += (uint64_t)c->last;
+			r->caused_ns += c->caused_ns;
+			r->caused_colls += c->caused_ns > 0 && c->caused_ns > a->clock_spread_ns;
+			struct coll_row *row = &r->colls[c->row];
+			row->wait_ns += c->wait_ns;
+			row->transfer_ns += d - c->wait_ns;
+			row->xfer_ns += c->xfer_ns;
+			row->matched++;
+			if (c->caused_ns > 0) {
+				size_t lo = 0, hi = a->nxsteps;
+				while (hi - lo > 1) {
+					size_t mid = (lo + hi) / 2;
+					if (a->xsteps[mid].number <= c->step)
+						lo = mid;
+					else
+						hi = mid;
+				}
+				a->xsteps[lo].by_rank[i] += c->caused_ns;
+				a->xsteps[lo].total_caused_ns += c->caused_ns;
+			}
+			if (a->opts.keep_traces && c->wait_ns > 0)
+				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
+		}
+		ivset_seal(&r->wait_set);
+		a->caused_ns += r->caused_ns;
+	}
+	for (size_t k = 0; k < a->nxsteps; k++) {
+		struct xstep *x = &a->xsteps[k];
+		for (size_t i = 0; i < a->n; i++)
+			if (x->by_rank[i] > x->caused_ns) {
+				x->caused_ns = x->by_rank[i];
+				x->straggler = a->r[i].rank;
+			}
+	}
+	int64_t best = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].caused_ns > best) {
+			best = a->r[i].caused_ns;
+			a->top_rank = a->r[i].rank;
+		}
+	if (a->caused_ns > 0) {
+		a->late_share = (double)best / (double)a->caused_ns;
+		if (a->late_share >= LATE_SHARE_MIN && !analysis_uncertain(a, a->caused_ns, a->matched_groups))
+			a->late_rank = a->top_rank;
+	}
+done:
+	free(gr);
+	free(v);
+bandwidth:
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->r[i].ncolls; k++)
+			row_bandwidth(&a->r[i].colls[k]);
+}
