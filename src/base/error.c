@@ -7,6 +7,7 @@
 #include <string.h>
 
 int aorta_quiet;
+int aorta_strict;
 
 enum aorta_status aorta_fail(struct aorta_error *e, enum aorta_status code,
 			     const char *path, long long line, long long offset,
@@ -26,27 +27,60 @@ enum aorta_status aorta_fail(struct aorta_error *e, enum aorta_status code,
 	return code;
 }
 
+/* One line, written with one call under stderr's lock, so lines of
+ * parallel readers never interleave ("aorta: aorta: read ..."). */
+static void emit(const char *prefix, const char *fmt, va_list ap)
+{
+	char small[1024], *line = small;
+	va_list cp;
+
+	va_copy(cp, ap);
+	int n = vsnprintf(small, sizeof(small), fmt, cp);
+	va_end(cp);
+	if (n >= (int)sizeof(small)) {
+		line = malloc((size_t)n + 1);
+		if (line)
+			vsnprintf(line, (size_t)n + 1, fmt, ap);
+		else
+			line = small;
+	}
+	flockfile(stderr);
+	fprintf(stderr, "%s%s\n", prefix, line);
+	funlockfile(stderr);
+	if (line != small)
+		free(line);
+}
+
+static void emitf(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emitf(const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(prefix, fmt, ap);
+	va_end(ap);
+}
+
 void aorta_error_print(const struct aorta_error *e)
 {
-	fputs("aorta: error: ", stderr);
+	char where[640] = "", l[32] = "", b[40] = "";
+
 	if (e->path[0])
-		fprintf(stderr, "'%s': ", e->path);
+		snprintf(where, sizeof(where), "'%s': ", e->path);
 	if (e->line > 0)
-		fprintf(stderr, "line %lld: ", e->line);
+		snprintf(l, sizeof(l), "line %lld: ", e->line);
 	if (e->offset >= 0 && e->path[0])
-		fprintf(stderr, "byte %lld: ", e->offset);
-	fprintf(stderr, "%s\n", e->msg);
+		snprintf(b, sizeof(b), "byte %lld: ", e->offset);
+	emitf("aorta: error: ", "%s%s%s%s", where, l, b, e->msg);
 }
 
 void aorta_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("aorta: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	emit("aorta: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void aorta_note(const char *fmt, ...)
@@ -55,11 +89,9 @@ void aorta_note(const char *fmt, ...)
 
 	if (aorta_quiet)
 		return;
-	fputs("aorta: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	emit("aorta: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void oom(size_t n)

@@ -50,6 +50,9 @@ void aorta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Quiet mode for notes (progress); warnings and errors always print. */
 extern int aorta_quiet;
+/* --strict: input problems that are otherwise warnings (a file of a
+ * directory skipped, a rank of the world missing) are errors (exit 3). */
+extern int aorta_strict;
 
 /* Allocation that never returns NULL: on failure prints and exits 5.
  * Out of memory is not an input error and has no useful recovery here. */

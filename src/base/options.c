@@ -1,9 +1,14 @@
 /*
  * options.c - table-driven option parsing and help.
+ *
+ * The one numeric parser of every command: integers must be whole and in
+ * int range, numbers finite (nan and inf are usage errors, so no range
+ * check downstream can be passed by a NaN).
  */
 #include "base/options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +70,8 @@ static int set_value(const struct opt *o, const char *arg)
 	case OPTT_DOUBLE: {
 		errno = 0;
 		double v = strtod(arg, &end);
-		if (errno || end == arg || *end) {
-			fprintf(stderr, "aorta: error: option '--%s' expects a number, got '%s'\n",
+		if (errno || end == arg || *end || !isfinite(v)) {
+			fprintf(stderr, "aorta: error: option '--%s' expects a finite number, got '%s'\n",
 				o->long_name, arg);
 			return -1;
 		}

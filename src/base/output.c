@@ -1,25 +1,237 @@
 /*
  * output.c - atomic output files and the streaming JSON writer.
+ *
+ * An output path is resolved through symlinks first: the temporary file is
+ * created beside the resolved target and renamed over it, so the link
+ * stays a link.  A path that exists and is a character device or a FIFO
+ * (/dev/null, /dev/stdout, a pipe to another program) is written in place,
+ * never replaced (a FIFO nobody reads within 10 s is exit 3, not a hang); a
+ * directory, socket or block device is refused (exit 3).
+ * /dev/stdout, /dev/stderr and /dev/fd/N are written through the process's
+ * own descriptor (a pipe to jq works, a redirect is not replaced).
+ * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
+ * by output_is_temp_name so a directory walk skips a leftover) and removed
+ * by a SIGINT/SIGTERM/SIGHUP/SIGPIPE handler while they are open.
  */
 #include "base/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 long long out_fail_after_bytes = -1;
 
+/* ---- temporary files, removed on SIGINT / SIGTERM -------------------------- */
+
+#define TMP_TAG ".aorta-tmp-"
+#define MAX_LIVE 64
+
+/* Paths of temporary files being written; the handler unlinks them (unlink
+ * is async-signal-safe) and re-raises the signal with its default action. */
+static char *_Atomic live[MAX_LIVE];
+static atomic_flag handlers_set = ATOMIC_FLAG_INIT;
+
+static void on_signal(int sig)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		char *p = atomic_load(&live[i]);
+		if (p)
+			unlink(p);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void track(char *tmp)
+{
+	if (!atomic_flag_test_and_set(&handlers_set)) {
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			struct sigaction sa, old;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_signal;
+			sigemptyset(&sa.sa_mask);
+			/* leave a signal the caller ignores (nohup, SIGPIPE) ignored */
+			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+				sigaction(sigs[i], &sa, NULL);
+		}
+	}
+	for (int i = 0; i < MAX_LIVE; i++) {
+		char *expect = NULL;
+		if (atomic_compare_exchange_strong(&live[i], &expect, tmp))
+			return;
+	}
+}
+
+static void untrack(char *tmp)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		char *expect = tmp;
+		if (atomic_compare_exchange_strong(&live[i], &expect, NULL))
+			return;
+	}
+}
+
+int output_is_temp_name(const char *name)
+{
+	const char *b = strrchr(name, '/');
+	b = b ? b + 1 : name;
+	if (strstr(b, TMP_TAG))
+		return 1;
+	/* the form of aorta 0.x: NAME.tmpXXXXXX */
+	const char *t = strstr(b, ".tmp");
+	return t && strlen(t) == 10;
+}
+
+/* The file a path names, through symlinks (a dangling one included, whose
+ * target is created); NULL with errno set on a loop or a bad component. */
+static char *resolve(const char *path)
+{
+	char *cur = xstrdup(path);
+
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat st;
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		char tgt[4096];
+		ssize_t n = readlink(cur, tgt, sizeof(tgt) - 1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		tgt[n] = '\0';
+		if (tgt[0] == '/') {
+			free(cur);
+			cur = xstrdup(tgt);
+		} else { /* relative to the link's directory */
+			const char *sl = strrchr(cur, '/');
+			size_t dl = sl ? (size_t)(sl - cur) + 1 : 0;
+			char *nx = xmalloc(dl + (size_t)n + 1);
+			memcpy(nx, cur, dl);
+			memcpy(nx + dl, tgt, (size_t)n + 1);
+			free(cur);
+			cur = nx;
+		}
+	}
+	free(cur);
+	errno = ELOOP;
+	return NULL;
+}
+
+/* A FIFO output waits for its reader at most FIFO_WAIT_MS instead of
+ * blocking for ever in open(2); -1 with errno ENXIO when none came. */
+#define FIFO_WAIT_MS 10000
+
+static int open_fifo(const char *path)
+{
+	for (int waited = 0;; waited += 20) {
+		int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl >= 0)
+				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			return fd;
+		}
+		if (errno != ENXIO || waited >= FIFO_WAIT_MS)
+			return -1;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The descriptor a path names when it is one of the process's own:
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N; else -1.  Such an
+ * output is written through a dup of the descriptor: resolving it would
+ * give a pipe ("pipe:[123]") or the file the shell opened, which a rename
+ * would replace under the shell's feet. */
+static int own_fd(const char *path)
+{
+	const char *p = NULL;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return 1;
+	if (!strcmp(path, "/dev/stderr"))
+		return 2;
+	if (!strncmp(path, "/dev/fd/", 8))
+		p = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		p = path + 14;
+	if (!p || *p < '0' || *p > '9')
+		return -1;
+	char *end;
+	long v = strtol(p, &end, 10);
+	return *end == '\0' && v >= 0 && v < 1 << 20 ? (int)v : -1;
+}
+
 enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_error *e)
 {
-	size_t n = strlen(path) + 16;
+	struct stat st;
 
 	memset(o, 0, sizeof(*o));
-	o->path = xstrdup(path);
+	int sfd = own_fd(path);
+	if (sfd >= 0) {
+		int fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			int err = errno;
+			if (fd >= 0)
+				close(fd);
+			return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot write to it: %s",
+					  strerror(err));
+		}
+		o->path = xstrdup(path);
+		o->in_place = 1;
+		return AORTA_OK;
+	}
+	char *target = resolve(path);
+	if (!target)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot resolve the output path: %s",
+				  strerror(errno));
+	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
+			enum aorta_status s = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+							 "the output exists and is %s, not a regular file; "
+							 "give a file name",
+							 S_ISDIR(st.st_mode) ? "a directory" :
+							 S_ISSOCK(st.st_mode) ? "a socket" : "a block device");
+			free(target);
+			return s;
+		}
+		/* a character device (/dev/null, /dev/stdout) or a FIFO: written in
+		 * place, never replaced */
+		int fd = S_ISFIFO(st.st_mode) ? open_fifo(target)
+					      : open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && errno == ENXIO) {
+			free(target);
+			return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+					  "a FIFO that no process reads (waited %d s)", FIFO_WAIT_MS / 1000);
+		}
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			int err = errno;
+			if (fd >= 0)
+				close(fd);
+			free(target);
+			return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot open for writing: %s",
+					  strerror(err));
+		}
+		o->path = target;
+		o->in_place = 1;
+		return AORTA_OK;
+	}
+	/* the temporary file beside the file it becomes: hidden, tagged, so a
+	 * directory walk skips a leftover by name */
+	const char *sl = strrchr(target, '/');
+	size_t dl = sl ? (size_t)(sl - target) + 1 : 0;
+	size_t n = strlen(target) + sizeof(TMP_TAG) + 8;
+	o->path = target;
 	o->tmp = xmalloc(n);
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+	snprintf(o->tmp, n, "%.*s.%s" TMP_TAG "XXXXXX", (int)dl, target, target + dl);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
 		enum aorta_status s = aorta_fail(e, AORTA_EINTERNAL, path, 0, -1,
@@ -30,14 +242,17 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 		memset(o, 0, sizeof(*o));
 		return s;
 	}
-	/* mkstemp creates 0600; give the file the mode a plain fopen would */
+	track(o->tmp);
+	/* mkstemp creates 0600; give the file the mode a plain fopen would, or
+	 * the mode of the file it replaces */
 	mode_t um = umask(0);
 	umask(um);
-	fchmod(fd, 0666 & ~um);
+	fchmod(fd, stat(target, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~um));
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);
 		unlink(o->tmp);
+		untrack(o->tmp);
 		free(o->path);
 		free(o->tmp);
 		memset(o, 0, sizeof(*o));
@@ -50,8 +265,10 @@ void out_abort(struct outfile *o)
 {
 	if (o->f)
 		fclose(o->f);
-	if (o->tmp)
+	if (o->tmp) {
 		unlink(o->tmp);
+		untrack(o->tmp);
+	}
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof(*o));
@@ -82,6 +299,11 @@ enum aorta_status out_commit(struct outfile *o, struct aorta_error *e)
 		return aorta_fail(e, AORTA_EINTERNAL, path, 0, -1, "write failed: %s", strerror(err));
 	}
 	o->f = NULL;
+	if (o->in_place) {
+		free(o->path);
+		memset(o, 0, sizeof(*o));
+		return AORTA_OK;
+	}
 	if (rename(o->tmp, o->path) != 0) {
 		char path[512];
 		int err = errno;
@@ -90,6 +312,7 @@ enum aorta_status out_commit(struct outfile *o, struct aorta_error *e)
 		return aorta_fail(e, AORTA_EINTERNAL, path, 0, -1, "cannot rename into place: %s",
 				  strerror(err));
 	}
+	untrack(o->tmp);
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof(*o));

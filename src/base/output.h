@@ -2,8 +2,11 @@
  * output.h - output files that are either complete or absent, and a JSON
  * writer.
  *
- * out_open writes to a temporary file beside the target; out_commit flushes,
- * checks every write and renames it into place; out_abort removes it.  So an
+ * out_open writes to a temporary file beside the target (through symlinks);
+ * out_commit flushes, checks every write and renames it into place;
+ * out_abort removes it.  An existing character device or FIFO is written in
+ * place; a directory is refused with AORTA_EINPUT.  Temporary files are
+ * removed on SIGINT/SIGTERM.  So an
  * interrupted or failed run never leaves a half-written output.  For tests,
  * out_fail_after_bytes makes writes fail after N bytes (fault injection, as
  * SQLite does), proving the error path.
@@ -23,13 +26,16 @@
 
 struct outfile {
 	FILE *f;
-	char *path, *tmp;
+	char *path, *tmp;   /* path: the resolved target; tmp NULL when in place */
+	int in_place;       /* a character device or FIFO, written directly */
 };
 
 enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_error *e);
 enum aorta_status out_commit(struct outfile *o, struct aorta_error *e);
 void out_abort(struct outfile *o);
 extern long long out_fail_after_bytes; /* -1: off (tests set it) */
+/* Whether a file name (or path) is one of out_open's temporary files. */
+int output_is_temp_name(const char *name);
 
 struct jw {
 	FILE *f;

@@ -120,6 +120,15 @@ struct zread {
 	unsigned head, tail;    /* consumer reads head, producer fills tail */
 	size_t head_pos;        /* consumed bytes of slot[head] */
 	int stop;               /* consumer closing: producer quits */
+
+	/* replay: bytes handed out by zread_peek, read again first */
+	char *rp;
+	size_t rp_len, rp_pos;
+	int peeked;
+
+	/* bound on the decompressed bytes (0: none) and what it is called */
+	unsigned long long limit, total;
+	const char *limit_what;
 };
 
 static enum aorta_status sys_fail(struct aorta_error *e, const char *path, const char *what)
@@ -362,6 +371,26 @@ static ssize_t pipe_read(struct zread *z, unsigned char *buf, size_t n, struct a
 /* Public API                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Compressions other than gzip, by their magic bytes: named so the user
+ * knows what to do, instead of "unknown format" or a JSON error at byte 0. */
+static const char *compressed_kind(const unsigned char *b, size_t n)
+{
+	static const unsigned char bz_block[6] = { 0x31, 0x41, 0x59, 0x26, 0x53, 0x59 };
+	static const unsigned char xz[6] = { 0xfd, '7', 'z', 'X', 'Z', 0x00 };
+	static const unsigned char zstd[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+	if (n >= 10 && b[0] == 'B' && b[1] == 'Z' && b[2] == 'h' && b[3] >= '1' && b[3] <= '9' &&
+	    (!memcmp(b + 4, bz_block, 6) || (b[4] == 0x17 && b[5] == 0x72)))
+		return "bzip2";
+	if (n >= 6 && !memcmp(b, xz, 6))
+		return "xz";
+	if (n >= 4 && !memcmp(b, zstd, 4))
+		return "zstd";
+	if (n >= 2 && b[0] == 0x1f && b[1] == 0x9d)
+		return "compress (.Z)";
+	return NULL;
+}
+
 static enum infl_kind pick_inflater(void)
 {
 	const char *want = getenv("AORTA_ZREAD_INFLATER");
@@ -378,9 +407,15 @@ enum aorta_status zread_open(const char *path, struct zread **out, struct aorta_
 	int fd;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sys_fail(e, path, "open");
+	if (strcmp(path, "-") == 0) {
+		fd = dup(0); /* standard input; closing ours leaves fd 0 alone */
+		if (fd < 0)
+			return sys_fail(e, "<stdin>", "read standard input");
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return sys_fail(e, path, "open");
+	}
 	z = xcalloc(1, sizeof(*z));
 	z->fd = fd;
 	z->path = xstrdup(path);
@@ -390,6 +425,12 @@ enum aorta_status zread_open(const char *path, struct zread **out, struct aorta_
 			*e = z->err;
 		zread_close(z);
 		return AORTA_EINPUT;
+	}
+	const char *other = compressed_kind(z->in, z->in_len);
+	if (other) {
+		zread_close(z);
+		return aorta_fail(e, AORTA_EINPUT, path, 0, 0,
+				  "%s is not supported, decompress first (gzip is read directly)", other);
 	}
 	if (z->in_len >= 2 && z->in[0] == 0x1f && z->in[1] == 0x8b) {
 		z->kind = pick_inflater();
@@ -433,7 +474,7 @@ enum aorta_status zread_open(const char *path, struct zread **out, struct aorta_
 	return AORTA_OK;
 }
 
-ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
+static ssize_t read_raw(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 {
 	if (n == 0)
 		return 0;
@@ -466,6 +507,65 @@ ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 	if (r < 0 && e)
 		*e = z->err;
 	return r;
+}
+
+ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
+{
+	if (n == 0)
+		return 0;
+	if (z->rp_pos < z->rp_len) { /* the peeked bytes first */
+		size_t take = z->rp_len - z->rp_pos;
+		if (take > n)
+			take = n;
+		memcpy(buf, z->rp + z->rp_pos, take);
+		z->rp_pos += take;
+		return (ssize_t)take;
+	}
+	ssize_t r = read_raw(z, buf, n, e);
+	if (r > 0 && z->limit) {
+		z->total += (unsigned long long)r;
+		if (z->total > z->limit) {
+			aorta_fail(e, AORTA_EINPUT, z->path, 0, (long long)z->limit,
+				   "larger than the %llu MiB limit for %s (%s)", z->limit >> 20,
+				   z->limit_what ? z->limit_what : "this input",
+				   "is it the right file?");
+			return -1;
+		}
+	}
+	return r;
+}
+
+enum aorta_status zread_peek(struct zread *z, size_t n, const char **buf, size_t *len,
+			     struct aorta_error *e)
+{
+	if (!z->peeked) {
+		z->peeked = 1;
+		z->rp = xmalloc(n + 1);
+		while (z->rp_len < n) {
+			ssize_t r = read_raw(z, z->rp + z->rp_len, n - z->rp_len, e);
+			if (r < 0)
+				return e ? e->code : AORTA_EINPUT;
+			if (r == 0)
+				break;
+			z->rp_len += (size_t)r;
+		}
+		z->rp[z->rp_len] = '\0';
+		z->total = z->rp_len;
+	}
+	*buf = z->rp;
+	*len = z->rp_len;
+	return AORTA_OK;
+}
+
+void zread_set_limit(struct zread *z, unsigned long long max_bytes, const char *what)
+{
+	z->limit = max_bytes;
+	z->limit_what = what;
+}
+
+const char *zread_path(const struct zread *z)
+{
+	return z->path;
 }
 
 int zread_is_gzip(const struct zread *z)
@@ -501,6 +601,7 @@ void zread_close(struct zread *z)
 	if (z->zs_live)
 		inflateEnd(&z->zs);
 	free(z->is);
+	free(z->rp);
 	free(z->in);
 	free(z->path);
 	if (z->fd >= 0)
@@ -547,4 +648,20 @@ enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size
 	*buf = b;
 	*len = n;
 	return AORTA_OK;
+}
+
+enum aorta_status zread_whole(const char *path, size_t cap, const char *what, char **buf,
+			      size_t *len, struct aorta_error *e)
+{
+	enum aorta_status st = zread_all(path, cap + 1, buf, len, e);
+
+	if (st == AORTA_OK && *len > cap) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+		return aorta_fail(e, AORTA_EINPUT, path, 0, (long long)cap,
+				  "larger than the %zu MiB limit for %s: is it the right file?",
+				  cap >> 20, what);
+	}
+	return st;
 }

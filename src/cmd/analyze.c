@@ -16,7 +16,7 @@
 #include "base/options.h"
 #include "base/plugin.h"
 #include "cmd/cmds.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "report/analysis_out.h"
 #include "timeline/rules.h"
 
@@ -39,6 +39,7 @@ int cmd_analyze(int argc, char **argv)
 		OPT_INT(0, "top", &top, "N", "rows in the top-kernel table (default 10)"),
 		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
 		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
+		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
 		OPT_BOOL(0, "mpi", &use_mpi, "share the files out over MPI processes (automatic under mpirun/srun)"),
 		OPT_END(),
@@ -138,10 +139,6 @@ int cmd_analyze(int argc, char **argv)
 	char why[256];
 	if (analysis_adapt_skip(&a, why, sizeof(why)))
 		aorta_warn("%s", why);
-	for (size_t i = 0; i < a.n; i++)
-		if (a.r[i].skipped)
-			aorta_warn("'%s': %llu malformed events skipped (first: %s)", a.r[i].path,
-				   (unsigned long long)a.r[i].skipped, a.r[i].skipped_first);
 	/* files first: a summary piped into `head` must not cost the outputs */
 	if (json && (st = analysis_save_json(&a, json, &e)))
 		goto fail;

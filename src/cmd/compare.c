@@ -48,6 +48,7 @@ int cmd_compare(int argc, char **argv)
 		OPT_STRING(0, "json", &json, "FILE", "write the comparison as JSON (schema aorta.compare/1)"),
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules for inputs that are traces"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
+		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL(0, "per-rank", &per_rank, "also print every rank's figures"),
 		OPT_END(),
 	};

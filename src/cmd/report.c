@@ -163,6 +163,7 @@ int cmd_report(int argc, char **argv)
 		OPT_INT(0, "skip-steps", &skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
 		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
 		OPT_STRING(0, "gantt-steps", &gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
+		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL(0, "no-plots", &no_plots, "write summary.json and index.html only"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
 		OPT_END(),

@@ -13,6 +13,7 @@
 #include "cmd/cmds.h"
 #include "ingest/analysis_json.h"
 #include "ingest/ingest.h"
+#include "pipeline/pipeline.h"
 
 int run_is_saved_analysis(const char *input)
 {

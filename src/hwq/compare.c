@@ -12,8 +12,9 @@
  * upstream's compare looked for), so both spellings work; upstream's
  * mismatch meant only throughput was ever compared.
  *
- * Files are parsed with yajl's tree API (whole file in memory: results
- * are small).  Malformed input is AORTA_EINPUT naming the file.
+ * Files are parsed with yajl's tree API (whole file in memory, bounded by
+ * HWQ_RESULT_MAX_BYTES: results are small).  Malformed input is AORTA_EINPUT
+ * naming the file.  A zero baseline has no relative change: "no baseline".
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +22,12 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "base/zread.h"
 #include "hwq/hwq_host.h"
+
+/* Results are a few KiB; a sweep of thousands of points stays under a MiB.
+ * The cap keeps `-t /dev/zero` from reading without end. */
+#define HWQ_RESULT_MAX_BYTES (64u << 20)
 
 struct cmp_doc {
 	yajl_val root;
@@ -32,21 +38,17 @@ struct cmp_doc {
 static enum aorta_status load(const char *path, struct cmp_doc *d, struct aorta_error *e)
 {
 	memset(d, 0, sizeof(*d));
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot open: no such file or unreadable");
-	size_t cap = 1 << 16, len = 0;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += got;
-		if (len + 1 >= cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
+	char *buf;
+	size_t len;
+	enum aorta_status st = zread_whole(path, HWQ_RESULT_MAX_BYTES, "an hwq result (HWQ_RESULT_MAX_BYTES)",
+					   &buf, &len, e);
+	if (st)
+		return st;
+	if (memchr(buf, '\0', len)) {
+		free(buf);
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "binary data, not JSON (expected an aorta hwq result or sweep)");
 	}
-	fclose(f);
-	buf[len] = 0;
 	char err[256] = "";
 	d->root = yajl_tree_parse(buf, err, sizeof(err));
 	free(buf);
@@ -110,7 +112,16 @@ static int row(FILE *f, const char *what, double b, double t, int higher_better,
 		fprintf(f, "  %-12s %14s %14s %9s  %s\n", what, "-", "-", "-", "missing, not compared");
 		return 0;
 	}
-	double ch = b != 0 ? (t - b) / fabs(b) : 0.0;
+	if (b == 0) { /* no relative change from zero: say so, never "+0.00 % ok" */
+		fprintf(f, "  %-12s %14.4f %14.4f %9s  %s\n", what, b, t, "n/a",
+			t == 0 ? "ok (both zero)" : "no baseline (baseline is 0), not compared");
+		return 0;
+	}
+	if (isinf(b) || isinf(t)) {
+		fprintf(f, "  %-12s %14.4f %14.4f %9s  %s\n", what, b, t, "n/a", "not finite, not compared");
+		return 0;
+	}
+	double ch = (t - b) / fabs(b);
 	int reg = higher_better ? ch < -thr : ch > thr;
 	int imp = higher_better ? ch > thr : ch < -thr;
 	fprintf(f, "  %-12s %14.4f %14.4f %+8.2f%%  %s\n", what, b, t, ch * 100.0,

@@ -8,14 +8,21 @@
  *   JSON with "traceEvents" / "schemaVersion" / "ph" -> Kineto
  *   JSON lines with "profile" and "rank"    -> aorta per-rank metrics
  *   CSV header with Kernel_Name / Direction and *_Timestamp -> rocprofv3 CSV
+ * A UTF-8 byte order mark before any of these is skipped.  ingest_file opens
+ * the input once: the sniff looks at the bytes zread_peek read, and the
+ * stream readers (Kineto, rocprofv3 CSV and JSON) continue on that same
+ * stream, so a FIFO or `<(zcat x.gz)` is read exactly once.
  */
 #include "ingest/ingest.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "base/zread.h"
+#include "ingest/ingest_mem.h"
 
 const char *format_name(enum trace_format f)
 {
@@ -31,18 +38,26 @@ const char *format_name(enum trace_format f)
 	}
 }
 
-static enum trace_format sniff_sqlite(const char *path)
+static enum trace_format sniff_sqlite(const char *path, struct aorta_error *e)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	enum trace_format f = FMT_UNKNOWN;
+	int rc;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+	if ((rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL)) != SQLITE_OK) {
+		aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot open the SQLite database: %s",
+			   db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 		goto out;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type IN ('table','view')",
-			       -1, &st, NULL) != SQLITE_OK)
+			       -1, &st, NULL) != SQLITE_OK) {
+		aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+			   "a corrupt or truncated SQLite database (cannot read its schema: %s)",
+			   sqlite3_errmsg(db));
 		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *n = (const char *)sqlite3_column_text(st, 0);
 		if (!n)
 			continue;
@@ -52,6 +67,16 @@ static enum trace_format sniff_sqlite(const char *path)
 		}
 		if (!strncmp(n, "rocpd_", 6))
 			f = FMT_ROCPD;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+			   "a corrupt or truncated SQLite database (reading its schema: %s)",
+			   sqlite3_errmsg(db));
+		f = FMT_UNKNOWN;
+	} else if (f == FMT_UNKNOWN) {
+		aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+			   "a SQLite database with neither Nsight Systems tables "
+			   "(CUPTI_ACTIVITY_KIND_KERNEL) nor rocpd tables (rocpd_*)");
 	}
 out:
 	sqlite3_finalize(st);
@@ -66,21 +91,27 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
-enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
+enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len,
+				   struct aorta_error *e)
 {
-	char *buf = NULL;
-	size_t len = 0;
 	enum trace_format f = FMT_UNKNOWN;
 
-	if (zread_all(path, 65536, &buf, &len, e))
-		return FMT_UNKNOWN;
+	if (e)
+		e->msg[0] = '\0';
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) { /* UTF-8 byte order mark */
+		buf += 3;
+		len -= 3;
+	}
 	const char *p = skip_ws(buf, buf + len), *end = buf + len;
 	if (len >= 16 && !memcmp(buf, "SQLite format 3", 16)) {
-		f = sniff_sqlite(path);
-		if (f == FMT_UNKNOWN)
+		struct stat sb;
+		if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 			aorta_fail(e, AORTA_EINPUT, path, 0, -1,
-				   "a SQLite database with neither Nsight Systems tables "
-				   "(CUPTI_ACTIVITY_KIND_KERNEL) nor rocpd tables (rocpd_*)");
+				   "a SQLite database read from a pipe or device: SQLite needs a "
+				   "regular file, copy it to one first");
+			return FMT_UNKNOWN;
+		}
+		f = sniff_sqlite(path, e);
 	} else if (p < end && *p == '{') {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (strstr(p, "\"rocprofiler-sdk-tool\""))
@@ -97,7 +128,7 @@ enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
 	} else if (p < end && *p == '[') {
 		if (strstr(p, "\"ph\""))
 			f = FMT_KINETO; /* the Chrome trace array form */
-	} else {
+	} else if (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char *line = strndup(p, l);
@@ -106,30 +137,161 @@ enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
 			f = FMT_ROCPROF_CSV;
 		free(line);
 	}
-	if (f == FMT_UNKNOWN && (!e || !e->msg[0]))
-		aorta_fail(e, AORTA_EINPUT, path, 0, 0,
-			   "unknown trace format (expected Kineto/PyTorch profiler JSON, nsys SQLite "
-			   "export, rocprofv3 CSV/JSON/rocpd, or aorta metrics JSONL)");
-	free(buf);
+	if (f == FMT_UNKNOWN && (!e || !e->msg[0])) {
+		if (p == end)
+			aorta_fail(e, AORTA_EINPUT, path, 0, 0, len ? "only whitespace" : "an empty file");
+		else if (memchr(buf, '\0', len))
+			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
+				   "binary data, not a trace (expected Kineto/PyTorch profiler JSON, "
+				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, or aorta metrics JSONL)");
+		else if (!strncasecmp(p, "<!doctype", 9) || !strncasecmp(p, "<html", 5))
+			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
+				   "an HTML page, not a trace (a download that saved an error page?)");
+		else
+			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
+				   "unknown trace format (expected Kineto/PyTorch profiler JSON, nsys SQLite "
+				   "export, rocprofv3 CSV/JSON/rocpd, or aorta metrics JSONL)");
+	}
 	return f;
+}
+
+enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
+{
+	struct zread *z;
+	const char *buf;
+	size_t len;
+	enum trace_format f = FMT_UNKNOWN;
+
+	if (zread_open(path, &z, e))
+		return FMT_UNKNOWN;
+	if (zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, e) == AORTA_OK)
+		f = ingest_sniff_buf(path, buf, len, e);
+	zread_close(z);
+	return f;
+}
+
+/* The stream ingest_file_as opened, for the reader it calls on this thread. */
+static _Thread_local struct zread *cur_z;
+static _Thread_local const char *cur_path;
+
+enum aorta_status ingest_stream_open(const char *path, struct zread **z, struct aorta_error *e)
+{
+	if (cur_z && cur_path && !strcmp(path, cur_path)) {
+		*z = cur_z;
+		return AORTA_OK;
+	}
+	enum aorta_status st = zread_open(path, z, e);
+	if (st == AORTA_OK)
+		zread_set_limit(*z, INGEST_MAX_TRACE_BYTES, "a trace (INGEST_MAX_TRACE_BYTES)");
+	return st;
+}
+
+void ingest_stream_close(struct zread *z)
+{
+	if (z != cur_z)
+		zread_close(z);
+}
+
+static int is_regular(const char *path)
+{
+	struct stat sb;
+	return strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* aorta metrics JSONL from a pipe: read whole (bounded) into memory */
+static enum aorta_status jsonl_from_stream(const char *path, struct zread *z,
+					   const struct ingest_opts *o, struct trace_set *out,
+					   struct aorta_error *e)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = xmalloc(cap);
+	enum aorta_status st;
+
+	zread_set_limit(z, INGEST_MAX_SMALL_BYTES, "aorta metrics JSONL read from a pipe");
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			b = xrealloc(b, cap);
+		}
+		ssize_t r = zread_read(z, b + n, cap - n, e);
+		if (r < 0) {
+			free(b);
+			return e && e->code ? e->code : AORTA_EINPUT;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	st = ingest_aorta_jsonl_mem(path, b, n, o, out, e);
+	free(b);
+	return st;
+}
+
+enum aorta_status ingest_file_as(const char *path, enum trace_format f,
+				 const struct ingest_opts *o, struct trace_set *out,
+				 struct aorta_error *e)
+{
+	struct zread *z = NULL;
+	enum aorta_status st;
+
+	if (e)
+		e->msg[0] = '\0';
+	if ((st = zread_open(path, &z, e)))
+		return st;
+	const char *buf;
+	size_t len;
+	if ((st = zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, e))) {
+		zread_close(z);
+		return st;
+	}
+	if (f == FMT_UNKNOWN)
+		f = ingest_sniff_buf(path, buf, len, e);
+	int bom = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3);
+	if (bom) { /* the readers start after a BOM */
+		char skip[3];
+		if (zread_read(z, skip, 3, e) != 3) {
+			zread_close(z);
+			return AORTA_EINPUT;
+		}
+	}
+	zread_set_limit(z, INGEST_MAX_TRACE_BYTES, "a trace (INGEST_MAX_TRACE_BYTES)");
+	cur_z = z;
+	cur_path = path;
+	switch (f) {
+	case FMT_KINETO: st = ingest_kineto(path, o, out, e); break;
+	case FMT_ROCPROF_CSV: st = ingest_rocprof_csv(path, o, out, e); break;
+	case FMT_ROCPROF_JSON: st = ingest_rocprof_json(path, o, out, e); break;
+	case FMT_NSYS:
+	case FMT_ROCPD: /* SQLite opens the file itself (a regular file: sniff checked) */
+		zread_close(z);
+		z = cur_z = NULL;
+		st = f == FMT_NSYS ? ingest_nsys(path, o, out, e) : ingest_rocpd(path, o, out, e);
+		break;
+	case FMT_AORTA_JSONL:
+		if (is_regular(path) && !bom) { /* the reader opens it itself */
+			zread_close(z);
+			z = cur_z = NULL;
+			st = ingest_aorta_jsonl(path, o, out, e);
+		} else {
+			st = jsonl_from_stream(path, z, o, out, e);
+		}
+		break;
+	case FMT_AORTA_ANALYSIS:
+		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				"an aorta analysis, not a trace (give it to 'aorta compare')");
+		break;
+	default:
+		st = e && e->code ? e->code : AORTA_EINPUT;
+		break;
+	}
+	cur_z = NULL;
+	cur_path = NULL;
+	zread_close(z);
+	return st;
 }
 
 enum aorta_status ingest_file(const char *path, const struct ingest_opts *o,
 			      struct trace_set *out, struct aorta_error *e)
 {
-	if (e)
-		e->msg[0] = '\0';
-	switch (ingest_sniff(path, e)) {
-	case FMT_KINETO: return ingest_kineto(path, o, out, e);
-	case FMT_NSYS: return ingest_nsys(path, o, out, e);
-	case FMT_ROCPD: return ingest_rocpd(path, o, out, e);
-	case FMT_ROCPROF_CSV: return ingest_rocprof_csv(path, o, out, e);
-	case FMT_ROCPROF_JSON: return ingest_rocprof_json(path, o, out, e);
-	case FMT_AORTA_JSONL: return ingest_aorta_jsonl(path, o, out, e);
-	case FMT_AORTA_ANALYSIS:
-		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
-				  "an aorta analysis, not a trace (give it to 'aorta compare')");
-	default:
-		return e && e->code ? e->code : AORTA_EINPUT;
-	}
+	return ingest_file_as(path, FMT_UNKNOWN, o, out, e);
 }

@@ -36,20 +36,48 @@ enum trace_format {
 	FMT_AORTA_ANALYSIS, /* aorta analyze --json output (for compare) */
 };
 
+struct zread;
+
 struct ingest_opts {
 	const struct rules *rules; /* NULL: built-in table */
 	int rank_hint;             /* rank from the file name, -1 if none */
 };
 
+/* Bytes the sniff looks at, and the size caps of the readers (each named in
+ * its error when exceeded). */
+#define INGEST_SNIFF_BYTES 65536u
+#define INGEST_MAX_TRACE_BYTES (256ull << 30)  /* a decompressed trace: 256 GiB */
+#define INGEST_MAX_SMALL_BYTES (1ull << 30)    /* JSONL metrics read from a pipe */
+
 const char *format_name(enum trace_format f);
 
 /* Detects the format from the first bytes (decompressing gzip).  Returns
- * FMT_UNKNOWN and fills e if it cannot open or recognise the file. */
+ * FMT_UNKNOWN and fills e if it cannot open or recognise the file.  Opens
+ * the file: for a pipe use ingest_file, which sniffs the bytes it reads. */
 enum trace_format ingest_sniff(const char *path, struct aorta_error *e);
+/* The same decision from bytes already read (buf: the first len bytes of
+ * the decompressed stream, NUL-terminated; a SQLite header is resolved by
+ * opening path, which must then be a regular file).  A UTF-8 byte order
+ * mark is skipped. */
+enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len,
+				   struct aorta_error *e);
 
-/* Sniffs and dispatches. */
+/* Opens path once ("-" is standard input), sniffs the bytes it read and
+ * hands the same stream to the reader, so FIFOs, pipes and process
+ * substitution work.  ingest_file_as skips the sniff when the caller
+ * already knows the format (FMT_UNKNOWN: sniff). */
 enum aorta_status ingest_file(const char *path, const struct ingest_opts *o,
 			      struct trace_set *out, struct aorta_error *e);
+enum aorta_status ingest_file_as(const char *path, enum trace_format f,
+				 const struct ingest_opts *o, struct trace_set *out,
+				 struct aorta_error *e);
+
+/* For readers: the stream to read path from.  Inside ingest_file on the
+ * same thread and path, the stream it already opened and sniffed (kept in a
+ * thread-local, so a pipe is read once); else a fresh one (bounded by
+ * INGEST_MAX_TRACE_BYTES).  The close closes only what the open opened. */
+enum aorta_status ingest_stream_open(const char *path, struct zread **z, struct aorta_error *e);
+void ingest_stream_close(struct zread *z);
 
 enum aorta_status ingest_kineto(const char *path, const struct ingest_opts *o,
 				struct trace_set *out, struct aorta_error *e);

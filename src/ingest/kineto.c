@@ -1405,6 +1405,10 @@ static enum aorta_status scan_all(struct kscan *s)
 		return s->e ? s->e->code : AORTA_EINPUT;
 	p = mark = s->buf;
 	for (;;) {
+		/* whitespace between units carries no state: consumed before the
+		 * mark, so a long run of it (a 1 GiB run inside a gzip member) is
+		 * read through the window instead of growing it */
+		p = skip_ws(p);
 		mark = p;
 		switch (d) {
 		case D_ROOT:
@@ -1531,7 +1535,8 @@ static enum aorta_status scan_all(struct kscan *s)
 					  "unexpected end of input (truncated file?): %s", s->err_what);
 		if (s->cap >= WINDOW_MAX && mark == s->buf && (size_t)(s->end - s->buf) >= s->cap)
 			return aorta_fail(s->e, AORTA_EINPUT, s->path, 0, s->base,
-					  "a single value larger than %zu bytes", WINDOW_MAX);
+					  "a single JSON value (one event or top-level entry) larger than the "
+					  "%zu MiB window limit of the reader (WINDOW_MAX)", (size_t)WINDOW_MAX >> 20);
 		if (refill(s, mark) < 0)
 			return s->e ? s->e->code : AORTA_EINPUT;
 		p = s->buf;
@@ -1617,11 +1622,11 @@ enum aorta_status ingest_kineto(const char *path, const struct ingest_opts *o,
 	memset(&s, 0, sizeof(s));
 	s.path = path;
 	s.e = e;
-	st = zread_open(path, &s.z, e);
+	st = ingest_stream_open(path, &s.z, e);
 	if (st != AORTA_OK)
 		return st;
 	st = run_scan(&s, o, out);
-	zread_close(s.z);
+	ingest_stream_close(s.z);
 	return st;
 }
 

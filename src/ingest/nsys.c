@@ -26,6 +26,11 @@
  * 3.2x schemas (the tables in the file agree); names of unknown values fall
  * back to "Host"/"Device".
  *
+ * Hostile values: a start, end or streamId that is not an integer (text,
+ * blob, NULL) and a kernel whose name id is not in StringIds are counted
+ * skips (trace_skip), never read as 0 or "(unnamed kernel)"; a table without
+ * streamId is an error; a corrupt or truncated file is said to be one.
+ *
  * Cost: about 1 us per row (one sqlite3_step plus one name intern).
  */
 #include "ingest/ingest.h"
@@ -93,20 +98,24 @@ static enum aorta_status read_kernels(struct nsys *n)
 
 	if (!sqlu_has_table(n->db, T_KERNEL))
 		return AORTA_OK;
+	char ids[2][96];
 	snprintf(sql, sizeof(sql),
-		 "SELECT k.start, k.\"end\", %s, %s, %s, %s, COALESCE(%s, %s, %s) FROM " T_KERNEL " k",
+		 "SELECT k.start, k.\"end\", %s, %s, %s, %s, COALESCE(%s, %s, %s), COALESCE(%s, %s) FROM "
+		 T_KERNEL " k",
 		 col(n, T_KERNEL, "k", "deviceId", b[0], sizeof(b[0])),
 		 col(n, T_KERNEL, "k", "streamId", b[1], sizeof(b[1])),
 		 col(n, T_KERNEL, "k", "correlationId", b[2], sizeof(b[2])),
 		 col(n, T_KERNEL, "k", "globalPid", b[3], sizeof(b[3])),
 		 strref(n, T_KERNEL, "k", "demangledName", b[4], sizeof(b[4])),
 		 strref(n, T_KERNEL, "k", "shortName", b[5], sizeof(b[5])),
-		 "NULL");
+		 "NULL",
+		 col(n, T_KERNEL, "k", "demangledName", ids[0], sizeof(ids[0])),
+		 col(n, T_KERNEL, "k", "shortName", ids[1], sizeof(ids[1])));
 	st = sqlu_prepare(n->db, sql, &q, n->path, "table '" T_KERNEL "'", n->e);
 	if (st)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(q, 0), en = sqlite3_column_int64(q, 1);
+		int64_t s = 0, en = 0, stream = 0;
 		int64_t dev = sqlu_is_null(q, 2) ? -1 : sqlite3_column_int64(q, 2);
 		struct trace *t = rank_of(n, pid_of(q, 5), dev, &st);
 		size_t len;
@@ -114,16 +123,30 @@ static enum aorta_status read_kernels(struct nsys *n)
 
 		if (!t)
 			goto out;
-		if (sqlu_is_null(q, 0) || sqlu_is_null(q, 1) || en < s) {
+		if (!sqlu_int(q, 0, &s) || !sqlu_int(q, 1, &en)) {
+			trace_skip(t, "kernel with a start or end that is not an integer (%s, %s)",
+				   sqlu_type_name(q, 0), sqlu_type_name(q, 1));
+			continue;
+		}
+		if (en < s) {
 			trace_skip(t, "kernel with start %lld, end %lld", (long long)s, (long long)en);
 			continue;
 		}
+		if (!sqlu_int(q, 3, &stream) || stream < INT32_MIN || stream > INT32_MAX) {
+			trace_skip(t, "kernel with a streamId that is not an integer (%s)", sqlu_type_name(q, 3));
+			continue;
+		}
 		name = sqlu_text(q, 6, &len);
+		if (len == 0 && !sqlu_is_null(q, 7)) {
+			trace_skip(t, "kernel whose name id %lld is not in StringIds",
+				   (long long)sqlite3_column_int64(q, 7));
+			continue;
+		}
 		if (len == 0) {
 			name = "(unnamed kernel)";
 			len = strlen(name);
 		}
-		trace_add_device(t, s, en, name, len, R_KERNEL, (int32_t)sqlite3_column_int64(q, 3),
+		trace_add_device(t, s, en, name, len, R_KERNEL, (int32_t)stream,
 				 sqlu_is_null(q, 4) ? -1 : sqlite3_column_int64(q, 4), 0);
 	}
 	if (rc != SQLITE_DONE)
@@ -196,7 +219,7 @@ static enum aorta_status read_copies(struct nsys *n, int memset)
 	if (st)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(q, 0), en = sqlite3_column_int64(q, 1);
+		int64_t s = 0, en = 0, stream = 0;
 		int64_t dev = sqlu_is_null(q, 2) ? -1 : sqlite3_column_int64(q, 2);
 		int64_t bytes = sqlite3_column_int64(q, 6);
 		struct trace *t = rank_of(n, pid_of(q, 5), dev, &st);
@@ -205,7 +228,17 @@ static enum aorta_status read_copies(struct nsys *n, int memset)
 
 		if (!t)
 			goto out;
-		if (sqlu_is_null(q, 0) || sqlu_is_null(q, 1) || en < s) {
+		if (!sqlu_int(q, 0, &s) || !sqlu_int(q, 1, &en)) {
+			trace_skip(t, "%s with a start or end that is not an integer (%s, %s)",
+				   memset ? "memset" : "memcpy", sqlu_type_name(q, 0), sqlu_type_name(q, 1));
+			continue;
+		}
+		if (!sqlu_int(q, 3, &stream) || stream < INT32_MIN || stream > INT32_MAX) {
+			trace_skip(t, "%s with a streamId that is not an integer (%s)",
+				   memset ? "memset" : "memcpy", sqlu_type_name(q, 3));
+			continue;
+		}
+		if (en < s) {
 			trace_skip(t, "%s with start %lld, end %lld", memset ? "memset" : "memcpy",
 				   (long long)s, (long long)en);
 			continue;
@@ -222,7 +255,7 @@ static enum aorta_status read_copies(struct nsys *n, int memset)
 				       src ? src : side_default(dir, 0), dst ? dst : side_default(dir, 1));
 		}
 		trace_add_device(t, s, en, name, (size_t)len, memset ? R_MEMSET : R_MEMCPY,
-				 (int32_t)sqlite3_column_int64(q, 3),
+				 (int32_t)stream,
 				 sqlu_is_null(q, 4) ? -1 : sqlite3_column_int64(q, 4),
 				 bytes > 0 ? (uint64_t)bytes : 0);
 	}
@@ -251,16 +284,17 @@ static enum aorta_status read_launches(struct nsys *n)
 	if (st)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t pid = pid_of(q, 3);
+		int64_t pid = pid_of(q, 3), c, s, en;
 
+		if (!sqlu_int(q, 0, &c) || !sqlu_int(q, 1, &s) || !sqlu_int(q, 2, &en))
+			continue; /* a launch that cannot be matched: its kernel keeps no launch time */
 		for (size_t i = 0; i < n->ranks.n; i++) {
 			struct trace *t = n->ranks.v[i].t;
 
 			if (n->ranks.v[i].pid != pid)
 				continue;
 			t->host_events++;
-			trace_add_launch(t, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-					 sqlite3_column_int64(q, 2));
+			trace_add_launch(t, c, s, en);
 		}
 	}
 	if (rc != SQLITE_DONE)
@@ -293,8 +327,9 @@ static enum aorta_status read_steps(struct nsys *n)
 	if (st)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(q, 0), en = sqlite3_column_int64(q, 1);
+		int64_t s = 0, en = 0;
 		int64_t pid = pid_of(q, 2), num;
+		int times_ok = sqlu_int(q, 0, &s) && sqlu_int(q, 1, &en);
 		size_t len;
 		const char *name = sqlu_text(q, 3, &len);
 
@@ -307,7 +342,10 @@ static enum aorta_status read_steps(struct nsys *n)
 			if (pid >= 0 && n->ranks.v[i].pid != pid)
 				continue;
 			t->host_events++;
-			if (en < s)
+			if (!times_ok)
+				trace_skip(t, "nvtx range '%.*s' with a start or end that is not an integer",
+					   (int)(len > 64 ? 64 : len), name);
+			else if (en < s)
 				trace_skip(t, "nvtx range '%.*s' ends before it starts",
 					   (int)(len > 64 ? 64 : len), name);
 			else
@@ -349,7 +387,9 @@ static void read_host(struct nsys *n)
 
 static enum aorta_status check_schema(struct nsys *n)
 {
-	static const char *const need[] = { "start", "end" };
+	/* without streamId every span would land on one stream and overlap
+	 * between streams would vanish: an error, not a default */
+	static const char *const need[] = { "start", "end", "streamId" };
 	const char *tabs[] = { T_KERNEL, T_MEMCPY, T_MEMSET };
 	int has_kernel = sqlu_has_table(n->db, T_KERNEL);
 	int has_memcpy = sqlu_has_table(n->db, T_MEMCPY);

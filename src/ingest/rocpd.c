@@ -149,7 +149,12 @@ static enum aorta_status read_kernels(struct rocpd *r)
 
 		if (!t)
 			goto out;
-		if (sqlu_is_null(q, 0) || sqlu_is_null(q, 1) || en < s) {
+		if (!sqlu_int(q, 0, &s) || !sqlu_int(q, 1, &en)) {
+			trace_skip(t, "kernel dispatch with a start or end that is not an integer (%s, %s)",
+				   sqlu_type_name(q, 0), sqlu_type_name(q, 1));
+			continue;
+		}
+		if (en < s) {
 			trace_skip(t, "kernel dispatch with start %lld, end %lld", (long long)s,
 				   (long long)en);
 			continue;
@@ -248,7 +253,12 @@ static enum aorta_status read_copies(struct rocpd *r)
 		t = rank_of(r, int_or(q, 2, -1), dev, &st);
 		if (!t)
 			goto out;
-		if (sqlu_is_null(q, 0) || sqlu_is_null(q, 1) || en < s) {
+		if (!sqlu_int(q, 0, &s) || !sqlu_int(q, 1, &en)) {
+			trace_skip(t, "memory copy with a start or end that is not an integer (%s, %s)",
+				   sqlu_type_name(q, 0), sqlu_type_name(q, 1));
+			continue;
+		}
+		if (en < s) {
 			trace_skip(t, "memory copy with start %lld, end %lld", (long long)s, (long long)en);
 			continue;
 		}
@@ -304,13 +314,17 @@ static enum aorta_status read_regions(struct rocpd *r, int steps)
 
 		if (steps && !sqlu_step_number(name, len, &num))
 			continue;
+		int times_ok = sqlu_int(q, 0, &s) && sqlu_int(q, 1, &en);
 		for (size_t i = 0; i < r->ranks.n; i++) {
 			struct trace *t = r->ranks.v[i].t;
 
 			if (r->ranks.v[i].pid != pid)
 				continue;
 			t->host_events++;
-			if (!steps)
+			if (!times_ok)
+				trace_skip(t, "region with a start or end that is not an integer (%s, %s)",
+					   sqlu_type_name(q, 0), sqlu_type_name(q, 1));
+			else if (!steps)
 				trace_add_launch(t, sqlite3_column_int64(q, 3), s, en);
 			else if (en < s)
 				trace_skip(t, "region '%.*s' ends before it starts",

@@ -624,7 +624,7 @@ static enum aorta_status read_path(struct rdr *r, const char *path, struct aorta
 	enum aorta_status st;
 	char *buf;
 
-	st = zread_open(path, &z, e);
+	st = ingest_stream_open(path, &z, e);
 	if (st)
 		return st;
 	buf = xmalloc(1 << 16);
@@ -647,7 +647,7 @@ static enum aorta_status read_path(struct rdr *r, const char *path, struct aorta
 out:
 	csv_release(&c);
 	free(buf);
-	zread_close(z);
+	ingest_stream_close(z);
 	return st;
 }
 

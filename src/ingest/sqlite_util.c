@@ -94,7 +94,8 @@ enum aorta_status sqlu_open(const char *path, sqlite3 **out, struct aorta_error 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(q);
 	if (rc != SQLITE_ROW) {
-		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1, "not an sqlite database: %s",
+		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				"not an sqlite database, or a corrupt or truncated one: %s",
 				sqlite3_errmsg(db));
 		goto out;
 	}
@@ -176,6 +177,10 @@ enum aorta_status sqlu_step_fail(sqlite3 *db, int rc, const char *path, const ch
 	if (base == SQLITE_INTERRUPT)
 		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
 				  "reading %s took more than the query budget", what);
+	if (base == SQLITE_CORRUPT || base == SQLITE_NOTADB || base == SQLITE_IOERR)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "a corrupt or truncated database: cannot read %s: %s", what,
+				  sqlite3_errmsg(db));
 	return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot read %s: %s", what,
 			  sqlite3_errmsg(db));
 }
@@ -196,6 +201,36 @@ const char *sqlu_text(sqlite3_stmt *st, int col, size_t *len)
 int sqlu_is_null(sqlite3_stmt *st, int col)
 {
 	return sqlite3_column_type(st, col) == SQLITE_NULL;
+}
+
+int sqlu_int(sqlite3_stmt *st, int col, int64_t *v)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER:
+		*v = sqlite3_column_int64(st, col);
+		return 1;
+	case SQLITE_FLOAT: { /* a whole number stored as REAL is accepted */
+		double d = sqlite3_column_double(st, col);
+		if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+			*v = (int64_t)d;
+			return 1;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+const char *sqlu_type_name(sqlite3_stmt *st, int col)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER: return "integer";
+	case SQLITE_FLOAT: return "real";
+	case SQLITE_TEXT: return "text";
+	case SQLITE_BLOB: return "blob";
+	default: return "null";
+	}
 }
 
 /* ------------------------------------------------------------------ steps */

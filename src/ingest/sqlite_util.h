@@ -60,6 +60,11 @@ enum aorta_status sqlu_step_fail(sqlite3 *db, int rc, const char *path, const ch
 const char *sqlu_text(sqlite3_stmt *st, int col, size_t *len);
 /* 1 if the column is SQL NULL. */
 int sqlu_is_null(sqlite3_stmt *st, int col);
+/* An integer column into *v (a whole REAL too); 0 when the value is NULL,
+ * text, a blob or a fraction, so a reader counts the row as skipped instead
+ * of reading it as 0.  sqlu_type_name says which, for the skip message. */
+int sqlu_int(sqlite3_stmt *st, int col, int64_t *v);
+const char *sqlu_type_name(sqlite3_stmt *st, int col);
 
 /* Caps the SQLite virtual-machine operations one reader call may spend
  * (0, the default, is no cap).  For the fuzz targets: a crafted file can

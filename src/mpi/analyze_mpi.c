@@ -35,8 +35,8 @@
 #include <mpi.h>
 
 #include "base/error.h"
-#include "overlap/analysis.h"
 #include "overlap/rank_io.h"
+#include "pipeline/pipeline.h"
 
 enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 					 struct analysis *a, int *is_root, struct aorta_error *e);
@@ -244,6 +244,7 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 			a->ninputs = nfiles;
 			files = NULL;
 			analysis_finish(a);
+			st = analysis_check_gaps(a, e);
 		}
 	}
 	free(lens);

@@ -1,10 +1,10 @@
 /*
- * analysis.c - from input names to a finished struct analysis.
+ * analysis.c - from timelines to a finished struct analysis.
  *
- * Sections: input expansion; the per-rank pass (engine sets, step windows,
- * named figures of the peers, collectives, kernels, streams); the worker
- * pool.  The cross-rank join (matching, clock alignment, waiting) is
- * join.c's.
+ * Sections: the per-rank pass (engine sets, step windows, named figures of
+ * the peers, collectives, kernels, streams).  Reading inputs and the worker
+ * pool are pipeline/pipeline.c's, above both ingest and this engine; the
+ * cross-rank join (matching, clock alignment, waiting) is join.c's.
  *
  * Step windows.  A step's GPU window runs from the first start of a device
  * span the step launched to the first start of the next non-empty step (the
@@ -14,186 +14,13 @@
  */
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
-#include "ingest/ingest.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <dirent.h>
-#include <glob.h>
-#include <pthread.h>
-#include <stdatomic.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-
-#include "base/zread.h"
-
-/* ---- inputs ------------------------------------------------------------- */
-
-struct strlist { char **v; size_t n, cap; };
-
-static void sl_add(struct strlist *l, const char *s)
-{
-	GROW(l->v, l->cap, l->n + 1);
-	l->v[l->n++] = xstrdup(s);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Trace files under dir (recursively), with their formats. */
-static void walk_dir(const char *dir, struct strlist *out, struct strlist *fmt, int depth)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (!d || depth > 8) {
-		if (d)
-			closedir(d);
-		return;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		size_t n = strlen(dir) + strlen(de->d_name) + 2;
-		char *p = xmalloc(n);
-		snprintf(p, n, "%s/%s", dir, de->d_name);
-		struct stat st;
-		if (stat(p, &st) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				walk_dir(p, out, fmt, depth + 1);
-			} else if (S_ISREG(st.st_mode)) {
-				enum trace_format f = ingest_sniff(p, NULL);
-				if (f != FMT_UNKNOWN && f != FMT_AORTA_ANALYSIS) {
-					sl_add(out, p);
-					sl_add(fmt, format_name(f));
-				}
-			}
-		}
-		free(p);
-	}
-	closedir(d);
-}
-
-/* A run directory often holds one run in two forms (upstream AORTA writes
- * rank_NN_metrics.jsonl beside torch_profiler/rankN traces).  Keep the
- * richest form: device traces before aorta JSONL metrics. */
-static int format_rank(const char *f)
-{
-	return !strcmp(f, "aorta-jsonl") ? 1 : 2;
-}
-
-static void keep_richest(const char *dir, struct strlist *files, struct strlist *fmt, size_t from)
-{
-	int best = 0;
-	for (size_t i = from; i < files->n; i++)
-		if (format_rank(fmt->v[i]) > best)
-			best = format_rank(fmt->v[i]);
-	size_t m = from, dropped = 0;
-	for (size_t i = from; i < files->n; i++) {
-		if (format_rank(fmt->v[i]) == best) {
-			files->v[m] = files->v[i];
-			fmt->v[m++] = fmt->v[i];
-		} else {
-			free(files->v[i]);
-			free(fmt->v[i]);
-			dropped++;
-		}
-	}
-	files->n = fmt->n = m;
-	if (dropped)
-		aorta_warn("'%s': ignoring %zu aorta metrics JSONL file%s beside the device traces "
-			   "(name them explicitly to analyse them)", dir, dropped, dropped == 1 ? "" : "s");
-}
-
-enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
-				  size_t *nfiles, struct aorta_error *e)
-{
-	struct strlist l = { 0 };
-	struct stat st;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *in = inputs[i];
-		if (in[0] == '@') { /* a list file: one path per line */
-			char *buf;
-			size_t len;
-			enum aorta_status s = zread_all(in + 1, 1u << 24, &buf, &len, e);
-			if (s)
-				goto fail;
-			char *save = NULL;
-			for (char *ln = strtok_r(buf, "\r\n", &save); ln; ln = strtok_r(NULL, "\r\n", &save))
-				if (*ln && *ln != '#')
-					sl_add(&l, ln);
-			free(buf);
-			continue;
-		}
-		if (stat(in, &st) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				size_t before = l.n;
-				struct strlist fmt = { 0 };
-				while (fmt.n < l.n)
-					sl_add(&fmt, "");
-				walk_dir(in, &l, &fmt, 0);
-				keep_richest(in, &l, &fmt, before);
-				for (size_t k = 0; k < fmt.n; k++)
-					free(fmt.v[k]);
-				free(fmt.v);
-				if (l.n == before) {
-					aorta_fail(e, AORTA_EINPUT, in, 0, -1,
-						   "no trace files found in the directory (expected Kineto JSON, "
-						   "nsys SQLite, rocprofv3 or aorta JSONL files)");
-					goto fail;
-				}
-			} else {
-				sl_add(&l, in);
-			}
-			continue;
-		}
-		glob_t g;
-		if (strpbrk(in, "*?[") && glob(in, 0, NULL, &g) == 0) {
-			for (size_t k = 0; k < g.gl_pathc; k++)
-				sl_add(&l, g.gl_pathv[k]);
-			globfree(&g);
-			continue;
-		}
-		aorta_fail(e, AORTA_EINPUT, in, 0, -1, "no such file or directory");
-		goto fail;
-	}
-	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
-	*files = l.v;
-	*nfiles = l.n;
-	return AORTA_OK;
-fail:
-	for (size_t i = 0; i < l.n; i++)
-		free(l.v[i]);
-	free(l.v);
-	return AORTA_EINPUT;
-}
-
-int rank_from_name(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (const char *p = base; (p = strcasestr(p, "rank")); p += 4) {
-		const char *q = p + 4;
-		while (*q == '_' || *q == '-' || *q == '.')
-			q++;
-		if (isdigit((unsigned char)*q))
-			return atoi(q);
-	}
-	/* a parent directory named rankN (torch_profiler/rank3/trace.json) */
-	for (const char *p = path; p < base && (p = strcasestr(p, "rank")); p += 4) {
-		const char *q = p + 4;
-		if (q < base && isdigit((unsigned char)*q))
-			return atoi(q);
-	}
-	return -1;
-}
 
 /* ---- one rank ----------------------------------------------------------- */
 
@@ -401,7 +228,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 	free(head);
 }
 
-static void analyze_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
+void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->path = xstrdup(t->path);
@@ -556,68 +383,6 @@ int analysis_adapt_skip(struct analysis *a, char *why, size_t n)
 	return 1;
 }
 
-/* ---- workers ------------------------------------------------------------ */
-
-struct pool {
-	char **files;
-	size_t nfiles;
-	const struct analysis_opts *o;
-	atomic_size_t next;
-	atomic_size_t done;
-	pthread_mutex_t lock;
-	struct rank_result *res;
-	size_t nres, cap;
-	struct aorta_error err;
-	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
-};
-
-static void *worker(void *arg)
-{
-	struct pool *p = arg;
-	size_t i;
-
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->nfiles) {
-		struct trace_set s = { 0 };
-		struct aorta_error e = { 0 };
-		struct ingest_opts io = { p->o->rules, rank_from_name(p->files[i]) };
-		enum aorta_status st = ingest_file(p->files[i], &io, &s, &e);
-		if (st) {
-			pthread_mutex_lock(&p->lock);
-			if (p->err_file == SIZE_MAX || i < p->err_file) {
-				p->err = e;
-				p->err.code = st;
-				p->err_file = i;
-			}
-			pthread_mutex_unlock(&p->lock);
-			trace_set_release(&s);
-			continue;
-		}
-		for (size_t k = 0; k < s.n; k++) {
-			struct trace *t = s.t[k];
-			struct rank_result r;
-			if (t->rank < 0 && s.n == 1)
-				t->rank = io.rank_hint;
-			analyze_rank(t, p->o, &r);
-			r.rank = t->rank;
-			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
-				r.t = t;
-				s.t[k] = NULL;
-			}
-			pthread_mutex_lock(&p->lock);
-			GROW(p->res, p->cap, p->nres + 1);
-			p->res[p->nres++] = r;
-			pthread_mutex_unlock(&p->lock);
-		}
-		for (size_t k = 0; k < s.n; k++)
-			trace_free(s.t[k]);
-		free(s.t);
-		size_t d = atomic_fetch_add(&p->done, 1) + 1;
-		if (p->nfiles > 1)
-			aorta_note("read %zu/%zu: %s", d, p->nfiles, p->files[i]);
-	}
-	return NULL;
-}
-
 static int cmp_rank(const void *a, const void *b)
 {
 	const struct rank_result *x = a, *y = b;
@@ -666,69 +431,6 @@ void analysis_finish(struct analysis *a)
 	}
 }
 
-enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e)
-{
-	struct pool p = { 0 };
-	p.files = files;
-	p.nfiles = nfiles;
-	p.o = o;
-	p.err_file = SIZE_MAX;
-	atomic_init(&p.next, 0);
-	atomic_init(&p.done, 0);
-	pthread_mutex_init(&p.lock, NULL);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
-	if (nt > nfiles)
-		nt = nfiles;
-	if (nt <= 1) {
-		worker(&p);
-	} else {
-		pthread_t *th = xmalloc(nt * sizeof(*th));
-		for (size_t i = 0; i < nt; i++)
-			pthread_create(&th[i], NULL, worker, &p);
-		for (size_t i = 0; i < nt; i++)
-			pthread_join(th[i], NULL);
-		free(th);
-	}
-	pthread_mutex_destroy(&p.lock);
-	/* the order the workers finished in is not the order of the files:
-	 * sort, so unnumbered ranks get the same numbers in every run (and
-	 * under mpirun, where process 0 sorts what it gathers the same way) */
-	if (p.nres) /* res is NULL when every file failed */
-		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
-	*res = p.res;
-	*nres = p.nres;
-	if (p.err_file != SIZE_MAX) {
-		if (e)
-			*e = p.err;
-		return p.err.code ? p.err.code : AORTA_EINPUT;
-	}
-	return AORTA_OK;
-}
-
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e)
-{
-	char **files = NULL;
-	size_t nfiles = 0;
-	enum aorta_status st;
-
-	memset(a, 0, sizeof(*a));
-	a->opts = *o;
-	a->late_rank = -1;
-	st = analysis_expand(inputs, n, &files, &nfiles, e);
-	if (st)
-		return st;
-	a->inputs = files;
-	a->ninputs = nfiles;
-	st = analysis_read_files(files, nfiles, o, &a->r, &a->n, e);
-	if (st)
-		return st;
-	analysis_finish(a);
-	return AORTA_OK;
-}
-
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -736,7 +438,7 @@ void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struc
 	a->late_rank = -1;
 	a->r = xcalloc(s->n ? s->n : 1, sizeof(*a->r));
 	for (size_t k = 0; k < s->n; k++) {
-		analyze_rank(s->t[k], o, &a->r[k]);
+		analysis_rank(s->t[k], o, &a->r[k]);
 		if (o->keep_traces) {
 			a->r[k].t = s->t[k];
 			s->t[k] = NULL;

@@ -2,12 +2,11 @@
  * analysis.h - a run's analysis: every rank's figures, per step and whole,
  * and the cross-rank view (collective matching, wait vs transfer, late rank).
  *
- * analysis_run reads the inputs (files, directories, globs) in parallel on
- * all cores, one file per worker; each worker reads its file, computes the
- * rank's figures with the engine and keeps only the results (and, when asked
- * for a Chrome trace, the timeline), so memory follows the number of GPU
- * events, not file sizes.  Everything in struct analysis is owned by it and
- * freed by analysis_free.
+ * pipeline/pipeline.h's analysis_run reads the inputs in parallel and calls
+ * analysis_rank per rank and analysis_finish once; each worker keeps only the
+ * results (and, when asked for a Chrome trace, the timeline), so memory
+ * follows the number of GPU events, not file sizes.  Everything in struct
+ * analysis is owned by it and freed by analysis_free.
  */
 #ifndef AORTA_ANALYSIS_H
 #define AORTA_ANALYSIS_H
@@ -188,25 +187,17 @@ struct analysis {
 	size_t ninputs;
 };
 
-/* Expands inputs (files, directories, globs, list files with @FILE) into a
- * sorted list of trace files.  Errors name the input. */
-enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files,
-				  size_t *nfiles, struct aorta_error *e);
-
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e);
-/* The per-rank pass over files already expanded, in parallel: one
- * rank_result per rank found (no cross-rank figures yet); *res is the
- * caller's (analysis_free releases it once placed in a struct analysis). */
-enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e);
+/* One rank's figures from its timeline (r is filled; t is kept by r only
+ * when o->keep_traces, and then the caller clears its pointer). */
+void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r);
 /* qsort order of rank results by (path, device): the order of the per-rank
  * pass's output, whatever order its workers finished in. */
 int cmp_path_device(const void *a, const void *b);
 /* Numbers unknown ranks, sorts by rank and runs the cross-rank join on
  * a->r[0..n) (analysis_run and analysis_from_set end with it). */
 void analysis_finish(struct analysis *a);
-/* Analyses traces already in memory (takes ownership of s's traces). */
+/* Analyses traces already in memory (takes ownership of s's traces).
+ * Reading files is pipeline/pipeline.h's (analysis_run). */
 void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struct analysis *a);
 void analysis_free(struct analysis *a);
 
@@ -249,8 +240,5 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 
 /* The cross-rank join (join.c): called once the ranks are sorted. */
 void analysis_join(struct analysis *a);
-
-/* Rank from a file name ("rank3", "rank_03", "rank-3"), -1 if none. */
-int rank_from_name(const char *path);
 
 #endif

@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 
 #include "base/output.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "report/report_plot.h"
 #include "timeline/timeline.h"
 

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "base/output.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "overlap/diagnosis.h"
 #include "timeline/timeline.h"
 

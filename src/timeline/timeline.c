@@ -337,8 +337,12 @@ void trace_finish(struct trace *t, const struct rules *rules)
 			}
 			if (!t->bytes[i]) {
 				int64_t ne = m->in_nelems > m->out_nelems ? m->in_nelems : m->out_nelems;
-				if (ne > 0 && m->dtype_bytes > 0)
-					t->bytes[i] = (uint64_t)ne * (uint64_t)m->dtype_bytes;
+				uint64_t b;
+				/* checked: a hostile nelems must not wrap into a small size;
+				 * an overflow leaves the size unknown (0) */
+				if (ne > 0 && m->dtype_bytes > 0 &&
+				    !__builtin_mul_overflow((uint64_t)ne, (uint64_t)m->dtype_bytes, &b))
+					t->bytes[i] = b;
 			}
 		}
 	}

@@ -23,7 +23,7 @@
 #include "base/zread.h"
 
 #include "ingest/ingest.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "overlap/diagnosis.h"
 
 #define AR "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

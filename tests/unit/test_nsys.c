@@ -273,10 +273,13 @@ static void test_old_schema_steps_and_bad_rows(void)
 	t = s.t[0];
 	CHECK_EQ_I(t->pid, -1);
 	CHECK_EQ_I(t->rank, 0);
-	CHECK_EQ_I(t->n, 3);
-	CHECK_EQ_I(t->skipped, 2); /* the kernel and the step that end before they start */
+	CHECK_EQ_I(t->n, 2);
+	/* the kernel and the step that end before they start, and the kernel
+	 * whose name id 99 is not in StringIds (counted, never "(unnamed kernel)"
+	 * counted as compute: it could be an NCCL kernel) */
+	CHECK_EQ_I(t->skipped, 3);
 	CHECK_EQ_I(count_prefix(t, "gemm_kernel", NULL), 1);
-	CHECK_EQ_I(count_prefix(t, "(unnamed kernel)", NULL), 1);
+	CHECK_EQ_I(count_prefix(t, "(unnamed kernel)", NULL), 0);
 	CHECK_EQ_I(t->nsteps, 3);
 	if (t->nsteps == 3) {
 		CHECK_EQ_I(t->steps[0].number, 7);
@@ -285,7 +288,7 @@ static void test_old_schema_steps_and_bad_rows(void)
 		CHECK_EQ_I(t->steps[1].number, 8);
 		CHECK_EQ_I(t->steps[2].number, 9);
 	}
-	if (t->n == 3) {
+	if (t->n == 2) {
 		CHECK_EQ_I(t->stream[1], 13);
 		CHECK_EQ_I(t->kind[1], K_COMM);
 	}

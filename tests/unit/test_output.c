@@ -4,7 +4,9 @@
  */
 #include "testing.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/options.h"
@@ -121,6 +123,85 @@ static void test_option_table_parses_and_rejects(void)
 	CHECK_EQ_I(opt_parse(2, bad2, opts, "u", NULL, &nargs), AORTA_EUSAGE);
 	char *bad3[] = { "cmd", "--json", NULL };
 	CHECK_EQ_I(opt_parse(2, bad3, opts, "u", NULL, &nargs), AORTA_EUSAGE);
+	/* nan and inf would pass any range check written as `v < lo || v > hi` */
+	const char *nonfinite[] = { "nan", "NaN", "inf", "-inf", "infinity", "1e999" };
+	for (size_t i = 0; i < sizeof(nonfinite) / sizeof(nonfinite[0]); i++) {
+		char *bad[] = { "cmd", "--pct", (char *)nonfinite[i], NULL };
+		d = 7;
+		CHECK_EQ_I(opt_parse(3, bad, opts, "u", NULL, &nargs), AORTA_EUSAGE);
+		CHECK_NEAR(d, 7, 0);
+	}
+}
+
+/* A run killed by SIGTERM or SIGINT while an output is open leaves no
+ * temporary file behind (the handler unlinks it, then dies of the signal). */
+static void test_signal_removes_temporary_files(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT };
+	for (size_t k = 0; k < 2; k++) {
+		char dir[] = "/tmp/aorta_out_XXXXXX", path[256], tmp[512] = "";
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(path, sizeof(path), "%s/c.json", dir);
+		int fds[2];
+		CHECK(pipe(fds) == 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct outfile o;
+			struct aorta_error e = { 0 };
+			close(fds[0]);
+			if (out_open(&o, path, &e) != AORTA_OK)
+				_exit(9);
+			fputs("{\"partial\":", o.f);
+			fflush(o.f);
+			if (write(fds[1], o.tmp, strlen(o.tmp) + 1) < 0)
+				_exit(8);
+			raise(sigs[k]);
+			_exit(7); /* not reached */
+		}
+		close(fds[1]);
+		ssize_t n = read(fds[0], tmp, sizeof(tmp) - 1);
+		close(fds[0]);
+		int status = 0;
+		waitpid(pid, &status, 0);
+		CHECK(n > 0);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == sigs[k]);
+		CHECK(tmp[0] && !exists(tmp));
+		CHECK(!exists(path));
+		CHECK(rmdir(dir) == 0);
+	}
+}
+
+/* Outputs through a symlink keep the link and write its target; a FIFO or
+ * character device is written in place, never replaced; a directory is
+ * refused with exit 3. */
+static void test_output_through_links_devices_and_dirs(void)
+{
+	char dir[] = "/tmp/aorta_out_XXXXXX", link[256], target[256], sub[256];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	snprintf(target, sizeof(target), "%s/target.json", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	CHECK(symlink("target.json", link) == 0); /* dangling until written */
+	struct outfile o;
+	struct aorta_error e = { 0 };
+	CHECK_EQ_I(out_open(&o, link, &e), AORTA_OK);
+	fputs("1\n", o.f);
+	CHECK_EQ_I(out_commit(&o, &e), AORTA_OK);
+	struct stat st;
+	CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(stat(target, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 2);
+	CHECK_EQ_I(out_open(&o, "/dev/null", &e), AORTA_OK);
+	CHECK_EQ_I(o.in_place, 1);
+	fputs("x", o.f);
+	CHECK_EQ_I(out_commit(&o, &e), AORTA_OK);
+	CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+	CHECK(mkdir(sub, 0700) == 0);
+	CHECK_EQ_I(out_open(&o, sub, &e), AORTA_EINPUT);
+	CHECK(strstr(e.msg, "directory") != NULL);
+	CHECK(rmdir(sub) == 0);
+	unlink(link);
+	unlink(target);
+	CHECK(rmdir(dir) == 0); /* no temporary file left */
 }
 
 int main(void)
@@ -130,5 +211,7 @@ int main(void)
 	TEST(test_json_escape_and_exact_ms);
 	TEST(test_json_writer_nesting_and_commas);
 	TEST(test_option_table_parses_and_rejects);
+	TEST(test_signal_removes_temporary_files);
+	TEST(test_output_through_links_devices_and_dirs);
 	return test_report();
 }

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "overlap/rank_io.h"
 #include "report/analysis_out.h"
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "ingest/ingest.h"
-#include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 
 /* Collects files under dir whose "<parent>/<name>" starts with label (a
  * label can be ambiguous: trace_diff/test/test.json.gz and

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "overlap/analysis.h"
+#include "pipeline/pipeline.h"
 #include "report/report.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"

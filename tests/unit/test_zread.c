@@ -12,6 +12,8 @@
 #include "testing.h"
 
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -257,6 +259,86 @@ static void test_empty_missing_and_zread_all(void)
 	CHECK(b == NULL);
 }
 
+/* A FIFO is opened once: the peeked bytes are handed out again, then the
+ * rest of the stream (gzip inflated), so a format sniff costs no reopen. */
+static void test_peek_replays_on_a_fifo(void)
+{
+	char payload[200000];
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (char)('a' + (i * 7) % 26);
+	write_gz(tmp("p.gz"), "wb", payload, sizeof(payload));
+	const char *fifo = tmp("fifo");
+	unlink(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* the writer: the gzip file into the FIFO */
+		FILE *in = fopen(tmp("p.gz"), "rb"), *out = fopen(fifo, "wb");
+		char b[4096];
+		size_t n;
+		while (in && out && (n = fread(b, 1, sizeof(b), in)) > 0)
+			fwrite(b, 1, n, out);
+		if (out)
+			fclose(out); /* _exit does not flush stdio */
+		_exit(0);
+	}
+	struct zread *z;
+	struct aorta_error e = { 0 };
+	const char *peek;
+	size_t plen;
+	CHECK_EQ_I(zread_open(fifo, &z, &e), AORTA_OK);
+	CHECK_EQ_I(zread_peek(z, 65536, &peek, &plen, &e), AORTA_OK);
+	CHECK_EQ_I(plen, 65536);
+	CHECK(memcmp(peek, payload, plen) == 0);
+	char *got = malloc(sizeof(payload) + 16);
+	size_t n = 0;
+	ssize_t r;
+	while ((r = zread_read(z, got + n, 7777, &e)) > 0)
+		n += (size_t)r;
+	CHECK_EQ_I(r, 0);
+	CHECK_EQ_I(n, sizeof(payload));
+	CHECK(memcmp(got, payload, sizeof(payload)) == 0);
+	zread_close(z);
+	free(got);
+	waitpid(pid, NULL, 0);
+	unlink(fifo);
+}
+
+/* A size limit names itself; other compressions are named, not called
+ * "unknown format". */
+static void test_limit_and_other_compressions(void)
+{
+	char b[100000];
+	memset(b, ' ', sizeof(b));
+	write_gz(tmp("ws.gz"), "wb", b, sizeof(b));
+	struct zread *z;
+	struct aorta_error e = { 0 };
+	CHECK_EQ_I(zread_open(tmp("ws.gz"), &z, &e), AORTA_OK);
+	zread_set_limit(z, 50000, "a test input (TEST_LIMIT)");
+	ssize_t r;
+	size_t n = 0;
+	while ((r = zread_read(z, b, 4096, &e)) > 0)
+		n += (size_t)r;
+	CHECK_EQ_I(r, -1);
+	CHECK(n <= 50000);
+	CHECK(strstr(e.msg, "TEST_LIMIT") != NULL);
+	zread_close(z);
+	static const struct { const char *name, *magic; size_t len; const char *says; } c[] = {
+		{ "x.bz2", "BZh91AY&SY\x00\x00", 12, "bzip2 is not supported, decompress first" },
+		{ "x.xz", "\xfd" "7zXZ\x00\x00\x04", 8, "xz is not supported" },
+		{ "x.zst", "\x28\xb5\x2f\xfd\x00", 5, "zstd is not supported" },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		write_file(tmp(c[i].name), c[i].magic, c[i].len);
+		CHECK_EQ_I(zread_open(tmp(c[i].name), &z, &e), AORTA_EINPUT);
+		CHECK(strstr(e.msg, c[i].says) != NULL);
+	}
+	char *w;
+	size_t wl;
+	CHECK_EQ_I(zread_whole(tmp("ws.gz"), 1000, "a small thing (CAP)", &w, &wl, &e), AORTA_EINPUT);
+	CHECK(strstr(e.msg, "CAP") != NULL);
+	CHECK(w == NULL);
+}
+
 static void test_early_close_with_pipeline_running(void)
 {
 	size_t n;
@@ -323,6 +405,8 @@ int main(void)
 	TEST(test_multi_member_and_zero_padding);
 	TEST(test_corrupt_and_truncated_gzip_name_compressed_offset);
 	TEST(test_empty_missing_and_zread_all);
+	TEST(test_peek_replays_on_a_fifo);
+	TEST(test_limit_and_other_compressions);
 	TEST(test_early_close_with_pipeline_running);
 	TEST(test_real_trace_length_and_byte_sum);
 	{

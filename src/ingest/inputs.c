@@ -1,0 +1,358 @@
+/*
+ * inputs.c - input expansion: files, directories, globs and @lists to the
+ * sorted list of files to read, each with its format when already known.
+ *
+ * Design.  Named inputs are taken as given, unopened: the reader opens them
+ * once and sniffs the bytes it reads (ingest_file), which is what lets a
+ * FIFO or a pipe through.  Directory members must be sniffed here, to know
+ * what to read; each is opened once, its first INGEST_SNIFF_BYTES peeked,
+ * and the format carried in struct input, so the reader does not sniff
+ * again.  Only regular files of a directory are read (a FIFO left in a trace
+ * folder would block the walk).  Skips are said, never silent (inputs.h).
+ */
+#include "ingest/inputs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "base/output.h"
+#include "base/zread.h"
+
+#define MAX_DEPTH 8
+
+static void add(struct input_list *l, const char *path, enum trace_format f)
+{
+	GROW(l->v, l->cap, l->n + 1);
+	l->v[l->n].path = xstrdup(path);
+	l->v[l->n].format = f;
+	l->n++;
+}
+
+static int cmp_input(const void *a, const void *b)
+{
+	return strcmp(((const struct input *)a)->path, ((const struct input *)b)->path);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && !strcasecmp(s + n - m, suf);
+}
+
+/* A file a user would expect to be read as a rank (a trace's extension):
+ * its skip is a warning.  Logs, notes, pictures and the side tables of
+ * rocprofv3 (agent_info.csv, hip_api_trace.csv, ..., read with their
+ * kernel_trace.csv or not at all) are notes. */
+static int looks_like_trace(const char *name)
+{
+	static const char *const ext[] = { ".json", ".json.gz", ".jsonl", ".jsonl.gz", ".sqlite",
+					   ".nsys-rep", ".db", ".bz2", ".xz", ".zst" };
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (ends_with(name, ext[i]))
+			return 1;
+	return ends_with(name, "kernel_trace.csv") || ends_with(name, "memory_copy_trace.csv");
+}
+
+const char *inputs_own_output(const char *buf, size_t len)
+{
+	static const char *const csv[] = {
+		"rank,world_size,device,format,path", "rank,step,start_ns,end_ns",
+		"rank,stream,busy_ms,", "rank,type,process_group,bytes,", "rank,name,kind,count,total_ms",
+	};
+	if (!len)
+		return NULL;
+	if (strstr(buf, "\"schema\":\"aorta.analysis/") || strstr(buf, "\"schema\": \"aorta.analysis/"))
+		return "an aorta analysis (analyze --json)";
+	if (strstr(buf, "\"schema\":\"aorta.trace/") || strstr(buf, "\"schema\": \"aorta.trace/"))
+		return "an aorta overlap trace (analyze --trace-out)";
+	if (strstr(buf, "\"schema\":\"aorta.report/") || strstr(buf, "\"schema\": \"aorta.report/"))
+		return "an aorta report summary (report)";
+	for (size_t i = 0; i < sizeof(csv) / sizeof(csv[0]); i++)
+		if (!strncmp(buf, csv[i], strlen(csv[i])))
+			return "an aorta CSV table (analyze --csv)";
+	if (strstr(buf, "<h1>aorta report"))
+		return "an aorta report page (report)";
+	return NULL;
+}
+
+struct walk {
+	struct input_list *l;
+	int strict;
+	size_t notes;          /* skips said as notes */
+	struct aorta_error *e;
+};
+
+static void skip_file(struct walk *w, const char *path, int loud, const char *why)
+{
+	if (loud) {
+		aorta_warn("'%s': skipped, %s", path, why);
+		w->l->skipped++;
+	} else {
+		aorta_note("'%s': skipped, %s", path, why);
+		w->notes++;
+	}
+}
+
+/* Sniffs one regular file of a directory; adds it or says why not. */
+static void visit_file(struct walk *w, const char *path, const char *name)
+{
+	struct aorta_error e = { 0 };
+	struct zread *z = NULL;
+	const char *buf;
+	size_t len;
+
+	if (output_is_temp_name(name)) {
+		skip_file(w, path, 0, "a temporary file of an interrupted aorta run (delete it)");
+		return;
+	}
+	if (zread_open(path, &z, &e) || zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, &e)) {
+		zread_close(z);
+		skip_file(w, path, looks_like_trace(name), e.msg);
+		return;
+	}
+	const char *own = inputs_own_output(buf, len);
+	enum trace_format f = own ? FMT_UNKNOWN : ingest_sniff_buf(path, buf, len, &e);
+	zread_close(z);
+	if (own) {
+		skip_file(w, path, 0, own);
+		return;
+	}
+	if (f == FMT_UNKNOWN) {
+		skip_file(w, path, looks_like_trace(name), e.msg);
+		return;
+	}
+	add(w->l, path, f);
+}
+
+static void walk_dir(struct walk *w, const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d) {
+		aorta_warn("'%s': cannot read the directory, skipped", dir);
+		w->l->skipped++;
+		return;
+	}
+	if (depth > MAX_DEPTH) {
+		aorta_warn("'%s': deeper than %d directories below the input, not read", dir, MAX_DEPTH);
+		closedir(d);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.') { /* hidden, and aorta's temporary files */
+			if (output_is_temp_name(de->d_name))
+				aorta_note("'%s/%s': skipped, a temporary file of an interrupted aorta run",
+					   dir, de->d_name);
+			continue;
+		}
+		size_t n = strlen(dir) + strlen(de->d_name) + 2;
+		char *p = xmalloc(n);
+		snprintf(p, n, "%s/%s", dir, de->d_name);
+		struct stat st;
+		if (stat(p, &st) != 0)
+			skip_file(w, p, looks_like_trace(de->d_name), "cannot stat it (a dangling link?)");
+		else if (S_ISDIR(st.st_mode))
+			walk_dir(w, p, depth + 1);
+		else if (S_ISREG(st.st_mode))
+			visit_file(w, p, de->d_name);
+		else
+			skip_file(w, p, looks_like_trace(de->d_name),
+				  "not a regular file (a FIFO or device in a directory is not read; "
+				  "name it to read it)");
+		free(p);
+	}
+	closedir(d);
+}
+
+/* A run directory often holds one run in two forms (upstream AORTA writes
+ * rank_NN_metrics.jsonl beside torch_profiler/rankN traces): the device
+ * traces are read, the JSONL left, and the choice printed.  A rocprofv3
+ * memory_copy_trace.csv beside its kernel_trace.csv is read with it. */
+static void choose(const char *dir, struct input_list *l, size_t from)
+{
+	size_t counts[FMT_AORTA_ANALYSIS + 1] = { 0 };
+	int traces = 0;
+
+	for (size_t i = from; i < l->n; i++) {
+		counts[l->v[i].format]++;
+		traces |= l->v[i].format != FMT_AORTA_JSONL;
+	}
+	size_t m = from, dropped = 0;
+	for (size_t i = from; i < l->n; i++) {
+		struct input *in = &l->v[i];
+		int drop = traces && in->format == FMT_AORTA_JSONL;
+		if (!drop && in->format == FMT_ROCPROF_CSV && ends_with(in->path, "memory_copy_trace.csv")) {
+			size_t pl = strlen(in->path) - strlen("memory_copy_trace.csv");
+			for (size_t k = from; k < l->n && !drop; k++)
+				drop = k != i && l->v[k].path && ends_with(l->v[k].path, "kernel_trace.csv") &&
+				       strlen(l->v[k].path) == pl + strlen("kernel_trace.csv") &&
+				       !strncmp(l->v[k].path, in->path, pl);
+			if (drop)
+				aorta_note("'%s': read with its kernel_trace.csv", in->path);
+		} else {
+			dropped += (size_t)drop;
+		}
+		if (drop) {
+			free(in->path);
+			in->path = NULL;
+		} else {
+			l->v[m++] = *in;
+		}
+	}
+	l->n = m;
+	if (dropped)
+		aorta_warn("'%s': %zu device trace%s read; %zu aorta metrics JSONL file%s beside them "
+			   "left out (name them explicitly to analyse them)", dir, m - from,
+			   m - from == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s");
+	int kinds = 0;
+	for (int f = 1; f <= FMT_AORTA_ANALYSIS; f++)
+		kinds += counts[f] > 0 && (f != FMT_AORTA_JSONL || !traces);
+	if (kinds > 1) {
+		char what[256] = "";
+		size_t o = 0;
+		for (int f = 1; f <= FMT_AORTA_ANALYSIS; f++)
+			if (counts[f] && (f != FMT_AORTA_JSONL || !traces))
+				o += (size_t)snprintf(what + o, o < sizeof(what) ? sizeof(what) - o : 0,
+						      "%s%zu %s", o ? ", " : "", counts[f],
+						      format_name((enum trace_format)f));
+		aorta_note("'%s': formats mixed, reading %s", dir, what);
+	}
+}
+
+static int add_named(struct walk *w, const char *in);
+
+static int add_path(struct walk *w, const char *in)
+{
+	struct stat st;
+
+	if (!strcmp(in, "-")) {
+		add(w->l, in, FMT_UNKNOWN);
+		return 0;
+	}
+	if (stat(in, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			size_t before = w->l->n, skipped = w->l->skipped;
+			walk_dir(w, in, 0);
+			choose(in, w->l, before);
+			if (w->l->n == before) {
+				aorta_fail(w->e, AORTA_EINPUT, in, 0, -1,
+					   "no trace files found in the directory%s (expected Kineto JSON, "
+					   "nsys SQLite, rocprofv3 or aorta JSONL files)",
+					   w->l->skipped > skipped || w->notes ? "; skipped files are listed above" : "");
+				return -1;
+			}
+		} else {
+			add(w->l, in, FMT_UNKNOWN); /* a file, FIFO or device: as named */
+		}
+		return 0;
+	}
+	if (strpbrk(in, "*?[")) {
+		glob_t g;
+		int r = glob(in, 0, NULL, &g);
+		if (r == 0) {
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				if (add_named(w, g.gl_pathv[k]) < 0) {
+					globfree(&g);
+					return -1;
+				}
+			globfree(&g);
+			return 0;
+		}
+		if (r == GLOB_NOMATCH) {
+			aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "the pattern matches no file");
+			return -1;
+		}
+	}
+	aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "no such file or directory");
+	return -1;
+}
+
+static int add_named(struct walk *w, const char *in)
+{
+	if (in[0] != '@')
+		return add_path(w, in);
+	/* a list file: one path per line */
+	char *buf;
+	size_t len;
+	if (zread_whole(in + 1, 1u << 24, "a list of inputs (@FILE)", &buf, &len, w->e))
+		return -1;
+	char *save = NULL;
+	int rc = 0;
+	for (char *ln = strtok_r(buf, "\r\n", &save); ln && !rc; ln = strtok_r(NULL, "\r\n", &save)) {
+		while (isspace((unsigned char)*ln))
+			ln++;
+		size_t k = strlen(ln);
+		while (k && isspace((unsigned char)ln[k - 1]))
+			ln[--k] = '\0';
+		if (*ln && *ln != '#')
+			rc = add_path(w, ln);
+	}
+	free(buf);
+	return rc;
+}
+
+enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
+				struct input_list *out, struct aorta_error *e)
+{
+	struct walk w = { out, strict, 0, e };
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (add_named(&w, args[i]) < 0)
+			goto fail;
+	if (strict && out->skipped) {
+		aorta_fail(e, AORTA_EINPUT, NULL, 0, -1,
+			   "%zu file%s skipped (listed above) and --strict given", out->skipped,
+			   out->skipped == 1 ? "" : "s");
+		goto fail;
+	}
+	if (!out->n) { /* an empty @LIST */
+		aorta_fail(e, AORTA_EINPUT, n == 1 ? args[0] : NULL, 0, -1, "no input files to read");
+		goto fail;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), cmp_input);
+	return AORTA_OK;
+fail:
+	inputs_release(out);
+	return AORTA_EINPUT;
+}
+
+void inputs_release(struct input_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int to_rank(const char *q)
+{
+	long v = strtol(q, NULL, 10);
+	return v >= 0 && v < (1L << 24) ? (int)v : -1;
+}
+
+int rank_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (const char *p = base; (p = strcasestr(p, "rank")); p += 4) {
+		const char *q = p + 4;
+		while (*q == '_' || *q == '-' || *q == '.')
+			q++;
+		if (isdigit((unsigned char)*q))
+			return to_rank(q);
+	}
+	/* a parent directory named rankN (torch_profiler/rank3/trace.json) */
+	for (const char *p = path; p < base && (p = strcasestr(p, "rank")); p += 4) {
+		const char *q = p + 4;
+		if (q < base && isdigit((unsigned char)*q))
+			return to_rank(q);
+	}
+	return -1;
+}

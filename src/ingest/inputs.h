@@ -1,0 +1,53 @@
+/*
+ * inputs.h - from command-line inputs to the list of files to read: the one
+ * folder / glob / @list rule of every command (analyze, report, compare).
+ *
+ * An input is a file (read as given, whatever it holds: a FIFO, `-` for
+ * standard input and `<(zcat x.gz)` work, their format is sniffed from the
+ * bytes the reader reads), a directory (walked, each regular file sniffed
+ * once from its first 64 KiB and the format carried to the reader), a glob
+ * (each match as if named), or @LIST (one path per line, '#' comments).
+ *
+ * In a directory a file that is not a trace is skipped and the skip is said:
+ * a warning naming the file and the reason when it looks like a rank's trace
+ * (a trace's extension: .json, .json.gz, .jsonl, .sqlite, .db, ...), a note otherwise.  aorta's own
+ * outputs (analyze --json / --trace-out / --csv, report's files) and its
+ * temporary files are skipped with a note.  When a directory holds device
+ * traces and aorta metrics JSONL, the traces are read and the choice is
+ * printed.  With strict set, a warning-level skip is an error (exit 3).
+ *
+ * Thread safety: none needed (runs before the readers).  The list owns its
+ * strings; inputs_release frees them.
+ */
+#ifndef AORTA_INPUTS_H
+#define AORTA_INPUTS_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "ingest/ingest.h"
+
+struct input {
+	char *path;
+	enum trace_format format; /* FMT_UNKNOWN: sniffed when read */
+};
+
+struct input_list {
+	struct input *v;
+	size_t n, cap;
+	size_t skipped;           /* files of directories skipped with a warning */
+};
+
+enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
+				struct input_list *out, struct aorta_error *e);
+void inputs_release(struct input_list *l);
+
+/* Rank from a file name ("rank3", "rank_03", "rank-3") or a parent
+ * directory named rankN, -1 if none. */
+int rank_from_name(const char *path);
+
+/* Whether the first bytes of a file (NUL-terminated) are one of aorta's own
+ * outputs; returns what it is ("an aorta analysis (analyze --json)") or NULL. */
+const char *inputs_own_output(const char *buf, size_t len);
+
+#endif

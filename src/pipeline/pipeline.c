@@ -1,0 +1,280 @@
+/*
+ * pipeline.c - inputs to a finished struct analysis: the worker pool.
+ *
+ * Design.  inputs_expand gives the sorted file list (with the format of
+ * directory members already sniffed); workers take files by an atomic
+ * index, read each with ingest_file_as (one open, one sniff), run the
+ * per-rank engine (analysis_rank) and keep only the results, so a worker
+ * holds one timeline at a time.  Errors: the first failing file in input
+ * order wins, whatever thread saw it first.  Progress lines are one call
+ * each (base/error.c), so parallel readers never interleave them.
+ */
+#include "pipeline/pipeline.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct pool {
+	const struct input_list *in;
+	const struct analysis_opts *o;
+	atomic_size_t next;
+	atomic_size_t done;
+	pthread_mutex_t lock;
+	struct rank_result *res;
+	size_t nres, cap;
+	struct aorta_error err;
+	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
+};
+
+/* The one rule for every reader: a rank with no usable device event is bad
+ * input (exit 3) with the reason; one with some events dropped is a warning
+ * with the count and the first example (printed once, after the read). */
+static enum aorta_status check_usable(const char *path, const struct trace *t, size_t nset,
+				      struct aorta_error *e)
+{
+	char which[48] = "";
+
+	if (t->n > 0)
+		return AORTA_OK;
+	if (nset > 1)
+		snprintf(which, sizeof(which), "device %d: ", t->device);
+	if (t->skipped)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: all %llu device events were malformed and skipped "
+				  "(first: %s)", which, (unsigned long long)t->skipped, t->skipped_first);
+	if (t->other_device_spans)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: the %llu device events are on another device (%d)",
+				  which, (unsigned long long)t->other_device_spans, t->other_device);
+	if (t->host_events)
+		return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				  "%snothing usable: a host-only trace (%llu host events, no GPU kernel, "
+				  "memory copy or memset; was the profiler run with GPU activities on?)",
+				  which, (unsigned long long)t->host_events);
+	return aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+			  "%snothing usable: no GPU kernel, memory copy or memset in the trace", which);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	size_t i, nfiles = p->in->n;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < nfiles) {
+		const struct input *f = &p->in->v[i];
+		struct trace_set s = { 0 };
+		struct aorta_error e = { 0 };
+		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
+		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
+		for (size_t k = 0; !st && k < s.n; k++)
+			st = check_usable(f->path, s.t[k], s.n, &e);
+		if (st) {
+			pthread_mutex_lock(&p->lock);
+			if (p->err_file == SIZE_MAX || i < p->err_file) {
+				p->err = e;
+				p->err.code = st;
+				p->err_file = i;
+			}
+			pthread_mutex_unlock(&p->lock);
+			trace_set_release(&s);
+			continue;
+		}
+		const char *fmt = s.n ? s.t[0]->format : "no rank";
+		for (size_t k = 0; k < s.n; k++) {
+			struct trace *t = s.t[k];
+			struct rank_result r;
+			if (t->rank < 0 && s.n == 1)
+				t->rank = io.rank_hint;
+			analysis_rank(t, p->o, &r);
+			r.rank = t->rank;
+			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
+				r.t = t; /* 2: the first file's timeline only (report's Gantt chart) */
+				s.t[k] = NULL;
+			}
+			pthread_mutex_lock(&p->lock);
+			GROW(p->res, p->cap, p->nres + 1);
+			p->res[p->nres++] = r;
+			pthread_mutex_unlock(&p->lock);
+		}
+		for (size_t k = 0; k < s.n; k++)
+			trace_free(s.t[k]);
+		free(s.t);
+		size_t d = atomic_fetch_add(&p->done, 1) + 1;
+		if (nfiles > 1)
+			aorta_note("read %zu/%zu: %s (%s)", d, nfiles, f->path, fmt);
+	}
+	return NULL;
+}
+
+size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, int *world_size)
+{
+	int ws = 0;
+	size_t missing = 0, o = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].world_size > ws)
+			ws = a->r[i].world_size;
+	if (world_size)
+		*world_size = ws;
+	if (ws <= 0 || ws > (1 << 24))
+		return 0;
+	uint8_t *have = xcalloc((size_t)ws, 1);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank >= 0 && a->r[i].rank < ws)
+			have[a->r[i].rank] = 1;
+	for (int r = 0; r < ws;) {
+		if (have[r]) {
+			r++;
+			continue;
+		}
+		int q = r;
+		while (q + 1 < ws && !have[q + 1])
+			q++;
+		missing += (size_t)(q - r + 1);
+		if (o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, q > r ? "%s%d-%d" : "%s%d", o ? ", " : "",
+					      r, q);
+		r = q + 1;
+	}
+	if (o >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 4);
+	free(have);
+	return missing;
+}
+
+/* The per-rank pass over an expanded list, in parallel; results sorted by
+ * (path, device) whatever order the workers finished in. */
+static enum aorta_status read_inputs(const struct input_list *in, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+{
+	struct pool p = { 0 };
+	p.in = in;
+	p.o = o;
+	p.err_file = SIZE_MAX;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.done, 0);
+	pthread_mutex_init(&p.lock, NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
+	if (nt > in->n)
+		nt = in->n;
+	if (nt <= 1) {
+		worker(&p);
+	} else {
+		pthread_t *th = xmalloc(nt * sizeof(*th));
+		size_t started = 0;
+		for (; started < nt; started++)
+			if (pthread_create(&th[started], NULL, worker, &p) != 0)
+				break;
+		if (!started)
+			worker(&p); /* no thread could start: read in this one */
+		for (size_t i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+	}
+	pthread_mutex_destroy(&p.lock);
+	/* the order the workers finished in is not the order of the files:
+	 * sort, so unnumbered ranks get the same numbers in every run (and
+	 * under mpirun, where process 0 sorts what it gathers the same way) */
+	if (p.nres)
+		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
+	*res = p.res;
+	*nres = p.nres;
+	if (p.err_file != SIZE_MAX) {
+		if (e)
+			*e = p.err;
+		return p.err.code ? p.err.code : AORTA_EINPUT;
+	}
+	return AORTA_OK;
+}
+
+enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files, size_t *nfiles,
+				  struct aorta_error *e)
+{
+	struct input_list in;
+	enum aorta_status st = inputs_expand(inputs, n, aorta_strict, &in, e);
+
+	*files = NULL;
+	*nfiles = 0;
+	if (st)
+		return st;
+	*files = xcalloc(in.n ? in.n : 1, sizeof(**files));
+	for (size_t i = 0; i < in.n; i++)
+		(*files)[i] = in.v[i].path; /* ownership moves to *files */
+	*nfiles = in.n;
+	free(in.v);
+	return AORTA_OK;
+}
+
+enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
+				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+{
+	struct input_list in = { 0 };
+	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
+	for (size_t i = 0; i < nfiles; i++)
+		in.v[i] = (struct input){ files[i], FMT_UNKNOWN }; /* borrowed */
+	in.n = nfiles;
+	enum aorta_status st = read_inputs(&in, o, res, nres, e);
+	free(in.v);
+	return st;
+}
+
+enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_error *e)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].skipped)
+			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,
+				   (unsigned long long)a->r[i].skipped, a->r[i].skipped == 1 ? "" : "s",
+				   a->r[i].skipped_first);
+
+	char miss[256];
+	int ws = 0;
+	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);
+	for (size_t i = 0; ws > 0 && i < a->n; i++)
+		if (a->r[i].rank >= ws) /* a trace of another run, or a wrong world size */
+			aorta_warn("'%s': rank %d is outside the world of %d ranks the traces report",
+				   a->r[i].path, a->r[i].rank, ws);
+	if (nm && a->n < 2) { /* one rank named on purpose: said, not an error */
+		aorta_note("the trace reports a world of %d ranks; rank%s %s not given", ws,
+			   nm == 1 ? "" : "s", miss);
+	} else if (nm) {
+		if (aorta_strict)
+			return aorta_fail(e, AORTA_EINPUT, NULL, 0, -1,
+					  "the traces report a world of %d ranks but rank%s %s %s missing "
+					  "(--strict)", ws, nm == 1 ? "" : "s", miss, nm == 1 ? "is" : "are");
+		aorta_warn("the traces report a world of %d ranks but rank%s %s %s missing: cross-rank "
+			   "figures cover only the ranks read", ws, nm == 1 ? "" : "s", miss,
+			   nm == 1 ? "is" : "are");
+	}
+	return AORTA_OK;
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	struct input_list in;
+	enum aorta_status st;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+	a->late_rank = -1;
+	st = inputs_expand(inputs, n, aorta_strict, &in, e);
+	if (st)
+		return st;
+	a->inputs = xcalloc(in.n ? in.n : 1, sizeof(*a->inputs));
+	a->ninputs = in.n;
+	for (size_t i = 0; i < in.n; i++)
+		a->inputs[i] = xstrdup(in.v[i].path);
+	st = read_inputs(&in, o, &a->r, &a->n, e);
+	inputs_release(&in);
+	if (st)
+		return st;
+	analysis_finish(a);
+	return analysis_check_gaps(a, e);
+}
