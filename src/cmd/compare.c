@@ -23,7 +23,7 @@
 #include "cmd/cmds.h"
 #include "overlap/analysis.h"
 #include "report/compare.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 #include "report/report_change.h"
 #include "timeline/rules.h"
 

@@ -29,7 +29,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "base/zread.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 
 #define MAX_ANALYSIS (1u << 30)
 

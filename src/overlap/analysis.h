@@ -216,7 +216,7 @@ size_t analysis_kept_steps(const struct rank_result *r, int skip);
 
 /* Statistics (ns) of one figure over a rank's steps, the first `skip` left
  * out; fig_off is the offset of an int64 field of struct ov_figures (as
- * report/figures.h's table gives).  n == 0 when no step is left. */
+ * overlap/figures.h's table gives).  n == 0 when no step is left. */
 struct stat4 { double mean, p50, min, max; size_t n; };
 struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off);
 

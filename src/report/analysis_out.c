@@ -6,7 +6,7 @@
  * prints units.
  */
 #include "report/analysis_out.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 #include "overlap/diagnosis.h"
 #include "base/output.h"
 

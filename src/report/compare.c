@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 #include "report/report_change.h"
 
 const char *cmp_fmt(char *buf, size_t n, const char *fmt, double v)

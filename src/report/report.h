@@ -7,7 +7,7 @@
  * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
  * rules every command shares; a saved `aorta analyze --json` through
  * ingest/analysis_json.c).  Its per-step figures are the engine's
- * (REP_FIGS, report/figures.c), except where the input recorded its own
+ * (REP_FIGS, overlap/figures.c), except where the input recorded its own
  * (JSONL's profile.overlap): those are used as upstream's
  * overlap_report.py reads them (overlap_ms.compute_comm,
  * per_stream_ms.compute, overlap_ms.compute_allreduce,
@@ -26,7 +26,7 @@
 #include "base/error.h"
 #include "overlap/analysis.h"
 #include "overlap/diagnosis.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 
 #define REPORT_SCHEMA "aorta.report/1"
 

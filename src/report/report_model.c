@@ -6,7 +6,7 @@
  * a struct analysis (traces or JSONL through analysis_run, a saved
  * analysis through ingest/analysis_json.c), and rep_dataset_from_analysis
  * turns it into per-step figures per rank.  The figures are the engine's
- * (report/figures.c's REP_FIGS, each read off struct ov_figures), except
+ * (overlap/figures.c's REP_FIGS, each read off struct ov_figures), except
  * for an input that recorded its own per-step figures (aorta / upstream
  * JSONL's profile.overlap): there the recorded ones are used, as upstream
  * overlap_report.py reads them, so summary.json stays compatible.  The
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "overlap/analysis.h"
-#include "report/figures.h"
+#include "overlap/figures.h"
 #include "report/report_change.h"
 #include "timeline/timeline.h"
 

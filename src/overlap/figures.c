@@ -1,7 +1,7 @@
 /*
  * figures.c - the figure table (docs/metrics.md documents each entry).
  */
-#include "report/figures.h"
+#include "overlap/figures.h"
 
 #include <math.h>
 
