@@ -48,7 +48,7 @@
 #include "base/zread.h"
 
 #define LATE_SHARE_MIN 0.60
-#define MAX_FIT_POINTS 256
+#define MAX_FIT_POINTS 96
 #define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
 
 /* ---- --clock-offsets --------------------------------------------------------- */
@@ -229,44 +229,56 @@ static int cmp_arrival(const void *a, const void *b)
 
 struct grp { size_t g, h; };
 
-/* Offset (and drift) of clock domain dom (the ranks of one host) against
- * the ranks already aligned (done[]), from the blocking collectives a rank
- * of dom shares with an aligned rank: one sample per such collective and
- * rank of dom.  Sets the clock of every rank of dom; returns the number of
- * samples (0: none shared, nothing set). */
-static size_t fit_domain(struct analysis *a, const struct iref *v, const struct grp *gr, size_t ng,
-			 int dom, const int *done)
+/* Samples of one clock domain: the end times of its ranks' blocking
+ * collectives (t) and their differences to an aligned rank's end (d). */
+struct samples {
+	double *t, *d;
+	size_t n, cap;
+};
+
+/* One pass over the matched blocking collectives: for every rank not yet
+ * aligned (done[] 0) that shares a collective with an aligned rank, one
+ * sample into its domain's set.  Cost: one visit per call, whatever the
+ * number of domains. */
+static void collect_samples(struct analysis *a, const struct iref *v, const struct grp *gr, size_t ng,
+			    const int *done, struct samples *sm)
 {
-	size_t n = 0, cap = 0;
-	double *t = NULL, *d = NULL;
 	for (size_t q = 0; q < ng; q++) {
 		const struct iref *cj = NULL;
 		if (!blocking(v[gr[q].g].c->type))
 			continue;
 		for (size_t k = gr[q].g; k < gr[q].h && !cj; k++)
-			if (done[v[k].ri] && a->r[v[k].ri].clock_domain != dom)
+			if (done[v[k].ri])
 				cj = &v[k];
 		if (!cj)
 			continue;
 		int64_t ej = analysis_aligned(&a->r[cj->ri], cj->c->end_ns);
 		for (size_t k = gr[q].g; k < gr[q].h; k++) {
-			if (a->r[v[k].ri].clock_domain != dom)
+			if (done[v[k].ri])
 				continue;
-			if (n + 1 > cap) {
-				cap = cap ? 2 * cap : 64;
-				t = xrealloc(t, cap * sizeof(*t));
-				d = xrealloc(d, cap * sizeof(*d));
+			struct samples *x = &sm[a->r[v[k].ri].clock_domain];
+			if (x->n + 1 > x->cap) {
+				x->cap = x->cap ? 2 * x->cap : 64;
+				x->t = xrealloc(x->t, x->cap * sizeof(*x->t));
+				x->d = xrealloc(x->d, x->cap * sizeof(*x->d));
 			}
-			t[n] = (double)v[k].c->end_ns;
-			d[n] = (double)v[k].c->end_ns - (double)ej;
-			n++;
+			x->t[x->n] = (double)v[k].c->end_ns;
+			x->d[x->n] = (double)v[k].c->end_ns - (double)ej;
+			x->n++;
 		}
 	}
-	if (!n) {
-		free(t);
-		free(d);
+}
+
+/* Offset (and drift) of clock domain dom (the ranks of one host) against
+ * the ranks already aligned, from its samples (collect_samples): the
+ * median difference, and a Theil-Sen drift term kept only when it at least
+ * halves the p95 residual.  Sets the clock of every rank of dom; returns
+ * the number of samples (0: none shared, nothing set).  t and d are the
+ * caller's. */
+static size_t fit_domain(struct analysis *a, int dom, double *t, double *d, size_t n)
+{
+	if (!n)
 		return 0;
-	}
 	double t0 = t[0];
 	for (size_t k = 1; k < n; k++)
 		if (t[k] < t0)
@@ -314,8 +326,6 @@ static size_t fit_domain(struct analysis *a, const struct iref *v, const struct 
 		r->clock_offset_ns = (int64_t)llround(drift != 0 ? off1 : off);
 	}
 	free(w);
-	free(t);
-	free(d);
 	return n;
 }
 
@@ -326,21 +336,32 @@ static const char *estimate_offsets(struct analysis *a, const struct iref *v, co
 	int drift = 0, progress = 1;
 	for (size_t i = 0; i < a->n; i++) /* the reference domain: r[0]'s */
 		done[i] = a->r[i].clock_domain == a->r[0].clock_domain;
+	struct samples *sm = xcalloc(a->n, sizeof(*sm)); /* by domain (its first rank's index) */
 	while (progress) {
 		progress = 0;
+		collect_samples(a, v, gr, ng, done, sm);
 		for (size_t i = 1; i < a->n; i++) {
 			int dom = a->r[i].clock_domain;
-			if (done[i] || dom != (int)i) /* once per domain, at its first rank */
+			if (done[i] || dom != (int)i || !sm[dom].n) /* once per domain, at its first rank */
 				continue;
-			if (fit_domain(a, v, gr, ng, dom, done)) {
-				for (size_t k = 0; k < a->n; k++)
-					if (a->r[k].clock_domain == dom)
-						done[k] = 1;
-				progress = 1;
-				drift |= a->r[i].clock_drift != 0;
-			}
+			fit_domain(a, dom, sm[dom].t, sm[dom].d, sm[dom].n);
+			drift |= a->r[i].clock_drift != 0;
+			progress = 1;
+		}
+		for (size_t i = 1; i < a->n; i++) /* the domains just fitted are aligned now */
+			if (!done[i] && sm[a->r[i].clock_domain].n)
+				done[i] = 2;
+		for (size_t i = 0; i < a->n; i++) {
+			if (done[i] == 2)
+				done[i] = 1;
+			sm[i].n = 0;
 		}
 	}
+	for (size_t i = 0; i < a->n; i++) {
+		free(sm[i].t);
+		free(sm[i].d);
+	}
+	free(sm);
 	size_t missing = 0;
 	for (size_t i = 0; i < a->n; i++)
 		missing += !done[i];
