@@ -21,13 +21,14 @@
 
 #include "base/output.h"
 #include "report/compare.h"
+#include "report/html.h"
 #include "report/report_change.h"
 
 #ifndef AORTA_VERSION
 #define AORTA_VERSION "0.1.0"
 #endif
 
-static void esc(FILE *f, const char *s)
+void html_escape(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -40,7 +41,7 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-static int b64_file(FILE *out, const char *path)
+int html_base64_file(FILE *out, const char *path)
 {
 	static const char T[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	FILE *f = fopen(path, "rb");
@@ -67,6 +68,7 @@ static int b64_file(FILE *out, const char *path)
 	fclose(f);
 	return bad ? -1 : 0;
 }
+
 
 static void num(FILE *f, double v, const char *unit)
 {
@@ -231,7 +233,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
 	if (plot_why) {
 		fputs("<div class=note>Charts were not drawn: ", f);
-		esc(f, plot_why);
+		html_escape(f, plot_why);
 		fputs(". summary.json and this page are complete without them.</div>\n", f);
 	}
 	/* verdict */
@@ -242,7 +244,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		if (nl)
 			*nl = '\0';
 		fputs("<p>", f);
-		esc(f, line);
+		html_escape(f, line);
 		fputs("</p>\n", f);
 		if (!nl)
 			break;
@@ -253,7 +255,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fputs("<h2>Run configurations</h2>\n<table><tr><th class=l></th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
-		esc(f, r->ds[i].label);
+		html_escape(f, r->ds[i].label);
 		fputs(i == (size_t)r->ref ? " (reference)" : "", f);
 		fputs("</th>", f);
 	}
@@ -267,15 +269,15 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			const struct rep_dataset *d = &r->ds[i];
 			fputs("<td class=l>", f);
 			switch (k) {
-			case 0: esc(f, d->input); break;
-			case 1: esc(f, d->format ? d->format : "?"); break;
+			case 0: html_escape(f, d->input); break;
+			case 1: html_escape(f, d->format ? d->format : "?"); break;
 			case 2: fprintf(f, "%zu", d->nranks); break;
 			case 3: fprintf(f, "%d", d->world_size); break;
 			case 4: fprintf(f, "%zu", d->read); break;
 			case 5: fprintf(f, "%zu", d->kept); break;
 			case 6: fprintf(f, "%zu", d->read - d->kept); break;
 			case 7: fprintf(f, "%lld", d->bad_lines); break;
-			case 8: esc(f, d->diag.kind != DIAG_NONE ? d->diag.headline : "none"); break;
+			case 8: html_escape(f, d->diag.kind != DIAG_NONE ? d->diag.headline : "none"); break;
 			case 9: {
 				long long lo = LLONG_MAX, hi = LLONG_MIN;
 				for (size_t q = 0; q < d->nranks; q++)
@@ -291,7 +293,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			case 10:
 				if (d->config_text) {
 					fputs("<pre>", f);
-					esc(f, d->config_text);
+					html_escape(f, d->config_text);
 					fputs("</pre>", f);
 				} else {
 					fputs("(none found beside the inputs)", f);
@@ -307,7 +309,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	fputs("<h2>Summary (ms per step, all ranks pooled)</h2>\n<table><tr><th class=l>figure (unit)</th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
-		esc(f, r->ds[i].label);
+		html_escape(f, r->ds[i].label);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n<tr><td class=l>steps (count)</td>", f);
@@ -340,9 +342,9 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	for (int q = 0; r->ref >= 0 && q < r->ncand; q++) {
 		const struct rep_dataset *x = &r->ds[r->ref], *y = &r->ds[r->cand[q]];
 		fputs("<h2>", f);
-		esc(f, y->label);
+		html_escape(f, y->label);
 		fputs(" against ", f);
-		esc(f, x->label);
+		html_escape(f, x->label);
 		fputs("</h2>\n<table><tr><th class=l>figure (unit)</th><th>reference</th><th>candidate</th>"
 		      "<th>change (unit of the figure)</th><th>change (%)</th><th class=l>verdict</th></tr>\n", f);
 		int slower = rep_step_slower(r, x, y);
@@ -382,16 +384,16 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			char p[4096];
 			snprintf(p, sizeof(p), "%s/%s.png", dir, img->v[i].name);
 			fputs("<figure><img alt=\"", f);
-			esc(f, img->v[i].title);
+			html_escape(f, img->v[i].title);
 			fputs("\" src=\"data:image/png;base64,", f);
-			if (b64_file(f, p) != 0) {
+			if (html_base64_file(f, p) != 0) {
 				out_abort(&of);
 				return aorta_fail(e, AORTA_EINTERNAL, p, 0, -1, "cannot read the chart back");
 			}
 			fputs("\"><figcaption>", f);
-			esc(f, img->v[i].caption);
+			html_escape(f, img->v[i].caption);
 			fputs(" (also ", f);
-			esc(f, img->v[i].name);
+			html_escape(f, img->v[i].name);
 			fputs(".png and .svg)</figcaption></figure>\n", f);
 		}
 	}

@@ -37,6 +37,7 @@
 
 #include "base/output.h"
 #include "pipeline/pipeline.h"
+#include "report/html.h"
 #include "report/report_plot.h"
 #include "timeline/timeline.h"
 
@@ -56,46 +57,6 @@ static const char CSS[] =
 	"figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:13px;color:#444}pre{font-size:11px;"
 	"text-align:left;margin:0;max-height:320px;overflow:auto}.meta{color:#555;font-size:13px}";
 
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-static int b64_file(FILE *out, const char *path)
-{
-	static const char T[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	FILE *f = fopen(path, "rb");
-	unsigned char in[3 * 4096];
-	char o[4 * 4096 + 4];
-	size_t n;
-	if (!f)
-		return -1;
-	while ((n = fread(in, 1, sizeof(in), f)) > 0) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
-				     (i + 2 < n ? in[i + 2] : 0);
-			o[k++] = T[v >> 18 & 63];
-			o[k++] = T[v >> 12 & 63];
-			o[k++] = i + 1 < n ? T[v >> 6 & 63] : '=';
-			o[k++] = i + 2 < n ? T[v & 63] : '=';
-		}
-		fwrite(o, 1, k, out);
-		if (n < sizeof(in))
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	return bad ? -1 : 0;
-}
 
 static void num(FILE *f, double v, int dec)
 {
@@ -536,15 +497,15 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 {
 	const struct recipe *r = &s->r;
 	fprintf(f, "<h2>Sweep ");
-	esc(f, r->name);
+	html_escape(f, r->name);
 	fprintf(f, "</h2>\n<p class=meta>");
-	esc(f, s->dir);
+	html_escape(f, s->dir);
 	fprintf(f, " &middot; %zu cells x %d trials &middot; baseline %s (", r->ncells, r->trials, r->cells[r->baseline].id);
-	esc(f, r->cells[r->baseline].label);
+	html_escape(f, r->cells[r->baseline].label);
 	fprintf(f, ") &middot; first %d steps skipped &middot; noise = the larger trial range of the two cells, at least "
 		   "%.3g%% of the baseline</p>\n", r->skip_steps, r->threshold_pct);
 	fprintf(f, "<div class=best><b>Best: %s</b> &mdash; ", r->cells[s->best].id);
-	esc(f, s->best_why);
+	html_escape(f, s->best_why);
 	fputs("</div>\n", f);
 	if (s->confound.status == TR_OK)
 		fprintf(f, "<div class=%s>Confound check: the baseline re-run at the end measured %.3f ms (%+.1f%% against "
@@ -571,7 +532,7 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		else
 			fputs("&ndash;", f);
 		fprintf(f, "</td><td class=l>%s</td><td class=l>", r->cells[c].id);
-		esc(f, r->cells[c].label);
+		html_escape(f, r->cells[c].label);
 		fputs("</td><td>", f);
 		num(f, st->median, 3);
 		fputs("</td><td>", f);
@@ -608,7 +569,7 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		else
 			fputs("&ndash;", f);
 		fputs("</td><td class=l>", f);
-		esc(f, st->diag[0] ? st->diag : "");
+		html_escape(f, st->diag[0] ? st->diag : "");
 		fputs("</td><td>", f);
 		num(f, st->overhead_pct, 2);
 		fputs("</td></tr>\n", f);
@@ -625,17 +586,17 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 			fputs("<tr><td class=l>", f);
 			for (size_t k = 0; k < r->naxes; k++)
 				if (r->axes[k].kind != AX_ENVIRONMENT) {
-					esc(f, r->axes[k].name);
+					html_escape(f, r->axes[k].name);
 					fputc('=', f);
-					esc(f, r->axes[k].values[r->cells[d->a].vi[k]]);
+					html_escape(f, r->axes[k].values[r->cells[d->a].vi[k]]);
 					fputc(' ', f);
 				}
 			fputs("</td><td class=l>", f);
-			esc(f, recipe_cell_environment(r, &r->cells[d->a]));
+			html_escape(f, recipe_cell_environment(r, &r->cells[d->a]));
 			fprintf(f, " (%s)</td><td>", r->cells[d->a].id);
 			num(f, s->st[d->a].median, 3);
 			fputs("</td><td class=l>", f);
-			esc(f, recipe_cell_environment(r, &r->cells[d->b]));
+			html_escape(f, recipe_cell_environment(r, &r->cells[d->b]));
 			fprintf(f, " (%s)</td><td>", r->cells[d->b].id);
 			num(f, s->st[d->b].median, 3);
 			fputs("</td><td>", f);
@@ -659,7 +620,7 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 				      "<th class=l>detail</th><th class=l>log</th></tr>\n", f);
 			fprintf(f, "<tr class=failed><td class=l>%s</td><td>%d</td><td class=l>%s</td><td class=l>", r->cells[c].id,
 				t->trial, trial_status_name(t->status));
-			esc(f, t->error);
+			html_escape(f, t->error);
 			fprintf(f, "</td><td class=l>cells/%s/t%d/log.txt</td></tr>\n", r->cells[c].id, t->trial);
 		}
 	if (any)
@@ -673,11 +634,11 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		char p[4400];
 		snprintf(p, sizeof(p), "%s/%s.png", x->dir, x->ch[i].name);
 		fputs("<figure><img alt=\"", f);
-		esc(f, x->ch[i].title);
+		html_escape(f, x->ch[i].title);
 		fputs("\" src=\"data:image/png;base64,", f);
-		b64_file(f, p);
+		html_base64_file(f, p);
 		fputs("\"><figcaption>", f);
-		esc(f, x->ch[i].caption);
+		html_escape(f, x->ch[i].caption);
 		fputs("</figcaption></figure>\n", f);
 	}
 	/* environment snapshots */
@@ -688,14 +649,14 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		snprintf(p, sizeof(p), "%s/env/%s.json", s->dir, name);
 		FILE *in = fopen(p, "r");
 		fputs("<details><summary>environment snapshot: ", f);
-		esc(f, name);
+		html_escape(f, name);
 		fputs("</summary><pre>", f);
 		if (in) {
 			char buf[4096];
 			size_t n;
 			while ((n = fread(buf, 1, sizeof(buf) - 1, in)) > 0) {
 				buf[n] = '\0';
-				esc(f, buf);
+				html_escape(f, buf);
 			}
 			fclose(in);
 		} else {
@@ -760,7 +721,7 @@ enum aorta_status sweep_report(struct sweep *const *sv, size_t n, const char *ou
 		n == 1 ? "" : "s", SWEEP_SCHEMA);
 	if (!x.have_lib) {
 		fputs("<div class=note>Charts were not drawn: ", f);
-		esc(f, x.why);
+		html_escape(f, x.why);
 		fputs(". The tables are complete without them.</div>\n", f);
 	}
 	for (size_t i = 0; i < n; i++)
