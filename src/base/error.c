@@ -127,6 +127,19 @@ void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = xmalloc((size_t)(n > 0 ? n : 0) + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
 char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

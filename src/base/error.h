@@ -60,6 +60,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* A new string formatted as printf would (caller frees); never NULL. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Grow *p (an array of elem-size items with capacity *cap) to hold need. */
 void grow_array(void **p, size_t *cap, size_t need, size_t elem);

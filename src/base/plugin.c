@@ -65,7 +65,7 @@ void *mpi_plugin_sym(const char *sym, char *why, size_t len)
 	return plugin_sym(&mpi_plugin, sym, why, len);
 }
 
-static int env_pos(const char *name)
+int env_positive_int(const char *name)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
@@ -78,12 +78,12 @@ static int env_pos(const char *name)
 int mpi_launcher_world_size(void)
 {
 	int n;
-	if ((n = env_pos("OMPI_COMM_WORLD_SIZE")) > 0)
+	if ((n = env_positive_int("OMPI_COMM_WORLD_SIZE")) > 0)
 		return n;
-	if ((n = env_pos("PMI_SIZE")) > 0)
+	if ((n = env_positive_int("PMI_SIZE")) > 0)
 		return n;
 	/* an sbatch script also has SLURM_NTASKS; only srun sets a step */
-	if (getenv("SLURM_STEP_ID") && (n = env_pos("SLURM_NTASKS")) > 0)
+	if (getenv("SLURM_STEP_ID") && (n = env_positive_int("SLURM_NTASKS")) > 0)
 		return n;
 	return 1;
 }

@@ -24,6 +24,10 @@ void *gpu_plugin_sym(const char *sym, char *why, size_t len);
  * $AORTA_MPI_LIB): `aorta analyze` under mpirun / srun. */
 void *mpi_plugin_sym(const char *sym, char *why, size_t len);
 
+/* The value of environment variable name when it is a whole number in
+ * [1, 2^24), else 0 (unset, empty, or not a number). */
+int env_positive_int(const char *name);
+
 /* The number of processes an MPI launcher (mpirun, srun, PMI) announces in
  * the environment, 1 if none. */
 int mpi_launcher_world_size(void);

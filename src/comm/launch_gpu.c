@@ -60,21 +60,11 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int env_pos(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	char *end;
-	long x = strtol(v, &end, 10);
-	return *end == '\0' && x > 0 && x < 1 << 24 ? (int)x : 0;
-}
-
 /* torchrun / torch.distributed.run: RANK and WORLD_SIZE with a rendezvous
  * address, and no MPI launcher around it. */
 static int torchrun_world(void)
 {
-	int n = env_pos("WORLD_SIZE");
+	int n = env_positive_int("WORLD_SIZE");
 	const char *r = getenv("RANK");
 	if (n < 1 || !r || !*r || !getenv("MASTER_ADDR") || !getenv("MASTER_PORT"))
 		return 0;

@@ -120,19 +120,6 @@ void rep_images_free(struct rep_images *img)
 	memset(img, 0, sizeof(*img));
 }
 
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xprintf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *s = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 /* A file-name-safe form of a label. */
 static void safe_name(char *out, size_t n, const char *label)
@@ -320,7 +307,7 @@ static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset 
 	safe_name(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "%s_timeline", safe);
 	enum aorta_status st = emit(c, &ch, name, "timeline",
-				    xprintf("Compute time and compute-communication overlap per global step, %s.", d->label));
+				    xasprintf("Compute time and compute-communication overlap per global step, %s.", d->label));
 	bucketed_free(&b);
 	return st;
 }
@@ -462,7 +449,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 	safe_name(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "%s_gantt", safe);
 	enum aorta_status st = emit(c, &ch, name, "gantt",
-				    xprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
+				    xasprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
 					    "all-reduce and aux ranges; overlap shaded green.", rk->rank, d->label));
 	for (int q = 0; q < np; q++)
 		free(rects[q]);
@@ -521,7 +508,7 @@ static enum aorta_status chart_change(struct ctx *c)
 	if (ch.height < 400)
 		ch.height = 400;
 	enum aorta_status st = emit(c, &ch, "compare_change", "compare",
-				    xprintf("Percent change of each figure against %s: green better, red worse, grey similar.",
+				    xasprintf("Percent change of each figure against %s: green better, red worse, grey similar.",
 					    b->label));
 	free(se);
 	free(vals);
@@ -562,7 +549,7 @@ static enum aorta_status chart_absolute(struct ctx *c)
 	struct plot_chart ch = { "Absolute time per step, side by side", 1100, 520, 1, &p, 1,
 				 "mean over every kept step of every rank" };
 	enum aorta_status st = emit(c, &ch, "compare_absolute", "compare",
-				    xprintf("Mean time per step of each figure, reference and candidates side by side."));
+				    xasprintf("Mean time per step of each figure, reference and candidates side by side."));
 	free(ids);
 	free(vals);
 	free(se);
@@ -624,7 +611,7 @@ static enum aorta_status chart_by_rank(struct ctx *c)
 	}
 	struct plot_chart ch = { "Each figure by rank", 1200, 760, 3, pn, 6, "mean per step of each rank, warm-up left out" };
 	enum aorta_status st = emit(c, &ch, "compare_by_rank", "compare",
-				    xprintf("Step, compute, overlap, exposed communication, communication and idle time "
+				    xasprintf("Step, compute, overlap, exposed communication, communication and idle time "
 					    "of each rank, a bar per dataset."));
 	free(ys);
 	free(se);
@@ -669,7 +656,7 @@ static enum aorta_status chart_heatmap(struct ctx *c, const struct rep_dataset *
 	safe_name(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "compare_heatmap_%s", safe);
 	enum aorta_status st = emit(c, &ch, name, "compare",
-				    xprintf("Rank x figure heatmap of the change of %s against %s.", d->label, b->label));
+				    xasprintf("Rank x figure heatmap of the change of %s against %s.", d->label, b->label));
 	free(rows);
 	free(rl);
 	free(cells);
@@ -733,7 +720,7 @@ static enum aorta_status chart_collectives(struct ctx *c)
 			GROW(bufs, bcap, nb + 3);
 			bufs[nb++] = x, bufs[nb++] = lat, bufs[nb++] = bw;
 			GROW(names, ncap, nn + 1);
-			names[nn++] = xprintf("%s %s", d->label, d->colls[o[a].k].type);
+			names[nn++] = xasprintf("%s %s", d->label, d->colls[o[a].k].type);
 			size_t c1 = cap;
 			GROW(se[0], c1, ns + 1);
 			GROW(se[1], cap2, ns + 1);
@@ -758,7 +745,7 @@ static enum aorta_status chart_collectives(struct ctx *c)
 		struct plot_chart ch = { "Collectives by message size", 1200, 520, 2, pn, 2,
 					 "mean over calls and ranks; bus bandwidth as nccl-tests defines it" };
 		st = emit(c, &ch, "collectives", "collectives",
-			  xprintf("Per-collective latency and bus bandwidth by message size."));
+			  xasprintf("Per-collective latency and bus bandwidth by message size."));
 	}
 	for (size_t i = 0; i < nb; i++)
 		free(bufs[i]);

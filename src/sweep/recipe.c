@@ -30,19 +30,6 @@
 #include "base/config.h"
 #include "train/train_config.h"
 
-static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xfmt(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *s = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 static void push_str(char ***v, size_t *n, const char *s)
 {
@@ -429,7 +416,7 @@ static void cell_strings(struct recipe *r, struct sweep_cell *c)
 	k[0] = l[0] = '\0';
 	for (size_t i = 0; i < r->naxes; i++) {
 		const struct sweep_axis *a = &r->axes[i];
-		char *p = xfmt("%s%s=%s", n ? " " : "", a->name, a->values[c->vi[i]]);
+		char *p = xasprintf("%s%s=%s", n ? " " : "", a->name, a->values[c->vi[i]]);
 		size_t pl = strlen(p);
 		if (n + pl + 1 > cap)
 			cap = (n + pl + 1) * 2, k = xrealloc(k, cap);
@@ -437,8 +424,8 @@ static void cell_strings(struct recipe *r, struct sweep_cell *c)
 		n += pl;
 		free(p);
 		if (a->nvalues > 1 || r->explicit_cells) {
-			p = a->kind == AX_ENVIRONMENT ? xfmt("%s%s", ln ? " " : "", a->values[c->vi[i]])
-						      : xfmt("%s%s=%s", ln ? " " : "", a->name, a->values[c->vi[i]]);
+			p = a->kind == AX_ENVIRONMENT ? xasprintf("%s%s", ln ? " " : "", a->values[c->vi[i]])
+						      : xasprintf("%s%s=%s", ln ? " " : "", a->name, a->values[c->vi[i]]);
 			pl = strlen(p);
 			if (ln + pl + 1 > lcap)
 				lcap = (ln + pl + 1) * 2, l = xrealloc(l, lcap);
@@ -688,7 +675,7 @@ static enum aorta_status read_overrides(struct rctx *x, const struct config_node
 					       n->keys[i]);
 			if (scalar(x, n->kids[i], n->keys[i], &s))
 				return x->e->code;
-			char *kv = xfmt("%s=%s", n->keys[i], s);
+			char *kv = xasprintf("%s=%s", n->keys[i], s);
 			push_str(&r->overrides, &r->noverrides, kv);
 			free(kv);
 		}
@@ -716,7 +703,7 @@ static const char **cell_overrides(const struct recipe *r, const struct sweep_ce
 		if (a->kind != AX_OVERRIDE)
 			continue;
 		for (size_t t = 0; t < a->ntargets && t < 8; t++) {
-			char *kv = xfmt("%s=%s", a->targets[t], a->values[c->vi[i]]);
+			char *kv = xasprintf("%s=%s", a->targets[t], a->values[c->vi[i]]);
 			push_str(owned, nowned, kv);
 			free(kv);
 			v[k++] = (*owned)[*nowned - 1];
