@@ -202,6 +202,23 @@ static void version_dotted(int v, int nccl, char *buf, size_t len)
 		snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
+/* A library's int version from its sym(int *) (CUDA and NCCL ask so),
+ * dotted into buf; NULL when h is NULL, the symbol is missing or the call
+ * fails. */
+static const char *int_version(void *h, const char *sym, int nccl, char *buf, size_t len)
+{
+	int (*fn)(int *);
+	int x = 0;
+	if (!h)
+		return NULL;
+	*(void **)&fn = dlsym(h, sym);
+	if (!fn || fn(&x) != 0 || x <= 0)
+		return NULL;
+	version_dotted(x, nccl, buf, len);
+	return buf;
+}
+
+
 static void probe_libs(struct env_snapshot *s)
 {
 	char path[4096], ver[64];
@@ -209,51 +226,15 @@ static void probe_libs(struct env_snapshot *s)
 	static const char *const nccl[] = { "libnccl.so.2", "libnccl.so", NULL };
 	static const char *const cublas[] = { "libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", NULL };
 	void *h = open_first(cudart, path, sizeof(path));
-	const char *v = NULL;
-	if (h) {
-		int (*fn)(int *);
-		*(void **)&fn = dlsym(h, "cudaRuntimeGetVersion");
-		int x = 0;
-		if (fn && fn(&x) == 0 && x > 0) {
-			version_dotted(x, 0, ver, sizeof(ver));
-			v = ver;
-		}
-		add(s, "cuda.runtime_version", v);
-		add(s, "cuda.runtime_path", path[0] ? path : NULL);
-	} else {
-		add(s, "cuda.runtime_version", NULL);
-		add(s, "cuda.runtime_path", NULL);
-	}
+	add(s, "cuda.runtime_version", int_version(h, "cudaRuntimeGetVersion", 0, ver, sizeof(ver)));
+	add(s, "cuda.runtime_path", h && path[0] ? path : NULL);
 	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-	v = NULL;
-	if (h) {
-		int (*fn)(int *);
-		*(void **)&fn = dlsym(h, "cuDriverGetVersion");
-		int x = 0;
-		if (fn && fn(&x) == 0 && x > 0) {
-			version_dotted(x, 0, ver, sizeof(ver));
-			v = ver;
-		}
-	}
-	add(s, "cuda.driver_api_version", v);
+	add(s, "cuda.driver_api_version", int_version(h, "cuDriverGetVersion", 0, ver, sizeof(ver)));
 	h = open_first(nccl, path, sizeof(path));
-	v = NULL;
-	if (h) {
-		int (*fn)(int *);
-		*(void **)&fn = dlsym(h, "ncclGetVersion");
-		int x = 0;
-		if (fn && fn(&x) == 0 && x > 0) {
-			version_dotted(x, 1, ver, sizeof(ver));
-			v = ver;
-		}
-		add(s, "nccl.version", v);
-		add(s, "nccl.path", path[0] ? path : NULL);
-	} else {
-		add(s, "nccl.version", NULL);
-		add(s, "nccl.path", NULL);
-	}
+	add(s, "nccl.version", int_version(h, "ncclGetVersion", 1, ver, sizeof(ver)));
+	add(s, "nccl.path", h && path[0] ? path : NULL);
+	const char *v = NULL;
 	h = open_first(cublas, path, sizeof(path));
-	v = NULL;
 	if (h) {
 		int (*fn)(int, int *);
 		*(void **)&fn = dlsym(h, "cublasGetProperty");
