@@ -14,9 +14,13 @@
  * and local mocks at world 1, also run once with --world 1 when more than
  * one GPU is visible, and their check message must name the world it ran.
  *
- * Each run is a child process (fork), as `aorta hwq run` is one process:
- * the parent never initialises CUDA.  One more test does two traced runs
- * in one process (what `aorta hwq sweep` does), since CUPTI's stream ids
+ * The runs of a workload share a child process (fork; at most two per
+ * workload: the runs with NCCL ranks as threads apart from the traced
+ * one-GPU runs), as `aorta hwq sweep` runs several in one process: the
+ * CUDA context, module load and cuBLAS set-up are paid once per child, not
+ * once per run (AORTA_HWQ_TEST_FORK=run restores a child per run); the
+ * parent never initialises CUDA.  One more test does three traced runs in
+ * one process with different stream counts, since CUPTI's stream ids
  * drift once streams are re-created; the marker kernels must still map
  * every stream.
  *
@@ -150,14 +154,6 @@ static void one_run(const struct hwq_workload_info *w, int streams, enum hwq_syn
 	hwq_result_release(&r);
 }
 
-struct one_args {
-	const struct hwq_workload_info *w;
-	int streams, graph;
-	enum hwq_sync sync;
-	const char *mode;
-	int world; /* 0: every visible GPU (distributed workloads) */
-};
-
 /* fn(arg) in a child process; its failures become the current test's */
 static void in_child(void (*fn)(void *), void *arg)
 {
@@ -185,17 +181,56 @@ static void in_child(void (*fn)(void *), void *arg)
 	}
 }
 
-static void one_child(void *p)
+/* The runs of one workload, queued by run_workload and run in as few
+ * child processes as is safe: every run that opens NCCL with ranks as
+ * threads (a distributed workload on more than one GPU) in one child, the
+ * rest (one-GPU runs, traced with CUPTI) in another, since CUPTI, once
+ * opened in a process, can deadlock with NCCL kernels of ranks as threads
+ * (harness_gpu.c).  A child per run (AORTA_HWQ_TEST_FORK=run) costs a CUDA
+ * context, cuBLAS handle and module load per run: most of the suite's time
+ * on 2 GPUs. */
+#define MAX_RUNS 32
+struct one_args {
+	const struct hwq_workload_info *w;
+	int streams, graph;
+	enum hwq_sync sync;
+	const char *mode;
+	int world; /* 0: every visible GPU (distributed workloads) */
+};
+static struct one_args queue[MAX_RUNS];
+static int nqueue;
+
+/* ranks as threads with NCCL: a distributed run on every visible GPU */
+static int nccl_threads(const struct one_args *a)
 {
-	const struct one_args *a = p;
-	one_run(a->w, a->streams, a->sync, a->graph, a->mode, a->world);
+	return a->w->distributed && a->world != 1 && ndev > 1;
+}
+
+struct batch_args {
+	int threads; /* run the queued runs with nccl_threads() == threads; -1: the one run `only` */
+	int only;
+};
+
+static void batch_child(void *p)
+{
+	const struct batch_args *b = p;
+	for (int i = 0; i < nqueue; i++) {
+		const struct one_args *a = &queue[i];
+		if (b->threads < 0 ? i != b->only : nccl_threads(a) != b->threads)
+			continue;
+		one_run(a->w, a->streams, a->sync, a->graph, a->mode, a->world);
+	}
 }
 
 static void one_world(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode,
 		      int world)
 {
-	struct one_args a = { w, streams, graph, sync, mode, world };
-	in_child(one_child, &a);
+	if (nqueue == MAX_RUNS) {
+		fprintf(stderr, "  FAIL %s: more than %d runs queued\n", t_cur, MAX_RUNS);
+		t_cur_failed = 1;
+		return;
+	}
+	queue[nqueue++] = (struct one_args){ w, streams, graph, sync, mode, world };
 }
 
 static void one(const struct hwq_workload_info *w, int streams, enum hwq_sync sync, int graph, const char *mode)
@@ -203,8 +238,31 @@ static void one(const struct hwq_workload_info *w, int streams, enum hwq_sync sy
 	one_world(w, streams, sync, graph, mode, 0);
 }
 
+/* the queued runs: a child per group (or per run, AORTA_HWQ_TEST_FORK=run) */
+static void run_queue(void)
+{
+	const char *f = getenv("AORTA_HWQ_TEST_FORK");
+	if (f && !strcmp(f, "run")) {
+		for (int i = 0; i < nqueue; i++) {
+			struct batch_args b = { -1, i };
+			in_child(batch_child, &b);
+		}
+	} else {
+		int has[2] = { 0, 0 };
+		for (int i = 0; i < nqueue; i++)
+			has[nccl_threads(&queue[i])] = 1;
+		for (int t = 0; t < 2; t++)
+			if (has[t]) {
+				struct batch_args b = { t, -1 };
+				in_child(batch_child, &b);
+			}
+	}
+	nqueue = 0;
+}
+
 static void run_workload(const struct hwq_workload_info *w)
 {
+	nqueue = 0;
 	int counts[2] = { w->min_streams, w->rec_streams };
 	for (int k = 0; k < 2; k++) {
 		if (k == 1 && counts[1] == counts[0])
@@ -235,6 +293,7 @@ static void run_workload(const struct hwq_workload_info *w)
 		if (w->distributed && ndev > 1)
 			one_world(w, s, HWQ_SYNC_PER_ITERATION, 0, NULL, 1);
 	}
+	run_queue();
 }
 
 static const struct hwq_workload_info *cur;
