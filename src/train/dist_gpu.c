@@ -338,6 +338,62 @@ static struct dist_gpu_coll *coll_at(struct dist_gpu *x, int i)
 	return i < A ? &x->ag[i] : i < A + G ? &x->rs[i - A] : &x->ar[i - A - G];
 }
 
+/* ranges [off, off + len) sorted by off */
+static int by_off(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* 1 when the ranges the early norm sums (each group's shard after its
+ * reduce-scatter, sharded plans without a replica all-reduce; each bucket
+ * after its all-reduce, unsharded plans) tile [0, local_total) exactly. */
+static int norm_ranges_cover(const struct dist_plan *pl, struct comm *c)
+{
+	const int sharded = pl->sharded && comm_group(c, pl->repl_pg)->size == 1;
+	const int unsharded = !pl->sharded && comm_group(c, pl->shard_pg)->size == 1 && pl->nbuckets > 0;
+	if (!sharded && !unsharded)
+		return 0;
+	int n = sharded ? pl->ngroups : pl->nbuckets;
+	size_t *r = xcalloc((size_t)n * 2, sizeof(size_t));
+	for (int i = 0; i < n; i++) {
+		r[2 * i] = sharded ? pl->g[i].local_off : pl->b[i].off;
+		r[2 * i + 1] = sharded ? pl->g[i].shard_len : pl->b[i].len;
+	}
+	qsort(r, (size_t)n, 2 * sizeof(size_t), by_off);
+	size_t at = 0;
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++) {
+		ok = r[2 * i] == at;
+		at += r[2 * i + 1];
+	}
+	free(r);
+	return ok && at == pl->local_total;
+}
+
+/* The early norm's share of one reduction: aux waits for collective c, then
+ * adds the squared norm of grads[off, off + len) to the step's sum. */
+static enum aorta_status norm_add(struct dist_gpu *x, struct dist_gpu_coll *c, size_t off, size_t len,
+				  struct aorta_error *e)
+{
+	struct gpu_model *gm = x->gm;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE], as = x->gs->s[GS_AUX];
+	enum aorta_status st;
+	if (!x->norm_early || !x->norm_ranges || ISOLATE(x) == ISOLATE_COMM)
+		return AORTA_OK;
+	if ((st = coll_wait_stream(c, as, e)))
+		return st;
+	gpu_ops_set_stream(gm->ops, as);
+	gpu_sumsq(gm->ops, gm->sumsq, x->grads + off, len);
+	gpu_ops_set_stream(gm->ops, cs);
+	return AORTA_OK;
+}
+
+void dist_gpu_set_norm_early(struct dist_gpu *x, int on)
+{
+	x->norm_early = on != 0;
+}
+
 enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const struct dist_plan *pl,
 				const struct dist_schedule *sch, struct comm *c, const struct gpu_streams *gs,
 				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
@@ -409,6 +465,8 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 			x->ag_first = sch->a[i].arg;
 			break;
 		}
+	x->norm_ranges = norm_ranges_cover(pl, c);
+	x->norm_early = 1;
 	for (int i = 0; i < ncolls(pl); i++)
 		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&coll_at(x, i)->done, gpuEventDisableTiming))))
 			goto fail;
@@ -612,9 +670,13 @@ static enum aorta_status grad_norm(struct dist_gpu *x, struct aorta_error *e)
 	gm->stream = as;
 	gpu_ops_set_stream(gm->ops, as);
 	int h = aux_begin(x, "grad_clip");
-	if ((st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
-		return st;
-	gpu_sumsq(gm->ops, gm->sumsq, x->grads, pl->local_total);
+	if (!(x->norm_early && x->norm_ranges)) {
+		/* else summed as the reductions landed (norm_add), from the
+		 * zero set at the start of the step */
+		if ((st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
+			return st;
+		gpu_sumsq(gm->ops, gm->sumsq, x->grads, pl->local_total);
+	}
 	struct comm_group *shard = comm_group(x->comm, pl->shard_pg);
 	if (shard->size > 1) {
 		if ((st = GPU_CALL(e, (gpuError_t)gpu_sumsq_split(x->hl, gm->sumsq, as))) ||
@@ -824,7 +886,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 	case ACT_WAIT_RS:
 		if (x->fslot[g] < 0)
 			return not_ready(x, a, "no reduce-scatter in flight", e);
-		if ((st = coll_wait_stream(&x->rs[g], cs, e)))
+		if ((st = coll_wait_stream(&x->rs[g], cs, e)) ||
+		    (st = norm_add(x, &x->rs[g], sh->local_off, sh->shard_len, e)))
 			return st;
 		st = pool_put(&x->gradp, x->fslot[g], cs, e);
 		x->fslot[g] = -1;
@@ -839,7 +902,9 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 				    e);
 	}
 	case ACT_WAIT_AR:
-		return coll_wait_stream(&x->ar[g], cs, e);
+		if ((st = coll_wait_stream(&x->ar[g], cs, e)))
+			return st;
+		return pl->sharded ? AORTA_OK : norm_add(x, &x->ar[g], pl->b[g].off, pl->b[g].len, e);
 	case ACT_GRAD_NORM:
 		return grad_norm(x, e);
 	case ACT_OPTIMIZER:
@@ -964,6 +1029,11 @@ enum aorta_status dist_gpu_step(struct dist_gpu *x, const char *tag_prefix, gpuE
 		if ((st = GPU_CALL(e, gpuStreamWaitEvent(gs->s[comm_ids[i]], x->ev_start, 0))))
 			return st;
 	if (data_ready && (st = GPU_CALL(e, gpuStreamWaitEvent(cs, data_ready, 0))))
+		return st;
+	/* the early norm's sum starts from zero (aux: after the previous
+	 * step's copy of it to the host) */
+	if (x->norm_early && x->norm_ranges && ISOLATE(x) != ISOLATE_COMM &&
+	    (st = GPU_CALL(e, gpuMemsetAsync(gm->sumsq, 0, sizeof(double), as))))
 		return st;
 	if ((st = GPU_CALL(e, gpuMemsetAsync(x->grads, 0, x->pl->local_total * sizeof(float), cs))) ||
 	    (K > 1 && (st = GPU_CALL(e, gpuMemsetAsync(x->lossacc, 0, sizeof(float), cs)))) ||

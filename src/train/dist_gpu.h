@@ -193,6 +193,11 @@ struct dist_gpu {
 	struct dist_gpu_coll pre_ag;
 	gpuEvent_t ev_opt_first;        /* aux, after AdamW of group ag_first */
 	gpuEvent_t ev_start, ev_compute, ev_aux, ev_join, ev_consumed, ev_mbdata;
+	/* the squared norm summed as the gradients land (dist_gpu_set_norm_early):
+	 * 1 on, 0 off (at GRAD_NORM, over the whole shard); norm_ranges: the
+	 * plan's reductions (groups' shards / buckets) cover the local buffer
+	 * exactly once, so the early sums are the whole norm */
+	int norm_early, norm_ranges;
 	int steps;                      /* optimizer steps taken */
 	char prefix[64];                /* tag prefix of the step in progress */
 	/* gradient accumulation */
@@ -239,6 +244,19 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 				const struct dist_schedule *sch, struct comm *c, const struct gpu_streams *gs,
 				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
 				float grad_unscale, struct aorta_error *e);
+
+/* The gradient's squared norm summed as each reduction lands (on: the
+ * default): at WAIT_RS g (sharded plans with no replica all-reduce) or
+ * WAIT_AR b (ddp / no_shard), aux waits for that collective and adds the
+ * squared norm of the range it completed, so GRAD_NORM only all-reduces
+ * the sum and computes the clip factor; off: GRAD_NORM reads the whole
+ * shard after the last reduction (the sum is the same up to the order of
+ * the double additions).  Plans whose reductions do not cover the local
+ * buffer exactly once (hybrid_shard) always sum at GRAD_NORM.  The clip
+ * factor still waits for every gradient: AdamW is not linear in it (the
+ * second moment takes its square), so no group's update can start before
+ * the last reduction without changing the numbers. */
+void dist_gpu_set_norm_early(struct dist_gpu *x, int on);
 
 /* The micro-batch loader (needed when the plan's accum > 1). */
 void dist_gpu_set_loader(struct dist_gpu *x, dist_gpu_load_fn load, void *ctx);

@@ -125,6 +125,7 @@ static const struct config_schema schema[] = {
 	{ "debug.distributed_executor", B, "false", "the distributed executor at world 1 too" },
 	{ "debug.prefetch_next", B, "true", "upload the next step's batch during the step" },
 	{ "debug.pregather", B, "true", "the next step's first all-gather at the end of the step" },
+	{ "debug.norm_early", B, "true", "sum the gradient norm as each reduction lands" },
 	{ "debug.isolate", S, "none", "none|compute|comm: one side of every distributed step alone" },
 	{ "debug.instrumented", B, "true", "events, recorder and JSONL (false: host clock only)" },
 	{ "debug.graph_fail", B, "false", "make the CUDA-graph capture fail (tests the fallback)" },
@@ -469,6 +470,7 @@ static enum aorta_status read_debug(const struct ctx *x, struct train_config *t)
 	if ((st = get_bool(x, "debug.distributed_executor", &t->debug.distributed_executor)) ||
 	    (st = get_bool(x, "debug.prefetch_next", &t->debug.prefetch_next)) ||
 	    (st = get_bool(x, "debug.pregather", &t->debug.pregather)) ||
+	    (st = get_bool(x, "debug.norm_early", &t->debug.norm_early)) ||
 	    (st = get_bool(x, "debug.instrumented", &t->debug.instrumented)) ||
 	    (st = get_bool(x, "debug.graph_fail", &t->debug.graph_fail)) ||
 	    (st = get_str(x, "debug.isolate", s, sizeof(s))))

@@ -122,6 +122,8 @@ struct train_config {
 						* during the step (AORTA_TRAIN_PREFETCH_NEXT) */
 		int pregather;                 /* debug.pregather: next step's first all-gather at the
 						* end of the step (AORTA_TRAIN_PREGATHER) */
+		int norm_early;                /* debug.norm_early: the gradient's squared norm summed
+						* as each reduction lands (dist_gpu_set_norm_early) */
 		enum train_isolate isolate;    /* debug.isolate (AORTA_TRAIN_ISOLATE) */
 		int instrumented;              /* debug.instrumented: events, recorder, JSONL
 						* (AORTA_TRAIN_UNINSTRUMENTED inverted) */

@@ -902,6 +902,7 @@ static enum aorta_status open_model(struct trainer *t, struct aorta_error *e)
 					t->instrumented ? t->rec : NULL, t->params_host, &opt, gm->grad_unscale, e)))
 			return st;
 		t->have_dx = 1;
+		dist_gpu_set_norm_early(&t->dx, cfg->debug.norm_early);
 		if (t->prefetch_next && (st = gpu_model_spare_batch(gm, e)))
 			return st;
 		if (cfg->training.inject_allreduce_copies &&
@@ -994,6 +995,11 @@ static void log_setup(struct trainer *t)
 			t->prefetch_next ? "on" : "off (debug.prefetch_next=false)",
 			!t->pregather ? "off (debug.pregather=false)" :
 			t->dx.ag_first >= 0 ? "on" : "none to move (no all-gather)");
+	if (dist)
+		logline(log, quiet, "gradient norm: %s",
+			!t->dx.norm_early ? "summed at the end of the backward (debug.norm_early=false)" :
+			t->dx.norm_ranges ? "summed as each reduction lands" :
+					    "summed at the end of the backward (the reductions do not tile the shard)");
 	if (dist && t->knobs.reduce_dtype == COMM_BF16)
 		logline(log, quiet, "fsdp.reduce_dtype bf16: gradient %s in bf16 (%.1f MB scratch), cast back to fp32 "
 				    "for the optimizer", t->knobs.mode == DIST_DDP ? "bucket all-reduces" : "reductions",

@@ -423,6 +423,53 @@ static void test_cross_step_overlap_is_exact(const char *root)
 	free(s0[1]);
 }
 
+/* The gradient norm summed as each reduction lands (debug.norm_early, the
+ * default) against summed over the whole shard at GRAD_NORM: full_shard
+ * (per reduce-scatter) and ddp (per bucket all-reduce), fp32 at world 1,
+ * the same losses and norms up to the order of the double additions
+ * (1e-6 relative), and each run's log names the path it took. */
+static void test_norm_early_equals_norm_at_end(const char *root)
+{
+	static const struct {
+		const char *name;
+		enum dist_mode mode;
+	} vs[] = { { "full_shard", DIST_FSDP }, { "ddp", DIST_DDP } };
+	for (size_t v = 0; v < sizeof(vs) / sizeof(vs[0]); v++) {
+		struct train_config c;
+		struct aorta_error err = { 0 };
+		char dir[2][200], path[512];
+		double l[2][NSTEPS], n[2][NSTEPS];
+		int ag = 0, logged[2] = { 0, 0 };
+		static const char *says[2] = { "debug.norm_early=false", "summed as each reduction lands" };
+		for (int on = 0; on < 2; on++) {
+			snprintf(dir[on], sizeof(dir[on]), "%s/norm_early_%s_%d", root, vs[v].name, on);
+			small_config(&c, dir[on], MP_FP32);
+			c.distributed.mode = vs[v].mode;
+			c.fsdp.sharding_strategy = SHARD_FULL;
+			c.debug.norm_early = on;
+			int rc = run_train(&c, 1, &err);
+			snprintf(path, sizeof(path), "%s/rank_00_metrics.jsonl", dir[on]);
+			if (rc != 0 || read_losses(path, l[on], n[on], NSTEPS, &ag) != NSTEPS) {
+				verdict(0, "%s norm_early %s: run failed: %s", vs[v].name, on ? "on" : "off", err.msg);
+				return;
+			}
+			snprintf(path, sizeof(path), "%s/rank0.log", dir[on]);
+			logged[on] = count_in_file(path, says[on]) > 0;
+		}
+		double worst = 0.0;
+		for (int i = 0; i < NSTEPS; i++) {
+			double a = fabs(l[1][i] - l[0][i]) / fabs(l[0][i]), b = fabs(n[1][i] - n[0][i]) / fabs(n[0][i]);
+			worst = fmax(worst, fmax(a, b));
+			if (a != a || b != b)
+				worst = INFINITY;
+		}
+		verdict(worst <= 1e-6 && logged[0] && logged[1],
+			"%s gradient norm summed as reductions land vs at the end, %d steps: max rel diff of loss "
+			"and norm %.3g (tol 1e-6); logs name the path: on %s, off %s",
+			vs[v].name, NSTEPS, worst, logged[1] ? "yes" : "NO", logged[0] ? "yes" : "NO");
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 /* 3. the bf16 casts == their CPU twins                                       */
 /* ------------------------------------------------------------------------ */
@@ -737,6 +784,7 @@ int main(void)
 		test_executor_world1_equals_single_gpu(root, MP_FP32, 1e-5, 2);
 		test_reduce_dtype_bf16_in_executor(root);
 		test_cross_step_overlap_is_exact(root);
+		test_norm_early_equals_norm_at_end(root);
 		char cmd[1200];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 		if (system(cmd) != 0)
