@@ -13,4 +13,9 @@
 enum aorta_status launch_train(const struct train_config *cfg, const struct trainer_opts *o,
 			       struct trainer_result *res, struct aorta_error *e);
 
+/* Why the training communicators got the NCCL CTA policy they have
+ * (distributed.cta_policy, train_config_cta_policy), for the log; "" before
+ * the first launch_train. */
+const char *launch_train_cta_why(void);
+
 #endif

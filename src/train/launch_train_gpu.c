@@ -9,6 +9,7 @@
  */
 #include "train/launch_train.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm/launch.h"
@@ -31,13 +32,38 @@ static enum aorta_status train_rank(void *arg, struct comm *comm, const struct l
 	return trainer_rank_run(a->cfg, &o, comm, lr->device, result, e);
 }
 
+/* written before the rank threads start, read by them (the log line) */
+static char cta_why[128];
+
+const char *launch_train_cta_why(void)
+{
+	return cta_why;
+}
+
 enum aorta_status launch_train(const struct train_config *cfg, const struct trainer_opts *o,
 			       struct trainer_result *res, struct aorta_error *e)
 {
 	if (!trainer_rank_run)
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
 				  "this libaorta-gpu.so has no trainer_rank_run (the distributed trainer is not built in)");
+	/* distributed.cta_policy: NCCL reads NCCL_CTA_POLICY when each
+	 * communicator is created (comm_nccl_opts_from_env), so it is set for
+	 * the launch (before the rank threads exist) and restored after */
+	const char *old = getenv("NCCL_CTA_POLICY");
+	char *saved = old ? strdup(old) : NULL;
+	int p = train_config_cta_policy(cfg, cta_why, sizeof(cta_why));
+	static const char *names[] = { "default", "efficiency", "zero" };
+	if (p >= 0 && p < 3)
+		setenv("NCCL_CTA_POLICY", names[p], 1);
+	else if (cfg->distributed.cta_policy == TRAIN_CTA_NCCL)
+		unsetenv("NCCL_CTA_POLICY");
 	struct train_arg a = { cfg, o };
 	memset(res, 0, sizeof(*res));
-	return launch_ranks(o->device, 0, train_rank, &a, res, sizeof(*res), e);
+	enum aorta_status st = launch_ranks(o->device, 0, train_rank, &a, res, sizeof(*res), e);
+	if (saved)
+		setenv("NCCL_CTA_POLICY", saved, 1);
+	else
+		unsetenv("NCCL_CTA_POLICY");
+	free(saved);
+	return st;
 }

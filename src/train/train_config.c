@@ -92,6 +92,7 @@ static const struct config_schema schema[] = {
 	{ "distributed.static_graph", B, "false", NULL },
 	{ "distributed.bucket_cap_mb", F, "25", NULL },
 	{ "distributed.find_unused_parameters", B, "false", NULL },
+	{ "distributed.cta_policy", S, "auto", "auto|nccl|default|efficiency|zero: NCCL's CTA policy" },
 	{ "distributed.*", IGN, NULL, NULL },
 
 	{ "compile.enabled", B, "false", "capture the training step as a CUDA graph and replay it" },
@@ -376,6 +377,23 @@ static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 		t->distributed.mode = DIST_DDP;
 	else
 		return bad(x, "distributed.mode", "unknown mode '%s' (expected fsdp or ddp)", s);
+
+	/* distributed.cta_policy */
+	if ((st = get_str(x, "distributed.cta_policy", s, sizeof(s))) != AORTA_OK)
+		return st;
+	if (!strcasecmp(s, "auto"))
+		t->distributed.cta_policy = TRAIN_CTA_AUTO;
+	else if (!strcasecmp(s, "nccl"))
+		t->distributed.cta_policy = TRAIN_CTA_NCCL;
+	else if (!strcasecmp(s, "default"))
+		t->distributed.cta_policy = 0;
+	else if (!strcasecmp(s, "efficiency"))
+		t->distributed.cta_policy = 1;
+	else if (!strcasecmp(s, "zero"))
+		t->distributed.cta_policy = 2;
+	else
+		return bad(x, "distributed.cta_policy",
+			   "unknown policy '%s' (expected auto, nccl, default, efficiency or zero)", s);
 
 	/* fsdp.reduce_dtype (PyTorch's dtype names accepted too) */
 	if ((st = get_str(x, "fsdp.reduce_dtype", s, sizeof(s))) != AORTA_OK)
@@ -1113,7 +1131,12 @@ int train_config_dump_json(FILE *f, const struct train_config *t)
 		"\"static_graph\": %s, \"bucket_cap_mb\": ", t->distributed.mode == DIST_DDP ? "ddp" : "fsdp",
 		jbool(t->distributed.gradient_as_bucket_view), jbool(t->distributed.static_graph));
 	jnum(f, t->distributed.bucket_cap_mb);
-	fprintf(f, ", \"find_unused_parameters\": %s},\n", jbool(t->distributed.find_unused_parameters));
+	fprintf(f, ", \"find_unused_parameters\": %s, \"cta_policy\": \"%s\"},\n",
+		jbool(t->distributed.find_unused_parameters),
+		t->distributed.cta_policy == TRAIN_CTA_AUTO ? "auto" :
+		t->distributed.cta_policy == 0 ? "default" :
+		t->distributed.cta_policy == 1 ? "efficiency" :
+		t->distributed.cta_policy == 2 ? "zero" : "nccl");
 
 	fprintf(f, " \"compile\": {\"enabled\": %s, \"backend\": ", jbool(t->compile.enabled));
 	jstr(f, t->compile.backend);
@@ -1157,4 +1180,36 @@ int train_config_dump_json(FILE *f, const struct train_config *t)
 			t->streams.assigned[r]);
 	fputs("}}}\n", f);
 	return ferror(f) ? -1 : 0;
+}
+
+int train_config_cta_policy(const struct train_config *cfg, char *why, size_t n)
+{
+	static const char *names[] = { "default", "efficiency", "zero" };
+	char tmp[8];
+	if (!why) {
+		why = tmp;
+		n = sizeof(tmp);
+	}
+	int p = cfg->distributed.cta_policy;
+	if (p != TRAIN_CTA_AUTO) {
+		snprintf(why, n, "distributed.cta_policy %s", p >= 0 && p < 3 ? names[p] : "nccl");
+		return p;
+	}
+	const char *env = getenv("NCCL_CTA_POLICY");
+	if (env && *env) {
+		snprintf(why, n, "the environment's NCCL_CTA_POLICY=%.20s", env);
+		return TRAIN_CTA_NCCL;
+	}
+	const int gathers = cfg->distributed.mode == DIST_FSDP && cfg->fsdp.sharding_strategy != SHARD_NONE;
+	if (gathers && cfg->training.batch_size >= TRAIN_CTA_ZERO_MIN_BATCH) {
+		snprintf(why, n, "auto: zero (sharded, batch %lld >= %d)", (long long)cfg->training.batch_size,
+			 TRAIN_CTA_ZERO_MIN_BATCH);
+		return 2;
+	}
+	if (gathers)
+		snprintf(why, n, "auto: NCCL's choice (batch %lld < %d)", (long long)cfg->training.batch_size,
+			 TRAIN_CTA_ZERO_MIN_BATCH);
+	else
+		snprintf(why, n, "auto: NCCL's choice (no all-gathers)");
+	return TRAIN_CTA_NCCL;
 }

@@ -94,6 +94,11 @@ struct train_config {
 		enum dist_mode mode;
 		int gradient_as_bucket_view, static_graph, find_unused_parameters;
 		double bucket_cap_mb;
+		/* distributed.cta_policy: NCCL's CTA policy for the training
+		 * communicators: TRAIN_CTA_AUTO (measured default, see
+		 * train_config_cta_policy), TRAIN_CTA_NCCL (NCCL's choice), or
+		 * NCCL_CTA_POLICY_* 0 default, 1 efficiency, 2 zero */
+		int cta_policy;
 	} distributed;
 
 	struct {
@@ -183,6 +188,21 @@ uint64_t train_config_memory_bytes(const struct train_config *cfg, int world_siz
  * ({"schema": "aorta.train_config/1", "logging": {...}, ...}) and a newline.
  * Returns 0, or -1 on a write error (ferror). */
 int train_config_dump_json(FILE *f, const struct train_config *cfg);
+
+#define TRAIN_CTA_AUTO (-3)
+#define TRAIN_CTA_NCCL (-1)
+/* Full-shard-type plans (parameters all-gathered) at a per-rank batch of
+ * at least this many samples get NCCL_CTA_POLICY=zero under
+ * distributed.cta_policy auto (bench/RESULTS.md: the copy-engine
+ * all-gathers leave the SMs to compute when there is compute to overlap;
+ * with little compute they are slower than NCCL's kernels). */
+#define TRAIN_CTA_ZERO_MIN_BATCH 32
+/* The CTA policy the training communicators should get: the configured one,
+ * or under auto the environment variable NCCL_CTA_POLICY when set (returns
+ * TRAIN_CTA_NCCL: NCCL reads it), else zero for sharded FSDP plans at a
+ * batch >= TRAIN_CTA_ZERO_MIN_BATCH, else NCCL's choice.  why (may be NULL)
+ * gets a short reason for the log. */
+int train_config_cta_policy(const struct train_config *cfg, char *why, size_t n);
 
 /* Names, for messages and the dump. */
 const char *mixed_precision_name(enum mixed_precision m);

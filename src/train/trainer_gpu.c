@@ -91,6 +91,7 @@
 #include "comm/comm.h"
 #include "comm/nccl_comm.h"
 #include "train/dist.h"
+#include "train/launch_train.h"
 #include "train/dist_gpu.h"
 #include "train/metrics.h"
 #include "train/model.h"
@@ -985,9 +986,11 @@ static void log_setup(struct trainer *t)
 	}
 	if (dist && comm_is_nccl(t->comm)) {
 		char nb[320];
+		const char *why = launch_train_cta_why();
 		comm_nccl_describe(t->comm, nb, sizeof(nb));
-		logline(log, quiet, "%s%s", nb,
-			t->dx.params_win ? "; all-gathers on the copy engines (symmetric windows)" : "");
+		logline(log, quiet, "%s%s%s%s%s", nb,
+			t->dx.params_win ? "; all-gathers on the copy engines (symmetric windows)" : "",
+			why[0] ? " (CTA policy: " : "", why, why[0] ? ")" : "");
 	}
 	if (dist)
 		logline(log, quiet, "cross-step overlap: next step's batch uploaded during the step: %s; next step's "

@@ -717,6 +717,67 @@ static void test_reduce_dtype_key(void)
 	unlink(path);
 }
 
+/* distributed.cta_policy: auto by default, resolved to zero for sharded
+ * FSDP at a batch >= TRAIN_CTA_ZERO_MIN_BATCH and to NCCL's choice for
+ * ddp, no_shard or smaller batches; the environment's NCCL_CTA_POLICY wins
+ * over auto, an explicit key over the environment; bad values rejected */
+static void test_cta_policy_key(void)
+{
+	struct train_config t;
+	struct aorta_error e = { 0 };
+	char why[128];
+	const char *env = getenv("NCCL_CTA_POLICY");
+	char *saved = env ? strdup(env) : NULL;
+	unsetenv("NCCL_CTA_POLICY");
+
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_OK);
+	CHECK_EQ_I(t.distributed.cta_policy, TRAIN_CTA_AUTO);
+	/* the default batch 8: NCCL's choice */
+	CHECK_EQ_I(train_config_cta_policy(&t, why, sizeof(why)), TRAIN_CTA_NCCL);
+	CHECK(contains(why, "batch 8 < 32"));
+	train_config_release(&t);
+
+	const char *big[] = { "training.batch_size=64" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", big, 1, &t, &e), AORTA_OK);
+	CHECK_EQ_I(train_config_cta_policy(&t, why, sizeof(why)), 2);
+	CHECK(contains(why, "zero"));
+	setenv("NCCL_CTA_POLICY", "efficiency", 1);
+	CHECK_EQ_I(train_config_cta_policy(&t, why, sizeof(why)), TRAIN_CTA_NCCL);
+	CHECK(contains(why, "NCCL_CTA_POLICY=efficiency"));
+	unsetenv("NCCL_CTA_POLICY");
+	char buf[8192] = { 0 };
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	CHECK(f && train_config_dump_json(f, &t) == 0);
+	if (f)
+		fclose(f);
+	CHECK(contains(buf, "\"cta_policy\": \"auto\""));
+	train_config_release(&t);
+
+	const char *ddp[] = { "training.batch_size=64", "distributed.mode=ddp" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ddp, 2, &t, &e), AORTA_OK);
+	CHECK_EQ_I(train_config_cta_policy(&t, NULL, 0), TRAIN_CTA_NCCL);
+	train_config_release(&t);
+	const char *ns[] = { "training.batch_size=64", "fsdp.sharding_strategy=NO_SHARD" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", ns, 2, &t, &e), AORTA_OK);
+	CHECK_EQ_I(train_config_cta_policy(&t, NULL, 0), TRAIN_CTA_NCCL);
+	train_config_release(&t);
+
+	const char *ex[] = { "distributed.cta_policy=efficiency" };
+	setenv("NCCL_CTA_POLICY", "zero", 1);
+	CHECK_EQ_I(train_config_load("config/default.yaml", ex, 1, &t, &e), AORTA_OK);
+	CHECK_EQ_I(train_config_cta_policy(&t, why, sizeof(why)), 1);
+	CHECK(contains(why, "distributed.cta_policy efficiency"));
+	train_config_release(&t);
+	unsetenv("NCCL_CTA_POLICY");
+
+	const char *bad[] = { "distributed.cta_policy=fast" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", bad, 1, &t, &e), AORTA_EUSAGE);
+	CHECK(contains(e.msg, "unknown policy 'fast'"));
+	if (saved)
+		setenv("NCCL_CTA_POLICY", saved, 1);
+	free(saved);
+}
+
 static int has_warning(const struct train_config *t, const char *needle)
 {
 	for (int i = 0; i < t->nwarnings; i++)
@@ -833,6 +894,7 @@ int main(void)
 	TEST(test_model_dims_mapping);
 	TEST(test_backward_prefetch_null_override);
 	TEST(test_reduce_dtype_key);
+	TEST(test_cta_policy_key);
 	TEST(test_debug_keys_and_their_deprecated_variables);
 	return test_report();
 }
