@@ -50,8 +50,8 @@ def main():
     print("\n| world | run | steps of the repeats | mean | T_compute alone | T_comm alone | T_step / T_compute | "
           "T_step / max(T_compute, T_comm) | compute busy overlapped / alone | exposed / step |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    cfgs = [("fs64", "full_shard", 64), ("fs64nccl", "full_shard", 64), ("ddp64", "ddp", 64),
-            ("fs8", "full_shard", 8), ("ddp8", "ddp", 8)]
+    cfgs = [("fs64", "full_shard", 64), ("fs64nccl", "full_shard", 64), ("fs64late", "full_shard", 64),
+            ("ddp64", "ddp", 64), ("ddp64late", "ddp", 64), ("fs8", "full_shard", 8), ("ddp8", "ddp", 8)]
     for w in sorted({k[0] for k in runs}):
         for name, st, bs in cfgs:
             reps = [runs[(w, n)] for n in sorted(k[1] for k in runs if k[0] == w)
@@ -68,6 +68,28 @@ def main():
             print("| %d | %s | %s | %.3f ms | %.3f ms | %.3f ms | %.3f | %.3f | %.3f / %.3f ms | %.3f ms |" % (
                 w, name, " / ".join("%.3f" % r["step"] for r in reps), mean, tc, tm, mean / tc,
                 mean / max(tc, tm), busy, ca["compute"] if ca else float("nan"), expd))
+    same_numbers(W)
+
+
+def losses(path):
+    out = []
+    if os.path.exists(path):
+        for line in open(path):
+            m = re.search(r'"loss": ?([-0-9.eE+]+)', line)
+            if m:
+                out.append(float(m.group(1)))
+    return out
+
+
+def same_numbers(W):
+    """The losses of a norm_early run against its debug.norm_early=false twin
+    (same seed and data: equal up to the order of the norm's additions)."""
+    for a, b in (("w4_fs64_1", "w4_fs64late_1"), ("w4_ddp64_1", "w4_ddp64late_1")):
+        la = losses(os.path.join(W, a, "rank_00_metrics.jsonl"))
+        lb = losses(os.path.join(W, b, "rank_00_metrics.jsonl"))
+        if la and len(la) == len(lb):
+            d = max(abs(x - y) / abs(y) for x, y in zip(la, lb))
+            print("%s vs %s: %d losses, max rel diff %.3g" % (a, b, len(la), d))
 
 
 if __name__ == "__main__":

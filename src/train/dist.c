@@ -187,6 +187,36 @@ enum aorta_status dist_plan_init(struct dist_plan *pl, int world, int rank, int 
 	return AORTA_OK;
 }
 
+/* ranges [off, off + len) sorted by off */
+static int by_off(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int dist_plan_norm_ranges(const struct dist_plan *pl)
+{
+	const int sharded = pl->sharded && pl->repl_size == 1;
+	const int unsharded = !pl->sharded && pl->shard_size == 1 && pl->nbuckets > 0;
+	if (!sharded && !unsharded)
+		return 0;
+	int n = sharded ? pl->ngroups : pl->nbuckets;
+	size_t *r = xcalloc((size_t)n * 2, sizeof(size_t));
+	for (int i = 0; i < n; i++) {
+		r[2 * i] = sharded ? pl->g[i].local_off : pl->b[i].off;
+		r[2 * i + 1] = sharded ? pl->g[i].shard_len : pl->b[i].len;
+	}
+	qsort(r, (size_t)n, 2 * sizeof(size_t), by_off);
+	size_t at = 0;
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++) {
+		ok = r[2 * i] == at;
+		at += r[2 * i + 1];
+	}
+	free(r);
+	return ok && at == pl->local_total;
+}
+
 void dist_plan_release(struct dist_plan *pl)
 {
 	free(pl->g);

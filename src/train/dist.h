@@ -178,6 +178,15 @@ struct dist_schedule {
 enum aorta_status dist_schedule_build(struct dist_schedule *s, const struct dist_plan *pl, struct aorta_error *e);
 void dist_schedule_release(struct dist_schedule *s);
 
+/* 1 when the ranges each gradient reduction completes tile the local
+ * buffer [0, local_total) exactly once: every group's shard after its
+ * reduce-scatter (sharded plans with no replica all-reduce: full_shard,
+ * shard_grad_op), or every bucket after its all-reduce (unsharded plans:
+ * ddp, no_shard); 0 otherwise (hybrid_shard, whose shards are final only
+ * after the cross-node all-reduce).  The GPU executor then sums the
+ * gradient's squared norm as each reduction lands (dist_gpu.h). */
+int dist_plan_norm_ranges(const struct dist_plan *pl);
+
 /* What dist_schedule_check measured. */
 struct dist_schedule_stats {
 	int max_ag_in_flight;     /* ALL_GATHERs issued and not yet waited */

@@ -338,39 +338,6 @@ static struct dist_gpu_coll *coll_at(struct dist_gpu *x, int i)
 	return i < A ? &x->ag[i] : i < A + G ? &x->rs[i - A] : &x->ar[i - A - G];
 }
 
-/* ranges [off, off + len) sorted by off */
-static int by_off(const void *a, const void *b)
-{
-	const size_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-/* 1 when the ranges the early norm sums (each group's shard after its
- * reduce-scatter, sharded plans without a replica all-reduce; each bucket
- * after its all-reduce, unsharded plans) tile [0, local_total) exactly. */
-static int norm_ranges_cover(const struct dist_plan *pl, struct comm *c)
-{
-	const int sharded = pl->sharded && comm_group(c, pl->repl_pg)->size == 1;
-	const int unsharded = !pl->sharded && comm_group(c, pl->shard_pg)->size == 1 && pl->nbuckets > 0;
-	if (!sharded && !unsharded)
-		return 0;
-	int n = sharded ? pl->ngroups : pl->nbuckets;
-	size_t *r = xcalloc((size_t)n * 2, sizeof(size_t));
-	for (int i = 0; i < n; i++) {
-		r[2 * i] = sharded ? pl->g[i].local_off : pl->b[i].off;
-		r[2 * i + 1] = sharded ? pl->g[i].shard_len : pl->b[i].len;
-	}
-	qsort(r, (size_t)n, 2 * sizeof(size_t), by_off);
-	size_t at = 0;
-	int ok = 1;
-	for (int i = 0; i < n && ok; i++) {
-		ok = r[2 * i] == at;
-		at += r[2 * i + 1];
-	}
-	free(r);
-	return ok && at == pl->local_total;
-}
-
 /* The early norm's share of one reduction: aux waits for collective c, then
  * adds the squared norm of grads[off, off + len) to the step's sum. */
 static enum aorta_status norm_add(struct dist_gpu *x, struct dist_gpu_coll *c, size_t off, size_t len,
@@ -465,7 +432,7 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 			x->ag_first = sch->a[i].arg;
 			break;
 		}
-	x->norm_ranges = norm_ranges_cover(pl, c);
+	x->norm_ranges = dist_plan_norm_ranges(pl);
 	x->norm_early = 1;
 	for (int i = 0; i < ncolls(pl); i++)
 		if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&coll_at(x, i)->done, gpuEventDisableTiming))))

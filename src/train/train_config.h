@@ -196,7 +196,7 @@ int train_config_dump_json(FILE *f, const struct train_config *cfg);
  * distributed.cta_policy auto (bench/RESULTS.md: the copy-engine
  * all-gathers leave the SMs to compute when there is compute to overlap;
  * with little compute they are slower than NCCL's kernels). */
-#define TRAIN_CTA_ZERO_MIN_BATCH 32
+#define TRAIN_CTA_ZERO_MIN_BATCH 64
 /* The CTA policy the training communicators should get: the configured one,
  * or under auto the environment variable NCCL_CTA_POLICY when set (returns
  * TRAIN_CTA_NCCL: NCCL reads it), else zero for sharded FSDP plans at a

@@ -734,7 +734,7 @@ static void test_cta_policy_key(void)
 	CHECK_EQ_I(t.distributed.cta_policy, TRAIN_CTA_AUTO);
 	/* the default batch 8: NCCL's choice */
 	CHECK_EQ_I(train_config_cta_policy(&t, why, sizeof(why)), TRAIN_CTA_NCCL);
-	CHECK(contains(why, "batch 8 < 32"));
+	CHECK(contains(why, "batch 8 < 64"));
 	train_config_release(&t);
 
 	const char *big[] = { "training.batch_size=64" };

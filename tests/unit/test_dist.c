@@ -237,6 +237,44 @@ static void test_plan_groups_per_strategy(void)
 	layout_release(&p);
 }
 
+/* dist_plan_norm_ranges: every rank of full_shard and shard_grad_op (world
+ * 2, 3 and 4: each group's shard, padding included) and of ddp and no_shard
+ * (the buckets) tiles its local buffer, so the executor may sum the norm as
+ * reductions land; hybrid_shard (shards final only after the cross-node
+ * all-reduce) and a plan with a hole may not. */
+static void test_plan_norm_ranges_tile_the_local_buffer(void)
+{
+	struct model_dims d = tiny_dims(2, 0.0f);
+	struct param_layout p;
+	CHECK(layout_init(&p, &d) == 0);
+	struct dist_plan pl;
+	static const struct {
+		enum dist_mode mode;
+		enum sharding_strategy st;
+		int want;
+	} cases[] = { { DIST_FSDP, SHARD_FULL, 1 }, { DIST_FSDP, SHARD_GRAD_OP, 1 }, { DIST_FSDP, SHARD_NONE, 1 },
+		      { DIST_DDP, SHARD_FULL, 1 }, { DIST_FSDP, SHARD_HYBRID, 0 } };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int w = cases[c].st == SHARD_HYBRID ? 4 : 2; w <= 4; w++)
+			for (int r = 0; r < w; r++) {
+				/* hybrid: 2 nodes of 2 (a cross-node all-reduce) */
+				struct dist_knobs k = knobs(cases[c].mode, cases[c].st, 0, PREFETCH_NONE, 0);
+				int node = cases[c].st == SHARD_HYBRID ? 2 : 1;
+				CHECK(dist_plan_init(&pl, w, r, node, &k, &p, NULL) == AORTA_OK);
+				CHECK_EQ_I(dist_plan_norm_ranges(&pl), cases[c].want);
+				dist_plan_release(&pl);
+			}
+	/* a hole: one group's shard moved past the end */
+	struct dist_knobs k = knobs(DIST_FSDP, SHARD_FULL, 0, PREFETCH_NONE, 0);
+	CHECK(dist_plan_init(&pl, 2, 1, 1, &k, &p, NULL) == AORTA_OK);
+	CHECK_EQ_I(dist_plan_norm_ranges(&pl), 1);
+	pl.g[0].local_off += 1;
+	CHECK_EQ_I(dist_plan_norm_ranges(&pl), 0);
+	pl.g[0].local_off -= 1;
+	dist_plan_release(&pl);
+	layout_release(&p);
+}
+
 /*
  * Default model, cap 25 MB, first bucket 1 MiB.  Reverse order: head2_b,
  * head2_w, head1_b (16 KiB) then head1_w (6 MiB) reaches 1 MiB: bucket 0 =
@@ -1080,6 +1118,7 @@ int main(void)
 	TEST(test_group_calls_reject_wrong_order_and_batch);
 	TEST(test_plan_full_shard_pads_each_group_and_ranks_tile_it);
 	TEST(test_plan_groups_per_strategy);
+	TEST(test_plan_norm_ranges_tile_the_local_buffer);
 	TEST(test_plan_ddp_buckets_follow_pytorch_reducer);
 	TEST(test_schedule_full_shard_without_prefetch);
 	TEST(test_schedule_full_shard_prefetch_pre_limit_2);
