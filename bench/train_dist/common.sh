@@ -7,7 +7,9 @@
 # Every process runs under `timeout -s KILL`; once DEADLINE (epoch seconds,
 # optional) is passed, runs are skipped and recorded as such (rc=skip).
 # AORTA (default ./build/aorta), SKIP (steps left out of the statistics,
-# default 10), RUN_LIMIT_S (default 20), DATA_BATCHES (default 2).
+# default 10), RUN_LIMIT_S (default 20), DATA_BATCHES (default 2),
+# CTA_DEFAULT (nccl, the default: NCCL_CTA_POLICY unset means NCCL's choice,
+# passed as distributed.cta_policy=nccl; auto: the trainer's own default).
 A=${AORTA:-./build/aorta}
 SKIP=${SKIP:-10}
 RUN_LIMIT_S=${RUN_LIMIT_S:-20}
@@ -34,6 +36,12 @@ one_run() {
 		ov+=(distributed.mode=ddp)
 	else
 		ov+=(distributed.mode=fsdp fsdp.sharding_strategy="$strat")
+	fi
+	# distributed.cta_policy: these scripts' runs with NCCL_CTA_POLICY unset
+	# meant NCCL's choice; keep that unless CTA_DEFAULT=auto (the trainer's
+	# default since issue 27: zero for sharded FSDP at batch >= 64)
+	if [ -z "${NCCL_CTA_POLICY:-}" ] && [ "${CTA_DEFAULT:-nccl}" = nccl ]; then
+		ov+=(distributed.cta_policy=nccl)
 	fi
 	[ "$mode" != normal ] && iso=$mode
 	t0=$(date +%s.%N)

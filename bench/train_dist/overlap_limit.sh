@@ -28,6 +28,7 @@
 # bench/train_dist/overlap_limit.py.  Logs and analyses under $OUT.
 . "$(dirname "$0")/../train_dist/prelude.sh"
 PARTS=${PARTS:-check ab peer final}
+export CTA_DEFAULT=auto   # the trainer's default CTA policy (distributed.cta_policy auto)
 STEPS=${STEPS:-30}
 W=/tmp/olim; rm -rf "$W"; mkdir -p "$W"; : > "$W/manifest.tsv"
 t0=$(date +%s)

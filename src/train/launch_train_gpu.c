@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "comm/launch.h"
+#include "comm/nccl_comm.h"
+#include "gpu/gpu.h"
 
 #pragma weak trainer_rank_run
 
@@ -30,6 +32,26 @@ static enum aorta_status train_rank(void *arg, struct comm *comm, const struct l
 	o.quiet = o.quiet || lr->rank != 0; /* as upstream: only rank 0 logs to stderr */
 	o.shared_process = !lr->mpi && lr->size > 1;
 	return trainer_rank_run(a->cfg, &o, comm, lr->device, result, e);
+}
+
+/* Whether distributed.cta_policy auto may choose zero: the symmetric
+ * windows it needs (comm/nccl_comm.c) exist in NCCL >= 2.28 between GPUs
+ * with peer access; checked here for ranks as threads (every visible GPU),
+ * where this process sees them all; a launcher's processes (mpirun,
+ * torchrun) keep NCCL's choice. */
+static int zero_ok(void)
+{
+	int v = 0, n = 0;
+	if (launch_env_world_size() > 1 || ncclGetVersion(&v) != ncclSuccess || v < 22800 ||
+	    gpuGetDeviceCount(&n) != gpuSuccess || n < 2)
+		return 0;
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			int ok = 0;
+			if (a != b && (gpuDeviceCanAccessPeer(&ok, a, b) != gpuSuccess || !ok))
+				return 0;
+		}
+	return 1;
 }
 
 /* written before the rank threads start, read by them (the log line) */
@@ -52,6 +74,12 @@ enum aorta_status launch_train(const struct train_config *cfg, const struct trai
 	const char *old = getenv("NCCL_CTA_POLICY");
 	char *saved = old ? strdup(old) : NULL;
 	int p = train_config_cta_policy(cfg, cta_why, sizeof(cta_why));
+	if (p == NCCL_CTA_POLICY_ZERO && cfg->distributed.cta_policy == TRAIN_CTA_AUTO && !zero_ok()) {
+		/* auto never asks for what would fail at start (nccl_sym_alloc) */
+		p = TRAIN_CTA_NCCL;
+		snprintf(cta_why, sizeof(cta_why), "auto: NCCL's choice (the copy-engine path needs NCCL >= 2.28, "
+			 "ranks as threads and peer access between every pair of GPUs)");
+	}
 	static const char *names[] = { "default", "efficiency", "zero" };
 	if (p >= 0 && p < 3)
 		setenv("NCCL_CTA_POLICY", names[p], 1);
