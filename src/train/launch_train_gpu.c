@@ -9,11 +9,11 @@
  */
 #include "train/launch_train.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/launch.h"
-#include "comm/nccl_comm.h"
 #include "gpu/gpu.h"
 
 #pragma weak trainer_rank_run
@@ -41,9 +41,21 @@ static enum aorta_status train_rank(void *arg, struct comm *comm, const struct l
  * torchrun) keep NCCL's choice. */
 static int zero_ok(void)
 {
-	int v = 0, n = 0;
-	if (launch_env_world_size() > 1 || ncclGetVersion(&v) != ncclSuccess || v < 22800 ||
-	    gpuGetDeviceCount(&n) != gpuSuccess || n < 2)
+	/* the collective library's version through its symbol: the plug-in
+	 * links the library, so it is loaded (RTLD_NOLOAD finds it; no header:
+	 * this file builds for ROCm too, where RCCL takes NCCL's names) */
+	static const char *const libs[] = { "libnccl.so.2", "librccl.so.1" };
+	int v = 0, n = 0, got = 0;
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]) && !got; i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		int (*get_version)(int *) = NULL;
+		*(void **)&get_version = dlsym(h, "ncclGetVersion");
+		got = get_version && get_version(&v) == 0;
+		dlclose(h);
+	}
+	if (launch_env_world_size() > 1 || !got || v < 22800 || gpuGetDeviceCount(&n) != gpuSuccess || n < 2)
 		return 0;
 	for (int a = 0; a < n; a++)
 		for (int b = 0; b < n; b++) {
@@ -74,7 +86,7 @@ enum aorta_status launch_train(const struct train_config *cfg, const struct trai
 	const char *old = getenv("NCCL_CTA_POLICY");
 	char *saved = old ? strdup(old) : NULL;
 	int p = train_config_cta_policy(cfg, cta_why, sizeof(cta_why));
-	if (p == NCCL_CTA_POLICY_ZERO && cfg->distributed.cta_policy == TRAIN_CTA_AUTO && !zero_ok()) {
+	if (p == 2 /* zero */ && cfg->distributed.cta_policy == TRAIN_CTA_AUTO && !zero_ok()) {
 		/* auto never asks for what would fail at start (nccl_sym_alloc) */
 		p = TRAIN_CTA_NCCL;
 		snprintf(cta_why, sizeof(cta_why), "auto: NCCL's choice (the copy-engine path needs NCCL >= 2.28, "
