@@ -16,7 +16,7 @@
 # Exit 0 when every case passes both, 1 otherwise.
 #   AORTA_BIN=PATH (default ./build/aorta)   WHATIF_JSON=FILE: the rows as JSON
 set -uo pipefail
-cd "$(dirname "$0")/../.." || exit 1
+cd "$(dirname "$0")/../.."
 A=${AORTA_BIN:-./build/aorta}
 D=${1:-tests/data/whatif}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
