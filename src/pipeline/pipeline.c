@@ -218,7 +218,7 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 	struct input_list in = { 0 };
 	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
 	for (size_t i = 0; i < nfiles; i++)
-		in.v[i] = (struct input){ files[i], FMT_UNKNOWN }; /* borrowed */
+		in.v[i] = (struct input){ .path = files[i], .format = FMT_UNKNOWN }; /* borrowed */
 	in.n = nfiles;
 	enum aorta_status st = read_inputs(&in, o, res, nres, e);
 	free(in.v);

@@ -814,6 +814,20 @@ static enum aorta_status csv_open(struct outfile *o, const char *dir, const char
 	return out_open(o, path, e);
 }
 
+enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e)
+{
+	static const char *const names[] = { "ranks.csv", "steps.csv", "streams.csv",
+					     "collectives.csv", "kernels.csv" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = xasprintf("%s/%s", dir, names[i]);
+		enum aorta_status s = out_guard_output(p, what, e);
+		free(p);
+		if (s)
+			return s;
+	}
+	return AORTA_OK;
+}
+
 enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e)
 {
 	struct outfile o;
