@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -52,7 +53,7 @@ static void on_signal(int sig)
 static void track(char *tmp)
 {
 	if (!atomic_flag_test_and_set(&handlers_set)) {
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXCPU };
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 			struct sigaction sa, old;
 			memset(&sa, 0, sizeof(sa));
@@ -77,6 +78,15 @@ static void untrack(char *tmp)
 		if (atomic_compare_exchange_strong(&live[i], &expect, NULL))
 			return;
 	}
+}
+
+void out_init_signals(void)
+{
+	struct sigaction old;
+	/* past RLIMIT_FSIZE a write fails with EFBIG (an error naming the file,
+	 * exit 5, the temporary file removed) instead of a silent kill */
+	if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		signal(SIGXFSZ, SIG_IGN);
 }
 
 int output_is_temp_name(const char *name)
@@ -377,9 +387,14 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 	const char *sl = strrchr(target, '/');
 	size_t dl = sl ? (size_t)(sl - target) + 1 : 0;
 	size_t n = strlen(target) + sizeof(TMP_TAG) + 8;
+	/* ".NAME" TMP_TAG "XXXXXX" must fit NAME_MAX: a long NAME is cut in the
+	 * temporary name only (the tag still marks it) */
+	size_t keep = strlen(target + dl), room = NAME_MAX - 1 - strlen(TMP_TAG) - 6;
+	if (keep > room)
+		keep = room;
 	o->path = target;
 	o->tmp = xmalloc(n);
-	snprintf(o->tmp, n, "%.*s.%s" TMP_TAG "XXXXXX", (int)dl, target, target + dl);
+	snprintf(o->tmp, n, "%.*s.%.*s" TMP_TAG "XXXXXX", (int)dl, target, (int)keep, target + dl);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
 		enum aorta_status s = aorta_fail(e, AORTA_EINTERNAL, path, 0, -1,

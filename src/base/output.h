@@ -44,6 +44,10 @@ void out_abort(struct outfile *o);
 enum aorta_status out_guard_input(const char *path, struct aorta_error *e);
 enum aorta_status out_guard_output(const char *path, const char *what, struct aorta_error *e);
 void out_guard_reset(void);
+/* Called once by main: SIGXFSZ ignored, so a write past the file-size limit
+ * fails (EFBIG, exit 5) and the cleanup runs; SIGXCPU is among the signals
+ * whose handler removes temporary files. */
+void out_init_signals(void);
 extern long long out_fail_after_bytes; /* -1: off (tests set it) */
 /* Whether a file name (or path) is one of out_open's temporary files. */
 int output_is_temp_name(const char *name);

@@ -41,6 +41,7 @@
 #include "overlap/analysis.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@
 
 #define LATE_SHARE_MIN 0.60
 #define MAX_FIT_POINTS 96
+#define CLOCK_OFFSET_MAX_NS (1LL << 61)
 #define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
 
 /* ---- --clock-offsets --------------------------------------------------------- */
@@ -72,16 +74,40 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 		char *h = strchr(ln, '#');
 		if (h)
 			*h = 0;
-		char key[128], rest[64];
-		long long off;
-		int got = sscanf(ln, "%127s %lld %63s", key, &off, rest);
+		char key[128], num[64], rest[64];
+		int got = sscanf(ln, "%127s %63s %63s", key, num, rest);
 		if (got <= 0)
 			continue;
-		if (got != 2) {
+		char *nend;
+		errno = 0;
+		long long off = got == 2 ? strtoll(num, &nend, 10) : 0;
+		if (got != 2 || *nend || nend == num) {
 			free(buf);
 			free(v);
 			return aorta_fail(e, AORTA_EINPUT, path, line, -1,
 					  "expected 'RANK OFFSET_NS' or 'HOST OFFSET_NS' (an integer in ns)");
+		}
+		/* bounded so that times and differences of offsets stay in 64 bits:
+		 * 2^61 ns is 73 years, more than any two clocks of one run differ */
+		if (errno == ERANGE || off > CLOCK_OFFSET_MAX_NS || off < -CLOCK_OFFSET_MAX_NS) {
+			free(buf);
+			free(v);
+			return aorta_fail(e, AORTA_EINPUT, path, line, -1,
+					  "offset '%s' ns is out of range (at most 2^61 ns, 73 years, either way)", num);
+		}
+		for (size_t k = 0; k < *n; k++) {
+			int r2 = -1;
+			char *kend;
+			long kr = strtol(key, &kend, 10);
+			if (*kend == 0 && kr >= 0 && kr < 1 << 30)
+				r2 = (int)kr;
+			if (r2 >= 0 ? v[k].rank == r2 : (v[k].rank < 0 && !strcmp(v[k].host, key))) {
+				free(buf);
+				free(v);
+				return aorta_fail(e, AORTA_EINPUT, path, line, -1,
+						  "%s '%s' is given a second time (one offset each)",
+						  r2 >= 0 ? "rank" : "host", key);
+			}
 		}
 		GROW(v, cap, *n + 1);
 		struct clock_given *g = &v[(*n)++];

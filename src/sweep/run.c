@@ -262,6 +262,7 @@ static void spawn(char *const *argv, const struct kv *env, const char *log, doub
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL); /* aorta's own choice (output.h), not the workload's */
 		for (size_t i = 0; i < env->n; i++)
 			setenv(env->k[i], env->v[i], 1);
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
