@@ -231,7 +231,11 @@ static int same_key(const struct iref *x, const struct iref *y)
 	return x->by_seq == y->by_seq && x->k1 == y->k1 && x->k2 == y->k2 && strcmp(x->c->pg, y->c->pg) == 0;
 }
 
-struct pgseq { const char *pg; int all_seq; };
+struct pgseq {
+	const char *pg;
+	int all_seq;
+	unsigned char *callers; /* [a->n]: rank i has calls in this group */
+};
 
 /* Groups whose calls all carry a sequence number, on every rank. */
 static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
@@ -253,7 +257,7 @@ static int cmp_arrival(const void *a, const void *b)
 
 /* ---- clock alignment ------------------------------------------------------------- */
 
-struct grp { size_t g, h; };
+struct grp { size_t g, h; int incomplete; };
 
 /* Samples of one clock domain: the end times of its ranks' blocking
  * collectives (t) and their differences to an aligned rank's end (d). */
@@ -503,6 +507,68 @@ static void renumber_ordinals(struct analysis *a)
 	}
 }
 
+/* Appends rank list "0, 2-3" of the ranks i with set[i] (by rank number). */
+static void rank_list(const struct analysis *a, const unsigned char *set, char *out, size_t n)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < a->n && o < n; i++) {
+		if (!set[i])
+			continue;
+		size_t j = i;
+		while (j + 1 < a->n && set[j + 1] && a->r[j + 1].rank == a->r[j].rank + 1)
+			j++;
+		if (j > i)
+			o += (size_t)snprintf(out + o, n - o, "%s%d-%d", o ? ", " : "", a->r[i].rank, a->r[j].rank);
+		else
+			o += (size_t)snprintf(out + o, n - o, "%s%d", o ? ", " : "", a->r[i].rank);
+		i = j;
+	}
+}
+
+/* Whether the collective v[g..h) was matched on part of its group: the
+ * group's members are the ranks read that call its process group (all
+ * ranks read when the trace gives the group's size as the number read:
+ * a member under another group name, or whose calls cannot be keyed,
+ * still counts), at most the group size the trace gives.  An incomplete
+ * collective is never charged waiting (its late rank may be the one
+ * missing); the first is described with its missing ranks. */
+static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h,
+			    const struct pgseq *ps, size_t nps)
+{
+	const struct coll_row *row = &a->r[v[g].ri].colls[v[g].c->row];
+	size_t k = 0;
+	while (k < nps && strcmp(ps[k].pg, v[g].c->pg) != 0)
+		k++;
+	unsigned char *want = xcalloc(a->n, 1);
+	size_t nwant = 0;
+	int world = row->group_size_known && (size_t)row->group_size == a->n;
+	for (size_t i = 0; i < a->n; i++) {
+		want[i] = world || (k < nps && ps[k].callers && ps[k].callers[i]);
+		nwant += want[i];
+	}
+	size_t expect = nwant;
+	if (row->group_size_known && (size_t)row->group_size < expect)
+		expect = (size_t)row->group_size; /* one name over several groups */
+	int inc = h - g < expect;
+	if (inc) {
+		if (!a->incomplete_groups++) {
+			for (size_t x = g; x < h; x++)
+				want[v[x].ri] = 0;
+			char miss[160];
+			rank_list(a, want, miss, sizeof(miss));
+			char step[32] = "";
+			if (v[g].c->step != INT64_MIN)
+				snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
+			snprintf(a->incomplete_first, sizeof(a->incomplete_first),
+				 "%s in group '%s'%s: %zu of %zu ranks, missing %s", coll_type_name((enum coll_type)v[g].c->type),
+				 v[g].c->pg, step, h - g, expect, expect == nwant ? miss : "(unknown: the group's ranks are not in the trace)");
+		}
+	}
+	free(want);
+	return inc;
+}
+
 /* Keys every call (by sequence where its group has one on every call,
  * else by step, type and ordinal), sorts them and cuts the groups. */
 static void match_calls(struct analysis *a, struct joinset *js)
@@ -518,7 +584,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 				;
 			if (k == nps) {
 				GROW(ps, pscap, nps + 1);
-				ps[nps++] = (struct pgseq){ c->pg, 1 };
+				ps[nps++] = (struct pgseq){ c->pg, 1, NULL };
 			}
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
@@ -536,7 +602,17 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			x->k1 = x->by_seq ? c->seq : c->step;
 			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
 		}
-	free(ps);
+	/* the ranks read that call each group (by name): its members as far as
+	 * the traces show them */
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			size_t k = 0;
+			while (strcmp(ps[k].pg, a->r[i].inst[j].pg) != 0)
+				k++;
+			if (!ps[k].callers)
+				ps[k].callers = xcalloc(a->n, 1);
+			ps[k].callers[i] = 1;
+		}
 	qsort(v, m, sizeof(*v), cmp_iref);
 	size_t gcap = 0;
 	for (size_t g = 0; g < m;) {
@@ -547,7 +623,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			a->unmatched_calls += h - g;
 		} else {
 			GROW(js->gr, gcap, js->ng + 1);
-			js->gr[js->ng++] = (struct grp){ g, h };
+			js->gr[js->ng++] = (struct grp){ g, h, group_incomplete(a, v, g, h, ps, nps) };
 			a->matched_by_seq += (uint64_t)v[g].by_seq;
 			for (size_t k = g; k < h; k++)
 				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type)
@@ -555,6 +631,9 @@ static void match_calls(struct analysis *a, struct joinset *js)
 		}
 		g = h;
 	}
+	for (size_t k = 0; k < nps; k++)
+		free(ps[k].callers);
+	free(ps);
 	js->v = v;
 	js->m = m;
 	a->matched_groups = js->ng;
@@ -689,8 +768,8 @@ static void wait_transfer(struct analysis *a, const struct joinset *js)
 	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
 	for (size_t q = 0; q < js->ng; q++) {
 		size_t g = js->gr[q].g, k = js->gr[q].h - g;
-		if (k < 2)
-			continue; /* rejected */
+		if (k < 2 || js->gr[q].incomplete)
+			continue; /* rejected, or part of its group: no waiting charged */
 		memcpy(ord, &js->v[g], k * sizeof(*ord));
 		tmp[nskew++] = wait_one(a, ord, k);
 	}

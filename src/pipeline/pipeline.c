@@ -233,6 +233,12 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 				   (unsigned long long)a->r[i].skipped, a->r[i].skipped == 1 ? "" : "s",
 				   a->r[i].skipped_first);
 
+	if (a->incomplete_groups)
+		aorta_warn("%llu collective%s matched on part of %s group: no waiting is charged from "
+			   "them (first: %s)", (unsigned long long)a->incomplete_groups,
+			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
+			   a->incomplete_first);
+
 	char miss[256];
 	int ws = 0;
 	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);

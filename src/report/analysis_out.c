@@ -690,6 +690,7 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 	jw_uint(&w, "matched_collectives", a->matched_groups);
 	jw_uint(&w, "matched_by_seq", a->matched_by_seq);
 	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
+	jw_uint(&w, "incomplete_collectives", a->incomplete_groups);
 	jw_uint(&w, "size_mismatches", a->size_mismatch);
 	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
 	if (xr)
