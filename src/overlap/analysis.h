@@ -178,6 +178,11 @@ struct analysis {
 	 * waiting; the first one said, with its missing ranks */
 	uint64_t incomplete_groups;
 	char incomplete_first[256];
+	char size_mismatch_first[256]; /* the first collective whose ranks disagree on its size */
+	/* rows whose bandwidth is above any interconnect (BUSBW_MAX_GBPS):
+	 * the figures are left out (NaN), the first said */
+	uint64_t implausible_bw;
+	char implausible_bw_first[256];
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
 	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
 	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */

@@ -51,6 +51,9 @@
 #define LATE_SHARE_MIN 0.60
 #define MAX_FIT_POINTS 96
 #define CLOCK_OFFSET_MAX_NS (1LL << 61)
+/* bus bandwidth above any interconnect: NVLink 5 moves 900 GB/s each way
+ * per GPU (1.8 TB/s both ways); twice that is no measurement */
+#define BUSBW_MAX_GBPS 3600.0
 #define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
 
 /* ---- --clock-offsets --------------------------------------------------------- */
@@ -626,8 +629,16 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			js->gr[js->ng++] = (struct grp){ g, h, group_incomplete(a, v, g, h, ps, nps) };
 			a->matched_by_seq += (uint64_t)v[g].by_seq;
 			for (size_t k = g; k < h; k++)
-				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type)
-					a->size_mismatch++;
+				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
+					if (!a->size_mismatch++)
+						snprintf(a->size_mismatch_first, sizeof(a->size_mismatch_first),
+							 "%s in group '%s': rank %d says %llu bytes, rank %d %s%s%llu bytes",
+							 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg,
+							 v[g].rank, (unsigned long long)v[g].c->bytes, v[k].rank,
+							 v[k].c->type != v[g].c->type ? coll_type_name((enum coll_type)v[k].c->type) : "",
+							 v[k].c->type != v[g].c->type ? " of " : "",
+							 (unsigned long long)v[k].c->bytes);
+				}
 		}
 		g = h;
 	}
@@ -935,6 +946,20 @@ done:
 	free(js.v);
 bandwidth:
 	for (size_t i = 0; i < a->n; i++)
-		for (size_t k = 0; k < a->r[i].ncolls; k++)
-			row_bandwidth(&a->r[i].colls[k]);
+		for (size_t k = 0; k < a->r[i].ncolls; k++) {
+			struct coll_row *c = &a->r[i].colls[k];
+			row_bandwidth(c);
+			/* above any interconnect: a wrong size or time, not a figure */
+			double top = fmax(isnan(c->busbw_gbps) ? 0 : c->busbw_gbps,
+					  isnan(c->busbw_kernel_gbps) ? 0 : c->busbw_kernel_gbps);
+			if (top > BUSBW_MAX_GBPS) {
+				if (!a->implausible_bw++)
+					snprintf(a->implausible_bw_first, sizeof(a->implausible_bw_first),
+						 "rank %d %s in group '%s' of %llu bytes: %.0f GB/s", a->r[i].rank,
+						 coll_type_name((enum coll_type)c->type), c->pg,
+						 (unsigned long long)c->bytes, top);
+				c->algbw_gbps = c->busbw_gbps = NAN;
+				c->algbw_kernel_gbps = c->busbw_kernel_gbps = NAN;
+			}
+		}
 }

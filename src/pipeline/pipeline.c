@@ -239,6 +239,17 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
 			   a->incomplete_first);
 
+	if (a->size_mismatch)
+		aorta_warn("%llu call%s disagree%s with %s collective's other ranks on its size or type "
+			   "(first: %s): the bandwidth of such rows is not comparable",
+			   (unsigned long long)a->size_mismatch, a->size_mismatch == 1 ? "" : "s",
+			   a->size_mismatch == 1 ? "s" : "", a->size_mismatch == 1 ? "its" : "their",
+			   a->size_mismatch_first);
+	if (a->implausible_bw)
+		aorta_warn("%llu collective row%s with a bus bandwidth above any interconnect: left out "
+			   "as n/a (first: %s; a wrong size or time in the trace)",
+			   (unsigned long long)a->implausible_bw, a->implausible_bw == 1 ? "" : "s",
+			   a->implausible_bw_first);
 	char miss[256];
 	int ws = 0;
 	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);

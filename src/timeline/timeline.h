@@ -144,6 +144,13 @@ void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m);
 /* Records one skipped malformed event (the first reason is kept). */
 void trace_skip(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The plausibility layer (plausible.c), run by trace_finish: spans no run
+ * can produce (zero-length communication kernels, implausibly long spans)
+ * and host steps that repeat on disjoint ranges or go back in time are
+ * left out, each a trace_skip with its reason. */
+void trace_plausible_spans(struct trace *t);
+void trace_plausible_steps(struct trace *t);
+
 /* Classifies, resolves launches and steps, sorts.  rules may be NULL for
  * the built-in table.  Never fails. */
 void trace_finish(struct trace *t, const struct rules *rules);
