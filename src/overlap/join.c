@@ -533,13 +533,17 @@ static void rank_list(const struct analysis *a, const unsigned char *set, char *
  * group's members are the ranks read that call its process group (all
  * ranks read when the trace gives the group's size as the number read:
  * a member under another group name, or whose calls cannot be keyed,
- * still counts), at most the group size the trace gives.  An incomplete
+ * still counts), at most the group size the trace gives.  Send/recv and
+ * unknown types are pairs or unknown, never incomplete.  An incomplete
  * collective is never charged waiting (its late rank may be the one
  * missing); the first is described with its missing ranks. */
 static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h,
 			    const struct pgseq *ps, size_t nps)
 {
 	const struct coll_row *row = &a->r[v[g].ri].colls[v[g].c->row];
+	enum coll_type ty = (enum coll_type)v[g].c->type;
+	if (ty == COLL_SEND_RECV || ty == COLL_OTHER || ty == COLL_NONE)
+		return 0; /* point-to-point (two ranks by nature) or unknown: no group to complete */
 	size_t k = 0;
 	while (k < nps && strcmp(ps[k].pg, v[g].c->pg) != 0)
 		k++;
