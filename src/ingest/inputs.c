@@ -25,6 +25,9 @@
 #include "base/zread.h"
 
 #define MAX_DEPTH 8
+/* entries one walk looks at, at most: a link to / or to a huge tree is an
+ * error, not an hour of walking (sweep's own analysis included) */
+#define MAX_ENTRIES 200000
 
 /* st: the file's stat when it is a regular file (its identity), else NULL */
 static void add(struct input_list *l, const char *path, enum trace_format f, const struct stat *st)
@@ -104,6 +107,7 @@ struct walk {
 	struct dir_id *dirs;   /* folders entered: each once */
 	size_t ndirs, capdirs;
 	int fatal;             /* a runtime error (EMFILE...): stop, e is filled */
+	size_t entries;        /* directory entries looked at (MAX_ENTRIES) */
 };
 
 /* Marks a folder entered; the path of the earlier visit when it was. */
@@ -188,6 +192,13 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 		return;
 	}
 	while (!w->fatal && (de = readdir(d))) {
+		if (++w->entries > MAX_ENTRIES) {
+			aorta_fail(w->e, AORTA_EINPUT, dir, 0, -1, "more than %d entries in the folders "
+				   "walked (a link to a large tree?); name the rank files or a smaller folder",
+				   MAX_ENTRIES);
+			w->fatal = 1;
+			break;
+		}
 		if (de->d_name[0] == '.') { /* hidden, and aorta's temporary files */
 			if (output_is_temp_name(de->d_name))
 				aorta_note("'%s/%s': skipped, a temporary file of an interrupted aorta run",
@@ -410,7 +421,7 @@ static void walk_release(struct walk *w)
 enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
 				struct input_list *out, struct aorta_error *e)
 {
-	struct walk w = { out, strict, 0, e, NULL, 0, 0, 0 };
+	struct walk w = { out, strict, 0, e, NULL, 0, 0, 0, 0 };
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n; i++)
