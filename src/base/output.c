@@ -10,8 +10,15 @@
  * /dev/stdout, /dev/stderr and /dev/fd/N are written through the process's
  * own descriptor (a pipe to jq works, a redirect is not replaced).
  * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
- * by output_is_temp_name so a directory walk skips a leftover) and removed
- * by a SIGINT/SIGTERM/SIGHUP/SIGPIPE handler while they are open.
+ * by output_is_temp_name so a directory walk skips a leftover; the name cut
+ * so it fits NAME_MAX) and removed by a SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXCPU
+ * handler while they are open; SIGXFSZ is ignored (out_init_signals) so a
+ * write past the size limit fails with EFBIG and the file is removed.
+ *
+ * Inputs are never outputs: a registry of every file the command reads and
+ * will write (out_guard_input / out_guard_output), compared by device and
+ * inode and by resolved path, refuses an alias before anything is written;
+ * out_open checks the inputs again, for outputs no command declared.
  */
 #include "base/output.h"
 
