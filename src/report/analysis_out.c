@@ -275,6 +275,10 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 	else if (a->top_rank >= 0)
 		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
 			a->top_rank, 100.0 * a->late_share);
+	else if (a->incomplete_groups)
+		fprintf(f, "   late rank: none (no rank made another wait in a complete collective; %llu "
+			   "matched on part of their group are not charged)\n",
+			(unsigned long long)a->incomplete_groups);
 	else
 		fprintf(f, "   late rank: none (no rank made another wait)\n");
 }
