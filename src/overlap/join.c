@@ -234,11 +234,7 @@ static int same_key(const struct iref *x, const struct iref *y)
 	return x->by_seq == y->by_seq && x->k1 == y->k1 && x->k2 == y->k2 && strcmp(x->c->pg, y->c->pg) == 0;
 }
 
-struct pgseq {
-	const char *pg;
-	int all_seq;
-	unsigned char *callers; /* [a->n]: rank i has calls in this group */
-};
+struct pgseq { const char *pg; int all_seq; };
 
 /* Groups whose calls all carry a sequence number, on every rank. */
 static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
@@ -529,51 +525,82 @@ static void rank_list(const struct analysis *a, const unsigned char *set, char *
 	}
 }
 
+/* The ranks read that call each process group, by name: its members as
+ * far as the traces show them. */
+struct pgcallers {
+	const char *pg;
+	unsigned char *callers; /* [a->n] */
+};
+
 /* Whether the collective v[g..h) was matched on part of its group: the
  * group's members are the ranks read that call its process group (all
  * ranks read when the trace gives the group's size as the number read:
  * a member under another group name, or whose calls cannot be keyed,
  * still counts), at most the group size the trace gives.  Send/recv and
- * unknown types are pairs or unknown, never incomplete.  An incomplete
- * collective is never charged waiting (its late rank may be the one
- * missing); the first is described with its missing ranks. */
+ * unknown types are pairs or unknown, never incomplete.  The first
+ * incomplete one is described with its missing ranks. */
 static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h,
-			    const struct pgseq *ps, size_t nps)
+			    const struct pgcallers *pc, size_t npc)
 {
 	const struct coll_row *row = &a->r[v[g].ri].colls[v[g].c->row];
 	enum coll_type ty = (enum coll_type)v[g].c->type;
 	if (ty == COLL_SEND_RECV || ty == COLL_OTHER || ty == COLL_NONE)
 		return 0; /* point-to-point (two ranks by nature) or unknown: no group to complete */
 	size_t k = 0;
-	while (k < nps && strcmp(ps[k].pg, v[g].c->pg) != 0)
+	while (k < npc && strcmp(pc[k].pg, v[g].c->pg) != 0)
 		k++;
 	unsigned char *want = xcalloc(a->n, 1);
 	size_t nwant = 0;
 	int world = row->group_size_known && (size_t)row->group_size == a->n;
 	for (size_t i = 0; i < a->n; i++) {
-		want[i] = world || (k < nps && ps[k].callers && ps[k].callers[i]);
+		want[i] = world || (k < npc && pc[k].callers[i]);
 		nwant += want[i];
 	}
 	size_t expect = nwant;
 	if (row->group_size_known && (size_t)row->group_size < expect)
 		expect = (size_t)row->group_size; /* one name over several groups */
 	int inc = h - g < expect;
-	if (inc) {
-		if (!a->incomplete_groups++) {
-			for (size_t x = g; x < h; x++)
-				want[v[x].ri] = 0;
-			char miss[160];
-			rank_list(a, want, miss, sizeof(miss));
-			char step[32] = "";
-			if (v[g].c->step != INT64_MIN)
-				snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
-			snprintf(a->incomplete_first, sizeof(a->incomplete_first),
-				 "%s in group '%s'%s: %zu of %zu ranks, missing %s", coll_type_name((enum coll_type)v[g].c->type),
-				 v[g].c->pg, step, h - g, expect, expect == nwant ? miss : "(unknown: the group's ranks are not in the trace)");
-		}
+	if (inc && !a->incomplete_groups++) {
+		for (size_t x = g; x < h; x++)
+			want[v[x].ri] = 0;
+		char miss[160];
+		rank_list(a, want, miss, sizeof(miss));
+		char step[32] = "";
+		if (v[g].c->step != INT64_MIN)
+			snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
+		snprintf(a->incomplete_first, sizeof(a->incomplete_first), "%s in group '%s'%s: %zu of %zu ranks, missing %s",
+			 coll_type_name(ty), v[g].c->pg, step, h - g, expect,
+			 expect == nwant ? miss : "(unknown: the group's ranks are not in the trace)");
 	}
 	free(want);
 	return inc;
+}
+
+/* The matching phase's last step: every matched collective checked against
+ * its group (group_incomplete); an incomplete one is never charged waiting
+ * (wait_transfer skips it: its late rank may be the one missing) but still
+ * aligns clocks, its calls' ends being right. */
+static void mark_incomplete(struct analysis *a, struct joinset *js)
+{
+	struct pgcallers *pc = NULL;
+	size_t npc = 0, cap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const char *pg = a->r[i].inst[j].pg;
+			size_t k = 0;
+			while (k < npc && strcmp(pc[k].pg, pg) != 0)
+				k++;
+			if (k == npc) {
+				GROW(pc, cap, npc + 1);
+				pc[npc++] = (struct pgcallers){ pg, xcalloc(a->n, 1) };
+			}
+			pc[k].callers[i] = 1;
+		}
+	for (size_t q = 0; q < js->ng; q++)
+		js->gr[q].incomplete = group_incomplete(a, js->v, js->gr[q].g, js->gr[q].h, pc, npc);
+	for (size_t k = 0; k < npc; k++)
+		free(pc[k].callers);
+	free(pc);
 }
 
 /* Keys every call (by sequence where its group has one on every call,
@@ -591,7 +618,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 				;
 			if (k == nps) {
 				GROW(ps, pscap, nps + 1);
-				ps[nps++] = (struct pgseq){ c->pg, 1, NULL };
+				ps[nps++] = (struct pgseq){ c->pg, 1 };
 			}
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
@@ -609,17 +636,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			x->k1 = x->by_seq ? c->seq : c->step;
 			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
 		}
-	/* the ranks read that call each group (by name): its members as far as
-	 * the traces show them */
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t j = 0; j < a->r[i].ninst; j++) {
-			size_t k = 0;
-			while (strcmp(ps[k].pg, a->r[i].inst[j].pg) != 0)
-				k++;
-			if (!ps[k].callers)
-				ps[k].callers = xcalloc(a->n, 1);
-			ps[k].callers[i] = 1;
-		}
+	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
 	size_t gcap = 0;
 	for (size_t g = 0; g < m;) {
@@ -630,7 +647,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			a->unmatched_calls += h - g;
 		} else {
 			GROW(js->gr, gcap, js->ng + 1);
-			js->gr[js->ng++] = (struct grp){ g, h, group_incomplete(a, v, g, h, ps, nps) };
+			js->gr[js->ng++] = (struct grp){ g, h, 0 };
 			a->matched_by_seq += (uint64_t)v[g].by_seq;
 			for (size_t k = g; k < h; k++)
 				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
@@ -646,9 +663,6 @@ static void match_calls(struct analysis *a, struct joinset *js)
 		}
 		g = h;
 	}
-	for (size_t k = 0; k < nps; k++)
-		free(ps[k].callers);
-	free(ps);
 	js->v = v;
 	js->m = m;
 	a->matched_groups = js->ng;
@@ -934,6 +948,7 @@ void analysis_join(struct analysis *a)
 	if (!join_begin(a, &js.total))
 		goto bandwidth;
 	match_calls(a, &js);
+	mark_incomplete(a, &js);
 	if (!js.ng) {
 		fail_cross(a, "no collective could be matched across ranks");
 		goto done;
