@@ -256,7 +256,7 @@ static int cmp_arrival(const void *a, const void *b)
 
 /* ---- clock alignment ------------------------------------------------------------- */
 
-struct grp { size_t g, h; int incomplete; };
+struct grp { size_t g, h; };
 
 /* Samples of one clock domain: the end times of its ranks' blocking
  * collectives (t) and their differences to an aligned rank's end (d). */
@@ -439,6 +439,7 @@ struct joinset {
 	struct grp *gr;  /* the groups of two or more calls with one key (h == g: rejected) */
 	size_t ng;
 	size_t total;    /* calls on every rank */
+	unsigned char *incomplete; /* [ng]: matched on part of its group (mark_incomplete) */
 };
 
 static void fail_cross(struct analysis *a, const char *why)
@@ -504,6 +505,71 @@ static void renumber_ordinals(struct analysis *a)
 			r->inst[j].ordinal = ord;
 		}
 	}
+}
+
+/* Keys every call (by sequence where its group has one on every call,
+ * else by step, type and ordinal), sorts them and cuts the groups. */
+static void match_calls(struct analysis *a, struct joinset *js)
+{
+	renumber_ordinals(a);
+	struct pgseq *ps = NULL;
+	size_t nps = 0, pscap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const struct comm_inst *c = &a->r[i].inst[j];
+			size_t k;
+			for (k = 0; k < nps && strcmp(ps[k].pg, c->pg) != 0; k++)
+				;
+			if (k == nps) {
+				GROW(ps, pscap, nps + 1);
+				ps[nps++] = (struct pgseq){ c->pg, 1 };
+			}
+			if (c->seq < 0)
+				ps[k].all_seq = 0;
+		}
+	struct iref *v = xmalloc(js->total * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			struct comm_inst *c = &a->r[i].inst[j];
+			struct iref *x = &v[m++];
+			x->c = c;
+			x->rank = a->r[i].rank;
+			x->ri = i;
+			x->by_seq = pg_has_seq(ps, nps, c->pg);
+			x->k1 = x->by_seq ? c->seq : c->step;
+			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
+		}
+	free(ps);
+	qsort(v, m, sizeof(*v), cmp_iref);
+	size_t gcap = 0;
+	for (size_t g = 0; g < m;) {
+		size_t h = g + 1;
+		while (h < m && same_key(&v[h], &v[g]))
+			h++;
+		if (h - g < 2) {
+			a->unmatched_calls += h - g;
+		} else {
+			GROW(js->gr, gcap, js->ng + 1);
+			js->gr[js->ng++] = (struct grp){ g, h };
+			a->matched_by_seq += (uint64_t)v[g].by_seq;
+			for (size_t k = g; k < h; k++)
+				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
+					if (!a->size_mismatch++)
+						snprintf(a->size_mismatch_first, sizeof(a->size_mismatch_first),
+							 "%s in group '%s': rank %d says %llu bytes, rank %d %s%s%llu bytes",
+							 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg,
+							 v[g].rank, (unsigned long long)v[g].c->bytes, v[k].rank,
+							 v[k].c->type != v[g].c->type ? coll_type_name((enum coll_type)v[k].c->type) : "",
+							 v[k].c->type != v[g].c->type ? " of " : "",
+							 (unsigned long long)v[k].c->bytes);
+				}
+		}
+		g = h;
+	}
+	js->v = v;
+	js->m = m;
+	a->matched_groups = js->ng;
 }
 
 /* Appends rank list "0, 2-3" of the ranks i with set[i] (by rank number). */
@@ -596,76 +662,12 @@ static void mark_incomplete(struct analysis *a, struct joinset *js)
 			}
 			pc[k].callers[i] = 1;
 		}
+	js->incomplete = xcalloc(js->ng ? js->ng : 1, 1);
 	for (size_t q = 0; q < js->ng; q++)
-		js->gr[q].incomplete = group_incomplete(a, js->v, js->gr[q].g, js->gr[q].h, pc, npc);
+		js->incomplete[q] = (unsigned char)group_incomplete(a, js->v, js->gr[q].g, js->gr[q].h, pc, npc);
 	for (size_t k = 0; k < npc; k++)
 		free(pc[k].callers);
 	free(pc);
-}
-
-/* Keys every call (by sequence where its group has one on every call,
- * else by step, type and ordinal), sorts them and cuts the groups. */
-static void match_calls(struct analysis *a, struct joinset *js)
-{
-	renumber_ordinals(a);
-	struct pgseq *ps = NULL;
-	size_t nps = 0, pscap = 0;
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t j = 0; j < a->r[i].ninst; j++) {
-			const struct comm_inst *c = &a->r[i].inst[j];
-			size_t k;
-			for (k = 0; k < nps && strcmp(ps[k].pg, c->pg) != 0; k++)
-				;
-			if (k == nps) {
-				GROW(ps, pscap, nps + 1);
-				ps[nps++] = (struct pgseq){ c->pg, 1 };
-			}
-			if (c->seq < 0)
-				ps[k].all_seq = 0;
-		}
-	struct iref *v = xmalloc(js->total * sizeof(*v));
-	size_t m = 0;
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t j = 0; j < a->r[i].ninst; j++) {
-			struct comm_inst *c = &a->r[i].inst[j];
-			struct iref *x = &v[m++];
-			x->c = c;
-			x->rank = a->r[i].rank;
-			x->ri = i;
-			x->by_seq = pg_has_seq(ps, nps, c->pg);
-			x->k1 = x->by_seq ? c->seq : c->step;
-			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
-		}
-	free(ps);
-	qsort(v, m, sizeof(*v), cmp_iref);
-	size_t gcap = 0;
-	for (size_t g = 0; g < m;) {
-		size_t h = g + 1;
-		while (h < m && same_key(&v[h], &v[g]))
-			h++;
-		if (h - g < 2) {
-			a->unmatched_calls += h - g;
-		} else {
-			GROW(js->gr, gcap, js->ng + 1);
-			js->gr[js->ng++] = (struct grp){ g, h, 0 };
-			a->matched_by_seq += (uint64_t)v[g].by_seq;
-			for (size_t k = g; k < h; k++)
-				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
-					if (!a->size_mismatch++)
-						snprintf(a->size_mismatch_first, sizeof(a->size_mismatch_first),
-							 "%s in group '%s': rank %d says %llu bytes, rank %d %s%s%llu bytes",
-							 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg,
-							 v[g].rank, (unsigned long long)v[g].c->bytes, v[k].rank,
-							 v[k].c->type != v[g].c->type ? coll_type_name((enum coll_type)v[k].c->type) : "",
-							 v[k].c->type != v[g].c->type ? " of " : "",
-							 (unsigned long long)v[k].c->bytes);
-				}
-		}
-		g = h;
-	}
-	js->v = v;
-	js->m = m;
-	a->matched_groups = js->ng;
 }
 
 /* The clock offsets (none, given, one host or estimated), then every call's
@@ -797,7 +799,7 @@ static void wait_transfer(struct analysis *a, const struct joinset *js)
 	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
 	for (size_t q = 0; q < js->ng; q++) {
 		size_t g = js->gr[q].g, k = js->gr[q].h - g;
-		if (k < 2 || js->gr[q].incomplete)
+		if (k < 2 || (js->incomplete && js->incomplete[q]))
 			continue; /* rejected, or part of its group: no waiting charged */
 		memcpy(ord, &js->v[g], k * sizeof(*ord));
 		tmp[nskew++] = wait_one(a, ord, k);
@@ -961,6 +963,7 @@ void analysis_join(struct analysis *a)
 	per_step_sums(a, &js);
 	name_late_rank(a);
 done:
+	free(js.incomplete);
 	free(js.gr);
 	free(js.v);
 bandwidth:
