@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/output.h"
 #include "cmd/cmds.h"
 
 #ifndef AORTA_VERSION
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 		printf("aorta %s\n", AORTA_VERSION);
 		return AORTA_OK;
 	}
+	out_init_signals();
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;

@@ -3,6 +3,8 @@
  */
 #include "base/error.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,4 +163,15 @@ void grow_array(void **p, size_t *cap, size_t need, size_t elem)
 		c += c / 2 + 16;
 	*p = xrealloc(*p, c * elem);
 	*cap = c;
+}
+
+int errno_is_resource(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EFBIG || err == ENOSPC ||
+	       err == EDQUOT || err == ENOBUFS;
+}
+
+enum aorta_status status_of_errno(int err, enum aorta_status fallback)
+{
+	return errno_is_resource(err) ? AORTA_EINTERNAL : fallback;
 }

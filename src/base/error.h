@@ -44,6 +44,13 @@ enum aorta_status aorta_fail(struct aorta_error *e, enum aorta_status code,
 /* Prints "aorta: error: 'path': line L: byte B: msg" on stderr. */
 void aorta_error_print(const struct aorta_error *e);
 
+/* Whether errno ERR is the machine running out of something (descriptors,
+ * memory, file size): a runtime error (AORTA_EINTERNAL, exit 5), never a
+ * bad input to skip. */
+int errno_is_resource(int err);
+/* AORTA_EINTERNAL for errno_is_resource(err), else fallback. */
+enum aorta_status status_of_errno(int err, enum aorta_status fallback);
+
 /* Plain diagnostics on stderr with the "aorta: " prefix. */
 void aorta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void aorta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

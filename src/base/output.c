@@ -10,13 +10,21 @@
  * /dev/stdout, /dev/stderr and /dev/fd/N are written through the process's
  * own descriptor (a pipe to jq works, a redirect is not replaced).
  * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
- * by output_is_temp_name so a directory walk skips a leftover) and removed
- * by a SIGINT/SIGTERM/SIGHUP/SIGPIPE handler while they are open.
+ * by output_is_temp_name so a directory walk skips a leftover; the name cut
+ * so it fits NAME_MAX) and removed by a SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXCPU
+ * handler while they are open; SIGXFSZ is ignored (out_init_signals) so a
+ * write past the size limit fails with EFBIG and the file is removed.
+ *
+ * Inputs are never outputs: a registry of every file the command reads and
+ * will write (out_guard_input / out_guard_output), compared by device and
+ * inode and by resolved path, refuses an alias before anything is written;
+ * out_open checks the inputs again, for outputs no command declared.
  */
 #include "base/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -52,7 +60,7 @@ static void on_signal(int sig)
 static void track(char *tmp)
 {
 	if (!atomic_flag_test_and_set(&handlers_set)) {
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXCPU };
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 			struct sigaction sa, old;
 			memset(&sa, 0, sizeof(sa));
@@ -77,6 +85,15 @@ static void untrack(char *tmp)
 		if (atomic_compare_exchange_strong(&live[i], &expect, NULL))
 			return;
 	}
+}
+
+void out_init_signals(void)
+{
+	struct sigaction old;
+	/* past RLIMIT_FSIZE a write fails with EFBIG (an error naming the file,
+	 * exit 5, the temporary file removed) instead of a silent kill */
+	if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		signal(SIGXFSZ, SIG_IGN);
 }
 
 int output_is_temp_name(const char *name)
@@ -123,6 +140,151 @@ static char *resolve(const char *path)
 	free(cur);
 	errno = ELOOP;
 	return NULL;
+}
+
+/* ---- inputs are never outputs ------------------------------------------------ */
+
+/* Every file read (out_guard_input) and every file to be written
+ * (out_guard_output) of this process, by identity: the device and inode when
+ * the file exists, and the resolved path (symlinks followed, the folder made
+ * absolute) always, so two names of one file not yet written still meet.
+ * Character devices, FIFOs and the process's own descriptors are left out:
+ * /dev/null may be every output at once. */
+struct guarded {
+	char *canon;     /* resolved, absolute where the folder exists */
+	char *given;     /* as the user wrote it, for the message */
+	const char *what;/* "input" or the output's option */
+	dev_t dev;
+	ino_t ino;
+	int have_id;
+	int output;
+};
+
+static struct guarded *guards;
+static size_t nguards, capguards;
+
+static char *resolve(const char *path);
+static int own_fd(const char *path);
+
+/* The canonical name of a path and, when it exists, its identity; 0 when
+ * the path is not a regular file or a new one (a device, a FIFO, a folder:
+ * not guarded). */
+static int identify(const char *path, struct guarded *g)
+{
+	struct stat st;
+
+	memset(g, 0, sizeof(*g));
+	if (!strcmp(path, "-") || own_fd(path) >= 0)
+		return 0;
+	char *t = resolve(path);
+	if (!t)
+		return 0;
+	if (stat(t, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			free(t);
+			return 0;
+		}
+		g->dev = st.st_dev;
+		g->ino = st.st_ino;
+		g->have_id = 1;
+	}
+	/* the folder through realpath, the last component as is */
+	const char *sl = strrchr(t, '/');
+	char *dir = sl ? xasprintf("%.*s", sl == t ? 1 : (int)(sl - t), t) : xstrdup(".");
+	char *rd = realpath(dir, NULL);
+	if (rd) {
+		g->canon = xasprintf("%s/%s", strcmp(rd, "/") ? rd : "", sl ? sl + 1 : t);
+		free(rd);
+		free(t);
+	} else {
+		g->canon = t;
+	}
+	free(dir);
+	return 1;
+}
+
+static const struct guarded *find_guard(const struct guarded *g, int outputs, int inputs)
+{
+	for (size_t i = 0; i < nguards; i++) {
+		const struct guarded *o = &guards[i];
+		if (!(o->output ? outputs : inputs))
+			continue;
+		if ((g->have_id && o->have_id && g->dev == o->dev && g->ino == o->ino) ||
+		    !strcmp(g->canon, o->canon))
+			return o;
+	}
+	return NULL;
+}
+
+static enum aorta_status guard_add(const char *path, const char *what, int output,
+				   struct aorta_error *e)
+{
+	struct guarded g;
+
+	if (!identify(path, &g))
+		return AORTA_OK;
+	const struct guarded *o = find_guard(&g, 1, output);
+	if (o) {
+		enum aorta_status s;
+		if (!output)
+			s = aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
+				       "this input is also the output of %s ('%s'): writing it would destroy "
+				       "the input; give the output another name", o->what, o->given);
+		else if (!o->output)
+			s = aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
+				       "the output of %s is also an input ('%s'): writing it would destroy "
+				       "the input; give the output another name", what, o->given);
+		else
+			s = aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
+				       "the output of %s is also the output of %s ('%s'): one would replace "
+				       "the other; give each its own name", what, o->what, o->given);
+		free(g.canon);
+		return s;
+	}
+	g.given = xstrdup(path);
+	g.what = what;
+	g.output = output;
+	GROW(guards, capguards, nguards + 1);
+	guards[nguards++] = g;
+	return AORTA_OK;
+}
+
+enum aorta_status out_guard_input(const char *path, struct aorta_error *e)
+{
+	return guard_add(path, "input", 0, e);
+}
+
+enum aorta_status out_guard_output(const char *path, const char *what, struct aorta_error *e)
+{
+	return guard_add(path, what, 1, e);
+}
+
+void out_guard_reset(void)
+{
+	for (size_t i = 0; i < nguards; i++) {
+		free(guards[i].canon);
+		free(guards[i].given);
+	}
+	free(guards);
+	guards = NULL;
+	nguards = capguards = 0;
+}
+
+/* out_open's own check: an output never replaces a file this process read,
+ * whether or not its command declared the output first. */
+static enum aorta_status guard_open(const char *path, struct aorta_error *e)
+{
+	struct guarded g;
+
+	if (!nguards || !identify(path, &g))
+		return AORTA_OK;
+	const struct guarded *o = find_guard(&g, 0, 1);
+	free(g.canon);
+	if (o)
+		return aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
+				  "the output is also an input ('%s'): writing it would destroy the "
+				  "input; give the output another name", o->given);
+	return AORTA_OK;
 }
 
 /* A FIFO output waits for its reader at most FIFO_WAIT_MS instead of
@@ -175,6 +337,9 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 	struct stat st;
 
 	memset(o, 0, sizeof(*o));
+	enum aorta_status gs = guard_open(path, e);
+	if (gs)
+		return gs;
 	int sfd = own_fd(path);
 	if (sfd >= 0) {
 		int fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
@@ -229,9 +394,14 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 	const char *sl = strrchr(target, '/');
 	size_t dl = sl ? (size_t)(sl - target) + 1 : 0;
 	size_t n = strlen(target) + sizeof(TMP_TAG) + 8;
+	/* ".NAME" TMP_TAG "XXXXXX" must fit NAME_MAX: a long NAME is cut in the
+	 * temporary name only (the tag still marks it) */
+	size_t keep = strlen(target + dl), room = NAME_MAX - 1 - strlen(TMP_TAG) - 6;
+	if (keep > room)
+		keep = room;
 	o->path = target;
 	o->tmp = xmalloc(n);
-	snprintf(o->tmp, n, "%.*s.%s" TMP_TAG "XXXXXX", (int)dl, target, target + dl);
+	snprintf(o->tmp, n, "%.*s.%.*s" TMP_TAG "XXXXXX", (int)dl, target, (int)keep, target + dl);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
 		enum aorta_status s = aorta_fail(e, AORTA_EINTERNAL, path, 0, -1,

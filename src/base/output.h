@@ -33,6 +33,21 @@ struct outfile {
 enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_error *e);
 enum aorta_status out_commit(struct outfile *o, struct aorta_error *e);
 void out_abort(struct outfile *o);
+/* Inputs are never outputs: every file a command reads is declared with
+ * out_guard_input (inputs_expand does it for traces) and every file it will
+ * write with out_guard_output (WHAT names it: "--json") before anything is
+ * written; a file declared twice (device and inode, or the resolved path of
+ * a file not yet there) is AORTA_EUSAGE naming both.  out_open itself
+ * refuses a declared input.  Devices, FIFOs and "-" are not guarded.  Not
+ * thread-safe: called while the command sets up.  out_guard_reset forgets
+ * all (tests, and commands that run several analyses of their own). */
+enum aorta_status out_guard_input(const char *path, struct aorta_error *e);
+enum aorta_status out_guard_output(const char *path, const char *what, struct aorta_error *e);
+void out_guard_reset(void);
+/* Called once by main: SIGXFSZ ignored, so a write past the file-size limit
+ * fails (EFBIG, exit 5) and the cleanup runs; SIGXCPU is among the signals
+ * whose handler removes temporary files. */
+void out_init_signals(void);
 extern long long out_fail_after_bytes; /* -1: off (tests set it) */
 /* Whether a file name (or path) is one of out_open's temporary files. */
 int output_is_temp_name(const char *name);

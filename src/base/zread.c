@@ -133,7 +133,9 @@ struct zread {
 
 static enum aorta_status sys_fail(struct aorta_error *e, const char *path, const char *what)
 {
-	return aorta_fail(e, AORTA_EINPUT, path, 0, -1, "cannot %s: %s", what, strerror(errno));
+	int err = errno;
+	return aorta_fail(e, status_of_errno(err, AORTA_EINPUT), path, 0, -1, "cannot %s: %s", what,
+			  strerror(err));
 }
 
 /* Fills z->in with more compressed input (keeping the unconsumed tail).
@@ -421,10 +423,11 @@ enum aorta_status zread_open(const char *path, struct zread **out, struct aorta_
 	z->path = xstrdup(path);
 	z->in = xmalloc(IN_BYTES);
 	if (refill_in(z) < 0) {
+		enum aorta_status code = z->err.code ? z->err.code : AORTA_EINPUT;
 		if (e)
 			*e = z->err;
 		zread_close(z);
-		return AORTA_EINPUT;
+		return code;
 	}
 	const char *other = compressed_kind(z->in, z->in_len);
 	if (other) {

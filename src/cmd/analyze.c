@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/output.h"
 #include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "pipeline/pipeline.h"
@@ -72,6 +73,15 @@ int cmd_analyze(int argc, char **argv)
 	aorta_quiet = quiet;
 
 	struct aorta_error e = { 0 };
+	/* inputs are never outputs: every output declared before anything is
+	 * read or written (the inputs are declared as they are expanded) */
+	if ((json && out_guard_output(json, "--json", &e)) ||
+	    (trace_out && out_guard_output(trace_out, "--trace-out", &e)) ||
+	    (csv && analysis_guard_csv(csv, "--csv", &e)) ||
+	    (rules_path && out_guard_input(rules_path, &e)) || (offsets && out_guard_input(offsets, &e))) {
+		aorta_error_print(&e);
+		return e.code;
+	}
 	struct rules *rules = NULL;
 	if (rules_path && rules_load(rules_path, &rules, &e)) {
 		aorta_error_print(&e);

@@ -72,6 +72,10 @@ int cmd_compare(int argc, char **argv)
 	}
 	aorta_quiet = 1;
 	struct aorta_error e = { 0 };
+	if ((json && out_guard_output(json, "--json", &e)) || (rules_path && out_guard_input(rules_path, &e))) {
+		aorta_error_print(&e); /* inputs are never outputs: declared before anything is read */
+		return e.code;
+	}
 	struct rules *rules = NULL;
 	if (rules_path && rules_load(rules_path, &rules, &e)) {
 		aorta_error_print(&e);

@@ -112,6 +112,31 @@ static int swap_in(const char *tmp, const char *out, int exists)
 	return 0;
 }
 
+/* --output is replaced whole: a --log-dir that is it or lies inside it
+ * would be destroyed with it (inputs are never outputs).  Says so and
+ * returns 1. */
+static int output_holds_input(const char *output, const struct opt_list *dirs)
+{
+	char *out = realpath(output, NULL);
+	int bad = 0;
+
+	if (!out) /* a new folder holds nothing */
+		return 0;
+	size_t n = strlen(out);
+	for (int i = 0; i < dirs->n && !bad; i++) {
+		char *d = realpath(dirs->v[i], NULL);
+		if (d && !strncmp(d, out, n) && (d[n] == '\0' || d[n] == '/' || n == 1)) {
+			fprintf(stderr, "aorta: error: '%s': --log-dir '%s' is %sthe --output folder, which is "
+					"replaced whole; give --output another folder\n", output, dirs->v[i],
+				d[n] == '\0' ? "" : "inside ");
+			bad = 1;
+		}
+		free(d);
+	}
+	free(out);
+	return bad;
+}
+
 static int parse_steps(const char *s, long **out, int *n)
 {
 	int cap = 0;
@@ -235,6 +260,22 @@ int cmd_report(int argc, char **argv)
 			goto done;
 		}
 	}
+	for (int i = 0; i < dirs.n; i++) { /* each label's charts under their own names */
+		char si[REPORT_STEM_MAX + 1], sk[REPORT_STEM_MAX + 1];
+		report_label_stem(si, sizeof(si), labels[i]);
+		for (int k = 0; k < i; k++) {
+			report_label_stem(sk, sizeof(sk), labels[k]);
+			if (!strcmp(si, sk)) {
+				fprintf(stderr, "aorta: error: labels '%s' and '%s' both become the chart file name "
+						"'%s_*' (letters, digits, '-', '_' and '.' are kept, the rest is '_', "
+						"at most %d bytes); give labels that differ there\n",
+					labels[k], labels[i], si, REPORT_STEM_MAX);
+				goto done;
+			}
+		}
+	}
+	if (output_holds_input(output, &dirs))
+		goto done;
 	rep.ref = -1;
 	rep.cand = xcalloc((size_t)dirs.n, sizeof(int));
 	if (reference && (rep.ref = find_label(labels, dirs.n, reference)) < 0) {

@@ -10,6 +10,7 @@
  */
 #include <sys/stat.h>
 
+#include "base/output.h"
 #include "cmd/cmds.h"
 #include "ingest/analysis_json.h"
 #include "ingest/ingest.h"
@@ -25,7 +26,9 @@ enum aorta_status run_load(const char *input, const struct analysis_opts *o, str
 			   struct aorta_error *e)
 {
 	if (run_is_saved_analysis(input)) {
-		enum aorta_status s = analysis_json_read(input, a, e);
+		enum aorta_status s = out_guard_input(input, e); /* never an output too */
+		if (!s)
+			s = analysis_json_read(input, a, e);
 		if (!s) { /* the options the reader asked for, not the file's */
 			a->opts.rules = o->rules;
 			a->opts.threads = o->threads;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/output.h"
 #include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "train/train_config.h"
@@ -66,7 +67,10 @@ int cmd_train(int argc, char **argv)
 
 	struct train_config cfg;
 	struct aorta_error e = { 0 };
-	enum aorta_status st = train_config_load(config, ov.v, ov.n, &cfg, &e);
+	/* the configuration is an input: no output of the run may replace it */
+	enum aorta_status st = out_guard_input(config, &e);
+	if (!st)
+		st = train_config_load(config, ov.v, ov.n, &cfg, &e);
 	free(ov.v);
 	ov.v = NULL;
 	if (st) {

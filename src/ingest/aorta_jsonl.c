@@ -89,7 +89,37 @@ struct jl {
 	/* an invalid line is an error only when another line follows it */
 	int pending;
 	struct aorta_error pend;
+	/* global_step numbers seen, sorted, with the line of each: a number
+	 * seen again (a re-run appended to the file) is left out */
+	struct seen_step { int64_t number; long long line; } *seen;
+	size_t nseen, seencap;
 };
+
+/* Records step `number` of line `line`; the line of its first appearance
+ * when it was seen before, else 0.  Appending in order is O(1); a number
+ * below the largest is placed by binary search. */
+static long long step_seen(struct jl *j, int64_t number, long long line)
+{
+	size_t lo = 0, hi = j->nseen;
+	if (j->nseen && j->seen[j->nseen - 1].number < number) {
+		lo = j->nseen;
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (j->seen[mid].number < number)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < j->nseen && j->seen[lo].number == number)
+			return j->seen[lo].line;
+	}
+	GROW(j->seen, j->seencap, j->nseen + 1);
+	memmove(&j->seen[lo + 1], &j->seen[lo], (j->nseen - lo) * sizeof(*j->seen));
+	j->seen[lo] = (struct seen_step){ number, line };
+	j->nseen++;
+	return 0;
+}
 
 static yajl_val get(yajl_val obj, const char *key)
 {
@@ -313,6 +343,12 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 		number = (int64_t)d;
 	else
 		number = j->lines - 1;
+	long long first = step_seen(j, number, line);
+	if (first) { /* one step, one line: analyze and report read the same steps */
+		trace_skip(j->t, "line %lld: step %lld again (first on line %lld; a re-run appended to "
+			   "the file?), the line left out", line, (long long)number, first);
+		return;
+	}
 	trace_add_step(j->t, number, j->base_ns, end);
 	trace_add_gpu_step(j->t, number, j->base_ns, end);
 	record(j->t, doc, prof, number, total_ms);
@@ -496,6 +532,7 @@ static void jl_release(struct jl *j)
 	free(j->streams);
 	free(j->name);
 	free(j->lean);
+	free(j->seen);
 	trace_free(j->t);
 }
 

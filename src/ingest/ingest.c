@@ -105,6 +105,12 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 	const char *p = skip_ws(buf, buf + len), *end = buf + len;
 	if (len >= 16 && !memcmp(buf, "SQLite format 3", 16)) {
 		struct stat sb;
+		if (strcmp(path, "-") == 0 && fstat(0, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				   "a SQLite database on standard input (a regular file redirected with '<'): "
+				   "SQLite opens its file by name; name the file instead of '-'");
+			return FMT_UNKNOWN;
+		}
 		if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 			aorta_fail(e, AORTA_EINPUT, path, 0, -1,
 				   "a SQLite database read from a pipe or device: SQLite needs a "

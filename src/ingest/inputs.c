@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,25 @@
 #include "base/zread.h"
 
 #define MAX_DEPTH 8
+/* entries one walk looks at, at most: a link to / or to a huge tree is an
+ * error, not an hour of walking (sweep's own analysis included) */
+#define MAX_ENTRIES 200000
 
-static void add(struct input_list *l, const char *path, enum trace_format f)
+/* st: the file's stat when it is a regular file (its identity), else NULL */
+static void add(struct input_list *l, const char *path, enum trace_format f, const struct stat *st)
 {
 	GROW(l->v, l->cap, l->n + 1);
-	l->v[l->n].path = xstrdup(path);
-	l->v[l->n].format = f;
-	l->n++;
+	struct input *in = &l->v[l->n++];
+	memset(in, 0, sizeof(*in));
+	in->path = xstrdup(path);
+	in->format = f;
+	if (st && S_ISREG(st->st_mode)) {
+		struct stat ls;
+		in->dev = st->st_dev;
+		in->ino = st->st_ino;
+		in->have_id = 1;
+		in->is_link = lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode);
+	}
 }
 
 static int cmp_input(const void *a, const void *b)
@@ -80,12 +93,33 @@ const char *inputs_own_output(const char *buf, size_t len)
 	return NULL;
 }
 
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
+
 struct walk {
 	struct input_list *l;
 	int strict;
 	size_t notes;          /* skips said as notes */
 	struct aorta_error *e;
+	struct dir_id *dirs;   /* folders entered: each once */
+	size_t ndirs, capdirs;
+	int fatal;             /* a runtime error (EMFILE...): stop, e is filled */
+	size_t entries;        /* directory entries looked at (MAX_ENTRIES) */
 };
+
+/* Marks a folder entered; the path of the earlier visit when it was. */
+static const char *dir_seen(struct walk *w, const char *path, const struct stat *st)
+{
+	for (size_t i = 0; i < w->ndirs; i++)
+		if (w->dirs[i].dev == st->st_dev && w->dirs[i].ino == st->st_ino)
+			return w->dirs[i].path;
+	GROW(w->dirs, w->capdirs, w->ndirs + 1);
+	w->dirs[w->ndirs++] = (struct dir_id){ st->st_dev, st->st_ino, xstrdup(path) };
+	return NULL;
+}
 
 static void skip_file(struct walk *w, const char *path, int loud, const char *why)
 {
@@ -99,7 +133,7 @@ static void skip_file(struct walk *w, const char *path, int loud, const char *wh
 }
 
 /* Sniffs one regular file of a directory; adds it or says why not. */
-static void visit_file(struct walk *w, const char *path, const char *name)
+static void visit_file(struct walk *w, const char *path, const char *name, const struct stat *st)
 {
 	struct aorta_error e = { 0 };
 	struct zread *z = NULL;
@@ -112,6 +146,12 @@ static void visit_file(struct walk *w, const char *path, const char *name)
 	}
 	if (zread_open(path, &z, &e) || zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, &e)) {
 		zread_close(z);
+		if (e.code == AORTA_EINTERNAL) { /* out of descriptors or memory: not a skip */
+			if (w->e)
+				*w->e = e;
+			w->fatal = 1;
+			return;
+		}
 		skip_file(w, path, looks_like_trace(name), e.msg);
 		return;
 	}
@@ -126,7 +166,7 @@ static void visit_file(struct walk *w, const char *path, const char *name)
 		skip_file(w, path, looks_like_trace(name), e.msg);
 		return;
 	}
-	add(w->l, path, f);
+	add(w->l, path, f, st);
 }
 
 static void walk_dir(struct walk *w, const char *dir, int depth)
@@ -135,7 +175,14 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 	struct dirent *de;
 
 	if (!d) {
-		aorta_warn("'%s': cannot read the directory, skipped", dir);
+		int err = errno;
+		if (errno_is_resource(err)) {
+			aorta_fail(w->e, AORTA_EINTERNAL, dir, 0, -1, "cannot open the directory: %s "
+				   "(a runtime limit: raise it, e.g. ulimit -n)", strerror(err));
+			w->fatal = 1;
+			return;
+		}
+		aorta_warn("'%s': cannot read the directory (%s), skipped", dir, strerror(err));
 		w->l->skipped++;
 		return;
 	}
@@ -144,7 +191,14 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 		closedir(d);
 		return;
 	}
-	while ((de = readdir(d))) {
+	while (!w->fatal && (de = readdir(d))) {
+		if (++w->entries > MAX_ENTRIES) {
+			aorta_fail(w->e, AORTA_EINPUT, dir, 0, -1, "more than %d entries in the folders "
+				   "walked (a link to a large tree?); name the rank files or a smaller folder",
+				   MAX_ENTRIES);
+			w->fatal = 1;
+			break;
+		}
 		if (de->d_name[0] == '.') { /* hidden, and aorta's temporary files */
 			if (output_is_temp_name(de->d_name))
 				aorta_note("'%s/%s': skipped, a temporary file of an interrupted aorta run",
@@ -157,10 +211,14 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 		struct stat st;
 		if (stat(p, &st) != 0)
 			skip_file(w, p, looks_like_trace(de->d_name), "cannot stat it (a dangling link?)");
-		else if (S_ISDIR(st.st_mode))
-			walk_dir(w, p, depth + 1);
-		else if (S_ISREG(st.st_mode))
-			visit_file(w, p, de->d_name);
+		else if (S_ISDIR(st.st_mode)) {
+			const char *was = dir_seen(w, p, &st);
+			if (was)
+				aorta_note("'%s': skipped, the folder '%s' again (a link), read once", p, was);
+			else
+				walk_dir(w, p, depth + 1);
+		} else if (S_ISREG(st.st_mode))
+			visit_file(w, p, de->d_name, &st);
 		else
 			skip_file(w, p, looks_like_trace(de->d_name),
 				  "not a regular file (a FIFO or device in a directory is not read; "
@@ -232,13 +290,26 @@ static int add_path(struct walk *w, const char *in)
 	struct stat st;
 
 	if (!strcmp(in, "-")) {
-		add(w->l, in, FMT_UNKNOWN);
+		for (size_t i = 0; i < w->l->n; i++)
+			if (!strcmp(w->l->v[i].path, "-")) {
+				aorta_fail(w->e, AORTA_EUSAGE, NULL, 0, -1, "'-' (standard input) named twice: "
+					   "standard input can be read once");
+				return -1;
+			}
+		add(w->l, in, FMT_UNKNOWN, NULL);
 		return 0;
 	}
 	if (stat(in, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			size_t before = w->l->n, skipped = w->l->skipped;
+			const char *was = dir_seen(w, in, &st);
+			if (was) {
+				aorta_warn("'%s': the folder '%s' again, read once", in, was);
+				return 0;
+			}
 			walk_dir(w, in, 0);
+			if (w->fatal)
+				return -1;
 			choose(in, w->l, before);
 			if (w->l->n == before) {
 				aorta_fail(w->e, AORTA_EINPUT, in, 0, -1,
@@ -248,10 +319,11 @@ static int add_path(struct walk *w, const char *in)
 				return -1;
 			}
 		} else {
-			add(w->l, in, FMT_UNKNOWN); /* a file, FIFO or device: as named */
+			add(w->l, in, FMT_UNKNOWN, &st); /* a file, FIFO or device: as named */
 		}
 		return 0;
 	}
+	int serr = errno;
 	if (strpbrk(in, "*?[")) {
 		glob_t g;
 		int r = glob(in, 0, NULL, &g);
@@ -269,7 +341,11 @@ static int add_path(struct walk *w, const char *in)
 			return -1;
 		}
 	}
-	aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "no such file or directory");
+	if (errno_is_resource(serr)) {
+		aorta_fail(w->e, AORTA_EINTERNAL, in, 0, -1, "cannot stat it: %s", strerror(serr));
+		return -1;
+	}
+	aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "%s", serr == ENOENT ? "no such file or directory" : strerror(serr));
 	return -1;
 }
 
@@ -290,17 +366,62 @@ static int add_named(struct walk *w, const char *in)
 		size_t k = strlen(ln);
 		while (k && isspace((unsigned char)ln[k - 1]))
 			ln[--k] = '\0';
-		if (*ln && *ln != '#')
+		if (*ln == '@') {
+			aorta_fail(w->e, AORTA_EUSAGE, in + 1, 0, -1, "a list of inputs names another list "
+				   "('%s'): lists do not nest; name it on the command line", ln);
+			rc = -1;
+		} else if (*ln && *ln != '#') {
 			rc = add_path(w, ln);
+		}
 	}
 	free(buf);
 	return rc;
 }
 
+/* One file under two names (a link, a folder and its member both named):
+ * read once, under a name that is not a link where there is one.  The list
+ * is sorted by path, so the choice does not depend on the walk's order. */
+static void dedupe(struct input_list *l)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct input *in = &l->v[i];
+		size_t k = 0;
+		for (; in->have_id && k < m; k++)
+			if (l->v[k].have_id && l->v[k].dev == in->dev && l->v[k].ino == in->ino)
+				break;
+		if (!in->have_id || k == m) {
+			l->v[m++] = *in;
+			continue;
+		}
+		struct input *kept = &l->v[k];
+		if (kept->is_link && !in->is_link) { /* keep the real name */
+			struct input t = *kept;
+			*kept = *in;
+			*in = t;
+		}
+		if (!strcmp(in->path, kept->path))
+			aorta_warn("'%s': named twice (a folder and its member?), read once", in->path);
+		else
+			aorta_warn("'%s': the same file as '%s' (a link, or named twice), read once",
+				   in->path, kept->path);
+		free(in->path);
+	}
+	l->n = m;
+}
+
+static void walk_release(struct walk *w)
+{
+	for (size_t i = 0; i < w->ndirs; i++)
+		free(w->dirs[i].path);
+	free(w->dirs);
+}
+
 enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
 				struct input_list *out, struct aorta_error *e)
 {
-	struct walk w = { out, strict, 0, e };
+	struct walk w = { out, strict, 0, e, NULL, 0, 0, 0, 0 };
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n; i++)
@@ -317,10 +438,17 @@ enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
 		goto fail;
 	}
 	qsort(out->v, out->n, sizeof(*out->v), cmp_input);
+	dedupe(out);
+	qsort(out->v, out->n, sizeof(*out->v), cmp_input);
+	for (size_t i = 0; i < out->n; i++)
+		if (out_guard_input(out->v[i].path, e))
+			goto fail;
+	walk_release(&w);
 	return AORTA_OK;
 fail:
+	walk_release(&w);
 	inputs_release(out);
-	return AORTA_EINPUT;
+	return e && e->code ? e->code : AORTA_EINPUT;
 }
 
 void inputs_release(struct input_list *l)

@@ -16,6 +16,15 @@
  * traces and aorta metrics JSONL, the traces are read and the choice is
  * printed.  With strict set, a warning-level skip is an error (exit 3).
  *
+ * One walk, one visit per file and per folder: folders are entered once by
+ * (device, inode), so a symlinked folder (`ln -s . d/loop`) or a folder named
+ * twice adds nothing and cannot loop; a regular file reached under two names
+ * (a link `latest.json -> rank3.json`, a folder and its member both named)
+ * is read once, under its real name, with a warning.  Every file kept is
+ * declared an input to the output guard (base/output.h).  Running out of
+ * descriptors or memory while walking (EMFILE, ENFILE, ENOMEM) is
+ * AORTA_EINTERNAL (exit 5) with the errno, never a skip.
+ *
  * Thread safety: none needed (runs before the readers).  The list owns its
  * strings; inputs_release frees them.
  */
@@ -23,6 +32,7 @@
 #define AORTA_INPUTS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "base/error.h"
 #include "ingest/ingest.h"
@@ -30,6 +40,9 @@
 struct input {
 	char *path;
 	enum trace_format format; /* FMT_UNKNOWN: sniffed when read */
+	dev_t dev;                /* identity of a regular file (have_id), */
+	ino_t ino;                /* so one file under two names is read once */
+	int have_id, is_link;
 };
 
 struct input_list {

@@ -161,6 +161,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 			c->pg = xstrdup(pgs);
 			c->bytes = t->bytes[i];
 			c->group_size = gs;
+			c->group_size_known = m && m->group_size > 0;
 			c->min_ns = INT64_MAX;
 		}
 		struct coll_row *c = &r->colls[row];

@@ -68,6 +68,7 @@ struct coll_row {
 	double algbw_gbps, busbw_gbps;
 	double algbw_kernel_gbps, busbw_kernel_gbps;
 	double wait_share;    /* wait / (wait + transfer) over matched calls, NaN if none */
+	int group_size_known; /* group_size came from the trace (not the world size) */
 };
 
 struct kernel_row {
@@ -173,6 +174,15 @@ struct analysis {
 	uint64_t matched_groups, unmatched_calls, size_mismatch;
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
+	/* collectives matched on part of their group (join.c): never charged
+	 * waiting; the first one said, with its missing ranks */
+	uint64_t incomplete_groups;
+	char incomplete_first[256];
+	char size_mismatch_first[256]; /* the first collective whose ranks disagree on its size */
+	/* rows whose bandwidth is above any interconnect (BUSBW_MAX_GBPS):
+	 * the figures are left out (NaN), the first said */
+	uint64_t implausible_bw;
+	char implausible_bw_first[256];
 	int64_t skew_p50_ns, skew_max_ns, skew_mean_ns;
 	int clocks_aligned;      /* cross-rank figures exist (clocks shared or aligned) */
 	const char *no_cross_rank_why; /* static sentence when !clocks_aligned, else NULL */

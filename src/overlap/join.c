@@ -41,6 +41,7 @@
 #include "overlap/analysis.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,10 @@
 
 #define LATE_SHARE_MIN 0.60
 #define MAX_FIT_POINTS 96
+#define CLOCK_OFFSET_MAX_NS (1LL << 61)
+/* bus bandwidth above any interconnect: NVLink 5 moves 900 GB/s each way
+ * per GPU (1.8 TB/s both ways); twice that is no measurement */
+#define BUSBW_MAX_GBPS 3600.0
 #define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
 
 /* ---- --clock-offsets --------------------------------------------------------- */
@@ -72,16 +77,40 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 		char *h = strchr(ln, '#');
 		if (h)
 			*h = 0;
-		char key[128], rest[64];
-		long long off;
-		int got = sscanf(ln, "%127s %lld %63s", key, &off, rest);
+		char key[128], num[64], rest[64];
+		int got = sscanf(ln, "%127s %63s %63s", key, num, rest);
 		if (got <= 0)
 			continue;
-		if (got != 2) {
+		char *nend;
+		errno = 0;
+		long long off = got == 2 ? strtoll(num, &nend, 10) : 0;
+		if (got != 2 || *nend || nend == num) {
 			free(buf);
 			free(v);
 			return aorta_fail(e, AORTA_EINPUT, path, line, -1,
 					  "expected 'RANK OFFSET_NS' or 'HOST OFFSET_NS' (an integer in ns)");
+		}
+		/* bounded so that times and differences of offsets stay in 64 bits:
+		 * 2^61 ns is 73 years, more than any two clocks of one run differ */
+		if (errno == ERANGE || off > CLOCK_OFFSET_MAX_NS || off < -CLOCK_OFFSET_MAX_NS) {
+			free(buf);
+			free(v);
+			return aorta_fail(e, AORTA_EINPUT, path, line, -1,
+					  "offset '%s' ns is out of range (at most 2^61 ns, 73 years, either way)", num);
+		}
+		for (size_t k = 0; k < *n; k++) {
+			int r2 = -1;
+			char *kend;
+			long kr = strtol(key, &kend, 10);
+			if (*kend == 0 && kr >= 0 && kr < 1 << 30)
+				r2 = (int)kr;
+			if (r2 >= 0 ? v[k].rank == r2 : (v[k].rank < 0 && !strcmp(v[k].host, key))) {
+				free(buf);
+				free(v);
+				return aorta_fail(e, AORTA_EINPUT, path, line, -1,
+						  "%s '%s' is given a second time (one offset each)",
+						  r2 >= 0 ? "rank" : "host", key);
+			}
 		}
 		GROW(v, cap, *n + 1);
 		struct clock_given *g = &v[(*n)++];
@@ -397,6 +426,22 @@ static void given_offsets(struct analysis *a)
 
 /* ---- the join -------------------------------------------------------------------- */
 
+/* The join runs in phases, each a function below: join_begin (clock
+ * domains, the cases with nothing to join), match_calls (keys and groups),
+ * set_clocks and reject_groups (alignment and the spread), wait_transfer
+ * (per collective), clocks_usable (the checks that void every cross-rank
+ * figure), per_step_sums (per rank, row and step) and name_late_rank.  The
+ * matched calls live in struct joinset between the phases. */
+
+struct joinset {
+	struct iref *v;  /* every call, sorted by key */
+	size_t m;
+	struct grp *gr;  /* the groups of two or more calls with one key (h == g: rejected) */
+	size_t ng;
+	size_t total;    /* calls on every rank */
+	unsigned char *incomplete; /* [ng]: matched on part of its group (mark_incomplete) */
+};
+
 static void fail_cross(struct analysis *a, const char *why)
 {
 	a->clocks_aligned = 0;
@@ -405,16 +450,18 @@ static void fail_cross(struct analysis *a, const char *why)
 	a->matched_by_seq = 0;
 }
 
-void analysis_join(struct analysis *a)
+/* Resets the cross-rank figures and sets every rank's clock domain (the
+ * first rank of its host).  Returns 0 when there is nothing to join (one
+ * rank, no shared clock, no call), with the reason set. */
+static int join_begin(struct analysis *a, size_t *total)
 {
-	size_t total = 0;
-
+	*total = 0;
 	a->late_rank = a->top_rank = -1;
 	a->late_share = NAN;
 	a->clocks_aligned = 0;
 	a->clock_method = "none";
 	for (size_t i = 0; i < a->n; i++) {
-		total += a->r[i].ninst;
+		*total += a->r[i].ninst;
 		a->r[i].clock_domain = (int)i;
 		for (size_t k = 0; k < i; k++)
 			if (a->r[i].host[0] && strcmp(a->r[i].host, a->r[k].host) == 0) {
@@ -424,21 +471,25 @@ void analysis_join(struct analysis *a)
 	}
 	if (a->n < 2) {
 		fail_cross(a, "one rank: nothing to match across ranks");
-		goto bandwidth;
+		return 0;
 	}
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].format && strcmp(a->r[i].format, "aorta-jsonl") == 0) {
 			fail_cross(a, "aorta JSONL has no shared clock (each rank's steps are laid end to end "
 				      "on a clock of its own), so arrivals cannot be compared across ranks");
-			goto bandwidth;
+			return 0;
 		}
-	if (!total) {
+	if (!*total) {
 		fail_cross(a, "no collective calls in the traces");
-		goto bandwidth;
+		return 0;
 	}
+	return 1;
+}
 
-	/* ordinals restart per (step, pg); the type is part of the key, so
-	 * renumber per (step, pg, type) */
+/* Ordinals restart per (step, pg); the type is part of the key, so
+ * renumber per (step, pg, type). */
+static void renumber_ordinals(struct analysis *a)
+{
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		for (size_t j = 0; j < r->ninst; j++) {
@@ -454,6 +505,13 @@ void analysis_join(struct analysis *a)
 			r->inst[j].ordinal = ord;
 		}
 	}
+}
+
+/* Keys every call (by sequence where its group has one on every call,
+ * else by step, type and ordinal), sorts them and cuts the groups. */
+static void match_calls(struct analysis *a, struct joinset *js)
+{
+	renumber_ordinals(a);
 	struct pgseq *ps = NULL;
 	size_t nps = 0, pscap = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -469,8 +527,7 @@ void analysis_join(struct analysis *a)
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
 		}
-
-	struct iref *v = xmalloc(total * sizeof(*v));
+	struct iref *v = xmalloc(js->total * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < a->r[i].ninst; j++) {
@@ -485,9 +542,7 @@ void analysis_join(struct analysis *a)
 		}
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
-
-	struct grp *gr = NULL;
-	size_t ng = 0, gcap = 0;
+	size_t gcap = 0;
 	for (size_t g = 0; g < m;) {
 		size_t h = g + 1;
 		while (h < m && same_key(&v[h], &v[g]))
@@ -495,23 +550,130 @@ void analysis_join(struct analysis *a)
 		if (h - g < 2) {
 			a->unmatched_calls += h - g;
 		} else {
-			GROW(gr, gcap, ng + 1);
-			gr[ng++] = (struct grp){ g, h };
+			GROW(js->gr, gcap, js->ng + 1);
+			js->gr[js->ng++] = (struct grp){ g, h };
 			a->matched_by_seq += (uint64_t)v[g].by_seq;
 			for (size_t k = g; k < h; k++)
-				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type)
-					a->size_mismatch++;
+				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
+					if (!a->size_mismatch++)
+						snprintf(a->size_mismatch_first, sizeof(a->size_mismatch_first),
+							 "%s in group '%s': rank %d says %llu bytes, rank %d %s%s%llu bytes",
+							 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg,
+							 v[g].rank, (unsigned long long)v[g].c->bytes, v[k].rank,
+							 v[k].c->type != v[g].c->type ? coll_type_name((enum coll_type)v[k].c->type) : "",
+							 v[k].c->type != v[g].c->type ? " of " : "",
+							 (unsigned long long)v[k].c->bytes);
+				}
 		}
 		g = h;
 	}
-	a->matched_groups = ng;
-	if (!ng) {
-		fail_cross(a, "no collective could be matched across ranks");
-		goto done;
-	}
+	js->v = v;
+	js->m = m;
+	a->matched_groups = js->ng;
+}
 
-	/* clocks */
-	int64_t *tmp = xmalloc(ng * sizeof(*tmp));
+/* Appends rank list "0, 2-3" of the ranks i with set[i] (by rank number). */
+static void rank_list(const struct analysis *a, const unsigned char *set, char *out, size_t n)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < a->n && o < n; i++) {
+		if (!set[i])
+			continue;
+		size_t j = i;
+		while (j + 1 < a->n && set[j + 1] && a->r[j + 1].rank == a->r[j].rank + 1)
+			j++;
+		if (j > i)
+			o += (size_t)snprintf(out + o, n - o, "%s%d-%d", o ? ", " : "", a->r[i].rank, a->r[j].rank);
+		else
+			o += (size_t)snprintf(out + o, n - o, "%s%d", o ? ", " : "", a->r[i].rank);
+		i = j;
+	}
+}
+
+/* The ranks read that call each process group, by name: its members as
+ * far as the traces show them. */
+struct pgcallers {
+	const char *pg;
+	unsigned char *callers; /* [a->n] */
+};
+
+/* Whether the collective v[g..h) was matched on part of its group: the
+ * group's members are the ranks read that call its process group (all
+ * ranks read when the trace gives the group's size as the number read:
+ * a member under another group name, or whose calls cannot be keyed,
+ * still counts), at most the group size the trace gives.  Send/recv and
+ * unknown types are pairs or unknown, never incomplete.  The first
+ * incomplete one is described with its missing ranks. */
+static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h,
+			    const struct pgcallers *pc, size_t npc)
+{
+	const struct coll_row *row = &a->r[v[g].ri].colls[v[g].c->row];
+	enum coll_type ty = (enum coll_type)v[g].c->type;
+	if (ty == COLL_SEND_RECV || ty == COLL_OTHER || ty == COLL_NONE)
+		return 0; /* point-to-point (two ranks by nature) or unknown: no group to complete */
+	size_t k = 0;
+	while (k < npc && strcmp(pc[k].pg, v[g].c->pg) != 0)
+		k++;
+	unsigned char *want = xcalloc(a->n, 1);
+	size_t nwant = 0;
+	int world = row->group_size_known && (size_t)row->group_size == a->n;
+	for (size_t i = 0; i < a->n; i++) {
+		want[i] = world || (k < npc && pc[k].callers[i]);
+		nwant += want[i];
+	}
+	size_t expect = nwant;
+	if (row->group_size_known && (size_t)row->group_size < expect)
+		expect = (size_t)row->group_size; /* one name over several groups */
+	int inc = h - g < expect;
+	if (inc && !a->incomplete_groups++) {
+		for (size_t x = g; x < h; x++)
+			want[v[x].ri] = 0;
+		char miss[160];
+		rank_list(a, want, miss, sizeof(miss));
+		char step[32] = "";
+		if (v[g].c->step != INT64_MIN)
+			snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
+		snprintf(a->incomplete_first, sizeof(a->incomplete_first), "%s in group '%s'%s: %zu of %zu ranks, missing %s",
+			 coll_type_name(ty), v[g].c->pg, step, h - g, expect,
+			 expect == nwant ? miss : "(unknown: the group's ranks are not in the trace)");
+	}
+	free(want);
+	return inc;
+}
+
+/* The matching phase's last step: every matched collective checked against
+ * its group (group_incomplete); an incomplete one is never charged waiting
+ * (wait_transfer skips it: its late rank may be the one missing) but still
+ * aligns clocks, its calls' ends being right. */
+static void mark_incomplete(struct analysis *a, struct joinset *js)
+{
+	struct pgcallers *pc = NULL;
+	size_t npc = 0, cap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const char *pg = a->r[i].inst[j].pg;
+			size_t k = 0;
+			while (k < npc && strcmp(pc[k].pg, pg) != 0)
+				k++;
+			if (k == npc) {
+				GROW(pc, cap, npc + 1);
+				pc[npc++] = (struct pgcallers){ pg, xcalloc(a->n, 1) };
+			}
+			pc[k].callers[i] = 1;
+		}
+	js->incomplete = xcalloc(js->ng ? js->ng : 1, 1);
+	for (size_t q = 0; q < js->ng; q++)
+		js->incomplete[q] = (unsigned char)group_incomplete(a, js->v, js->gr[q].g, js->gr[q].h, pc, npc);
+	for (size_t k = 0; k < npc; k++)
+		free(pc[k].callers);
+	free(pc);
+}
+
+/* The clock offsets (none, given, one host or estimated), then every call's
+ * times moved onto the aligned clock. */
+static void set_clocks(struct analysis *a, const struct joinset *js)
+{
 	if (a->opts.no_clock_align) {
 		a->clock_method = "none";
 	} else if (a->opts.clock_given) {
@@ -522,7 +684,7 @@ void analysis_join(struct analysis *a)
 		for (size_t i = 0; i < a->n; i++)
 			one &= a->r[i].clock_domain == a->r[0].clock_domain;
 		/* every rank on one named host: one clock, nothing to estimate */
-		a->clock_method = one ? "one-host" : estimate_offsets(a, v, gr, ng);
+		a->clock_method = one ? "one-host" : estimate_offsets(a, js->v, js->gr, js->ng);
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
@@ -531,47 +693,52 @@ void analysis_join(struct analysis *a)
 			r->inst[j].end_ns = analysis_aligned(r, r->inst[j].end_ns);
 		}
 	}
-	size_t nsp = 0;
-	for (size_t q = 0; q < ng; q++) {
-		if (!blocking(v[gr[q].g].c->type))
-			continue;
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t k = gr[q].g; k < gr[q].h; k++) {
-			if (v[k].c->end_ns < lo)
-				lo = v[k].c->end_ns;
-			if (v[k].c->end_ns > hi)
-				hi = v[k].c->end_ns;
-		}
-		tmp[nsp++] = hi - lo;
+}
+
+/* The aligned end-time range of blocking group q. */
+static int64_t end_range(const struct joinset *js, size_t q)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t k = js->gr[q].g; k < js->gr[q].h; k++) {
+		if (js->v[k].c->end_ns < lo)
+			lo = js->v[k].c->end_ns;
+		if (js->v[k].c->end_ns > hi)
+			hi = js->v[k].c->end_ns;
 	}
+	return hi - lo;
+}
+
+/* The residual spread of the blocking collectives on the aligned clocks;
+ * a blocking collective whose calls do not end together is not one
+ * collective (a call missing on one rank shifts the order): such groups
+ * are left unmatched (h set to g). */
+static void reject_groups(struct analysis *a, struct joinset *js)
+{
+	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
+	size_t nsp = 0;
+	for (size_t q = 0; q < js->ng; q++)
+		if (blocking(js->v[js->gr[q].g].c->type))
+			tmp[nsp++] = end_range(js, q);
 	if (nsp) {
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
 		a->clock_spread_p50_ns = tmp[nsp / 2];
-		/* a blocking collective whose calls do not end together is not one
-		 * collective (a call missing on one rank shifts the order); such
-		 * groups are left unmatched */
 		int64_t lim = 20 * a->clock_spread_p50_ns;
 		if (lim < REJECT_MIN_NS)
 			lim = REJECT_MIN_NS;
 		nsp = 0;
-		for (size_t q = 0; q < ng; q++) {
-			if (!blocking(v[gr[q].g].c->type))
+		for (size_t q = 0; q < js->ng; q++) {
+			struct grp *g = &js->gr[q];
+			if (!blocking(js->v[g->g].c->type))
 				continue;
-			int64_t lo = INT64_MAX, hi = INT64_MIN;
-			for (size_t k = gr[q].g; k < gr[q].h; k++) {
-				if (v[k].c->end_ns < lo)
-					lo = v[k].c->end_ns;
-				if (v[k].c->end_ns > hi)
-					hi = v[k].c->end_ns;
-			}
-			if (hi - lo > lim) {
+			int64_t range = end_range(js, q);
+			if (range > lim) {
 				a->rejected_groups++;
-				a->unmatched_calls += gr[q].h - gr[q].g;
-				a->matched_by_seq -= (uint64_t)v[gr[q].g].by_seq;
-				gr[q].h = gr[q].g;
+				a->unmatched_calls += g->h - g->g;
+				a->matched_by_seq -= (uint64_t)js->v[g->g].by_seq;
+				g->h = g->g;
 				continue;
 			}
-			tmp[nsp++] = hi - lo;
+			tmp[nsp++] = range;
 		}
 		a->matched_groups -= a->rejected_groups;
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
@@ -581,87 +748,111 @@ void analysis_join(struct analysis *a)
 		}
 	}
 	a->clock_samples = nsp;
+	free(tmp);
+}
 
-	/* waiting, transfer and the waiting each arrival caused */
-	size_t nskew = 0;
-	size_t kmax = 0;
-	for (size_t q = 0; q < ng; q++)
-		if (gr[q].h - gr[q].g > kmax)
-			kmax = gr[q].h - gr[q].g;
-	struct iref *ord = xmalloc(kmax * sizeof(*ord));
-	for (size_t q = 0; q < ng; q++) {
-		size_t g = gr[q].g, h = gr[q].h, k = h - g;
-		if (k < 2)
-			continue; /* rejected */
-		memcpy(ord, &v[g], k * sizeof(*ord));
-		qsort(ord, k, sizeof(*ord), cmp_arrival); /* arrival order */
-		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
-		for (size_t x = 0; x < k; x++)
-			if (ord[x].c->end_ns > lastend)
-				lastend = ord[x].c->end_ns;
-		tmp[nskew++] = lastst - firstst;
-		int64_t sum_before = 0;
-		int64_t hw_before = 0, busy_before = 0;
-		for (size_t x = 0; x < k; x++) {
-			struct comm_inst *c = ord[x].c;
-			int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
-			if (w > d)
-				w = d;
-			if (w < 0)
-				w = 0;
-			c->wait_ns = w;
-			c->xfer_ns = lastend - lastst;
-			c->last = x == k - 1;
-			c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
-			if (c->caused_ns > 0) {
-				struct rank_result *r = &a->r[ord[x].ri];
-				double nb = (double)x;
-				r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
-				r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
-				r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
-			}
-			sum_before += c->start_ns;
-			hw_before += c->prep_host_wait_ns;
-			busy_before += c->prep_busy_ns;
+/* One collective (ord[0..k), sorted here into arrival order): each call's
+ * waiting, the collective's transfer, and the waiting each arrival caused
+ * charged to its rank.  Returns the arrival skew (last - first arrival). */
+static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
+{
+	qsort(ord, k, sizeof(*ord), cmp_arrival);
+	int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
+	for (size_t x = 0; x < k; x++)
+		if (ord[x].c->end_ns > lastend)
+			lastend = ord[x].c->end_ns;
+	int64_t sum_before = 0, hw_before = 0, busy_before = 0;
+	for (size_t x = 0; x < k; x++) {
+		struct comm_inst *c = ord[x].c;
+		int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
+		if (w > d)
+			w = d;
+		if (w < 0)
+			w = 0;
+		c->wait_ns = w;
+		c->xfer_ns = lastend - lastst;
+		c->last = x == k - 1;
+		c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
+		if (c->caused_ns > 0) {
+			struct rank_result *r = &a->r[ord[x].ri];
+			double nb = (double)x;
+			r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
+			r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
+			r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
 		}
+		sum_before += c->start_ns;
+		hw_before += c->prep_host_wait_ns;
+		busy_before += c->prep_busy_ns;
+	}
+	return lastst - firstst;
+}
+
+/* Waiting and transfer of every matched collective, and the arrival skew
+ * over them. */
+static void wait_transfer(struct analysis *a, const struct joinset *js)
+{
+	size_t kmax = 0, nskew = 0;
+	for (size_t q = 0; q < js->ng; q++)
+		if (js->gr[q].h - js->gr[q].g > kmax)
+			kmax = js->gr[q].h - js->gr[q].g;
+	struct iref *ord = xmalloc((kmax ? kmax : 1) * sizeof(*ord));
+	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
+	for (size_t q = 0; q < js->ng; q++) {
+		size_t g = js->gr[q].g, k = js->gr[q].h - g;
+		if (k < 2 || (js->incomplete && js->incomplete[q]))
+			continue; /* rejected, or part of its group: no waiting charged */
+		memcpy(ord, &js->v[g], k * sizeof(*ord));
+		tmp[nskew++] = wait_one(a, ord, k);
 	}
 	free(ord);
-	qsort(tmp, nskew, sizeof(*tmp), cmp_i64);
-	int64_t sum = 0;
-	for (size_t k = 0; k < nskew; k++)
-		sum += tmp[k];
-	a->skew_p50_ns = tmp[nskew / 2];
-	a->skew_max_ns = tmp[nskew - 1];
-	a->skew_mean_ns = sum / (int64_t)nskew;
+	if (nskew) {
+		qsort(tmp, nskew, sizeof(*tmp), cmp_i64);
+		int64_t sum = 0;
+		for (size_t k = 0; k < nskew; k++)
+			sum += tmp[k];
+		a->skew_p50_ns = tmp[nskew / 2];
+		a->skew_max_ns = tmp[nskew - 1];
+		a->skew_mean_ns = sum / (int64_t)nskew;
+	}
 	free(tmp);
+}
 
+/* The checks that void every cross-rank figure: clocks minutes apart, or
+ * matched collectives that do not end together.  Returns 0 (reason set)
+ * when the figures cannot stand. */
+static int clocks_usable(struct analysis *a)
+{
 	if ((a->opts.no_clock_align || !a->clock_samples) && a->skew_p50_ns >= 60LL * 1000000000LL) {
 		/* traces from unrelated clocks show skews of minutes or more */
 		fail_cross(a, a->opts.no_clock_align
 			   ? "the ranks' clocks differ by minutes and --no-clock-align keeps them apart"
 			   : "the ranks' clocks differ by minutes and no blocking collective could align them");
-		goto done;
+		return 0;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000 && a->opts.no_clock_align) {
 		fail_cross(a, "with --no-clock-align the matched collectives do not end together (median "
 			      "spread over 1 ms): the ranks' clocks differ; leave the alignment on or give "
 			      "--clock-offsets");
-		goto done;
+		return 0;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000) {
 		fail_cross(a, "the matched collectives do not end together on the aligned clocks (median "
 			      "spread over 1 ms): the calls may be matched wrongly, or the clocks drift "
 			      "in a way one offset and drift cannot describe");
-		goto done;
+		return 0;
 	}
 	a->clocks_aligned = 1;
+	return 1;
+}
 
-	/* per rank, per row, per step */
-	int64_t *steps = xmalloc(total * sizeof(*steps));
+/* The cross-rank steps: every step number of a matched call, sorted. */
+static void make_xsteps(struct analysis *a, const struct joinset *js)
+{
+	int64_t *steps = xmalloc((js->total ? js->total : 1) * sizeof(*steps));
 	size_t nst = 0;
-	for (size_t q = 0; q < ng; q++)
-		for (size_t k = gr[q].g; k < gr[q].h; k++)
-			steps[nst++] = v[k].c->step;
+	for (size_t q = 0; q < js->ng; q++)
+		for (size_t k = js->gr[q].g; k < js->gr[q].h; k++)
+			steps[nst++] = js->v[k].c->step;
 	qsort(steps, nst, sizeof(*steps), cmp_i64);
 	size_t u = 0;
 	for (size_t k = 0; k < nst; k++)
@@ -675,6 +866,27 @@ void analysis_join(struct analysis *a)
 		a->xsteps[k].by_rank = xcalloc(a->n, sizeof(int64_t));
 	}
 	free(steps);
+}
+
+/* The cross-rank step holding step number `step` (the last one not after it). */
+static struct xstep *xstep_of(struct analysis *a, int64_t step)
+{
+	size_t lo = 0, hi = a->nxsteps;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (a->xsteps[mid].number <= step)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &a->xsteps[lo];
+}
+
+/* Sums per rank, per collective row and per step over the matched calls,
+ * and each step's straggler. */
+static void per_step_sums(struct analysis *a, const struct joinset *js)
+{
+	make_xsteps(a, js);
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		for (size_t j = 0; j < r->ninst; j++) {
@@ -694,16 +906,9 @@ void analysis_join(struct analysis *a)
 			row->xfer_ns += c->xfer_ns;
 			row->matched++;
 			if (c->caused_ns > 0) {
-				size_t lo = 0, hi = a->nxsteps;
-				while (hi - lo > 1) {
-					size_t mid = (lo + hi) / 2;
-					if (a->xsteps[mid].number <= c->step)
-						lo = mid;
-					else
-						hi = mid;
-				}
-				a->xsteps[lo].by_rank[i] += c->caused_ns;
-				a->xsteps[lo].total_caused_ns += c->caused_ns;
+				struct xstep *x = xstep_of(a, c->step);
+				x->by_rank[i] += c->caused_ns;
+				x->total_caused_ns += c->caused_ns;
 			}
 			if (a->opts.keep_traces && c->wait_ns > 0)
 				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
@@ -719,6 +924,12 @@ void analysis_join(struct analysis *a)
 				x->straggler = a->r[i].rank;
 			}
 	}
+}
+
+/* The rank that caused the most waiting, and the late rank: the same one
+ * when it caused a clear majority beyond the clock uncertainty. */
+static void name_late_rank(struct analysis *a)
+{
 	int64_t best = 0;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].caused_ns > best) {
@@ -730,11 +941,47 @@ void analysis_join(struct analysis *a)
 		if (a->late_share >= LATE_SHARE_MIN && !analysis_uncertain(a, a->caused_ns, a->matched_groups))
 			a->late_rank = a->top_rank;
 	}
+}
+
+void analysis_join(struct analysis *a)
+{
+	struct joinset js = { 0 };
+
+	if (!join_begin(a, &js.total))
+		goto bandwidth;
+	match_calls(a, &js);
+	mark_incomplete(a, &js);
+	if (!js.ng) {
+		fail_cross(a, "no collective could be matched across ranks");
+		goto done;
+	}
+	set_clocks(a, &js);
+	reject_groups(a, &js);
+	wait_transfer(a, &js);
+	if (!clocks_usable(a))
+		goto done;
+	per_step_sums(a, &js);
+	name_late_rank(a);
 done:
-	free(gr);
-	free(v);
+	free(js.incomplete);
+	free(js.gr);
+	free(js.v);
 bandwidth:
 	for (size_t i = 0; i < a->n; i++)
-		for (size_t k = 0; k < a->r[i].ncolls; k++)
-			row_bandwidth(&a->r[i].colls[k]);
+		for (size_t k = 0; k < a->r[i].ncolls; k++) {
+			struct coll_row *c = &a->r[i].colls[k];
+			row_bandwidth(c);
+			/* above any interconnect: a wrong size or time, not a figure */
+			double top = fmax(isnan(c->busbw_gbps) ? 0 : c->busbw_gbps,
+					  isnan(c->busbw_kernel_gbps) ? 0 : c->busbw_kernel_gbps);
+			if (top > BUSBW_MAX_GBPS) {
+				if (!a->implausible_bw++)
+					snprintf(a->implausible_bw_first, sizeof(a->implausible_bw_first),
+						 "rank %d %s in group '%s' of %llu bytes: %.0f GB/s", a->r[i].rank,
+						 coll_type_name((enum coll_type)c->type), c->pg,
+						 (unsigned long long)c->bytes, top);
+				c->algbw_gbps = c->busbw_gbps = NAN;
+				c->algbw_kernel_gbps = c->busbw_kernel_gbps = NAN;
+			}
+		}
 }

@@ -218,7 +218,7 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 	struct input_list in = { 0 };
 	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
 	for (size_t i = 0; i < nfiles; i++)
-		in.v[i] = (struct input){ files[i], FMT_UNKNOWN }; /* borrowed */
+		in.v[i] = (struct input){ .path = files[i], .format = FMT_UNKNOWN }; /* borrowed */
 	in.n = nfiles;
 	enum aorta_status st = read_inputs(&in, o, res, nres, e);
 	free(in.v);
@@ -233,6 +233,23 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 				   (unsigned long long)a->r[i].skipped, a->r[i].skipped == 1 ? "" : "s",
 				   a->r[i].skipped_first);
 
+	if (a->incomplete_groups)
+		aorta_warn("%llu collective%s matched on part of %s group: no waiting is charged from "
+			   "them (first: %s)", (unsigned long long)a->incomplete_groups,
+			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
+			   a->incomplete_first);
+
+	if (a->size_mismatch)
+		aorta_warn("%llu call%s disagree%s with %s collective's other ranks on its size or type "
+			   "(first: %s): the bandwidth of such rows is not comparable",
+			   (unsigned long long)a->size_mismatch, a->size_mismatch == 1 ? "" : "s",
+			   a->size_mismatch == 1 ? "s" : "", a->size_mismatch == 1 ? "its" : "their",
+			   a->size_mismatch_first);
+	if (a->implausible_bw)
+		aorta_warn("%llu collective row%s with a bus bandwidth above any interconnect: left out "
+			   "as n/a (first: %s; a wrong size or time in the trace)",
+			   (unsigned long long)a->implausible_bw, a->implausible_bw == 1 ? "" : "s",
+			   a->implausible_bw_first);
 	char miss[256];
 	int ws = 0;
 	size_t nm = analysis_missing_ranks(a, miss, sizeof(miss), &ws);

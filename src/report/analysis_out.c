@@ -275,6 +275,10 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 	else if (a->top_rank >= 0)
 		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
 			a->top_rank, 100.0 * a->late_share);
+	else if (a->incomplete_groups)
+		fprintf(f, "   late rank: none (no rank made another wait in a complete collective; %llu "
+			   "matched on part of their group are not charged)\n",
+			(unsigned long long)a->incomplete_groups);
 	else
 		fprintf(f, "   late rank: none (no rank made another wait)\n");
 }
@@ -690,6 +694,7 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 	jw_uint(&w, "matched_collectives", a->matched_groups);
 	jw_uint(&w, "matched_by_seq", a->matched_by_seq);
 	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
+	jw_uint(&w, "incomplete_collectives", a->incomplete_groups);
 	jw_uint(&w, "size_mismatches", a->size_mismatch);
 	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
 	if (xr)
@@ -812,6 +817,20 @@ static enum aorta_status csv_open(struct outfile *o, const char *dir, const char
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return out_open(o, path, e);
+}
+
+enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e)
+{
+	static const char *const names[] = { "ranks.csv", "steps.csv", "streams.csv",
+					     "collectives.csv", "kernels.csv" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = xasprintf("%s/%s", dir, names[i]);
+		enum aorta_status s = out_guard_output(p, what, e);
+		free(p);
+		if (s)
+			return s;
+	}
+	return AORTA_OK;
 }
 
 enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e)

@@ -17,6 +17,9 @@
 void analysis_print(FILE *f, const struct analysis *a, int per_step);
 void analysis_write_json(FILE *f, const struct analysis *a);
 enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e);
+/* Declares the files analysis_save_csv writes into DIR to the output guard
+ * (base/output.h), WHAT naming the option. */
+enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e);
 enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e);
 enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e);
 

@@ -153,6 +153,13 @@ const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
 /* summary.json (report_summary.c). */
 enum aorta_status report_write_summary(const struct report *r, const char *path, struct aorta_error *e);
 
+/* The file-name stem of a label's charts: letters, digits, '-', '_', '.'
+ * kept, anything else '_', at most n - 1 bytes (report_charts.c).  Two
+ * labels with one stem would overwrite each other's charts: report refuses
+ * them. */
+#define REPORT_STEM_MAX 200
+void report_label_stem(char *out, size_t n, const char *label);
+
 /* Charts (report_charts.c): draws every chart into dir through the plug-in
  * and records their file names for the page.  lib NULL: none drawn. */
 struct plot_lib;

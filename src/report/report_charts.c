@@ -121,8 +121,8 @@ void rep_images_free(struct rep_images *img)
 }
 
 
-/* A file-name-safe form of a label. */
-static void safe_name(char *out, size_t n, const char *label)
+/* A file-name-safe form of a label (report.h). */
+void report_label_stem(char *out, size_t n, const char *label)
 {
 	size_t k = 0;
 	for (const char *c = label; *c && k + 1 < n; c++)
@@ -303,8 +303,8 @@ static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset 
 				.x_integer = 1, .y_from_zero = 1, .series = se, .nseries = ns,
 				.empty_text = "no steps left after the warm-up skip" };
 	struct plot_chart ch = { title, 1000, 500, 1, &p, 1, note };
-	char name[512], safe[256];
-	safe_name(safe, sizeof(safe), d->label);
+	char name[512], safe[REPORT_STEM_MAX + 1];
+	report_label_stem(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "%s_timeline", safe);
 	enum aorta_status st = emit(c, &ch, name, "timeline",
 				    xasprintf("Compute time and compute-communication overlap per global step, %s.", d->label));
@@ -445,8 +445,8 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 	snprintf(title, sizeof(title), "Streams of chosen steps (%s)", d->label);
 	struct plot_chart ch = { title, 1100, 60 + 40 * (nrows + 3) * np, 1, pn, (size_t)np,
 				 "each bar is a range a stream recorded; the green row is compute overlapped with communication" };
-	char name[512], safe[256];
-	safe_name(safe, sizeof(safe), d->label);
+	char name[512], safe[REPORT_STEM_MAX + 1];
+	report_label_stem(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "%s_gantt", safe);
 	enum aorta_status st = emit(c, &ch, name, "gantt",
 				    xasprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
@@ -645,7 +645,7 @@ static enum aorta_status chart_heatmap(struct ctx *c, const struct rep_dataset *
 		}
 		nr++;
 	}
-	char title[256], name[512], safe[256];
+	char title[256], name[512], safe[REPORT_STEM_MAX + 1];
 	snprintf(title, sizeof(title), "Change by rank and figure: %s against %s", d->label, b->label);
 	struct plot_panel p = { .kind = PK_HEATMAP, .xlabel = "figure (change against the reference, %)", .cats = cats,
 				.ncats = nf, .rows = rows, .nrows = nr, .cells = cells, .tone = tone, .vmax = 0,
@@ -653,7 +653,7 @@ static enum aorta_status chart_heatmap(struct ctx *c, const struct rep_dataset *
 	int h = 120 + (int)nr * 26;
 	struct plot_chart ch = { title, 1100, h < 360 ? 360 : h > 4000 ? 4000 : h, 1, &p, 1,
 				 "green: better, red: worse, by each figure's direction; compute and aux are neutral" };
-	safe_name(safe, sizeof(safe), d->label);
+	report_label_stem(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "compare_heatmap_%s", safe);
 	enum aorta_status st = emit(c, &ch, name, "compare",
 				    xasprintf("Rank x figure heatmap of the change of %s against %s.", d->label, b->label));

@@ -545,11 +545,53 @@ static void cross_product(struct recipe *r)
 
 /* ---- placeholders ------------------------------------------------------------------ */
 
-char *recipe_subst(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
-		   const char *trial)
+/* Appends v to o[*n] (growing it), for sh in quoting state q (0 outside
+ * quotes, '\'' inside single, '"' inside double quotes) when sh: outside,
+ * 'v' (a ' as '\''); inside '...', the quote closed, 'v', reopened;
+ * inside "...", $ ` " \ escaped.  So the value is one word of data. */
+static void put_value(char **o, size_t *n, size_t *cap, const char *v, int sh, char q)
+{
+	size_t vl = strlen(v);
+	if (*n + 4 * vl + 5 > *cap) {
+		*cap = (*n + 4 * vl + 5) * 2;
+		*o = xrealloc(*o, *cap);
+	}
+	char *b = *o;
+	if (!sh) {
+		memcpy(b + *n, v, vl);
+		*n += vl;
+		return;
+	}
+	if (q == '"') {
+		for (const char *c = v; *c; c++) {
+			if (*c == '$' || *c == '`' || *c == '"' || *c == '\\')
+				b[(*n)++] = '\\';
+			b[(*n)++] = *c;
+		}
+		return;
+	}
+	if (q == '\'')
+		b[(*n)++] = '\'';
+	b[(*n)++] = '\'';
+	for (const char *c = v; *c; c++) {
+		if (*c == '\'') {
+			memcpy(b + *n, "'\\''", 4);
+			*n += 4;
+		} else {
+			b[(*n)++] = *c;
+		}
+	}
+	b[(*n)++] = '\'';
+	if (q == '\'')
+		b[(*n)++] = '\'';
+}
+
+static char *subst(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
+		   const char *trial, int sh)
 {
 	size_t cap = strlen(s) + 256, n = 0;
 	char *o = xmalloc(cap);
+	char q = 0; /* sh quoting state of the literal text copied so far */
 	for (const char *p = s; *p;) {
 		const char *v = NULL;
 		const char *end = *p == '{' ? strchr(p, '}') : NULL;
@@ -567,20 +609,36 @@ char *recipe_subst(const struct recipe *r, const struct sweep_cell *c, const cha
 						v = c ? r->axes[i].values[c->vi[i]] : "";
 		}
 		if (v) {
-			size_t vl = strlen(v);
-			if (n + vl + 1 > cap)
-				cap = (n + vl + 1) * 2, o = xrealloc(o, cap);
-			memcpy(o + n, v, vl);
-			n += vl;
+			put_value(&o, &n, &cap, v, sh, q);
 			p = end + 1;
 			continue;
 		}
-		if (n + 2 > cap)
+		if (n + 3 > cap)
 			cap *= 2, o = xrealloc(o, cap);
+		if (sh) {
+			if (q == 0 && (*p == '\'' || *p == '"'))
+				q = *p;
+			else if (q && *p == q)
+				q = 0;
+			else if (q != '\'' && *p == '\\' && p[1]) /* an escaped character: copied as is */
+				o[n++] = *p++;
+		}
 		o[n++] = *p++;
 	}
 	o[n] = '\0';
 	return o;
+}
+
+char *recipe_subst(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
+		   const char *trial)
+{
+	return subst(r, c, s, out, trial, 0);
+}
+
+char *recipe_subst_sh(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
+		      const char *trial)
+{
+	return subst(r, c, s, out, trial, 1);
 }
 
 /* A {name} that is none of out, cell, trial or an axis. */

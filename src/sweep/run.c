@@ -181,8 +181,15 @@ static void cell_argv(const struct recipe *r, const struct sweep_cell *c, const 
 		      struct argvec *a)
 {
 	if (r->ncommand) {
+		/* `sh -c SCRIPT`: the values go into shell code, quoted */
+		const char *b = strrchr(r->command[0], '/');
+		b = b ? b + 1 : r->command[0];
+		int shell = r->ncommand >= 3 && !strcmp(r->command[1], "-c") &&
+			    (!strcmp(b, "sh") || !strcmp(b, "bash") || !strcmp(b, "dash") || !strcmp(b, "zsh") ||
+			     !strcmp(b, "ksh"));
 		for (size_t i = 0; i < r->ncommand; i++)
-			av_push(a, recipe_subst(r, c, r->command[i], out, trial));
+			av_push(a, shell && i == 2 ? recipe_subst_sh(r, c, r->command[i], out, trial)
+						   : recipe_subst(r, c, r->command[i], out, trial));
 		return;
 	}
 	av_push(a, xstrdup(self_exe()));
@@ -262,6 +269,7 @@ static void spawn(char *const *argv, const struct kv *env, const char *log, doub
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL); /* aorta's own choice (output.h), not the workload's */
 		for (size_t i = 0; i < env->n; i++)
 			setenv(env->k[i], env->v[i], 1);
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);

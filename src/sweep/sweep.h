@@ -109,6 +109,11 @@ void recipe_free(struct recipe *r);
 
 /* The environment name of a cell, or NULL when the recipe names none. */
 const char *recipe_cell_environment(const struct recipe *r, const struct sweep_cell *c);
+/* As recipe_subst, each value single-quoted for sh (a ' inside becomes
+ * '\''): for the script of a `sh -c` command, where an axis value with a
+ * space, ; or $ must stay one word and never run. */
+char *recipe_subst_sh(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
+		      const char *trial);
 /* Replaces {out}, {cell}, {trial} and {AXIS} in s (caller frees). */
 char *recipe_subst(const struct recipe *r, const struct sweep_cell *c, const char *s, const char *out,
 		   const char *trial);

@@ -19,6 +19,8 @@
 
 #include "base/zread.h"
 
+#define RULE_RE_MAX 1024 /* bytes of one rule's regular expression */
+
 struct rule {
 	enum span_kind kind;
 	enum coll_type coll; /* COLL_NONE: derive from the name */
@@ -97,6 +99,22 @@ static int add_rule(struct rules *r, const char *kind, const char *re, char *why
 	}
 	GROW(r->r, r->cap, r->n + 1);
 	struct rule *x = &r->r[r->n];
+	/* bounded cost: POSIX extended expressions without back-references
+	 * (glibc's \1..\9, whose matching can take exponential time) and
+	 * of bounded length; the check runs on every rule, built-in or given */
+	if (strlen(re) > RULE_RE_MAX) {
+		snprintf(why, whylen, "regular expression of %zu bytes: at most %d", strlen(re), RULE_RE_MAX);
+		return -1;
+	}
+	for (const char *q = re; *q; q++)
+		if (*q == '\\' && q[1]) {
+			if (q[1] >= '1' && q[1] <= '9') {
+				snprintf(why, whylen, "regular expression '%.200s' has a back-reference '\\%c': "
+					 "not supported (its matching cost can grow exponentially)", re, q[1]);
+				return -1;
+			}
+			q++;
+		}
 	int rc = regcomp(&x->re, re, REG_EXTENDED | REG_NOSUB);
 	if (rc) {
 		char buf[256];

@@ -348,8 +348,10 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	}
 	free(kcache);
 	free(ccache);
+	trace_plausible_spans(t);
 
-	/* 2. steps, sorted, duplicates merged */
+	/* 2. steps, sorted, duplicates merged (a disjoint repeat left out) */
+	trace_plausible_steps(t);
 	if (t->nsteps) {
 		t->nsteps = dedupe_steps(t->steps, t->nsteps);
 		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);

@@ -29,6 +29,8 @@
 #include "timeline/vocab.h"
 
 
+enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
+
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
 	uint32_t pg_name;      /* strtab id of "Process Group Name", 0 if unknown */
@@ -39,6 +41,8 @@ struct coll_meta {
 	int64_t seq;           /* "Seq" if the trace has it, else -1 */
 	int32_t group_size;    /* -1 if unknown */
 	int32_t dtype_bytes;   /* 0 if unknown */
+	int32_t peer;          /* send/recv: the other rank (global rank), -1 if unknown */
+	uint8_t p2p;           /* enum p2p_dir: P2P_NONE 0, P2P_SEND 1, P2P_RECV 2 */
 };
 
 /* Figures a format records per step itself: aorta / upstream AORTA JSONL's
@@ -139,6 +143,13 @@ void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT]
 void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m);
 /* Records one skipped malformed event (the first reason is kept). */
 void trace_skip(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The plausibility layer (plausible.c), run by trace_finish: spans no run
+ * can produce (zero-length communication kernels, implausibly long spans)
+ * and host steps that repeat on disjoint ranges or go back in time are
+ * left out, each a trace_skip with its reason. */
+void trace_plausible_spans(struct trace *t);
+void trace_plausible_steps(struct trace *t);
 
 /* Classifies, resolves launches and steps, sorts.  rules may be NULL for
  * the built-in table.  Never fails. */

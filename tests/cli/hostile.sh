@@ -245,5 +245,192 @@ grep -vqE '^aorta: ' "$T/progress.txt" && bad "a progress line does not start wi
 grep -q 'aorta: aorta:' "$T/progress.txt" && bad "progress lines interleaved" || ok
 [ "$(grep -c '^aorta: read ' "$T/progress.txt")" = 16 ] && ok || bad "expected 16 progress lines"
 
+# ===== issue 28: the second round ===================================================
+R="python3 tests/cli/hostile_ranks.py"
+same() { cmp -s "$1" "$2" && ok || bad "$3"; }
+
+# --- 11. inputs are never outputs (one guard: resolved path, device, inode) --------
+mkdir -p "$T/g"
+cp $tiny/rank0.json $tiny/rank1.json "$T/g/"
+expect "--json onto a trace of the input folder" 2 "'$T/g/rank0.json'.*also the output of --json" -- \
+	$A analyze -q "$T/g" --json "$T/g/rank0.json"
+same "$T/g/rank0.json" $tiny/rank0.json "the input trace was replaced by --json"
+expect "--json and --trace-out one file" 2 "output of --trace-out is also the output of --json" -- \
+	$A analyze -q --json "$T/g.out.json" --trace-out "$T/g.out.json" "$T/g"
+[ ! -e "$T/g.out.json" ] && ok || bad "an output was written although two outputs alias"
+ln -s rank1.json "$T/g/out-alias.json"
+expect "--json through a symlink to an input" 2 "also the output of --json" -- \
+	$A analyze -q --json "$T/g/out-alias.json" "$T/g/rank0.json" "$T/g/rank1.json"
+same "$T/g/rank1.json" $tiny/rank1.json "the input behind a symlink was replaced"
+rm "$T/g/out-alias.json"
+ln "$T/g/rank1.json" "$T/g.hard.json"
+expect "--json onto a hard link of an input (same inode)" 2 "also the output of --json" -- \
+	$A analyze -q --json "$T/g.hard.json" "$T/g"
+same "$T/g/rank1.json" $tiny/rank1.json "the input behind a hard link was replaced"
+expect "--csv folder holding an input named like a table" 2 "'$T/gc/ranks.csv'.*--csv" -- \
+	bash -c "mkdir -p '$T/gc' && cp $tiny/rank0.json '$T/gc/ranks.csv' && $A analyze -q --csv '$T/gc' '$T/gc/ranks.csv'"
+same "$T/gc/ranks.csv" $tiny/rank0.json "the input named ranks.csv was replaced by --csv"
+$A analyze -q --json "$T/g.saved.json" "$T/g" || bad "analyze for a saved analysis"
+cp "$T/g.saved.json" "$T/g.saved.orig"
+expect "compare --json onto one of its inputs" 2 "also the output of --json" -- \
+	$A compare --json "$T/g.saved.json" "$T/g.saved.json" "$T/g"
+same "$T/g.saved.json" "$T/g.saved.orig" "compare replaced its input"
+expect "--rules file as --json" 2 "also" -- $A analyze -q --rules "$T/g.saved.orig" --json "$T/g.saved.orig" "$T/g"
+same "$T/g.saved.json" "$T/g.saved.orig" "--rules file replaced"
+$A report --no-plots --skip-steps 0 --log-dir "$T/g" --label a -o "$T/grep" >/dev/null 2>&1 || bad "report into a new folder"
+mkdir -p "$T/grep/run" && cp $tiny/rank*.json "$T/grep/run/"
+expect "report --output holding its --log-dir" 2 "is inside the --output folder" -- \
+	$A report --no-plots --skip-steps 0 --log-dir "$T/grep/run" --label a -o "$T/grep"
+[ -f "$T/grep/run/rank0.json" ] && ok || bad "report --output replaced the folder holding its input"
+
+# --- 12. one folder walk: a visited set, inputs deduplicated -----------------------
+mkdir -p "$T/w"
+cp $tiny/rank0.json $tiny/rank1.json "$T/w/"
+ln -s . "$T/w/loop1"; ln -s . "$T/w/loop2"; ln -s "$T/w" "$T/w/abs"; mkdir -p "$T/w/sub"; ln -s .. "$T/w/sub/up"
+expect "symlinked folders are read once, never loop" 0 "aorta analyze: 2 ranks" -- $TO $A analyze "$T/w"
+ln -s rank1.json "$T/w/latest.json"
+expect "a link to a rank file is the same rank" 0 "latest.json': the same file as '$T/w/rank1.json'" -- \
+	$TO $A analyze --json "$T/wl.json" "$T/w"
+expect "a link to a rank file: still 2 ranks" 0 "aorta analyze: 2 ranks" -- $TO $A analyze "$T/w"
+expect "a folder and its member both named" 0 "rank0.json': named twice" -- \
+	$TO $A analyze --json "$T/wl.json" "$T/w" "$T/w/rank0.json"
+python3 - "$T/wl.json" <<'PY' && ok || bad "a folder and its member: not 2 distinct ranks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(r["rank"] for r in d["ranks"]) == [0, 1], [r["rank"] for r in d["ranks"]]
+PY
+expect "standard input named twice" 2 "standard input can be read once" -- \
+	bash -c "$A analyze -q --json '$T/s2.json' - - <$tiny/rank0.json"
+printf '%s\n' "$T/w/rank0.json" "@$T/empty.list" >"$T/nested.list"
+expect "a list naming a list" 2 "lists do not nest" -- $A analyze -q --json "$T/sink.json" "@$T/nested.list"
+mkdir -p "$T/sw"
+printf 'name: loops\ntrials: 1\nskip_steps: 0\nconfound: false\naxes:\n  X: [1]\n' >"$T/sw/r.yaml"
+expect "sweep: a trial output with folder loops is analysed, not walked for ever" 0 "" -- \
+	$TO $A sweep run --recipe "$T/sw/r.yaml" -o "$T/sw/o" -- sh -c \
+	"cp $PWD/$tiny/rank0.json $PWD/$tiny/rank1.json {out}/ && ln -s . {out}/a && ln -s . {out}/b && ln -s . {out}/c"
+has "sweep's trial analysed" "$T/sw/o/cells/c01/t1/result.json" '"status": "ok"'
+has "sweep's trial analysed with its 2 ranks" "$T/sw/o/cells/c01/t1/result.json" '"ranks": 2,'
+
+# --- 13. collectives matched on part of their group ---------------------------------
+$R "$T/c3" 3 2 pg=2:7
+expect "a rank under another group name: the collectives are incomplete, its rank named" 0 \
+	"4 collectives matched on part of their group.*all_reduce in group '0'.*: 2 of 3 ranks, missing 2\)" -- \
+	$A analyze --json "$T/c3.json" "$T/c3"
+out=$($A analyze "$T/c3" 2>&1)
+echo "$out" | grep -q 'late rank (caused' && bad "a late rank named from a partial group: $(echo "$out" | grep 'late rank')" || ok
+python3 - "$T/c3.json" <<'PY' && ok || bad "incomplete collectives charged waiting"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["across_ranks"]["incomplete_collectives"] == 4, d["across_ranks"]
+for r in d["ranks"]:
+    assert r["wait"]["caused_ms"] == 0 and r["wait"]["wait_ms"] == 0, r["wait"]
+PY
+$R "$T/c3ok" 3 2
+expect "the same ranks in one group: rank 2 named late" 0 "late rank \(caused >= 60% of the waiting\): 2" -- $A analyze "$T/c3ok"
+
+# --- 14. values no run can produce --------------------------------------------------
+$R "$T/p0" 3 2 zero=1
+expect "zero-length communication kernels are malformed" 0 \
+	"rank1.json': 4 malformed events skipped \(first: zero-length communication kernel" -- $A analyze --json "$T/sink.json" "$T/p0"
+$R "$T/p1" 3 2 huge=0
+expect "a 27-hour kernel in a 3 ms trace" 0 "rank0.json': 1 malformed event skipped \(first: implausibly long span: 'gemm_kernel' lasts 27.8 h" -- \
+	$A analyze --json "$T/p1.json" "$T/p1"
+python3 - "$T/p1.json" <<'PY' && ok || bad "the 27-hour kernel still counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r0 = [r for r in d["ranks"] if r["rank"] == 0][0]
+assert r0["total"]["compute_ms"] < 1000, r0["total"]
+PY
+$R "$T/p2" 3 2 dupstep=1
+expect "a step number twice on disjoint ranges" 0 "step 7 appears twice.*the later one left out" -- $A analyze --json "$T/sink.json" "$T/p2"
+$R "$T/p3" 3 2 back=1
+expect "a clock going back inside a rank" 0 "step 7 starts 1.400 ms before step 6 ends \(the clock went backwards" -- \
+	$A analyze --json "$T/sink.json" "$T/p3"
+$R "$T/p4" 3 2 nelems=1:5
+expect "In msg nelems disagreeing across one collective" 0 \
+	"4 calls disagree with their collective's other ranks.*rank 0 says 4194304 bytes, rank 1 20 bytes" -- $A analyze --json "$T/sink.json" "$T/p4"
+$R "$T/p5" 3 2 allnelems=1000000000000
+expect "bus bandwidth above any interconnect" 0 "3 collective rows with a bus bandwidth above any interconnect" -- \
+	$A analyze --json "$T/p5.json" "$T/p5"
+python3 - "$T/p5.json" <<'PY' && ok || bad "an impossible bus bandwidth printed as a figure"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["ranks"]:
+    for c in r["collectives"]:
+        assert c["busbw_gbps"] is None and c["busbw_kernel_gbps"] is None, c
+PY
+# a re-run appended to a JSONL: its lines are left out, in analyze and in report alike
+python3 - "$T/g1.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for step in range(3):
+        f.write(json.dumps({"rank": 0, "world_size": 1, "global_step": step, "profile": {"total_ms": 10.0 + step,
+            "ranges": [{"stream": "compute", "tag": "epoch0_step%d_forward" % step, "start_ms": 0.0, "end_ms": 4.0,
+                        "duration_ms": 4.0, "metadata": {}}]}}) + "\n")
+PY
+cat "$T/g1.jsonl" "$T/g1.jsonl" >"$T/g2.jsonl"
+expect "JSONL step lines appended twice" 0 "3 malformed events skipped \(first: line 4: step 0 again \(first on line 1" -- \
+	$A analyze --json "$T/g2.json" "$T/g2.jsonl"
+$A analyze -q --json "$T/g1.json" "$T/g1.jsonl" || bad "analyze the JSONL"
+python3 - "$T/g1.json" "$T/g2.json" <<'PY' && ok || bad "a JSONL re-run appended changed the analysis"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sa, sb = a["ranks"][0]["steps"], b["ranks"][0]["steps"]
+assert len(sa) == len(sb) == 3, (len(sa), len(sb))
+assert [s["step_ms"] for s in sa] == [s["step_ms"] for s in sb], (sa, sb)
+assert [s["step_ms"] for s in sb][:2] == [10.0, 11.0], sb
+PY
+$A report --no-plots --skip-steps 0 --log-dir "$T/g2.jsonl" --label r -o "$T/g2rep" >/dev/null 2>&1 || bad "report on the appended JSONL"
+python3 - "$T/g2rep/summary.json" <<'PY' && ok || bad "report and analyze disagree on the appended JSONL"
+import json, sys
+r = json.load(open(sys.argv[1]))["datasets"]["r"]
+assert r["steps_read"] == 3 and r["mean_step_ms"] == 11.0, r
+PY
+
+# --- 15. limits and signals --------------------------------------------------------
+mkdir -p "$T/fz"
+expect "past the file-size limit: exit 5 naming the file, not a silent kill" 5 "'$T/fz/o.json': write failed: File too large" -- \
+	bash -c "ulimit -f 8; exec $A analyze -q --json '$T/fz/o.json' $tiny"
+left=$(find "$T/fz" -name '*aorta-tmp*' | wc -l)
+[ "$left" = 0 ] && ok || bad "$left temporary files left after the file-size limit"
+mkdir -p "$T/em/a/b/c/d/e"
+cp $tiny/rank0.json "$T/em/"; cp $tiny/rank1.json "$T/em/a/b/c/d/e/"
+n5=0
+for n in 6 7 8 9 10 11 12 14 16; do
+	out=$(ulimit -n $n; $A analyze -q --json "$T/em.json" "$T/em" 2>&1); rc=$?
+	case $rc in
+	5) echo "$out" | grep -q 'Too many open files' && n5=$((n5 + 1)) || bad "exit 5 without the errno: $out" ;;
+	0) python3 -c "import json,sys; assert len(json.load(open(sys.argv[1]))['ranks']) == 2" "$T/em.json" ||
+		bad "ulimit -n $n: exit 0 without both ranks: $out" ;;
+	*) bad "ulimit -n $n: exit $rc: $out" ;;
+	esac
+done
+[ "$n5" -gt 0 ] && ok || bad "no descriptor limit gave exit 5"
+printf '0 9223372036854775807\n1 0\n' >"$T/off1"
+expect "--clock-offsets INT64_MAX" 3 "'$T/off1': line 1: offset '9223372036854775807' ns is out of range" -- \
+	$A analyze -q --json "$T/sink.json" --clock-offsets "$T/off1" $tiny
+printf '0 5\n1 0\n0 7\n' >"$T/off2"
+expect "--clock-offsets with a rank twice" 3 "'$T/off2': line 3: rank '0' is given a second time" -- \
+	$A analyze -q --json "$T/sink.json" --clock-offsets "$T/off2" $tiny
+printf 'comm ^(a|aa)+\\1$\n' >"$T/backref.rules"
+expect "--rules with a back-reference: refused, not a hang" 3 "line 1: .*back-reference" -- \
+	$TO $A analyze -q --json "$T/sink.json" --rules "$T/backref.rules" $tiny
+long=$(printf 'x%.0s' $(seq 245))
+expect "a 245-character output name" 0 "" -- $A analyze -q --json "$T/$long.json" $tiny
+[ -s "$T/$long.json" ] && ok || bad "the 245-character output is missing"
+
+# --- 16. smaller ---------------------------------------------------------------------
+expect "report labels with one file-name stem" 2 "labels 'a b' and 'a_b' both become the chart file name 'a_b_\*'" -- \
+	$A report --no-plots --skip-steps 0 --log-dir $tiny --label 'a b' --log-dir "$T/g" --label a_b -o "$T/rstem"
+printf 'name: quoting\ntrials: 1\nskip_steps: 0\nconfound: false\naxes:\n  TAG: ["a b", "x; touch %s/PWNED", "it'"'"'s $(touch %s/PWNED2)"]\n' "$T" "$T" >"$T/q.yaml"
+$TO $A sweep run --recipe "$T/q.yaml" -o "$T/q" -- sh -c \
+	'echo {TAG} >{out}/tag.txt; echo "[{TAG}]" >>{out}/tag.txt; echo '"'"'<{TAG}>'"'"' >>{out}/tag.txt' >/dev/null 2>&1
+[ ! -e "$T/PWNED" ] && [ ! -e "$T/PWNED2" ] && ok || bad "a sweep axis value ran as shell code"
+has "an axis value stays one word, unquoted or in quotes" "$T/q/cells/c02/t1/out/tag.txt" "^x; touch $T/PWNED$"
+has "an axis value inside double quotes" "$T/q/cells/c03/t1/out/tag.txt" "^\[it's \\\$\(touch $T/PWNED2\)\]$"
+has "an axis value inside single quotes" "$T/q/cells/c03/t1/out/tag.txt" "^<it's \\\$\(touch $T/PWNED2\)>$"
+expect "SQLite redirected to standard input: name the file" 3 "SQLite opens its file by name" -- \
+	bash -c "$A analyze -q --json '$T/sink.json' - <'$T/text.sqlite'"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

@@ -119,6 +119,24 @@ static void test_placeholders_are_substituted(void)
 	recipe_free(&r);
 }
 
+/* Hand-made: what sh must see for each quoting state around {V}. */
+static void test_shell_script_values_are_quoted_for_sh(void)
+{
+	struct recipe r;
+	struct aorta_error e;
+	CHECK_EQ_I(parse("axes:\n  V: [\"it's $(x)\"]\nworkload:\n  command: [sh, '-c', 'echo {V}']\n", &r, &e),
+		   AORTA_OK);
+	/* outside quotes: 'it'\''s $(x)'; inside "...": $ escaped; inside
+	 * '...': closed, quoted, reopened; after an escaped quote: outside */
+	char *s = recipe_subst_sh(&r, &r.cells[0], "a {V} \"b{V}\" 'c{V}' \\'{V}", "/o", "1");
+	CHECK_STR(s, "a 'it'\\''s $(x)' \"bit's \\$(x)\" 'c''it'\\''s $(x)''' \\''it'\\''s $(x)'");
+	free(s);
+	s = recipe_subst(&r, &r.cells[0], "a {V}", "/o", "1");
+	CHECK_STR(s, "a it's $(x)"); /* an argv word: as is */
+	free(s);
+	recipe_free(&r);
+}
+
 static void test_resolved_recipe_expands_to_the_same_cells(void)
 {
 	struct recipe r, r2;
@@ -247,6 +265,7 @@ int main(void)
 	TEST(test_explicit_cells_add_values_and_pick_the_baseline);
 	TEST(test_errors_name_the_line);
 	TEST(test_placeholders_are_substituted);
+	TEST(test_shell_script_values_are_quoted_for_sh);
 	TEST(test_resolved_recipe_expands_to_the_same_cells);
 	TEST(test_better_only_beyond_the_noise);
 	TEST(test_stats_rank_best_drift_and_environment_diffs);
