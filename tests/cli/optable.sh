@@ -34,6 +34,17 @@ if diff <(jq 'del(.inputs, .command, .ranks[].path, .generated, .run)' "$T/csv.j
 	&& [ -s "$T/csv.json" ]; then ok; else bad "CSV and JSONL differ: $(head -n 6 "$T/d")"; fi
 expect "from a pipe" 0 "late rank .*: 1 " -- bash -c "cat '$T/t.jsonl' | '$A' analyze -"
 
+# the OSDI'25 artifact's ST trace, 2 steps (dp 2 x pp 4; tests/fixtures/optable/NOTICE):
+# per step 3 stage links x 2 replicas x (4 forward + 4 backward) send/recv
+# pairs, 4 all-gathers, 4 reduce-scatters, 2 embedding all-reduces, 1
+# clip all-reduce = 59 matched; the 8 layernorm all-reduces (TP, whose
+# other ranks the artifact dropped) match nothing
+S=tests/fixtures/optable/artifact_st_2steps.csv
+expect "artifact table" 0 "" -- "$A" analyze -q --json "$T/st.json" "$S"
+got=$(jq -r '[.across_ranks.matched_collectives, .across_ranks.unmatched_calls, (.ranks | length),
+	([.ranks[].skipped_events] | add)] | @tsv' "$T/st.json" 2>&1)
+if [ "$got" = "$(printf '118\t16\t8\t0')" ]; then ok; else bad "artifact matching: $got"; fi
+
 # bad tables: exit 3, file and line, what was expected
 printf '# aorta.optable/1\nrank,op,kind,start,dur_ns\n0,a,gemm,0,1\n' >"$T/nounit.csv"
 expect "time column without unit" 3 "nounit.csv.*line 2.*start_ns" -- "$A" analyze "$T/nounit.csv"
