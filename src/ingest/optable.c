@@ -745,7 +745,8 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 	trace_finish(t, o ? o->rules : NULL);
 
 	/* the row's own kind, step and launch (corr = row ordinal survives the sort) */
-	qsort(st, nst, sizeof(*st), cmp_step_num);
+	if (nst)
+		qsort(st, nst, sizeof(*st), cmp_step_num);
 	size_t *num2idx = xmalloc((nst ? nst : 1) * sizeof(*num2idx));
 	for (size_t s = 0; s < nst; s++) {
 		num2idx[s] = SIZE_MAX;
