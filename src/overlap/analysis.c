@@ -12,6 +12,7 @@
  * and per-step figures add up to the step total.  Figures in a window are
  * over every span clipped to it, whatever step launched the span.
  */
+#include "base/stats.h"
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
 
@@ -474,7 +475,7 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 	qsort(v, n, sizeof(*v), cmp_i64);
 	s.n = n;
 	s.mean = sum / (double)n;
-	s.p50 = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+	s.p50 = pctl_sorted_i64(v, n, 0.5);
 	s.min = (double)v[0];
 	s.max = (double)v[n - 1];
 	free(v);

@@ -6,7 +6,7 @@
  * Inputs.  A dataset is one run as a struct analysis, however it was read
  * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
  * rules every command shares; a saved `aorta analyze --json` through
- * ingest/analysis_json.c).  Its per-step figures are the engine's
+ * analysis_io/json_read.c).  Its per-step figures are the engine's
  * (REP_FIGS, overlap/figures.c), except where the input recorded its own
  * (JSONL's profile.overlap): those are used as upstream's
  * overlap_report.py reads them (overlap_ms.compute_comm,

@@ -4,7 +4,7 @@
  *
  * One way in.  report reads nothing itself: cmd/report.c gets each run as
  * a struct analysis (traces or JSONL through analysis_run, a saved
- * analysis through ingest/analysis_json.c), and rep_dataset_from_analysis
+ * analysis through analysis_io/json_read.c), and rep_dataset_from_analysis
  * turns it into per-step figures per rank.  The figures are the engine's
  * (overlap/figures.c's REP_FIGS, each read off struct ov_figures), except
  * for an input that recorded its own per-step figures (aorta / upstream
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/stats.h"
 #include "overlap/analysis.h"
 #include "overlap/figures.h"
 #include "report/report_change.h"
@@ -249,16 +250,6 @@ static int cmp_d(const void *a, const void *b)
 
 /* Percentile by linear interpolation between closest ranks (numpy's
  * default), over sorted v[n]. */
-static double pct(const double *v, size_t n, double q)
-{
-	if (!n)
-		return NAN;
-	double pos = q * (double)(n - 1);
-	size_t lo = (size_t)pos;
-	if (lo + 1 >= n)
-		return v[n - 1];
-	return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
 
 static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, int f)
 {
@@ -282,9 +273,9 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 		qsort(v, m, sizeof(*v), cmp_d);
 		s.n = m;
 		s.mean = sum / (double)m;
-		s.p50 = pct(v, m, 0.50);
-		s.p90 = pct(v, m, 0.90);
-		s.p99 = pct(v, m, 0.99);
+		s.p50 = pctl_sorted(v, m, 0.50);
+		s.p90 = pctl_sorted(v, m, 0.90);
+		s.p99 = pctl_sorted(v, m, 0.99);
 		s.min = v[0];
 		s.max = v[m - 1];
 	}
