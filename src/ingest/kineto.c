@@ -1281,6 +1281,8 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			m.group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
 				       ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
 			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&dt->names, m.dtype)) : 0;
+			m.peer = -1;
+			m.p2p = P2P_NONE;
 			trace_set_coll(dt, idx, &m);
 		}
 		return;

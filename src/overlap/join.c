@@ -397,6 +397,21 @@ static void given_offsets(struct analysis *a)
 
 /* ---- the join -------------------------------------------------------------------- */
 
+/* The join runs in phases, each a function below: join_begin (clock
+ * domains, the cases with nothing to join), match_calls (keys and groups),
+ * set_clocks and reject_groups (alignment and the spread), wait_transfer
+ * (per collective), clocks_usable (the checks that void every cross-rank
+ * figure), per_step_sums (per rank, row and step) and name_late_rank.  The
+ * matched calls live in struct joinset between the phases. */
+
+struct joinset {
+	struct iref *v;  /* every call, sorted by key */
+	size_t m;
+	struct grp *gr;  /* the groups of two or more calls with one key (h == g: rejected) */
+	size_t ng;
+	size_t total;    /* calls on every rank */
+};
+
 static void fail_cross(struct analysis *a, const char *why)
 {
 	a->clocks_aligned = 0;
@@ -405,16 +420,18 @@ static void fail_cross(struct analysis *a, const char *why)
 	a->matched_by_seq = 0;
 }
 
-void analysis_join(struct analysis *a)
+/* Resets the cross-rank figures and sets every rank's clock domain (the
+ * first rank of its host).  Returns 0 when there is nothing to join (one
+ * rank, no shared clock, no call), with the reason set. */
+static int join_begin(struct analysis *a, size_t *total)
 {
-	size_t total = 0;
-
+	*total = 0;
 	a->late_rank = a->top_rank = -1;
 	a->late_share = NAN;
 	a->clocks_aligned = 0;
 	a->clock_method = "none";
 	for (size_t i = 0; i < a->n; i++) {
-		total += a->r[i].ninst;
+		*total += a->r[i].ninst;
 		a->r[i].clock_domain = (int)i;
 		for (size_t k = 0; k < i; k++)
 			if (a->r[i].host[0] && strcmp(a->r[i].host, a->r[k].host) == 0) {
@@ -424,21 +441,25 @@ void analysis_join(struct analysis *a)
 	}
 	if (a->n < 2) {
 		fail_cross(a, "one rank: nothing to match across ranks");
-		goto bandwidth;
+		return 0;
 	}
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].format && strcmp(a->r[i].format, "aorta-jsonl") == 0) {
 			fail_cross(a, "aorta JSONL has no shared clock (each rank's steps are laid end to end "
 				      "on a clock of its own), so arrivals cannot be compared across ranks");
-			goto bandwidth;
+			return 0;
 		}
-	if (!total) {
+	if (!*total) {
 		fail_cross(a, "no collective calls in the traces");
-		goto bandwidth;
+		return 0;
 	}
+	return 1;
+}
 
-	/* ordinals restart per (step, pg); the type is part of the key, so
-	 * renumber per (step, pg, type) */
+/* Ordinals restart per (step, pg); the type is part of the key, so
+ * renumber per (step, pg, type). */
+static void renumber_ordinals(struct analysis *a)
+{
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		for (size_t j = 0; j < r->ninst; j++) {
@@ -454,6 +475,13 @@ void analysis_join(struct analysis *a)
 			r->inst[j].ordinal = ord;
 		}
 	}
+}
+
+/* Keys every call (by sequence where its group has one on every call,
+ * else by step, type and ordinal), sorts them and cuts the groups. */
+static void match_calls(struct analysis *a, struct joinset *js)
+{
+	renumber_ordinals(a);
 	struct pgseq *ps = NULL;
 	size_t nps = 0, pscap = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -469,8 +497,7 @@ void analysis_join(struct analysis *a)
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
 		}
-
-	struct iref *v = xmalloc(total * sizeof(*v));
+	struct iref *v = xmalloc(js->total * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < a->r[i].ninst; j++) {
@@ -485,9 +512,7 @@ void analysis_join(struct analysis *a)
 		}
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
-
-	struct grp *gr = NULL;
-	size_t ng = 0, gcap = 0;
+	size_t gcap = 0;
 	for (size_t g = 0; g < m;) {
 		size_t h = g + 1;
 		while (h < m && same_key(&v[h], &v[g]))
@@ -495,8 +520,8 @@ void analysis_join(struct analysis *a)
 		if (h - g < 2) {
 			a->unmatched_calls += h - g;
 		} else {
-			GROW(gr, gcap, ng + 1);
-			gr[ng++] = (struct grp){ g, h };
+			GROW(js->gr, gcap, js->ng + 1);
+			js->gr[js->ng++] = (struct grp){ g, h };
 			a->matched_by_seq += (uint64_t)v[g].by_seq;
 			for (size_t k = g; k < h; k++)
 				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type)
@@ -504,14 +529,15 @@ void analysis_join(struct analysis *a)
 		}
 		g = h;
 	}
-	a->matched_groups = ng;
-	if (!ng) {
-		fail_cross(a, "no collective could be matched across ranks");
-		goto done;
-	}
+	js->v = v;
+	js->m = m;
+	a->matched_groups = js->ng;
+}
 
-	/* clocks */
-	int64_t *tmp = xmalloc(ng * sizeof(*tmp));
+/* The clock offsets (none, given, one host or estimated), then every call's
+ * times moved onto the aligned clock. */
+static void set_clocks(struct analysis *a, const struct joinset *js)
+{
 	if (a->opts.no_clock_align) {
 		a->clock_method = "none";
 	} else if (a->opts.clock_given) {
@@ -522,7 +548,7 @@ void analysis_join(struct analysis *a)
 		for (size_t i = 0; i < a->n; i++)
 			one &= a->r[i].clock_domain == a->r[0].clock_domain;
 		/* every rank on one named host: one clock, nothing to estimate */
-		a->clock_method = one ? "one-host" : estimate_offsets(a, v, gr, ng);
+		a->clock_method = one ? "one-host" : estimate_offsets(a, js->v, js->gr, js->ng);
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
@@ -531,47 +557,52 @@ void analysis_join(struct analysis *a)
 			r->inst[j].end_ns = analysis_aligned(r, r->inst[j].end_ns);
 		}
 	}
-	size_t nsp = 0;
-	for (size_t q = 0; q < ng; q++) {
-		if (!blocking(v[gr[q].g].c->type))
-			continue;
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t k = gr[q].g; k < gr[q].h; k++) {
-			if (v[k].c->end_ns < lo)
-				lo = v[k].c->end_ns;
-			if (v[k].c->end_ns > hi)
-				hi = v[k].c->end_ns;
-		}
-		tmp[nsp++] = hi - lo;
+}
+
+/* The aligned end-time range of blocking group q. */
+static int64_t end_range(const struct joinset *js, size_t q)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t k = js->gr[q].g; k < js->gr[q].h; k++) {
+		if (js->v[k].c->end_ns < lo)
+			lo = js->v[k].c->end_ns;
+		if (js->v[k].c->end_ns > hi)
+			hi = js->v[k].c->end_ns;
 	}
+	return hi - lo;
+}
+
+/* The residual spread of the blocking collectives on the aligned clocks;
+ * a blocking collective whose calls do not end together is not one
+ * collective (a call missing on one rank shifts the order): such groups
+ * are left unmatched (h set to g). */
+static void reject_groups(struct analysis *a, struct joinset *js)
+{
+	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
+	size_t nsp = 0;
+	for (size_t q = 0; q < js->ng; q++)
+		if (blocking(js->v[js->gr[q].g].c->type))
+			tmp[nsp++] = end_range(js, q);
 	if (nsp) {
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
 		a->clock_spread_p50_ns = tmp[nsp / 2];
-		/* a blocking collective whose calls do not end together is not one
-		 * collective (a call missing on one rank shifts the order); such
-		 * groups are left unmatched */
 		int64_t lim = 20 * a->clock_spread_p50_ns;
 		if (lim < REJECT_MIN_NS)
 			lim = REJECT_MIN_NS;
 		nsp = 0;
-		for (size_t q = 0; q < ng; q++) {
-			if (!blocking(v[gr[q].g].c->type))
+		for (size_t q = 0; q < js->ng; q++) {
+			struct grp *g = &js->gr[q];
+			if (!blocking(js->v[g->g].c->type))
 				continue;
-			int64_t lo = INT64_MAX, hi = INT64_MIN;
-			for (size_t k = gr[q].g; k < gr[q].h; k++) {
-				if (v[k].c->end_ns < lo)
-					lo = v[k].c->end_ns;
-				if (v[k].c->end_ns > hi)
-					hi = v[k].c->end_ns;
-			}
-			if (hi - lo > lim) {
+			int64_t range = end_range(js, q);
+			if (range > lim) {
 				a->rejected_groups++;
-				a->unmatched_calls += gr[q].h - gr[q].g;
-				a->matched_by_seq -= (uint64_t)v[gr[q].g].by_seq;
-				gr[q].h = gr[q].g;
+				a->unmatched_calls += g->h - g->g;
+				a->matched_by_seq -= (uint64_t)js->v[g->g].by_seq;
+				g->h = g->g;
 				continue;
 			}
-			tmp[nsp++] = hi - lo;
+			tmp[nsp++] = range;
 		}
 		a->matched_groups -= a->rejected_groups;
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
@@ -581,87 +612,111 @@ void analysis_join(struct analysis *a)
 		}
 	}
 	a->clock_samples = nsp;
+	free(tmp);
+}
 
-	/* waiting, transfer and the waiting each arrival caused */
-	size_t nskew = 0;
-	size_t kmax = 0;
-	for (size_t q = 0; q < ng; q++)
-		if (gr[q].h - gr[q].g > kmax)
-			kmax = gr[q].h - gr[q].g;
-	struct iref *ord = xmalloc(kmax * sizeof(*ord));
-	for (size_t q = 0; q < ng; q++) {
-		size_t g = gr[q].g, h = gr[q].h, k = h - g;
+/* One collective (ord[0..k), sorted here into arrival order): each call's
+ * waiting, the collective's transfer, and the waiting each arrival caused
+ * charged to its rank.  Returns the arrival skew (last - first arrival). */
+static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
+{
+	qsort(ord, k, sizeof(*ord), cmp_arrival);
+	int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
+	for (size_t x = 0; x < k; x++)
+		if (ord[x].c->end_ns > lastend)
+			lastend = ord[x].c->end_ns;
+	int64_t sum_before = 0, hw_before = 0, busy_before = 0;
+	for (size_t x = 0; x < k; x++) {
+		struct comm_inst *c = ord[x].c;
+		int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
+		if (w > d)
+			w = d;
+		if (w < 0)
+			w = 0;
+		c->wait_ns = w;
+		c->xfer_ns = lastend - lastst;
+		c->last = x == k - 1;
+		c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
+		if (c->caused_ns > 0) {
+			struct rank_result *r = &a->r[ord[x].ri];
+			double nb = (double)x;
+			r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
+			r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
+			r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
+		}
+		sum_before += c->start_ns;
+		hw_before += c->prep_host_wait_ns;
+		busy_before += c->prep_busy_ns;
+	}
+	return lastst - firstst;
+}
+
+/* Waiting and transfer of every matched collective, and the arrival skew
+ * over them. */
+static void wait_transfer(struct analysis *a, const struct joinset *js)
+{
+	size_t kmax = 0, nskew = 0;
+	for (size_t q = 0; q < js->ng; q++)
+		if (js->gr[q].h - js->gr[q].g > kmax)
+			kmax = js->gr[q].h - js->gr[q].g;
+	struct iref *ord = xmalloc((kmax ? kmax : 1) * sizeof(*ord));
+	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
+	for (size_t q = 0; q < js->ng; q++) {
+		size_t g = js->gr[q].g, k = js->gr[q].h - g;
 		if (k < 2)
 			continue; /* rejected */
-		memcpy(ord, &v[g], k * sizeof(*ord));
-		qsort(ord, k, sizeof(*ord), cmp_arrival); /* arrival order */
-		int64_t lastst = ord[k - 1].c->start_ns, firstst = ord[0].c->start_ns, lastend = INT64_MIN;
-		for (size_t x = 0; x < k; x++)
-			if (ord[x].c->end_ns > lastend)
-				lastend = ord[x].c->end_ns;
-		tmp[nskew++] = lastst - firstst;
-		int64_t sum_before = 0;
-		int64_t hw_before = 0, busy_before = 0;
-		for (size_t x = 0; x < k; x++) {
-			struct comm_inst *c = ord[x].c;
-			int64_t d = c->end_ns - c->start_ns, w = lastst - c->start_ns;
-			if (w > d)
-				w = d;
-			if (w < 0)
-				w = 0;
-			c->wait_ns = w;
-			c->xfer_ns = lastend - lastst;
-			c->last = x == k - 1;
-			c->caused_ns = x ? (int64_t)x * (c->start_ns - ord[x - 1].c->start_ns) : 0;
-			if (c->caused_ns > 0) {
-				struct rank_result *r = &a->r[ord[x].ri];
-				double nb = (double)x;
-				r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
-				r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
-				r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
-			}
-			sum_before += c->start_ns;
-			hw_before += c->prep_host_wait_ns;
-			busy_before += c->prep_busy_ns;
-		}
+		memcpy(ord, &js->v[g], k * sizeof(*ord));
+		tmp[nskew++] = wait_one(a, ord, k);
 	}
 	free(ord);
-	qsort(tmp, nskew, sizeof(*tmp), cmp_i64);
-	int64_t sum = 0;
-	for (size_t k = 0; k < nskew; k++)
-		sum += tmp[k];
-	a->skew_p50_ns = tmp[nskew / 2];
-	a->skew_max_ns = tmp[nskew - 1];
-	a->skew_mean_ns = sum / (int64_t)nskew;
+	if (nskew) {
+		qsort(tmp, nskew, sizeof(*tmp), cmp_i64);
+		int64_t sum = 0;
+		for (size_t k = 0; k < nskew; k++)
+			sum += tmp[k];
+		a->skew_p50_ns = tmp[nskew / 2];
+		a->skew_max_ns = tmp[nskew - 1];
+		a->skew_mean_ns = sum / (int64_t)nskew;
+	}
 	free(tmp);
+}
 
+/* The checks that void every cross-rank figure: clocks minutes apart, or
+ * matched collectives that do not end together.  Returns 0 (reason set)
+ * when the figures cannot stand. */
+static int clocks_usable(struct analysis *a)
+{
 	if ((a->opts.no_clock_align || !a->clock_samples) && a->skew_p50_ns >= 60LL * 1000000000LL) {
 		/* traces from unrelated clocks show skews of minutes or more */
 		fail_cross(a, a->opts.no_clock_align
 			   ? "the ranks' clocks differ by minutes and --no-clock-align keeps them apart"
 			   : "the ranks' clocks differ by minutes and no blocking collective could align them");
-		goto done;
+		return 0;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000 && a->opts.no_clock_align) {
 		fail_cross(a, "with --no-clock-align the matched collectives do not end together (median "
 			      "spread over 1 ms): the ranks' clocks differ; leave the alignment on or give "
 			      "--clock-offsets");
-		goto done;
+		return 0;
 	}
 	if (a->clock_samples && a->clock_spread_p50_ns > 1000000) {
 		fail_cross(a, "the matched collectives do not end together on the aligned clocks (median "
 			      "spread over 1 ms): the calls may be matched wrongly, or the clocks drift "
 			      "in a way one offset and drift cannot describe");
-		goto done;
+		return 0;
 	}
 	a->clocks_aligned = 1;
+	return 1;
+}
 
-	/* per rank, per row, per step */
-	int64_t *steps = xmalloc(total * sizeof(*steps));
+/* The cross-rank steps: every step number of a matched call, sorted. */
+static void make_xsteps(struct analysis *a, const struct joinset *js)
+{
+	int64_t *steps = xmalloc((js->total ? js->total : 1) * sizeof(*steps));
 	size_t nst = 0;
-	for (size_t q = 0; q < ng; q++)
-		for (size_t k = gr[q].g; k < gr[q].h; k++)
-			steps[nst++] = v[k].c->step;
+	for (size_t q = 0; q < js->ng; q++)
+		for (size_t k = js->gr[q].g; k < js->gr[q].h; k++)
+			steps[nst++] = js->v[k].c->step;
 	qsort(steps, nst, sizeof(*steps), cmp_i64);
 	size_t u = 0;
 	for (size_t k = 0; k < nst; k++)
@@ -675,6 +730,27 @@ void analysis_join(struct analysis *a)
 		a->xsteps[k].by_rank = xcalloc(a->n, sizeof(int64_t));
 	}
 	free(steps);
+}
+
+/* The cross-rank step holding step number `step` (the last one not after it). */
+static struct xstep *xstep_of(struct analysis *a, int64_t step)
+{
+	size_t lo = 0, hi = a->nxsteps;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (a->xsteps[mid].number <= step)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &a->xsteps[lo];
+}
+
+/* Sums per rank, per collective row and per step over the matched calls,
+ * and each step's straggler. */
+static void per_step_sums(struct analysis *a, const struct joinset *js)
+{
+	make_xsteps(a, js);
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		for (size_t j = 0; j < r->ninst; j++) {
@@ -694,16 +770,9 @@ void analysis_join(struct analysis *a)
 			row->xfer_ns += c->xfer_ns;
 			row->matched++;
 			if (c->caused_ns > 0) {
-				size_t lo = 0, hi = a->nxsteps;
-				while (hi - lo > 1) {
-					size_t mid = (lo + hi) / 2;
-					if (a->xsteps[mid].number <= c->step)
-						lo = mid;
-					else
-						hi = mid;
-				}
-				a->xsteps[lo].by_rank[i] += c->caused_ns;
-				a->xsteps[lo].total_caused_ns += c->caused_ns;
+				struct xstep *x = xstep_of(a, c->step);
+				x->by_rank[i] += c->caused_ns;
+				x->total_caused_ns += c->caused_ns;
 			}
 			if (a->opts.keep_traces && c->wait_ns > 0)
 				ivset_push(&r->wait_set, c->start_ns, c->start_ns + c->wait_ns);
@@ -719,6 +788,12 @@ void analysis_join(struct analysis *a)
 				x->straggler = a->r[i].rank;
 			}
 	}
+}
+
+/* The rank that caused the most waiting, and the late rank: the same one
+ * when it caused a clear majority beyond the clock uncertainty. */
+static void name_late_rank(struct analysis *a)
+{
 	int64_t best = 0;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].caused_ns > best) {
@@ -730,9 +805,29 @@ void analysis_join(struct analysis *a)
 		if (a->late_share >= LATE_SHARE_MIN && !analysis_uncertain(a, a->caused_ns, a->matched_groups))
 			a->late_rank = a->top_rank;
 	}
+}
+
+void analysis_join(struct analysis *a)
+{
+	struct joinset js = { 0 };
+
+	if (!join_begin(a, &js.total))
+		goto bandwidth;
+	match_calls(a, &js);
+	if (!js.ng) {
+		fail_cross(a, "no collective could be matched across ranks");
+		goto done;
+	}
+	set_clocks(a, &js);
+	reject_groups(a, &js);
+	wait_transfer(a, &js);
+	if (!clocks_usable(a))
+		goto done;
+	per_step_sums(a, &js);
+	name_late_rank(a);
 done:
-	free(gr);
-	free(v);
+	free(js.gr);
+	free(js.v);
 bandwidth:
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t k = 0; k < a->r[i].ncolls; k++)

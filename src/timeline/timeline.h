@@ -29,6 +29,8 @@
 #include "timeline/vocab.h"
 
 
+enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
+
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
 	uint32_t pg_name;      /* strtab id of "Process Group Name", 0 if unknown */
@@ -39,6 +41,8 @@ struct coll_meta {
 	int64_t seq;           /* "Seq" if the trace has it, else -1 */
 	int32_t group_size;    /* -1 if unknown */
 	int32_t dtype_bytes;   /* 0 if unknown */
+	int32_t peer;          /* send/recv: the other rank (global rank), -1 if unknown */
+	uint8_t p2p;           /* enum p2p_dir: P2P_NONE 0, P2P_SEND 1, P2P_RECV 2 */
 };
 
 /* Figures a format records per step itself: aorta / upstream AORTA JSONL's
