@@ -722,6 +722,12 @@ static void put_wait_share(struct jw *w, const char *k, const void *p, const str
 	jw_num(w, k, io_xr(c) && t ? (double)wt / (double)t : NAN, 6);
 }
 
+/* all waiting caused over the ranks' summed time (the late-rank rule) */
+static void put_caused_share(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	jw_num(w, k, io_xr(c) ? analysis_caused_time_share(p) : NAN, 6);
+}
+
 /* each figure's mean, min and max over the ranks' whole traces */
 static void put_xfigures(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
@@ -763,6 +769,8 @@ static int check_across(struct rd *r, const struct jnode *o, void *p, struct io_
 		return io_fail(r, jdoc_get(o, "late_rank"), "late_rank",
 			       "the late rank %d is not the rank that caused the most waiting (%d)", a->late_rank,
 			       a->top_rank);
+	if (a->late_rank >= 0 && !analysis_waiting_material(a)) /* saved before the materiality rule */
+		a->late_rank = -1;
 	return 0;
 }
 
@@ -779,6 +787,7 @@ static const struct field ACROSS_F[] = {
 	FHOOK("no_cross_rank_reason", 0, put_why, get_why),
 	FHOOK("wait_share", 0, put_wait_share, NULL),
 	AW("waiting_caused_ms", FT_MS, FF_XR | FF_GE0, caused_ns),
+	FHOOK("waiting_caused_time_share", 0, put_caused_share, NULL),
 	AW("skew_mean_ms", FT_MS, FF_XR | FF_GE0, skew_mean_ns),
 	AW("skew_p50_ms", FT_MS, FF_XR | FF_GE0, skew_p50_ns),
 	AW("skew_max_ms", FT_MS, FF_XR | FF_GE0, skew_max_ns),

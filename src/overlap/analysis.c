@@ -482,6 +482,21 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 	return s;
 }
 
+double analysis_caused_time_share(const struct analysis *a)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < a->n; i++)
+		t += a->r[i].total.window_ns;
+	return t > 0 ? (double)a->caused_ns / (double)t : NAN;
+}
+
+int analysis_waiting_material(const struct analysis *a)
+{
+	double share = analysis_caused_time_share(a);
+	return a->caused_ns > 0 && share >= LATE_MIN_TIME_SHARE &&
+	       !analysis_uncertain(a, a->caused_ns, a->matched_groups);
+}
+
 void analysis_free(struct analysis *a)
 {
 	for (size_t i = 0; i < a->n; i++) {

@@ -256,11 +256,15 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, " %9d %11.3f ms %11.3f ms\n", x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
 	}
 	if (a->late_rank >= 0)
-		fprintf(f, "   late rank (caused >= 60%% of the waiting): %d (%.1f%%)\n", a->late_rank,
-			100.0 * a->late_share);
+		fprintf(f, "   late rank (caused >= 60%% of the waiting, %.2f%% of the ranks' summed time): %d (%.1f%%)\n",
+			100.0 * analysis_caused_time_share(a), a->late_rank, 100.0 * a->late_share);
 	else if (a->top_rank >= 0 && analysis_uncertain(a, a->caused_ns, a->matched_groups))
 		fprintf(f, "   late rank: none (all waiting caused, %.3f ms, is within the clock uncertainty)\n",
 			ms(a->caused_ns));
+	else if (a->top_rank >= 0 && a->late_share >= LATE_SHARE_MIN)
+		fprintf(f, "   no late rank: the waiting caused was %.2f%% of the ranks' summed time (under %.0f%%, not "
+			   "material; the most: rank %d, %.1f%% of it)\n", 100.0 * analysis_caused_time_share(a),
+			100.0 * LATE_MIN_TIME_SHARE, a->top_rank, 100.0 * a->late_share);
 	else if (a->top_rank >= 0)
 		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
 			a->top_rank, 100.0 * a->late_share);
