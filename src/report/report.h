@@ -63,6 +63,7 @@ struct rep_rank {
 	/* filled by report_prepare (skip applied) */
 	size_t kept;
 	double mean[RF__COUNT], mean_loss, ratio;
+	unsigned char absent[RF__COUNT]; /* the dataset's (rep_dataset.absent) */
 };
 
 struct rep_coll {             /* one collective (type, bytes) of a trace input, all ranks */
@@ -90,6 +91,10 @@ struct rep_dataset {
 	double ratio;             /* upstream overlap_ratio */
 	size_t kept, read;        /* steps used / read, all ranks */
 	int world_size;
+	/* figures the run lacks: the overlap of a collective type it never
+	 * runs (DDP has no reduce-scatter); compared as "absent", never
+	 * better or worse (rep_fig_absent) */
+	unsigned char absent[RF__COUNT];
 };
 
 struct report_opts {
@@ -134,7 +139,8 @@ double rep_overlap_ratio(const struct rep_dataset *d, int skip);
 /* Fills the cached statistics of every dataset (after reading). */
 void report_prepare(struct report *r);
 /* The figures compared between runs: the RF_* figures then the overlap
- * ratio (index RF__COUNT).  Value of a dataset or rank; direction. */
+ * ratio (index RF__COUNT).  Value of a dataset or rank (NaN where the run
+ * lacks the figure); direction. */
 #define REP_NCMP (RF__COUNT + 1)
 double rep_cmp_value(const struct rep_dataset *d, int k);
 double rep_cmp_rank_value(const struct rep_rank *r, int k);
@@ -146,6 +152,13 @@ int rep_cmp_dir(int k);
  * 0.05 ms, better / worse by direction; when the candidate's step is
  * slower (step_slower), no other figure is "better": "lower" / "higher". */
 const char *rep_verdict(const struct report *r, double x, double y, int k, int step_slower);
+/* Whether dataset d lacks figure k: a collective type's overlap where no
+ * rank ran that type (no time of it, no step that recorded it non-zero). */
+int rep_fig_absent(const struct rep_dataset *d, int k);
+/* rep_verdict of values x (of reference b) and y (of candidate c), or
+ * "absent" when either run lacks the figure: what every output says. */
+const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c,
+			    double x, double y, int k, int step_slower);
 int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c);
 /* Rank of d with the given rank number, or NULL. */
 const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);

@@ -318,8 +318,11 @@ void report_prepare(struct report *r)
 		d->loss = rep_dataset_stat(d, skip, -1);
 		d->ratio = rep_overlap_ratio(d, skip);
 		d->kept = d->read = 0;
+		for (int f = 0; f < RF__COUNT; f++)
+			d->absent[f] = (unsigned char)rep_fig_absent(d, f);
 		for (size_t k = 0; k < d->nranks; k++) {
 			struct rep_rank *rk = &d->ranks[k];
+			memcpy(rk->absent, d->absent, sizeof(rk->absent));
 			size_t first = rep_first_kept(rk, skip);
 			double sum[RF__COUNT] = { 0 }, ls = 0;
 			size_t nl = 0;
@@ -344,18 +347,41 @@ void report_prepare(struct report *r)
 	}
 }
 
+int rep_fig_absent(const struct rep_dataset *d, int k)
+{
+	if (k < 0 || k >= RF__COUNT || REP_FIGS[k].coll < 0)
+		return 0;
+	int t = REP_FIGS[k].coll;
+	for (size_t i = 0; d->a && i < d->a->n; i++)
+		if (d->a->r[i].total.coll_ns[t] > 0)
+			return 0;
+	for (size_t i = 0; i < d->nranks; i++) /* an input that recorded it (JSONL) */
+		for (size_t s = 0; s < d->ranks[i].nsteps; s++)
+			if (isfinite(d->ranks[i].steps[s].v[k]) && d->ranks[i].steps[s].v[k] != 0)
+				return 0;
+	return 1;
+}
+
 double rep_cmp_value(const struct rep_dataset *d, int k)
 {
 	if (k == RF__COUNT)
 		return d->kept ? d->ratio : NAN;
-	return d->stat ? d->stat[k].mean : NAN;
+	return d->stat && !d->absent[k] ? d->stat[k].mean : NAN;
 }
 
 double rep_cmp_rank_value(const struct rep_rank *r, int k)
 {
 	if (k == RF__COUNT)
 		return r->kept ? r->ratio : NAN;
-	return r->mean[k];
+	return r->absent[k] ? NAN : r->mean[k];
+}
+
+const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c,
+			    double x, double y, int k, int step_slower)
+{
+	if (k < RF__COUNT && (b->absent[k] || c->absent[k]))
+		return "absent";
+	return rep_verdict(r, x, y, k, step_slower);
 }
 
 const char *rep_cmp_key(int k)

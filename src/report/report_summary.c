@@ -133,7 +133,7 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 		jw_num(w, "candidate", y, 6);
 		jw_num(w, "change", y - x, 6);
 		jw_num(w, "change_pct", change_pct(x, y), 4);
-		jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
+		jw_str(w, "verdict", rep_cmp_verdict(r, b, c, x, y, k, slower));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -157,7 +157,7 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 			jw_num(w, "reference", x, 6);
 			jw_num(w, "candidate", y, 6);
 			jw_num(w, "change_pct", change_pct(x, y), 4);
-			jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
+			jw_str(w, "verdict", rep_cmp_verdict(r, b, c, x, y, k, slower));
 			jw_obj_end(w);
 		}
 		jw_obj_end(w);

@@ -114,6 +114,22 @@ cv=$(printf '%s\n' "$out" | sed -n 's/^ *verdict: //p')
 rv=$(jq -r '.comparisons[0].verdict_text' "$T/d2f/summary.json")
 [ -n "$cv" ] && [ "$cv" = "$rv" ] && ok || bad "report's comparison verdict differs from compare's: '$rv' vs '$cv'"
 
+# a figure one run lacks is "absent", never better or worse: DDP has no
+# reduce-scatter or all-gather, so their overlap is absent on its side
+for f in reducescatter_overlap_ms allgather_overlap_ms; do
+	jq -e --arg f $f '.comparisons[0].figures[] | select(.figure == $f) |
+		.verdict == "absent" and .reference == null and .change_pct == null' "$T/d2f/summary.json" >/dev/null &&
+		ok || bad "report: $f of DDP is not absent"
+	jq -e --arg f $f '[.comparisons[0].per_rank[] | .[$f].verdict] | all(. == "absent")' "$T/d2f/summary.json" \
+		>/dev/null && ok || bad "report: per-rank $f of DDP is not absent"
+done
+$A compare --json "$T/d2f.json" data/h200x4/aorta_ddp data/h200x4/fsdp2_bs8 >"$T/d2f.txt" 2>/dev/null
+jq -e '[.comparisons[0].collectives[] | select(.type == "reduce_scatter") | .verdict == "absent" and
+	.baseline_ms_per_call == null and .change_pct == null] | length > 0 and all' "$T/d2f.json" >/dev/null &&
+	ok || bad "compare: DDP's missing reduce-scatter is not absent"
+grep -E '^ +reduce_scatter +0 +[0-9]+ +absent +[0-9.]+ ms +- ' "$T/d2f.txt" >/dev/null && ok || bad "compare's table does not say absent"
+grep -E -- '-100\.00%' "$T/d2f.txt" >/dev/null && bad "compare shows -100% for a collective one run lacks" || ok
+
 # the regression that fails the gate is named with its size; a tiny change is not one
 expect "regression named" 1 "regression in 'data/h200x4/fsdp2_bs8': step_ms worse by [+]33.511 ms" -- \
 	$A compare --fail-on-regression 5 data/h200x4/aorta_ddp data/h200x4/fsdp2_bs8
