@@ -7,12 +7,12 @@
  * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
  * rules every command shares; a saved `aorta analyze --json` through
  * analysis_io/json_read.c).  Its per-step figures are the engine's
- * (REP_FIGS, overlap/figures.c), except where the input recorded its own
- * (JSONL's profile.overlap): those are used as upstream's
- * overlap_report.py reads them (overlap_ms.compute_comm,
- * per_stream_ms.compute, overlap_ms.compute_allreduce,
- * overlap_ms.compute_reducescatter, 0 when missing).  The verdict names
- * the run's diagnosis (overlap/diagnosis.h), the one analyze prints.
+ * (REP_FIGS, overlap/figures.c), the ones analyze prints under the same
+ * keys.  Upstream's summary keys (count, mean_loss, mean_overlap_ms, ...)
+ * are computed as overlap_report.py computes them, from the run's
+ * rank_*_metrics.jsonl (report/upstream.h) whatever is beside them.  The
+ * verdict names the run's diagnosis (overlap/diagnosis.h), the one
+ * analyze prints.
  *
  * Ownership.  struct report owns everything under it; report_free releases
  * it.  Strings given in report_opts are borrowed and must outlive it.
@@ -27,6 +27,7 @@
 #include "overlap/analysis.h"
 #include "overlap/diagnosis.h"
 #include "overlap/figures.h"
+#include "report/upstream.h"
 
 #define REPORT_SCHEMA "aorta.report/1"
 
@@ -69,8 +70,8 @@ struct rep_rank {
 struct rep_coll {             /* one collective (type, bytes) of a trace input, all ranks */
 	char type[32];
 	double bytes;             /* per call */
-	double count, total_ms, busbw_gbps_sum;
-	double busbw_n;
+	double count, total_ms;
+	struct coll_bw bw;        /* its bandwidth as the join defines it (overlap/figures.h) */
 };
 
 struct rep_dataset {
@@ -95,6 +96,12 @@ struct rep_dataset {
 	 * runs (DDP has no reduce-scatter); compared as "absent", never
 	 * better or worse (rep_fig_absent) */
 	unsigned char absent[RF__COUNT];
+	/* upstream overlap_report.py's figures as it computes them: from the
+	 * run's rank_*_metrics.jsonl whatever else is beside them, else from
+	 * the figures a saved analysis recorded of its JSONL (has 0: from the
+	 * engine's step figures, as before) */
+	struct rep_upstream up;
+	const char *analysis_from; /* what the analysis (aorta's keys) read: "traces", "jsonl", "saved analysis" */
 };
 
 struct report_opts {

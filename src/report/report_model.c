@@ -79,7 +79,7 @@ static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *
 {
 	size_t k;
 	const char *type = coll_type_name((enum coll_type)c->type);
-	double bytes = (double)c->bytes, busbw = coll_busbw_gbps(c);
+	double bytes = (double)c->bytes;
 	if (!c->bytes || !c->count)
 		return;
 	for (k = 0; k < d->ncolls; k++)
@@ -94,10 +94,7 @@ static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *
 	}
 	d->colls[k].count += (double)c->count;
 	d->colls[k].total_ms += (double)c->total_ns * 1e-6;
-	if (isfinite(busbw)) {
-		d->colls[k].busbw_gbps_sum += busbw;
-		d->colls[k].busbw_n += 1;
-	}
+	coll_bw_add(&d->colls[k].bw, c);
 }
 
 /* The Gantt chart's ranges from a trace (the first rank only, as for
@@ -204,12 +201,11 @@ void rep_dataset_from_analysis(const char *label, const char *input, struct anal
 			st->gstep = rr->nsteps ? rr->steps[k].number : 0;
 			st->loss = NAN;
 			fill_from_figures(st, rr->nsteps ? &rr->steps[k].f : &rr->total);
-			if (rr->has_rec && rr->nsteps) { /* what the run recorded (upstream's figures) */
-				const double *rv = rr->steps[k].rec;
-				for (int q = 0; q < RF__COUNT; q++)
-					if (REP_FIGS[q].rec >= 0 && !isnan(rv[REP_FIGS[q].rec]))
-						st->v[q] = rv[REP_FIGS[q].rec];
-				st->loss = rv[SR_LOSS];
+			/* the figures are the engine's, under analyze's keys; what the
+			 * run recorded itself (JSONL) feeds upstream's keys only
+			 * (report/upstream.h), and the loss */
+			if (rr->has_rec && rr->nsteps) {
+				st->loss = rr->steps[k].rec[SR_LOSS];
 				if (!isnan(st->loss))
 					d->has_loss = 1;
 			}
@@ -247,9 +243,6 @@ static int cmp_d(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
-
-/* Percentile by linear interpolation between closest ranks (numpy's
- * default), over sorted v[n]. */
 
 static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, int f)
 {

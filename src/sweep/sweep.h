@@ -128,7 +128,8 @@ enum trial_status trial_status_from(const char *s);
 struct trial_coll {
 	char type[24];
 	unsigned long long bytes, count;
-	double busbw_gbps, total_ms;
+	double busbw_gbps, total_ms;  /* busbw_gbps: transfer time, the join's (overlap/figures.h coll_bw) */
+	double busbw_kernel_gbps;     /* over the whole kernel time, waiting included */
 };
 
 /* The figures of one trial (ms are per kept step, medians over steps; the
