@@ -32,7 +32,10 @@
 #include "cmd/cmds.h"
 #include "pipeline/pipeline.h"
 #include "report/compare.h"
-#include "report/report.h"
+#include "report/report_charts.h"
+#include "report/report_html.h"
+#include "report/report_model.h"
+#include "report/report_summary.h"
 #include "report/report_plot.h"
 
 /* A run with no step and no device work would be a report of zeros. */

@@ -27,7 +27,7 @@
  * Colours are Okabe & Ito's palette; green and red mean better and worse
  * only on the comparison charts of change.
  */
-#include "report/report.h"
+#include "report/report_charts.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>

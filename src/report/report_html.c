@@ -10,7 +10,7 @@
  * comes from the inputs (labels, paths, config files) is HTML-escaped.
  * Written through out_open/out_commit: complete or absent.
  */
-#include "report/report.h"
+#include "report/report_html.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * report_model.c - the datasets of `aorta report` (report.h), built from
+ * report_model.c - the datasets of `aorta report` (report_model.h), built from
  * struct analysis, and the pooled statistics over them.
  *
  * One way in.  report reads nothing itself: cmd/report.c gets each run as
@@ -12,7 +12,7 @@
  * overlap_report.py reads them, so summary.json stays compatible.  The
  * diagnosis is analysis_diagnose()'s, the one analyze prints.
  */
-#include "report/report.h"
+#include "report/report_model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
  * against the reference, per figure and per rank, with a verdict from
  * report_change.h.  Written through out_open/out_commit: complete or absent.
  */
-#include "report/report.h"
+#include "report/report_summary.h"
 
 #include <math.h>
 #include <stdio.h>

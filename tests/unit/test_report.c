@@ -14,7 +14,9 @@
 
 #include "overlap/analysis.h"
 #include "pipeline/pipeline.h"
-#include "report/report.h"
+#include "report/report_charts.h"
+#include "report/report_html.h"
+#include "report/report_model.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
 

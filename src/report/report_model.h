@@ -1,7 +1,8 @@
 /*
- * report.h - the model behind `aorta report`: datasets (one per --log-dir /
+ * report_model.h - the model behind `aorta report` (report_model.c): datasets (one per --log-dir /
  * --label), their per-step figures per rank, and what is derived from them
- * (summary.json, charts, index.html).
+ * (summary.json: report_summary.h; charts: report_charts.h; index.html:
+ * report_html.h).
  *
  * Inputs.  A dataset is one run as a struct analysis, however it was read
  * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
@@ -17,8 +18,8 @@
  * Ownership.  struct report owns everything under it; report_free releases
  * it.  Strings given in report_opts are borrowed and must outlive it.
  */
-#ifndef AORTA_REPORT_H
-#define AORTA_REPORT_H
+#ifndef AORTA_REPORT_MODEL_H
+#define AORTA_REPORT_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -169,32 +170,5 @@ const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b,
 int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c);
 /* Rank of d with the given rank number, or NULL. */
 const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
-
-/* summary.json (report_summary.c). */
-enum aorta_status report_write_summary(const struct report *r, const char *path, struct aorta_error *e);
-
-/* Charts (report_charts.c): draws every chart into dir through the plug-in
- * and records their file names for the page.  lib NULL: none drawn. */
-struct plot_lib;
-struct rep_image {
-	char *name;        /* file name without extension */
-	char *title;
-	char *caption;
-	const char *section; /* "timeline", "gantt", "compare", "collectives" */
-};
-struct rep_images {
-	struct rep_image *v;
-	size_t n, cap;
-	double seconds;
-};
-enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, const char *dir,
-			      struct rep_images *img, struct aorta_error *e);
-void rep_images_free(struct rep_images *img);
-
-/* index.html (report_html.c); plot_why: why there are no images, or NULL. */
-enum aorta_status report_write_html(const struct report *r, const struct rep_images *img,
-				    const char *dir, const char *plot_why, struct aorta_error *e);
-/* The written verdict, a few sentences per dataset and per candidate. */
-char *report_verdict(const struct report *r);
 
 #endif
