@@ -19,7 +19,7 @@
  * threshold_pct % of its median on each side, the machine drifted during
  * the sweep and every verdict is suspect (drift is flagged).
  */
-#include "sweep/sweep.h"
+#include "sweep/rank.h"
 #include "base/stats.h"
 
 #include <math.h>

@@ -16,7 +16,7 @@
  * report`) reads the recipe back and then every result.json it finds.  The
  * trial's fields are one table (DFIELDS) for writing and reading.
  */
-#include "sweep/sweep.h"
+#include "sweep/results.h"
 
 #include <errno.h>
 #include <math.h>

@@ -27,7 +27,9 @@
  * result.json.  Overhead per trial = (analysis + writing result.json +
  * starting the child) / the child's run time, in matrix.json.
  */
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
+#include "sweep/results.h"
+#include "sweep/run.h"
 
 #include <dirent.h>
 #include <errno.h>
