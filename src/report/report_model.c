@@ -47,6 +47,7 @@ void rep_dataset_free(struct rep_dataset *d)
 	free(d->colls);
 	free(d->config_text);
 	free(d->stat);
+	rep_upstream_free(&d->up);
 	if (d->a) {
 		analysis_free(d->a);
 		free(d->a);
@@ -309,7 +310,7 @@ void report_prepare(struct report *r)
 		for (int f = 0; f < RF__COUNT; f++)
 			d->stat[f] = rep_dataset_stat(d, skip, f);
 		d->loss = rep_dataset_stat(d, skip, -1);
-		d->ratio = rep_overlap_ratio(d, skip);
+		d->ratio = d->up.has ? rep_upstream_ratio(&d->up) : rep_overlap_ratio(d, skip);
 		d->kept = d->read = 0;
 		for (int f = 0; f < RF__COUNT; f++)
 			d->absent[f] = (unsigned char)rep_fig_absent(d, f);
@@ -332,6 +333,8 @@ void report_prepare(struct report *r)
 				rk->mean[f] = rk->kept ? sum[f] / (double)rk->kept : NAN;
 			rk->mean_loss = nl ? ls / (double)nl : NAN;
 			rk->ratio = sum[RF_COMPUTE] != 0 ? sum[RF_OVERLAP] / sum[RF_COMPUTE] : 0.0;
+			if (d->up.has) /* overlap_ratio is upstream's wherever the run has its JSONL */
+				rk->ratio = rep_upstream_rank_ratio(&d->up, rk->rank);
 			d->kept += rk->kept;
 			d->read += rk->nsteps;
 			if (rk->world_size > d->world_size)

@@ -64,7 +64,7 @@ struct rep_rank {
 	size_t ranges_cap, sr_cap;  /* private: capacities */
 	/* filled by report_prepare (skip applied) */
 	size_t kept;
-	double mean[RF__COUNT], mean_loss, ratio;
+	double mean[RF__COUNT], mean_loss, ratio; /* ratio: as the dataset's (upstream's per rank where it has JSONL) */
 	unsigned char absent[RF__COUNT]; /* the dataset's (rep_dataset.absent) */
 };
 
@@ -90,7 +90,7 @@ struct rep_dataset {
 	/* filled by report_prepare (skip applied) */
 	struct rep_stat *stat;    /* RF__COUNT figures */
 	struct rep_stat loss;
-	double ratio;             /* upstream overlap_ratio */
+	double ratio;             /* overlap_ratio: upstream's from its JSONL (up) where the run has it, else over the kept steps */
 	size_t kept, read;        /* steps used / read, all ranks */
 	int world_size;
 	/* figures the run lacks: the overlap of a collective type it never

@@ -59,7 +59,7 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 		jw_num_exact(w, "mean_compute_ms", rep_upstream_mean(u, &u->sum_compute));
 		jw_num_exact(w, "mean_allreduce_overlap_ms", rep_upstream_mean(u, &u->sum_ar));
 		jw_num_exact(w, "mean_reducescatter_overlap_ms", rep_upstream_mean(u, &u->sum_rs));
-		jw_num_exact(w, "overlap_ratio", rep_upstream_ratio(u));
+		jw_num_exact(w, "overlap_ratio", d->ratio); /* rep_upstream_ratio (report_prepare) */
 	} else if (!d->up.has) {
 		jw_int(w, "count", (long long)d->kept);
 	}

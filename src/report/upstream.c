@@ -213,7 +213,8 @@ static void left_out(struct rep_upstream *u, const char *path, long long line, c
 
 /* One file, a line at a time (a line that is not JSON or not an upstream
  * record is left out and counted; overlap_report.py would stop there). */
-static enum aorta_status read_one(const char *path, struct rep_upstream *u, struct aorta_error *e)
+static enum aorta_status read_one(const char *path, struct rep_upstream *u, struct rep_upstream_rank *rk,
+				  struct aorta_error *e)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -244,6 +245,8 @@ static enum aorta_status read_one(const char *path, struct rep_upstream *u, stru
 			u->sum_compute += s.v[U_COMPUTE];
 			u->sum_ar += s.v[U_AR];
 			u->sum_rs += s.v[U_RS];
+			rk->sum_overlap += s.v[U_OVERLAP];
+			rk->sum_compute += s.v[U_COMPUTE];
 		} else if (ys == yajl_status_ok) {
 			left_out(u, path, no, "not a JSON object");
 		}
@@ -276,10 +279,14 @@ enum aorta_status rep_upstream_read(const char *dir, struct rep_upstream *u, str
 	enum aorta_status st = AORTA_OK;
 	memset(u, 0, sizeof(*u));
 	u->loss_ok = 1;
+	u->ranks = xcalloc(n ? n : 1, sizeof(*u->ranks));
 	for (size_t i = 0; i < n && !st; i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, v[i]);
-		st = read_one(path, u, e);
+		/* the rank as overlap_report.py takes it: int(stem.split("_")[1]) */
+		struct rep_upstream_rank *rk = &u->ranks[u->nranks++];
+		rk->rank = atoi(v[i] + 5);
+		st = read_one(path, u, rk, e);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
@@ -294,10 +301,13 @@ int rep_upstream_from_recorded(const struct analysis *a, struct rep_upstream *u)
 {
 	memset(u, 0, sizeof(*u));
 	u->loss_ok = 1;
+	u->ranks = xcalloc(a->n ? a->n : 1, sizeof(*u->ranks));
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		if (!r->has_rec)
 			continue;
+		struct rep_upstream_rank *rk = &u->ranks[u->nranks++];
+		rk->rank = r->rank;
 		for (size_t k = 0; k < r->nsteps; k++) {
 			const double *x = r->steps[k].rec;
 #define Z(q) (isnan(x[q]) ? 0.0 : x[q])
@@ -308,6 +318,8 @@ int rep_upstream_from_recorded(const struct analysis *a, struct rep_upstream *u)
 			u->sum_compute += Z(SR_COMPUTE);
 			u->sum_ar += Z(SR_AR_OVERLAP);
 			u->sum_rs += Z(SR_RS_OVERLAP);
+			rk->sum_overlap += Z(SR_OVERLAP);
+			rk->sum_compute += Z(SR_COMPUTE);
 #undef Z
 		}
 		u->files++;
@@ -315,6 +327,21 @@ int rep_upstream_from_recorded(const struct analysis *a, struct rep_upstream *u)
 	u->has = u->count > 0;
 	u->from = "recorded";
 	return u->has;
+}
+
+void rep_upstream_free(struct rep_upstream *u)
+{
+	free(u->ranks);
+	u->ranks = NULL;
+	u->nranks = 0;
+}
+
+double rep_upstream_rank_ratio(const struct rep_upstream *u, int rank)
+{
+	for (size_t i = 0; i < u->nranks; i++)
+		if (u->ranks[i].rank == rank)
+			return u->ranks[i].sum_compute > 0 ? u->ranks[i].sum_overlap / u->ranks[i].sum_compute : 0.0;
+	return NAN;
 }
 
 double rep_upstream_mean(const struct rep_upstream *u, const double *sum)

@@ -30,7 +30,14 @@ struct rep_upstream {
 	double sum_loss, sum_overlap, sum_compute, sum_ar, sum_rs;
 	long long bad_lines;      /* lines left out (not JSON, not an upstream record) */
 	char first_bad[512];      /* "file: line N: why" of the first */
+	/* per rank (a file's rank_NN, as upstream names it; a recorded rank):
+	 * its sums of overlap and compute, for a per-rank overlap_ratio */
+	struct rep_upstream_rank { int rank; double sum_overlap, sum_compute; } *ranks;
+	size_t nranks;
 };
+void rep_upstream_free(struct rep_upstream *u);
+/* overlap_ratio of one rank (0 when its compute is 0), NaN when absent. */
+double rep_upstream_rank_ratio(const struct rep_upstream *u, int rank);
 
 /* Number of rank_*_metrics.jsonl files directly in dir (0: none, or not a
  * directory). */

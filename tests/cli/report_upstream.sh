@@ -35,6 +35,13 @@ done
 [ "$(jq -r '.datasets.ddp.sources.analysis' "$T/r_jsonl/summary.json")" = jsonl ] && ok || bad "--prefer jsonl: sources.analysis is not jsonl"
 [ "$(jq -r '.datasets.ddp.sources.upstream_records' "$T/r_traces/summary.json")" = 240 ] && ok || bad "upstream_records is not 240"
 grep -q "'ddp': upstream's keys .* from 4 rank_\*_metrics.jsonl files (240 records) as overlap_report.py computes them; aorta's keys from the traces" "$T/out_traces" && ok || bad "stderr does not name the sources"
+# overlap_ratio is one quantity in the whole summary: upstream's, for the
+# dataset, its ranks (upstream's sums per rank file) and the comparisons
+jq -e '(.datasets.gen3x40.overlap_ratio) as $r | (.comparisons[0].reference_overlap_ratio == ($r * 1e8 | round / 1e8)) and
+	((.comparisons[0].figures[] | select(.figure == "overlap_ratio") | .reference) == ($r * 1e6 | round / 1e6))' \
+	"$T/r_traces/summary.json" >/dev/null && ok || bad "overlap_ratio differs within summary.json"
+jq -e '[.datasets.gen3x40.per_rank[] | .overlap_ratio > 0.16 and .overlap_ratio < 0.18] | all' "$T/r_traces/summary.json" \
+	>/dev/null && ok || bad "per-rank overlap_ratio is not upstream's"
 # aorta's keys still come from the traces: the diagnosis of waiting is there
 [ "$(jq -r '.datasets.ddp.diagnosis' "$T/r_traces/summary.json")" = waiting ] && ok || bad "traces' diagnosis missing"
 expect "--prefer bogus" 2 "--prefer takes 'traces' or 'jsonl'" -- $A report --log-dir "$T/gen2x25" --label x --prefer bogus --output "$T/x"
