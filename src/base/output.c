@@ -619,6 +619,24 @@ void jw_ms(struct jw *w, const char *k, int64_t ns)
 	fprint_ms(w->f, ns);
 }
 
+void jw_num_exact(struct jw *w, const char *k, double v)
+{
+	char b[40];
+	key(w, k);
+	if (!isfinite(v)) {
+		fputs("null", w->f);
+		return;
+	}
+	for (int p = 15; p <= 17; p++) {
+		snprintf(b, sizeof(b), "%.*g", p, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	if (!strpbrk(b, ".eEn")) /* an integral double keeps a decimal point, as JSON writers do */
+		strcat(b, ".0");
+	fputs(b, w->f);
+}
+
 void jw_bool(struct jw *w, const char *k, int v)
 {
 	key(w, k);

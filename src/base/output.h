@@ -69,6 +69,7 @@ void jw_int(struct jw *w, const char *key, long long v);
 void jw_uint(struct jw *w, const char *key, unsigned long long v);
 void jw_num(struct jw *w, const char *key, double v, int decimals); /* NaN/inf -> null */
 void jw_ms(struct jw *w, const char *key, int64_t ns);               /* ns -> "%.6f" ms */
+void jw_num_exact(struct jw *w, const char *key, double v);  /* shortest text that reads back as v; NaN -> null */
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_null(struct jw *w, const char *key);
 void json_escape(FILE *f, const char *s);

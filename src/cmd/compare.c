@@ -209,10 +209,16 @@ int cmd_compare(int argc, char **argv)
 			double be = x->count[0] ? x->exposed_ms[0] / x->count[0] : NAN;
 			double te = x->count[1] ? x->exposed_ms[1] / x->count[1] : NAN;
 			char c1[32], c2[32];
-			printf("   %-15s %-6.6s %12llu %11s ms %11s ms %9s %11s ms %9s\n", x->type, x->pg[0] ? x->pg : "-",
-			       (unsigned long long)x->bytes, cmp_fmt(b1, sizeof(b1), "%.3f", bc),
-			       cmp_fmt(b2, sizeof(b2), "%.3f", tc), cmp_fmt(b3, sizeof(b3), "%+.2f%%", change_pct(bc, tc)),
-			       cmp_fmt(c1, sizeof(c1), "%.3f", te), cmp_fmt(c2, sizeof(c2), "%+.2f%%", change_pct(be, te)));
+			/* a collective one run lacks is absent there: no change, no verdict */
+			int absent = !x->count[0] || !x->count[1];
+			char m1[40], m2[40], m3[40];
+			snprintf(m1, sizeof(m1), "%s ms", cmp_fmt(b1, sizeof(b1), "%.3f", bc));
+			snprintf(m2, sizeof(m2), "%s ms", cmp_fmt(b2, sizeof(b2), "%.3f", tc));
+			snprintf(m3, sizeof(m3), "%s ms", cmp_fmt(c1, sizeof(c1), "%.3f", te));
+			printf("   %-15s %-6.6s %12llu %14s %14s %9s %14s %9s\n", x->type, x->pg[0] ? x->pg : "-",
+			       (unsigned long long)x->bytes, x->count[0] ? m1 : "absent", x->count[1] ? m2 : "absent",
+			       absent ? "-" : cmp_fmt(b3, sizeof(b3), "%+.2f%%", change_pct(bc, tc)),
+			       x->count[1] ? m3 : "absent", absent ? "-" : cmp_fmt(c2, sizeof(c2), "%+.2f%%", change_pct(be, te)));
 			if (json) {
 				jw_obj(&w, NULL);
 				jw_str(&w, "type", x->type);
@@ -223,7 +229,7 @@ int cmd_compare(int argc, char **argv)
 				jw_num_or_null(&w, "change_pct", isfinite(change_pct(bc, tc)) ? change_pct(bc, tc) : NAN, 4);
 				jw_num_or_null(&w, "baseline_exposed_ms_per_call", be, 6);
 				jw_num_or_null(&w, "exposed_ms_per_call", te, 6);
-				jw_str(&w, "verdict", cmp_verdict(bc, tc, 1, thr, min_ms / 1000.0));
+				jw_str(&w, "verdict", absent ? "absent" : cmp_verdict(bc, tc, 1, thr, min_ms / 1000.0));
 				jw_obj_end(&w);
 			}
 		}

@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/options.h"
 #include "cmd/cmds.h"
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
 
 int cmd_env(int argc, char **argv)
 {

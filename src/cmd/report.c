@@ -30,8 +30,12 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
+#include "pipeline/pipeline.h"
 #include "report/compare.h"
-#include "report/report.h"
+#include "report/report_charts.h"
+#include "report/report_html.h"
+#include "report/report_model.h"
+#include "report/report_summary.h"
 #include "report/report_plot.h"
 
 /* A run with no step and no device work would be a report of zeros. */
@@ -165,6 +169,43 @@ static int find_label(char **labels, int n, const char *l)
 	return -1;
 }
 
+/* One run for report: as every command reads it (runs.c), except that
+ * where a folder holds upstream JSONL beside traces, --prefer jsonl reads
+ * the JSONL (the folder walk prefers the traces). */
+static enum aorta_status load_run(const char *in, const char *prefer, const struct analysis_opts *ao,
+				  struct analysis *a, struct aorta_error *e)
+{
+	struct stat sb;
+	size_t n = 0;
+	if (!strcmp(prefer, "jsonl") && stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && rep_upstream_files(in)) {
+		char **v = rep_upstream_paths(in, &n);
+		enum aorta_status st = analysis_run(v, n, ao, a, e);
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		if (st)
+			analysis_free(a);
+		return st;
+	}
+	return run_load(in, ao, a, e);
+}
+
+/* Upstream's keys of a run (report/upstream.h): from its JSONL files where
+ * it is a folder that has them, else from the figures its analysis
+ * recorded of JSONL; and what aorta's keys were read from. */
+static enum aorta_status upstream_of(struct rep_dataset *d, struct aorta_error *e)
+{
+	struct stat sb;
+	int dir = stat(d->input, &sb) == 0 && S_ISDIR(sb.st_mode);
+	d->analysis_from = d->format && !strcmp(d->format, "aorta-analysis") ? "saved analysis"
+			   : d->format && !strcmp(d->format, "aorta-jsonl")   ? "jsonl"
+									    : "traces";
+	if (dir && rep_upstream_files(d->input))
+		return rep_upstream_read(d->input, &d->up, e);
+	rep_upstream_from_recorded(d->a, &d->up);
+	return AORTA_OK;
+}
+
 static void list_labels(char **labels, int n)
 {
 	fprintf(stderr, "aorta: labels given:");
@@ -176,7 +217,7 @@ static void list_labels(char **labels, int n)
 int cmd_report(int argc, char **argv)
 {
 	struct opt_list dirs = { 0 }, labels_opt = { 0 }, cands = { 0 };
-	const char *output = NULL, *reference = NULL, *gantt = NULL;
+	const char *output = NULL, *reference = NULL, *gantt = NULL, *prefer = "traces";
 	int skip = 5, threads = 0, no_plots = 0;
 	double thr = 1.0;
 	struct opt opts[] = {
@@ -190,6 +231,8 @@ int cmd_report(int argc, char **argv)
 		OPT_STRING(0, "gantt-steps", &gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL(0, "no-plots", &no_plots, "write summary.json and index.html only"),
+		OPT_STRING(0, "prefer", &prefer, "traces|jsonl", "where a run has traces and upstream JSONL, what aorta's "
+			   "own keys read (default traces); upstream's keys always come from the JSONL"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
 		OPT_END(),
 	};
@@ -306,6 +349,11 @@ int cmd_report(int argc, char **argv)
 				rep.cand[rep.ncand++] = i;
 	}
 	rep.upstream_comparison = reference && cands.n;
+	if (strcmp(prefer, "traces") && strcmp(prefer, "jsonl")) {
+		fprintf(stderr, "aorta: error: --prefer takes 'traces' or 'jsonl', not '%s'\n", prefer);
+		rc = AORTA_EUSAGE;
+		goto done;
+	}
 	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps, skip };
 
 	int exists = 0;
@@ -322,7 +370,7 @@ int cmd_report(int argc, char **argv)
 	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
 				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */ };
 	for (int i = 0; i < dirs.n && !st; i++) {
-		st = run_load(dirs.v[i], &ao, &an[i], &e);
+		st = load_run(dirs.v[i], prefer, &ao, &an[i], &e);
 		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))
 			analysis_free(&an[i]);
 	}
@@ -355,12 +403,28 @@ int cmd_report(int argc, char **argv)
 		rep.nds = (size_t)i + 1;
 	}
 	free(an);
+	for (size_t i = 0; i < rep.nds && !st; i++)
+		st = upstream_of(&rep.ds[i], &e);
+	if (st) {
+		aorta_error_print(&e);
+		rc = st;
+		goto done;
+	}
 	report_prepare(&rep);
 	for (size_t i = 0; i < rep.nds; i++) {
 		const struct rep_dataset *d = &rep.ds[i];
 		const struct analysis *a = d->a;
 		fprintf(stderr, "aorta: '%s': %zu rank%s of %s from '%s'\n", d->label, d->nranks,
 			d->nranks == 1 ? "" : "s", d->format ? d->format : "?", d->input);
+		if (d->up.has && !strcmp(d->up.from, "jsonl"))
+			fprintf(stderr, "aorta: '%s': upstream's keys (count, mean_*, overlap_ratio) from %zu "
+				"rank_*_metrics.jsonl file%s (%lld records) as overlap_report.py computes them; "
+				"aorta's keys from the %s%s\n", d->label, d->up.files, d->up.files == 1 ? "" : "s",
+				d->up.count, d->analysis_from,
+				strcmp(d->analysis_from, "traces") ? "" : " (--prefer jsonl reads the JSONL instead)");
+		if (d->up.has && d->up.bad_lines)
+			aorta_warn("'%s': %lld JSONL line%s left out of upstream's keys (first: %s)", d->label,
+				   d->up.bad_lines, d->up.bad_lines == 1 ? "" : "s", d->up.first_bad);
 		for (size_t k = 0; k < a->n; k++)
 			if (a->r[k].skipped)
 				aorta_warn("'%s': %llu records left out (first: %s)", a->r[k].path,
@@ -414,7 +478,7 @@ int cmd_report(int argc, char **argv)
 		       d->label, d->nranks, d->kept, cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean),
 		       cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean), cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean),
 		       cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
-		       cmp_fmt(v[4], 32, "%.6f", d->kept ? d->ratio : NAN));
+		       cmp_fmt(v[4], 32, "%.6f", d->up.has ? rep_upstream_ratio(&d->up) : d->kept ? d->ratio : NAN));
 		if (d->diag.kind != DIAG_NONE)
 			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}

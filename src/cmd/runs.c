@@ -3,7 +3,7 @@
  * way in for analyze, report and compare (cmds.h).
  *
  * A regular file that is a saved analysis (`aorta analyze --json`) is read
- * back with ingest/analysis_json.c; anything else (a trace, aorta JSONL, a
+ * back with analysis_io/json_read.c; anything else (a trace, aorta JSONL, a
  * folder, a glob, @LIST) goes through analysis_run, whose input rules
  * (which files of a folder, traces before JSONL beside them, said on
  * stderr) are the same for every command.
@@ -12,7 +12,7 @@
 
 #include "base/output.h"
 #include "cmd/cmds.h"
-#include "ingest/analysis_json.h"
+#include "analysis_io/analysis_io.h"
 #include "ingest/ingest.h"
 #include "pipeline/pipeline.h"
 

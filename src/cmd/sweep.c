@@ -18,7 +18,12 @@
 #include "base/error.h"
 #include "base/options.h"
 #include "cmd/cmds.h"
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
+#include "sweep/rank.h"
+#include "sweep/recipe.h"
+#include "sweep/report.h"
+#include "sweep/results.h"
+#include "sweep/run.h"
 
 static void usage(FILE *f)
 {

@@ -43,7 +43,8 @@
 #endif
 #include "gpu/check.h"
 #include "gpu/gpu.h"
-#include "hwq/hwq.h"
+#include "hwq/harness.h"
+#include "hwq/workloads.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hwq/hwq.h"
+#include "hwq/harness.h"
+#include "hwq/workloads.h"
 
 struct hwq_stats {
 	double mean, p50, p95, p99, min, max, std; /* ms */

@@ -3,8 +3,8 @@
  * (host, no CUDA; unit-tested in tests/unit/test_hwq.c).
  *
  * Formulas (upstream's hw_queue_eval, docs/hwq.md):
- *   percentile p of n sorted values: linear interpolation at index
- *     (n-1)p/100;  std: sample standard deviation (n-1);
+ *   percentile p of n sorted values: base/stats.h (linear interpolation
+ *     at index (n-1)p/100);  std: sample standard deviation (n-1);
  *   throughput = work_per_iter * iters / sum(iteration ms) * work_scale
  *     (work_scale takes "work per ms" to the unit);
  *   switch latency: kernels sorted by end; for consecutive pairs with
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/stats.h"
 #include "hwq/hwq_host.h"
 #include "ingest/ingest.h"
 #include "overlap/ivset.h"
@@ -38,13 +39,7 @@ void hwq_raw_release(struct hwq_raw *r)
 
 double hwq_percentile(const double *v, int n, double p)
 {
-	if (n <= 0)
-		return 0.0;
-	double idx = (double)(n - 1) * p / 100.0;
-	int lo = (int)floor(idx);
-	int hi = lo + 1 < n ? lo + 1 : n - 1;
-	double f = idx - lo;
-	return v[lo] + (v[hi] - v[lo]) * f;
+	return n <= 0 ? 0.0 : pctl_sorted(v, (size_t)n, p / 100.0); /* base/stats.h */
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "hwq/hwq.h"
+#include "hwq/workloads.h"
 #include "hwq/hwq_mem.h"
 #include "hwq/hwq_sizes.h"
 

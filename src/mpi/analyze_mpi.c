@@ -14,7 +14,7 @@
  *     processes share that node's files;
  *  3. each process runs the per-rank pass on its share
  *     (analysis_read_files, its own threads) and packs its ranks
- *     (overlap/rank_io.h: summaries and collective tables, no timelines);
+ *     (analysis_io/analysis_io.h: summaries and collective tables, no timelines);
  *  4. process 0 gathers the bytes, unpacks them, orders the ranks as one
  *     process does, runs the join (analysis_finish) and writes every output.
  * The result is the same analysis, byte for byte, as one process reading
@@ -35,7 +35,7 @@
 #include <mpi.h>
 
 #include "base/error.h"
-#include "overlap/rank_io.h"
+#include "analysis_io/analysis_io.h"
 #include "pipeline/pipeline.h"
 
 enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,

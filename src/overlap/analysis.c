@@ -12,6 +12,7 @@
  * and per-step figures add up to the step total.  Figures in a window are
  * over every span clipped to it, whatever step launched the span.
  */
+#include "base/stats.h"
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
 
@@ -475,11 +476,26 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 	qsort(v, n, sizeof(*v), cmp_i64);
 	s.n = n;
 	s.mean = sum / (double)n;
-	s.p50 = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+	s.p50 = pctl_sorted_i64(v, n, 0.5);
 	s.min = (double)v[0];
 	s.max = (double)v[n - 1];
 	free(v);
 	return s;
+}
+
+double analysis_caused_time_share(const struct analysis *a)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < a->n; i++)
+		t += a->r[i].total.window_ns;
+	return t > 0 ? (double)a->caused_ns / (double)t : NAN;
+}
+
+int analysis_waiting_material(const struct analysis *a)
+{
+	double share = analysis_caused_time_share(a);
+	return a->caused_ns > 0 && share >= LATE_MIN_TIME_SHARE &&
+	       !analysis_uncertain(a, a->caused_ns, a->matched_groups);
 }
 
 void analysis_free(struct analysis *a)

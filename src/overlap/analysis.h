@@ -167,7 +167,7 @@ struct analysis {
 	size_t n;
 	struct analysis_opts opts;
 	/* cross-rank (join.c; docs/metrics.md "Across ranks") */
-	int late_rank;           /* rank that caused >= 60 % of the waiting, -1 if none */
+	int late_rank;           /* rank that caused >= 60 % of material waiting, -1 if none (analysis_waiting_material) */
 	double late_share;       /* the top rank's share of all waiting caused, NaN if none */
 	int top_rank;            /* rank that caused the most waiting (named or not), -1 */
 	int64_t caused_ns;       /* all waiting caused, all ranks */
@@ -242,6 +242,18 @@ static inline int analysis_uncertain(const struct analysis *a, int64_t v, uint64
 {
 	return a->clock_spread_ns > 0 && (double)v < (double)a->clock_spread_ns * (double)(n ? n : 1);
 }
+
+/* The late-rank rule (docs/metrics.md "Late rank"): besides causing >= 60 %
+ * of the waiting, the waiting must be material: all waiting caused at least
+ * LATE_MIN_TIME_SHARE of the ranks' summed time (each rank's whole-trace
+ * window, the span the waiting is counted over) and beyond the clock
+ * uncertainty.  One rule for the join and for a saved analysis read back. */
+#define LATE_SHARE_MIN 0.60
+#define LATE_MIN_TIME_SHARE 0.01
+/* All waiting caused over the ranks' summed time; NaN when there is none. */
+double analysis_caused_time_share(const struct analysis *a);
+/* Whether the waiting caused is material (the second half of the rule). */
+int analysis_waiting_material(const struct analysis *a);
 
 /* Reads a clock-offsets file: one 'KEY OFFSET_NS' per line, KEY a rank
  * number or a host name, '#' comments.  Errors name the file and line. */

@@ -166,10 +166,16 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 			    100.0 * wshare, 100.0 * (1.0 - wshare));
 		} else {
 			n = add(h, hn, n, "%.1f%% of all ranks' collective time was waiting for late peers, "
-				"%.1f%% was transfer; no single rank caused a clear majority (60%%) of the waiting",
-				100.0 * wshare, 100.0 * (1.0 - wshare));
-			if (d->top_rank >= 0)
-				add(h, hn, n, " (the most: rank %d, %.1f%%)", d->top_rank, 100.0 * d->top_share);
+				"%.1f%% was transfer", 100.0 * wshare, 100.0 * (1.0 - wshare));
+			if (d->top_rank >= 0 && d->top_share >= LATE_SHARE_MIN) /* a majority, but not material */
+				add(h, hn, n, "; no late rank: the waiting caused was %.2f%% of the ranks' summed time "
+					"(under %.0f%%; the most: rank %d, %.1f%% of it)", 100.0 * analysis_caused_time_share(a),
+					100.0 * LATE_MIN_TIME_SHARE, d->top_rank, 100.0 * d->top_share);
+			else if (d->top_rank >= 0)
+				add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting (the most: "
+					"rank %d, %.1f%%)", d->top_rank, 100.0 * d->top_share);
+			else
+				add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting");
 		}
 	} else if (eshare >= 0.10) {
 		d->kind = DIAG_EXPOSED_COMM;

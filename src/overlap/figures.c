@@ -64,10 +64,46 @@ int rep_fig_dir(const struct rep_fig_def *f)
 	return 0;
 }
 
-double coll_busbw_gbps(const struct coll_row *c)
+void coll_bw_add(struct coll_bw *b, const struct coll_row *c)
 {
-	if (!c->bytes || !c->total_ns)
+	double f = coll_busbw_factor((enum coll_type)c->type, c->group_size);
+	if (!c->bytes)
+		return;
+	if (!b->rows++) {
+		b->type = c->type;
+		b->group_size = c->group_size;
+	} else if (c->group_size != b->group_size) {
+		b->mixed = 1;
+	}
+	if (c->matched && c->xfer_ns > 0) {
+		double m = (double)c->bytes * (double)c->matched;
+		b->moved_matched += m;
+		b->moved_matched_f += m * f;
+		b->xfer_ns += (double)c->xfer_ns;
+	}
+	if (c->total_ns > 0) {
+		double m = (double)c->bytes * (double)c->count;
+		b->moved += m;
+		b->moved_f += m * f;
+		b->kernel_ns += (double)c->total_ns;
+	}
+}
+
+static double bw_of(const struct coll_bw *b, double moved, double moved_f, double ns)
+{
+	if (!b->rows || ns <= 0)
 		return NAN;
-	double algbw = (double)c->bytes * (double)c->count / (double)c->total_ns;
-	return algbw * coll_busbw_factor((enum coll_type)c->type, c->group_size);
+	if (b->mixed) /* rows of several group sizes: each with its own factor */
+		return moved_f / ns;
+	return moved / ns * coll_busbw_factor((enum coll_type)b->type, b->group_size);
+}
+
+double coll_bw_busbw_gbps(const struct coll_bw *b)
+{
+	return bw_of(b, b->moved_matched, b->moved_matched_f, b->xfer_ns);
+}
+
+double coll_bw_busbw_kernel_gbps(const struct coll_bw *b)
+{
+	return bw_of(b, b->moved, b->moved_f, b->kernel_ns);
 }

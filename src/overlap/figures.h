@@ -49,9 +49,26 @@ double rep_fig_ms(const struct rep_fig_def *f, const struct ov_figures *x);
 /* 1 lower is better, -1 higher is better, 0 neutral. */
 int rep_fig_dir(const struct rep_fig_def *f);
 
-/* nccl-tests bus bandwidth of a collective row in GB/s (NaN when the trace
- * gives no size), the one definition report and compare use; docs/metrics.md. */
-double coll_busbw_gbps(const struct coll_row *c);
+/* The bandwidth of one collective (type, size) over several rows (ranks,
+ * process groups), as the join defines it for one row (join.c
+ * row_bandwidth): busbw_gbps from the transfer time of the calls matched
+ * across ranks (sum of bytes x matched over sum of transfer), and
+ * busbw_kernel_gbps from the whole kernel time (sum of bytes x count over
+ * sum of kernel time), times the nccl-tests factor.  Where the rows are one
+ * collective seen by each rank they agree, and the result is their figure
+ * to the last bit (exact integer sums; one division).  Used by report and
+ * sweep, so a key means one quantity everywhere (docs/metrics.md). */
+struct coll_bw {
+	double moved_matched, xfer_ns;   /* sum of bytes x matched, of transfer ns */
+	double moved, kernel_ns;         /* sum of bytes x count, of kernel ns */
+	double moved_matched_f, moved_f; /* the same, each row times its factor */
+	int group_size, mixed;           /* one group size, or mixed sizes */
+	uint8_t type;
+	int rows;
+};
+void coll_bw_add(struct coll_bw *b, const struct coll_row *c);
+double coll_bw_busbw_gbps(const struct coll_bw *b);        /* NaN: no matched call or no size */
+double coll_bw_busbw_kernel_gbps(const struct coll_bw *b); /* NaN: no size or no time */
 
 /* Keys of the figures an input recorded per step itself (enum step_rec,
  * timeline.h), as a step's "recorded" object in the analysis JSON. */

@@ -36,7 +36,9 @@
  * the j - 1 earlier ranks spent waiting between the previous arrival and
  * its own; the charges add up to the waiting (before the kernel-time cap).
  * The late rank is the one that caused the most waiting, named only when
- * it caused at least 60 % of it.
+ * it caused at least 60 % of it and that waiting is material: at least 1 %
+ * of the ranks' summed time and beyond the clock uncertainty
+ * (analysis_waiting_material).
  */
 #include "overlap/analysis.h"
 
@@ -48,7 +50,6 @@
 
 #include "base/zread.h"
 
-#define LATE_SHARE_MIN 0.60
 #define MAX_FIT_POINTS 96
 #define CLOCK_OFFSET_MAX_NS (1LL << 61)
 /* bus bandwidth above any interconnect: NVLink 5 moves 900 GB/s each way
@@ -927,7 +928,8 @@ static void per_step_sums(struct analysis *a, const struct joinset *js)
 }
 
 /* The rank that caused the most waiting, and the late rank: the same one
- * when it caused a clear majority beyond the clock uncertainty. */
+ * when it caused a clear majority of waiting that is material (>= 1 % of
+ * the ranks' summed time, beyond the clock uncertainty). */
 static void name_late_rank(struct analysis *a)
 {
 	int64_t best = 0;
@@ -938,7 +940,7 @@ static void name_late_rank(struct analysis *a)
 		}
 	if (a->caused_ns > 0) {
 		a->late_share = (double)best / (double)a->caused_ns;
-		if (a->late_share >= LATE_SHARE_MIN && !analysis_uncertain(a, a->caused_ns, a->matched_groups))
+		if (a->late_share >= LATE_SHARE_MIN && analysis_waiting_material(a))
 			a->late_rank = a->top_rank;
 	}
 }

@@ -9,6 +9,7 @@
 #include "overlap/figures.h"
 #include "overlap/diagnosis.h"
 #include "base/output.h"
+#include "base/stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -50,17 +51,6 @@ static void print_gbps(FILE *f, double v)
 		fprintf(f, " %11s", "n/a"); /* no size, or no matched call */
 	else
 		fprintf(f, " %6.1f GB/s", v);
-}
-
-/* Share of matched collective time spent waiting, over all ranks. */
-static double wait_share(const struct analysis *a)
-{
-	int64_t w = 0, t = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		w += a->r[i].wait_ns;
-		t += a->r[i].wait_ns + a->r[i].transfer_ns;
-	}
-	return t ? (double)w / (double)t : NAN;
 }
 
 /* The few sentences a performance engineer wants first (overlap/diagnosis.c). */
@@ -137,8 +127,7 @@ static int cmp_i64v(const void *x, const void *y)
 
 static double pctl(const int64_t *v, size_t n, double q)
 {
-	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
-	return ms(v[k < n ? k : n - 1]);
+	return pctl_sorted_i64(v, n, q) / 1e6;
 }
 
 /* A large job: waiting and waiting caused across ranks as percentiles, and
@@ -267,11 +256,15 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, " %9d %11.3f ms %11.3f ms\n", x->straggler, ms(x->caused_ns), ms(x->total_caused_ns));
 	}
 	if (a->late_rank >= 0)
-		fprintf(f, "   late rank (caused >= 60%% of the waiting): %d (%.1f%%)\n", a->late_rank,
-			100.0 * a->late_share);
+		fprintf(f, "   late rank (caused >= 60%% of the waiting, %.2f%% of the ranks' summed time): %d (%.1f%%)\n",
+			100.0 * analysis_caused_time_share(a), a->late_rank, 100.0 * a->late_share);
 	else if (a->top_rank >= 0 && analysis_uncertain(a, a->caused_ns, a->matched_groups))
 		fprintf(f, "   late rank: none (all waiting caused, %.3f ms, is within the clock uncertainty)\n",
 			ms(a->caused_ns));
+	else if (a->top_rank >= 0 && a->late_share >= LATE_SHARE_MIN)
+		fprintf(f, "   no late rank: the waiting caused was %.2f%% of the ranks' summed time (under %.0f%%, not "
+			   "material; the most: rank %d, %.1f%% of it)\n", 100.0 * analysis_caused_time_share(a),
+			100.0 * LATE_MIN_TIME_SHARE, a->top_rank, 100.0 * a->late_share);
 	else if (a->top_rank >= 0)
 		fprintf(f, "   late rank: none (no rank caused 60%% of the waiting; the most: rank %d, %.1f%%)\n",
 			a->top_rank, 100.0 * a->late_share);
@@ -448,346 +441,6 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
 	}
-}
-
-/* ---- JSON ----------------------------------------------------------------- */
-
-static void json_figs(struct jw *w, const char *key, const struct ov_figures *x)
-{
-	jw_obj(w, key);
-	for (size_t k = 0; k < NFIGURES; k++)
-		jw_ms(w, FIGURES[k].key, fig_value(&FIGURES[k], x));
-	jw_num(w, "overlap_pct", 100.0 * ratio(x->overlap_ns, x->comm_ns), 4);
-	jw_num(w, "exposed_comm_pct", 100.0 * ratio(x->exposed_comm_ns, x->window_ns), 4);
-	jw_num(w, "utilization", ratio(x->busy_ns, x->window_ns), 6);
-	jw_num(w, "overlap_ratio", ratio(x->overlap_ns, x->compute_ns), 6);
-	int64_t mn = x->gemm_ns < x->comm_ns ? x->gemm_ns : x->comm_ns;
-	jw_num(w, "tp_overlap_efficiency", ratio(x->gemm_comm_ns, mn), 6);
-	jw_obj(w, "collective_ms");
-	for (int c = 1; c < COLL__COUNT; c++)
-		if (x->coll_ns[c])
-			jw_ms(w, coll_type_name((enum coll_type)c), x->coll_ns[c]);
-	jw_obj_end(w);
-	jw_obj(w, "collective_exposed_ms");
-	for (int c = 1; c < COLL__COUNT; c++)
-		if (x->coll_ns[c])
-			jw_ms(w, coll_type_name((enum coll_type)c), x->coll_exposed_ns[c]);
-	jw_obj_end(w);
-	jw_obj_end(w);
-}
-
-void analysis_write_json(FILE *f, const struct analysis *a)
-{
-	struct jw w;
-
-	jw_init(&w, f, 1);
-	jw_obj(&w, NULL);
-	jw_str(&w, "schema", ANALYSIS_SCHEMA);
-	jw_obj(&w, "tool");
-	jw_str(&w, "name", "aorta");
-	jw_str(&w, "version", AORTA_VERSION);
-	jw_obj_end(&w);
-	jw_obj(&w, "options");
-	jw_int(&w, "skip_steps", a->opts.skip_steps);
-	jw_num(&w, "host_bound_pct", a->opts.host_bound_pct, 2);
-	jw_obj_end(&w);
-	jw_arr(&w, "inputs");
-	for (size_t i = 0; i < a->ninputs; i++)
-		jw_str(&w, NULL, a->inputs[i]);
-	jw_arr_end(&w);
-	jw_arr(&w, "ranks");
-	for (size_t i = 0; i < a->n; i++) {
-		const struct rank_result *r = &a->r[i];
-		jw_obj(&w, NULL);
-		jw_int(&w, "rank", r->rank);
-		jw_int(&w, "world_size", r->world_size);
-		jw_int(&w, "device", r->device);
-		jw_str(&w, "path", r->path);
-		jw_str(&w, "format", r->format);
-		jw_uint(&w, "device_events", r->events);
-		jw_uint(&w, "host_events", r->host_events);
-		jw_uint(&w, "skipped_events", r->skipped);
-		if (r->other_device_spans) {
-			jw_uint(&w, "other_device_events", r->other_device_spans);
-			jw_int(&w, "other_device", r->other_device);
-		}
-		if (r->skipped)
-			jw_str(&w, "skipped_first", r->skipped_first);
-		json_figs(&w, "total", &r->total);
-		if (r->nsteps)
-			json_figs(&w, "steps_total", &r->steps_sum);
-		jw_arr(&w, "steps");
-		for (size_t j = 0; j < r->nsteps; j++) {
-			const struct step_result *s = &r->steps[j];
-			jw_obj(&w, NULL);
-			jw_int(&w, "step", s->number);
-			jw_int(&w, "start_ns", s->start_ns);
-			jw_int(&w, "end_ns", s->end_ns);
-			for (size_t k = 0; k < NFIGURES; k++)
-				jw_ms(&w, FIGURES[k].key, fig_value(&FIGURES[k], &s->f));
-			jw_num(&w, "overlap_pct", 100.0 * ratio(s->f.overlap_ns, s->f.comm_ns), 4);
-			jw_bool(&w, "host_bound", s->host_bound);
-			if (r->has_rec) { /* what the input recorded itself (JSONL) */
-				jw_obj(&w, "recorded");
-				for (int q = 0; q < SR__COUNT; q++)
-					jw_num(&w, REC_KEYS[q], s->rec[q], q == SR_LOSS ? 8 : 6);
-				jw_obj_end(&w);
-			}
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj(&w, "step_stats");
-		for (size_t k = 0; k < NFIGURES; k++) {
-			struct stat4 st = steps_stat(r, a->opts.skip_steps, FIGURES[k].off);
-			if (!st.n)
-				continue;
-			jw_obj(&w, FIGURES[k].key);
-			jw_num(&w, "mean", st.mean / 1e6, 6);
-			jw_num(&w, "p50", st.p50 / 1e6, 6);
-			jw_ms(&w, "min", (int64_t)st.min);
-			jw_ms(&w, "max", (int64_t)st.max);
-			jw_obj_end(&w);
-		}
-		jw_obj_end(&w);
-		size_t hb = 0; /* over the kept steps, as the step figures */
-		for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
-			hb += (size_t)r->steps[j].host_bound;
-		jw_uint(&w, "host_bound_steps", hb);
-		jw_arr(&w, "streams");
-		for (size_t k = 0; k < r->nstreams; k++) {
-			jw_obj(&w, NULL);
-			jw_int(&w, "stream", r->streams[k].stream);
-			jw_ms(&w, "busy_ms", r->streams[k].busy_ns);
-			jw_num(&w, "utilization", ratio(r->streams[k].busy_ns, r->total.window_ns), 6);
-			jw_uint(&w, "spans", r->streams[k].spans);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_arr(&w, "collectives");
-		for (size_t k = 0; k < r->ncolls; k++) {
-			const struct coll_row *c = &r->colls[k];
-			jw_obj(&w, NULL);
-			jw_str(&w, "type", coll_type_name((enum coll_type)c->type));
-			jw_str(&w, "process_group", c->pg);
-			jw_uint(&w, "bytes", c->bytes);
-			jw_int(&w, "group_size", c->group_size);
-			jw_uint(&w, "count", c->count);
-			jw_ms(&w, "total_ms", c->total_ns);
-			jw_ms(&w, "exposed_ms", c->exposed_ns);
-			jw_ms(&w, "min_ms", c->min_ns);
-			jw_ms(&w, "max_ms", c->max_ns);
-			jw_uint(&w, "matched", c->matched);
-			if (a->clocks_aligned) {
-				jw_ms(&w, "wait_ms", c->wait_ns);
-				jw_ms(&w, "transfer_ms", c->transfer_ns);
-			} else {
-				jw_null(&w, "wait_ms");
-				jw_null(&w, "transfer_ms");
-			}
-			jw_num(&w, "wait_share", c->wait_share, 6);
-			/* /2: from transfer time over the matched calls (nccl-tests);
-			 * the whole-kernel-time figures under _kernel_ (join.c) */
-			jw_num(&w, "algbw_gbps", c->algbw_gbps, 4);
-			jw_num(&w, "busbw_gbps", c->busbw_gbps, 4);
-			jw_num(&w, "algbw_kernel_gbps", c->algbw_kernel_gbps, 4);
-			jw_num(&w, "busbw_kernel_gbps", c->busbw_kernel_gbps, 4);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_arr(&w, "top_kernels");
-		for (size_t k = 0; k < r->nkernels; k++) {
-			const struct kernel_row *kr = &r->kernels[k];
-			jw_obj(&w, NULL);
-			jw_str(&w, "name", kr->name);
-			jw_str(&w, "kind", kind_name((enum span_kind)kr->kind));
-			jw_uint(&w, "count", kr->count);
-			jw_ms(&w, "total_ms", kr->total_ns);
-			jw_ms(&w, "min_ms", kr->min_ns);
-			jw_ms(&w, "max_ms", kr->max_ns);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj(&w, "wait");
-		jw_uint(&w, "matched_collectives", r->matched);
-		if (a->clocks_aligned) {
-			jw_ms(&w, "wait_ms", r->wait_ns);
-			jw_bool(&w, "wait_uncertain", analysis_uncertain(a, r->wait_ns, r->matched));
-			jw_ms(&w, "transfer_ms", r->transfer_ns);
-			jw_uint(&w, "times_last", r->times_last);
-			jw_ms(&w, "caused_ms", r->caused_ns);
-			jw_bool(&w, "caused_uncertain", analysis_uncertain(a, r->caused_ns, r->matched));
-			jw_uint(&w, "caused_collectives", r->caused_colls);
-			jw_ms(&w, "lateness_ms", r->lateness_ns);
-			jw_ms(&w, "caused_host_wait_excess_ms", r->caused_host_excess_ns);
-			jw_ms(&w, "caused_busy_excess_ms", r->caused_busy_excess_ns);
-			jw_arr(&w, "caused_steps");
-			for (size_t k = 0; k < a->nxsteps; k++)
-				if (a->xsteps[k].by_rank[i] > 0 && a->xsteps[k].by_rank[i] > a->clock_spread_ns)
-					jw_int(&w, NULL, a->xsteps[k].number);
-			jw_arr_end(&w);
-		} else {
-			jw_null(&w, "wait_ms");
-			jw_null(&w, "transfer_ms");
-			jw_null(&w, "times_last");
-			jw_null(&w, "caused_ms");
-		}
-		jw_obj_end(&w);
-		jw_obj(&w, "clock");
-		if (r->host[0])
-			jw_str(&w, "host", r->host);
-		else
-			jw_null(&w, "host");
-		jw_int(&w, "domain", r->clock_domain);
-		jw_num(&w, "offset_ms", (double)r->clock_offset_ns / 1e6, 6);
-		jw_num(&w, "drift_ppm", r->clock_drift * 1e6, 4);
-		jw_int(&w, "t0_ns", r->clock_t0_ns);
-		jw_obj_end(&w);
-		jw_obj(&w, "named");
-		jw_obj(&w, "hta");
-		jw_num(&w, "comm_comp_overlap_pctg", r->hta.has_comm ? r->hta.comm_comp_overlap_pct : NAN, 4);
-		jw_ms(&w, "kernel_time_ms", r->hta.kernel_time_ns);
-		jw_ms(&w, "idle_time_ms", r->hta.idle_ns);
-		jw_ms(&w, "compute_time_ms", r->hta.compute_ns);
-		jw_ms(&w, "non_compute_time_ms", r->hta.non_compute_ns);
-		jw_num(&w, "idle_time_pctg", 100.0 * ratio(r->hta.idle_ns, r->hta.kernel_time_ns), 4);
-		jw_num(&w, "compute_time_pctg", 100.0 * ratio(r->hta.compute_ns, r->hta.kernel_time_ns), 4);
-		jw_num(&w, "non_compute_time_pctg", 100.0 * ratio(r->hta.non_compute_ns, r->hta.kernel_time_ns), 4);
-		jw_bool(&w, "last_step_excluded", r->hta.last_step_excluded);
-		jw_obj_end(&w);
-		const struct ov_figures *tl = &r->tracelens;
-		jw_obj(&w, "tracelens");
-		jw_ms(&w, "busy_time_ms", tl->busy_ns);
-		jw_ms(&w, "computation_time_ms", tl->compute_ns);
-		jw_ms(&w, "exposed_comm_time_ms", tl->exposed_comm_ns);
-		jw_ms(&w, "exposed_memcpy_time_ms", tl->exposed_memcpy_ns);
-		jw_ms(&w, "idle_time_ms", tl->idle_ns);
-		jw_ms(&w, "total_comm_time_ms", tl->comm_ns);
-		jw_ms(&w, "total_memcpy_time_ms", tl->memcpy_ns);
-		jw_ms(&w, "total_time_ms", tl->window_ns);
-		jw_obj_end(&w);
-		jw_obj(&w, "aorta");
-		const struct ov_figures *x = r->nsteps ? &r->steps_sum : &r->total;
-		jw_ms(&w, "overlap_ms", x->overlap_ns);
-		jw_ms(&w, "compute_ms", x->compute_ns);
-		jw_num(&w, "overlap_ratio", ratio(x->overlap_ns, x->compute_ns), 6);
-		jw_obj_end(&w);
-		jw_obj(&w, "tp");
-		int64_t mn = x->gemm_ns < x->comm_ns ? x->gemm_ns : x->comm_ns;
-		jw_num(&w, "overlap_efficiency", ratio(x->gemm_comm_ns, mn), 6);
-		jw_obj_end(&w);
-		jw_obj_end(&w);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	jw_obj(&w, "across_ranks");
-	jw_uint(&w, "ranks", a->n);
-	int xr = a->clocks_aligned;
-	if (xr && a->late_rank >= 0)
-		jw_int(&w, "late_rank", a->late_rank);
-	else
-		jw_null(&w, "late_rank");
-	jw_num(&w, "late_share", xr ? a->late_share : NAN, 6);
-	if (xr && a->top_rank >= 0)
-		jw_int(&w, "top_rank", a->top_rank);
-	else
-		jw_null(&w, "top_rank");
-	jw_uint(&w, "matched_collectives", a->matched_groups);
-	jw_uint(&w, "matched_by_seq", a->matched_by_seq);
-	jw_uint(&w, "unmatched_calls", a->unmatched_calls);
-	jw_uint(&w, "incomplete_collectives", a->incomplete_groups);
-	jw_uint(&w, "size_mismatches", a->size_mismatch);
-	jw_bool(&w, "clocks_aligned", a->clocks_aligned);
-	if (xr)
-		jw_null(&w, "no_cross_rank_reason");
-	else
-		jw_str(&w, "no_cross_rank_reason", a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
-	jw_num(&w, "wait_share", xr ? wait_share(a) : NAN, 6);
-	if (xr) {
-		jw_ms(&w, "waiting_caused_ms", a->caused_ns);
-		jw_ms(&w, "skew_mean_ms", a->skew_mean_ns);
-		jw_ms(&w, "skew_p50_ms", a->skew_p50_ns);
-		jw_ms(&w, "skew_max_ms", a->skew_max_ns);
-	} else {
-		jw_null(&w, "waiting_caused_ms");
-		jw_null(&w, "skew_mean_ms");
-		jw_null(&w, "skew_p50_ms");
-		jw_null(&w, "skew_max_ms");
-	}
-	jw_obj(&w, "clock");
-	jw_str(&w, "method", a->clock_method ? a->clock_method : "none");
-	jw_int(&w, "reference_rank", a->n ? a->r[0].rank : -1);
-	jw_uint(&w, "samples", a->clock_samples);
-	jw_ms(&w, "spread_ms", a->clock_spread_ns);
-	jw_ms(&w, "spread_p50_ms", a->clock_spread_p50_ns);
-	jw_arr(&w, "offsets");
-	for (size_t i = 0; i < a->n; i++) {
-		jw_obj(&w, NULL);
-		jw_int(&w, "rank", a->r[i].rank);
-		jw_int(&w, "domain", a->r[i].clock_domain);
-		jw_num(&w, "offset_ms", (double)a->r[i].clock_offset_ns / 1e6, 6);
-		jw_num(&w, "drift_ppm", a->r[i].clock_drift * 1e6, 4);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
-	jw_arr(&w, "steps");
-	for (size_t k = 0; xr && k < a->nxsteps; k++) {
-		const struct xstep *x = &a->xsteps[k];
-		jw_obj(&w, NULL);
-		if (x->number == INT64_MIN)
-			jw_null(&w, "step");
-		else
-			jw_int(&w, "step", x->number);
-		if (x->straggler >= 0)
-			jw_int(&w, "straggler", x->straggler);
-		else
-			jw_null(&w, "straggler");
-		jw_ms(&w, "straggler_caused_ms", x->caused_ns);
-		jw_ms(&w, "caused_ms", x->total_caused_ns);
-		jw_obj(&w, "caused_ms_by_rank"); /* the ranks that caused any */
-		for (size_t i = 0; i < a->n; i++) {
-			char key[32];
-			if (x->by_rank[i] <= 0)
-				continue;
-			snprintf(key, sizeof(key), "%d", a->r[i].rank);
-			jw_ms(&w, key, x->by_rank[i]);
-		}
-		jw_obj_end(&w);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	jw_obj(&w, "figures");
-	for (size_t k = 0; k < NFIGURES && a->n; k++) {
-		int64_t mn2 = INT64_MAX, mx = INT64_MIN;
-		int rmx = -1, rmn = -1;
-		double sum = 0;
-		for (size_t i = 0; i < a->n; i++) {
-			int64_t v = fig_value(&FIGURES[k], &a->r[i].total);
-			sum += (double)v;
-			if (v < mn2) { mn2 = v; rmn = a->r[i].rank; }
-			if (v > mx) { mx = v; rmx = a->r[i].rank; }
-		}
-		jw_obj(&w, FIGURES[k].key);
-		jw_num(&w, "mean", sum / (double)a->n / 1e6, 6);
-		jw_ms(&w, "min", mn2);
-		jw_int(&w, "min_rank", rmn);
-		jw_ms(&w, "max", mx);
-		jw_int(&w, "max_rank", rmx);
-		jw_obj_end(&w);
-	}
-	jw_obj_end(&w);
-	jw_obj_end(&w);
-	jw_obj_end(&w);
-}
-
-enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e)
-{
-	struct outfile o;
-	enum aorta_status s = out_open(&o, path, e);
-	if (s)
-		return s;
-	analysis_write_json(o.f, a);
-	return out_commit(&o, e);
 }
 
 /* ---- CSV ------------------------------------------------------------------- */

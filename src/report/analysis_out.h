@@ -8,15 +8,10 @@
 
 #include <stdio.h>
 
+#include "analysis_io/analysis_io.h"
 #include "overlap/analysis.h"
 
-/* /2: algbw_gbps/busbw_gbps are from transfer time (end - last arrival),
- * no longer the whole kernel time (now *_kernel_gbps); docs/formats.md */
-#define ANALYSIS_SCHEMA "aorta.analysis/2"
-
 void analysis_print(FILE *f, const struct analysis *a, int per_step);
-void analysis_write_json(FILE *f, const struct analysis *a);
-enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e);
 /* Declares the files analysis_save_csv writes into DIR to the output guard
  * (base/output.h), WHAT naming the option. */
 enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e);

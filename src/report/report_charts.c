@@ -27,7 +27,7 @@
  * Colours are Okabe & Ito's palette; green and red mean better and worse
  * only on the comparison charts of change.
  */
-#include "report/report.h"
+#include "report/report_charts.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -689,6 +689,14 @@ static enum aorta_status chart_collectives(struct ctx *c)
 	size_t nb = 0, bcap = 0;
 	char **names = NULL;
 	size_t nn = 0, ncap = 0;
+	/* bus bandwidth from the transfer time of the matched calls (busbw_gbps,
+	 * the join's); where no run has one (no shared clock), the kernel-time
+	 * figure under its own name (busbw_kernel_gbps) */
+	int kernel_bw = 1;
+	for (size_t i = 0; i < r->nds; i++)
+		for (size_t k = 0; k < r->ds[i].ncolls; k++)
+			if (isfinite(coll_bw_busbw_gbps(&r->ds[i].colls[k].bw)))
+				kernel_bw = 0;
 	for (size_t i = 0; i < r->nds; i++) {
 		const struct rep_dataset *d = &r->ds[i];
 		/* one series per type (types in order of first appearance), its
@@ -715,7 +723,8 @@ static enum aorta_status chart_collectives(struct ctx *c)
 				size_t k = o[q].k;
 				x[q - a] = d->colls[k].bytes;
 				lat[q - a] = d->colls[k].count ? d->colls[k].total_ms / d->colls[k].count : NAN;
-				bw[q - a] = d->colls[k].busbw_n ? d->colls[k].busbw_gbps_sum / d->colls[k].busbw_n : NAN;
+				bw[q - a] = kernel_bw ? coll_bw_busbw_kernel_gbps(&d->colls[k].bw)
+						      : coll_bw_busbw_gbps(&d->colls[k].bw);
 			}
 			GROW(bufs, bcap, nb + 3);
 			bufs[nb++] = x, bufs[nb++] = lat, bufs[nb++] = bw;
@@ -738,14 +747,23 @@ static enum aorta_status chart_collectives(struct ctx *c)
 		struct plot_panel pn[2] = {
 			{ .kind = PK_LINE, .title = "latency per call", .xlabel = "message size (bytes, log scale)",
 			  .ylabel = "latency (ms)", .logx = 1, .x_bytes = 1, .y_from_zero = 1, .series = se[0], .nseries = ns },
-			{ .kind = PK_LINE, .title = "bus bandwidth", .xlabel = "message size (bytes, log scale)",
+			{ .kind = PK_LINE, .title = kernel_bw ? "bus bandwidth over kernel time (busbw_kernel_gbps)"
+							       : "bus bandwidth (busbw_gbps)",
+			  .xlabel = "message size (bytes, log scale)",
 			  .ylabel = "bus bandwidth (GB/s)", .logx = 1, .x_bytes = 1, .y_from_zero = 1, .series = se[1],
 			  .nseries = ns },
 		};
 		struct plot_chart ch = { "Collectives by message size", 1200, 520, 2, pn, 2,
-					 "mean over calls and ranks; bus bandwidth as nccl-tests defines it" };
+					 kernel_bw ? "latency: mean per call over ranks; bus bandwidth (nccl-tests factor) over "
+						     "the whole kernel time, waiting included: no call was matched across ranks"
+						   : "latency: mean per call over ranks; bus bandwidth as nccl-tests defines it, "
+						     "from the transfer time (last arrival to end) of the calls matched across ranks" };
 		st = emit(c, &ch, "collectives", "collectives",
-			  xasprintf("Per-collective latency and bus bandwidth by message size."));
+			  xasprintf("Per-collective latency and bus bandwidth by message size: %s.",
+				    kernel_bw ? "bus bandwidth over the whole kernel time, waiting included "
+						"(busbw_kernel_gbps in summary.json), as no call was matched across ranks"
+					      : "bus bandwidth (busbw_gbps in summary.json, as analyze) from the transfer time "
+						"(last arrival to end) of the calls matched across ranks"));
 	}
 	for (size_t i = 0; i < nb; i++)
 		free(bufs[i]);

@@ -10,7 +10,7 @@
  * comes from the inputs (labels, paths, config files) is HTML-escaped.
  * Written through out_open/out_commit: complete or absent.
  */
-#include "report/report.h"
+#include "report/report_html.h"
 
 #include <limits.h>
 #include <math.h>
@@ -154,8 +154,9 @@ char *report_verdict(const struct report *r)
 		int order[REP_NCMP], n = 0;
 		for (int k = 1; k < REP_NCMP; k++) {
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
-			const char *vk = rep_verdict(r, a, c, k, slower);
-			if (strcmp(vk, "similar") && strcmp(vk, "n/a") && strcmp(vk, "changed") && isfinite(change_pct(a, c)))
+			const char *vk = rep_cmp_verdict(r, x, y, a, c, k, slower);
+			if (strcmp(vk, "similar") && strcmp(vk, "n/a") && strcmp(vk, "absent") && strcmp(vk, "changed") &&
+			    isfinite(change_pct(a, c)))
 				order[n++] = k;
 		}
 		for (int i = 0; i < n; i++) /* sort by |change| */
@@ -176,7 +177,7 @@ char *report_verdict(const struct report *r)
 			int k = order[i];
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
 			sbf(&b, "%s %s %s (%.4g -> %.4g, %+.1f%%)", i ? ";" : "", rep_cmp_label(k),
-			    rep_verdict(r, a, c, k, slower), a, c, change_pct(a, c));
+			    rep_cmp_verdict(r, x, y, a, c, k, slower), a, c, change_pct(a, c));
 		}
 		sbf(&b, "%s Overlap ratio %.4f -> %.4f (delta %+.4f).\n", n ? "." : "", x->ratio, y->ratio, y->ratio - x->ratio);
 	}
@@ -350,7 +351,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		int slower = rep_step_slower(r, x, y);
 		for (int k = 0; k < REP_NCMP; k++) {
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
-			const char *vv = rep_verdict(r, a, c, k, slower);
+			const char *vv = rep_cmp_verdict(r, x, y, a, c, k, slower);
 			fprintf(f, "<tr><td class=l>%s (%s)</td><td>", rep_cmp_label(k), k == RF__COUNT ? "ratio" : "ms");
 			num(f, a, "");
 			fputs("</td><td>", f);

@@ -1,10 +1,10 @@
 /*
- * report_model.c - the datasets of `aorta report` (report.h), built from
+ * report_model.c - the datasets of `aorta report` (report_model.h), built from
  * struct analysis, and the pooled statistics over them.
  *
  * One way in.  report reads nothing itself: cmd/report.c gets each run as
  * a struct analysis (traces or JSONL through analysis_run, a saved
- * analysis through ingest/analysis_json.c), and rep_dataset_from_analysis
+ * analysis through analysis_io/json_read.c), and rep_dataset_from_analysis
  * turns it into per-step figures per rank.  The figures are the engine's
  * (overlap/figures.c's REP_FIGS, each read off struct ov_figures), except
  * for an input that recorded its own per-step figures (aorta / upstream
@@ -12,7 +12,7 @@
  * overlap_report.py reads them, so summary.json stays compatible.  The
  * diagnosis is analysis_diagnose()'s, the one analyze prints.
  */
-#include "report/report.h"
+#include "report/report_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/stats.h"
 #include "overlap/analysis.h"
 #include "overlap/figures.h"
 #include "report/report_change.h"
@@ -46,6 +47,7 @@ void rep_dataset_free(struct rep_dataset *d)
 	free(d->colls);
 	free(d->config_text);
 	free(d->stat);
+	rep_upstream_free(&d->up);
 	if (d->a) {
 		analysis_free(d->a);
 		free(d->a);
@@ -78,7 +80,7 @@ static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *
 {
 	size_t k;
 	const char *type = coll_type_name((enum coll_type)c->type);
-	double bytes = (double)c->bytes, busbw = coll_busbw_gbps(c);
+	double bytes = (double)c->bytes;
 	if (!c->bytes || !c->count)
 		return;
 	for (k = 0; k < d->ncolls; k++)
@@ -93,10 +95,7 @@ static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *
 	}
 	d->colls[k].count += (double)c->count;
 	d->colls[k].total_ms += (double)c->total_ns * 1e-6;
-	if (isfinite(busbw)) {
-		d->colls[k].busbw_gbps_sum += busbw;
-		d->colls[k].busbw_n += 1;
-	}
+	coll_bw_add(&d->colls[k].bw, c);
 }
 
 /* The Gantt chart's ranges from a trace (the first rank only, as for
@@ -203,12 +202,11 @@ void rep_dataset_from_analysis(const char *label, const char *input, struct anal
 			st->gstep = rr->nsteps ? rr->steps[k].number : 0;
 			st->loss = NAN;
 			fill_from_figures(st, rr->nsteps ? &rr->steps[k].f : &rr->total);
-			if (rr->has_rec && rr->nsteps) { /* what the run recorded (upstream's figures) */
-				const double *rv = rr->steps[k].rec;
-				for (int q = 0; q < RF__COUNT; q++)
-					if (REP_FIGS[q].rec >= 0 && !isnan(rv[REP_FIGS[q].rec]))
-						st->v[q] = rv[REP_FIGS[q].rec];
-				st->loss = rv[SR_LOSS];
+			/* the figures are the engine's, under analyze's keys; what the
+			 * run recorded itself (JSONL) feeds upstream's keys only
+			 * (report/upstream.h), and the loss */
+			if (rr->has_rec && rr->nsteps) {
+				st->loss = rr->steps[k].rec[SR_LOSS];
 				if (!isnan(st->loss))
 					d->has_loss = 1;
 			}
@@ -247,19 +245,6 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Percentile by linear interpolation between closest ranks (numpy's
- * default), over sorted v[n]. */
-static double pct(const double *v, size_t n, double q)
-{
-	if (!n)
-		return NAN;
-	double pos = q * (double)(n - 1);
-	size_t lo = (size_t)pos;
-	if (lo + 1 >= n)
-		return v[n - 1];
-	return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
 static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, int f)
 {
 	struct rep_stat s = { 0, NAN, NAN, NAN, NAN, NAN, NAN };
@@ -282,9 +267,9 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 		qsort(v, m, sizeof(*v), cmp_d);
 		s.n = m;
 		s.mean = sum / (double)m;
-		s.p50 = pct(v, m, 0.50);
-		s.p90 = pct(v, m, 0.90);
-		s.p99 = pct(v, m, 0.99);
+		s.p50 = pctl_sorted(v, m, 0.50);
+		s.p90 = pctl_sorted(v, m, 0.90);
+		s.p99 = pctl_sorted(v, m, 0.99);
 		s.min = v[0];
 		s.max = v[m - 1];
 	}
@@ -325,10 +310,13 @@ void report_prepare(struct report *r)
 		for (int f = 0; f < RF__COUNT; f++)
 			d->stat[f] = rep_dataset_stat(d, skip, f);
 		d->loss = rep_dataset_stat(d, skip, -1);
-		d->ratio = rep_overlap_ratio(d, skip);
+		d->ratio = d->up.has ? rep_upstream_ratio(&d->up) : rep_overlap_ratio(d, skip);
 		d->kept = d->read = 0;
+		for (int f = 0; f < RF__COUNT; f++)
+			d->absent[f] = (unsigned char)rep_fig_absent(d, f);
 		for (size_t k = 0; k < d->nranks; k++) {
 			struct rep_rank *rk = &d->ranks[k];
+			memcpy(rk->absent, d->absent, sizeof(rk->absent));
 			size_t first = rep_first_kept(rk, skip);
 			double sum[RF__COUNT] = { 0 }, ls = 0;
 			size_t nl = 0;
@@ -345,6 +333,8 @@ void report_prepare(struct report *r)
 				rk->mean[f] = rk->kept ? sum[f] / (double)rk->kept : NAN;
 			rk->mean_loss = nl ? ls / (double)nl : NAN;
 			rk->ratio = sum[RF_COMPUTE] != 0 ? sum[RF_OVERLAP] / sum[RF_COMPUTE] : 0.0;
+			if (d->up.has) /* overlap_ratio is upstream's wherever the run has its JSONL */
+				rk->ratio = rep_upstream_rank_ratio(&d->up, rk->rank);
 			d->kept += rk->kept;
 			d->read += rk->nsteps;
 			if (rk->world_size > d->world_size)
@@ -353,18 +343,41 @@ void report_prepare(struct report *r)
 	}
 }
 
+int rep_fig_absent(const struct rep_dataset *d, int k)
+{
+	if (k < 0 || k >= RF__COUNT || REP_FIGS[k].coll < 0)
+		return 0;
+	int t = REP_FIGS[k].coll;
+	for (size_t i = 0; d->a && i < d->a->n; i++)
+		if (d->a->r[i].total.coll_ns[t] > 0)
+			return 0;
+	for (size_t i = 0; i < d->nranks; i++) /* an input that recorded it (JSONL) */
+		for (size_t s = 0; s < d->ranks[i].nsteps; s++)
+			if (isfinite(d->ranks[i].steps[s].v[k]) && d->ranks[i].steps[s].v[k] != 0)
+				return 0;
+	return 1;
+}
+
 double rep_cmp_value(const struct rep_dataset *d, int k)
 {
 	if (k == RF__COUNT)
 		return d->kept ? d->ratio : NAN;
-	return d->stat ? d->stat[k].mean : NAN;
+	return d->stat && !d->absent[k] ? d->stat[k].mean : NAN;
 }
 
 double rep_cmp_rank_value(const struct rep_rank *r, int k)
 {
 	if (k == RF__COUNT)
 		return r->kept ? r->ratio : NAN;
-	return r->mean[k];
+	return r->absent[k] ? NAN : r->mean[k];
+}
+
+const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c,
+			    double x, double y, int k, int step_slower)
+{
+	if (k < RF__COUNT && (b->absent[k] || c->absent[k]))
+		return "absent";
+	return rep_verdict(r, x, y, k, step_slower);
 }
 
 const char *rep_cmp_key(int k)

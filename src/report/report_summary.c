@@ -5,8 +5,12 @@
  * The upstream keys come first and mean what overlap_report.py means by
  * them, so its consumers keep working: datasets.<label>.{count, mean_loss,
  * mean_overlap_ms, mean_compute_ms, mean_allreduce_overlap_ms,
- * mean_reducescatter_overlap_ms, overlap_ratio} over every kept step of
- * every rank pooled, overlap_ratio a ratio of means (0 when compute is 0),
+ * mean_reducescatter_overlap_ms, overlap_ratio} computed as it computes
+ * them from the run's rank_*_metrics.jsonl (report/upstream.h: every
+ * record, no skip, full precision) whatever else is beside them; a run
+ * without upstream JSONL gives them from aorta's step figures over every
+ * kept step of every rank pooled, overlap_ratio a ratio of means (0 when
+ * compute is 0),
  * {"count": 0} plus input details for an empty dataset, and comparison.
  * {reference_overlap_ratio, candidate_overlap_ratio, ratio_delta} only when
  * both --reference and --candidate were given (the first candidate).
@@ -15,10 +19,11 @@
  * against the reference, per figure and per rank, with a verdict from
  * report_change.h.  Written through out_open/out_commit: complete or absent.
  */
-#include "report/report.h"
+#include "report/report_summary.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/output.h"
 #include "report/compare.h"
@@ -43,8 +48,22 @@ static void stat_obj(struct jw *w, const char *key, const struct rep_stat *s)
 static void dataset(struct jw *w, const struct report *r, const struct rep_dataset *d)
 {
 	jw_obj(w, d->label);
-	jw_int(w, "count", (long long)d->kept);
-	if (d->kept) {
+	if (d->up.has) { /* overlap_report.py's figures, computed as it does (upstream.h) */
+		const struct rep_upstream *u = &d->up;
+		jw_int(w, "count", u->count);
+	}
+	if (d->up.has && d->up.count) {
+		const struct rep_upstream *u = &d->up;
+		jw_num_exact(w, "mean_loss", u->loss_ok ? rep_upstream_mean(u, &u->sum_loss) : NAN);
+		jw_num_exact(w, "mean_overlap_ms", rep_upstream_mean(u, &u->sum_overlap));
+		jw_num_exact(w, "mean_compute_ms", rep_upstream_mean(u, &u->sum_compute));
+		jw_num_exact(w, "mean_allreduce_overlap_ms", rep_upstream_mean(u, &u->sum_ar));
+		jw_num_exact(w, "mean_reducescatter_overlap_ms", rep_upstream_mean(u, &u->sum_rs));
+		jw_num_exact(w, "overlap_ratio", d->ratio); /* rep_upstream_ratio (report_prepare) */
+	} else if (!d->up.has) {
+		jw_int(w, "count", (long long)d->kept);
+	}
+	if (!d->up.has && d->kept) {
 		if (d->has_loss)
 			jw_num(w, "mean_loss", d->loss.mean, 8);
 		else
@@ -56,6 +75,19 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 		jw_num(w, "overlap_ratio", d->ratio, 8);
 	}
 	/* aorta additions */
+	jw_obj(w, "sources"); /* where each group of keys came from (--prefer) */
+	if (d->up.has)
+		jw_str(w, "upstream_keys", !strcmp(d->up.from, "jsonl") ? "rank_*_metrics.jsonl, as overlap_report.py"
+								       : "the JSONL figures the saved analysis recorded");
+	else
+		jw_str(w, "upstream_keys", "aorta's step figures (no upstream JSONL)");
+	if (d->up.has) {
+		jw_uint(w, "upstream_files", d->up.files);
+		jw_int(w, "upstream_records", d->up.count);
+		jw_int(w, "upstream_lines_left_out", d->up.bad_lines);
+	}
+	jw_str(w, "analysis", d->analysis_from ? d->analysis_from : "?");
+	jw_obj_end(w);
 	jw_str(w, "input", d->input);
 	jw_str(w, "format", d->format ? d->format : "?");
 	jw_int(w, "ranks", (long long)d->nranks);
@@ -105,7 +137,9 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 			jw_num(w, "bytes", c->bytes, 0);
 			jw_num(w, "count", c->count, 0);
 			jw_num(w, "latency_ms", c->count ? c->total_ms / c->count : NAN, 6);
-			jw_num(w, "busbw_gbps", c->busbw_n ? c->busbw_gbps_sum / c->busbw_n : NAN, 4);
+			/* the join's: transfer time of the matched calls; kernel time under its own name */
+			jw_num(w, "busbw_gbps", coll_bw_busbw_gbps(&c->bw), 4);
+			jw_num(w, "busbw_kernel_gbps", coll_bw_busbw_kernel_gbps(&c->bw), 4);
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
@@ -133,7 +167,7 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 		jw_num(w, "candidate", y, 6);
 		jw_num(w, "change", y - x, 6);
 		jw_num(w, "change_pct", change_pct(x, y), 4);
-		jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
+		jw_str(w, "verdict", rep_cmp_verdict(r, b, c, x, y, k, slower));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -157,7 +191,7 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 			jw_num(w, "reference", x, 6);
 			jw_num(w, "candidate", y, 6);
 			jw_num(w, "change_pct", change_pct(x, y), 4);
-			jw_str(w, "verdict", rep_verdict(r, x, y, k, slower));
+			jw_str(w, "verdict", rep_cmp_verdict(r, b, c, x, y, k, slower));
 			jw_obj_end(w);
 		}
 		jw_obj_end(w);
@@ -182,9 +216,16 @@ enum aorta_status report_write_summary(const struct report *r, const char *path,
 	if (r->upstream_comparison && r->ref >= 0 && r->ncand > 0) {
 		const struct rep_dataset *b = &r->ds[r->ref], *c = &r->ds[r->cand[0]];
 		jw_obj(&w, "comparison");
-		jw_num(&w, "reference_overlap_ratio", b->ratio, 8);
-		jw_num(&w, "candidate_overlap_ratio", c->ratio, 8);
-		jw_num(&w, "ratio_delta", c->ratio - b->ratio, 8);
+		if (b->up.has && c->up.has) { /* overlap_report.py's compare_datasets */
+			double x = rep_upstream_ratio(&b->up), y = rep_upstream_ratio(&c->up);
+			jw_num_exact(&w, "reference_overlap_ratio", x);
+			jw_num_exact(&w, "candidate_overlap_ratio", y);
+			jw_num_exact(&w, "ratio_delta", y - x);
+		} else {
+			jw_num(&w, "reference_overlap_ratio", b->ratio, 8);
+			jw_num(&w, "candidate_overlap_ratio", c->ratio, 8);
+			jw_num(&w, "ratio_delta", c->ratio - b->ratio, 8);
+		}
 		jw_obj_end(&w);
 	}
 	jw_str(&w, "schema", REPORT_SCHEMA);

@@ -20,7 +20,7 @@
  * The snapshot is a flat list of dotted keys in a fixed order; values are
  * owned by it (env_snapshot_release).
  */
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
 
 #include <dlfcn.h>
 #include <dirent.h>

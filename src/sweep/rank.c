@@ -19,7 +19,8 @@
  * threshold_pct % of its median on each side, the machine drifted during
  * the sweep and every verdict is suspect (drift is flagged).
  */
-#include "sweep/sweep.h"
+#include "sweep/rank.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ static double median(double *v, size_t n)
 	if (!n)
 		return NAN;
 	qsort(v, n, sizeof(double), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return pctl_sorted(v, n, 0.5); /* base/stats.h */
 }
 
 enum verdict sweep_compare(const struct cell_stats *a, const struct cell_stats *b, double threshold_pct,
@@ -139,7 +140,7 @@ static void cell_stats_of(const struct sweep *s, size_t c, struct cell_stats *st
 		if (cnt > best)
 			best = cnt, snprintf(st->diag, sizeof(st->diag), "%s", tv[i]->diag);
 	}
-	/* busbw per (type, bytes): median over ok trials that have it */
+	/* busbw and busbw_kernel per (type, bytes): medians over ok trials that have them */
 	for (size_t i = 0; i < n; i++) {
 		if (tv[i]->status != TR_OK)
 			continue;
@@ -151,25 +152,32 @@ static void cell_stats_of(const struct sweep *s, size_t c, struct cell_stats *st
 					break;
 			if (j < st->ncolls)
 				continue;
-			double *bw = xcalloc(n, sizeof(double));
-			size_t nb = 0;
+			double *bw = xcalloc(n, sizeof(double)), *kb = xcalloc(n, sizeof(double));
+			size_t nb = 0, nk = 0, nc = 0;
 			unsigned long long cnt = 0;
 			for (size_t q = 0; q < n; q++) {
 				if (tv[q]->status != TR_OK)
 					continue;
-				for (size_t z = 0; z < tv[q]->ncolls; z++)
-					if (!strcmp(tv[q]->colls[z].type, tc->type) && tv[q]->colls[z].bytes == tc->bytes &&
-					    isfinite(tv[q]->colls[z].busbw_gbps)) {
-						bw[nb++] = tv[q]->colls[z].busbw_gbps;
-						cnt += tv[q]->colls[z].count;
-					}
+				for (size_t z = 0; z < tv[q]->ncolls; z++) {
+					const struct trial_coll *y = &tv[q]->colls[z];
+					if (strcmp(y->type, tc->type) || y->bytes != tc->bytes)
+						continue;
+					if (isfinite(y->busbw_gbps))
+						bw[nb++] = y->busbw_gbps;
+					if (isfinite(y->busbw_kernel_gbps))
+						kb[nk++] = y->busbw_kernel_gbps;
+					cnt += y->count;
+					nc++;
+				}
 			}
 			st->colls = xrealloc(st->colls, (st->ncolls + 1) * sizeof(*st->colls));
 			struct trial_coll *o = &st->colls[st->ncolls++];
 			*o = *tc;
 			o->busbw_gbps = median(bw, nb);
-			o->count = nb ? cnt / nb : 0;
+			o->busbw_kernel_gbps = median(kb, nk);
+			o->count = nc ? cnt / nc : 0;
 			free(bw);
+			free(kb);
 		}
 	}
 	free(tv);

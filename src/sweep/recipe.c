@@ -19,7 +19,7 @@
  * Cost: cells x axes strings; nothing is kept from the config tree (every
  * string is copied), so the tree is freed before returning.
  */
-#include "sweep/sweep.h"
+#include "sweep/recipe.h"
 
 #include <ctype.h>
 #include <stdarg.h>

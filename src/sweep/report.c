@@ -25,7 +25,8 @@
  *    with its timeline kept, and rank 0's kept step nearest that trial's
  *    step time drawn, a row per stream (at most 12).
  */
-#include "sweep/sweep.h"
+#include "sweep/report.h"
+#include "sweep/results.h"
 
 #include <errno.h>
 #include <math.h>

@@ -16,7 +16,7 @@
  * report`) reads the recipe back and then every result.json it finds.  The
  * trial's fields are one table (DFIELDS) for writing and reading.
  */
-#include "sweep/sweep.h"
+#include "sweep/results.h"
 
 #include <errno.h>
 #include <math.h>
@@ -90,6 +90,7 @@ static void trial_json(struct jw *w, const struct trial *t)
 		jw_uint(w, "count", t->colls[i].count);
 		jw_num(w, "total_ms", t->colls[i].total_ms, 6);
 		jw_num(w, "busbw_gbps", t->colls[i].busbw_gbps, 4);
+		jw_num(w, "busbw_kernel_gbps", t->colls[i].busbw_kernel_gbps, 4);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -165,6 +166,7 @@ static void trial_from(yajl_val o, struct trial *t)
 			tc->count = isfinite(d) && d > 0 ? (unsigned long long)d : 0;
 			tc->total_ms = jnum(c, "total_ms");
 			tc->busbw_gbps = jnum(c, "busbw_gbps");
+			tc->busbw_kernel_gbps = jnum(c, "busbw_kernel_gbps");
 			t->ncolls++;
 		}
 	}
@@ -445,6 +447,7 @@ enum aorta_status sweep_write_matrix(const struct sweep *s, struct aorta_error *
 			jw_str(&w, "type", st->colls[k].type);
 			jw_uint(&w, "bytes", st->colls[k].bytes);
 			jw_num(&w, "busbw_gbps", st->colls[k].busbw_gbps, 4);
+			jw_num(&w, "busbw_kernel_gbps", st->colls[k].busbw_kernel_gbps, 4);
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);

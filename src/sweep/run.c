@@ -27,7 +27,9 @@
  * result.json.  Overhead per trial = (analysis + writing result.json +
  * starting the child) / the child's run time, in matrix.json.
  */
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
+#include "sweep/results.h"
+#include "sweep/run.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +49,7 @@
 #include "base/output.h"
 #include "pipeline/pipeline.h"
 #include "overlap/diagnosis.h"
+#include "overlap/figures.h"
 #include "timeline/timeline.h"
 
 static volatile sig_atomic_t g_stop;
@@ -400,11 +403,11 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 	double per = d.steps ? 1e-6 / (double)d.steps : NAN;
 	t->wait_ms = d.has_cross_rank ? (double)d.wait_ns * per : NAN;
 	t->transfer_ms = d.has_cross_rank ? (double)d.transfer_ns * per : NAN;
-	/* busbw per (collective, size): the join's figure (join.c computes it
-	 * once, from the transfer time where the clocks are shared, else from
-	 * the kernel time), averaged over the ranks that have it */
+	/* bandwidth per (collective, size), as the join defines it: from the
+	 * transfer time of the matched calls (busbw_gbps) and over the kernel
+	 * time (busbw_kernel_gbps), each under its own name (overlap/figures.h) */
 	struct trial_coll *v = NULL;
-	int *nv = NULL;
+	struct coll_bw *bw = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t q = 0; q < a->r[i].ncolls; q++) {
@@ -418,27 +421,25 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 					break;
 			if (j == n) {
 				v = xrealloc(v, (n + 1) * sizeof(*v));
-				nv = xrealloc(nv, (n + 1) * sizeof(*nv));
+				bw = xrealloc(bw, (n + 1) * sizeof(*bw));
 				memset(&v[n], 0, sizeof(v[n]));
+				memset(&bw[n], 0, sizeof(bw[n]));
 				snprintf(v[n].type, sizeof(v[n].type), "%s", ty);
 				v[n].bytes = c->bytes;
-				nv[n] = 0;
 				n++;
 			}
 			v[j].count += c->count;
 			v[j].total_ms += (double)c->total_ns * 1e-6;
-			double bw = isfinite(c->busbw_gbps) ? c->busbw_gbps : c->busbw_kernel_gbps;
-			if (isfinite(bw)) {
-				v[j].busbw_gbps += bw;
-				nv[j]++;
-			}
+			coll_bw_add(&bw[j], c);
 		}
-	for (size_t j = 0; j < n; j++)
-		v[j].busbw_gbps = nv[j] ? v[j].busbw_gbps / nv[j] : NAN;
+	for (size_t j = 0; j < n; j++) {
+		v[j].busbw_gbps = coll_bw_busbw_gbps(&bw[j]);
+		v[j].busbw_kernel_gbps = coll_bw_busbw_kernel_gbps(&bw[j]);
+	}
+	free(bw);
 	qsort(v, n, sizeof(*v), cmp_coll);
 	t->colls = v;
 	t->ncolls = n;
-	free(nv);
 }
 
 /* ---- the sweep ------------------------------------------------------------------------------ */

@@ -21,11 +21,6 @@ analyze_means() { # analysis.json
 		select(.key == "step_ms" or .key == "compute_ms" or .key == "comm_ms" or .key == "exposed_comm_ms") |
 		"\($r) \(.key) \(.value.mean * 1000 | round / 1000)"' "$1" | sort
 }
-analyze_recorded_means() { # analysis.json: the recorded (JSONL) figures, kept steps
-	jq -r '.options.skip_steps as $k | .ranks[] | .rank as $r | [.steps[$k:][] | .recorded] as $s |
-		($s | length) as $n | ["step_ms", "compute_ms", "comm_ms", "exposed_comm_ms"][] as $f |
-		"\($r) \($f) \(([$s[][$f]] | add) / $n * 1000 | round / 1000)"' "$1" | sort
-}
 report_means() { # summary.json label
 	jq -r --arg l "$2" '.datasets[$l].per_rank[] | .rank as $r | to_entries[] |
 		select(.key == "step_ms" or .key == "compute_ms" or .key == "comm_ms" or .key == "exposed_comm_ms") |
@@ -54,12 +49,9 @@ one() { # NAME INPUT SKIP KIND(traces|jsonl)
 	compare_means "$d/c.json" >"$d/cm"
 	report_means "$d/rep/summary.json" run >"$d/rm"
 	same "$name: analyze and compare, same figures" "$d/am" "$d/cm"
-	if [ "$kind" = jsonl ]; then
-		analyze_recorded_means "$d/a.json" >"$d/arm"
-		same "$name: report shows the run's recorded figures, as analyze keeps them" "$d/arm" "$d/rm"
-	else
-		same "$name: analyze and report, same figures" "$d/am" "$d/rm"
-	fi
+	# one figure, one name: report's per-rank figures are analyze's, for
+	# JSONL too (what the JSONL recorded feeds upstream's keys only)
+	same "$name: analyze and report, same figures" "$d/am" "$d/rm"
 	if jq -e '[.comparisons[0].figures[] | select(.verdict != "similar")] | length == 0' "$d/c.json" >/dev/null; then
 		ok; else bad "$name: a run compared with itself is not 'similar' everywhere"; fi
 	# diagnosis: one sentence, everywhere
@@ -113,6 +105,22 @@ $A report --log-dir data/h200x4/aorta_ddp --label ddp --log-dir data/h200x4/fsdp
 cv=$(printf '%s\n' "$out" | sed -n 's/^ *verdict: //p')
 rv=$(jq -r '.comparisons[0].verdict_text' "$T/d2f/summary.json")
 [ -n "$cv" ] && [ "$cv" = "$rv" ] && ok || bad "report's comparison verdict differs from compare's: '$rv' vs '$cv'"
+
+# a figure one run lacks is "absent", never better or worse: DDP has no
+# reduce-scatter or all-gather, so their overlap is absent on its side
+for f in reducescatter_overlap_ms allgather_overlap_ms; do
+	jq -e --arg f $f '.comparisons[0].figures[] | select(.figure == $f) |
+		.verdict == "absent" and .reference == null and .change_pct == null' "$T/d2f/summary.json" >/dev/null &&
+		ok || bad "report: $f of DDP is not absent"
+	jq -e --arg f $f '[.comparisons[0].per_rank[] | .[$f].verdict] | all(. == "absent")' "$T/d2f/summary.json" \
+		>/dev/null && ok || bad "report: per-rank $f of DDP is not absent"
+done
+$A compare --json "$T/d2f.json" data/h200x4/aorta_ddp data/h200x4/fsdp2_bs8 >"$T/d2f.txt" 2>/dev/null
+jq -e '[.comparisons[0].collectives[] | select(.type == "reduce_scatter") | .verdict == "absent" and
+	.baseline_ms_per_call == null and .change_pct == null] | length > 0 and all' "$T/d2f.json" >/dev/null &&
+	ok || bad "compare: DDP's missing reduce-scatter is not absent"
+grep -E '^ +reduce_scatter +0 +[0-9]+ +absent +[0-9.]+ ms +- ' "$T/d2f.txt" >/dev/null && ok || bad "compare's table does not say absent"
+grep -E -- '-100\.00%' "$T/d2f.txt" >/dev/null && bad "compare shows -100% for a collective one run lacks" || ok
 
 # the regression that fails the gate is named with its size; a tiny change is not one
 expect "regression named" 1 "regression in 'data/h200x4/fsdp2_bs8': step_ms worse by [+]33.511 ms" -- \

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/analysis_json.h"
+#include "analysis_io/analysis_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,6 +25,7 @@
 #include "ingest/ingest.h"
 #include "pipeline/pipeline.h"
 #include "overlap/diagnosis.h"
+#include "report/analysis_out.h"
 
 #define AR "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 #define GEMM "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
@@ -270,6 +271,41 @@ static void test_majority_threshold(void)
 		CHECK_NEAR(a.late_share, n1 / 20.0, 1e-9);
 		CHECK_EQ_I(a.top_rank, 1);
 		CHECK_EQ_I(a.late_rank, pass ? 1 : -1);
+		analysis_free(&a);
+	}
+}
+
+/* A late rank needs material waiting: rank 1 late by d at each of 20
+ * calls caused 20 d.  Each call lasts 1 + 0.5 + 200 (GEMM) + 100 (transfer)
+ * us + d from the previous end, so rank 0's span is 20 (301.5 us + d) - 1.5
+ * us and rank 1's d less: summed 40 (301.5 us + d) - 3 us - d.  d = 2 us:
+ * 40 us of 12135 us = 0.33 %, under 1 %: no late rank, though rank 1 caused
+ * all of it; d = 20 us: 400 of 12837 us = 3.1 %: rank 1 is late. */
+static void test_immaterial_waiting_names_no_late_rank(void)
+{
+	static const int64_t d[2] = { 2000, 20000 }, sum[2] = { 12135000, 12837000 };
+	for (int pass = 0; pass < 2; pass++) {
+		struct plan p = { .nranks = 2, .ncalls = 20 };
+		for (int i = 0; i < p.ncalls; i++)
+			p.delay[1][i] = d[pass];
+		int64_t arr[MAXR][MAXC];
+		struct analysis a;
+		run_plan(&p, &a, arr);
+		CHECK(a.clocks_aligned);
+		CHECK_EQ_I(a.caused_ns, 20 * d[pass]);
+		CHECK_EQ_I(a.r[0].total.window_ns + a.r[1].total.window_ns, sum[pass]);
+		CHECK_NEAR(analysis_caused_time_share(&a), (double)(20 * d[pass]) / (double)sum[pass], 1e-12);
+		CHECK_EQ_I(a.top_rank, 1);
+		CHECK_NEAR(a.late_share, 1.0, 1e-12);
+		CHECK_EQ_I(a.late_rank, pass ? 1 : -1);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		analysis_print(f, &a, 0);
+		fclose(f);
+		CHECK(strstr(buf, pass ? "late rank (caused >= 60% of the waiting, 3.12% of the ranks' summed time): 1"
+				       : "no late rank: the waiting caused was 0.33% of the ranks' summed time") != NULL);
+		free(buf);
 		analysis_free(&a);
 	}
 }
@@ -875,6 +911,7 @@ static void test_held_out_straggler_fixtures(void)
 int main(void)
 {
 	TEST(test_constant_late_rank);
+	TEST(test_immaterial_waiting_names_no_late_rank);
 	TEST(test_intermittent_lateness_counts_waiting_not_arrivals);
 	TEST(test_alternating_ranks_name_no_one);
 	TEST(test_majority_threshold);

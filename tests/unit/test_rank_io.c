@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "pipeline/pipeline.h"
-#include "overlap/rank_io.h"
+#include "analysis_io/analysis_io.h"
 #include "report/analysis_out.h"
 
 static char *json_of(const struct analysis *a)

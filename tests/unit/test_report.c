@@ -14,7 +14,9 @@
 
 #include "overlap/analysis.h"
 #include "pipeline/pipeline.h"
-#include "report/report.h"
+#include "report/report_charts.h"
+#include "report/report_html.h"
+#include "report/report_model.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
 
@@ -60,19 +62,28 @@ static void test_upstream_jsonl_matches_overlap_report(void)
 	CHECK_EQ_I(d->read, 240);
 	CHECK_EQ_I(d->kept, 220);
 	CHECK_STR(d->format, "aorta-jsonl");
-	/* reference values: upstream's pooling in Python over the same lines */
+	/* the kept steps' loss (warm-up left out) */
 	CHECK_NEAR(d->loss.mean, 0.34705334061926063, 1e-12);
-	CHECK_NEAR(d->stat[RF_COMPUTE].mean, 30.91470989903266, 1e-9);
-	CHECK_NEAR(d->stat[RF_OVERLAP].mean, 0.0, 0);
-	CHECK_NEAR(d->ratio, 0.0, 0);
 	CHECK(d->has_ranges);
+	/* upstream's keys: overlap_report.py's output on the same folder
+	 * (tests/data/upstream, every record, no skip), to the bit */
+	struct rep_upstream u;
+	CHECK_EQ_I(rep_upstream_read("data/h200x4/aorta_ddp", &u, &e), AORTA_OK);
+	CHECK_EQ_I(u.files, 4);
+	CHECK_EQ_I(u.count, 240);
+	CHECK_EQ_I(u.bad_lines, 0);
+	CHECK(u.loss_ok);
+	CHECK(rep_upstream_mean(&u, &u.sum_loss) == 0.3474568093816439);
+	CHECK(rep_upstream_mean(&u, &u.sum_compute) == 37.2727883990854);
+	CHECK(rep_upstream_mean(&u, &u.sum_overlap) == 0.0);
+	CHECK(rep_upstream_ratio(&u) == 0.0);
 	/* JSONL has no shared clock: no late rank is named */
 	CHECK(!d->diag.has_cross_rank || d->diag.late_rank < 0 || d->a->clocks_aligned);
 	report_free(&r);
 }
 
 /* A run cut mid-line: the cut last line is left out with a note, the
- * complete lines give the recorded (upstream) figures. */
+ * complete lines give the engine's step figures and upstream's keys. */
 static void test_cut_last_line_is_counted_and_left_out(void)
 {
 	char dir[512], p[600];
@@ -96,13 +107,20 @@ static void test_cut_last_line_is_counted_and_left_out(void)
 		CHECK_EQ_I(rk->nsteps, 2);
 		CHECK_EQ_I(rk->bad_lines, 1);
 		CHECK(strstr(d.a->r[0].skipped_first, "line 4") != NULL);
-		CHECK_NEAR(rk->steps[1].v[RF_COMPUTE], 12, 0);
-		CHECK_NEAR(rk->steps[1].v[RF_OVERLAP], 4, 0);
-		CHECK_NEAR(rk->steps[1].v[RF_AR_OVERLAP], 0, 0); /* missing -> 0, as upstream */
+		CHECK_NEAR(rk->steps[1].v[RF_COMPUTE], 12, 0);  /* the engine's: the compute range */
 		CHECK_EQ_I(rk->steps[1].gstep, 1);               /* no global_step: ordinal */
-		/* ratio of means, not mean of ratios: (2+4)/(8+12) */
-		CHECK_NEAR(rep_overlap_ratio(&d, 0), 0.3, 1e-12);
 	}
+	/* upstream's keys from the recorded figures: the two whole records,
+	 * the cut line left out and counted, missing keys 0 as upstream */
+	struct rep_upstream u;
+	CHECK_EQ_I(rep_upstream_read(dir, &u, &e), AORTA_OK);
+	CHECK_EQ_I(u.count, 2);
+	CHECK_EQ_I(u.bad_lines, 1);
+	CHECK(strstr(u.first_bad, "line 4") != NULL);
+	CHECK_NEAR(rep_upstream_mean(&u, &u.sum_loss), 2, 0);
+	CHECK_NEAR(rep_upstream_mean(&u, &u.sum_ar), 0, 0);
+	/* ratio of means, not mean of ratios: (2+4)/(8+12) */
+	CHECK_NEAR(rep_upstream_ratio(&u), 0.3, 1e-12);
 	rep_dataset_free(&d);
 }
 
@@ -293,7 +311,14 @@ static void test_chart_descriptions(void)
 		d->colls[i].bytes = cl[i].mib * (1 << 20);
 		d->colls[i].count = 2;
 		d->colls[i].total_ms = 2 * cl[i].ms;
-		d->colls[i].busbw_gbps_sum = 100, d->colls[i].busbw_n = 1;
+		struct coll_row c = { 0 };
+		c.type = strcmp(cl[i].type, "all_gather") ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+		c.bytes = (uint64_t)d->colls[i].bytes;
+		c.count = c.matched = 2;
+		c.group_size = 2;
+		c.total_ns = (int64_t)(2e6 * cl[i].ms);
+		c.xfer_ns = c.total_ns / 2;
+		coll_bw_add(&d->colls[i].bw, &c);
 	}
 	report_prepare(&r);
 	struct plot_lib fake = { 0 };

@@ -2,7 +2,12 @@
  * test_sweep.c - the sweep's recipe expansion (src/sweep/recipe.c) and its
  * ranking rule (src/sweep/rank.c), on recipes written inline.
  */
-#include "sweep/sweep.h"
+#include "sweep/envsnap.h"
+#include "sweep/rank.h"
+#include "sweep/recipe.h"
+#include "sweep/report.h"
+#include "sweep/results.h"
+#include "sweep/run.h"
 #include "testing.h"
 
 #include <stdio.h>

@@ -1,24 +1,25 @@
 /*
- * report.h - the model behind `aorta report`: datasets (one per --log-dir /
+ * report_model.h - the model behind `aorta report` (report_model.c): datasets (one per --log-dir /
  * --label), their per-step figures per rank, and what is derived from them
- * (summary.json, charts, index.html).
+ * (summary.json: report_summary.h; charts: report_charts.h; index.html:
+ * report_html.h).
  *
  * Inputs.  A dataset is one run as a struct analysis, however it was read
  * (cmd/report.c: traces and aorta JSONL through analysis_run, the input
  * rules every command shares; a saved `aorta analyze --json` through
- * ingest/analysis_json.c).  Its per-step figures are the engine's
- * (REP_FIGS, overlap/figures.c), except where the input recorded its own
- * (JSONL's profile.overlap): those are used as upstream's
- * overlap_report.py reads them (overlap_ms.compute_comm,
- * per_stream_ms.compute, overlap_ms.compute_allreduce,
- * overlap_ms.compute_reducescatter, 0 when missing).  The verdict names
- * the run's diagnosis (overlap/diagnosis.h), the one analyze prints.
+ * analysis_io/json_read.c).  Its per-step figures are the engine's
+ * (REP_FIGS, overlap/figures.c), the ones analyze prints under the same
+ * keys.  Upstream's summary keys (count, mean_loss, mean_overlap_ms, ...)
+ * are computed as overlap_report.py computes them, from the run's
+ * rank_*_metrics.jsonl (report/upstream.h) whatever is beside them.  The
+ * verdict names the run's diagnosis (overlap/diagnosis.h), the one
+ * analyze prints.
  *
  * Ownership.  struct report owns everything under it; report_free releases
  * it.  Strings given in report_opts are borrowed and must outlive it.
  */
-#ifndef AORTA_REPORT_H
-#define AORTA_REPORT_H
+#ifndef AORTA_REPORT_MODEL_H
+#define AORTA_REPORT_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include "overlap/analysis.h"
 #include "overlap/diagnosis.h"
 #include "overlap/figures.h"
+#include "report/upstream.h"
 
 #define REPORT_SCHEMA "aorta.report/1"
 
@@ -62,14 +64,15 @@ struct rep_rank {
 	size_t ranges_cap, sr_cap;  /* private: capacities */
 	/* filled by report_prepare (skip applied) */
 	size_t kept;
-	double mean[RF__COUNT], mean_loss, ratio;
+	double mean[RF__COUNT], mean_loss, ratio; /* ratio: as the dataset's (upstream's per rank where it has JSONL) */
+	unsigned char absent[RF__COUNT]; /* the dataset's (rep_dataset.absent) */
 };
 
 struct rep_coll {             /* one collective (type, bytes) of a trace input, all ranks */
 	char type[32];
 	double bytes;             /* per call */
-	double count, total_ms, busbw_gbps_sum;
-	double busbw_n;
+	double count, total_ms;
+	struct coll_bw bw;        /* its bandwidth as the join defines it (overlap/figures.h) */
 };
 
 struct rep_dataset {
@@ -87,9 +90,19 @@ struct rep_dataset {
 	/* filled by report_prepare (skip applied) */
 	struct rep_stat *stat;    /* RF__COUNT figures */
 	struct rep_stat loss;
-	double ratio;             /* upstream overlap_ratio */
+	double ratio;             /* overlap_ratio: upstream's from its JSONL (up) where the run has it, else over the kept steps */
 	size_t kept, read;        /* steps used / read, all ranks */
 	int world_size;
+	/* figures the run lacks: the overlap of a collective type it never
+	 * runs (DDP has no reduce-scatter); compared as "absent", never
+	 * better or worse (rep_fig_absent) */
+	unsigned char absent[RF__COUNT];
+	/* upstream overlap_report.py's figures as it computes them: from the
+	 * run's rank_*_metrics.jsonl whatever else is beside them, else from
+	 * the figures a saved analysis recorded of its JSONL (has 0: from the
+	 * engine's step figures, as before) */
+	struct rep_upstream up;
+	const char *analysis_from; /* what the analysis (aorta's keys) read: "traces", "jsonl", "saved analysis" */
 };
 
 struct report_opts {
@@ -134,7 +147,8 @@ double rep_overlap_ratio(const struct rep_dataset *d, int skip);
 /* Fills the cached statistics of every dataset (after reading). */
 void report_prepare(struct report *r);
 /* The figures compared between runs: the RF_* figures then the overlap
- * ratio (index RF__COUNT).  Value of a dataset or rank; direction. */
+ * ratio (index RF__COUNT).  Value of a dataset or rank (NaN where the run
+ * lacks the figure); direction. */
 #define REP_NCMP (RF__COUNT + 1)
 double rep_cmp_value(const struct rep_dataset *d, int k);
 double rep_cmp_rank_value(const struct rep_rank *r, int k);
@@ -146,42 +160,15 @@ int rep_cmp_dir(int k);
  * 0.05 ms, better / worse by direction; when the candidate's step is
  * slower (step_slower), no other figure is "better": "lower" / "higher". */
 const char *rep_verdict(const struct report *r, double x, double y, int k, int step_slower);
+/* Whether dataset d lacks figure k: a collective type's overlap where no
+ * rank ran that type (no time of it, no step that recorded it non-zero). */
+int rep_fig_absent(const struct rep_dataset *d, int k);
+/* rep_verdict of values x (of reference b) and y (of candidate c), or
+ * "absent" when either run lacks the figure: what every output says. */
+const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c,
+			    double x, double y, int k, int step_slower);
 int rep_step_slower(const struct report *r, const struct rep_dataset *b, const struct rep_dataset *c);
 /* Rank of d with the given rank number, or NULL. */
 const struct rep_rank *rep_find_rank(const struct rep_dataset *d, int rank);
-
-/* summary.json (report_summary.c). */
-enum aorta_status report_write_summary(const struct report *r, const char *path, struct aorta_error *e);
-
-/* The file-name stem of a label's charts: letters, digits, '-', '_', '.'
- * kept, anything else '_', at most n - 1 bytes (report_charts.c).  Two
- * labels with one stem would overwrite each other's charts: report refuses
- * them. */
-#define REPORT_STEM_MAX 200
-void report_label_stem(char *out, size_t n, const char *label);
-
-/* Charts (report_charts.c): draws every chart into dir through the plug-in
- * and records their file names for the page.  lib NULL: none drawn. */
-struct plot_lib;
-struct rep_image {
-	char *name;        /* file name without extension */
-	char *title;
-	char *caption;
-	const char *section; /* "timeline", "gantt", "compare", "collectives" */
-};
-struct rep_images {
-	struct rep_image *v;
-	size_t n, cap;
-	double seconds;
-};
-enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, const char *dir,
-			      struct rep_images *img, struct aorta_error *e);
-void rep_images_free(struct rep_images *img);
-
-/* index.html (report_html.c); plot_why: why there are no images, or NULL. */
-enum aorta_status report_write_html(const struct report *r, const struct rep_images *img,
-				    const char *dir, const char *plot_why, struct aorta_error *e);
-/* The written verdict, a few sentences per dataset and per candidate. */
-char *report_verdict(const struct report *r);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * hwq.h - aorta hwq: hardware-queue evaluation, the interface between the
+ * harness.h - aorta hwq: hardware-queue evaluation, one run's interface
+ * (harness_gpu.c runs it; the workload table is workloads.h) between the
  * host command (src/cmd/hwq.c, src/hwq/{workloads,metrics,output,compare}.c: table, metrics, JSON, text,
  * sweep, compare; no CUDA) and the GPU plug-in (libaorta-gpu.so:
  * src/hwq/harness_gpu.c and one src/hwq/wl_<name>_gpu.c (+ .cu) per
@@ -29,37 +30,13 @@
  * Ownership: hwq_raw's arrays are malloc'd by the plug-in and freed by
  * hwq_raw_release (host, hwq_metrics.c).
  */
-#ifndef AORTA_HWQ_H
-#define AORTA_HWQ_H
+#ifndef AORTA_HWQ_HARNESS_H
+#define AORTA_HWQ_HARNESS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
-
-/* ------------------------------------------------------------------ */
-/* the workload table (host: src/hwq/workloads.c)                       */
-/* ------------------------------------------------------------------ */
-
-struct hwq_workload_info {
-	const char *name;        /* "hetero_kernels" */
-	const char *category;    /* distributed | inference | pipeline | latency_sensitive */
-	const char *priority;    /* "P0".."P3" (run-priority groups); comms_compute_overlap: "" */
-	const char *description; /* one line, as upstream's list prints it */
-	const char *sensitivity; /* switch sensitivity: low | medium | high | critical */
-	const char *unit;        /* throughput unit: GFLOPS, TFLOPS, samples/s, tokens/s, ... */
-	int min_streams, max_streams, rec_streams;
-	int graph_ok;            /* 1: one iteration can be captured as a CUDA graph */
-	int distributed;         /* 1: runs on every visible GPU (real NCCL collectives) */
-	/* device bytes one GPU needs at n streams (buffers, workspaces), for
-	 * the "does not fit in memory" check before any GPU work */
-	uint64_t (*mem_bytes)(int nstreams);
-};
-
-extern const struct hwq_workload_info hwq_workloads[];
-extern const int hwq_nworkloads;
-/* NULL if no workload has that name */
-const struct hwq_workload_info *hwq_workload_find(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* one run                                                              */
@@ -120,6 +97,7 @@ typedef enum aorta_status (*hwq_run_fn)(const struct hwq_run_config *cfg, struct
  * with the reason when no GPU is visible. */
 typedef enum aorta_status (*hwq_info_fn)(int device, struct hwq_device *out, struct aorta_error *e);
 
+/* Frees a hwq_raw's arrays (host: metrics.c; the plug-in calls it too). */
 void hwq_raw_release(struct hwq_raw *r);
 
 /* The timing pass starts with one empty kernel of this name per workload

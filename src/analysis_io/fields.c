@@ -1,0 +1,914 @@
+/*
+ * fields.c - the record tables of the analysis model (fields.h) and the
+ * hooks for what a plain field cannot say: derived figures (written,
+ * recomputed on reading), keys that are data (figures by collective type,
+ * waiting by rank) and the record invariants the reader checks.
+ * docs/formats.md lists the keys; docs/metrics.md defines the figures.
+ */
+#include "analysis_io/analysis_io.h"
+#include "analysis_io/fields.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef AORTA_VERSION
+#define AORTA_VERSION "0.1.0"
+#endif
+
+#define N(t) (sizeof(t) / sizeof(t[0]))
+#define F(k, ty, fl, st, m) { .key = k, .type = ty, .flags = fl, .off = offsetof(st, m) }
+#define FNUM(k, fl, st, m, d) { .key = k, .type = FT_NUM, .flags = fl, .off = offsetof(st, m), .dec = d }
+#define FOBJ(k, fl, st, m, s) { .key = k, .type = FT_OBJ, .flags = fl, .off = offsetof(st, m), .sub = &s }
+#define FHERE(k, s) { .key = k, .type = FT_OBJ, .off = 0, .sub = &s }
+#define FARR(k, fl, st, m, c, s) \
+	{ .key = k, .type = FT_ARR, .flags = fl, .off = offsetof(st, m), .cnt = offsetof(st, c), .sub = &s }
+#define FHOOK(k, fl, p, g) { .key = k, .type = FT_HOOK, .flags = fl, .put = p, .get = g }
+#define FPACK(st, m) { .key = NULL, .type = FT_PACK, .off = offsetof(st, m), .size = sizeof(((st *)0)->m) }
+#define REC(nm, st, tab, in, ck) { nm, sizeof(st), tab, N(tab), in, ck }
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* ---- figures of a window (struct ov_figures) ------------------------------ */
+
+static void put_overlap_pct(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = p;
+	(void)c;
+	jw_num(w, k, 100.0 * ratio(x->overlap_ns, x->comm_ns), 4);
+}
+
+static void put_exposed_pct(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = p;
+	(void)c;
+	jw_num(w, k, 100.0 * ratio(x->exposed_comm_ns, x->window_ns), 4);
+}
+
+static void put_util(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = p;
+	(void)c;
+	jw_num(w, k, ratio(x->busy_ns, x->window_ns), 6);
+}
+
+static void put_overlap_ratio(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = p;
+	(void)c;
+	jw_num(w, k, ratio(x->overlap_ns, x->compute_ns), 6);
+}
+
+static void put_tp_eff(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = p;
+	(void)c;
+	int64_t mn = x->gemm_ns < x->comm_ns ? x->gemm_ns : x->comm_ns;
+	jw_num(w, k, ratio(x->gemm_comm_ns, mn), 6);
+}
+
+/* collective_ms / collective_exposed_ms: by type, the types with time */
+static void put_by_coll(struct jw *w, const char *k, const void *p, int exposed)
+{
+	const struct ov_figures *x = p;
+	jw_obj(w, k);
+	for (int t = 1; t < COLL__COUNT; t++)
+		if (x->coll_ns[t])
+			jw_ms(w, coll_type_name((enum coll_type)t), exposed ? x->coll_exposed_ns[t] : x->coll_ns[t]);
+	jw_obj_end(w);
+}
+
+static void put_coll_ms(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	put_by_coll(w, k, p, 0);
+}
+
+static void put_coll_exp_ms(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	put_by_coll(w, k, p, 1);
+}
+
+static int get_by_coll(struct rd *r, const struct jnode *v, const char *k, int64_t *out)
+{
+	if (!v)
+		return 0;
+	if (v->t != JN_OBJ)
+		return io_fail(r, v, k, "expected an object");
+	for (int t = 1; t < COLL__COUNT; t++) {
+		const struct jnode *x = jdoc_get(v, coll_type_name((enum coll_type)t));
+		if (!x)
+			continue;
+		if ((x->t != JN_INT && x->t != JN_DBL) || !isfinite(x->d) || fabs(x->d) > 9e9)
+			return io_fail(r, x, k, "%s: expected a number of ms", coll_type_name((enum coll_type)t));
+		if (x->d < 0)
+			return io_fail(r, x, k, "%s: negative time %g ms", coll_type_name((enum coll_type)t), x->d);
+		out[t] = jdoc_ns(x);
+	}
+	return 0;
+}
+
+static int get_coll_ms(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	(void)c;
+	return get_by_coll(r, v, k, ((struct ov_figures *)p)->coll_ns);
+}
+
+static int get_coll_exp_ms(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	(void)c;
+	return get_by_coll(r, v, k, ((struct ov_figures *)p)->coll_exposed_ns);
+}
+
+/* Invariants of a window's figures: parts never exceed their whole. */
+static int check_figs(struct rd *r, const struct jnode *o, const struct ov_figures *f)
+{
+	if (f->exposed_comm_ns > f->comm_ns)
+		return io_fail(r, jdoc_get(o, "exposed_comm_ms"), "exposed_comm_ms",
+			       "exposed communication %.6f ms exceeds communication %.6f ms", ms(f->exposed_comm_ns),
+			       ms(f->comm_ns));
+	if (f->overlap_ns > f->comm_ns)
+		return io_fail(r, jdoc_get(o, "overlapped_comm_ms"), "overlapped_comm_ms",
+			       "overlapped communication %.6f ms exceeds communication %.6f ms", ms(f->overlap_ns),
+			       ms(f->comm_ns));
+	if (f->busy_ns > f->window_ns)
+		return io_fail(r, jdoc_get(o, "busy_ms"), "busy_ms", "GPU busy %.6f ms exceeds the window %.6f ms",
+			       ms(f->busy_ns), ms(f->window_ns));
+	for (int t = 1; t < COLL__COUNT; t++)
+		if (f->coll_exposed_ns[t] > f->coll_ns[t])
+			return io_fail(r, jdoc_get(o, "collective_exposed_ms"), "collective_exposed_ms",
+				       "%s: exposed %.6f ms exceeds its time %.6f ms", coll_type_name((enum coll_type)t),
+				       ms(f->coll_exposed_ns[t]), ms(f->coll_ns[t]));
+	return 0;
+}
+
+static int check_window(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
+{
+	(void)c;
+	return check_figs(r, o, p);
+}
+
+static const struct field WINDOW_F[] = {
+	{ .key = "figures", .type = FT_FIGS, .flags = FF_REQ | FF_GE0, .off = 0 },
+	FHOOK("overlap_pct", 0, put_overlap_pct, NULL),
+	FHOOK("exposed_comm_pct", 0, put_exposed_pct, NULL),
+	FHOOK("utilization", 0, put_util, NULL),
+	FHOOK("overlap_ratio", 0, put_overlap_ratio, NULL),
+	FHOOK("tp_overlap_efficiency", 0, put_tp_eff, NULL),
+	FHOOK("collective_ms", 0, put_coll_ms, get_coll_ms),
+	FHOOK("collective_exposed_ms", 0, put_coll_exp_ms, get_coll_exp_ms),
+};
+static const struct record REC_WINDOW = REC("window", struct ov_figures, WINDOW_F, NULL, check_window);
+
+/* ---- step ------------------------------------------------------------------ */
+
+static int has_rec(const void *p, const struct io_ctx *c)
+{
+	(void)p;
+	return c->r->has_rec;
+}
+
+static void put_recorded(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct step_result *s = p;
+	(void)c;
+	jw_obj(w, k);
+	for (int q = 0; q < SR__COUNT; q++)
+		jw_num(w, REC_KEYS[q], s->rec[q], q == SR_LOSS ? 8 : 6);
+	jw_obj_end(w);
+}
+
+static int get_recorded(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct step_result *s = p;
+	if (!v)
+		return 0;
+	if (v->t != JN_OBJ)
+		return io_fail(r, v, k, "expected an object");
+	c->wr->has_rec = 1;
+	for (int q = 0; q < SR__COUNT; q++) {
+		const struct jnode *x = jdoc_get(v, REC_KEYS[q]);
+		if (!x || x->t == JN_NULL)
+			continue;
+		if ((x->t != JN_INT && x->t != JN_DBL) || !isfinite(x->d))
+			return io_fail(r, x, k, "%s: expected a number", REC_KEYS[q]);
+		s->rec[q] = x->d;
+	}
+	return 0;
+}
+
+static void init_step(void *p, struct io_ctx *c, size_t i)
+{
+	struct step_result *s = p;
+	(void)c, (void)i;
+	for (int q = 0; q < SR__COUNT; q++)
+		s->rec[q] = NAN;
+}
+
+static int check_step(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
+{
+	struct step_result *s = p;
+	(void)c;
+	if (s->end_ns < s->start_ns)
+		return io_fail(r, jdoc_get(o, "end_ns"), "end_ns", "the step ends (%lld) before it starts (%lld)",
+			       (long long)s->end_ns, (long long)s->start_ns);
+	return check_figs(r, o, &s->f);
+}
+
+static const struct field STEP_F[] = {
+	F("step", FT_I64, FF_REQ, struct step_result, number),
+	F("start_ns", FT_I64, FF_REQ, struct step_result, start_ns),
+	F("end_ns", FT_I64, FF_REQ, struct step_result, end_ns),
+	F("figures", FT_FIGS, FF_REQ | FF_GE0, struct step_result, f),
+	{ .key = "overlap_pct", .type = FT_HOOK, .off = offsetof(struct step_result, f), .put = put_overlap_pct },
+	F("host_bound", FT_BOOL, 0, struct step_result, host_bound),
+	{ .key = "recorded", .type = FT_HOOK, .put = put_recorded, .get = get_recorded, .when = has_rec },
+};
+const struct record REC_STEP = REC("step", struct step_result, STEP_F, init_step, check_step);
+
+/* ---- stream, collective, kernel rows ---------------------------------------- */
+
+static void put_stream_util(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	jw_num(w, k, ratio(((const struct stream_row *)p)->busy_ns, c->r->total.window_ns), 6);
+}
+
+static const struct field STREAM_F[] = {
+	F("stream", FT_I32, FF_REQ, struct stream_row, stream),
+	F("busy_ms", FT_MS, FF_REQ | FF_GE0, struct stream_row, busy_ns),
+	FHOOK("utilization", 0, put_stream_util, NULL),
+	F("spans", FT_U64, 0, struct stream_row, spans),
+};
+const struct record REC_STREAM = REC("stream", struct stream_row, STREAM_F, NULL, NULL);
+
+static const char *coll_name(int t)
+{
+	return coll_type_name((enum coll_type)t);
+}
+
+static const char *span_kind_name(int k)
+{
+	return kind_name((enum span_kind)k);
+}
+
+static void init_coll(void *p, struct io_ctx *c, size_t i)
+{
+	struct coll_row *x = p;
+	(void)c, (void)i;
+	x->group_size = -1;
+	x->wait_share = x->algbw_gbps = x->busbw_gbps = x->algbw_kernel_gbps = x->busbw_kernel_gbps = NAN;
+}
+
+static int check_coll(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
+{
+	struct coll_row *x = p;
+	(void)c;
+	if (x->exposed_ns > x->total_ns)
+		return io_fail(r, jdoc_get(o, "exposed_ms"), "exposed_ms", "exposed %.6f ms exceeds the total %.6f ms",
+			       ms(x->exposed_ns), ms(x->total_ns));
+	if (x->matched > x->count)
+		return io_fail(r, jdoc_get(o, "matched"), "matched", "%llu calls matched of %llu",
+			       (unsigned long long)x->matched, (unsigned long long)x->count);
+	return 0;
+}
+
+#define CNUM(k, fl, m, d) FNUM(k, fl, struct coll_row, m, d)
+static const struct field COLL_F[] = {
+	{ .key = "type", .type = FT_ENUM, .flags = FF_REQ, .off = offsetof(struct coll_row, type),
+	  .enum_name = coll_name, .enum_count = COLL__COUNT },
+	F("process_group", FT_STR, 0, struct coll_row, pg),
+	F("bytes", FT_U64, FF_REQ, struct coll_row, bytes),
+	F("group_size", FT_INT, FF_GEM1, struct coll_row, group_size),
+	F("count", FT_U64, FF_REQ, struct coll_row, count),
+	F("total_ms", FT_MS, FF_REQ | FF_GE0, struct coll_row, total_ns),
+	F("exposed_ms", FT_MS, FF_GE0, struct coll_row, exposed_ns),
+	F("min_ms", FT_MS, FF_GE0, struct coll_row, min_ns),
+	F("max_ms", FT_MS, FF_GE0, struct coll_row, max_ns),
+	F("matched", FT_U64, 0, struct coll_row, matched),
+	F("wait_ms", FT_MS, FF_XR | FF_GE0, struct coll_row, wait_ns),
+	F("transfer_ms", FT_MS, FF_XR | FF_GE0, struct coll_row, transfer_ns),
+	CNUM("wait_share", FF_SHARE, wait_share, 6),
+	CNUM("algbw_gbps", FF_GE0, algbw_gbps, 4),
+	CNUM("busbw_gbps", FF_GE0, busbw_gbps, 4),
+	CNUM("algbw_kernel_gbps", FF_GE0, algbw_kernel_gbps, 4),
+	CNUM("busbw_kernel_gbps", FF_GE0, busbw_kernel_gbps, 4),
+};
+const struct record REC_COLL = REC("collective", struct coll_row, COLL_F, init_coll, check_coll);
+
+static const struct field KERNEL_F[] = {
+	F("name", FT_STR, FF_REQ, struct kernel_row, name),
+	{ .key = "kind", .type = FT_ENUM, .flags = FF_LAX, .off = offsetof(struct kernel_row, kind),
+	  .enum_name = span_kind_name, .enum_count = K__COUNT, .dflt_i = K_UNKNOWN },
+	F("count", FT_U64, FF_REQ, struct kernel_row, count),
+	F("total_ms", FT_MS, FF_REQ | FF_GE0, struct kernel_row, total_ns),
+	F("min_ms", FT_MS, FF_GE0, struct kernel_row, min_ns),
+	F("max_ms", FT_MS, FF_GE0, struct kernel_row, max_ns),
+};
+const struct record REC_KERNEL = REC("kernel", struct kernel_row, KERNEL_F, NULL, NULL);
+
+/* ---- rank: wait, clock, named figures ---------------------------------------- */
+
+static void put_wait_unc(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	jw_bool(w, k, analysis_uncertain(c->a, r->wait_ns, r->matched));
+}
+
+static void put_caused_unc(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	jw_bool(w, k, analysis_uncertain(c->a, r->caused_ns, r->matched));
+}
+
+/* the steps where this rank caused more waiting than the clock spread */
+static void put_caused_steps(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = c->a;
+	(void)p;
+	jw_arr(w, k);
+	for (size_t q = 0; q < a->nxsteps; q++)
+		if (a->xsteps[q].by_rank[c->ri] > 0 && a->xsteps[q].by_rank[c->ri] > a->clock_spread_ns)
+			jw_int(w, NULL, a->xsteps[q].number);
+	jw_arr_end(w);
+}
+
+#define RW(k, ty, fl, m) F(k, ty, fl, struct rank_result, m)
+static const struct field WAIT_F[] = {
+	RW("matched_collectives", FT_U64, 0, matched),
+	RW("wait_ms", FT_MS, FF_XR | FF_GE0, wait_ns),
+	FHOOK("wait_uncertain", FF_XRONLY, put_wait_unc, NULL),
+	RW("transfer_ms", FT_MS, FF_XR | FF_GE0, transfer_ns),
+	RW("times_last", FT_U64, FF_XR, times_last),
+	RW("caused_ms", FT_MS, FF_XR | FF_GE0, caused_ns),
+	FHOOK("caused_uncertain", FF_XRONLY, put_caused_unc, NULL),
+	RW("caused_collectives", FT_U64, FF_XRONLY, caused_colls),
+	RW("lateness_ms", FT_MS, FF_XRONLY, lateness_ns),
+	RW("caused_host_wait_excess_ms", FT_MS, FF_XRONLY, caused_host_excess_ns),
+	RW("caused_busy_excess_ms", FT_MS, FF_XRONLY, caused_busy_excess_ns),
+	FHOOK("caused_steps", FF_XRONLY, put_caused_steps, NULL),
+};
+static const struct record REC_WAIT = REC("wait", struct rank_result, WAIT_F, NULL, NULL);
+
+static const struct field CLOCK_F[] = {
+	{ .key = "host", .type = FT_CHARS, .flags = FF_NULLOK, .off = offsetof(struct rank_result, host),
+	  .size = sizeof(((struct rank_result *)0)->host) },
+	RW("domain", FT_INT, FF_GE0, clock_domain),
+	RW("offset_ms", FT_MSF, 0, clock_offset_ns),
+	{ .key = "drift_ppm", .type = FT_NUM, .off = offsetof(struct rank_result, clock_drift), .dec = 4,
+	  .scale = 1e6 },
+	RW("t0_ns", FT_I64, 0, clock_t0_ns),
+};
+static const struct record REC_CLOCK = REC("clock", struct rank_result, CLOCK_F, NULL, NULL);
+
+static void put_hta_overlap(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct hta_figures *h = p;
+	(void)c;
+	jw_num(w, k, h->has_comm ? h->comm_comp_overlap_pct : NAN, 4);
+}
+
+static int get_hta_overlap(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct hta_figures *h = p;
+	(void)c;
+	h->has_comm = v && v->t != JN_NULL;
+	if (!h->has_comm)
+		return 0;
+	if ((v->t != JN_INT && v->t != JN_DBL) || !isfinite(v->d))
+		return io_fail(r, v, k, "expected a number");
+	if (v->d < 0 || v->d > 100)
+		return io_fail(r, v, k, "expected a percentage in [0, 100], got %g", v->d);
+	h->comm_comp_overlap_pct = v->d;
+	return 0;
+}
+
+static void put_hta_pct(struct jw *w, const char *k, int64_t part, int64_t whole)
+{
+	jw_num(w, k, 100.0 * ratio(part, whole), 4);
+}
+
+static void put_hta_idle(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	put_hta_pct(w, k, ((const struct hta_figures *)p)->idle_ns, ((const struct hta_figures *)p)->kernel_time_ns);
+}
+
+static void put_hta_comp(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	put_hta_pct(w, k, ((const struct hta_figures *)p)->compute_ns, ((const struct hta_figures *)p)->kernel_time_ns);
+}
+
+static void put_hta_noncomp(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	put_hta_pct(w, k, ((const struct hta_figures *)p)->non_compute_ns,
+		    ((const struct hta_figures *)p)->kernel_time_ns);
+}
+
+#define HW(k, ty, m) F(k, ty, FF_GE0, struct hta_figures, m)
+static const struct field HTA_F[] = {
+	FHOOK("comm_comp_overlap_pctg", 0, put_hta_overlap, get_hta_overlap),
+	HW("kernel_time_ms", FT_MS, kernel_time_ns),
+	HW("idle_time_ms", FT_MS, idle_ns),
+	HW("compute_time_ms", FT_MS, compute_ns),
+	HW("non_compute_time_ms", FT_MS, non_compute_ns),
+	FHOOK("idle_time_pctg", 0, put_hta_idle, NULL),
+	FHOOK("compute_time_pctg", 0, put_hta_comp, NULL),
+	FHOOK("non_compute_time_pctg", 0, put_hta_noncomp, NULL),
+	F("last_step_excluded", FT_BOOL, 0, struct hta_figures, last_step_excluded),
+};
+static const struct record REC_HTA = REC("hta", struct hta_figures, HTA_F, NULL, NULL);
+
+#define TW(k, m) F(k, FT_MS, FF_GE0, struct ov_figures, m)
+static const struct field TRACELENS_F[] = {
+	TW("busy_time_ms", busy_ns),
+	TW("computation_time_ms", compute_ns),
+	TW("exposed_comm_time_ms", exposed_comm_ns),
+	TW("exposed_memcpy_time_ms", exposed_memcpy_ns),
+	TW("idle_time_ms", idle_ns),
+	TW("total_comm_time_ms", comm_ns),
+	TW("total_memcpy_time_ms", memcpy_ns),
+	TW("total_time_ms", window_ns),
+};
+static const struct record REC_TRACELENS = REC("tracelens", struct ov_figures, TRACELENS_F, NULL, NULL);
+
+/* aorta's own overlap figures over the steps (the whole trace without steps) */
+static const struct ov_figures *rank_steps_or_total(const struct rank_result *r)
+{
+	return r->nsteps ? &r->steps_sum : &r->total;
+}
+
+static void put_named_aorta(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct ov_figures *x = rank_steps_or_total(p);
+	(void)c;
+	jw_obj(w, k);
+	jw_ms(w, "overlap_ms", x->overlap_ns);
+	jw_ms(w, "compute_ms", x->compute_ns);
+	jw_num(w, "overlap_ratio", ratio(x->overlap_ns, x->compute_ns), 6);
+	jw_obj_end(w);
+}
+
+static void put_named_tp(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	jw_obj(w, k);
+	put_tp_eff(w, "overlap_efficiency", rank_steps_or_total(p), c);
+	jw_obj_end(w);
+}
+
+static const struct field NAMED_F[] = {
+	FOBJ("hta", 0, struct rank_result, hta, REC_HTA),
+	FOBJ("tracelens", 0, struct rank_result, tracelens, REC_TRACELENS),
+	FHOOK("aorta", 0, put_named_aorta, NULL),
+	FHOOK("tp", 0, put_named_tp, NULL),
+};
+static const struct record REC_NAMED = REC("named", struct rank_result, NAMED_F, NULL, NULL);
+
+/* ---- rank -------------------------------------------------------------------- */
+
+static void put_step_stats(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	jw_obj(w, k);
+	for (size_t q = 0; q < NFIGURES; q++) {
+		struct stat4 st = steps_stat(r, c->a->opts.skip_steps, FIGURES[q].off);
+		if (!st.n)
+			continue;
+		jw_obj(w, FIGURES[q].key);
+		jw_num(w, "mean", st.mean / 1e6, 6);
+		jw_num(w, "p50", st.p50 / 1e6, 6);
+		jw_ms(w, "min", (int64_t)st.min);
+		jw_ms(w, "max", (int64_t)st.max);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+/* over the kept steps, as the step figures */
+static void put_host_bound_steps(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	size_t hb = 0;
+	for (size_t j = r->nsteps - analysis_kept_steps(r, c->a->opts.skip_steps); j < r->nsteps; j++)
+		hb += (size_t)r->steps[j].host_bound;
+	jw_uint(w, k, hb);
+}
+
+static int other_device_seen(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct rank_result *)p)->other_device_spans != 0;
+}
+
+static int some_skipped(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct rank_result *)p)->skipped != 0;
+}
+
+static int has_steps(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct rank_result *)p)->nsteps != 0;
+}
+
+/* Formats are static strings of the readers; the first is a saved analysis's. */
+static const char *const FORMATS[] = {
+	"aorta-analysis", "kineto", "nsys", "rocpd", "rocprof-csv", "rocprof-json", "aorta-jsonl", "unknown", NULL,
+};
+
+static void init_rank(void *p, struct io_ctx *c, size_t i)
+{
+	struct rank_result *r = p;
+	(void)c;
+	r->world_size = r->device = r->other_device = -1;
+	r->clock_domain = (int)i;
+	c->wr = r;
+}
+
+static const struct field RANK_F[] = {
+	RW("rank", FT_INT, FF_REQ | FF_GE0, rank),
+	RW("world_size", FT_INT, FF_GEM1, world_size),
+	RW("device", FT_INT, FF_GEM1, device),
+	RW("path", FT_STR, 0, path),
+	{ .key = "format", .type = FT_SSTR, .off = offsetof(struct rank_result, format), .names = FORMATS },
+	RW("device_events", FT_U64, 0, events),
+	RW("host_events", FT_U64, 0, host_events),
+	RW("skipped_events", FT_U64, 0, skipped),
+	RW("other_device_events", FT_U64, FF_NZ, other_device_spans),
+	{ .key = "other_device", .type = FT_INT, .flags = FF_GEM1, .off = offsetof(struct rank_result, other_device),
+	  .when = other_device_seen },
+	{ .key = "skipped_first", .type = FT_STR, .off = offsetof(struct rank_result, skipped_first),
+	  .when = some_skipped },
+	FOBJ("total", FF_REQ, struct rank_result, total, REC_WINDOW),
+	{ .key = "steps_total", .type = FT_OBJ, .off = offsetof(struct rank_result, steps_sum), .sub = &REC_WINDOW,
+	  .when = has_steps },
+	FARR("steps", FF_REQ, struct rank_result, steps, nsteps, REC_STEP),
+	FHOOK("step_stats", 0, put_step_stats, NULL),
+	FHOOK("host_bound_steps", 0, put_host_bound_steps, NULL),
+	FARR("streams", 0, struct rank_result, streams, nstreams, REC_STREAM),
+	FARR("collectives", 0, struct rank_result, colls, ncolls, REC_COLL),
+	FARR("top_kernels", 0, struct rank_result, kernels, nkernels, REC_KERNEL),
+	FHERE("wait", REC_WAIT),
+	FHERE("clock", REC_CLOCK),
+	FHERE("named", REC_NAMED),
+	/* the pack's alone: the calls for the join (their pg re-pointed to
+	 * their row's, pack.c), and members never sent */
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, inst),
+	  .cnt = offsetof(struct rank_result, ninst), .size = sizeof(struct comm_inst) },
+	FPACK(struct rank_result, t),
+	FPACK(struct rank_result, wait_set),
+	FPACK(struct rank_result, exposed_set),
+};
+const struct record REC_RANK = REC("rank", struct rank_result, RANK_F, init_rank, NULL);
+
+/* ---- across ranks -------------------------------------------------------------- */
+
+/* Index in a->r of a rank number, a->n when none (ranks are sorted). */
+static size_t rank_index(const struct analysis *a, long long rank)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank == rank)
+			return i;
+	return a->n;
+}
+
+static void put_by_rank(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct xstep *x = p;
+	jw_obj(w, k); /* the ranks that caused any */
+	for (size_t i = 0; i < c->a->n; i++) {
+		char key[32];
+		if (x->by_rank[i] <= 0)
+			continue;
+		snprintf(key, sizeof(key), "%d", c->a->r[i].rank);
+		jw_ms(w, key, x->by_rank[i]);
+	}
+	jw_obj_end(w);
+}
+
+static int get_by_rank(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct xstep *x = p;
+	if (!v)
+		return 0;
+	if (v->t != JN_OBJ)
+		return io_fail(r, v, k, "expected an object");
+	for (size_t q = 0; q < v->n; q++) {
+		char *end;
+		long rk = strtol(v->keys[q], &end, 10);
+		size_t ri = *v->keys[q] && !*end ? rank_index(c->wa, rk) : c->wa->n;
+		const struct jnode *y = v->v[q];
+		if (ri == c->wa->n)
+			return io_fail(r, y, k, "'%s' is not a rank of the analysis", v->keys[q]);
+		if ((y->t != JN_INT && y->t != JN_DBL) || !isfinite(y->d) || fabs(y->d) > 9e9)
+			return io_fail(r, y, k, "%s: expected a number of ms", v->keys[q]);
+		if (y->d < 0)
+			return io_fail(r, y, k, "%s: negative waiting %g ms", v->keys[q], y->d);
+		x->by_rank[ri] = jdoc_ns(y);
+	}
+	return 0;
+}
+
+static void init_xstep(void *p, struct io_ctx *c, size_t i)
+{
+	struct xstep *x = p;
+	(void)i;
+	x->by_rank = xcalloc(c->wa->n ? c->wa->n : 1, sizeof(int64_t));
+	x->straggler = -1;
+	x->number = INT64_MIN;
+}
+
+static int check_xstep(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
+{
+	struct xstep *x = p;
+	if (x->straggler >= 0 && rank_index(c->wa, x->straggler) == c->wa->n)
+		return io_fail(r, jdoc_get(o, "straggler"), "straggler", "rank %d is not among the ranks",
+			       x->straggler);
+	if (x->caused_ns > x->total_caused_ns)
+		return io_fail(r, jdoc_get(o, "straggler_caused_ms"), "straggler_caused_ms",
+			       "%.6f ms exceeds all the waiting caused in the step, %.6f ms", ms(x->caused_ns),
+			       ms(x->total_caused_ns));
+	return 0;
+}
+
+static const struct field XSTEP_F[] = {
+	F("step", FT_I64, FF_NEGNULL | FF_NULLOK, struct xstep, number),
+	F("straggler", FT_INT, FF_NEGNULL | FF_NULLOK | FF_GE0, struct xstep, straggler),
+	F("straggler_caused_ms", FT_MS, FF_GE0, struct xstep, caused_ns),
+	F("caused_ms", FT_MS, FF_GE0, struct xstep, total_caused_ns),
+	FHOOK("caused_ms_by_rank", 0, put_by_rank, get_by_rank),
+};
+const struct record REC_XSTEP = REC("cross-rank step", struct xstep, XSTEP_F, init_xstep, check_xstep);
+
+static void put_ref_rank(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)p;
+	jw_int(w, k, c->a->n ? c->a->r[0].rank : -1);
+}
+
+static void put_offsets(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = c->a;
+	(void)p;
+	jw_arr(w, k);
+	for (size_t i = 0; i < a->n; i++) {
+		jw_obj(w, NULL);
+		jw_int(w, "rank", a->r[i].rank);
+		jw_int(w, "domain", a->r[i].clock_domain);
+		jw_num(w, "offset_ms", (double)a->r[i].clock_offset_ns / 1e6, 6);
+		jw_num(w, "drift_ppm", a->r[i].clock_drift * 1e6, 4);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static const char *const METHODS[] = { "none", "collective-ends", "collective-ends+drift", "one-host", "file", NULL };
+
+#define AW(k, ty, fl, m) F(k, ty, fl, struct analysis, m)
+static const struct field XCLOCK_F[] = {
+	{ .key = "method", .type = FT_SSTR, .off = offsetof(struct analysis, clock_method), .names = METHODS },
+	FHOOK("reference_rank", 0, put_ref_rank, NULL),
+	AW("samples", FT_U64, 0, clock_samples),
+	AW("spread_ms", FT_MS, FF_GE0, clock_spread_ns),
+	AW("spread_p50_ms", FT_MS, FF_GE0, clock_spread_p50_ns),
+	FHOOK("offsets", 0, put_offsets, NULL),
+};
+static const struct record REC_XCLOCK = REC("clock", struct analysis, XCLOCK_F, NULL, NULL);
+
+static void put_nranks(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)p;
+	jw_uint(w, k, c->a->n);
+}
+
+static void put_why(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = p;
+	if (io_xr(c))
+		jw_null(w, k);
+	else
+		jw_str(w, k, a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
+}
+
+static int get_why(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct analysis *a = p;
+	(void)c;
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_STR)
+		return io_fail(r, v, k, "expected a string or null");
+	free(a->owned_why);
+	a->owned_why = xstrdup(v->s);
+	a->no_cross_rank_why = a->owned_why;
+	return 0;
+}
+
+/* Share of matched collective time spent waiting, over all ranks. */
+static void put_wait_share(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = p;
+	int64_t wt = 0, t = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		wt += a->r[i].wait_ns;
+		t += a->r[i].wait_ns + a->r[i].transfer_ns;
+	}
+	jw_num(w, k, io_xr(c) && t ? (double)wt / (double)t : NAN, 6);
+}
+
+/* all waiting caused over the ranks' summed time (the late-rank rule) */
+static void put_caused_share(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	jw_num(w, k, io_xr(c) ? analysis_caused_time_share(p) : NAN, 6);
+}
+
+/* each figure's mean, min and max over the ranks' whole traces */
+static void put_xfigures(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = p;
+	(void)c;
+	jw_obj(w, k);
+	for (size_t q = 0; q < NFIGURES && a->n; q++) {
+		int64_t mn = INT64_MAX, mx = INT64_MIN;
+		int rmx = -1, rmn = -1;
+		double sum = 0;
+		for (size_t i = 0; i < a->n; i++) {
+			int64_t v = fig_value(&FIGURES[q], &a->r[i].total);
+			sum += (double)v;
+			if (v < mn) { mn = v; rmn = a->r[i].rank; }
+			if (v > mx) { mx = v; rmx = a->r[i].rank; }
+		}
+		jw_obj(w, FIGURES[q].key);
+		jw_num(w, "mean", sum / (double)a->n / 1e6, 6);
+		jw_ms(w, "min", mn);
+		jw_int(w, "min_rank", rmn);
+		jw_ms(w, "max", mx);
+		jw_int(w, "max_rank", rmx);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+static int check_across(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
+{
+	struct analysis *a = p;
+	static const char *const key[2] = { "late_rank", "top_rank" };
+	(void)c;
+	for (int q = 0; q < 2; q++) {
+		int rk = q ? a->top_rank : a->late_rank;
+		if (rk >= 0 && rank_index(a, rk) == a->n)
+			return io_fail(r, jdoc_get(o, key[q]), key[q], "rank %d is not among the ranks", rk);
+	}
+	if (a->late_rank >= 0 && a->top_rank >= 0 && a->late_rank != a->top_rank)
+		return io_fail(r, jdoc_get(o, "late_rank"), "late_rank",
+			       "the late rank %d is not the rank that caused the most waiting (%d)", a->late_rank,
+			       a->top_rank);
+	if (a->late_rank >= 0 && !analysis_waiting_material(a)) /* saved before the materiality rule */
+		a->late_rank = -1;
+	return 0;
+}
+
+static const struct field ACROSS_F[] = {
+	FHOOK("ranks", 0, put_nranks, NULL),
+	AW("late_rank", FT_INT, FF_XR | FF_NEGNULL | FF_NULLOK | FF_GEM1, late_rank),
+	FNUM("late_share", FF_XR | FF_SHARE, struct analysis, late_share, 6),
+	AW("top_rank", FT_INT, FF_XR | FF_NEGNULL | FF_NULLOK | FF_GEM1, top_rank),
+	AW("matched_collectives", FT_U64, 0, matched_groups),
+	AW("matched_by_seq", FT_U64, 0, matched_by_seq),
+	AW("unmatched_calls", FT_U64, 0, unmatched_calls),
+	AW("incomplete_collectives", FT_U64, 0, incomplete_groups),
+	AW("size_mismatches", FT_U64, 0, size_mismatch),
+	AW("clocks_aligned", FT_BOOL, 0, clocks_aligned),
+	FHOOK("no_cross_rank_reason", 0, put_why, get_why),
+	FHOOK("wait_share", 0, put_wait_share, NULL),
+	AW("waiting_caused_ms", FT_MS, FF_XR | FF_GE0, caused_ns),
+	FHOOK("waiting_caused_time_share", 0, put_caused_share, NULL),
+	AW("skew_mean_ms", FT_MS, FF_XR | FF_GE0, skew_mean_ns),
+	AW("skew_p50_ms", FT_MS, FF_XR | FF_GE0, skew_p50_ns),
+	AW("skew_max_ms", FT_MS, FF_XR | FF_GE0, skew_max_ns),
+	FHERE("clock", REC_XCLOCK),
+	FARR("steps", FF_XR, struct analysis, xsteps, nxsteps, REC_XSTEP),
+	FHOOK("figures", 0, put_xfigures, NULL),
+};
+const struct record REC_ACROSS = REC("across_ranks", struct analysis, ACROSS_F, NULL, check_across);
+
+/* ---- the analysis -------------------------------------------------------------- */
+
+static void put_schema(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)p, (void)c;
+	jw_str(w, k, ANALYSIS_SCHEMA);
+}
+
+static int get_schema(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	(void)p, (void)c;
+	if (!v)
+		return io_fail(r, NULL, k, "missing");
+	if (v->t != JN_STR)
+		return io_fail(r, v, k, "expected a string");
+	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2"))
+		return io_fail(r, v, k, "expected 'aorta.analysis/1' or 'aorta.analysis/2', got '%s'", v->s);
+	return 0;
+}
+
+static void put_tool(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	(void)p, (void)c;
+	jw_obj(w, k);
+	jw_str(w, "name", "aorta");
+	jw_str(w, "version", AORTA_VERSION);
+	jw_obj_end(w);
+}
+
+static void put_inputs(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct analysis *a = p;
+	(void)c;
+	jw_arr(w, k);
+	for (size_t i = 0; i < a->ninputs; i++)
+		jw_str(w, NULL, a->inputs[i]);
+	jw_arr_end(w);
+}
+
+static int get_inputs(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct analysis *a = p;
+	(void)c;
+	if (!v)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array");
+	a->inputs = xcalloc(v->n ? v->n : 1, sizeof(*a->inputs));
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->v[i]->t != JN_STR)
+			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
+		a->inputs[a->ninputs++] = xstrdup(v->v[i]->s);
+	}
+	return 0;
+}
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct rank_result *a = x, *b = y;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* The ranks sorted (cross-rank steps index them as a->r), at least one,
+ * each once; then the cross-rank object. */
+static int get_across(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct analysis *a = p;
+	const struct jnode *rk = jdoc_get(c->root, "ranks");
+	if (!a->n)
+		return io_fail(r, rk, "ranks", "holds no rank");
+	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
+	for (size_t i = 1; i < a->n; i++)
+		if (a->r[i].rank == a->r[i - 1].rank)
+			return io_fail(r, rk, "ranks", "rank %d appears twice", a->r[i].rank);
+	if (!v)
+		return 0;
+	if (v->t != JN_OBJ)
+		return io_fail(r, v, k, "expected an object");
+	return io_read_obj(r, v, k, &REC_ACROSS, a, c);
+}
+
+static void put_across(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	jw_obj(w, k);
+	io_write_fields(w, &REC_ACROSS, p, c);
+	jw_obj_end(w);
+}
+
+static const struct field OPTIONS_F[] = {
+	AW("skip_steps", FT_INT, FF_GE0, opts.skip_steps),
+	FNUM("host_bound_pct", FF_GE0, struct analysis, opts.host_bound_pct, 2),
+};
+static const struct record REC_OPTIONS = REC("options", struct analysis, OPTIONS_F, NULL, NULL);
+
+static void init_analysis(void *p, struct io_ctx *c, size_t i)
+{
+	struct analysis *a = p;
+	(void)c, (void)i;
+	a->late_rank = a->top_rank = -1;
+	a->late_share = NAN;
+	a->clock_method = METHODS[0];
+	a->opts.host_bound_pct = 30.0;
+	a->opts.top_kernels = 10;
+}
+
+static const struct field ANALYSIS_F[] = {
+	FHOOK("schema", FF_REQ, put_schema, get_schema),
+	FHOOK("tool", 0, put_tool, NULL),
+	FHERE("options", REC_OPTIONS),
+	FHOOK("inputs", 0, put_inputs, get_inputs),
+	FARR("ranks", FF_REQ, struct analysis, r, n, REC_RANK),
+	FHOOK("across_ranks", 0, put_across, get_across),
+};
+const struct record REC_ANALYSIS = REC("analysis", struct analysis, ANALYSIS_F, init_analysis, NULL);

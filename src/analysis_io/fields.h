@@ -1,0 +1,185 @@
+/*
+ * fields.h - the analysis model as tables: one table per record (analysis,
+ * rank, step, stream, collective, kernel, across-ranks, cross-rank step),
+ * each line a field (JSON key, type, offsetof, flags).  Three codecs walk
+ * them and nothing else:
+ *
+ *   json_write.c  the analysis JSON (schema aorta.analysis/2), key order =
+ *                 table order;
+ *   json_read.c   the schema-checked reader: type, range (flags) and the
+ *                 record's invariants (check), errors naming the file, the
+ *                 byte offset and the field's path;
+ *   pack.c        a rank's results as bytes for MPI (the struct is copied
+ *                 whole; the table says which members are pointers:
+ *                 strings, arrays of records, transient members cleared).
+ *
+ * A new field is one line in its record's table.  A new nested list (e.g.
+ * across_ranks.what_if) is a struct for its row, a record table for that
+ * row, and one FT_ARR line (pointer member + size_t count member) in the
+ * table of the struct that owns it: the writer, the reader and, for
+ * members of struct rank_result, the pack follow.  Derived figures (ratios,
+ * percentages, statistics) are FT_HOOK lines with a writer only: they are
+ * recomputed, never read back.
+ *
+ * Not thread-safe concerns: the tables are constant; codecs keep their
+ * state on the stack.
+ */
+#ifndef AORTA_ANALYSIS_IO_FIELDS_H
+#define AORTA_ANALYSIS_IO_FIELDS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/output.h"
+#include "overlap/analysis.h"
+#include "overlap/figures.h"
+
+enum ft {
+	FT_INT,   /* int */
+	FT_I32,   /* int32_t */
+	FT_I64,   /* int64_t */
+	FT_U64,   /* uint64_t */
+	FT_MS,    /* int64_t ns, written as ms with six decimals (exact) */
+	FT_MSF,   /* int64_t ns, written as a double ms with six decimals */
+	FT_NUM,   /* double * scale, `dec` decimals; NaN <-> null */
+	FT_BOOL,  /* int 0/1 */
+	FT_STR,   /* char *, owned; never NULL after reading */
+	FT_SSTR,  /* const char *, one of names[] (static); dflt when unknown */
+	FT_CHARS, /* char[size] inside the struct; "" <-> null */
+	FT_ENUM,  /* uint8_t, names by enum_name(); unknown: error, or dflt_i with FF_LAX */
+	FT_FIGS,  /* struct ov_figures: FIGURES' keys (overlap/figures.h), flattened */
+	FT_OBJ,   /* a nested object over the same struct: fields of sub at off + theirs */
+	FT_ARR,   /* an array of sub records: pointer at off, size_t count at cnt */
+	FT_HOOK,  /* hand-written: put (derived, write only) and/or get */
+	FT_PACK,  /* a member the JSON does not carry: with cnt, an array of
+		   * `size`-byte elements the pack carries whole; else `size`
+		   * bytes the pack clears (pointers valid on one side only) */
+};
+
+enum {
+	FF_REQ = 1 << 0,     /* required on read */
+	FF_XR = 1 << 1,      /* cross-rank: null unless the clocks are aligned */
+	FF_XRONLY = 1 << 2,  /* cross-rank: written only when the clocks are aligned */
+	FF_NEGNULL = 1 << 3, /* an integer < 0 (INT64_MIN for FT_I64) is written as null */
+	FF_NZ = 1 << 4,      /* written only when nonzero / non-empty */
+	FF_GE0 = 1 << 5,     /* range: >= 0 */
+	FF_GEM1 = 1 << 6,    /* range: >= -1 */
+	FF_SHARE = 1 << 7,   /* range: 0 <= value <= 1 */
+	FF_LAX = 1 << 8,     /* FT_ENUM: an unknown name reads as dflt_i */
+	FF_NULLOK = 1 << 9,  /* null accepted on read: leaves the record's default */
+};
+
+struct io_ctx;
+struct rd;
+struct jnode;
+struct record;
+
+/* Hooks get the member at the field's off (off 0: the record itself). */
+typedef void (*put_fn)(struct jw *w, const char *key, const void *rec, const struct io_ctx *c);
+/* Reads the value v (NULL: absent) of key into rec; 0 ok, -1 failed (rd holds the error). */
+typedef int (*get_fn)(struct rd *r, const struct jnode *v, const char *key, void *rec, struct io_ctx *c);
+
+struct field {
+	const char *key;
+	uint8_t type;           /* enum ft */
+	uint16_t flags;
+	size_t off;             /* offsetof in the record's struct */
+	int dec;                /* FT_NUM decimals */
+	double scale;           /* FT_NUM: written value = member * scale (0: 1) */
+	size_t cnt;             /* FT_ARR: offsetof the size_t count */
+	size_t size;            /* FT_CHARS: buffer size; FT_PACK: bytes to clear */
+	const struct record *sub; /* FT_OBJ, FT_ARR */
+	const char *const *names; /* FT_SSTR: the static strings, NULL-terminated */
+	const char *(*enum_name)(int v); /* FT_ENUM */
+	int enum_count;
+	int dflt_i;             /* FT_ENUM with FF_LAX */
+	put_fn put;             /* FT_HOOK writer (NULL: not written) */
+	get_fn get;             /* FT_HOOK reader (NULL: not read) */
+	int (*when)(const void *rec, const struct io_ctx *c); /* written only when true */
+};
+
+struct record {
+	const char *name;
+	size_t size;            /* sizeof the struct (array elements) */
+	const struct field *f;
+	size_t n;
+	/* defaults before reading (NaN figures, -1 ranks), ctx gives the index */
+	void (*init)(void *rec, struct io_ctx *c, size_t index);
+	/* record-level invariants after its fields are read; 0 ok */
+	int (*check)(struct rd *r, const struct jnode *obj, void *rec, struct io_ctx *c);
+};
+
+/* What a field's codec may need besides its record: the whole analysis
+ * and the rank being written or read. */
+struct io_ctx {
+	const struct analysis *a;
+	struct analysis *wa;          /* reading: the analysis being filled */
+	const struct rank_result *r;  /* the rank (writing) */
+	struct rank_result *wr;       /* the rank (reading) */
+	size_t ri;                    /* its index in a->r */
+	const struct jnode *root;     /* reading: the document */
+};
+
+extern const struct record REC_ANALYSIS, REC_RANK, REC_STEP, REC_STREAM, REC_COLL, REC_KERNEL, REC_ACROSS,
+	REC_XSTEP;
+
+/* Whether cross-rank figures exist (clocks aligned). */
+static inline int io_xr(const struct io_ctx *c)
+{
+	return c->a->clocks_aligned;
+}
+
+/* The writer's walk (json_write.c): the fields of rec as members of the
+ * object open in w. */
+void io_write_fields(struct jw *w, const struct record *rc, const void *rec, const struct io_ctx *c);
+
+/* The reader's walk (json_read.c). */
+int io_read_fields(struct rd *r, const struct jnode *obj, const struct record *rc, void *rec,
+		   struct io_ctx *c);
+
+/* Reads object v (member key of the current object) as record rc into rec:
+ * the path grows by key while its fields are read, then rc->check runs. */
+int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void *rec,
+		struct io_ctx *c);
+
+/* ---- the document tree of the reader, with byte offsets (jdoc.c) ---- */
+enum jt { JN_NULL, JN_FALSE, JN_TRUE, JN_INT, JN_DBL, JN_STR, JN_OBJ, JN_ARR };
+struct jnode {
+	uint8_t t;
+	long long i;
+	double d;
+	long long ns;            /* JN_INT/JN_DBL read as ms: exact ns when ms_exact */
+	int ms_exact;
+	char *s;                 /* JN_STR */
+	size_t off;              /* byte offset of the value in the file */
+	size_t n, cap;           /* JN_OBJ, JN_ARR */
+	char **keys;             /* JN_OBJ */
+	struct jnode **v;
+};
+/* A number of milliseconds as ns: exact from the text when it has at most
+ * six decimals (as the writer prints), else rounded from the double. */
+static inline int64_t jdoc_ns(const struct jnode *v)
+{
+	return v->ms_exact ? (int64_t)v->ns : (int64_t)llround(v->d * 1e6);
+}
+/* Parses text[0..len) (0 on success; else err holds yajl's message and
+ * *off where it stopped). */
+struct jnode *jdoc_parse(const char *text, size_t len, char *err, size_t errn, size_t *off);
+void jdoc_free(struct jnode *n);
+/* Member key of object o, NULL when absent (or o not an object). */
+const struct jnode *jdoc_get(const struct jnode *o, const char *key);
+
+/* ---- reader state (json_read.c) ---- */
+struct rd {
+	const char *path;
+	struct aorta_error *e;
+	char where[256];        /* path of the current object, e.g. "ranks[2].steps[0]" */
+	size_t obj_off;         /* byte offset of the current object */
+	int failed;
+};
+/* Records the first error: "<file>: at byte N: <where>.<key>: <msg>". */
+int io_fail(struct rd *r, const struct jnode *at, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * stats.h - the one percentile definition every command uses (report's
+ * step statistics, hwq's latency percentiles, analyze's step p50 and its
+ * across-ranks distribution): linear interpolation between the two nearest
+ * ranks at index q * (n - 1) of the sorted values, numpy's default and
+ * upstream hw_queue_eval's (docs/metrics.md "Percentiles").
+ */
+#ifndef AORTA_STATS_H
+#define AORTA_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Percentile q (0..1) of n values sorted ascending; NaN when n == 0.
+ * Pure; v is only read. */
+double pctl_sorted(const double *v, size_t n, double q);
+/* The same over int64 values (e.g. ns), as a double. */
+double pctl_sorted_i64(const int64_t *v, size_t n, double q);
+
+#endif
