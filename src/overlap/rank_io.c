@@ -70,6 +70,9 @@ void rank_pack(const struct rank_result *r, struct bytes *b)
 	fix.colls = NULL;
 	fix.kernels = NULL;
 	fix.inst = NULL;
+	fix.ops = NULL;
+	fix.peers = NULL;
+	fix.npeers = 0;
 	memset(&fix.wait_set, 0, sizeof(fix.wait_set));
 	memset(&fix.exposed_set, 0, sizeof(fix.exposed_set));
 	put(b, &fix, sizeof(fix));
@@ -91,6 +94,8 @@ void rank_pack(const struct rank_result *r, struct bytes *b)
 		put_str(b, r->kernels[k].name);
 	put_u64(b, r->ninst);
 	put(b, r->inst, r->ninst * sizeof(*r->inst));
+	put_u64(b, r->nops);
+	put(b, r->ops, r->nops * sizeof(*r->ops));
 
 	uint64_t len = b->n - start;
 	memcpy(b->p + len_at, &len, sizeof(len));
@@ -198,6 +203,18 @@ enum aorta_status rank_unpack(const char *p, size_t n, size_t *off, struct rank_
 		}
 		r->inst[k].pg = r->colls[r->inst[k].row].pg;
 	}
+	r->ops = get_arr(&d, sizeof(*r->ops), &r->nops);
+	for (size_t k = 0; k < r->nops; k++) /* links out of range are dropped, not followed */
+		if (r->ops[k].inst >= (int32_t)r->ninst || r->ops[k].dep >= (int32_t)r->nops ||
+		    r->ops[k].hdep >= (int32_t)r->nops || r->ops[k].step >= (int32_t)r->nsteps) {
+			d.bad = 1;
+			r->ops[k].inst = r->ops[k].dep = r->ops[k].hdep = r->ops[k].step = -1;
+		}
+	for (size_t k = 0; k < r->ninst; k++)
+		if (r->inst[k].op >= (int32_t)r->nops) {
+			d.bad = 1;
+			r->inst[k].op = -1;
+		}
 	ivset_init(&r->wait_set);
 	ivset_init(&r->exposed_set);
 	if (!r->path)

@@ -6,6 +6,7 @@
  * prints units.
  */
 #include "report/analysis_out.h"
+#include "report/whatif_out.h"
 #include "overlap/figures.h"
 #include "overlap/diagnosis.h"
 #include "base/output.h"
@@ -443,6 +444,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		}
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
+		whatif_print(f, a, a->whatif);
 	}
 }
 
@@ -627,6 +629,10 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 			jw_null(&w, "times_last");
 			jw_null(&w, "caused_ms");
 		}
+		jw_arr(&w, "p2p_peers"); /* its pipeline-stage neighbours: the ranks it sends to or receives from */
+		for (size_t k = 0; k < r->npeers; k++)
+			jw_int(&w, NULL, r->peers[k]);
+		jw_arr_end(&w);
 		jw_obj_end(&w);
 		jw_obj(&w, "clock");
 		if (r->host[0])
@@ -771,6 +777,7 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 		jw_obj_end(&w);
 	}
 	jw_obj_end(&w);
+	whatif_write_json(&w, a, a->whatif);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
 }
