@@ -456,6 +456,17 @@ static void read_rank(struct rd *r, yajl_val o, size_t i, struct rank_result *x)
 		rms(r, w, "lateness_ms", 0, &x->lateness_ns);
 		rms(r, w, "caused_host_wait_excess_ms", 0, &x->caused_host_excess_ns);
 		rms(r, w, "caused_busy_excess_ms", 0, &x->caused_busy_excess_ns);
+		yajl_val pp = rarr(r, w, "p2p_peers", 0);
+		size_t np = pp ? YAJL_GET_ARRAY(pp)->len : 0;
+		x->peers = np ? xmalloc(np * sizeof(*x->peers)) : NULL;
+		for (size_t k = 0; k < np && !r->failed; k++) {
+			yajl_val e = YAJL_GET_ARRAY(pp)->values[k];
+			if (!YAJL_IS_INTEGER(e) || YAJL_GET_INTEGER(e) < 0 || YAJL_GET_INTEGER(e) > INT32_MAX) {
+				fail(r, "p2p_peers", "expected rank numbers, got %s", type_name(e));
+				break;
+			}
+			x->peers[x->npeers++] = (int32_t)YAJL_GET_INTEGER(e);
+		}
 	}
 	with(r, "ranks[%zu]", i);
 	x->clock_domain = (int)i;
@@ -509,6 +520,176 @@ static void read_rank(struct rd *r, yajl_val o, size_t i, struct rank_result *x)
 	ivset_init(&x->wait_set);
 	ivset_init(&x->exposed_set);
 }
+/* ---- across_ranks.what_if (report/whatif_out.c writes it) ------------------------ */
+
+static char *dup_str(struct rd *r, yajl_val o, const char *k, int required)
+{
+	const char *v = rstr(r, o, k, required);
+	return v ? xstrdup(v) : NULL;
+}
+
+static int rbool(struct rd *r, yajl_val o, const char *k)
+{
+	yajl_val v = get(o, k);
+	if (!v)
+		return 0;
+	if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+		fail(r, k, "expected true or false, got %s", type_name(v));
+	return YAJL_IS_TRUE(v);
+}
+
+static struct whatif_fix *read_fixes(struct rd *r, yajl_val w, const char *key, size_t *n)
+{
+	yajl_val arr = rarr(r, w, key, 0);
+	*n = arr ? YAJL_GET_ARRAY(arr)->len : 0;
+	struct whatif_fix *f = xcalloc(*n ? *n : 1, sizeof(*f));
+	for (size_t q = 0; q < *n && !r->failed; q++) {
+		yajl_val o = YAJL_GET_ARRAY(arr)->values[q];
+		int64_t v;
+		with(r, "across_ranks.what_if.%s[%zu]", key, q);
+		if (!YAJL_IS_OBJECT(o)) {
+			fail(r, NULL, "expected an object, got %s", type_name(o));
+			break;
+		}
+		f[q].what = dup_str(r, o, "fix", 1);
+		f[q].rank = -1;
+		if (present(o, "rank") && !rint64(r, o, "rank", 1, 0, &v))
+			f[q].rank = (int)v;
+		f[q].ranks = dup_str(r, o, "ranks", 0);
+		f[q].step_ms_if_fixed = f[q].gain_ms = f[q].gain_pct = NAN;
+		rnum_null(r, o, "step_ms_if_fixed", &f[q].step_ms_if_fixed);
+		rnum_null(r, o, "gain_ms", &f[q].gain_ms);
+		rnum_null(r, o, "gain_pct", &f[q].gain_pct);
+	}
+	return f;
+}
+
+static void read_whatif_steps(struct rd *r, yajl_val w, struct whatif *x)
+{
+	yajl_val arr = rarr(r, w, "steps", 0);
+	x->nsteps = arr ? YAJL_GET_ARRAY(arr)->len : 0;
+	x->steps = xcalloc(x->nsteps ? x->nsteps : 1, sizeof(*x->steps));
+	for (size_t q = 0; q < x->nsteps && !r->failed; q++) {
+		yajl_val o = YAJL_GET_ARRAY(arr)->values[q];
+		struct whatif_step *st = &x->steps[q];
+		with(r, "across_ranks.what_if.steps[%zu]", q);
+		if (!YAJL_IS_OBJECT(o)) {
+			fail(r, NULL, "expected an object, got %s", type_name(o));
+			break;
+		}
+		rint64(r, o, "step", 1, INT64_MIN, &st->number);
+		st->measured_ms = st->replay_ms = st->ideal_ms = st->error_pct = NAN;
+		rnum_null(r, o, "measured_ms", &st->measured_ms);
+		rnum_null(r, o, "replay_ms", &st->replay_ms);
+		rnum_null(r, o, "ideal_ms", &st->ideal_ms);
+		rnum_null(r, o, "error_pct", &st->error_pct);
+		st->reproduced = rbool(r, o, "reproduced");
+		yajl_val rs = get(o, "reason");
+		if (rs && !YAJL_IS_NULL(rs))
+			st->reason = dup_str(r, o, "reason", 0);
+		yajl_val bf = get(o, "best_fix");
+		if (bf && !YAJL_IS_NULL(bf)) {
+			st->best = dup_str(r, o, "best_fix", 0);
+			rnum(r, o, "best_step_ms_if_fixed", 1, &st->best_ms_if_fixed);
+			rnum(r, o, "best_gain_ms", 1, &st->best_gain_ms);
+		}
+	}
+}
+
+static void read_whatif_cp(struct rd *r, yajl_val w, struct whatif *x)
+{
+	yajl_val arr = rarr(r, w, "critical_path", 0);
+	x->ncp = arr ? YAJL_GET_ARRAY(arr)->len : 0;
+	x->cp = xcalloc(x->ncp ? x->ncp : 1, sizeof(*x->cp));
+	for (size_t q = 0; q < x->ncp && !r->failed; q++) {
+		yajl_val o = YAJL_GET_ARRAY(arr)->values[q];
+		struct whatif_cp *c = &x->cp[q];
+		int64_t v;
+		with(r, "across_ranks.what_if.critical_path[%zu]", q);
+		if (!YAJL_IS_OBJECT(o)) {
+			fail(r, NULL, "expected an object, got %s", type_name(o));
+			break;
+		}
+		if (!rint64(r, o, "rank", 1, 0, &v))
+			c->rank = (int)v;
+		c->stream = -1;
+		yajl_val sv = get(o, "stream");
+		if (sv && !YAJL_IS_NULL(sv) && !rint64(r, o, "stream", 1, INT32_MIN, &v))
+			c->stream = (int32_t)v;
+		c->what = dup_str(r, o, "op", 1);
+		c->ms = c->share = NAN;
+		rnum_null(r, o, "ms_per_step", &c->ms);
+		rnum_null(r, o, "share", &c->share);
+	}
+}
+
+/* across_ranks.what_if back into a->whatif (null or absent: none). */
+static void read_whatif(struct rd *r, yajl_val x, struct analysis *a)
+{
+	yajl_val w = get(x, "what_if");
+	if (!w || YAJL_IS_NULL(w))
+		return;
+	with(r, "across_ranks");
+	if (!robj(r, x, "what_if", 0))
+		return;
+	with(r, "across_ranks.what_if");
+	struct whatif *wi = xcalloc(1, sizeof(*wi));
+	a->whatif = wi;
+	wi->ok = rbool(r, w, "ok");
+	if (!wi->ok) {
+		wi->why = dup_str(r, w, "reason", 0);
+		return;
+	}
+	int64_t v;
+	if (!rint64(r, w, "steps_used", 0, 0, &v))
+		wi->steps_used = (size_t)v;
+	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
+	rnum_null(r, w, "measured_step_ms", &wi->measured_step_ms);
+	rnum_null(r, w, "replay_step_ms", &wi->replay_step_ms);
+	rnum_null(r, w, "ideal_step_ms", &wi->ideal_step_ms);
+	rnum_null(r, w, "slowdown", &wi->slowdown);
+	rnum_null(r, w, "replay_error_pct", &wi->replay_error_pct);
+	wi->reproduced = rbool(r, w, "reproduced");
+	rnum_null(r, w, "uncertainty_ms", &wi->uncertainty_ms);
+	wi->verdict = dup_str(r, w, "verdict", 0);
+	wi->by_rank = read_fixes(r, w, "by_rank", &wi->nby_rank);
+	with(r, "across_ranks.what_if");
+	wi->by_group = read_fixes(r, w, "by_group", &wi->nby_group);
+	with(r, "across_ranks.what_if");
+	wi->by_op = read_fixes(r, w, "by_op", &wi->nby_op);
+	with(r, "across_ranks.what_if");
+	yajl_val st = rarr(r, w, "stages", 0);
+	size_t ns = st ? YAJL_GET_ARRAY(st)->len : 0;
+	if (ns && !r->failed) {
+		wi->stage = xmalloc(a->n * sizeof(int));
+		for (size_t i = 0; i < a->n; i++)
+			wi->stage[i] = -1;
+		wi->nstage = a->n;
+		for (size_t q = 0; q < ns && !r->failed; q++) {
+			yajl_val o = YAJL_GET_ARRAY(st)->values[q];
+			int64_t rk, sg;
+			with(r, "across_ranks.what_if.stages[%zu]", q);
+			if (!YAJL_IS_OBJECT(o)) {
+				fail(r, NULL, "expected an object, got %s", type_name(o));
+				break;
+			}
+			if (rint64(r, o, "rank", 1, 0, &rk) || rint64(r, o, "stage", 1, -1, &sg))
+				break;
+			size_t i;
+			for (i = 0; i < a->n && a->r[i].rank != rk; i++)
+				;
+			if (i == a->n) {
+				fail(r, "rank", "%lld is not a rank of the analysis", (long long)rk);
+				break;
+			}
+			wi->stage[i] = (int)sg;
+		}
+	}
+	read_whatif_steps(r, w, wi);
+	read_whatif_cp(r, w, wi);
+}
+
+
 
 static int cmp_rank(const void *a, const void *b)
 {
@@ -538,8 +719,9 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 		goto out;
 	}
 	const char *schema = rstr(&r, root, "schema", 1);
-	if (schema && strcmp(schema, "aorta.analysis/1") && strcmp(schema, "aorta.analysis/2")) {
-		fail(&r, "schema", "expected 'aorta.analysis/1' or 'aorta.analysis/2', got '%s'", schema);
+	if (schema && strcmp(schema, "aorta.analysis/1") && strcmp(schema, "aorta.analysis/2") &&
+	    strcmp(schema, "aorta.analysis/3")) {
+		fail(&r, "schema", "expected 'aorta.analysis/1', '/2' or '/3', got '%s'", schema);
 		goto out;
 	}
 	if (r.failed)
@@ -674,6 +856,8 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 				}
 			}
 		}
+		if (!r.failed)
+			read_whatif(&r, x, a);
 	}
 	if (r.failed)
 		goto out;

@@ -515,10 +515,12 @@ static void renumber_p2p(struct analysis *a)
 
 /* The key of one call: point to point by (step, source, destination,
  * order); else by sequence where its group has one on every call, else by
- * step, type and ordinal.  Returns 0 for a send/recv of unknown peer: it
- * cannot be paired (ordering the send_recv calls of every rank would pair
- * the wrong ranks). */
-static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct pgseq *ps, size_t nps)
+ * step, type and ordinal.  Returns 0 for a send/recv of unknown peer
+ * among more than two ranks: it cannot be paired (ordering the send_recv
+ * calls of every rank would make one group of all of them); between two
+ * ranks the peer can only be the other one, and order pairs them. */
+static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct pgseq *ps, size_t nps,
+		    size_t nranks)
 {
 	x->c = c;
 	x->rank = rank;
@@ -531,7 +533,7 @@ static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct 
 		x->k3 = c->ordinal;
 		return 1;
 	}
-	if (c->type == COLL_SEND_RECV)
+	if (c->type == COLL_SEND_RECV && nranks != 2)
 		return 0;
 	x->by_seq = pg_has_seq(ps, nps, c->pg);
 	x->k1 = x->by_seq ? c->seq : c->step;
@@ -566,7 +568,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			struct comm_inst *c = &a->r[i].inst[j];
 			struct iref *x = &v[m];
 			x->ri = i;
-			if (key_call(x, c, a->r[i].rank, ps, nps))
+			if (key_call(x, c, a->r[i].rank, ps, nps, a->n))
 				m++;
 			else
 				a->unmatched_calls++;
