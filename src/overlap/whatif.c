@@ -902,8 +902,10 @@ static int32_t cp_host(struct ctx *c, size_t i, int32_t j, int64_t t0, struct cp
 			*at = k->E[h];
 			return h;
 		}
-		if (!p)
+		if (!p) { /* before its first launch the host was busy since t0 */
+			cp_add(t, (int32_t)i, -1, WC_HOST, k->L[o] - t0);
 			break;
+		}
 		int64_t from = k->L[k->hord[p - 1]];
 		cp_add(t, (int32_t)i, -1, WC_HOST, k->L[o] - (from > t0 ? from : t0));
 	}
