@@ -1254,11 +1254,10 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 	char b[512];
 	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
 	if (!best || !(best->f.gain_ms > lim)) {
-		snprintf(b, sizeof(b), "no single fix is worth more than %.1f %% of the step%s%s", 
-			 best && best->f.gain_pct > 0 ? best->f.gain_pct : 0.0, best ? " (best: " : "",
-			 best ? best->f.what : "");
-		if (best)
-			strncat(b, ")", sizeof(b) - strlen(b) - 1);
+		int some = best && best->f.gain_pct >= 0.05;
+		snprintf(b, sizeof(b), "no single fix is worth more than %.1f %% of the step%s%s%s",
+			 some ? best->f.gain_pct : 0.0, some ? " (the most: " : "", some ? best->f.what : "",
+			 some ? ")" : "");
 		w->verdict = xstrdup(b);
 		return;
 	}

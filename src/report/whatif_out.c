@@ -119,10 +119,11 @@ static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, 
 				o[p] = o[q];
 				o[q] = t;
 			}
-	fprintf(f, "  %-10s", title);
-	for (size_t q = 0; q < n && q < most; q++)
-		fprintf(f, "%s%s %.2f ms (%+.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed,
-			-x[o[q]].gain_pct);
+	fprintf(f, "   %-10s", title);
+	for (size_t q = 0; q < n && q < most; q++) {
+		double g = fabs(x[o[q]].gain_pct) < 0.05 ? 0.0 : x[o[q]].gain_pct; /* no "-0.0" */
+		fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
+	}
 	if (n > most)
 		fprintf(f, ", ... (%zu more)", n - most);
 	fputc('\n', f);
@@ -134,13 +135,13 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 	(void)a;
 	if (!w)
 		return;
-	fprintf(f, "\nWhat-if (replay of the joined timeline; docs/metrics.md \"What-if\")\n");
+	fprintf(f, "\n== what-if (a replay of the joined timeline; docs/metrics.md \"What-if\")\n");
 	if (!w->ok) {
-		fprintf(f, "  not replayed: %s\n", w->why ? w->why : "");
+		fprintf(f, "   not replayed: %s\n", w->why ? w->why : "");
 		return;
 	}
-	fprintf(f, "  %s\n", w->verdict ? w->verdict : "");
-	fprintf(f, "  step: measured %.2f ms, replayed %.2f ms (worst rank-step error %.1f %%%s), ideal %.2f ms, "
+	fprintf(f, "   %s\n", w->verdict ? w->verdict : "");
+	fprintf(f, "   step: measured %.2f ms, replayed %.2f ms (worst rank-step error %.1f %%%s), ideal %.2f ms, "
 		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
 		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
 		w->steps_used == 1 ? "" : "s");
@@ -148,7 +149,7 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
 	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);
 	if (w->ncp) {
-		fprintf(f, "  critical path:");
+		fprintf(f, "   critical path:");
 		for (size_t q = 0; q < w->ncp && q < 4; q++) {
 			if (w->cp[q].stream >= 0)
 				fprintf(f, "%s rank %d stream %d %s %.0f %%", q ? "," : "", w->cp[q].rank, (int)w->cp[q].stream,
@@ -161,6 +162,6 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 	}
 	for (size_t s = 0; s < w->nsteps; s++)
 		if (!w->steps[s].reproduced)
-			fprintf(f, "  step %lld not reproduced (%.1f %% off): %s\n", (long long)w->steps[s].number,
+			fprintf(f, "   step %lld not reproduced (%.1f %% off): %s\n", (long long)w->steps[s].number,
 				w->steps[s].error_pct, w->steps[s].reason ? w->steps[s].reason : "");
 }
