@@ -1276,7 +1276,7 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 		free(t);
 		free(mask);
 	}
-	snprintf(b, sizeof(b), "fixing %s would make the step %.0f %% faster (%.1f -> %.1f ms)%s", best->f.what,
+	snprintf(b, sizeof(b), "fixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", best->f.what,
 		 best->f.gain_pct, w->measured_step_ms, w->measured_step_ms - best->f.gain_ms, cause);
 	w->verdict = xstrdup(b);
 }
