@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overlap/analysis.h"
 
@@ -164,4 +165,112 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		if (!w->steps[s].reproduced)
 			fprintf(f, "   step %lld not reproduced (%.1f %% off): %s\n", (long long)w->steps[s].number,
 				w->steps[s].error_pct, w->steps[s].reason ? w->steps[s].reason : "");
+}
+
+static const struct whatif_fix *best_fix(const struct whatif *w)
+{
+	const struct whatif_fix *b = NULL;
+	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++)
+		for (size_t q = 0; q < n[k]; q++)
+			if (!b || v[k][q].gain_ms > b->gain_ms)
+				b = &v[k][q];
+	return b;
+}
+
+static const struct whatif_fix *find_fix(const struct whatif *w, const char *what)
+{
+	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++)
+		for (size_t q = 0; q < n[k]; q++)
+			if (strcmp(v[k][q].what, what) == 0)
+				return &v[k][q];
+	return NULL;
+}
+
+static void side_json(struct jw *j, const char *key, const struct whatif *w)
+{
+	if (!w || !w->ok) {
+		jw_null(j, key);
+		return;
+	}
+	const struct whatif_fix *b = best_fix(w);
+	jw_obj(j, key);
+	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
+	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
+	jw_num(j, "slowdown", w->slowdown, 6);
+	if (b) {
+		jw_str(j, "best_fix", b->what);
+		jw_num(j, "best_gain_ms", b->gain_ms, 6);
+		jw_num(j, "best_gain_pct", b->gain_pct, 4);
+	} else {
+		jw_null(j, "best_fix");
+	}
+	jw_obj_end(j);
+}
+
+void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const struct whatif *x)
+{
+	int ob = base && base->ok, ox = x && x->ok;
+	if (j) {
+		jw_obj(j, "what_if");
+		side_json(j, "baseline", base);
+		side_json(j, "this", x);
+		jw_arr(j, "fixes");
+	}
+	if (f && (ob || ox))
+		fprintf(f, "   what-if (gain if fixed, ms per step):  %-24s %12s %12s\n", "fix", "baseline", "this");
+	const struct whatif *v[2] = { base, x };
+	for (int side = 0; side < 2; side++) { /* every fix of either run, once */
+		const struct whatif *w = v[side];
+		if (!w || !w->ok)
+			continue;
+		const struct whatif_fix *fx[3] = { w->by_rank, w->by_group, w->by_op };
+		size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+		for (int k = 0; k < 3; k++)
+			for (size_t q = 0; q < n[k]; q++) {
+				const char *what = fx[k][q].what;
+				if (side == 1 && ob && find_fix(base, what))
+					continue;
+				const struct whatif_fix *fb = ob ? find_fix(base, what) : NULL;
+				const struct whatif_fix *fxx = ox ? find_fix(x, what) : NULL;
+				double gb = fb ? fb->gain_ms : NAN, gx = fxx ? fxx->gain_ms : NAN;
+				if (fabs(gb) < 5e-4) /* no "-0.000" */
+					gb = 0 * gb;
+				if (fabs(gx) < 5e-4)
+					gx = 0 * gx;
+				char s1[32], s2[32];
+				if (isnan(gb))
+					snprintf(s1, sizeof(s1), "n/a");
+				else
+					snprintf(s1, sizeof(s1), "%.3f", gb);
+				if (isnan(gx))
+					snprintf(s2, sizeof(s2), "n/a");
+				else
+					snprintf(s2, sizeof(s2), "%.3f", gx);
+				if (f)
+					fprintf(f, "   %-40s %-24s %12s %12s\n", "", what, s1, s2);
+				if (j) {
+					jw_obj(j, NULL);
+					jw_str(j, "fix", what);
+					jw_num(j, "baseline_gain_ms", gb, 6);
+					jw_num(j, "gain_ms", gx, 6);
+					jw_obj_end(j);
+				}
+			}
+	}
+	if (f && (ob || ox)) {
+		char b1[64] = "n/a", b2[64] = "n/a";
+		if (ob)
+			snprintf(b1, sizeof(b1), "%.3f", base->slowdown);
+		if (ox)
+			snprintf(b2, sizeof(b2), "%.3f", x->slowdown);
+		fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown (measured/ideal)", b1, b2);
+	}
+	if (j) {
+		jw_arr_end(j);
+		jw_obj_end(j);
+	}
 }

@@ -18,4 +18,9 @@ void whatif_write_json(struct jw *j, const struct analysis *a, const struct what
 /* The terminal section "What-if" (nothing when w is NULL). */
 void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w);
 
+/* compare: the two runs' what-ifs side by side: terminal rows on f (when
+ * not NULL) and "what_if" into j (when not NULL); either run's may be NULL
+ * or not ok. */
+void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const struct whatif *x);
+
 #endif
