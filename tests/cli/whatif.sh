@@ -26,6 +26,18 @@ for d in tests/data/straggler/*/; do
 			ok || bad "$d: rank 1 (slowed every step) is not the best fix";;
 	esac
 done
+# compare: the what-ifs side by side
+"$A" compare --json "$T/c.json" tests/data/straggler/ddp_none tests/data/straggler/ddp_const_r1 >"$T/c.txt" 2>/dev/null
+grep -q "what-if (gain if fixed" "$T/c.txt" && ok || bad "compare shows no what-if"
+jq -e '.comparisons[0].what_if.this.best_fix == "rank 1" and (.comparisons[0].what_if.this.slowdown > .comparisons[0].what_if.baseline.slowdown)' \
+	"$T/c.json" >/dev/null && ok || bad "compare's what_if: $(jq -c '.comparisons[0].what_if.this' "$T/c.json")"
+# report: a chart of the gains per run (where charts are drawn at all)
+"$A" report --log-dir tests/data/straggler/ddp_const_r1 --label slowed --skip-steps 0 -o "$T/rep" >/dev/null 2>&1 ||
+	bad "report on ddp_const_r1 failed"
+if [ -f "$T/rep/slowed_timeline.png" ]; then
+	[ -f "$T/rep/slowed_whatif.png" ] && grep -q "What-if: the step if fixed" "$T/rep/index.html" && ok ||
+		bad "report draws no what-if chart"
+fi
 # device pairs (tests/data/whatif/CASE/{base,slowed}/, truth.json with target
 # {"rank": R} or {"group": ..., "ranks": [...]} and expected_step_ms_if_fixed:
 # the base run's measured step), when present
