@@ -8,7 +8,8 @@
  *   host     L_j = L_prev + gap_j, the launches in launch order, gap_j the
  *            measured launch-to-launch time; after a synchronisation the
  *            trace records (Kineto cuda_sync) the host waits for the op it
- *            synchronised on: L_j = max(L_prev, E_hdep + lag_j).
+ *            synchronised on: L_j = max(L_prev, E_hdep + gap_j), gap_j then
+ *            the host's own time after the op it waited for ended.
  *   device   S_j = max(E of the previous op on its stream, L_j, E_dep) + lat_j,
  *            dep an op of another stream that ended within DEP_LAG_NS before
  *            j started when nothing else explains j's delay (an event wait),
@@ -251,7 +252,7 @@ struct rk {
 	const struct rank_result *r;
 	size_t n;
 	int64_t *s, *e, *l;          /* measured, aligned */
-	int64_t *d, *gap, *lag, *lat, *x; /* duration, host gap, lag after a sync, latency, transfer */
+	int64_t *d, *gap, *lat, *x;  /* duration, host gap (after a sync: behind the op waited for), latency, transfer */
 	int32_t *sprev, *grp, *slot;
 	uint8_t *cat;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
@@ -309,7 +310,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->n = n;
 	size_t sz = (n ? n : 1) * sizeof(int64_t);
 	k->s = xmalloc(sz); k->e = xmalloc(sz); k->l = xmalloc(sz);
-	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t)); k->lag = xcalloc(n ? n : 1, sizeof(int64_t));
+	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->lat = xmalloc(sz); k->x = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->S = xmalloc(sz); k->E = xmalloc(sz); k->L = xmalloc(sz);
 	k->xi = xcalloc(n ? n : 1, sizeof(int64_t)); k->mxd = xmalloc(sz); k->mxg = xmalloc(sz);
@@ -358,7 +359,7 @@ static void rk_init(struct ctx *c, size_t i)
 	}
 	free(sid);
 	free(si);
-	/* host: gaps in launch order; after a sync, the lag behind the op waited for */
+	/* host: gaps in launch order; after a sync, the time behind the op waited for */
 	k->hord = launch_order(r->ops, n, &k->nh);
 	k->hpos = xmalloc((n ? n : 1) * sizeof(int32_t));
 	for (size_t j = 0; j < n; j++)
@@ -390,7 +391,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->s, k->e, k->l, k->d, k->gap, k->lag, k->lat, k->x, k->xi, k->mxd, k->mxg, k->S, k->E, k->L, k->d2, k->g2,
+	void *p[] = { k->s, k->e, k->l, k->d, k->gap, k->lat, k->x, k->xi, k->mxd, k->mxg, k->S, k->E, k->L, k->d2, k->g2,
 		      k->x2, k->sprev, k->grp, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
@@ -512,7 +513,7 @@ static int64_t median_without(const int64_t *v, size_t n, size_t p)
 	return (x + y) / 2;
 }
 
-static void slot_medians(struct ctx *c, size_t q, int64_t *tmp, size_t *pos)
+static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
 	for (int part = 0; part < 2; part++) {
@@ -536,7 +537,6 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp, size_t *pos)
 			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = median_without(tmp, n, a);
 		}
 	}
-	(void)pos;
 }
 
 /* Slots: the same op on the ranks of one work class: (class, step number,
@@ -596,7 +596,7 @@ static void build_slots(struct ctx *c)
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	int64_t *tmp = xmalloc(kmax * sizeof(*tmp));
 	for (size_t q = 0; q < c->nslot; q++)
-		slot_medians(c, q, tmp, NULL);
+		slot_medians(c, q, tmp);
 	free(tmp);
 }
 
@@ -1079,14 +1079,13 @@ static double mean(const double *v, size_t n)
 /* One evaluated fix: its per-step times (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps; };
 
-static void eval_fix(struct ctx *c, const struct scen *sc, const double *rep, double rep_mean, struct evald *e)
+static void eval_fix(struct ctx *c, const struct scen *sc, double rep_mean, struct evald *e)
 {
 	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	run_scen(c, sc, e->steps);
 	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
 	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
 	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
-	(void)rep;
 }
 
 static struct evald *add_fix(struct evald **v, size_t *n, size_t *cap, const char *what, int rank, char *ranks)
@@ -1283,7 +1282,7 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 
 /* Every fix: ranks, groups, op types. */
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      const double *rep, double rep_mean, struct evald **pv, size_t *pn)
+		      double rep_mean, struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
@@ -1296,7 +1295,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 		struct evald *e = add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
 		mask[cand[q]] = 1;
 		struct scen sc = { SC_SET, mask, cand[q], PART_DUR | PART_HOST, 0 };
-		eval_fix(c, &sc, rep, rep_mean, e);
+		eval_fix(c, &sc, rep_mean, e);
 		mask[cand[q]] = 0;
 	}
 	w->nby_rank = n;
@@ -1313,7 +1312,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
 			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
 			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
-			eval_fix(c, &sc, rep, rep_mean, e);
+			eval_fix(c, &sc, rep_mean, e);
 		}
 	}
 	w->nby_group = n - w->nby_rank;
@@ -1328,7 +1327,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			continue;
 		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
 		struct scen sc = { SC_CAT, NULL, -1, 0, cat };
-		eval_fix(c, &sc, rep, rep_mean, e);
+		eval_fix(c, &sc, rep_mean, e);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;
 	free(mask);
@@ -1395,7 +1394,7 @@ void whatif_run(struct analysis *a)
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
 	struct evald *v;
 	size_t nv;
-	all_fixes(&c, w, stage, replica, nst, rep, w->replay_step_ms, &v, &nv);
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, &v, &nv);
 	struct evald *best = NULL;
 	for (size_t q = 0; q < nv; q++)
 		if (!best || v[q].f.gain_ms > best->f.gain_ms)
