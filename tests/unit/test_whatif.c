@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "ingest/ingest.h"
 #include "overlap/analysis.h"
 #include "overlap/whatif.h"
 
@@ -378,6 +379,72 @@ static void test_send_recv_without_peers_left_unmatched(void)
 	analysis_free(&a);
 }
 
+/* ---- Kineto's point-to-point metadata ---------------------------------------------- */
+
+/* One rank of a Kineto trace: a step, a send (rank 0, "Dst Rank" 1) or a
+ * recv (rank 1, "Src Rank" 0) kernel and a stream synchronisation. */
+static void kineto_rank(int rank, char *buf, size_t n)
+{
+	snprintf(buf, n,
+		 "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2},\n"
+		 " \"traceEvents\": [\n"
+		 "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": 900, \"dur\": 500},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": %d, \"dur\": 5, \"args\": {\"correlation\": 11}},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": 1010, \"dur\": 100, \"args\": {\"correlation\": 12}},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" SR "\", \"pid\": 0, \"tid\": 7, "
+		 "\"ts\": %d, \"dur\": %d, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 11, "
+		 "\"Collective name\": \"%s\", \"%s\": %d, \"Process Group Name\": \"0\", \"Group size\": 2, "
+		 "\"In msg nelems\": 1024, \"Out msg nelems\": 1024, \"dtype\": \"Float\"}}\n"
+		 " ]}\n",
+		 rank, rank ? 1000 : 950, rank ? 1005 : 960, rank ? 95 : 140, rank ? "recv" : "send",
+		 rank ? "Src Rank" : "Dst Rank", 1 - rank);
+}
+
+/* The send on rank 0 (960-1100 us) and the recv on rank 1 (1005-1100 us)
+ * are one pair: the send waited 45 us for the recv to be posted. */
+static void test_kineto_send_recv_peers(void)
+{
+	struct trace_set all = { 0 };
+	for (int r = 0; r < 2; r++) {
+		char json[4096];
+		struct trace_set ts;
+		struct aorta_error e = { 0 };
+		struct ingest_opts io = { NULL, -1 };
+		kineto_rank(r, json, sizeof(json));
+		memset(&ts, 0, sizeof(ts));
+		CHECK_EQ_I(ingest_kineto_mem("p2p", json, strlen(json), &io, &ts, &e), AORTA_OK);
+		CHECK_EQ_I(ts.n, 1);
+		if (ts.n != 1)
+			return;
+		struct trace *t = ts.t[0];
+		CHECK_EQ_I(t->nhsync, 1);
+		CHECK_EQ_I(t->ncoll, 1);
+		if (t->ncoll == 1) {
+			CHECK_EQ_I(t->coll[0].peer, 1 - r);
+			CHECK_EQ_I(t->coll[0].p2p, r ? P2P_RECV : P2P_SEND);
+		}
+		snprintf(t->host, sizeof(t->host), "node0");
+		trace_set_add(&all, t);
+		ts.n = 0;
+		trace_set_release(&ts);
+	}
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&all, &o, &a);
+	CHECK_EQ_I(a.n, 2);
+	CHECK_EQ_I(a.matched_groups, 1);
+	if (a.n == 2) {
+		CHECK(a.r[0].npeers == 1 && a.r[0].peers[0] == 1);
+		CHECK_EQ_I(a.r[0].wait_ns, 45 * US);
+		CHECK_EQ_I(a.r[1].wait_ns, 0);
+		CHECK_EQ_I(a.r[1].caused_ns, 45 * US);
+	}
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -385,5 +452,6 @@ int main(void)
 	TEST(test_top_cause_whose_fix_gains_nothing);
 	TEST(test_pipeline_pairs_and_fix);
 	TEST(test_send_recv_without_peers_left_unmatched);
+	TEST(test_kineto_send_recv_peers);
 	return test_report();
 }
