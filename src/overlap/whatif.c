@@ -32,14 +32,14 @@
  * fixed (over the whole class when the set covers it); work classes are
  * the pipeline stages found from the send/recv peers, else all ranks.  The
  * ideal transfer of a call is the median transfer of the calls of its type
- * and size.  Fixes: each rank (all ranks up to 64, else the 16 with the
+ * and size.  Fixes: each rank (all ranks up to 8, else the 8 with the
  * largest excess over their peers), each stage and replica, each op type,
  * and everything (the ideal step; slowdown = measured / ideal, Lin et al.,
  * OSDI'25).  The critical path of a step is walked back from its last end
  * through whatever set each start (stream, launch, dependency, last
  * arrival).
  *
- * Cost: one replay is O(ops + calls); the fixes are at most 16 + groups +
+ * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
  */
 #include "overlap/whatif.h"
@@ -55,8 +55,8 @@
 #define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
-#define ALL_RANKS_MAX 64     /* up to this many ranks every rank is fixed in turn */
-#define RANK_FIXES 16        /* beyond, the ranks with the largest excess */
+#define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
+#define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
 #define UNSET INT64_MIN
 
 /* ---- the op table (per rank, from analysis_rank) ------------------------------ */
@@ -143,8 +143,9 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Host synchronisations: where a sync record (ends[]) ended between two
- * launches, the later launch waited for the op it synchronised on: the
- * latest-ending op launched before it that ended by the sync's end. */
+ * launches, the later launch waited for the op it synchronised on: of the
+ * last op launched on each stream before it, the latest-ending one that
+ * ended by the sync's end (+ SYNC_LAG_NS). */
 static void infer_syncs(struct wop *op, size_t n, int64_t *ends, size_t nends)
 {
 	if (!nends)
@@ -152,26 +153,37 @@ static void infer_syncs(struct wop *op, size_t n, int64_t *ends, size_t nends)
 	qsort(ends, nends, sizeof(*ends), cmp_i64);
 	size_t nh;
 	int32_t *h = launch_order(op, n, &nh);
-	for (size_t p = 1; p < nh; p++) {
-		int64_t lo = op[h[p - 1]].launch_ns, hi = op[h[p]].launch_ns;
-		size_t a = 0, b = nends; /* the last sync end <= hi */
-		while (a < b) {
-			size_t m = (a + b) / 2;
-			if (ends[m] <= hi)
-				a = m + 1;
-			else
-				b = m;
-		}
-		if (!a || ends[a - 1] <= lo)
-			continue;
-		int64_t se = ends[a - 1], best = INT64_MIN;
-		for (size_t q = p; q-- > 0 && p - q <= 4096;) {
-			int64_t e = op[h[q]].end_ns;
-			if (e <= se + SYNC_LAG_NS && e > best) {
-				best = e;
-				op[h[p]].hdep = h[q];
+	int32_t sid[64], last[64]; /* per stream, the op launched last so far */
+	int ns = 0;
+	for (size_t p = 0; p < nh; p++) {
+		if (p) {
+			int64_t lo = op[h[p - 1]].launch_ns, hi = op[h[p]].launch_ns;
+			size_t a = 0, b = nends; /* the last sync end <= hi */
+			while (a < b) {
+				size_t m = (a + b) / 2;
+				if (ends[m] <= hi)
+					a = m + 1;
+				else
+					b = m;
+			}
+			if (a && ends[a - 1] > lo) {
+				int64_t se = ends[a - 1], best = INT64_MIN;
+				for (int q = 0; q < ns; q++) {
+					int64_t e = op[last[q]].end_ns;
+					if (e <= se + SYNC_LAG_NS && e > best) {
+						best = e;
+						op[h[p]].hdep = last[q];
+					}
+				}
 			}
 		}
+		int q;
+		for (q = 0; q < ns && sid[q] != op[h[p]].stream; q++)
+			;
+		if (q == ns && ns < 64)
+			sid[ns++] = op[h[p]].stream;
+		if (q < ns)
+			last[q] = h[p];
 	}
 	free(h);
 }
@@ -188,6 +200,9 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	}
 	nsync += t->nhsync;
 	struct wop *op = xcalloc(n ? n : 1, sizeof(*op));
+	uint32_t *hn = xmalloc((t->names.n ? t->names.n : 1) * sizeof(*hn)); /* per name, once */
+	for (size_t k = 0; k < t->names.n; k++)
+		hn[k] = fnv1a(strtab_get(&t->names, (uint32_t)k));
 	int64_t *sync = xmalloc((nsync ? nsync : 1) * sizeof(*sync));
 	size_t j = 0, q = 0;
 	nsync = 0;
@@ -207,7 +222,7 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		o->stream = t->stream[i];
 		o->step = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? smap[t->step[i]] : -1;
 		o->dep = o->hdep = o->inst = -1;
-		o->hash = fnv1a(strtab_get(&t->names, t->name[i]));
+		o->hash = t->name[i] < t->names.n ? hn[t->name[i]] : 0;
 		o->kind = t->kind[i];
 		if (comm && qi < r->ninst) {
 			o->inst = (int32_t)qi;
@@ -217,6 +232,7 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	}
 	infer_deps(op, n);
 	infer_syncs(op, n, sync, nsync);
+	free(hn);
 	free(sync);
 	free(smap);
 	r->ops = op;
@@ -266,6 +282,7 @@ struct rk {
 	int inq;
 	/* step windows: per step index of the rank */
 	int64_t *ws, *we;
+	int32_t *wlast;              /* per step index: its op with the latest end (last replay) */
 	int cls;                     /* work class (stage or 0) */
 };
 
@@ -290,6 +307,7 @@ struct ctx {
 	int32_t **sidx;              /* per rank, per common step: its step index */
 	size_t nsteps;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
+	const double *rep;           /* the unmodified replay's steps (ms), once known */
 };
 
 static int64_t median_i64(int64_t *v, size_t n)
@@ -387,12 +405,13 @@ static void rk_init(struct ctx *c, size_t i)
 	}
 	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
 }
 
 static void rk_free(struct rk *k)
 {
 	void *p[] = { k->s, k->e, k->l, k->d, k->gap, k->lat, k->x, k->xi, k->mxd, k->mxg, k->S, k->E, k->L, k->d2, k->g2,
-		      k->x2, k->sprev, k->grp, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we };
+		      k->x2, k->sprev, k->grp, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -640,8 +659,11 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 	free(t2);
 }
 
-static void fill(struct ctx *c, const struct scen *sc)
+/* Sets d2, g2, x2 for scenario sc; returns how many differ from the
+ * measured values (0: the replay would be the unmodified one). */
+static size_t fill(struct ctx *c, const struct scen *sc)
 {
+	size_t changed = 0;
 	int64_t *md = NULL, *mg = NULL;
 	if (sc->type == SC_SET && sc->single < 0) {
 		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
@@ -676,10 +698,12 @@ static void fill(struct ctx *c, const struct scen *sc)
 				if ((sc->part & PART_HOST) && host)
 					k->g2[j] = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
 			}
+			changed += k->d2[j] != k->d[j] || k->g2[j] != k->gap[j] || k->x2[j] != k->x[j];
 		}
 	}
 	free(md);
 	free(mg);
+	return changed;
 }
 
 static void push(struct ctx *c, size_t i)
@@ -826,6 +850,7 @@ static void windows(struct rk *k, int measured)
 	for (size_t q = 0; q < ns; q++) {
 		k->ws[q] = INT64_MAX;
 		last[q] = INT64_MIN;
+		k->wlast[q] = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
@@ -833,8 +858,10 @@ static void windows(struct rk *k, int measured)
 			continue;
 		if (S[j] < k->ws[q])
 			k->ws[q] = S[j];
-		if (E[j] > last[q])
+		if (E[j] > last[q]) {
 			last[q] = E[j];
+			k->wlast[q] = (int32_t)j;
+		}
 	}
 	for (size_t q = 0; q < ns; q++) {
 		k->we[q] = q + 1 < ns ? k->ws[q + 1] : last[q];
@@ -861,7 +888,10 @@ static double job_step(const struct ctx *c, size_t s)
 /* Replays scenario sc; fills per-step job times (ms) into out[nsteps]. */
 static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
 {
-	fill(c, sc);
+	if (!fill(c, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
+		memcpy(out, c->rep, c->nsteps * sizeof(*out));
+		return 0;
+	}
 	size_t left = replay(c);
 	for (size_t i = 0; i < c->n; i++)
 		windows(&c->k[i], 0);
@@ -924,12 +954,12 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 		int32_t q = c->sidx[r][s];
 		if (k->ws[q] < t0)
 			t0 = k->ws[q];
-		for (size_t o = 0; o < k->n; o++)
-			if (k->r->ops[o].step == q && k->E[o] > tend) {
-				tend = k->E[o];
-				i = r;
-				j = (int32_t)o;
-			}
+		int32_t o = k->wlast[q];
+		if (o >= 0 && k->E[o] > tend) {
+			tend = k->E[o];
+			i = r;
+			j = o;
+		}
 	}
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
@@ -1381,6 +1411,7 @@ void whatif_run(struct analysis *a)
 		meas[s] = job_step(&c, s) / 1e6;
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
 	size_t left = run_scen(&c, &sn, rep);
+	c.rep = rep;
 	w->ok = 1;
 	w->steps_used = c.nsteps;
 	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
