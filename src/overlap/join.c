@@ -7,7 +7,11 @@
  * trace's sequence number) when every call of that group on every rank
  * carries one (Kineto "Seq"), else by (step, process group, type, ordinal
  * among the rank's calls of that type in that group and step).  Calls with
- * one key on two or more ranks are one collective.
+ * one key on two or more ranks are one collective.  A send or recv whose
+ * peer the trace names is keyed by (step, source, destination, ordinal of
+ * its direction and peer in the step): a send and its recv are one
+ * collective of two calls; send/recv calls of unknown peer among more than
+ * two ranks stay unmatched (grouping every rank's k-th call is wrong).
  *
  * Clocks.  A blocking collective (all-reduce, all-gather, reduce-scatter,
  * all-to-all) ends on every rank within microseconds, whatever the ranks'
