@@ -53,6 +53,7 @@
 
 #define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
 #define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
+#define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
@@ -125,7 +126,8 @@ static void infer_deps(struct wop *op, size_t n)
 					if (c < 0)
 						continue;
 					int64_t e = op[c].end_ns;
-					if (e <= op[j].start_ns && e > ready && op[j].start_ns - e <= DEP_LAG_NS && e > best) {
+					if (e <= op[j].start_ns + DEP_SLACK_NS && e > ready && op[j].start_ns - e <= DEP_LAG_NS &&
+					    e > best) {
 						best = e;
 						op[j].dep = c;
 					}
@@ -308,6 +310,8 @@ struct ctx {
 	size_t nsteps;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	const double *rep;           /* the unmodified replay's steps (ms), once known */
+	size_t *csize;               /* ranks per work class */
+	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
 };
 
 static int64_t median_i64(int64_t *v, size_t n)
@@ -532,20 +536,28 @@ static int64_t median_without(const int64_t *v, size_t n, size_t p)
 	return (x + y) / 2;
 }
 
+/* The medians of slot q, the ranks of its class without the op counted as
+ * 0 (an op only a minority of the class runs has the ideal 0): over the
+ * whole class, and per member over the others. */
 static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
+	size_t K = c->csize[c->k[c->sm[at].ri].cls];
+	if (K < n)
+		K = n;
 	for (int part = 0; part < 2; part++) {
 		for (size_t m = 0; m < n; m++) {
 			struct slotm u = c->sm[at + m];
 			tmp[m] = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
 		}
-		qsort(tmp, n, sizeof(*tmp), cmp_i64);
-		(part ? c->med_all_g : c->med_all_d)[q] = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+		for (size_t m = n; m < K; m++)
+			tmp[m] = 0;
+		qsort(tmp, K, sizeof(*tmp), cmp_i64);
+		(part ? c->med_all_g : c->med_all_d)[q] = K % 2 ? tmp[K / 2] : (tmp[K / 2 - 1] + tmp[K / 2]) / 2;
 		for (size_t m = 0; m < n; m++) {
 			struct slotm u = c->sm[at + m];
 			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-			size_t a = 0, b = n; /* the first index holding own */
+			size_t a = 0, b = K; /* the first index holding own */
 			while (a < b) {
 				size_t h = (a + b) / 2;
 				if (tmp[h] < own)
@@ -553,7 +565,7 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 				else
 					b = h;
 			}
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = median_without(tmp, n, a);
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = median_without(tmp, K, a);
 		}
 	}
 }
@@ -597,7 +609,7 @@ static void build_slots(struct ctx *c)
 		while (b < m && v[b].cls == v[a].cls && v[b].step == v[a].step && v[b].hash == v[a].hash &&
 		       v[b].occ == v[a].occ)
 			b++;
-		if (b - a >= 2) {
+		if (c->csize[v[a].cls] >= 2) { /* a rank alone in its class has no peers */
 			size_t q = c->nslot++;
 			c->sat[q] = a;
 			c->sn[q] = b - a;
@@ -613,6 +625,9 @@ static void build_slots(struct ctx *c)
 	free(v);
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	for (size_t x = 0; x < c->n; x++)
+		if (c->csize[c->k[x].cls] > kmax)
+			kmax = c->csize[c->k[x].cls];
 	int64_t *tmp = xmalloc(kmax * sizeof(*tmp));
 	for (size_t q = 0; q < c->nslot; q++)
 		slot_medians(c, q, tmp);
@@ -638,20 +653,29 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 {
 	int64_t *t1 = NULL, *t2 = NULL;
 	size_t cap = 0;
+	memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+	for (size_t i = 0; i < c->n; i++)
+		c->cmask[c->k[i].cls] += mask[i] != 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		size_t at = c->sat[q], n = c->sn[q], m = 0;
+		size_t kc = c->csize[c->k[c->sm[at].ri].cls];
+		if (kc > n)
+			n = kc; /* room for the zeros */
 		if (n > cap) {
 			cap = n;
 			t1 = xrealloc(t1, cap * sizeof(*t1));
 			t2 = xrealloc(t2, cap * sizeof(*t2));
 		}
-		for (size_t x = 0; x < n; x++) {
+		for (size_t x = 0; x < c->sn[q]; x++) {
 			struct slotm u = c->sm[at + x];
 			if (!mask[u.ri]) {
 				t1[m] = c->k[u.ri].d[u.j];
 				t2[m++] = c->k[u.ri].gap[u.j];
 			}
 		}
+		size_t out = c->csize[c->k[c->sm[at].ri].cls] - c->cmask[c->k[c->sm[at].ri].cls];
+		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
+			t1[m] = t2[m] = 0;
 		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
 		mg[q] = m ? median_i64(t2, m) : c->med_all_g[q];
 	}
@@ -698,6 +722,11 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 				if ((sc->part & PART_HOST) && host)
 					k->g2[j] = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
 			}
+			/* fixing never makes an op slower: the ideal is at most what it took */
+			if (k->d2[j] > k->d[j])
+				k->d2[j] = k->d[j];
+			if (k->x2[j] > k->x[j])
+				k->x2[j] = k->x[j];
 			changed += k->d2[j] != k->d[j] || k->g2[j] != k->gap[j] || k->x2[j] != k->x[j];
 		}
 	}
@@ -1192,6 +1221,8 @@ static void ctx_free(struct ctx *c)
 	free(c->med_all_d);
 	free(c->med_all_g);
 	free(c->stack);
+	free(c->csize);
+	free(c->cmask);
 	free(c->stepno);
 	free(c->sidx);
 }
@@ -1389,8 +1420,11 @@ void whatif_run(struct analysis *a)
 	c.stack = xmalloc(a->n * sizeof(*c.stack));
 	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
 	int nst = find_stages(a, stage, replica);
+	c.csize = xcalloc(a->n + 1, sizeof(*c.csize));
+	c.cmask = xcalloc(a->n + 1, sizeof(*c.cmask));
 	for (size_t i = 0; i < a->n; i++) {
 		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
+		c.csize[c.k[i].cls]++;
 		rk_init(&c, i);
 	}
 	common_steps(&c, a->opts.skip_steps);

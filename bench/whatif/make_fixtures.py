@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""make_fixtures.py - what-if validation pairs: the same job run twice on 4
+GPUs, with and without a planted slowdown, profiled by the PyTorch profiler.
+
+Each case is a folder OUT/<case>/ with base/rank{0..3}.json.gz,
+slowed/rank{0..3}.json.gz (Kineto JSON, ProfilerStep#N annotations) and
+truth.json: what was planted (rank or stage, where, how much) and the step
+time of both runs as measured on every rank by CUDA events (and host
+wall-clock), never read from the traces.  The base run is the slowed run with
+the target (a rank or a stage) fixed, so base's measured step is what a
+what-if for that target should predict from the slowed run's traces.
+
+Jobs (one process per GPU, NCCL, each on its own quarter of the cores, Python's
+garbage collector off while stepping; every step ends with a device sync, as
+a loop that logs the loss does):
+  ddp    DDP, GPU-bound: 8 x (Linear 4096 + GELU), bf16, 12288 tokens
+  fsdp   FSDP2, host-bound: 6 x (Linear 1024 + GELU) each fully_shard-ed,
+         fp32, 32 rows (many small kernels; the GPU waits for launches)
+  pp     2-stage x 2-replica pipeline: ranks 0,1 = stage 0, ranks 2,3 =
+         stage 1 (replica r = ranks r, r+2); each stage 4 x (Linear 4096 +
+         GELU), bf16; GPipe, 4 micro-batches of 4096 tokens, activations and
+         their gradients over NCCL isend/irecv (stage 0 rank r <-> stage 1
+         rank r+2), then each stage's DP all-reduce of its gradients between
+         its 2 replicas, then AdamW.
+Plants (kind at where on rank):
+  host_sleep  time.sleep on the host
+  gpu_sleep   torch.cuda._sleep (one spin kernel) calibrated to ms
+  gpu_matmul  extra 4096^3 bf16 matmuls (count calibrated to ms)
+  where: before_fwd (before the step's forward; in pp before each
+  micro-batch's forward) or in_bwd (a gradient hook in the middle of the
+  model: once per backward, i.e. per micro-batch in pp).
+
+  python3 bench/whatif/make_fixtures.py OUTDIR --job ddp|fsdp|pp [CASE...]
+  python3 bench/whatif/make_fixtures.py OUTDIR --cpu ...   (gloo, tiny sizes:
+      tests the script without GPUs; the figures mean nothing)
+Keeps NVLink multicast off (NCCL_NVLS_ENABLE=0 etc.).
+"""
+import argparse
+import datetime
+import gc
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile, schedule
+
+WORLD = 4
+PRE, WARMUP, ACTIVE, POST = 3, 1, 4, 4  # unprofiled, profiler warm-up, profiled, unprofiled after
+FIRST = PRE + WARMUP                     # ProfilerStep number of the first profiled step
+PROFILED = list(range(FIRST, FIRST + ACTIVE))
+STAGES = [[0, 1], [2, 3]]                # pp: stage s = these ranks
+REPLICAS = [[0, 2], [1, 3]]              # pp: replica r = stage 0 rank r, stage 1 rank r + 2
+
+
+def P(rank, where, kind, ms):
+    return {"rank": rank, "where": where, "kind": kind, "ms": ms}
+
+
+# case: (job, target, plants of the slowed run, plants of the base run, what the truth is)
+CASES = {
+    # DDP, GPU-bound
+    "ddp_gpu_fwd_r1": ("ddp", {"rank": 1}, [P(1, "before_fwd", "gpu_sleep", 8.0)], [],
+                       "rank 1's GPU is 8 ms slower before forward; fixing it gives the base step"),
+    "ddp_matmul_bwd_r2": ("ddp", {"rank": 2}, [P(2, "in_bwd", "gpu_matmul", 6.0)], [],
+                          "rank 2 runs ~6 ms of extra matmuls inside backward; the all-reduces wait for it"),
+    "ddp_host_bwd_absorbed_r1": ("ddp", {"rank": 1}, [P(1, "in_bwd", "host_sleep", 4.0)], [],
+                                 "rank 1's host sleeps 4 ms inside backward while its GPU still has"
+                                 " >4 ms of queued work: absorbed, base and slowed steps nearly equal"),
+    "ddp_next_slowest_r1": ("ddp", {"rank": 1},
+                            [P(1, "before_fwd", "gpu_sleep", 8.0), P(3, "before_fwd", "gpu_sleep", 7.0)],
+                            [P(3, "before_fwd", "gpu_sleep", 7.0)],
+                            "rank 1 (8 ms) causes most of the waiting but rank 3 (7 ms) is next-slowest:"
+                            " fixing rank 1 gains ~1 ms only"),
+    # FSDP2, host-bound
+    "fsdp_host_fwd_r0": ("fsdp", {"rank": 0}, [P(0, "before_fwd", "host_sleep", 6.0)], [],
+                         "rank 0's host sleeps 6 ms before forward; host-bound, every rank waits"),
+    "fsdp_host_bwd_r3": ("fsdp", {"rank": 3}, [P(3, "in_bwd", "host_sleep", 5.0)], [],
+                         "rank 3's host sleeps 5 ms inside backward; host-bound, not absorbed"),
+    "fsdp_next_slowest_r2": ("fsdp", {"rank": 2},
+                             [P(2, "before_fwd", "host_sleep", 6.0), P(0, "before_fwd", "host_sleep", 5.0)],
+                             [P(0, "before_fwd", "host_sleep", 5.0)],
+                             "rank 2 (6 ms) is the latest host but rank 0 (5 ms) next-slowest:"
+                             " fixing rank 2 gains ~1 ms only"),
+    # 2-stage x 2-replica pipeline
+    "pp_stage1_gpu_fwd": ("pp", {"group": "stage", "index": 1, "ranks": [2, 3]},
+                          [P(2, "before_fwd", "gpu_sleep", 1.0), P(3, "before_fwd", "gpu_sleep", 1.0)], [],
+                          "the whole of stage 1 is 1 ms slower before each micro-batch's forward"),
+    "pp_host_fwd_r0": ("pp", {"rank": 0}, [P(0, "before_fwd", "host_sleep", 1.5)], [],
+                       "rank 0 (stage 0, replica 0) host sleeps 1.5 ms before each micro-batch's forward;"
+                       " rank 2 waits through recv, rank 1 through the DP all-reduce"),
+    "pp_matmul_bwd_r3": ("pp", {"rank": 3}, [P(3, "in_bwd", "gpu_matmul", 1.0)], [],
+                         "rank 3 (stage 1, replica 1) runs ~1 ms of extra matmuls in each micro-batch's"
+                         " backward; rank 1 waits through recv, rank 2 through the DP all-reduce"),
+}
+
+
+class Tap(nn.Module):
+    """Identity whose output gradient runs a hook (the in_bwd plants)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        if x.requires_grad:
+            x.register_hook(self.fn)
+        return x
+
+
+def mlp(n, dim, fn, dtype):
+    layers = []
+    for i in range(n):
+        layers += [nn.Linear(dim, dim), nn.GELU()]
+        if i == n // 2 - 1:
+            layers.append(Tap(fn))
+    return nn.Sequential(*layers).to(dtype)
+
+
+class Planter:
+    def __init__(self, rank, plants, dev, cal):
+        self.dev, self.cal = dev, cal
+        self.mine = [p for p in plants if p["rank"] == rank]
+        self.took = []  # measured durations of this rank's plants (ms)
+        if dev.type == "cuda":
+            self.a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+            self.c = torch.empty_like(self.a)
+
+    def fire(self, where):
+        for p in self.mine:
+            if p["where"] != where:
+                continue
+            if p["kind"] == "host_sleep":
+                t = time.perf_counter()
+                time.sleep(p["ms"] / 1e3)
+                self.took.append((time.perf_counter() - t) * 1e3)
+                continue
+            if self.dev.type != "cuda":  # --cpu: stand in for GPU work
+                t = time.perf_counter()
+                time.sleep(p["ms"] / 1e3)
+                self.took.append((time.perf_counter() - t) * 1e3)
+                continue
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            if p["kind"] == "gpu_sleep":
+                torch.cuda._sleep(int(p["ms"] * self.cal["cycles_per_ms"]))
+            else:
+                for _ in range(max(1, round(p["ms"] / self.cal["matmul_ms"]))):
+                    torch.matmul(self.a, self.a, out=self.c)
+            e1.record()
+            self.took.append((e0, e1))
+
+    def measured(self):
+        out = []
+        for t in self.took:
+            out.append(t[0].elapsed_time(t[1]) if isinstance(t, tuple) else t)
+        self.took = []
+        return out
+
+
+def calibrate(dev):
+    if dev.type != "cuda":
+        return {"cycles_per_ms": 0, "matmul_ms": 1.0}
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)
+    cyc = 2_000_000
+    best = []
+    for _ in range(5):
+        e0.record(); torch.cuda._sleep(cyc); e1.record(); torch.cuda.synchronize()
+        best.append(e0.elapsed_time(e1))
+    cycles_per_ms = cyc / statistics.median(best)
+    a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+    c = torch.empty_like(a)
+    for _ in range(3):
+        torch.matmul(a, a, out=c)
+    ts = []
+    for _ in range(5):
+        e0.record()
+        for _ in range(10):
+            torch.matmul(a, a, out=c)
+        e1.record(); torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) / 10)
+    return {"cycles_per_ms": cycles_per_ms, "matmul_ms": statistics.median(ts)}
+
+
+def build_ddp(rank, dev, cpu, tap):
+    dim, n, tokens = (64, 4, 32) if cpu else (4096, 8, 12288)
+    dtype = torch.float32 if cpu else torch.bfloat16
+    m = mlp(n, dim, tap, dtype).to(dev)
+    m = nn.parallel.DistributedDataParallel(m, device_ids=None if cpu else [rank])
+    opt = torch.optim.AdamW(m.parameters(), 1e-4, foreach=True)
+    x = torch.randn(tokens, dim, device=dev, dtype=dtype)
+
+    def step(fire):
+        fire("before_fwd")
+        m(x).float().pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+    return step
+
+
+def build_fsdp(rank, dev, cpu, tap):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    dim, n, rows = (64, 4, 8) if cpu else (1024, 6, 32)
+    m = mlp(n, dim, tap, torch.float32).to(dev)
+    mesh = init_device_mesh(dev.type, (WORLD,))
+    for l in m:
+        if isinstance(l, nn.Linear):
+            fully_shard(l, mesh=mesh)
+    fully_shard(m, mesh=mesh)
+    opt = torch.optim.AdamW(m.parameters(), 1e-4, foreach=True)
+    x = torch.randn(rows, dim, device=dev)
+
+    def step(fire):
+        fire("before_fwd")
+        m(x).pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+    return step
+
+
+def build_pp(rank, dev, cpu, tap, groups):
+    dim, n, tokens, nmb = (64, 4, 16, 4) if cpu else (4096, 4, 4096, 4)
+    dtype = torch.float32 if cpu else torch.bfloat16
+    stage = 0 if rank in STAGES[0] else 1
+    peer = rank + 2 if stage == 0 else rank - 2
+    group = groups[stage]
+    m = mlp(n, dim, tap, dtype).to(dev)
+    for p in m.parameters():  # the two replicas of a stage start equal
+        dist.broadcast(p.data, STAGES[stage][0], group=group)
+    opt = torch.optim.AdamW(m.parameters(), 1e-4, foreach=True)
+    x = torch.randn(nmb, tokens, dim, device=dev, dtype=dtype)
+    params = list(m.parameters())
+
+    def step(fire):
+        if stage == 0:
+            outs, sends = [], []
+            for i in range(nmb):
+                fire("before_fwd")
+                y = m(x[i])
+                outs.append(y)
+                sends.append(dist.isend(y.detach(), peer))
+            for i in range(nmb):
+                g = torch.empty_like(outs[i])
+                dist.irecv(g, peer).wait()
+                outs[i].backward(g)
+            for s in sends:
+                s.wait()
+        else:
+            ins, losses, sends = [], [], []
+            for i in range(nmb):
+                a = torch.empty(tokens, dim, device=dev, dtype=dtype)
+                dist.irecv(a, peer).wait()
+                a.requires_grad_()
+                fire("before_fwd")
+                losses.append(m(a).float().pow(2).mean())
+                ins.append(a)
+            for i in range(nmb):
+                losses[i].backward()
+                sends.append(dist.isend(ins[i].grad, peer))
+            for s in sends:
+                s.wait()
+        flat = torch.cat([p.grad.reshape(-1) for p in params])
+        dist.all_reduce(flat, group=group)
+        flat.div_(len(STAGES[stage]))
+        off = 0
+        for p in params:
+            k = p.grad.numel()
+            p.grad.copy_(flat[off:off + k].view_as(p.grad))
+            off += k
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+    return step
+
+
+def one_run(rank, dev, cpu, job, plants, path, cal, groups):
+    """Builds the job afresh, runs PRE + WARMUP + ACTIVE + POST steps, profiles
+    ACTIVE of them into path, returns the measured step times."""
+    planter = Planter(rank, plants, dev, cal)
+    tap = lambda g: planter.fire("in_bwd")
+    torch.manual_seed(0)
+    if job == "ddp":
+        step = build_ddp(rank, dev, cpu, tap)
+    elif job == "fsdp":
+        step = build_fsdp(rank, dev, cpu, tap)
+    else:
+        step = build_pp(rank, dev, cpu, tap, groups)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    sync()
+    dist.barrier()
+    n = PRE + WARMUP + ACTIVE + POST
+    cuda = dev.type == "cuda"
+    ev0 = [torch.cuda.Event(enable_timing=True) for _ in range(n)] if cuda else None
+    ev1 = [torch.cuda.Event(enable_timing=True) for _ in range(n)] if cuda else None
+    w0, w1 = [0.0] * n, [0.0] * n
+    plant_ms = {}
+    tmp = path + ".tmp"
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+
+    def one(i):
+        w0[i] = time.perf_counter()
+        if cuda:
+            ev0[i].record()
+        step(planter.fire)
+        if cuda:
+            ev1[i].record()
+        sync()  # the step ends with a device sync, as loss.item() would
+        w1[i] = time.perf_counter()
+        plant_ms[i] = planter.measured()
+
+    # Python's collector off while stepping (as trainers do): a collection in
+    # the middle of a host-bound step would be noise no plant put there
+    gc.collect()
+    gc.disable()
+    try:
+        with profile(activities=acts, schedule=schedule(wait=PRE, warmup=WARMUP, active=ACTIVE, repeat=1),
+                     on_trace_ready=lambda p: p.export_chrome_trace(tmp), record_shapes=True) as prof:
+            for i in range(PRE + WARMUP + ACTIVE):
+                one(i)
+                prof.step()
+        for i in range(PRE + WARMUP + ACTIVE, n):  # unprofiled, for the profiler's cost
+            one(i)
+    finally:
+        gc.enable()
+    # A step runs from its start to the next step's start (as the trace's GPU
+    # windows do); the last profiled step is followed by the trace export, so
+    # it gets its own body plus the median gap between the other steps.
+    if cuda:
+        body = [ev0[i].elapsed_time(ev1[i]) for i in range(n)]
+        start = [0.0] + [ev0[0].elapsed_time(ev0[i]) for i in range(1, n)]
+    else:
+        body = [(w1[i] - w0[i]) * 1e3 for i in range(n)]
+        start = [(w0[i] - w0[0]) * 1e3 for i in range(n)]
+    wbody = [(w1[i] - w0[i]) * 1e3 for i in range(n)]
+    wstart = [(w0[i] - w0[0]) * 1e3 for i in range(n)]
+
+    def steps(start, body, idx):
+        gaps = [start[i + 1] - start[i] - body[i] for i in idx[:-1]]
+        g = statistics.median(gaps)
+        return {str(i): start[i + 1] - start[i] if i != idx[-1] else body[i] + g for i in idx}, g
+    ev_steps, gap = steps(start, body, PROFILED)
+    w_steps, wgap = steps(wstart, wbody, PROFILED)
+    post = list(range(PRE + WARMUP + ACTIVE, n))
+    post_steps, _ = steps(start, body, post)
+    with open(tmp, "rb") as f, gzip.GzipFile(path, "wb", 6, mtime=0) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(tmp)
+    dist.barrier()
+    r4 = lambda v: round(v, 4)
+    return {
+        "rank": rank,
+        "steps": {k: r4(v) for k, v in ev_steps.items()},
+        "median_ms": r4(statistics.median(ev_steps.values())),
+        "source": "cuda_events" if cuda else "wall_clock",
+        "gap_ms": r4(gap),
+        "wall_steps": {k: r4(v) for k, v in w_steps.items()},
+        "wall_median_ms": r4(statistics.median(w_steps.values())),
+        "unprofiled_median_ms": r4(statistics.median(post_steps.values())),
+        "plant_ms": {str(s): [r4(v) for v in plant_ms[s]] for s in PROFILED if plant_ms[s]},
+    }
+
+
+def worker(rank, args, cases, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), NCCL_NVLS_ENABLE="0",
+                      TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
+    if args.cpu:
+        dev = torch.device("cpu")
+        dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=120))
+    else:
+        torch.cuda.set_device(rank)
+        dev = torch.device("cuda", rank)
+        dist.init_process_group("nccl", rank=rank, world_size=WORLD, device_id=dev,
+                                timeout=datetime.timedelta(seconds=120))
+    # each rank on its own cores, away from the others' threads (less host jitter)
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) >= 2 * WORLD:
+        k = len(cores) // WORLD
+        os.sched_setaffinity(0, cores[rank * k:(rank + 1) * k])
+    groups = [dist.new_group(s) for s in STAGES]
+    cal = calibrate(dev)
+    cals = [None] * WORLD
+    dist.all_gather_object(cals, cal)
+    for case in cases:
+        job, target, slowed, base, note = CASES[case]
+        res = {}
+        # base, slowed, then both again (traces of the repeat kept apart, in
+        # OUT/.repeat): the repeat tells how far a run's step moves by itself
+        for run, plants, top in (("base", base, args.out), ("slowed", slowed, args.out),
+                                 ("base_repeat", base, os.path.join(args.out, ".repeat")),
+                                 ("slowed_repeat", slowed, os.path.join(args.out, ".repeat"))):
+            d = os.path.join(top, case, run.replace("_repeat", ""))
+            os.makedirs(d, exist_ok=True)
+            t0 = time.time()
+            r = one_run(rank, dev, args.cpu, job, plants, os.path.join(d, f"rank{rank}.json.gz"), cal, groups)
+            allr = [None] * WORLD
+            dist.all_gather_object(allr, r)
+            res[run] = {"by_rank": allr, "seconds": round(time.time() - t0, 1)}
+        if rank == 0:
+            write_truth(args, case, res, cals)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def summary(run):
+    """The job's step: per profiled step the slowest rank's, then the median."""
+    br = run["by_rank"]
+    per = {s: max(r["steps"][s] for r in br) for s in br[0]["steps"]}
+    wper = {s: max(r["wall_steps"][s] for r in br) for s in br[0]["wall_steps"]}
+    return {"source": br[0]["source"],
+            "steps": {s: round(v, 4) for s, v in per.items()},
+            "step_ms": round(statistics.median(per.values()), 4),
+            "wall_step_ms": round(statistics.median(wper.values()), 4),
+            "unprofiled_step_ms": round(statistics.median(r["unprofiled_median_ms"] for r in br), 4)}
+
+
+def write_truth(args, case, res, cals):
+    job, target, slowed, base, note = CASES[case]
+    info = {"device": "cpu (gloo; --cpu test run)"} if args.cpu else {
+        "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+        "nccl": ".".join(map(str, torch.cuda.nccl.version()))}
+    truth = {
+        "case": case, "job": job, "world_size": WORLD, **info,
+        "profiled_steps": PROFILED,
+        "groups": {"stage": STAGES, "replica": REPLICAS} if job == "pp" else {},
+        "target": target,
+        "note": note,
+        "planted": {"slowed": slowed, "base": base,
+                    "per": "micro-batch (4 per step)" if job == "pp" else "step"},
+        "calibration": cals,
+        "measured": {run: {**summary(res[run]), **res[run],
+                           "repeat": {k: v for k, v in summary(res[run + "_repeat"]).items() if k != "source"}}
+                     for run in ("base", "slowed")},
+    }
+    truth["expected_step_ms_if_fixed"] = truth["measured"]["base"]["step_ms"]
+    path = os.path.join(args.out, case, "truth.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(truth, f, indent=1)
+    os.replace(path + ".tmp", path)
+    b, s = truth["measured"]["base"], truth["measured"]["slowed"]
+    print(f"{case}: base {b['step_ms']:.3f} ms (repeat {b['repeat']['step_ms']:.3f}), slowed {s['step_ms']:.3f} ms"
+          f" (repeat {s['repeat']['step_ms']:.3f}); unprofiled {b['unprofiled_step_ms']:.3f} / "
+          f"{s['unprofiled_step_ms']:.3f}; {sum(r['seconds'] for r in res.values()):.1f} s", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("cases", nargs="*")
+    ap.add_argument("--job", choices=["ddp", "fsdp", "pp"])
+    ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--port", type=int, default=29711)
+    args = ap.parse_intermixed_args()
+    cases = args.cases or [c for c in CASES if args.job is None or CASES[c][0] == args.job]
+    for c in cases:
+        if c not in CASES:
+            sys.exit(f"make_fixtures.py: unknown case '{c}' (known: {', '.join(CASES)})")
+    if not args.cpu:
+        n = torch.cuda.device_count()
+        if n < WORLD:
+            sys.exit(f"make_fixtures.py: {n} GPUs, need {WORLD}")
+    t0 = time.time()
+    mp.spawn(worker, args=(args, cases, args.port), nprocs=WORLD)
+    print(f"{len(cases)} cases in {time.time() - t0:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# bench/whatif/validate.sh [FIXTURES_DIR] - the what-if engine against the
+# measured counterfactuals of tests/data/whatif/ (bench/whatif/run.sh): for each
+# case, `aorta analyze --json` on the slowed run and on the base run, then
+#  (a) the replay of the unmodified slowed run: the engine's own check
+#      (replay_error_pct, the worst rank-step, within 3 %) and its per-step
+#      replay_ms against the step measured by CUDA events (mean over ranks, as
+#      the engine averages) within 3 %, every profiled step but the last (whose
+#      trace window ends at its last kernel while the events run to the next
+#      step's start);
+#  (b) the prediction for the planted target (by_rank[R].step_ms_if_fixed, or
+#      by_group "stage S" for a stage) against the base run's measured step
+#      (truth.json measured.base.step_ms, CUDA events) within max(1.5 ms, 5 %).
+# Prints one row per case and the base run's step as the engine measures it
+# on the base traces (like for like with its prediction) and the base repeat.
+# Exit 0 when every case passes both, 1 otherwise.
+#   AORTA_BIN=PATH (default ./build/aorta)   WHATIF_JSON=FILE: the rows as JSON
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+A=${AORTA_BIN:-./build/aorta}
+D=${1:-tests/data/whatif}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+for c in "$D"/*/; do
+	n=$(basename "$c")
+	for run in slowed base; do
+		if ! "$A" analyze -q --json "$T/$n.$run.json" "$c/$run" 2>"$T/$n.$run.err"; then
+			echo "$n: analyze failed on $run: $(tail -1 "$T/$n.$run.err")" >&2
+		fi
+	done
+done
+python3 - "$D" "$T" "${WHATIF_JSON:-}" <<'PY'
+import json, os, statistics, sys
+d, t, jout = sys.argv[1:4]
+rows, fails = [], 0
+hdr = (f"{'case':26s} {'target':8s} {'replay err':>10s} {'vs events':>9s}  {'predicted':>9s} {'truth':>7s} "
+       f"{'error':>13s} {'ok':4s} {'base(aorta)':>11s} {'base rep':>8s} {'slowed':>7s}")
+print(hdr)
+for n in sorted(os.listdir(d)):
+    tp = os.path.join(d, n, "truth.json")
+    if not os.path.isfile(tp):
+        continue
+    tr = json.load(open(tp))
+    row = {"case": n}
+    try:
+        a = json.load(open(os.path.join(t, n + ".slowed.json")))
+        b = json.load(open(os.path.join(t, n + ".base.json")))
+    except (OSError, ValueError) as e:
+        print(f"{n:26s} analyze gave no JSON ({e})"); fails += 1; continue
+    w = a["across_ranks"].get("what_if") or {}
+    wb = b["across_ranks"].get("what_if") or {}
+    if not w.get("ok"):
+        print(f"{n:26s} no what-if: {w.get('reason')}"); fails += 1; continue
+    # (a) replay: the engine's own worst rank-step, and its steps against the events
+    ev = tr["measured"]["slowed"]["by_rank"]
+    steps = tr["profiled_steps"]
+    worst = 0.0
+    by = {s["step"]: s for s in w["steps"]}
+    for s in steps[:-1]:
+        if s not in by:
+            worst = float("inf"); continue
+        truth = statistics.mean(r["steps"][str(s)] for r in ev)
+        worst = max(worst, abs(by[s]["replay_ms"] - truth) / truth * 100)
+    ok_a = w["replay_error_pct"] <= 3.0 and w["reproduced"] and worst <= 3.0
+    # (b) the prediction for the target
+    tg = tr["target"]
+    if "rank" in tg:
+        fix = [x for x in w["by_rank"] if x["rank"] == tg["rank"]]
+        label = f"rank {tg['rank']}"
+    else:
+        want = ",".join(map(str, tg["ranks"]))
+        fix = [x for x in w.get("by_group", []) if x["fix"] == f"stage {tg['index']}" and x["ranks"] == want]
+        label = f"stage {tg['index']}"
+    truth = tr["measured"]["base"]["step_ms"]
+    if fix:
+        pred = fix[0]["step_ms_if_fixed"]
+        err = pred - truth
+        ok_b = abs(err) <= max(1.5, 0.05 * truth)
+    else:
+        pred, err, ok_b = None, None, False
+    ok = ok_a and ok_b
+    fails += not ok
+    row.update(target=label, replay_error_pct=w["replay_error_pct"], replay_vs_events_pct=round(worst, 3),
+               measured_step_ms=w["measured_step_ms"], replay_step_ms=w["replay_step_ms"],
+               predicted_ms=pred, truth_base_ms=truth, error_ms=None if err is None else round(err, 3),
+               error_pct=None if err is None else round(100 * err / truth, 2),
+               base_aorta_ms=wb.get("measured_step_ms"), base_repeat_ms=tr["measured"]["base"]["repeat"]["step_ms"],
+               slowed_truth_ms=tr["measured"]["slowed"]["step_ms"], verdict=w.get("verdict"),
+               replay_ok=ok_a, prediction_ok=ok_b)
+    rows.append(row)
+    e = "n/a" if err is None else f"{err:+.2f} ({100 * err / truth:+.1f}%)"
+    p = "n/a" if pred is None else f"{pred:.2f}"
+    ba = wb.get("measured_step_ms")
+    print(f"{n:26s} {label:8s} {w['replay_error_pct']:9.2f}% {worst:8.2f}%  {p:>9s} {truth:7.2f} {e:>13s} "
+          f"{'ok' if ok else 'FAIL':4s} {ba if ba is None else round(ba, 2)!s:>11s} "
+          f"{tr['measured']['base']['repeat']['step_ms']:8.2f} {tr['measured']['slowed']['step_ms']:7.2f}")
+print(f"{len(rows) - fails} of {len(rows)} cases pass (replay within 3 %, prediction within max(1.5 ms, 5 %))")
+if jout:
+    with open(jout + ".tmp", "w") as f:
+        json.dump(rows, f, indent=1)
+    os.replace(jout + ".tmp", jout)
+sys.exit(1 if fails else 0)
+PY
