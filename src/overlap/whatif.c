@@ -588,18 +588,27 @@ static void build_slots(struct ctx *c)
 	size_t m = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
+		/* the occurrence of each (step, name) in the rank, in op order:
+		 * an open-addressing count per rank */
+		size_t cap = 16;
+		while (cap < 2 * k->n)
+			cap *= 2;
+		struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
 		for (size_t j = 0; j < k->n; j++) {
 			const struct wop *o = &k->r->ops[j];
-			if (o->step >= 0)
-				v[m++] = (struct skey){ k->cls, k->r->steps[o->step].number, o->hash, 0, (int32_t)i, (int32_t)j };
+			if (o->step < 0)
+				continue;
+			size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
+			while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
+				h = (h + 1) & (cap - 1);
+			if (!tab[h].used)
+				tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
+			v[m++] = (struct skey){ k->cls, k->r->steps[o->step].number, o->hash, tab[h].n++, (int32_t)i,
+						(int32_t)j };
 		}
+		free(tab);
 	}
-	qsort(v, m, sizeof(*v), cmp_skey); /* by (class, step, name, rank, op): occurrences in order */
-	for (size_t a = 0; a < m; a++)
-		if (a && v[a].cls == v[a - 1].cls && v[a].step == v[a - 1].step && v[a].hash == v[a - 1].hash &&
-		    v[a].ri == v[a - 1].ri)
-			v[a].occ = v[a - 1].occ + 1;
-	qsort(v, m, sizeof(*v), cmp_skey);
+	qsort(v, m, sizeof(*v), cmp_skey); /* by (class, step, name, occurrence, rank) */
 	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
 	c->sat = xmalloc((m ? m : 1) * sizeof(*c->sat));
 	c->sn = xmalloc((m ? m : 1) * sizeof(*c->sn));
