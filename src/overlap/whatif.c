@@ -266,12 +266,23 @@ static int op_cat(const struct wop *o)
 	}
 }
 
+/* What the replay reads and writes for one op, together (one or two cache
+ * lines per op instead of one per array). */
+struct rop {
+	int64_t S, E, L;             /* replayed start, end, launch */
+	int64_t d2, g2, x2;          /* this replay's duration, host gap, transfer */
+	int64_t lat;                 /* measured latency */
+	int64_t l;                   /* measured launch (aligned), UNSET if unknown */
+	int32_t sprev, grp;          /* previous op on its stream; matched collective, -1 */
+};
+
 struct rk {
 	const struct rank_result *r;
 	size_t n;
-	int64_t *s, *e, *l;          /* measured, aligned */
-	int64_t *d, *gap, *lat, *x;  /* duration, host gap (after a sync: behind the op waited for), latency, transfer */
-	int32_t *sprev, *grp, *slot;
+	struct rop *o;               /* per op: the replay's working set */
+	int64_t *s, *e;              /* measured, aligned */
+	int64_t *d, *gap, *x;        /* duration, host gap (after a sync: behind the op waited for), transfer */
+	int32_t *slot;
 	uint8_t *cat;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
 	size_t nh;
@@ -279,7 +290,6 @@ struct rk {
 	size_t *nsops, nstr;
 	/* one replay */
 	int64_t *xi, *mxd, *mxg;     /* ideal transfer; the peers' median duration and host gap */
-	int64_t *S, *E, *L, *d2, *g2, *x2;
 	size_t hp, *sp;
 	int inq;
 	/* step windows: per step index of the rank */
@@ -331,25 +341,22 @@ static void rk_init(struct ctx *c, size_t i)
 	k->r = r;
 	k->n = n;
 	size_t sz = (n ? n : 1) * sizeof(int64_t);
-	k->s = xmalloc(sz); k->e = xmalloc(sz); k->l = xmalloc(sz);
+	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
+	k->s = xmalloc(sz); k->e = xmalloc(sz);
 	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->lat = xmalloc(sz); k->x = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->S = xmalloc(sz); k->E = xmalloc(sz); k->L = xmalloc(sz);
+	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->xi = xcalloc(n ? n : 1, sizeof(int64_t)); k->mxd = xmalloc(sz); k->mxg = xmalloc(sz);
-	k->d2 = xmalloc(sz); k->g2 = xmalloc(sz); k->x2 = xmalloc(sz);
-	k->sprev = xmalloc((n ? n : 1) * sizeof(int32_t));
-	k->grp = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
 	for (size_t j = 0; j < n; j++) {
 		const struct wop *o = &r->ops[j];
 		k->s[j] = analysis_aligned(r, o->start_ns);
 		k->e[j] = analysis_aligned(r, o->end_ns);
-		k->l[j] = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
+		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
 		k->d[j] = k->e[j] - k->s[j];
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
-		k->grp[j] = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
-		k->cat[j] = (uint8_t)(k->grp[j] >= 0 ? WC_COLL + ci->type : op_cat(o));
+		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
+		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
 		k->slot[j] = -1;
 	}
 	/* streams: dense index, ops of each in start order */
@@ -376,7 +383,7 @@ static void rk_init(struct ctx *c, size_t i)
 	}
 	for (size_t j = 0; j < n; j++) {
 		size_t q = (size_t)si[j];
-		k->sprev[j] = k->nsops[q] ? k->sops[q][k->nsops[q] - 1] : -1;
+		k->o[j].sprev = k->nsops[q] ? k->sops[q][k->nsops[q] - 1] : -1;
 		k->sops[q][k->nsops[q]++] = (int32_t)j;
 	}
 	free(sid);
@@ -391,20 +398,20 @@ static void rk_init(struct ctx *c, size_t i)
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
 		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->l[j] - k->e[r->ops[j].hdep];
+			k->gap[j] = k->o[j].l - k->e[r->ops[j].hdep];
 		} else {
-			k->gap[j] = p ? k->l[j] - k->l[k->hord[p - 1]] : 0;
+			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
 		}
 	}
 	/* latency: start minus the measured ready time */
 	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->sprev[j] >= 0 ? k->e[k->sprev[j]] : UNSET;
-		if (k->l[j] != UNSET && k->l[j] > ready)
-			ready = k->l[j];
+		int64_t ready = k->o[j].sprev >= 0 ? k->e[k->o[j].sprev] : UNSET;
+		if (k->o[j].l != UNSET && k->o[j].l > ready)
+			ready = k->o[j].l;
 		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
 			ready = k->e[r->ops[j].dep];
-		k->lat[j] = ready == UNSET ? 0 : k->s[j] - ready;
-		if (k->lat[j] > LAT_MAX_NS && r->ops[j].dep < 0 && ready != UNSET)
+		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
+		if (k->o[j].lat > LAT_MAX_NS && r->ops[j].dep < 0 && ready != UNSET)
 			c->unexplained++;
 	}
 	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
@@ -414,8 +421,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->s, k->e, k->l, k->d, k->gap, k->lat, k->x, k->xi, k->mxd, k->mxg, k->S, k->E, k->L, k->d2, k->g2,
-		      k->x2, k->sprev, k->grp, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast };
+	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -446,9 +452,9 @@ static void build_groups(struct ctx *c)
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].grp[j] >= 0) {
-				if (c->k[i].grp[j] + 1 > ng)
-					ng = c->k[i].grp[j] + 1;
+			if (c->k[i].o[j].grp >= 0) {
+				if (c->k[i].o[j].grp + 1 > ng)
+					ng = c->k[i].o[j].grp + 1;
 				total++;
 			}
 	c->ng = (size_t)ng;
@@ -456,8 +462,8 @@ static void build_groups(struct ctx *c)
 	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].grp[j] >= 0)
-				c->g[c->k[i].grp[j]].n++;
+			if (c->k[i].o[j].grp >= 0)
+				c->g[c->k[i].o[j].grp].n++;
 	size_t at = 0;
 	for (size_t q = 0; q < c->ng; q++) {
 		c->g[q].at = at;
@@ -466,7 +472,7 @@ static void build_groups(struct ctx *c)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++) {
-			int32_t q = c->k[i].grp[j];
+			int32_t q = c->k[i].o[j].grp;
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
@@ -484,7 +490,7 @@ static void build_groups(struct ctx *c)
 			struct slotm u = c->gm[g->at + m];
 			struct rk *k = &c->k[u.ri];
 			if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
-				k->grp[u.j] = -1;
+				k->o[u.j].grp = -1;
 				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
 				continue;
 			}
@@ -708,35 +714,35 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 		int fixed = sc->type == SC_SET && sc->mask[i];
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
-			int host = k->l[j] != UNSET;
-			k->d2[j] = k->d[j];
-			k->g2[j] = k->gap[j];
-			k->x2[j] = k->x[j];
+			int host = k->o[j].l != UNSET;
+			k->o[j].d2 = k->d[j];
+			k->o[j].g2 = k->gap[j];
+			k->o[j].x2 = k->x[j];
 			if (sc->type == SC_ALL) {
 				if (q >= 0)
-					k->d2[j] = c->med_all_d[q];
+					k->o[j].d2 = c->med_all_d[q];
 				if (q >= 0 && host)
-					k->g2[j] = c->med_all_g[q];
-				k->x2[j] = k->xi[j];
+					k->o[j].g2 = c->med_all_g[q];
+				k->o[j].x2 = k->xi[j];
 			} else if (sc->type == SC_CAT) {
 				if (sc->cat == WC_HOST && q >= 0 && host)
-					k->g2[j] = c->med_all_g[q];
+					k->o[j].g2 = c->med_all_g[q];
 				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					k->x2[j] = k->xi[j];
+					k->o[j].x2 = k->xi[j];
 				else if (sc->cat == k->cat[j] && q >= 0)
-					k->d2[j] = c->med_all_d[q];
+					k->o[j].d2 = c->med_all_d[q];
 			} else if (fixed) {
 				if (sc->part & PART_DUR)
-					k->d2[j] = sc->single >= 0 ? k->mxd[j] : q >= 0 ? md[q] : k->d[j];
+					k->o[j].d2 = sc->single >= 0 ? k->mxd[j] : q >= 0 ? md[q] : k->d[j];
 				if ((sc->part & PART_HOST) && host)
-					k->g2[j] = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
+					k->o[j].g2 = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
 			}
 			/* fixing never makes an op slower: the ideal is at most what it took */
-			if (k->d2[j] > k->d[j])
-				k->d2[j] = k->d[j];
-			if (k->x2[j] > k->x[j])
-				k->x2[j] = k->x[j];
-			changed += k->d2[j] != k->d[j] || k->g2[j] != k->gap[j] || k->x2[j] != k->x[j];
+			if (k->o[j].d2 > k->d[j])
+				k->o[j].d2 = k->d[j];
+			if (k->o[j].x2 > k->x[j])
+				k->o[j].x2 = k->x[j];
+			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != k->x[j];
 		}
 	}
 	free(md);
@@ -756,10 +762,10 @@ static void push(struct ctx *c, size_t i)
  * call ends at the last arrival plus its transfer. */
 static void arrive(struct ctx *c, size_t i, int32_t j)
 {
-	struct cgrp *g = &c->g[c->k[i].grp[j]];
+	struct cgrp *g = &c->g[c->k[i].o[j].grp];
 	g->arrived++;
-	if (c->k[i].S[j] > g->last_s || g->last_r < 0) {
-		g->last_s = c->k[i].S[j];
+	if (c->k[i].o[j].S > g->last_s || g->last_r < 0) {
+		g->last_s = c->k[i].o[j].S;
 		g->last_r = (int32_t)i;
 		g->last_o = j;
 	}
@@ -768,9 +774,9 @@ static void arrive(struct ctx *c, size_t i, int32_t j)
 	for (size_t m = 0; m < g->n; m++) {
 		struct slotm u = c->gm[g->at + m];
 		struct rk *k = &c->k[u.ri];
-		k->E[u.j] = g->last_s + k->x2[u.j];
-		if (k->E[u.j] < k->S[u.j])
-			k->E[u.j] = k->S[u.j];
+		k->o[u.j].E = g->last_s + k->o[u.j].x2;
+		if (k->o[u.j].E < k->o[u.j].S)
+			k->o[u.j].E = k->o[u.j].S;
 		push(c, (size_t)u.ri);
 	}
 }
@@ -780,22 +786,22 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 {
 	struct rk *k = &c->k[i];
 	const struct wop *o = &k->r->ops[j];
-	int64_t ready = k->sprev[j] >= 0 ? k->E[k->sprev[j]] : UNSET;
-	if (k->l[j] != UNSET) {
-		if (k->L[j] == UNSET)
+	int64_t ready = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
+	if (k->o[j].l != UNSET) {
+		if (k->o[j].L == UNSET)
 			return 0;
-		if (k->L[j] > ready)
-			ready = k->L[j];
+		if (k->o[j].L > ready)
+			ready = k->o[j].L;
 	}
 	if (o->dep >= 0) {
-		if (k->E[o->dep] == UNSET)
+		if (k->o[o->dep].E == UNSET)
 			return 0;
-		if (k->E[o->dep] > ready)
-			ready = k->E[o->dep];
+		if (k->o[o->dep].E > ready)
+			ready = k->o[o->dep].E;
 	}
-	k->S[j] = ready == UNSET ? k->s[j] : ready + k->lat[j];
-	if (k->grp[j] < 0)
-		k->E[j] = k->S[j] + k->d2[j];
+	k->o[j].S = ready == UNSET ? k->s[j] : ready + k->o[j].lat;
+	if (k->o[j].grp < 0)
+		k->o[j].E = k->o[j].S + k->o[j].d2;
 	else
 		arrive(c, i, j);
 	return 1;
@@ -810,28 +816,28 @@ static void advance(struct ctx *c, size_t i)
 		while (k->hp < k->nh) {
 			int32_t j = k->hord[k->hp];
 			int32_t h = k->r->ops[j].hdep;
-			int64_t base = k->hp ? k->L[k->hord[k->hp - 1]] : k->l[j];
+			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->o[j].l;
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
-				if (k->E[h] == UNSET)
+				if (k->o[h].E == UNSET)
 					break;
-				if (k->E[h] + k->g2[j] > base)
-					base = k->E[h] + k->g2[j];
+				if (k->o[h].E + k->o[j].g2 > base)
+					base = k->o[h].E + k->o[j].g2;
 			} else if (k->hp) {
-				base += k->g2[j];
+				base += k->o[j].g2;
 			}
-			k->L[j] = base;
+			k->o[j].L = base;
 			k->hp++;
 			prog = 1;
 		}
 		for (size_t q = 0; q < k->nstr; q++)
 			while (k->sp[q] < k->nsops[q]) {
 				int32_t j = k->sops[q][k->sp[q]];
-				if (k->S[j] == UNSET) {
+				if (k->o[j].S == UNSET) {
 					if (!try_start(c, i, j))
 						break;
 					prog = 1;
 				}
-				if (k->E[j] == UNSET)
+				if (k->o[j].E == UNSET)
 					break;
 				k->sp[q]++;
 				prog = 1;
@@ -853,7 +859,7 @@ static size_t replay(struct ctx *c)
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
 		for (size_t j = 0; j < k->n; j++)
-			k->S[j] = k->E[j] = k->L[j] = UNSET;
+			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
 		k->hp = 0;
 		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
 		k->inq = 0;
@@ -869,9 +875,9 @@ static size_t replay(struct ctx *c)
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
 		for (size_t j = 0; j < k->n; j++)
-			if (k->E[j] == UNSET) {
+			if (k->o[j].E == UNSET) {
 				left++;
-				k->S[j] = k->E[j] = k->s[j]; /* not replayed: left where it was */
+				k->o[j].S = k->o[j].E = k->s[j]; /* not replayed: left where it was */
 			}
 	}
 	return left;
@@ -882,7 +888,6 @@ static size_t replay(struct ctx *c)
  * first start (the last step: to its last end). */
 static void windows(struct rk *k, int measured)
 {
-	const int64_t *S = measured ? k->s : k->S, *E = measured ? k->e : k->E;
 	size_t ns = k->r->nsteps;
 	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
 	for (size_t q = 0; q < ns; q++) {
@@ -894,10 +899,11 @@ static void windows(struct rk *k, int measured)
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		if (S[j] < k->ws[q])
-			k->ws[q] = S[j];
-		if (E[j] > last[q]) {
-			last[q] = E[j];
+		int64_t S = measured ? k->s[j] : k->o[j].S, E = measured ? k->e[j] : k->o[j].E;
+		if (S < k->ws[q])
+			k->ws[q] = S;
+		if (E > last[q]) {
+			last[q] = E;
 			k->wlast[q] = (int32_t)j;
 		}
 	}
@@ -962,20 +968,20 @@ static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t
 static int32_t cp_host(struct ctx *c, size_t i, int32_t j, int64_t t0, struct cptab *t, int64_t *at)
 {
 	struct rk *k = &c->k[i];
-	for (int32_t p = k->hpos[j]; p >= 0 && k->L[k->hord[p]] > t0; p--) {
+	for (int32_t p = k->hpos[j]; p >= 0 && k->o[k->hord[p]].L > t0; p--) {
 		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
-		int64_t prev = p ? k->L[k->hord[p - 1]] : INT64_MIN;
-		if (h >= 0 && k->E[h] + k->g2[o] >= prev) {
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->L[o] - (k->E[h] > t0 ? k->E[h] : t0));
-			*at = k->E[h];
+		int64_t prev = p ? k->o[k->hord[p - 1]].L : INT64_MIN;
+		if (h >= 0 && k->o[h].E + k->o[o].g2 >= prev) {
+			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (k->o[h].E > t0 ? k->o[h].E : t0));
+			*at = k->o[h].E;
 			return h;
 		}
 		if (!p) { /* before its first launch the host was busy since t0 */
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->L[o] - t0);
+			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - t0);
 			break;
 		}
-		int64_t from = k->L[k->hord[p - 1]];
-		cp_add(t, (int32_t)i, -1, WC_HOST, k->L[o] - (from > t0 ? from : t0));
+		int64_t from = k->o[k->hord[p - 1]].L;
+		cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (from > t0 ? from : t0));
 	}
 	return -1;
 }
@@ -993,8 +999,8 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 		if (k->ws[q] < t0)
 			t0 = k->ws[q];
 		int32_t o = k->wlast[q];
-		if (o >= 0 && k->E[o] > tend) {
-			tend = k->E[o];
+		if (o >= 0 && k->o[o].E > tend) {
+			tend = k->o[o].E;
 			i = r;
 			j = o;
 		}
@@ -1002,24 +1008,24 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
 		struct rk *k = &c->k[i];
-		if (k->grp[j] >= 0) { /* the transfer, then the last arrival's start */
-			struct cgrp *g = &c->g[k->grp[j]];
+		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
+			struct cgrp *g = &c->g[k->o[j].grp];
 			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
 			i = (size_t)g->last_r;
 			j = g->last_o;
 			k = &c->k[i];
 			at = g->last_s;
 		} else {
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (k->S[j] > t0 ? k->S[j] : t0));
-			at = k->S[j];
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (k->o[j].S > t0 ? k->o[j].S : t0));
+			at = k->o[j].S;
 		}
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->sprev[j] >= 0 ? k->E[k->sprev[j]] : UNSET;
-		int64_t rl = k->l[j] != UNSET ? k->L[j] : UNSET;
+		int64_t rs = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
+		int64_t rl = k->o[j].l != UNSET ? k->o[j].L : UNSET;
 		int32_t d = k->r->ops[j].dep;
-		int64_t rd = d >= 0 ? k->E[d] : UNSET;
+		int64_t rd = d >= 0 ? k->o[d].E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
 		if (rd > ready)
 			ready = rd;
@@ -1028,7 +1034,7 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 		cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (ready > t0 ? ready : t0));
 		at = ready;
 		if (ready == rs) {
-			j = k->sprev[j];
+			j = k->o[j].sprev;
 		} else if (ready == rd) {
 			j = d;
 		} else {
@@ -1390,7 +1396,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++) {
 			present[c->k[i].cat[j]] = 1;
-			present[WC_HOST] |= c->k[i].l[j] != UNSET;
+			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
 		}
 	for (int cat = 0; cat < WC__N; cat++) {
 		if (!present[cat])
