@@ -531,20 +531,53 @@ static int cmp_skey(const void *a, const void *b)
 	return p->j - q->j;
 }
 
-/* The median of sorted v[0..n) without v[p]. */
-static int64_t median_without(const int64_t *v, size_t n, size_t p)
+/* The k-th smallest of v[0..n) moved to v[k] (quickselect, three-way
+ * partition): v[0..k) <= v[k] <= v[k+1..n). */
+static void select_i64(int64_t *v, size_t n, size_t k)
 {
-	size_t m = n - 1;
-	if (!m)
-		return v[p];
-	size_t a = (m - 1) / 2, b = m / 2;
-	int64_t x = v[a < p ? a : a + 1], y = v[b < p ? b : b + 1];
-	return (x + y) / 2;
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		int64_t piv = v[lo + (hi - lo) / 2];
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < piv) {
+				int64_t t = v[lt]; v[lt++] = v[i]; v[i++] = t;
+			} else if (v[i] > piv) {
+				int64_t t = v[--gt]; v[gt] = v[i]; v[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return;
+	}
+}
+
+/* The order statistics of v[0..K) at lo, lo + 1 and lo + 2 (lo = (K - 2) / 2,
+ * the ones every median below needs) into w[0..3); K >= 2. */
+static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
+{
+	select_i64(v, K, lo);
+	w[0] = v[lo];
+	w[1] = w[2] = INT64_MAX;
+	for (size_t i = lo + 1; i < K; i++) { /* the two smallest above lo */
+		if (v[i] < w[1]) {
+			w[2] = w[1];
+			w[1] = v[i];
+		} else if (v[i] < w[2]) {
+			w[2] = v[i];
+		}
+	}
 }
 
 /* The medians of slot q, the ranks of its class without the op counted as
  * 0 (an op only a minority of the class runs has the ideal 0): over the
- * whole class, and per member over the others. */
+ * whole class, and per member over the others.  O(K) per slot: only the
+ * three order statistics around the middle are found. */
 static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
@@ -558,21 +591,28 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		}
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
-		qsort(tmp, K, sizeof(*tmp), cmp_i64);
-		(part ? c->med_all_g : c->med_all_d)[q] = K % 2 ? tmp[K / 2] : (tmp[K / 2 - 1] + tmp[K / 2]) / 2;
+		int64_t *all = part ? c->med_all_g : c->med_all_d;
+		if (K == 1) {
+			all[q] = tmp[0];
+			struct slotm u = c->sm[at];
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = tmp[0];
+			continue;
+		}
+		size_t lo = (K - 2) / 2;
+		int64_t w[3];
+		middle3(tmp, K, lo, w);
+#define V(i) (w[(i) - lo])
+		all[q] = K % 2 ? V(K / 2) : (V(K / 2 - 1) + V(K / 2)) / 2;
+		size_t mm = K - 1, a = (mm - 1) / 2, b = mm / 2; /* the median of the K - 1 others */
 		for (size_t m = 0; m < n; m++) {
 			struct slotm u = c->sm[at + m];
 			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-			size_t a = 0, b = K; /* the first index holding own */
-			while (a < b) {
-				size_t h = (a + b) / 2;
-				if (tmp[h] < own)
-					a = h + 1;
-				else
-					b = h;
-			}
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = median_without(tmp, K, a);
+			/* without own: position t of the others is t if fewer than t + 1
+			 * values are below own, else t + 1 */
+			int64_t x = V(a) < own ? V(a) : V(a + 1), y = V(b) < own ? V(b) : V(b + 1);
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = (x + y) / 2;
 		}
+#undef V
 	}
 }
 
@@ -1190,10 +1230,11 @@ static char *rank_list(const struct analysis *a, const int *of, int which)
 	return s;
 }
 
-/* The ranks fixed one by one: all up to ALL_RANKS_MAX, else the
+/* The ranks fixed one by one: all up to ALL_RANKS_MAX, else at most the
  * RANK_FIXES with the largest excess of duration and host gap over their
- * peers' medians. */
-static size_t rank_candidates(const struct ctx *c, int32_t *out)
+ * peers' medians, of those whose excess per step could make a material
+ * gain (beyond lim_ms). */
+static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 {
 	if (c->n <= ALL_RANKS_MAX) {
 		for (size_t i = 0; i < c->n; i++)
@@ -1207,12 +1248,17 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out)
 			ex[i] += (double)(k->d[j] > k->mxd[j] ? k->d[j] - k->mxd[j] : 0);
 			ex[i] += (double)(k->gap[j] > k->mxg[j] ? k->gap[j] - k->mxg[j] : 0);
 		}
+	/* a fix only lowers a path by what it takes off its ops, so a rank
+	 * whose excess per step is within lim_ms cannot gain more: left out */
+	double lim_ns = lim_ms * 1e6 * (double)c->nsteps;
 	size_t m = 0;
 	for (; m < RANK_FIXES; m++) {
 		int best = -1;
 		for (size_t i = 0; i < c->n; i++)
 			if (ex[i] >= 0 && (best < 0 || ex[i] > ex[best]))
 				best = (int)i;
+		if (best < 0 || ex[best] <= lim_ns)
+			break;
 		out[m] = best;
 		ex[best] = -1;
 	}
@@ -1364,7 +1410,8 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	size_t n = 0, cap = 0;
 	uint8_t *mask = xcalloc(c->n, 1);
 	int32_t *cand = xmalloc(c->n * sizeof(*cand));
-	size_t nc = rank_candidates(c, cand);
+	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	size_t nc = rank_candidates(c, cand, lim);
 	char b[64];
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
