@@ -515,22 +515,6 @@ static void build_groups(struct ctx *c)
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
 
-static int cmp_skey(const void *a, const void *b)
-{
-	const struct skey *p = a, *q = b;
-	if (p->cls != q->cls)
-		return p->cls - q->cls;
-	if (p->step != q->step)
-		return (p->step > q->step) - (p->step < q->step);
-	if (p->hash != q->hash)
-		return (p->hash > q->hash) - (p->hash < q->hash);
-	if (p->occ != q->occ)
-		return (p->occ > q->occ) - (p->occ < q->occ);
-	if (p->ri != q->ri)
-		return p->ri - q->ri;
-	return p->j - q->j;
-}
-
 /* The k-th smallest of v[0..n) moved to v[k] (quickselect, three-way
  * partition): v[0..k) <= v[k] <= v[k+1..n). */
 static void select_i64(int64_t *v, size_t n, size_t k)
@@ -654,29 +638,54 @@ static void build_slots(struct ctx *c)
 		}
 		free(tab);
 	}
-	qsort(v, m, sizeof(*v), cmp_skey); /* by (class, step, name, occurrence, rank) */
+	/* slot ids by hashing (class, step, name, occurrence); members in
+	 * rank order (v is in rank order), each slot contiguous in sm */
+	size_t cap = 16;
+	while (cap < 2 * m)
+		cap *= 2;
+	int32_t *tab = xmalloc(cap * sizeof(*tab)); /* entry index in v of the slot's first member, -1 */
+	int32_t *sid = xmalloc((m ? m : 1) * sizeof(*sid));
+	for (size_t h = 0; h < cap; h++)
+		tab[h] = -1;
 	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
 	c->sat = xmalloc((m ? m : 1) * sizeof(*c->sat));
-	c->sn = xmalloc((m ? m : 1) * sizeof(*c->sn));
-	size_t kmax = 1;
-	for (size_t a = 0; a < m;) {
-		size_t b = a;
-		while (b < m && v[b].cls == v[a].cls && v[b].step == v[a].step && v[b].hash == v[a].hash &&
-		       v[b].occ == v[a].occ)
-			b++;
-		if (c->csize[v[a].cls] >= 2) { /* a rank alone in its class has no peers */
-			size_t q = c->nslot++;
-			c->sat[q] = a;
-			c->sn[q] = b - a;
-			if (b - a > kmax)
-				kmax = b - a;
-			for (size_t x = a; x < b; x++) {
-				c->sm[x] = (struct slotm){ v[x].ri, v[x].j };
-				c->k[v[x].ri].slot[v[x].j] = (int32_t)q;
-			}
+	c->sn = xcalloc(m ? m : 1, sizeof(*c->sn));
+	for (size_t x = 0; x < m; x++) {
+		sid[x] = -1;
+		if (c->csize[v[x].cls] < 2) /* a rank alone in its class has no peers */
+			continue;
+		size_t h = ((size_t)v[x].hash * 2654435761u ^ (size_t)v[x].step * 40503u ^
+			    (size_t)v[x].occ * 97u ^ (size_t)v[x].cls * 7919u) & (cap - 1);
+		for (; tab[h] >= 0; h = (h + 1) & (cap - 1)) {
+			const struct skey *y = &v[tab[h]];
+			if (y->cls == v[x].cls && y->step == v[x].step && y->hash == v[x].hash && y->occ == v[x].occ)
+				break;
 		}
-		a = b;
+		if (tab[h] < 0) {
+			tab[h] = (int32_t)x;
+			sid[x] = (int32_t)c->nslot++;
+		} else {
+			sid[x] = sid[tab[h]];
+		}
+		c->sn[sid[x]]++;
 	}
+	size_t kmax = 1, at = 0;
+	for (size_t q = 0; q < c->nslot; q++) {
+		c->sat[q] = at;
+		at += c->sn[q];
+		if (c->sn[q] > kmax)
+			kmax = c->sn[q];
+		c->sn[q] = 0;
+	}
+	for (size_t x = 0; x < m; x++) {
+		int32_t q = sid[x];
+		if (q < 0)
+			continue;
+		c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ v[x].ri, v[x].j };
+		c->k[v[x].ri].slot[v[x].j] = q;
+	}
+	free(tab);
+	free(sid);
 	free(v);
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
