@@ -8,6 +8,7 @@
 #include "analysis_io/analysis_io.h"
 #include "analysis_io/fields.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,34 @@ static void put_caused_steps(struct jw *w, const char *k, const void *p, const s
 	jw_arr_end(w);
 }
 
+/* its pipeline-stage neighbours: the ranks it sends to or receives from */
+static void put_peers(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	(void)c;
+	jw_arr(w, k);
+	for (size_t q = 0; q < r->npeers; q++)
+		jw_int(w, NULL, r->peers[q]);
+	jw_arr_end(w);
+}
+
+static int get_peers(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct rank_result *x = p;
+	(void)c;
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array of ranks");
+	x->peers = v->n ? xmalloc(v->n * sizeof(*x->peers)) : NULL;
+	for (size_t q = 0; q < v->n; q++) {
+		if (v->v[q]->t != JN_INT || v->v[q]->i < 0 || v->v[q]->i > INT32_MAX)
+			return io_fail(r, v->v[q], k, "[%zu]: expected a rank number", q);
+		x->peers[x->npeers++] = (int32_t)v->v[q]->i;
+	}
+	return 0;
+}
+
 #define RW(k, ty, fl, m) F(k, ty, fl, struct rank_result, m)
 static const struct field WAIT_F[] = {
 	RW("matched_collectives", FT_U64, 0, matched),
@@ -350,6 +379,7 @@ static const struct field WAIT_F[] = {
 	RW("caused_host_wait_excess_ms", FT_MS, FF_XRONLY, caused_host_excess_ns),
 	RW("caused_busy_excess_ms", FT_MS, FF_XRONLY, caused_busy_excess_ns),
 	FHOOK("caused_steps", FF_XRONLY, put_caused_steps, NULL),
+	FHOOK("p2p_peers", 0, put_peers, get_peers),
 };
 static const struct record REC_WAIT = REC("wait", struct rank_result, WAIT_F, NULL, NULL);
 
@@ -561,6 +591,10 @@ static const struct field RANK_F[] = {
 	 * their row's, pack.c), and members never sent */
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, inst),
 	  .cnt = offsetof(struct rank_result, ninst), .size = sizeof(struct comm_inst) },
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, ops),
+	  .cnt = offsetof(struct rank_result, nops), .size = sizeof(struct wop) },
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, peers),
+	  .cnt = offsetof(struct rank_result, npeers), .size = sizeof(int32_t) },
 	FPACK(struct rank_result, t),
 	FPACK(struct rank_result, wait_set),
 	FPACK(struct rank_result, exposed_set),
@@ -774,6 +808,217 @@ static int check_across(struct rd *r, const struct jnode *o, void *p, struct io_
 	return 0;
 }
 
+/* ---- across_ranks.what_if (overlap/whatif.h) ------------------------------------ */
+
+/* A string that may be absent: null <-> NULL (FT_STR reads never give NULL). */
+static void put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const char *s = *(const char *const *)p;
+	(void)c;
+	if (s)
+		jw_str(w, k, s);
+	else
+		jw_null(w, k);
+}
+
+static int get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	(void)c;
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_STR)
+		return io_fail(r, v, k, "expected a string or null");
+	free(*(char **)p);
+	*(char **)p = xstrdup(v->s);
+	return 0;
+}
+#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = put_nstr, .get = get_nstr }
+
+static void init_wfix(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif_fix *f = p;
+	(void)c, (void)i;
+	f->rank = -1;
+	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = NAN;
+}
+
+static int fix_has_rank(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif_fix *)p)->rank >= 0;
+}
+
+static int fix_has_ranks(const void *p, const struct io_ctx *c)
+{
+	const char *s = ((const struct whatif_fix *)p)->ranks;
+	(void)c;
+	return s && *s;
+}
+
+static const struct field WFIX_F[] = {
+	F("fix", FT_STR, FF_REQ, struct whatif_fix, what),
+	{ .key = "rank", .type = FT_INT, .flags = FF_GE0, .off = offsetof(struct whatif_fix, rank), .when = fix_has_rank },
+	{ .key = "ranks", .type = FT_STR, .off = offsetof(struct whatif_fix, ranks), .when = fix_has_ranks },
+	FNUM("step_ms_if_fixed", 0, struct whatif_fix, step_ms_if_fixed, 6),
+	FNUM("gain_ms", 0, struct whatif_fix, gain_ms, 6),
+	FNUM("gain_pct", 0, struct whatif_fix, gain_pct, 4),
+};
+static const struct record REC_WFIX = REC("fix", struct whatif_fix, WFIX_F, init_wfix, NULL);
+
+static void init_wstep(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif_step *st = p;
+	(void)c, (void)i;
+	st->measured_ms = st->replay_ms = st->ideal_ms = st->error_pct = NAN;
+	st->best_ms_if_fixed = st->best_gain_ms = NAN;
+}
+
+static int step_has_best(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif_step *)p)->best != NULL;
+}
+
+static const struct field WSTEP_F[] = {
+	F("step", FT_I64, FF_REQ, struct whatif_step, number),
+	FNUM("measured_ms", FF_GE0, struct whatif_step, measured_ms, 6),
+	FNUM("replay_ms", FF_GE0, struct whatif_step, replay_ms, 6),
+	FNUM("ideal_ms", FF_GE0, struct whatif_step, ideal_ms, 6),
+	FNUM("error_pct", FF_GE0, struct whatif_step, error_pct, 4),
+	F("reproduced", FT_BOOL, 0, struct whatif_step, reproduced),
+	FNSTR("reason", struct whatif_step, reason),
+	FNSTR("best_fix", struct whatif_step, best),
+	{ .key = "best_step_ms_if_fixed", .type = FT_NUM, .off = offsetof(struct whatif_step, best_ms_if_fixed),
+	  .dec = 6, .when = step_has_best },
+	{ .key = "best_gain_ms", .type = FT_NUM, .off = offsetof(struct whatif_step, best_gain_ms), .dec = 6,
+	  .when = step_has_best },
+};
+static const struct record REC_WSTEP = REC("step", struct whatif_step, WSTEP_F, init_wstep, NULL);
+
+static void init_wcp(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif_cp *x = p;
+	(void)c, (void)i;
+	x->stream = -1;
+	x->ms = x->share = NAN;
+}
+
+static const struct field WCP_F[] = {
+	F("rank", FT_INT, FF_REQ | FF_GE0, struct whatif_cp, rank),
+	F("stream", FT_I32, FF_NEGNULL | FF_NULLOK, struct whatif_cp, stream),
+	F("op", FT_STR, FF_REQ, struct whatif_cp, what),
+	FNUM("ms_per_step", FF_GE0, struct whatif_cp, ms, 6),
+	FNUM("share", FF_GE0, struct whatif_cp, share, 6),
+};
+static const struct record REC_WCP = REC("critical_path", struct whatif_cp, WCP_F, init_wcp, NULL);
+
+/* stages: {rank, stage} per rank (the replay keeps them by index in a->r) */
+static void put_stages(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct whatif *wi = p;
+	jw_arr(w, k);
+	for (size_t i = 0; i < wi->nstage && i < c->a->n; i++) {
+		jw_obj(w, NULL);
+		jw_int(w, "rank", c->a->r[i].rank);
+		jw_int(w, "stage", wi->stage[i]);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static int get_stages(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct whatif *wi = p;
+	const struct analysis *a = c->wa;
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array");
+	if (!v->n)
+		return 0;
+	wi->stage = xmalloc((a->n ? a->n : 1) * sizeof(int));
+	wi->nstage = a->n;
+	for (size_t i = 0; i < a->n; i++)
+		wi->stage[i] = -1;
+	for (size_t q = 0; q < v->n; q++) {
+		const struct jnode *o = v->v[q], *rk = jdoc_get(o, "rank"), *sg = jdoc_get(o, "stage");
+		if (o->t != JN_OBJ || !rk || rk->t != JN_INT || !sg || sg->t != JN_INT || sg->i < -1 || sg->i > INT_MAX)
+			return io_fail(r, o, k, "[%zu]: expected {\"rank\": R, \"stage\": S}", q);
+		size_t i = rank_index(a, rk->i);
+		if (i == a->n)
+			return io_fail(r, rk, k, "[%zu]: %lld is not a rank of the analysis", q, rk->i);
+		wi->stage[i] = (int)sg->i;
+	}
+	return 0;
+}
+
+static int wi_ok(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif *)p)->ok;
+}
+
+static int wi_not_ok(const void *p, const struct io_ctx *c)
+{
+	return !wi_ok(p, c);
+}
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "steps_used is read as a uint64_t");
+#define WI(k, ty, fl, m) { .key = k, .type = ty, .flags = fl, .off = offsetof(struct whatif, m), .when = wi_ok }
+#define WN(k, m, d) { .key = k, .type = FT_NUM, .off = offsetof(struct whatif, m), .dec = d, .when = wi_ok }
+#define WA(k, m, c, s) { .key = k, .type = FT_ARR, .off = offsetof(struct whatif, m), \
+			 .cnt = offsetof(struct whatif, c), .sub = &s, .when = wi_ok }
+static const struct field WHATIF_F[] = {
+	F("ok", FT_BOOL, FF_REQ, struct whatif, ok),
+	{ .key = "reason", .type = FT_STR, .off = offsetof(struct whatif, why), .when = wi_not_ok },
+	WI("steps_used", FT_U64, 0, steps_used),
+	WN("measured_step_ms", measured_step_ms, 6),
+	WN("replay_step_ms", replay_step_ms, 6),
+	WN("ideal_step_ms", ideal_step_ms, 6),
+	WN("slowdown", slowdown, 6),
+	WN("replay_error_pct", replay_error_pct, 4),
+	WI("reproduced", FT_BOOL, 0, reproduced),
+	WN("uncertainty_ms", uncertainty_ms, 6),
+	WI("verdict", FT_STR, 0, verdict),
+	WA("by_rank", by_rank, nby_rank, REC_WFIX),
+	WA("by_group", by_group, nby_group, REC_WFIX),
+	WA("by_op", by_op, nby_op, REC_WFIX),
+	{ .key = "stages", .type = FT_HOOK, .put = put_stages, .get = get_stages, .when = wi_ok },
+	WA("steps", steps, nsteps, REC_WSTEP),
+	WA("critical_path", cp, ncp, REC_WCP),
+};
+
+static void init_whatif(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif *wi = p;
+	(void)c, (void)i;
+	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
+	wi->replay_error_pct = wi->uncertainty_ms = NAN;
+}
+static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, init_whatif, NULL);
+
+static void put_whatif(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct whatif *wi = ((const struct analysis *)p)->whatif;
+	if (!wi) {
+		jw_null(w, k);
+		return;
+	}
+	jw_obj(w, k);
+	io_write_fields(w, &REC_WHATIF, wi, c);
+	jw_obj_end(w);
+}
+
+static int get_whatif(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct analysis *a = p;
+	if (!v || v->t == JN_NULL)
+		return 0;
+	a->whatif = xcalloc(1, sizeof(*a->whatif));
+	REC_WHATIF.init(a->whatif, c, 0);
+	return io_read_obj(r, v, k, &REC_WHATIF, a->whatif, c);
+}
+
 static const struct field ACROSS_F[] = {
 	FHOOK("ranks", 0, put_nranks, NULL),
 	AW("late_rank", FT_INT, FF_XR | FF_NEGNULL | FF_NULLOK | FF_GEM1, late_rank),
@@ -795,6 +1040,7 @@ static const struct field ACROSS_F[] = {
 	FHERE("clock", REC_XCLOCK),
 	FARR("steps", FF_XR, struct analysis, xsteps, nxsteps, REC_XSTEP),
 	FHOOK("figures", 0, put_xfigures, NULL),
+	FHOOK("what_if", 0, put_whatif, get_whatif),
 };
 const struct record REC_ACROSS = REC("across_ranks", struct analysis, ACROSS_F, NULL, check_across);
 
@@ -813,8 +1059,8 @@ static int get_schema(struct rd *r, const struct jnode *v, const char *k, void *
 		return io_fail(r, NULL, k, "missing");
 	if (v->t != JN_STR)
 		return io_fail(r, v, k, "expected a string");
-	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2"))
-		return io_fail(r, v, k, "expected 'aorta.analysis/1' or 'aorta.analysis/2', got '%s'", v->s);
+	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2") && strcmp(v->s, "aorta.analysis/3"))
+		return io_fail(r, v, k, "expected 'aorta.analysis/1', '/2' or '/3', got '%s'", v->s);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ int cmd_analyze(int argc, char **argv)
 	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, no_align = 0, use_mpi = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
-		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/2)"),
+		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/3)"),
 		OPT_STRING(0, "csv", &csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
 		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write all ranks into one Chrome trace on the aligned clock, "
 			   "with exposed-comm and waiting tracks"),

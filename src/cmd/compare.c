@@ -23,6 +23,7 @@
 #include "cmd/cmds.h"
 #include "overlap/analysis.h"
 #include "report/compare.h"
+#include "report/whatif_out.h"
 #include "overlap/figures.h"
 #include "report/report_change.h"
 #include "timeline/rules.h"
@@ -236,6 +237,7 @@ int cmd_compare(int argc, char **argv)
 		if (!ncs)
 			printf("   (no collectives on either side)\n");
 		free(cs);
+		whatif_compare(stdout, NULL, a[0].whatif, a[t].whatif);
 		printf("   verdict: %s\n", c.verdict);
 		for (size_t q = 0; q < c.nregress; q++) {
 			const struct cmp_fig *f = &c.fig[c.regress[q]];
@@ -248,6 +250,7 @@ int cmd_compare(int argc, char **argv)
 		}
 		if (json) {
 			jw_arr_end(&w);
+			whatif_compare(NULL, &w, a[0].whatif, a[t].whatif);
 			jw_obj(&w, "verdict");
 			jw_str(&w, "step", c.speed);
 			jw_str(&w, "text", c.verdict);

@@ -669,8 +669,10 @@ HOT int next_member(struct kscan *s, const u8 **pp, int *more)
 enum {
 	A_STREAM = 1 << 0, A_DEVICE = 1 << 1, A_CORR = 1 << 2, A_BYTES = 1 << 3,
 	A_IN = 1 << 4, A_OUT = 1 << 5, A_GSIZE = 1 << 6, A_SEQ = 1 << 7,
+	A_SRC = 1 << 8, A_DST = 1 << 9,
 };
-enum { A_I_STREAM, A_I_DEVICE, A_I_CORR, A_I_BYTES, A_I_IN, A_I_OUT, A_I_GSIZE, A_I_SEQ, A_I__N };
+enum { A_I_STREAM, A_I_DEVICE, A_I_CORR, A_I_BYTES, A_I_IN, A_I_OUT, A_I_GSIZE, A_I_SEQ,
+       A_I_SRC, A_I_DST, A_I__N };
 enum { T_MISSING = 0, T_OK, T_TYPE, T_RANGE };
 
 struct kev {
@@ -746,6 +748,10 @@ static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
 		case 6:
 			if (KEY_IS(k, kl, "stream")) idx = A_I_STREAM;
 			else if (KEY_IS(k, kl, "device")) idx = A_I_DEVICE;
+			break;
+		case 8:
+			if (KEY_IS(k, kl, "Src Rank")) idx = A_I_SRC;
+			else if (KEY_IS(k, kl, "Dst Rank")) idx = A_I_DST;
 			break;
 		case 10: if (KEY_IS(k, kl, "Group size")) idx = A_I_GSIZE; break;
 		case 11: if (KEY_IS(k, kl, "correlation")) idx = A_I_CORR; break;
@@ -1175,6 +1181,26 @@ static uint32_t intern_sref(struct kscan *s, struct trace *tr, const struct sref
 	return strtab_intern(&tr->names, t, n);
 }
 
+/* Point to point (PyTorch's record_param_comms metadata, copied onto the
+ * NCCL kernel): "Collective name" send or recv, the peer's global rank in
+ * "Dst Rank" (send) or "Src Rank" (recv). */
+static void p2p_meta(struct kscan *s, const struct kev *ev, struct coll_meta *m)
+{
+	m->peer = -1;
+	m->p2p = P2P_NONE;
+	if (!ev->coll.set)
+		return;
+	size_t n;
+	const char *c = sref_text(s, &ev->coll, &n);
+	int send = (n == 4 && memcmp(c, "send", 4) == 0) || (n == 5 && memcmp(c, "isend", 5) == 0);
+	int recv = (n == 4 && memcmp(c, "recv", 4) == 0) || (n == 5 && memcmp(c, "irecv", 5) == 0);
+	int k = send ? A_I_DST : A_I_SRC;
+	if ((!send && !recv) || !(ev->aflags & (1u << k)) || ev->a[k] < 0 || ev->a[k] > INT32_MAX)
+		return;
+	m->p2p = send ? P2P_SEND : P2P_RECV;
+	m->peer = (int32_t)ev->a[k];
+}
+
 /* The timeline of GPU `dev`: the first device seen is s->t's; each other
  * one gets a trace of its own, so a one-process multi-GPU trace (several
  * GPUs driven by one profiled process: tune-tp's, DataParallel's) becomes
@@ -1281,8 +1307,7 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			m.group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
 				       ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
 			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&dt->names, m.dtype)) : 0;
-			m.peer = -1;
-			m.p2p = P2P_NONE;
+			p2p_meta(s, ev, &m);
 			trace_set_coll(dt, idx, &m);
 		}
 		return;
@@ -1301,6 +1326,12 @@ static void act_event(struct kscan *s, const struct kev *ev)
 	if (c == E_RUNTIME) {
 		if (ev->aflags & A_CORR)
 			trace_add_launch(t, ev->a[A_I_CORR], start, end);
+		if (ev->name.set) { /* cudaStreamSynchronize, cudaEventSynchronize, hipDeviceSynchronize, ... */
+			size_t nl;
+			const char *nm = sref_text(s, &ev->name, &nl);
+			if (nl >= 11 && memcmp(nm + nl - 11, "Synchronize", 11) == 0)
+				trace_add_host_sync(t, start, end);
+		}
 	} else if (c == E_ANNOT && ev->name.set) {
 		size_t nl;
 		const char *nm = sref_text(s, &ev->name, &nl);
@@ -1595,6 +1626,8 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 		struct trace *d = s->more[i];
 		for (size_t k = 0; k < t->nlaunch; k++)
 			trace_add_launch(d, t->launch[k].corr, t->launch[k].start_ns, t->launch[k].end_ns);
+		for (size_t k = 0; k < t->nhsync; k++)
+			trace_add_host_sync(d, t->hsync[k].start_ns, t->hsync[k].end_ns);
 		for (size_t k = 0; k < t->nsteps; k++)
 			trace_add_step(d, t->steps[k].number, t->steps[k].start_ns, t->steps[k].end_ns);
 		for (size_t k = 0; k < t->ngsteps; k++)

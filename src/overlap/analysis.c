@@ -222,6 +222,10 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		ci->row = (uint32_t)row;
 		ci->wait_ns = -1;
 		ci->last = 0;
+		ci->peer = m && m->p2p != P2P_NONE ? m->peer : -1;
+		ci->p2p = m && m->peer >= 0 ? m->p2p : P2P_NONE;
+		ci->op = -1;
+		ci->grp = -1;
 	}
 	for (size_t j = 0; j < r->ninst; j++)
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;
@@ -325,6 +329,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	}
 
 	coll_table(t, &s, r);
+	whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
 	hta_figures(t, &r->hta);
 
@@ -424,12 +429,17 @@ void analysis_finish(struct analysis *a)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	analysis_join(a);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	whatif_run(a);
+	struct timespec t2;
+	clock_gettime(CLOCK_MONOTONIC, &t2);
 	if (getenv("AORTA_TIMING")) { /* bench/analyze_scale: the join's cost against ranks */
 		size_t calls = 0;
 		for (size_t i = 0; i < a->n; i++)
 			calls += a->r[i].ninst;
 		fprintf(stderr, "aorta: timing: join of %zu ranks, %zu collective calls: %.3f ms\n", a->n, calls,
 			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", a->n,
+			(double)(t2.tv_sec - t1.tv_sec) * 1e3 + (double)(t2.tv_nsec - t1.tv_nsec) / 1e6);
 	}
 }
 
@@ -514,12 +524,15 @@ void analysis_free(struct analysis *a)
 			free(r->kernels[k].name);
 		free(r->kernels);
 		free(r->inst);
+		free(r->ops);
+		free(r->peers);
 		ivset_release(&r->wait_set);
 		ivset_release(&r->exposed_set);
 	}
 	for (size_t k = 0; k < a->nxsteps; k++)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
+	whatif_free(a->whatif);
 	free(a->owned_why);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)

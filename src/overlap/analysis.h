@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "overlap/engine.h"
+#include "overlap/whatif.h"
 #include "timeline/timeline.h"
 
 struct rules;
@@ -110,6 +111,10 @@ struct comm_inst {
 	int64_t xfer_ns;      /* the collective's transfer: last end - last arrival (all ranks) */
 	int64_t caused_ns;    /* waiting its lateness caused the earlier arrivals */
 	int last;             /* this rank arrived last */
+	int32_t peer;         /* send/recv: the other rank, -1 if unknown (coll_meta.peer) */
+	uint8_t p2p;          /* enum p2p_dir */
+	int32_t op;           /* index into the rank's ops[] (whatif.h), -1 if none */
+	int64_t grp;          /* the matched collective (join.c), -1 unmatched */
 };
 
 struct rank_result {
@@ -151,6 +156,10 @@ struct rank_result {
 	double clock_drift;            /* ns per ns (1e-6 = 1 ppm) */
 	struct ivset wait_set;         /* waiting intervals (for --trace-out) */
 	struct ivset exposed_set;      /* exposed comm (for --trace-out) */
+	struct wop *ops;               /* the what-if's op table (whatif.h), in start order */
+	size_t nops;
+	int32_t *peers;                /* ranks it sent to or received from (point to point), sorted */
+	size_t npeers;
 };
 
 /* One step across ranks: who caused the waiting in it. */
@@ -195,6 +204,7 @@ struct analysis {
 	size_t nxsteps;
 	char **inputs;
 	size_t ninputs;
+	struct whatif *whatif;   /* the what-if replay (whatif.c), NULL if not run */
 };
 
 /* One rank's figures from its timeline (r is filled; t is kept by r only

@@ -70,6 +70,20 @@ static size_t steps_of(const struct analysis *a, size_t ri, char *h, size_t hn, 
 	return n;
 }
 
+/* The what-if leads when a fix is worth something (its verdict starts
+ * "fixing ..."): the gain, not the waiting caused, is the first finding. */
+static void lead_with_gain(const struct analysis *a, struct diagnosis *d)
+{
+	const struct whatif *w = a->whatif;
+	if (!w || !w->ok || !w->verdict || strncmp(w->verdict, "fixing ", 7) != 0)
+		return;
+	char old[sizeof(d->headline)];
+	memcpy(old, d->headline, sizeof(old));
+	int n = snprintf(d->headline, sizeof(d->headline), "%s. Then: ", w->verdict);
+	if (n > 0 && (size_t)n < sizeof(d->headline))
+		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, "%.*s", (int)(sizeof(d->headline) - (size_t)n - 1), old);
+}
+
 void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -194,4 +208,5 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 		d->kind = DIAG_NONE;
 		snprintf(h, hn, "no communication in the trace");
 	}
+	lead_with_gain(a, d);
 }

@@ -7,7 +7,11 @@
  * trace's sequence number) when every call of that group on every rank
  * carries one (Kineto "Seq"), else by (step, process group, type, ordinal
  * among the rank's calls of that type in that group and step).  Calls with
- * one key on two or more ranks are one collective.
+ * one key on two or more ranks are one collective.  A send or recv whose
+ * peer the trace names is keyed by (step, source, destination, ordinal of
+ * its direction and peer in the step): a send and its recv are one
+ * collective of two calls; send/recv calls of unknown peer among more than
+ * two ranks stay unmatched (grouping every rank's k-th call is wrong).
  *
  * Clocks.  A blocking collective (all-reduce, all-gather, reduce-scatter,
  * all-to-all) ends on every rank within microseconds, whatever the ranks'
@@ -207,10 +211,12 @@ static void row_bandwidth(struct coll_row *c)
 
 /* ---- matching ------------------------------------------------------------------ */
 
+#define BY_P2P 2 /* iref.by_seq of a send or recv keyed by (step, source, destination, order) */
+
 struct iref {
 	struct comm_inst *c;
-	int by_seq;
-	int64_t k1, k2;
+	int by_seq;           /* 0: by order, 1: by the trace's sequence, 2: point to point */
+	int64_t k1, k2, k3;
 	int rank;
 	size_t ri;
 };
@@ -220,25 +226,28 @@ static int cmp_iref(const void *a, const void *b)
 	const struct iref *x = a, *y = b;
 	if (x->by_seq != y->by_seq)
 		return x->by_seq - y->by_seq;
-	int c = strcmp(x->c->pg, y->c->pg);
+	int c = x->by_seq == BY_P2P ? 0 : strcmp(x->c->pg, y->c->pg); /* a pair may name its group apart */
 	if (c)
 		return c;
 	if (x->k1 != y->k1)
 		return (x->k1 > y->k1) - (x->k1 < y->k1);
 	if (x->k2 != y->k2)
 		return (x->k2 > y->k2) - (x->k2 < y->k2);
+	if (x->k3 != y->k3)
+		return (x->k3 > y->k3) - (x->k3 < y->k3);
 	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 static int same_key(const struct iref *x, const struct iref *y)
 {
-	return x->by_seq == y->by_seq && x->k1 == y->k1 && x->k2 == y->k2 && strcmp(x->c->pg, y->c->pg) == 0;
+	return x->by_seq == y->by_seq && x->k1 == y->k1 && x->k2 == y->k2 && x->k3 == y->k3 &&
+	       (x->by_seq == BY_P2P || strcmp(x->c->pg, y->c->pg) == 0);
 }
 
 struct pgseq { const char *pg; int all_seq; };
 
 /* Groups whose calls all carry a sequence number, on every rank. */
-static int pg_has_seq(struct pgseq *p, size_t np, const char *pg)
+static int pg_has_seq(const struct pgseq *p, size_t np, const char *pg)
 {
 	for (size_t k = 0; k < np; k++)
 		if (strcmp(p[k].pg, pg) == 0)
@@ -508,11 +517,70 @@ static void renumber_ordinals(struct analysis *a)
 	}
 }
 
-/* Keys every call (by sequence where its group has one on every call,
- * else by step, type and ordinal), sorts them and cuts the groups. */
+/* A send or recv whose peer the trace names: paired by (step, source,
+ * destination, order), its ordinal counted among the rank's calls of one
+ * direction to one peer in the step. */
+static int is_p2p(const struct comm_inst *c)
+{
+	return c->p2p != P2P_NONE && c->peer >= 0;
+}
+
+static void renumber_p2p(struct analysis *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			if (!is_p2p(c))
+				continue;
+			uint32_t ord = 0;
+			for (size_t k = j; k-- > 0;) {
+				const struct comm_inst *p = &r->inst[k];
+				if (p->step != c->step)
+					break;
+				if (is_p2p(p) && p->p2p == c->p2p && p->peer == c->peer) {
+					ord = p->ordinal + 1;
+					break;
+				}
+			}
+			c->ordinal = ord;
+		}
+	}
+}
+
+/* The key of one call: point to point by (step, source, destination,
+ * order); else by sequence where its group has one on every call, else by
+ * step, type and ordinal.  Returns 0 for a send/recv of unknown peer
+ * among more than two ranks: it cannot be paired (ordering the send_recv
+ * calls of every rank would make one group of all of them); between two
+ * ranks the peer can only be the other one, and order pairs them. */
+static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct pgseq *ps, size_t nps,
+		    size_t nranks)
+{
+	x->c = c;
+	x->rank = rank;
+	x->k3 = 0;
+	if (is_p2p(c)) {
+		int64_t src = c->p2p == P2P_SEND ? rank : c->peer, dst = c->p2p == P2P_SEND ? c->peer : rank;
+		x->by_seq = BY_P2P;
+		x->k1 = c->step;
+		x->k2 = (src << 32) | dst;
+		x->k3 = c->ordinal;
+		return 1;
+	}
+	if (c->type == COLL_SEND_RECV && nranks != 2)
+		return 0;
+	x->by_seq = pg_has_seq(ps, nps, c->pg);
+	x->k1 = x->by_seq ? c->seq : c->step;
+	x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
+	return 1;
+}
+
+/* Keys every call (key_call), sorts them and cuts the groups. */
 static void match_calls(struct analysis *a, struct joinset *js)
 {
 	renumber_ordinals(a);
+	renumber_p2p(a);
 	struct pgseq *ps = NULL;
 	size_t nps = 0, pscap = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -533,13 +601,12 @@ static void match_calls(struct analysis *a, struct joinset *js)
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < a->r[i].ninst; j++) {
 			struct comm_inst *c = &a->r[i].inst[j];
-			struct iref *x = &v[m++];
-			x->c = c;
-			x->rank = a->r[i].rank;
+			struct iref *x = &v[m];
 			x->ri = i;
-			x->by_seq = pg_has_seq(ps, nps, c->pg);
-			x->k1 = x->by_seq ? c->seq : c->step;
-			x->k2 = x->by_seq ? 0 : ((int64_t)c->type << 32) | c->ordinal;
+			if (key_call(x, c, a->r[i].rank, ps, nps, a->n))
+				m++;
+			else
+				a->unmatched_calls++;
 		}
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
@@ -553,7 +620,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 		} else {
 			GROW(js->gr, gcap, js->ng + 1);
 			js->gr[js->ng++] = (struct grp){ g, h };
-			a->matched_by_seq += (uint64_t)v[g].by_seq;
+			a->matched_by_seq += (uint64_t)(v[g].by_seq == 1);
 			for (size_t k = g; k < h; k++)
 				if (v[k].c->bytes != v[g].c->bytes || v[k].c->type != v[g].c->type) {
 					if (!a->size_mismatch++)
@@ -735,7 +802,7 @@ static void reject_groups(struct analysis *a, struct joinset *js)
 			if (range > lim) {
 				a->rejected_groups++;
 				a->unmatched_calls += g->h - g->g;
-				a->matched_by_seq -= (uint64_t)js->v[g->g].by_seq;
+				a->matched_by_seq -= (uint64_t)(js->v[g->g].by_seq == 1);
 				g->h = g->g;
 				continue;
 			}
@@ -945,10 +1012,53 @@ static void name_late_rank(struct analysis *a)
 	}
 }
 
+/* Every matched call learns its collective (comm_inst.grp: the group's
+ * index), for the what-if replay (whatif.c). */
+static void number_groups(const struct joinset *js)
+{
+	for (size_t q = 0; q < js->ng; q++)
+		for (size_t k = js->gr[q].g; k < js->gr[q].h; k++)
+			js->v[k].c->grp = (int64_t)q;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Each rank's point-to-point peers (the ranks it sends to or receives
+ * from, as the traces name them): its pipeline-stage neighbours. */
+static void p2p_peers(struct analysis *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		size_t cap = 0;
+		free(r->peers);
+		r->peers = NULL;
+		r->npeers = 0;
+		for (size_t j = 0; j < r->ninst; j++) {
+			const struct comm_inst *c = &r->inst[j];
+			if (!is_p2p(c))
+				continue;
+			size_t k;
+			for (k = 0; k < r->npeers && r->peers[k] != c->peer; k++)
+				;
+			if (k < r->npeers)
+				continue;
+			GROW(r->peers, cap, r->npeers + 1);
+			r->peers[r->npeers++] = c->peer;
+		}
+		if (r->npeers)
+			qsort(r->peers, r->npeers, sizeof(*r->peers), cmp_i32);
+	}
+}
+
 void analysis_join(struct analysis *a)
 {
 	struct joinset js = { 0 };
 
+	p2p_peers(a);
 	if (!join_begin(a, &js.total))
 		goto bandwidth;
 	match_calls(a, &js);
@@ -959,6 +1069,7 @@ void analysis_join(struct analysis *a)
 	}
 	set_clocks(a, &js);
 	reject_groups(a, &js);
+	number_groups(&js);
 	wait_transfer(a, &js);
 	if (!clocks_usable(a))
 		goto done;

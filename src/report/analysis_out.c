@@ -6,6 +6,7 @@
  * prints units.
  */
 #include "report/analysis_out.h"
+#include "report/whatif_out.h"
 #include "overlap/figures.h"
 #include "overlap/diagnosis.h"
 #include "base/output.h"
@@ -357,6 +358,15 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 				analysis_uncertain(a, r->caused_ns, r->matched) ? " (within clock uncertainty)" : "",
 				(unsigned long long)r->times_last);
 		}
+		if (r->npeers) { /* its pipeline-stage neighbours */
+			fprintf(f, "   point-to-point peers (send/recv):");
+			for (size_t k = 0; k < r->npeers; k++)
+				fprintf(f, "%s %d", k ? "," : "", r->peers[k]);
+			const struct whatif *wi = a->whatif;
+			if (wi && wi->ok && wi->stage && i < wi->nstage && wi->stage[i] >= 0)
+				fprintf(f, "; pipeline stage %d", wi->stage[i]);
+			fputc('\n', f);
+		}
 		fprintf(f, "   HTA comm_comp_overlap: ");
 		if (r->hta.has_comm)
 			fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
@@ -440,6 +450,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		}
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
+		whatif_print(f, a, a->whatif);
 	}
 }
 

@@ -776,6 +776,57 @@ static enum aorta_status chart_collectives(struct ctx *c)
 	return st;
 }
 
+/* ---- what-if ------------------------------------------------------------------- */
+
+/* The gain per step of each fix of one run's what-if (overlap/whatif.c),
+ * the largest first, at most 12 bars. */
+static enum aorta_status chart_whatif(struct ctx *c, const struct rep_dataset *d)
+{
+	const struct whatif *w = d->a ? d->a->whatif : NULL;
+	if (!w || !w->ok)
+		return AORTA_OK;
+	size_t n = w->nby_rank + w->nby_group + w->nby_op, m = 0;
+	const struct whatif_fix **f = xcalloc(n + 1, sizeof(*f));
+	for (size_t q = 0; q < w->nby_rank; q++)
+		f[m++] = &w->by_rank[q];
+	for (size_t q = 0; q < w->nby_group; q++)
+		f[m++] = &w->by_group[q];
+	for (size_t q = 0; q < w->nby_op; q++)
+		f[m++] = &w->by_op[q];
+	for (size_t p = 0; p < m; p++) /* largest gain first (stable) */
+		for (size_t q = m; q-- > p + 1;)
+			if (f[q]->gain_ms > f[q - 1]->gain_ms) {
+				const struct whatif_fix *t = f[q];
+				f[q] = f[q - 1];
+				f[q - 1] = t;
+			}
+	if (m > 12)
+		m = 12;
+	const char **cats = xcalloc(m + 1, sizeof(*cats));
+	double *y = xcalloc(m + 1, sizeof(*y));
+	for (size_t q = 0; q < m; q++) {
+		cats[q] = f[q]->what;
+		y[q] = round(f[q]->gain_ms * 1e3) / 1e3 + 0.0; /* to the microsecond, no -0 */
+	}
+	struct plot_series se = { "gain per step if fixed", PLOT_PALETTE[0], NULL, y, NULL, NULL, m, 0, 0, 0 };
+	struct plot_panel p = { .kind = PK_BARS, .xlabel = "fix", .ylabel = "gain (ms per step)", .y_from_zero = 1,
+				.series = &se, .nseries = 1, .cats = cats, .ncats = m, .empty_text = "no fix" };
+	char title[256], note[256], name[512], safe[256];
+	snprintf(title, sizeof(title), "What-if: the step if fixed (%s)", d->label);
+	snprintf(note, sizeof(note), "replayed step %.2f ms, ideal %.2f ms, slowdown %.3f (docs/metrics.md \"What-if\")",
+		 w->replay_step_ms, w->ideal_step_ms, w->slowdown);
+	struct plot_chart ch = { title, 1000, 480, 1, &p, 1, note };
+	report_label_stem(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "%s_whatif", safe);
+	enum aorta_status st = emit(c, &ch, name, "whatif",
+				    xasprintf("How much faster the step would be, %s, if one rank, group or operation "
+					      "type were fixed: %s.", d->label, w->verdict ? w->verdict : ""));
+	free(cats);
+	free(y);
+	free(f);
+	return st;
+}
+
 enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, const char *dir,
 			      struct rep_images *img, struct aorta_error *e)
 {
@@ -787,6 +838,8 @@ enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, cons
 		st = chart_timeline(&c, &r->ds[i]);
 		if (!st && r->ds[i].has_ranges)
 			st = chart_gantt(&c, &r->ds[i]);
+		if (!st)
+			st = chart_whatif(&c, &r->ds[i]);
 	}
 	if (!st && r->ref >= 0 && r->ncand > 0) {
 		st = chart_change(&c);

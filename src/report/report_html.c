@@ -373,8 +373,9 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	}
 	/* charts */
 	static const char *const secs[][2] = { { "timeline", "Timelines" }, { "gantt", "Streams of chosen steps" },
-					       { "compare", "Comparison charts" }, { "collectives", "Collectives" } };
-	for (size_t s = 0; s < 4; s++) {
+					       { "compare", "Comparison charts" }, { "collectives", "Collectives" },
+					       { "whatif", "What-if: the step if fixed" } };
+	for (size_t s = 0; s < sizeof(secs) / sizeof(secs[0]); s++) {
 		int any = 0;
 		for (size_t i = 0; img && i < img->n; i++) {
 			if (strcmp(img->v[i].section, secs[s][0]))

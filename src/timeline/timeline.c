@@ -60,6 +60,7 @@ void trace_free(struct trace *t)
 	free(t->gsteps);
 	free(t->rec);
 	free(t->launch);
+	free(t->hsync);
 	free(t);
 }
 
@@ -114,6 +115,12 @@ void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t e
 {
 	GROW(t->launch, t->lcap, t->nlaunch + 1);
 	t->launch[t->nlaunch++] = (struct launch_rec){ corr, start_ns, end_ns };
+}
+
+void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns)
+{
+	GROW(t->hsync, t->hscap, t->nhsync + 1);
+	t->hsync[t->nhsync++] = (struct host_sync){ start_ns, end_ns };
 }
 
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns)

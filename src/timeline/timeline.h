@@ -113,6 +113,12 @@ struct trace {
 	struct recorded_step *rec;
 	size_t nrec, rcap;
 
+	/* host synchronisations (cudaStreamSynchronize, cudaEventSynchronize,
+	 * cudaDeviceSynchronize and the like): when the host waited for the
+	 * device; the what-if replay (overlap/whatif.c) reads their ends */
+	struct host_sync { int64_t start_ns, end_ns; } *hsync;
+	size_t nhsync, hscap;
+
 	/* host launches, only while reading (freed by trace_finish) */
 	struct launch_rec { int64_t corr, start_ns, end_ns; } *launch;
 	size_t nlaunch, lcap;
@@ -135,6 +141,8 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 			const char *name, size_t name_len, enum record_hint hint,
 			int32_t stream, int64_t corr, uint64_t bytes);
 void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns);
+/* Records a host call that waited for the device (a synchronisation). */
+void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 /* Records the figures a format gives for step `number` (copied). */

@@ -1,0 +1,1597 @@
+/*
+ * whatif.c - what fixing a rank, a group or an operation type is worth:
+ * a deterministic replay of the joined timeline (docs/metrics.md "What-if").
+ *
+ * The model.  Per rank, analysis_rank keeps an op table (struct wop): every
+ * device op in start order with its stream, host launch time, step and
+ * collective call.  On the aligned clock the replay re-times every op:
+ *   host     L_j = L_prev + gap_j, the launches in launch order, gap_j the
+ *            measured launch-to-launch time; after a synchronisation the
+ *            trace records (Kineto cuda_sync) the host waits for the op it
+ *            synchronised on: L_j = max(L_prev, E_hdep + gap_j), gap_j then
+ *            the host's own time after the op it waited for ended.
+ *   device   S_j = max(E of the previous op on its stream, L_j, E_dep) + lat_j,
+ *            dep an op of another stream that ended within DEP_LAG_NS before
+ *            j started when nothing else explains j's delay (an event wait),
+ *            lat_j the measured rest (launch latency; a delay nothing
+ *            explains is kept and counted as unexplained).
+ *   ends     E_j = S_j + d_j for compute, copies and unmatched calls; for a
+ *            matched collective or send/recv pair E_j = max over its calls
+ *            of S + x_j, x_j the call's measured transfer (end - last
+ *            arrival): a collective ends at its last arrival plus its
+ *            transfer, a recv after its send starts plus transfer.
+ * Replaying the measured values gives back each rank's step windows
+ * (start of the step's first op to the next step's first op) unless the
+ * graph cannot be followed (a stall, an order the matches contradict) or
+ * unexplained delays are large: a step whose replay is more than 3 % off
+ * on some rank is flagged with the reason, never adjusted.
+ *
+ * Counterfactuals change d, x and gap and replay again.  The ideal of an
+ * op is the median of the same op (same work class, step number, name and
+ * occurrence in the step) on the ranks of its class outside the set being
+ * fixed (over the whole class when the set covers it); work classes are
+ * the pipeline stages found from the send/recv peers, else all ranks.  The
+ * ideal transfer of a call is the median transfer of the calls of its type
+ * and size.  Fixes: each rank (all ranks up to 8, else the 8 with the
+ * largest excess over their peers), each stage and replica, each op type,
+ * and everything (the ideal step; slowdown = measured / ideal, Lin et al.,
+ * OSDI'25).  The critical path of a step is walked back from its last end
+ * through whatever set each start (stream, launch, dependency, last
+ * arrival).
+ *
+ * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
+ * types + 3 replays, so the what-if costs a few passes over the op tables.
+ */
+#include "overlap/whatif.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlap/analysis.h"
+
+#define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
+#define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
+#define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
+#define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
+#define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
+#define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
+#define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
+#define UNSET INT64_MIN
+
+/* ---- the op table (per rank, from analysis_rank) ------------------------------ */
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+struct lkey { int64_t t; int32_t j; };
+
+static int cmp_lkey(const void *a, const void *b)
+{
+	const struct lkey *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (x->j > y->j) - (x->j < y->j);
+}
+
+/* Ops with a known launch, in launch order (ties by start order). */
+static int32_t *launch_order(const struct wop *op, size_t n, size_t *nh)
+{
+	struct lkey *k = xmalloc((n ? n : 1) * sizeof(*k));
+	size_t m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (op[j].launch_ns != INT64_MIN)
+			k[m++] = (struct lkey){ op[j].launch_ns, (int32_t)j };
+	qsort(k, m, sizeof(*k), cmp_lkey);
+	int32_t *h = xmalloc((m ? m : 1) * sizeof(*h));
+	for (size_t q = 0; q < m; q++)
+		h[q] = k[q].j;
+	free(k);
+	*nh = m;
+	return h;
+}
+
+/* Cross-stream dependencies: an op that starts later than its stream and
+ * its launch allow, within DEP_LAG_NS after another stream's op ended,
+ * waited for that op (an event wait the trace does not record). */
+static void infer_deps(struct wop *op, size_t n)
+{
+	int32_t sid[64], last[64][2];
+	int ns = 0;
+	for (size_t j = 0; j < n; j++) {
+		int k;
+		for (k = 0; k < ns && sid[k] != op[j].stream; k++)
+			;
+		if (k == ns) {
+			if (ns == 64)
+				continue; /* more streams than any trace has: no inference for the rest */
+			sid[ns] = op[j].stream;
+			last[ns][0] = last[ns][1] = -1;
+			ns++;
+		}
+		int64_t ready = last[k][0] >= 0 ? op[last[k][0]].end_ns : INT64_MIN;
+		if (op[j].launch_ns > ready)
+			ready = op[j].launch_ns;
+		if (ready != INT64_MIN && op[j].start_ns - ready > LAT_MAX_NS) {
+			int64_t best = INT64_MIN;
+			for (int q = 0; q < ns; q++)
+				for (int b = 0; q != k && b < 2; b++) {
+					int32_t c = last[q][b];
+					if (c < 0)
+						continue;
+					int64_t e = op[c].end_ns;
+					if (e <= op[j].start_ns + DEP_SLACK_NS && e > ready && op[j].start_ns - e <= DEP_LAG_NS &&
+					    e > best) {
+						best = e;
+						op[j].dep = c;
+					}
+				}
+		}
+		last[k][1] = last[k][0];
+		last[k][0] = (int32_t)j;
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Host synchronisations: where a sync record (ends[]) ended between two
+ * launches, the later launch waited for the op it synchronised on: of the
+ * last op launched on each stream before it, the latest-ending one that
+ * ended by the sync's end (+ SYNC_LAG_NS). */
+static void infer_syncs(struct wop *op, size_t n, int64_t *ends, size_t nends)
+{
+	if (!nends)
+		return;
+	qsort(ends, nends, sizeof(*ends), cmp_i64);
+	size_t nh;
+	int32_t *h = launch_order(op, n, &nh);
+	int32_t sid[64], last[64]; /* per stream, the op launched last so far */
+	int ns = 0;
+	for (size_t p = 0; p < nh; p++) {
+		if (p) {
+			int64_t lo = op[h[p - 1]].launch_ns, hi = op[h[p]].launch_ns;
+			size_t a = 0, b = nends; /* the last sync end <= hi */
+			while (a < b) {
+				size_t m = (a + b) / 2;
+				if (ends[m] <= hi)
+					a = m + 1;
+				else
+					b = m;
+			}
+			if (a && ends[a - 1] > lo) {
+				int64_t se = ends[a - 1], best = INT64_MIN;
+				for (int q = 0; q < ns; q++) {
+					int64_t e = op[last[q]].end_ns;
+					if (e <= se + SYNC_LAG_NS && e > best) {
+						best = e;
+						op[h[p]].hdep = last[q];
+					}
+				}
+			}
+		}
+		int q;
+		for (q = 0; q < ns && sid[q] != op[h[p]].stream; q++)
+			;
+		if (q == ns && ns < 64)
+			sid[ns++] = op[h[p]].stream;
+		if (q < ns)
+			last[q] = h[p];
+	}
+	free(h);
+}
+
+void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r)
+{
+	int32_t *smap = xmalloc((t->nsteps ? t->nsteps : 1) * sizeof(*smap));
+	for (size_t k = 0, q = 0; k < t->nsteps; k++)
+		smap[k] = q < r->nsteps && r->steps[q].number == t->steps[k].number ? (int32_t)q++ : -1;
+	size_t n = 0, nsync = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		n += cls[i] != C_NONE;
+		nsync += t->kind[i] == K_SYNC;
+	}
+	nsync += t->nhsync;
+	struct wop *op = xcalloc(n ? n : 1, sizeof(*op));
+	uint32_t *hn = xmalloc((t->names.n ? t->names.n : 1) * sizeof(*hn)); /* per name, once */
+	for (size_t k = 0; k < t->names.n; k++)
+		hn[k] = fnv1a(strtab_get(&t->names, (uint32_t)k));
+	int64_t *sync = xmalloc((nsync ? nsync : 1) * sizeof(*sync));
+	size_t j = 0, q = 0;
+	nsync = 0;
+	for (size_t k = 0; k < t->nhsync; k++)
+		sync[nsync++] = t->hsync[k].end_ns;
+	for (size_t i = 0; i < t->n; i++) {
+		int comm = kind_class((enum span_kind)t->kind[i]) == C_COMM;
+		size_t qi = comm ? q++ : 0;
+		if (t->kind[i] == K_SYNC)
+			sync[nsync++] = t->end_ns[i];
+		if (cls[i] == C_NONE)
+			continue;
+		struct wop *o = &op[j];
+		o->start_ns = t->start_ns[i];
+		o->end_ns = t->end_ns[i];
+		o->launch_ns = t->launch_ns[i];
+		o->stream = t->stream[i];
+		o->step = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? smap[t->step[i]] : -1;
+		o->dep = o->hdep = o->inst = -1;
+		o->hash = t->name[i] < t->names.n ? hn[t->name[i]] : 0;
+		o->kind = t->kind[i];
+		if (comm && qi < r->ninst) {
+			o->inst = (int32_t)qi;
+			r->inst[qi].op = (int32_t)j;
+		}
+		j++;
+	}
+	infer_deps(op, n);
+	infer_syncs(op, n, sync, nsync);
+	free(hn);
+	free(sync);
+	free(smap);
+	r->ops = op;
+	r->nops = n;
+}
+
+/* ---- the replay context --------------------------------------------------------- */
+
+enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
+
+static const char *cat_name(int c, char *buf, size_t n)
+{
+	static const char *const names[] = { "gemm", "attention", "other compute", "memory copies",
+					     "host launch gaps" };
+	if (c < WC_COLL)
+		return names[c];
+	snprintf(buf, n, "%s transfer", coll_type_name((enum coll_type)(c - WC_COLL)));
+	return buf;
+}
+
+static int op_cat(const struct wop *o)
+{
+	switch ((enum span_kind)o->kind) {
+	case K_GEMM: return WC_GEMM;
+	case K_ATTENTION: return WC_ATTN;
+	case K_MEMCPY_H2D: case K_MEMCPY_D2H: case K_MEMCPY_D2D: case K_MEMCPY_P2P: case K_MEMCPY_OTHER:
+	case K_MEMSET: return WC_MEMORY;
+	default: return WC_COMPUTE;
+	}
+}
+
+/* What the replay reads and writes for one op, together (one or two cache
+ * lines per op instead of one per array). */
+struct rop {
+	int64_t S, E, L;             /* replayed start, end, launch */
+	int64_t d2, g2, x2;          /* this replay's duration, host gap, transfer */
+	int64_t lat;                 /* measured latency */
+	int64_t l;                   /* measured launch (aligned), UNSET if unknown */
+	int32_t sprev, grp;          /* previous op on its stream; matched collective, -1 */
+};
+
+struct rk {
+	const struct rank_result *r;
+	size_t n;
+	struct rop *o;               /* per op: the replay's working set */
+	int64_t *s, *e;              /* measured, aligned */
+	int64_t *d, *gap, *x;        /* duration, host gap (after a sync: behind the op waited for), transfer */
+	int32_t *slot;
+	uint8_t *cat;
+	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
+	size_t nh;
+	int32_t **sops;
+	size_t *nsops, nstr;
+	/* one replay */
+	int64_t *xi, *mxd, *mxg;     /* ideal transfer; the peers' median duration and host gap */
+	size_t hp, *sp;
+	int inq;
+	/* step windows: per step index of the rank */
+	int64_t *ws, *we;
+	int32_t *wlast;              /* per step index: its op with the latest end (last replay) */
+	int cls;                     /* work class (stage or 0) */
+};
+
+struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
+
+struct slotm { int32_t ri, j; };
+
+struct ctx {
+	struct analysis *a;
+	struct rk *k;
+	size_t n;
+	struct cgrp *g;
+	size_t ng;
+	struct slotm *gm;            /* group members */
+	struct slotm *sm;            /* slot members, slot by slot */
+	size_t *sat, *sn, nslot;
+	int64_t *med_all_d, *med_all_g; /* per slot */
+	int64_t *xideal;             /* per group */
+	int32_t *stack;
+	size_t nstack;
+	int64_t *stepno;             /* the common steps */
+	int32_t **sidx;              /* per rank, per common step: its step index */
+	size_t nsteps;
+	uint64_t unexplained;        /* ops whose delay nothing explains */
+	const double *rep;           /* the unmodified replay's steps (ms), once known */
+	size_t *csize;               /* ranks per work class */
+	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
+};
+
+static int64_t median_i64(int64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_i64);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Measured inputs of one rank on the aligned clock. */
+static void rk_init(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	const struct rank_result *r = &c->a->r[i];
+	size_t n = r->nops;
+	k->r = r;
+	k->n = n;
+	size_t sz = (n ? n : 1) * sizeof(int64_t);
+	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
+	k->s = xmalloc(sz); k->e = xmalloc(sz);
+	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
+	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
+	k->xi = xcalloc(n ? n : 1, sizeof(int64_t)); k->mxd = xmalloc(sz); k->mxg = xmalloc(sz);
+	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
+	k->cat = xmalloc(n ? n : 1);
+	for (size_t j = 0; j < n; j++) {
+		const struct wop *o = &r->ops[j];
+		k->s[j] = analysis_aligned(r, o->start_ns);
+		k->e[j] = analysis_aligned(r, o->end_ns);
+		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
+		k->d[j] = k->e[j] - k->s[j];
+		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
+		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
+		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		k->slot[j] = -1;
+	}
+	/* streams: dense index, ops of each in start order */
+	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid));
+	int32_t *si = xmalloc((n ? n : 1) * sizeof(*si));
+	size_t ns = 0;
+	for (size_t j = 0; j < n; j++) {
+		size_t q;
+		for (q = 0; q < ns && sid[q] != r->ops[j].stream; q++)
+			;
+		if (q == ns)
+			sid[ns++] = r->ops[j].stream;
+		si[j] = (int32_t)q;
+	}
+	k->nstr = ns;
+	k->nsops = xcalloc(ns ? ns : 1, sizeof(*k->nsops));
+	k->sops = xcalloc(ns ? ns : 1, sizeof(*k->sops));
+	k->sp = xcalloc(ns ? ns : 1, sizeof(*k->sp));
+	for (size_t j = 0; j < n; j++)
+		k->nsops[si[j]]++;
+	for (size_t q = 0; q < ns; q++) {
+		k->sops[q] = xmalloc((k->nsops[q] ? k->nsops[q] : 1) * sizeof(int32_t));
+		k->nsops[q] = 0;
+	}
+	for (size_t j = 0; j < n; j++) {
+		size_t q = (size_t)si[j];
+		k->o[j].sprev = k->nsops[q] ? k->sops[q][k->nsops[q] - 1] : -1;
+		k->sops[q][k->nsops[q]++] = (int32_t)j;
+	}
+	free(sid);
+	free(si);
+	/* host: gaps in launch order; after a sync, the time behind the op waited for */
+	k->hord = launch_order(r->ops, n, &k->nh);
+	k->hpos = xmalloc((n ? n : 1) * sizeof(int32_t));
+	for (size_t j = 0; j < n; j++)
+		k->hpos[j] = -1;
+	for (size_t p = 0; p < k->nh; p++)
+		k->hpos[k->hord[p]] = (int32_t)p;
+	for (size_t p = 0; p < k->nh; p++) {
+		int32_t j = k->hord[p];
+		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
+			k->gap[j] = k->o[j].l - k->e[r->ops[j].hdep];
+		} else {
+			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
+		}
+	}
+	/* latency: start minus the measured ready time */
+	for (size_t j = 0; j < n; j++) {
+		int64_t ready = k->o[j].sprev >= 0 ? k->e[k->o[j].sprev] : UNSET;
+		if (k->o[j].l != UNSET && k->o[j].l > ready)
+			ready = k->o[j].l;
+		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
+			ready = k->e[r->ops[j].dep];
+		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
+		if (k->o[j].lat > LAT_MAX_NS && r->ops[j].dep < 0 && ready != UNSET)
+			c->unexplained++;
+	}
+	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
+}
+
+static void rk_free(struct rk *k)
+{
+	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast };
+	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
+		free(p[q]);
+	for (size_t q = 0; q < k->nstr; q++)
+		free(k->sops[q]);
+	free(k->sops);
+}
+
+/* ---- collectives and slots ----------------------------------------------------- */
+
+struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, j; };
+
+static int cmp_xkey(const void *a, const void *b)
+{
+	const struct xkey *p = a, *q = b;
+	if (p->type != q->type)
+		return p->type - q->type;
+	if (p->bytes != q->bytes)
+		return (p->bytes > q->bytes) - (p->bytes < q->bytes);
+	return (p->x > q->x) - (p->x < q->x);
+}
+
+/* The matched collectives of the join, their calls in the op tables, each
+ * call's measured transfer (its end - the last arrival) and the ideal
+ * transfer (the median over the calls of its type and size). */
+static void build_groups(struct ctx *c)
+{
+	int64_t ng = 0;
+	size_t total = 0;
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++)
+			if (c->k[i].o[j].grp >= 0) {
+				if (c->k[i].o[j].grp + 1 > ng)
+					ng = c->k[i].o[j].grp + 1;
+				total++;
+			}
+	c->ng = (size_t)ng;
+	c->g = xcalloc(c->ng ? c->ng : 1, sizeof(*c->g));
+	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++)
+			if (c->k[i].o[j].grp >= 0)
+				c->g[c->k[i].o[j].grp].n++;
+	size_t at = 0;
+	for (size_t q = 0; q < c->ng; q++) {
+		c->g[q].at = at;
+		at += c->g[q].n;
+		c->g[q].n = 0;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++) {
+			int32_t q = c->k[i].o[j].grp;
+			if (q >= 0)
+				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
+		}
+	struct xkey *xk = xmalloc((total ? total : 1) * sizeof(*xk));
+	size_t nx = 0;
+	for (size_t q = 0; q < c->ng; q++) {
+		struct cgrp *g = &c->g[q];
+		int64_t last = INT64_MIN;
+		for (size_t m = 0; m < g->n; m++) {
+			struct slotm u = c->gm[g->at + m];
+			if (c->k[u.ri].s[u.j] > last)
+				last = c->k[u.ri].s[u.j];
+		}
+		for (size_t m = 0; m < g->n; m++) {
+			struct slotm u = c->gm[g->at + m];
+			struct rk *k = &c->k[u.ri];
+			if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
+				k->o[u.j].grp = -1;
+				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
+				continue;
+			}
+			k->x[u.j] = k->e[u.j] - last > 0 ? k->e[u.j] - last : 0;
+			const struct comm_inst *ci = &k->r->inst[k->r->ops[u.j].inst];
+			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[u.j], u.ri, u.j };
+		}
+	}
+	qsort(xk, nx, sizeof(*xk), cmp_xkey);
+	for (size_t a = 0; a < nx;) {
+		size_t b = a;
+		while (b < nx && xk[b].type == xk[a].type && xk[b].bytes == xk[a].bytes)
+			b++;
+		size_t m = b - a;
+		int64_t med = m % 2 ? xk[a + m / 2].x : (xk[a + m / 2 - 1].x + xk[a + m / 2].x) / 2;
+		for (size_t q = a; q < b; q++)
+			c->k[xk[q].ri].xi[xk[q].j] = med;
+		a = b;
+	}
+	free(xk);
+}
+
+struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
+
+/* The k-th smallest of v[0..n) moved to v[k] (quickselect, three-way
+ * partition): v[0..k) <= v[k] <= v[k+1..n). */
+static void select_i64(int64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		int64_t piv = v[lo + (hi - lo) / 2];
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < piv) {
+				int64_t t = v[lt]; v[lt++] = v[i]; v[i++] = t;
+			} else if (v[i] > piv) {
+				int64_t t = v[--gt]; v[gt] = v[i]; v[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return;
+	}
+}
+
+/* The order statistics of v[0..K) at lo, lo + 1 and lo + 2 (lo = (K - 2) / 2,
+ * the ones every median below needs) into w[0..3); K >= 2. */
+static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
+{
+	select_i64(v, K, lo);
+	w[0] = v[lo];
+	w[1] = w[2] = INT64_MAX;
+	for (size_t i = lo + 1; i < K; i++) { /* the two smallest above lo */
+		if (v[i] < w[1]) {
+			w[2] = w[1];
+			w[1] = v[i];
+		} else if (v[i] < w[2]) {
+			w[2] = v[i];
+		}
+	}
+}
+
+/* The medians of slot q, the ranks of its class without the op counted as
+ * 0 (an op only a minority of the class runs has the ideal 0): over the
+ * whole class, and per member over the others.  O(K) per slot: only the
+ * three order statistics around the middle are found. */
+static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
+{
+	size_t at = c->sat[q], n = c->sn[q];
+	size_t K = c->csize[c->k[c->sm[at].ri].cls];
+	if (K < n)
+		K = n;
+	for (int part = 0; part < 2; part++) {
+		for (size_t m = 0; m < n; m++) {
+			struct slotm u = c->sm[at + m];
+			tmp[m] = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
+		}
+		for (size_t m = n; m < K; m++)
+			tmp[m] = 0;
+		int64_t *all = part ? c->med_all_g : c->med_all_d;
+		if (K == 1) {
+			all[q] = tmp[0];
+			struct slotm u = c->sm[at];
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = tmp[0];
+			continue;
+		}
+		size_t lo = (K - 2) / 2;
+		int64_t w[3];
+		middle3(tmp, K, lo, w);
+#define V(i) (w[(i) - lo])
+		all[q] = K % 2 ? V(K / 2) : (V(K / 2 - 1) + V(K / 2)) / 2;
+		size_t mm = K - 1, a = (mm - 1) / 2, b = mm / 2; /* the median of the K - 1 others */
+		for (size_t m = 0; m < n; m++) {
+			struct slotm u = c->sm[at + m];
+			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
+			/* without own: position t of the others is t if fewer than t + 1
+			 * values are below own, else t + 1 */
+			int64_t x = V(a) < own ? V(a) : V(a + 1), y = V(b) < own ? V(b) : V(b + 1);
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = (x + y) / 2;
+		}
+#undef V
+	}
+}
+
+/* Slots: the same op on the ranks of one work class: (class, step number,
+ * name, occurrence of the name in the step).  Per slot the median duration
+ * and host gap, and per op its peers' median (the slot without itself). */
+static void build_slots(struct ctx *c)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		for (size_t j = 0; j < k->n; j++) {
+			k->mxd[j] = k->d[j];
+			k->mxg[j] = k->gap[j];
+			total += k->r->ops[j].step >= 0;
+		}
+	}
+	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		/* the occurrence of each (step, name) in the rank, in op order:
+		 * an open-addressing count per rank */
+		size_t cap = 16;
+		while (cap < 2 * k->n)
+			cap *= 2;
+		struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
+		for (size_t j = 0; j < k->n; j++) {
+			const struct wop *o = &k->r->ops[j];
+			if (o->step < 0)
+				continue;
+			size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
+			while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
+				h = (h + 1) & (cap - 1);
+			if (!tab[h].used)
+				tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
+			v[m++] = (struct skey){ k->cls, k->r->steps[o->step].number, o->hash, tab[h].n++, (int32_t)i,
+						(int32_t)j };
+		}
+		free(tab);
+	}
+	/* slot ids by hashing (class, step, name, occurrence); members in
+	 * rank order (v is in rank order), each slot contiguous in sm */
+	size_t cap = 16;
+	while (cap < 2 * m)
+		cap *= 2;
+	int32_t *tab = xmalloc(cap * sizeof(*tab)); /* entry index in v of the slot's first member, -1 */
+	int32_t *sid = xmalloc((m ? m : 1) * sizeof(*sid));
+	for (size_t h = 0; h < cap; h++)
+		tab[h] = -1;
+	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
+	c->sat = xmalloc((m ? m : 1) * sizeof(*c->sat));
+	c->sn = xcalloc(m ? m : 1, sizeof(*c->sn));
+	for (size_t x = 0; x < m; x++) {
+		sid[x] = -1;
+		if (c->csize[v[x].cls] < 2) /* a rank alone in its class has no peers */
+			continue;
+		size_t h = ((size_t)v[x].hash * 2654435761u ^ (size_t)v[x].step * 40503u ^
+			    (size_t)v[x].occ * 97u ^ (size_t)v[x].cls * 7919u) & (cap - 1);
+		for (; tab[h] >= 0; h = (h + 1) & (cap - 1)) {
+			const struct skey *y = &v[tab[h]];
+			if (y->cls == v[x].cls && y->step == v[x].step && y->hash == v[x].hash && y->occ == v[x].occ)
+				break;
+		}
+		if (tab[h] < 0) {
+			tab[h] = (int32_t)x;
+			sid[x] = (int32_t)c->nslot++;
+		} else {
+			sid[x] = sid[tab[h]];
+		}
+		c->sn[sid[x]]++;
+	}
+	size_t kmax = 1, at = 0;
+	for (size_t q = 0; q < c->nslot; q++) {
+		c->sat[q] = at;
+		at += c->sn[q];
+		if (c->sn[q] > kmax)
+			kmax = c->sn[q];
+		c->sn[q] = 0;
+	}
+	for (size_t x = 0; x < m; x++) {
+		int32_t q = sid[x];
+		if (q < 0)
+			continue;
+		c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ v[x].ri, v[x].j };
+		c->k[v[x].ri].slot[v[x].j] = q;
+	}
+	free(tab);
+	free(sid);
+	free(v);
+	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	for (size_t x = 0; x < c->n; x++)
+		if (c->csize[c->k[x].cls] > kmax)
+			kmax = c->csize[c->k[x].cls];
+	int64_t *tmp = xmalloc(kmax * sizeof(*tmp));
+	for (size_t q = 0; q < c->nslot; q++)
+		slot_medians(c, q, tmp);
+	free(tmp);
+}
+
+/* ---- one replay ------------------------------------------------------------------ */
+
+enum { SC_NONE, SC_SET, SC_CAT, SC_ALL };
+enum { PART_DUR = 1, PART_HOST = 2 };
+
+struct scen {
+	int type;
+	const uint8_t *mask;  /* SC_SET: the ranks fixed (index as a->r) */
+	int single;           /* SC_SET of one rank: its index, else -1 */
+	int part;             /* SC_SET: PART_DUR | PART_HOST */
+	int cat;              /* SC_CAT */
+};
+
+/* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
+ * median over its members outside the set (the whole slot when none). */
+static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t *mg)
+{
+	int64_t *t1 = NULL, *t2 = NULL;
+	size_t cap = 0;
+	memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+	for (size_t i = 0; i < c->n; i++)
+		c->cmask[c->k[i].cls] += mask[i] != 0;
+	for (size_t q = 0; q < c->nslot; q++) {
+		size_t at = c->sat[q], n = c->sn[q], m = 0;
+		size_t kc = c->csize[c->k[c->sm[at].ri].cls];
+		if (kc > n)
+			n = kc; /* room for the zeros */
+		if (n > cap) {
+			cap = n;
+			t1 = xrealloc(t1, cap * sizeof(*t1));
+			t2 = xrealloc(t2, cap * sizeof(*t2));
+		}
+		for (size_t x = 0; x < c->sn[q]; x++) {
+			struct slotm u = c->sm[at + x];
+			if (!mask[u.ri]) {
+				t1[m] = c->k[u.ri].d[u.j];
+				t2[m++] = c->k[u.ri].gap[u.j];
+			}
+		}
+		size_t out = c->csize[c->k[c->sm[at].ri].cls] - c->cmask[c->k[c->sm[at].ri].cls];
+		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
+			t1[m] = t2[m] = 0;
+		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
+		mg[q] = m ? median_i64(t2, m) : c->med_all_g[q];
+	}
+	free(t1);
+	free(t2);
+}
+
+/* Sets d2, g2, x2 for scenario sc; returns how many differ from the
+ * measured values (0: the replay would be the unmodified one). */
+static size_t fill(struct ctx *c, const struct scen *sc)
+{
+	size_t changed = 0;
+	int64_t *md = NULL, *mg = NULL;
+	if (sc->type == SC_SET && sc->single < 0) {
+		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
+		mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*mg));
+		set_medians(c, sc->mask, md, mg);
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		int fixed = sc->type == SC_SET && sc->mask[i];
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t q = k->slot[j];
+			int host = k->o[j].l != UNSET;
+			k->o[j].d2 = k->d[j];
+			k->o[j].g2 = k->gap[j];
+			k->o[j].x2 = k->x[j];
+			if (sc->type == SC_ALL) {
+				if (q >= 0)
+					k->o[j].d2 = c->med_all_d[q];
+				if (q >= 0 && host)
+					k->o[j].g2 = c->med_all_g[q];
+				k->o[j].x2 = k->xi[j];
+			} else if (sc->type == SC_CAT) {
+				if (sc->cat == WC_HOST && q >= 0 && host)
+					k->o[j].g2 = c->med_all_g[q];
+				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
+					k->o[j].x2 = k->xi[j];
+				else if (sc->cat == k->cat[j] && q >= 0)
+					k->o[j].d2 = c->med_all_d[q];
+			} else if (fixed) {
+				if (sc->part & PART_DUR)
+					k->o[j].d2 = sc->single >= 0 ? k->mxd[j] : q >= 0 ? md[q] : k->d[j];
+				if ((sc->part & PART_HOST) && host)
+					k->o[j].g2 = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
+			}
+			/* fixing never makes an op slower: the ideal is at most what it took */
+			if (k->o[j].d2 > k->d[j])
+				k->o[j].d2 = k->d[j];
+			if (k->o[j].x2 > k->x[j])
+				k->o[j].x2 = k->x[j];
+			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != k->x[j];
+		}
+	}
+	free(md);
+	free(mg);
+	return changed;
+}
+
+static void push(struct ctx *c, size_t i)
+{
+	if (c->k[i].inq)
+		return;
+	c->k[i].inq = 1;
+	c->stack[c->nstack++] = (int32_t)i;
+}
+
+/* A call of a matched collective started: when its last call has, every
+ * call ends at the last arrival plus its transfer. */
+static void arrive(struct ctx *c, size_t i, int32_t j)
+{
+	struct cgrp *g = &c->g[c->k[i].o[j].grp];
+	g->arrived++;
+	if (c->k[i].o[j].S > g->last_s || g->last_r < 0) {
+		g->last_s = c->k[i].o[j].S;
+		g->last_r = (int32_t)i;
+		g->last_o = j;
+	}
+	if (g->arrived < g->n)
+		return;
+	for (size_t m = 0; m < g->n; m++) {
+		struct slotm u = c->gm[g->at + m];
+		struct rk *k = &c->k[u.ri];
+		k->o[u.j].E = g->last_s + k->o[u.j].x2;
+		if (k->o[u.j].E < k->o[u.j].S)
+			k->o[u.j].E = k->o[u.j].S;
+		push(c, (size_t)u.ri);
+	}
+}
+
+/* The start of op j once what it waits for is known; 0 when not yet. */
+static int try_start(struct ctx *c, size_t i, int32_t j)
+{
+	struct rk *k = &c->k[i];
+	const struct wop *o = &k->r->ops[j];
+	int64_t ready = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
+	if (k->o[j].l != UNSET) {
+		if (k->o[j].L == UNSET)
+			return 0;
+		if (k->o[j].L > ready)
+			ready = k->o[j].L;
+	}
+	if (o->dep >= 0) {
+		if (k->o[o->dep].E == UNSET)
+			return 0;
+		if (k->o[o->dep].E > ready)
+			ready = k->o[o->dep].E;
+	}
+	k->o[j].S = ready == UNSET ? k->s[j] : ready + k->o[j].lat;
+	if (k->o[j].grp < 0)
+		k->o[j].E = k->o[j].S + k->o[j].d2;
+	else
+		arrive(c, i, j);
+	return 1;
+}
+
+/* Replays rank i as far as what it waits for allows. */
+static void advance(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	for (int prog = 1; prog;) {
+		prog = 0;
+		while (k->hp < k->nh) {
+			int32_t j = k->hord[k->hp];
+			int32_t h = k->r->ops[j].hdep;
+			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->o[j].l;
+			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
+				if (k->o[h].E == UNSET)
+					break;
+				if (k->o[h].E + k->o[j].g2 > base)
+					base = k->o[h].E + k->o[j].g2;
+			} else if (k->hp) {
+				base += k->o[j].g2;
+			}
+			k->o[j].L = base;
+			k->hp++;
+			prog = 1;
+		}
+		for (size_t q = 0; q < k->nstr; q++)
+			while (k->sp[q] < k->nsops[q]) {
+				int32_t j = k->sops[q][k->sp[q]];
+				if (k->o[j].S == UNSET) {
+					if (!try_start(c, i, j))
+						break;
+					prog = 1;
+				}
+				if (k->o[j].E == UNSET)
+					break;
+				k->sp[q]++;
+				prog = 1;
+			}
+	}
+}
+
+/* One replay of the whole trace with the parameters fill() set.  Returns
+ * the number of ops left unreplayed (a stall: 0 when the graph could be
+ * followed to the end). */
+static size_t replay(struct ctx *c)
+{
+	for (size_t q = 0; q < c->ng; q++) {
+		c->g[q].arrived = 0;
+		c->g[q].last_s = INT64_MIN;
+		c->g[q].last_r = -1;
+	}
+	c->nstack = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		for (size_t j = 0; j < k->n; j++)
+			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
+		k->hp = 0;
+		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
+		k->inq = 0;
+	}
+	for (size_t i = c->n; i-- > 0;)
+		push(c, i);
+	while (c->nstack) {
+		size_t i = (size_t)c->stack[--c->nstack];
+		c->k[i].inq = 0;
+		advance(c, i);
+	}
+	size_t left = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		for (size_t j = 0; j < k->n; j++)
+			if (k->o[j].E == UNSET) {
+				left++;
+				k->o[j].S = k->o[j].E = k->s[j]; /* not replayed: left where it was */
+			}
+	}
+	return left;
+}
+
+/* Step windows from replayed (S, E) or measured (s, e) times, as
+ * analysis_rank cuts them: from the step's first start to the next step's
+ * first start (the last step: to its last end). */
+static void windows(struct rk *k, int measured)
+{
+	size_t ns = k->r->nsteps;
+	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
+	for (size_t q = 0; q < ns; q++) {
+		k->ws[q] = INT64_MAX;
+		last[q] = INT64_MIN;
+		k->wlast[q] = -1;
+	}
+	for (size_t j = 0; j < k->n; j++) {
+		int32_t q = k->r->ops[j].step;
+		if (q < 0)
+			continue;
+		int64_t S = measured ? k->s[j] : k->o[j].S, E = measured ? k->e[j] : k->o[j].E;
+		if (S < k->ws[q])
+			k->ws[q] = S;
+		if (E > last[q]) {
+			last[q] = E;
+			k->wlast[q] = (int32_t)j;
+		}
+	}
+	for (size_t q = 0; q < ns; q++) {
+		k->we[q] = q + 1 < ns ? k->ws[q + 1] : last[q];
+		if (k->ws[q] == INT64_MAX)
+			k->ws[q] = k->we[q] = 0;
+		if (k->we[q] < k->ws[q])
+			k->we[q] = k->ws[q];
+	}
+	free(last);
+}
+
+/* The job's step time of common step s: the mean over ranks of their
+ * window (ns), from the windows last computed. */
+static double job_step(const struct ctx *c, size_t s)
+{
+	double sum = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		int32_t q = c->sidx[i][s];
+		sum += (double)(c->k[i].we[q] - c->k[i].ws[q]);
+	}
+	return sum / (double)c->n;
+}
+
+/* Replays scenario sc; fills per-step job times (ms) into out[nsteps]. */
+static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
+{
+	if (!fill(c, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
+		memcpy(out, c->rep, c->nsteps * sizeof(*out));
+		return 0;
+	}
+	size_t left = replay(c);
+	for (size_t i = 0; i < c->n; i++)
+		windows(&c->k[i], 0);
+	for (size_t s = 0; s < c->nsteps; s++)
+		out[s] = job_step(c, s) / 1e6;
+	return left;
+}
+
+/* ---- the critical path ------------------------------------------------------------ */
+
+struct cpent { int32_t ri, stream; int cat; int64_t ns; };
+struct cptab { struct cpent *e; size_t n, cap; int64_t total; };
+
+static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	t->total += ns;
+	for (size_t q = 0; q < t->n; q++)
+		if (t->e[q].ri == ri && t->e[q].stream == stream && t->e[q].cat == cat) {
+			t->e[q].ns += ns;
+			return;
+		}
+	GROW(t->e, t->cap, t->n + 1);
+	t->e[t->n++] = (struct cpent){ ri, stream, cat, ns };
+}
+
+/* Host launches before op j back to t0 (or to the op a sync waited for):
+ * returns that op (-1: the walk ends on the host). */
+static int32_t cp_host(struct ctx *c, size_t i, int32_t j, int64_t t0, struct cptab *t, int64_t *at)
+{
+	struct rk *k = &c->k[i];
+	for (int32_t p = k->hpos[j]; p >= 0 && k->o[k->hord[p]].L > t0; p--) {
+		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
+		int64_t prev = p ? k->o[k->hord[p - 1]].L : INT64_MIN;
+		if (h >= 0 && k->o[h].E + k->o[o].g2 >= prev) {
+			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (k->o[h].E > t0 ? k->o[h].E : t0));
+			*at = k->o[h].E;
+			return h;
+		}
+		if (!p) { /* before its first launch the host was busy since t0 */
+			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - t0);
+			break;
+		}
+		int64_t from = k->o[k->hord[p - 1]].L;
+		cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (from > t0 ? from : t0));
+	}
+	return -1;
+}
+
+/* The critical path of common step s in the last replay, from its last
+ * end back to its first start, into t. */
+static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
+{
+	int64_t t0 = INT64_MAX, tend = INT64_MIN;
+	size_t i = 0;
+	int32_t j = -1;
+	for (size_t r = 0; r < c->n; r++) {
+		struct rk *k = &c->k[r];
+		int32_t q = c->sidx[r][s];
+		if (k->ws[q] < t0)
+			t0 = k->ws[q];
+		int32_t o = k->wlast[q];
+		if (o >= 0 && k->o[o].E > tend) {
+			tend = k->o[o].E;
+			i = r;
+			j = o;
+		}
+	}
+	int64_t at = tend;
+	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
+		struct rk *k = &c->k[i];
+		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
+			struct cgrp *g = &c->g[k->o[j].grp];
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
+			i = (size_t)g->last_r;
+			j = g->last_o;
+			k = &c->k[i];
+			at = g->last_s;
+		} else {
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (k->o[j].S > t0 ? k->o[j].S : t0));
+			at = k->o[j].S;
+		}
+		if (at <= t0)
+			break;
+		/* what set its start: the stream, the launch or the dependency */
+		int64_t rs = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
+		int64_t rl = k->o[j].l != UNSET ? k->o[j].L : UNSET;
+		int32_t d = k->r->ops[j].dep;
+		int64_t rd = d >= 0 ? k->o[d].E : UNSET;
+		int64_t ready = rs > rl ? rs : rl;
+		if (rd > ready)
+			ready = rd;
+		if (ready == UNSET)
+			break;
+		cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (ready > t0 ? ready : t0));
+		at = ready;
+		if (ready == rs) {
+			j = k->o[j].sprev;
+		} else if (ready == rd) {
+			j = d;
+		} else {
+			j = cp_host(c, i, j, t0, t, &at);
+		}
+	}
+}
+
+/* ---- stages, replicas and the common steps ------------------------------------------ */
+
+static int rank_index(const struct analysis *a, int rank)
+{
+	size_t lo = 0, hi = a->n; /* a->r is sorted by rank */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (a->r[m].rank < rank)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < a->n && a->r[lo].rank == rank ? (int)lo : -1;
+}
+
+/* Pipeline stages from the send/recv peers: the ranks linked by them are
+ * one replica; in each, the stage of a rank is its distance from the
+ * replica's end rank (one peer) with the lowest rank, else from its lowest
+ * rank.  stage[i] = -1 and replica[i] = -1 without point to point.
+ * Returns the number of stages. */
+static int find_stages(const struct analysis *a, int *stage, int *replica)
+{
+	int nst = 0, nrep = 0;
+	int32_t *queue = xmalloc((a->n ? a->n : 1) * sizeof(*queue));
+	for (size_t i = 0; i < a->n; i++)
+		stage[i] = replica[i] = -1;
+	for (size_t i = 0; i < a->n; i++) {
+		if (replica[i] >= 0 || !a->r[i].npeers)
+			continue;
+		size_t qn = 0; /* the component, breadth first from i */
+		queue[qn++] = (int32_t)i;
+		replica[i] = nrep;
+		for (size_t h = 0; h < qn; h++)
+			for (size_t p = 0; p < a->r[queue[h]].npeers; p++) {
+				int x = rank_index(a, a->r[queue[h]].peers[p]);
+				if (x >= 0 && replica[x] < 0) {
+					replica[x] = nrep;
+					queue[qn++] = x;
+				}
+			}
+		int32_t root = queue[0];
+		for (size_t h = 0; h < qn; h++)
+			if (a->r[queue[h]].npeers == 1 && (a->r[root].npeers != 1 || queue[h] < root))
+				root = queue[h];
+		qn = 0;
+		queue[qn++] = root;
+		stage[root] = 0;
+		for (size_t h = 0; h < qn; h++)
+			for (size_t p = 0; p < a->r[queue[h]].npeers; p++) {
+				int x = rank_index(a, a->r[queue[h]].peers[p]);
+				if (x >= 0 && stage[x] < 0 && replica[x] == nrep) {
+					stage[x] = stage[queue[h]] + 1;
+					if (stage[x] + 1 > nst)
+						nst = stage[x] + 1;
+					queue[qn++] = x;
+				}
+			}
+		nrep++;
+	}
+	free(queue);
+	return nst;
+}
+
+/* Step numbers every rank has, the first `skip` left out (none left out
+ * when that would leave none); per rank the index of each in its steps. */
+static void common_steps(struct ctx *c, int skip)
+{
+	const struct rank_result *r0 = &c->a->r[0];
+	c->stepno = xmalloc((r0->nsteps ? r0->nsteps : 1) * sizeof(*c->stepno));
+	c->sidx = xcalloc(c->n, sizeof(*c->sidx));
+	for (size_t i = 0; i < c->n; i++)
+		c->sidx[i] = xmalloc((r0->nsteps ? r0->nsteps : 1) * sizeof(int32_t));
+	size_t m = 0;
+	for (size_t q = 0; q < r0->nsteps; q++) {
+		int64_t num = r0->steps[q].number;
+		int all = 1;
+		for (size_t i = 0; i < c->n && all; i++) {
+			const struct rank_result *r = &c->a->r[i];
+			int found = -1;
+			for (size_t x = 0; x < r->nsteps && found < 0; x++)
+				if (r->steps[x].number == num)
+					found = (int)x;
+			all = found >= 0;
+			c->sidx[i][m] = found;
+		}
+		if (all)
+			c->stepno[m++] = num;
+	}
+	size_t k0 = skip > 0 && (size_t)skip < m ? (size_t)skip : 0;
+	for (size_t s = k0; s < m; s++) {
+		c->stepno[s - k0] = c->stepno[s];
+		for (size_t i = 0; i < c->n; i++)
+			c->sidx[i][s - k0] = c->sidx[i][s];
+	}
+	c->nsteps = m - k0;
+}
+
+/* ---- the what-if ---------------------------------------------------------------- */
+
+static double mean(const double *v, size_t n)
+{
+	double s = 0;
+	for (size_t q = 0; q < n; q++)
+		s += v[q];
+	return n ? s / (double)n : NAN;
+}
+
+/* One evaluated fix: its per-step times (ms) beside the result. */
+struct evald { struct whatif_fix f; double *steps; };
+
+static void eval_fix(struct ctx *c, const struct scen *sc, double rep_mean, struct evald *e)
+{
+	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	run_scen(c, sc, e->steps);
+	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
+	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
+	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
+}
+
+static struct evald *add_fix(struct evald **v, size_t *n, size_t *cap, const char *what, int rank, char *ranks)
+{
+	GROW(*v, *cap, *n + 1);
+	struct evald *e = &(*v)[(*n)++];
+	memset(e, 0, sizeof(*e));
+	e->f.what = xstrdup(what);
+	e->f.rank = rank;
+	e->f.ranks = ranks;
+	return e;
+}
+
+static char *rank_list(const struct analysis *a, const int *of, int which)
+{
+	size_t cap = 16, len = 0;
+	char *s = xmalloc(cap);
+	s[0] = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (of[i] != which)
+			continue;
+		char b[24];
+		int n = snprintf(b, sizeof(b), "%s%d", len ? "," : "", a->r[i].rank);
+		GROW(s, cap, len + (size_t)n + 1);
+		memcpy(s + len, b, (size_t)n + 1);
+		len += (size_t)n;
+	}
+	return s;
+}
+
+/* The ranks fixed one by one: all up to ALL_RANKS_MAX, else at most the
+ * RANK_FIXES with the largest excess of duration and host gap over their
+ * peers' medians, of those whose excess per step could make a material
+ * gain (beyond lim_ms). */
+static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
+{
+	if (c->n <= ALL_RANKS_MAX) {
+		for (size_t i = 0; i < c->n; i++)
+			out[i] = (int32_t)i;
+		return c->n;
+	}
+	double *ex = xcalloc(c->n, sizeof(*ex));
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++) {
+			const struct rk *k = &c->k[i];
+			ex[i] += (double)(k->d[j] > k->mxd[j] ? k->d[j] - k->mxd[j] : 0);
+			ex[i] += (double)(k->gap[j] > k->mxg[j] ? k->gap[j] - k->mxg[j] : 0);
+		}
+	/* a fix only lowers a path by what it takes off its ops, so a rank
+	 * whose excess per step is within lim_ms cannot gain more: left out */
+	double lim_ns = lim_ms * 1e6 * (double)c->nsteps;
+	size_t m = 0;
+	for (; m < RANK_FIXES; m++) {
+		int best = -1;
+		for (size_t i = 0; i < c->n; i++)
+			if (ex[i] >= 0 && (best < 0 || ex[i] > ex[best]))
+				best = (int)i;
+		if (best < 0 || ex[best] <= lim_ns)
+			break;
+		out[m] = best;
+		ex[best] = -1;
+	}
+	free(ex);
+	return m;
+}
+
+static void ctx_free(struct ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		rk_free(&c->k[i]);
+		if (c->sidx)
+			free(c->sidx[i]);
+	}
+	free(c->k);
+	free(c->g);
+	free(c->gm);
+	free(c->sm);
+	free(c->sat);
+	free(c->sn);
+	free(c->med_all_d);
+	free(c->med_all_g);
+	free(c->stack);
+	free(c->csize);
+	free(c->cmask);
+	free(c->stepno);
+	free(c->sidx);
+}
+
+static struct whatif *none(const char *why)
+{
+	struct whatif *w = xcalloc(1, sizeof(*w));
+	w->why = xstrdup(why);
+	return w;
+}
+
+/* Measured step times, the unmodified replay against them (per step: the
+ * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
+static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *rep, size_t left)
+{
+	struct cptab cp = { 0 };
+	w->nsteps = c->nsteps;
+	w->steps = xcalloc(c->nsteps ? c->nsteps : 1, sizeof(*w->steps));
+	for (size_t s = 0; s < c->nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->number = c->stepno[s];
+		st->measured_ms = meas[s];
+		st->replay_ms = rep[s];
+		double worst = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			int32_t q = c->sidx[i][s];
+			const struct step_result *sr = &c->a->r[i].steps[q];
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(c->k[i].we[q] - c->k[i].ws[q]);
+			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
+			if (e > worst)
+				worst = e;
+		}
+		st->error_pct = worst;
+		st->reproduced = worst <= REPRO_PCT;
+		if (!st->reproduced) {
+			char b[256];
+			if (left)
+				snprintf(b, sizeof(b), "the replay stalled with %zu ops left: a match or an inferred "
+					 "dependency contradicts the trace's order", left);
+			else if (c->unexplained)
+				snprintf(b, sizeof(b), "%llu ops start later than their stream, launch and any other "
+					 "stream's end explain (a dependency the trace does not show)",
+					 (unsigned long long)c->unexplained);
+			else
+				snprintf(b, sizeof(b), "the collectives' transfers do not reproduce the ends (calls "
+					 "matched across steps or clocks off by more than the spread)");
+			st->reason = xstrdup(b);
+		}
+		if (worst > w->replay_error_pct)
+			w->replay_error_pct = worst;
+		cp_walk(c, s, &cp);
+	}
+	w->reproduced = 1;
+	for (size_t s = 0; s < c->nsteps; s++)
+		w->reproduced &= w->steps[s].reproduced;
+	/* the critical path: its pieces by share, the largest first (at most 12) */
+	for (size_t x = 0; x < cp.n; x++)
+		for (size_t y = x + 1; y < cp.n; y++)
+			if (cp.e[y].ns > cp.e[x].ns) {
+				struct cpent tmp = cp.e[x];
+				cp.e[x] = cp.e[y];
+				cp.e[y] = tmp;
+			}
+	w->ncp = cp.n < 12 ? cp.n : 12;
+	w->cp = xcalloc(w->ncp ? w->ncp : 1, sizeof(*w->cp));
+	for (size_t q = 0; q < w->ncp; q++) {
+		char b[64];
+		w->cp[q].rank = c->a->r[cp.e[q].ri].rank;
+		w->cp[q].stream = cp.e[q].stream;
+		w->cp[q].what = xstrdup(cat_name(cp.e[q].cat, b, sizeof(b)));
+		w->cp[q].ms = (double)cp.e[q].ns / 1e6 / (double)(c->nsteps ? c->nsteps : 1);
+		w->cp[q].share = cp.total ? (double)cp.e[q].ns / (double)cp.total : NAN;
+	}
+	free(cp.e);
+}
+
+static struct whatif_fix *take(struct evald *v, size_t n)
+{
+	struct whatif_fix *f = xcalloc(n ? n : 1, sizeof(*f));
+	for (size_t q = 0; q < n; q++)
+		f[q] = v[q].f;
+	return f;
+}
+
+/* The verdict: the best fix when its gain is material (beyond 1 % of the
+ * step and the clock uncertainty), for a rank with its cause. */
+static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double rep_mean)
+{
+	char b[512];
+	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	if (!best || !(best->f.gain_ms > lim)) {
+		int some = best && best->f.gain_pct >= 0.05;
+		snprintf(b, sizeof(b), "no single fix is worth more than %.1f %% of the step%s%s%s",
+			 some ? best->f.gain_pct : 0.0, some ? " (the most: " : "", some ? best->f.what : "",
+			 some ? ")" : "");
+		w->verdict = xstrdup(b);
+		return;
+	}
+	const char *cause = "";
+	if (best->f.rank >= 0) { /* its host gaps alone against its GPU work alone */
+		int ri = rank_index(c->a, best->f.rank);
+		uint8_t *mask = xcalloc(c->n, 1);
+		mask[ri] = 1;
+		double *t = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*t));
+		struct scen h = { SC_SET, mask, ri, PART_HOST, 0 }, d = { SC_SET, mask, ri, PART_DUR, 0 };
+		run_scen(c, &h, t);
+		double gh = rep_mean - mean(t, c->nsteps);
+		run_scen(c, &d, t);
+		double gd = rep_mean - mean(t, c->nsteps);
+		cause = gh >= gd ? "; its host is the cause" : "; its GPU work is the cause";
+		free(t);
+		free(mask);
+	}
+	snprintf(b, sizeof(b), "fixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", best->f.what,
+		 best->f.gain_pct, w->measured_step_ms, w->measured_step_ms - best->f.gain_ms, cause);
+	w->verdict = xstrdup(b);
+}
+
+/* Every fix: ranks, groups, op types. */
+static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
+		      double rep_mean, struct evald **pv, size_t *pn)
+{
+	struct evald *v = NULL;
+	size_t n = 0, cap = 0;
+	uint8_t *mask = xcalloc(c->n, 1);
+	int32_t *cand = xmalloc(c->n * sizeof(*cand));
+	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	size_t nc = rank_candidates(c, cand, lim);
+	char b[64];
+	for (size_t q = 0; q < nc; q++) {
+		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
+		struct evald *e = add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		mask[cand[q]] = 1;
+		struct scen sc = { SC_SET, mask, cand[q], PART_DUR | PART_HOST, 0 };
+		eval_fix(c, &sc, rep_mean, e);
+		mask[cand[q]] = 0;
+	}
+	w->nby_rank = n;
+	int nrep = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (replica[i] + 1 > nrep)
+			nrep = replica[i] + 1;
+	for (int pass = 0; pass < 2; pass++) {
+		const int *of = pass ? replica : stage;
+		int cnt = pass ? nrep : nst;
+		for (int g = 0; cnt >= 2 && g < cnt; g++) {
+			for (size_t i = 0; i < c->n; i++)
+				mask[i] = of[i] == g;
+			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
+			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
+			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
+			eval_fix(c, &sc, rep_mean, e);
+		}
+	}
+	w->nby_group = n - w->nby_rank;
+	int present[WC__N] = { 0 };
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++) {
+			present[c->k[i].cat[j]] = 1;
+			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
+		}
+	for (int cat = 0; cat < WC__N; cat++) {
+		if (!present[cat])
+			continue;
+		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
+		struct scen sc = { SC_CAT, NULL, -1, 0, cat };
+		eval_fix(c, &sc, rep_mean, e);
+	}
+	w->nby_op = n - w->nby_rank - w->nby_group;
+	free(mask);
+	free(cand);
+	*pv = v;
+	*pn = n;
+}
+
+void whatif_run(struct analysis *a)
+{
+	whatif_free(a->whatif);
+	a->whatif = NULL;
+	if (a->n < 2 || !a->clocks_aligned) {
+		a->whatif = none(a->n < 2 ? "one rank: nothing to replay across ranks"
+				 : "no cross-rank figures (see no_cross_rank_reason)");
+		return;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->r[i].nops) {
+			a->whatif = none("a rank has no op table (an analysis read back from JSON keeps none): "
+					 "run analyze on the traces");
+			return;
+		}
+	struct whatif *w = xcalloc(1, sizeof(*w));
+	struct ctx c = { 0 };
+	c.a = a;
+	c.n = a->n;
+	c.k = xcalloc(a->n, sizeof(*c.k));
+	c.stack = xmalloc(a->n * sizeof(*c.stack));
+	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
+	int nst = find_stages(a, stage, replica);
+	c.csize = xcalloc(a->n + 1, sizeof(*c.csize));
+	c.cmask = xcalloc(a->n + 1, sizeof(*c.cmask));
+	for (size_t i = 0; i < a->n; i++) {
+		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
+		c.csize[c.k[i].cls]++;
+		rk_init(&c, i);
+	}
+	common_steps(&c, a->opts.skip_steps);
+	if (!c.nsteps) {
+		ctx_free(&c);
+		free(stage);
+		free(replica);
+		free(w);
+		a->whatif = none("no step that every rank has");
+		return;
+	}
+	build_groups(&c);
+	build_slots(&c);
+	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
+	for (size_t i = 0; i < c.n; i++)
+		windows(&c.k[i], 1);
+	for (size_t s = 0; s < c.nsteps; s++)
+		meas[s] = job_step(&c, s) / 1e6;
+	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
+	size_t left = run_scen(&c, &sn, rep);
+	c.rep = rep;
+	w->ok = 1;
+	w->steps_used = c.nsteps;
+	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
+	w->measured_step_ms = mean(meas, c.nsteps);
+	w->replay_step_ms = mean(rep, c.nsteps);
+	base_replay(&c, w, meas, rep, left);
+	struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
+	double *ideal = xmalloc(c.nsteps * sizeof(double));
+	run_scen(&c, &sa, ideal);
+	w->ideal_step_ms = mean(ideal, c.nsteps);
+	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	struct evald *v;
+	size_t nv;
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, &v, &nv);
+	struct evald *best = NULL;
+	for (size_t q = 0; q < nv; q++)
+		if (!best || v[q].f.gain_ms > best->f.gain_ms)
+			best = &v[q];
+	for (size_t s = 0; s < c.nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->ideal_ms = ideal[s];
+		int bq = -1;
+		for (size_t q = 0; q < nv; q++)
+			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
+				bq = (int)q;
+		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
+			st->best = xstrdup(v[bq].f.what);
+			st->best_ms_if_fixed = v[bq].steps[s];
+			st->best_gain_ms = rep[s] - v[bq].steps[s];
+		}
+	}
+	verdict(&c, w, best, w->replay_step_ms);
+	w->by_rank = take(v, w->nby_rank);
+	w->by_group = take(v + w->nby_rank, w->nby_group);
+	w->by_op = take(v + w->nby_rank + w->nby_group, w->nby_op);
+	for (size_t q = 0; q < nv; q++)
+		free(v[q].steps);
+	free(v);
+	w->stage = stage;
+	w->nstage = nst ? a->n : 0;
+	if (!nst) {
+		free(stage);
+		w->stage = NULL;
+	}
+	free(replica);
+	free(meas);
+	free(rep);
+	free(ideal);
+	ctx_free(&c);
+	a->whatif = w;
+}
+
+void whatif_free(struct whatif *w)
+{
+	if (!w)
+		return;
+	struct whatif_fix *f[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++) {
+		for (size_t q = 0; q < n[k]; q++) {
+			free(f[k][q].what);
+			free(f[k][q].ranks);
+		}
+		free(f[k]);
+	}
+	for (size_t s = 0; s < w->nsteps; s++) {
+		free(w->steps[s].reason);
+		free(w->steps[s].best);
+	}
+	free(w->steps);
+	for (size_t q = 0; q < w->ncp; q++)
+		free(w->cp[q].what);
+	free(w->cp);
+	free(w->stage);
+	free(w->why);
+	free(w->verdict);
+	free(w);
+}

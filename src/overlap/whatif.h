@@ -1,0 +1,92 @@
+/*
+ * whatif.h - the what-if replay (whatif.c; docs/metrics.md "What-if"):
+ * every rank's device work per stream, replayed across ranks on the joined
+ * collectives, unmodified (it must reproduce the measured step) and with
+ * one rank, one group, one operation type or everything idealised (the
+ * step time if that were fixed, the gain, the slowdown measured / ideal)
+ * and the cross-rank critical path of each step.
+ *
+ * The op table (struct wop) is built per rank by analysis_rank from the
+ * timeline and travels with the rank (rank_io.c), so the replay needs no
+ * trace and runs the same under MPI.  struct whatif is owned by the
+ * analysis and freed by whatif_free.
+ */
+#ifndef AORTA_WHATIF_H
+#define AORTA_WHATIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One device op of a rank, in the order of its start (own clock). */
+struct wop {
+	int64_t start_ns, end_ns;
+	int64_t launch_ns;   /* start of the host call that launched it, INT64_MIN if unknown */
+	int32_t stream;      /* the trace's stream id */
+	int32_t step;        /* index into the rank's steps[] (step windows), -1 if none */
+	int32_t dep;         /* op of another stream whose end it waited for (inferred), -1 */
+	int32_t hdep;        /* op whose end the host waited for before launching it (inferred), -1 */
+	int32_t inst;        /* index into the rank's inst[] (a collective call), -1 */
+	uint32_t hash;       /* FNV-1a of the name: the same op on another rank */
+	uint8_t kind;        /* enum span_kind */
+	uint8_t pad[3];
+};
+
+/* One fix: what, the step if it were fixed, the gain. */
+struct whatif_fix {
+	char *what;          /* "rank 3", "stage 1", "replica 0", "gemm", "all_reduce transfer", ... */
+	int rank;            /* by_rank: the rank; else -1 */
+	char *ranks;         /* by_group: its ranks ("0,2"); else NULL */
+	double step_ms_if_fixed, gain_ms, gain_pct;
+};
+
+struct whatif_step {
+	int64_t number;
+	double measured_ms, replay_ms, ideal_ms;
+	double error_pct;    /* |replay - measured| / measured, the worst rank */
+	int reproduced;      /* every rank within 3 % */
+	char *reason;        /* why not (NULL when reproduced) */
+	char *best;          /* the fix worth most in this step, NULL if none */
+	double best_ms_if_fixed, best_gain_ms;
+};
+
+/* A piece of the cross-rank critical path, summed over the steps. */
+struct whatif_cp {
+	int rank;
+	int32_t stream;      /* -1: the host (launch gaps) */
+	char *what;          /* op type: "gemm", "all_reduce transfer", "host launch gap", ... */
+	double ms;           /* per step (mean over the steps) */
+	double share;        /* of the step */
+};
+
+struct whatif {
+	int ok;              /* the figures below exist */
+	char *why;           /* when !ok, why not */
+	size_t steps_used;   /* steps every rank has (after the skip) */
+	double measured_step_ms, replay_step_ms, ideal_step_ms, slowdown;
+	double replay_error_pct;
+	int reproduced;      /* every step reproduced within 3 % */
+	char *verdict;       /* the diagnosis sentence: the best fix, or that none is material */
+	double uncertainty_ms; /* what a gain must exceed to be material */
+	struct whatif_fix *by_rank, *by_group, *by_op;
+	size_t nby_rank, nby_group, nby_op;
+	struct whatif_step *steps;
+	size_t nsteps;
+	struct whatif_cp *cp;
+	size_t ncp;
+	int *stage;          /* per rank (index as a->r): pipeline stage, -1 when none */
+	size_t nstage;
+};
+
+struct analysis;
+struct trace;
+struct rank_result;
+
+/* The op table of one rank from its timeline (cls: the classes of
+ * analysis_rank; device work is cls != C_NONE).  Fills r->ops and links
+ * r->inst[k].op both ways; call after the collective table. */
+void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r);
+/* The what-if of a joined analysis: a->whatif (replaced if set). */
+void whatif_run(struct analysis *a);
+void whatif_free(struct whatif *w);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * whatif_out.c - the what-if's terminal section and JSON (docs/formats.md
+ * "across_ranks.what_if", docs/metrics.md "What-if").  The reader of the
+ * same JSON is ingest/analysis_json.c's read_whatif; the two must agree
+ * key for key (tests/cli/whatif.sh round-trips them).
+ */
+#include "report/whatif_out.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlap/analysis.h"
+
+static void fixes(struct jw *j, const char *key, const struct whatif_fix *f, size_t n)
+{
+	jw_arr(j, key);
+	for (size_t q = 0; q < n; q++) {
+		jw_obj(j, NULL);
+		jw_str(j, "fix", f[q].what);
+		if (f[q].rank >= 0)
+			jw_int(j, "rank", f[q].rank);
+		if (f[q].ranks)
+			jw_str(j, "ranks", f[q].ranks);
+		jw_num(j, "step_ms_if_fixed", f[q].step_ms_if_fixed, 6);
+		jw_num(j, "gain_ms", f[q].gain_ms, 6);
+		jw_num(j, "gain_pct", f[q].gain_pct, 4);
+		jw_obj_end(j);
+	}
+	jw_arr_end(j);
+}
+
+void whatif_write_json(struct jw *j, const struct analysis *a, const struct whatif *w)
+{
+	if (!w) {
+		jw_null(j, "what_if");
+		return;
+	}
+	jw_obj(j, "what_if");
+	jw_bool(j, "ok", w->ok);
+	if (!w->ok) {
+		jw_str(j, "reason", w->why ? w->why : "");
+		jw_obj_end(j);
+		return;
+	}
+	jw_uint(j, "steps_used", w->steps_used);
+	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
+	jw_num(j, "replay_step_ms", w->replay_step_ms, 6);
+	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
+	jw_num(j, "slowdown", w->slowdown, 6);
+	jw_num(j, "replay_error_pct", w->replay_error_pct, 4);
+	jw_bool(j, "reproduced", w->reproduced);
+	jw_num(j, "uncertainty_ms", w->uncertainty_ms, 6);
+	jw_str(j, "verdict", w->verdict ? w->verdict : "");
+	fixes(j, "by_rank", w->by_rank, w->nby_rank);
+	fixes(j, "by_group", w->by_group, w->nby_group);
+	fixes(j, "by_op", w->by_op, w->nby_op);
+	jw_arr(j, "stages");
+	for (size_t i = 0; i < w->nstage && i < a->n; i++) {
+		jw_obj(j, NULL);
+		jw_int(j, "rank", a->r[i].rank);
+		jw_int(j, "stage", w->stage[i]);
+		jw_obj_end(j);
+	}
+	jw_arr_end(j);
+	jw_arr(j, "steps");
+	for (size_t s = 0; s < w->nsteps; s++) {
+		const struct whatif_step *st = &w->steps[s];
+		jw_obj(j, NULL);
+		jw_int(j, "step", st->number);
+		jw_num(j, "measured_ms", st->measured_ms, 6);
+		jw_num(j, "replay_ms", st->replay_ms, 6);
+		jw_num(j, "ideal_ms", st->ideal_ms, 6);
+		jw_num(j, "error_pct", st->error_pct, 4);
+		jw_bool(j, "reproduced", st->reproduced);
+		if (st->reason)
+			jw_str(j, "reason", st->reason);
+		else
+			jw_null(j, "reason");
+		if (st->best) {
+			jw_str(j, "best_fix", st->best);
+			jw_num(j, "best_step_ms_if_fixed", st->best_ms_if_fixed, 6);
+			jw_num(j, "best_gain_ms", st->best_gain_ms, 6);
+		} else {
+			jw_null(j, "best_fix");
+		}
+		jw_obj_end(j);
+	}
+	jw_arr_end(j);
+	jw_arr(j, "critical_path");
+	for (size_t q = 0; q < w->ncp; q++) {
+		jw_obj(j, NULL);
+		jw_int(j, "rank", w->cp[q].rank);
+		if (w->cp[q].stream >= 0)
+			jw_int(j, "stream", w->cp[q].stream);
+		else
+			jw_null(j, "stream");
+		jw_str(j, "op", w->cp[q].what);
+		jw_num(j, "ms_per_step", w->cp[q].ms, 6);
+		jw_num(j, "share", w->cp[q].share, 6);
+		jw_obj_end(j);
+	}
+	jw_arr_end(j);
+	jw_obj_end(j);
+}
+
+static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, size_t n, size_t most)
+{
+	if (!n)
+		return;
+	/* the largest gains first, at most `most` */
+	size_t *o = xmalloc(n * sizeof(*o));
+	for (size_t q = 0; q < n; q++)
+		o[q] = q;
+	for (size_t p = 0; p < n; p++)
+		for (size_t q = p + 1; q < n; q++)
+			if (x[o[q]].gain_ms > x[o[p]].gain_ms) {
+				size_t t = o[p];
+				o[p] = o[q];
+				o[q] = t;
+			}
+	fprintf(f, "   %-10s", title);
+	for (size_t q = 0; q < n && q < most; q++) {
+		double g = fabs(x[o[q]].gain_pct) < 0.05 ? 0.0 : x[o[q]].gain_pct; /* no "-0.0" */
+		fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
+	}
+	if (n > most)
+		fprintf(f, ", ... (%zu more)", n - most);
+	fputc('\n', f);
+	free(o);
+}
+
+void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
+{
+	(void)a;
+	if (!w)
+		return;
+	fprintf(f, "\n== what-if (a replay of the joined timeline; docs/metrics.md \"What-if\")\n");
+	if (!w->ok) {
+		fprintf(f, "   not replayed: %s\n", w->why ? w->why : "");
+		return;
+	}
+	fprintf(f, "   %s\n", w->verdict ? w->verdict : "");
+	fprintf(f, "   step: measured %.2f ms, replayed %.2f ms (worst rank-step error %.1f %%%s), ideal %.2f ms, "
+		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
+		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
+		w->steps_used == 1 ? "" : "s");
+	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
+	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
+	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);
+	if (w->ncp) {
+		fprintf(f, "   critical path:");
+		for (size_t q = 0; q < w->ncp && q < 4; q++) {
+			if (w->cp[q].stream >= 0)
+				fprintf(f, "%s rank %d stream %d %s %.0f %%", q ? "," : "", w->cp[q].rank, (int)w->cp[q].stream,
+					w->cp[q].what, 100.0 * w->cp[q].share);
+			else
+				fprintf(f, "%s rank %d %s %.0f %%", q ? "," : "", w->cp[q].rank, w->cp[q].what,
+					100.0 * w->cp[q].share);
+		}
+		fputc('\n', f);
+	}
+	for (size_t s = 0; s < w->nsteps; s++)
+		if (!w->steps[s].reproduced)
+			fprintf(f, "   step %lld not reproduced (%.1f %% off): %s\n", (long long)w->steps[s].number,
+				w->steps[s].error_pct, w->steps[s].reason ? w->steps[s].reason : "");
+}
+
+static const struct whatif_fix *best_fix(const struct whatif *w)
+{
+	const struct whatif_fix *b = NULL;
+	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++)
+		for (size_t q = 0; q < n[k]; q++)
+			if (!b || v[k][q].gain_ms > b->gain_ms)
+				b = &v[k][q];
+	return b;
+}
+
+static const struct whatif_fix *find_fix(const struct whatif *w, const char *what)
+{
+	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++)
+		for (size_t q = 0; q < n[k]; q++)
+			if (strcmp(v[k][q].what, what) == 0)
+				return &v[k][q];
+	return NULL;
+}
+
+static void side_json(struct jw *j, const char *key, const struct whatif *w)
+{
+	if (!w || !w->ok) {
+		jw_null(j, key);
+		return;
+	}
+	const struct whatif_fix *b = best_fix(w);
+	jw_obj(j, key);
+	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
+	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
+	jw_num(j, "slowdown", w->slowdown, 6);
+	if (b) {
+		jw_str(j, "best_fix", b->what);
+		jw_num(j, "best_gain_ms", b->gain_ms, 6);
+		jw_num(j, "best_gain_pct", b->gain_pct, 4);
+	} else {
+		jw_null(j, "best_fix");
+	}
+	jw_obj_end(j);
+}
+
+void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const struct whatif *x)
+{
+	int ob = base && base->ok, ox = x && x->ok;
+	if (j) {
+		jw_obj(j, "what_if");
+		side_json(j, "baseline", base);
+		side_json(j, "this", x);
+		jw_arr(j, "fixes");
+	}
+	if (f && (ob || ox))
+		fprintf(f, "   what-if (gain if fixed, ms per step):  %-24s %12s %12s\n", "fix", "baseline", "this");
+	const struct whatif *v[2] = { base, x };
+	for (int side = 0; side < 2; side++) { /* every fix of either run, once */
+		const struct whatif *w = v[side];
+		if (!w || !w->ok)
+			continue;
+		const struct whatif_fix *fx[3] = { w->by_rank, w->by_group, w->by_op };
+		size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+		for (int k = 0; k < 3; k++)
+			for (size_t q = 0; q < n[k]; q++) {
+				const char *what = fx[k][q].what;
+				if (side == 1 && ob && find_fix(base, what))
+					continue;
+				const struct whatif_fix *fb = ob ? find_fix(base, what) : NULL;
+				const struct whatif_fix *fxx = ox ? find_fix(x, what) : NULL;
+				double gb = fb ? fb->gain_ms : NAN, gx = fxx ? fxx->gain_ms : NAN;
+				if (fabs(gb) < 5e-4) /* no "-0.000" */
+					gb = 0 * gb;
+				if (fabs(gx) < 5e-4)
+					gx = 0 * gx;
+				char s1[32], s2[32];
+				if (isnan(gb))
+					snprintf(s1, sizeof(s1), "n/a");
+				else
+					snprintf(s1, sizeof(s1), "%.3f", gb);
+				if (isnan(gx))
+					snprintf(s2, sizeof(s2), "n/a");
+				else
+					snprintf(s2, sizeof(s2), "%.3f", gx);
+				if (f)
+					fprintf(f, "   %-40s %-24s %12s %12s\n", "", what, s1, s2);
+				if (j) {
+					jw_obj(j, NULL);
+					jw_str(j, "fix", what);
+					jw_num(j, "baseline_gain_ms", gb, 6);
+					jw_num(j, "gain_ms", gx, 6);
+					jw_obj_end(j);
+				}
+			}
+	}
+	if (f && (ob || ox)) {
+		char b1[64] = "n/a", b2[64] = "n/a";
+		if (ob)
+			snprintf(b1, sizeof(b1), "%.3f", base->slowdown);
+		if (ox)
+			snprintf(b2, sizeof(b2), "%.3f", x->slowdown);
+		fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown (measured/ideal)", b1, b2);
+	}
+	if (j) {
+		jw_arr_end(j);
+		jw_obj_end(j);
+	}
+}

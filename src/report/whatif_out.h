@@ -1,0 +1,26 @@
+/*
+ * whatif_out.h - the what-if's outputs (overlap/whatif.h): the terminal
+ * section and across_ranks.what_if in the analysis JSON.  Kept apart from
+ * analysis_out.c so that its codec can change without touching these.
+ */
+#ifndef AORTA_WHATIF_OUT_H
+#define AORTA_WHATIF_OUT_H
+
+#include <stdio.h>
+
+#include "base/output.h"
+
+struct analysis;
+struct whatif;
+
+/* across_ranks.what_if (w may be NULL: written as null). */
+void whatif_write_json(struct jw *j, const struct analysis *a, const struct whatif *w);
+/* The terminal section "What-if" (nothing when w is NULL). */
+void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w);
+
+/* compare: the two runs' what-ifs side by side: terminal rows on f (when
+ * not NULL) and "what_if" into j (when not NULL); either run's may be NULL
+ * or not ok. */
+void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const struct whatif *x);
+
+#endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The what-if (overlap/whatif.c) through the CLI: across_ranks.what_if
+# survives a saved analysis read back (byte for byte), the replay of every
+# real straggler fixture (tests/data/straggler) reproduces its measured step
+# within 3 %, the planted late rank leads by_rank where a rank was slowed
+# every step, compare and report show it, and the device pairs of
+# tests/data/whatif (a base run and a slowed run, truth.json) are checked:
+# the replay within 3 % of each run's measured step, and the step predicted
+# from the slowed run's fix within max(1.5 ms, 5 %) of the base run.
+. "$(dirname "$0")/lib.sh"
+# round trip: analyze's JSON read back and written again is the same bytes
+for d in tests/data/straggler/ddp_const_r1 tests/data/tiny; do
+	"$A" analyze -q --json "$T/a.json" "$d" 2>/dev/null || { bad "analyze $d failed"; continue; }
+	"$A" analyze -q --json "$T/b.json" "$T/a.json" 2>/dev/null || { bad "analyze of the saved $d failed"; continue; }
+	if cmp -s <(jq 'del(.tool, .inputs, .ranks[].path)' "$T/a.json") <(jq 'del(.tool, .inputs, .ranks[].path)' "$T/b.json"); then
+		ok; else bad "the saved analysis of $d does not read back to the same JSON"; fi
+done
+for d in tests/data/straggler/*/; do
+	d=${d%/}
+	"$A" analyze -q --json "$T/s.json" "$d" 2>/dev/null || { bad "analyze $d failed"; continue; }
+	jq -e '.across_ranks.what_if.ok and .across_ranks.what_if.reproduced and
+	       .across_ranks.what_if.replay_error_pct <= 3' "$T/s.json" >/dev/null &&
+		ok || bad "$d: replay not within 3 %: $(jq -c '.across_ranks.what_if | {replay_error_pct, reason}' "$T/s.json")"
+	case $d in *_const_r1)
+		jq -e '.across_ranks.what_if.by_rank | max_by(.gain_ms) | .rank == 1' "$T/s.json" >/dev/null &&
+			ok || bad "$d: rank 1 (slowed every step) is not the best fix";;
+	esac
+done
+# compare: the what-ifs side by side
+"$A" compare --json "$T/c.json" tests/data/straggler/ddp_none tests/data/straggler/ddp_const_r1 >"$T/c.txt" 2>/dev/null
+grep -q "what-if (gain if fixed" "$T/c.txt" && ok || bad "compare shows no what-if"
+jq -e '.comparisons[0].what_if.this.best_fix == "rank 1" and (.comparisons[0].what_if.this.slowdown > .comparisons[0].what_if.baseline.slowdown)' \
+	"$T/c.json" >/dev/null && ok || bad "compare's what_if: $(jq -c '.comparisons[0].what_if.this' "$T/c.json")"
+# report: a chart of the gains per run (where charts are drawn at all)
+"$A" report --log-dir tests/data/straggler/ddp_const_r1 --label slowed --skip-steps 0 -o "$T/rep" >/dev/null 2>&1 ||
+	bad "report on ddp_const_r1 failed"
+if [ -f "$T/rep/slowed_timeline.png" ]; then
+	[ -f "$T/rep/slowed_whatif.png" ] && grep -q "What-if: the step if fixed" "$T/rep/index.html" && ok ||
+		bad "report draws no what-if chart"
+fi
+# device pairs (tests/data/whatif/CASE/{base,slowed}/ and truth.json, made on 4 H200s: target
+# {"rank": R} or {"group": ..., "ranks": [...]}, expected_step_ms_if_fixed = the base run's
+# measured step): the replay of both runs within 3 %, and the slowed run's fix of the target within
+# max(1.5 ms, 5 %) of the base run.  Known misses, each with its reason (docs/metrics.md "What-if",
+# limits), are checked to be reported, not hidden:
+#   pp_stage1_gpu_fwd  both ranks of stage 1 carry the slowdown: no peer of the stage runs its ops,
+#                      so the stage's ideal is itself (no gain predicted; the base is 4 ms faster)
+#   fsdp_host_bwd_r3   host-bound FSDP2: the slowed run's own step (31.0 ms in its traces) is below
+#                      the base run's (31.6 ms); the runs' repeats move by 0.8 to 4.2 ms
+known_miss=" pp_stage1_gpu_fwd fsdp_host_bwd_r3 "
+if [ -d tests/data/whatif ]; then
+	for c in tests/data/whatif/*/; do
+		c=${c%/}
+		n=$(basename "$c")
+		[ -f "$c/truth.json" ] && [ -d "$c/base" ] && [ -d "$c/slowed" ] || continue
+		"$A" analyze -q --json "$T/base.json" "$c/base" 2>/dev/null &&
+		"$A" analyze -q --json "$T/slow.json" "$c/slowed" 2>/dev/null || { bad "analyze $c failed"; continue; }
+		python3 - "$c/truth.json" "$T/base.json" "$T/slow.json" >"$T/pair.log" 2>&1 <<'PY'
+import json, sys
+truth, base, slow = (json.load(open(p)) for p in sys.argv[1:])
+wb, ws = base["across_ranks"]["what_if"], slow["across_ranks"]["what_if"]
+for name, w in (("base", wb), ("slowed", ws)):
+    if not w.get("ok") or w["replay_error_pct"] > 3:
+        print(f"REPLAY {name}: {w.get('replay_error_pct')} % off ({w.get('reason')})")
+t = truth["target"]
+measured = truth["expected_step_ms_if_fixed"]
+fixes = ws.get("by_rank", []) + ws.get("by_group", [])
+if "rank" in t:
+    want = [f for f in fixes if f.get("rank") == t["rank"]]
+else:
+    ranks = ",".join(str(r) for r in sorted(t.get("ranks", [])))
+    want = [f for f in fixes if f.get("ranks") == ranks]
+if not want:
+    print(f"PREDICT no fix for the target {t}")
+else:
+    pred = want[0]["step_ms_if_fixed"]
+    if abs(pred - measured) > max(1.5, 0.05 * measured):
+        print(f"PREDICT fixing {want[0]['fix']}: {pred:.2f} ms, the base run measured {measured:.2f} ms")
+PY
+		if grep -q '^REPLAY' "$T/pair.log"; then bad "$n: $(cat "$T/pair.log")"; else ok; fi
+		case $known_miss in
+		*" $n "*) if grep -q '^PREDICT' "$T/pair.log"; then ok; echo "  known miss $n: $(grep '^PREDICT' "$T/pair.log")"
+			  else bad "$n: listed as a known miss but now predicted within the tolerance: update the list"; fi;;
+		*) if grep -q '^PREDICT' "$T/pair.log"; then bad "$n: $(grep '^PREDICT' "$T/pair.log")"; else ok; fi;;
+		esac
+	done
+fi
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" -eq 0 ]

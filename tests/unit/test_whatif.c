@@ -1,0 +1,457 @@
+/*
+ * test_whatif.c - point-to-point pairing (overlap/join.c) and the what-if
+ * replay (overlap/whatif.c) on hand-made timelines whose answers are
+ * worked out here, in closed form or by the few-line recurrences below.
+ *
+ * Every timeline follows one schedule: a rank's host launches a GEMM at L,
+ * which starts LAT later and lasts G; the collective (or the send/recv) is
+ * launched 10 us after it and starts when the GEMM ends; after it the host
+ * synchronises (a cudaStreamSynchronize record ending 2 us after the
+ * collective) and spends h_r of its own before the next step's launch.  A
+ * collective ends X after its last arrival; a send/recv pair X after the
+ * later of the two starts.
+ */
+#include "testing.h"
+
+#include <math.h>
+
+#include "ingest/ingest.h"
+#include "overlap/analysis.h"
+#include "overlap/whatif.h"
+
+#define AR "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+#define SR "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+#define GEMM "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+
+#define US 1000LL
+#define LAT (5 * US)
+#define G (200 * US)
+#define X (100 * US)
+#define T0 (1000 * US)
+#define MAXR 4
+#define NST 3
+
+enum { NONE, ALLREDUCE, SEND, RECV };
+
+static struct analysis_opts opts(void)
+{
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0 };
+	return o;
+}
+
+struct tb { struct trace *t; int64_t corr; };
+
+static void op(struct tb *b, int stream, int64_t L, int64_t s, int64_t e, const char *name, int coll, int peer,
+	       int with_peer)
+{
+	b->corr++;
+	trace_add_launch(b->t, b->corr, L, L + 3 * US);
+	size_t k = trace_add_device(b->t, s, e, name, strlen(name), R_KERNEL, stream, b->corr, 4u << 20);
+	if (coll == NONE)
+		return;
+	struct coll_meta m = { 0 };
+	const char *cn = coll == ALLREDUCE ? "allreduce" : coll == SEND ? "send" : "recv";
+	m.pg_name = strtab_intern(&b->t->names, "0", 1);
+	m.coll_name = strtab_intern(&b->t->names, cn, strlen(cn));
+	m.in_nelems = m.out_nelems = 1 << 20;
+	m.dtype_bytes = 4;
+	m.group_size = coll == ALLREDUCE ? -1 : 2;
+	m.seq = -1;
+	m.peer = with_peer && coll != ALLREDUCE ? peer : -1;
+	m.p2p = with_peer && coll == SEND ? P2P_SEND : with_peer && coll == RECV ? P2P_RECV : P2P_NONE;
+	trace_set_coll(b->t, k, &m);
+}
+
+static void begin(struct tb *b, int n)
+{
+	for (int r = 0; r < n; r++) {
+		char name[16];
+		snprintf(name, sizeof(name), "rank%d", r);
+		b[r].t = trace_new(name, "test");
+		b[r].t->rank = r;
+		b[r].t->world_size = n;
+		snprintf(b[r].t->host, sizeof(b[r].t->host), "node0"); /* one clock */
+		b[r].corr = 0;
+	}
+}
+
+/* Steps from the launches of each step's first op (lstep[r][k]). */
+static void finish(struct tb *b, int n, int64_t lstep[MAXR][NST], struct trace_set *s)
+{
+	for (int r = 0; r < n; r++) {
+		for (int k = 0; k < NST; k++)
+			trace_add_step(b[r].t, k, lstep[r][k] - 1, k + 1 < NST ? lstep[r][k + 1] - 1 : INT64_MAX / 4);
+		trace_finish(b[r].t, NULL);
+		trace_set_add(s, b[r].t);
+	}
+}
+
+/* ---- data parallel: one all-reduce per step ------------------------------------- */
+
+/* The schedule of the header for n ranks with host times h[r]; the truth
+ * per step (the mean over ranks of each rank's window) into step_ns. */
+static void dp_build(int n, const int64_t *h, struct trace_set *s, double *step_ns)
+{
+	struct tb b[MAXR];
+	int64_t L[MAXR][NST], gs[MAXR][NST], arend[NST];
+	begin(b, n);
+	for (int k = 0; k < NST; k++) {
+		int64_t last = INT64_MIN;
+		for (int r = 0; r < n; r++) {
+			L[r][k] = k ? arend[k - 1] + h[r] : T0;
+			gs[r][k] = L[r][k] + LAT;
+			if (gs[r][k] + G > last)
+				last = gs[r][k] + G;
+		}
+		arend[k] = last + X;
+		for (int r = 0; r < n; r++) {
+			op(&b[r], 7, L[r][k], gs[r][k], gs[r][k] + G, GEMM, NONE, -1, 0);
+			op(&b[r], 7, L[r][k] + 10 * US, gs[r][k] + G, arend[k], AR, ALLREDUCE, -1, 0);
+			trace_add_host_sync(b[r].t, L[r][k] + 13 * US, arend[k] + 2 * US);
+		}
+	}
+	for (int k = 0; k < NST; k++) {
+		double sum = 0;
+		for (int r = 0; r < n; r++)
+			sum += (double)((k + 1 < NST ? gs[r][k + 1] : arend[k]) - gs[r][k]);
+		step_ns[k] = sum / n;
+	}
+	finish(b, n, L, s);
+}
+
+static double mean3(const double *v)
+{
+	return (v[0] + v[1] + v[2]) / 3;
+}
+
+static const struct whatif_fix *fix_named(const struct whatif_fix *f, size_t n, const char *what)
+{
+	for (size_t q = 0; q < n; q++)
+		if (strcmp(f[q].what, what) == 0)
+			return &f[q];
+	return NULL;
+}
+
+/* Replaying the unmodified schedule gives back every step. */
+static void test_replay_reproduces_the_measured_step(void)
+{
+	int64_t h[2] = { 1000 * US, 1400 * US };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	dp_build(2, h, &s, truth);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	CHECK_EQ_I(w->nsteps, NST);
+	for (int k = 0; k < NST && k < (int)w->nsteps; k++) {
+		CHECK_NEAR(w->steps[k].measured_ms, truth[k] / 1e6, 1e-9);
+		CHECK_NEAR(w->steps[k].replay_ms, truth[k] / 1e6, 1e-9);
+		CHECK(w->steps[k].reproduced);
+	}
+	CHECK_NEAR(w->measured_step_ms, mean3(truth) / 1e6, 1e-9);
+	CHECK(w->reproduced);
+	analysis_free(&a);
+}
+
+/* Rank 1's host takes D longer every step: fixing it (its host time set to
+ * rank 0's) brings every step to max(h) = h0.  Over the three steps the
+ * mean is (3 (LAT + G + X) - LAT + 2 max h) / 3 (the per-rank host times
+ * cancel out of the first and the last window), so the gain is 2 D / 3;
+ * fixing every rank's host gaps (the median of h0 and h1: h0 + D / 2)
+ * gains D / 3.  Fixing rank 0 (its host time set to rank 1's) leaves
+ * max h, and every step, as it was. */
+static void test_fixing_the_late_host_gains_its_delay(void)
+{
+	const int64_t D = 400 * US;
+	int64_t h[2] = { 1000 * US, 1000 * US + D };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	dp_build(2, h, &s, truth);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	double base = (3.0 * (LAT + G + X) - LAT + 2.0 * (double)h[1]) / 3 / 1e6;
+	CHECK_NEAR(w->measured_step_ms, base, 1e-9);
+	const struct whatif_fix *r1 = fix_named(w->by_rank, w->nby_rank, "rank 1");
+	const struct whatif_fix *r0 = fix_named(w->by_rank, w->nby_rank, "rank 0");
+	const struct whatif_fix *hg = fix_named(w->by_op, w->nby_op, "host launch gaps");
+	const struct whatif_fix *ge = fix_named(w->by_op, w->nby_op, "gemm");
+	CHECK(r1 && r0 && hg && ge);
+	if (r1 && r0 && hg && ge) {
+		CHECK_NEAR(r1->gain_ms, 2.0 * D / 3 / 1e6, 1e-6);
+		CHECK_NEAR(r1->step_ms_if_fixed, base - 2.0 * D / 3 / 1e6, 1e-6);
+		CHECK_NEAR(r1->gain_pct, 100.0 * (2.0 * D / 3 / 1e6) / base, 1e-3);
+		CHECK_NEAR(r0->gain_ms, 0, 1e-9);
+		CHECK_NEAR(hg->gain_ms, 1.0 * D / 3 / 1e6, 1e-6);
+		CHECK_NEAR(ge->gain_ms, 0, 1e-9); /* every GEMM lasts G */
+	}
+	/* the ideal: host times at their median, the rest unchanged */
+	CHECK_NEAR(w->ideal_step_ms, base - 1.0 * D / 3 / 1e6, 1e-6);
+	CHECK_NEAR(w->slowdown, base / (base - 1.0 * D / 3 / 1e6), 1e-6);
+	CHECK(w->verdict && strncmp(w->verdict, "fixing rank 1 would make the step", 33) == 0);
+	CHECK(w->verdict && strstr(w->verdict, "its host is the cause"));
+	/* the critical path: step 0 is rank 0's GEMM and transfer (G + X);
+	 * steps 1 and 2 each end with rank 0's transfer X, go back to rank 1's
+	 * last arrival (its GEMM, G + LAT) and its host time after the sync,
+	 * h1 - h0 - LAT beyond the step's start.  Over the steps: rank 1 host
+	 * 2 (D - LAT), rank 1 GEMM 2 (G + LAT), rank 0 transfer 3 X, rank 0
+	 * GEMM G; the total is the three windows of the first rank to start. */
+	double tot = 2.0 * (D - LAT) + 2.0 * (G + LAT) + 3.0 * X + G;
+	CHECK(w->ncp >= 4);
+	if (w->ncp >= 4) {
+		CHECK_EQ_I(w->cp[0].rank, 1);
+		CHECK_EQ_I(w->cp[0].stream, -1);
+		CHECK_STR(w->cp[0].what, "host launch gaps");
+		CHECK_NEAR(w->cp[0].share, 2.0 * (D - LAT) / tot, 1e-9);
+		CHECK_NEAR(w->cp[0].ms, 2.0 * (D - LAT) / 3 / 1e6, 1e-9);
+		CHECK_EQ_I(w->cp[1].rank, 1);
+		CHECK_STR(w->cp[1].what, "gemm");
+		CHECK_NEAR(w->cp[1].share, 2.0 * (G + LAT) / tot, 1e-9);
+		CHECK_EQ_I(w->cp[2].rank, 0);
+		CHECK_STR(w->cp[2].what, "all_reduce transfer");
+		CHECK_NEAR(w->cp[2].share, 3.0 * X / tot, 1e-9);
+	}
+	analysis_free(&a);
+}
+
+/* Three ranks: rank 2's host is D late, rank 1's D + 1 us.  Rank 2 arrives
+ * second and is charged all the first layer of waiting (rank 0's D); rank 1
+ * only 2 x 1 us.  Yet fixing rank 2 gains nothing: its host time becomes
+ * the median of its peers' (h0 + D / 2 + 0.5 us) and rank 1, next-slowest,
+ * still sets every step.  Fixing rank 1 gains 2 us / 3 per step (max h
+ * drops by 1 us), under 1 % of the step: no single fix is material. */
+static void test_top_cause_whose_fix_gains_nothing(void)
+{
+	const int64_t D = 400 * US;
+	int64_t h[3] = { 1000 * US, 1000 * US + D + US, 1000 * US + D };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	dp_build(3, h, &s, truth);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.top_rank, 2);
+	CHECK(a.late_share > 0.9);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	const struct whatif_fix *r2 = fix_named(w->by_rank, w->nby_rank, "rank 2");
+	const struct whatif_fix *r1 = fix_named(w->by_rank, w->nby_rank, "rank 1");
+	CHECK(r2 && r1);
+	if (r2 && r1) {
+		CHECK_NEAR(r2->gain_ms, 0, 1e-9);
+		CHECK_NEAR(r1->gain_ms, 2.0 * US / 3 / 1e6, 1e-6);
+	}
+	CHECK(w->verdict && strncmp(w->verdict, "no single fix is worth more than", 32) == 0);
+	analysis_free(&a);
+}
+
+/* ---- point to point: a two-stage pipeline ---------------------------------------- */
+
+/* Stage 0 (ranks 0 and 2) computes then sends to stage 1 (ranks 1 and 3),
+ * which receives then computes; a pair ends X after its later start.
+ * Host times h[r] after each step's sync.  The truth per step into
+ * step_ns; the recv's waiting per step of rank 1 into wait1. */
+static void pp_build(const int64_t *h, int with_peer, struct trace_set *s, double *step_ns, int64_t *wait1)
+{
+	struct tb b[MAXR];
+	int64_t L[MAXR][NST], ws[MAXR][NST], last_end[MAXR] = { 0 };
+	begin(b, 4);
+	for (int rep = 0; rep < 2; rep++) {
+		int s0 = 2 * rep, s1 = 2 * rep + 1;
+		int64_t end0 = 0, gend1 = 0;
+		for (int k = 0; k < NST; k++) {
+			L[s0][k] = k ? end0 + h[s0] : T0;
+			L[s1][k] = k ? gend1 + h[s1] : T0;
+			int64_t send = L[s0][k] + LAT + G, recv = L[s1][k] + LAT;
+			int64_t pe = (send > recv ? send : recv) + X;
+			ws[s0][k] = L[s0][k] + LAT;
+			ws[s1][k] = recv;
+			op(&b[s0], 7, L[s0][k], L[s0][k] + LAT, send, GEMM, NONE, -1, 0);
+			op(&b[s0], 7, L[s0][k] + 10 * US, send, pe, SR, SEND, s1, with_peer);
+			op(&b[s1], 7, L[s1][k], recv, pe, SR, RECV, s0, with_peer);
+			op(&b[s1], 7, L[s1][k] + 10 * US, pe, pe + G, GEMM, NONE, -1, 0);
+			trace_add_host_sync(b[s0].t, L[s0][k] + 13 * US, pe + 2 * US);
+			trace_add_host_sync(b[s1].t, L[s1][k] + 13 * US, pe + G + 2 * US);
+			if (rep == 0 && wait1)
+				wait1[k] = send > recv ? send - recv : 0;
+			end0 = pe;
+			gend1 = pe + G;
+			last_end[s0] = pe;
+			last_end[s1] = pe + G;
+		}
+	}
+	for (int k = 0; k < NST; k++) {
+		double sum = 0;
+		for (int r = 0; r < 4; r++)
+			sum += (double)((k + 1 < NST ? ws[r][k + 1] : last_end[r]) - ws[r][k]);
+		step_ns[k] = sum / 4;
+	}
+	finish(b, 4, L, s);
+}
+
+/* Sends and recvs are paired by (source, destination, order): each rank's
+ * recv waits for its own sender's start; the stages are the ranks' distance
+ * along their sends; fixing rank 0 (its host time set to rank 2's, its
+ * stage peer) gives the schedule with h0 = h2. */
+static void test_pipeline_pairs_and_fix(void)
+{
+	const int64_t D = 300 * US;
+	int64_t h[4] = { 1000 * US + D, 800 * US, 1000 * US, 800 * US };
+	int64_t fixed_h[4] = { 1000 * US, 800 * US, 1000 * US, 800 * US };
+	double truth[NST], fixed[NST];
+	int64_t wait1[NST];
+	struct trace_set s = { 0 }, s2 = { 0 };
+	struct analysis a;
+	pp_build(h, 1, &s, truth, wait1);
+	pp_build(fixed_h, 1, &s2, fixed, NULL);
+	trace_set_release(&s2);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.matched_groups, 2 * NST);
+	CHECK_EQ_I(a.unmatched_calls, 0);
+	CHECK(a.clocks_aligned);
+	int64_t w1 = 0;
+	for (int k = 0; k < NST; k++)
+		w1 += wait1[k];
+	CHECK_EQ_I(a.r[1].wait_ns, w1);
+	CHECK_EQ_I(a.r[1].npeers, 1);
+	CHECK(a.r[1].npeers == 1 && a.r[1].peers[0] == 0);
+	CHECK(a.r[2].npeers == 1 && a.r[2].peers[0] == 3);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	CHECK(w->stage && w->nstage == 4);
+	if (w->stage && w->nstage == 4) {
+		CHECK_EQ_I(w->stage[0], 0);
+		CHECK_EQ_I(w->stage[1], 1);
+		CHECK_EQ_I(w->stage[2], 0);
+		CHECK_EQ_I(w->stage[3], 1);
+	}
+	CHECK_NEAR(w->measured_step_ms, mean3(truth) / 1e6, 1e-9);
+	CHECK_NEAR(w->replay_step_ms, mean3(truth) / 1e6, 1e-9);
+	const struct whatif_fix *r0 = fix_named(w->by_rank, w->nby_rank, "rank 0");
+	const struct whatif_fix *st0 = fix_named(w->by_group, w->nby_group, "stage 0");
+	const struct whatif_fix *rp0 = fix_named(w->by_group, w->nby_group, "replica 0");
+	CHECK(r0 && st0 && rp0);
+	if (r0)
+		CHECK_NEAR(r0->step_ms_if_fixed, mean3(fixed) / 1e6, 1e-9);
+	/* replica 0's ranks take replica 1's values: the same schedule here */
+	if (rp0)
+		CHECK_NEAR(rp0->step_ms_if_fixed, mean3(fixed) / 1e6, 1e-9);
+	if (st0)
+		CHECK_STR(st0->ranks, "0,2");
+	analysis_free(&a);
+}
+
+/* Without the peers (old traces), send_recv calls of four ranks are not
+ * grouped by order into one four-rank collective: they stay unmatched. */
+static void test_send_recv_without_peers_left_unmatched(void)
+{
+	int64_t h[4] = { 1000 * US, 800 * US, 1000 * US, 800 * US };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	pp_build(h, 0, &s, truth, NULL);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.matched_groups, 0);
+	CHECK_EQ_I(a.unmatched_calls, 4 * NST);
+	CHECK_EQ_I(a.r[1].npeers, 0);
+	analysis_free(&a);
+}
+
+/* ---- Kineto's point-to-point metadata ---------------------------------------------- */
+
+/* One rank of a Kineto trace: a step, a send (rank 0, "Dst Rank" 1) or a
+ * recv (rank 1, "Src Rank" 0) kernel and a stream synchronisation. */
+static void kineto_rank(int rank, char *buf, size_t n)
+{
+	snprintf(buf, n,
+		 "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2},\n"
+		 " \"traceEvents\": [\n"
+		 "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": 900, \"dur\": 500},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": %d, \"dur\": 5, \"args\": {\"correlation\": 11}},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 100, "
+		 "\"tid\": 100, \"ts\": 1010, \"dur\": 100, \"args\": {\"correlation\": 12}},\n"
+		 "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" SR "\", \"pid\": 0, \"tid\": 7, "
+		 "\"ts\": %d, \"dur\": %d, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 11, "
+		 "\"Collective name\": \"%s\", \"%s\": %d, \"Process Group Name\": \"0\", \"Group size\": 2, "
+		 "\"In msg nelems\": 1024, \"Out msg nelems\": 1024, \"dtype\": \"Float\"}}\n"
+		 " ]}\n",
+		 rank, rank ? 1000 : 950, rank ? 1005 : 960, rank ? 95 : 140, rank ? "recv" : "send",
+		 rank ? "Src Rank" : "Dst Rank", 1 - rank);
+}
+
+/* The send on rank 0 (960-1100 us) and the recv on rank 1 (1005-1100 us)
+ * are one pair: the send waited 45 us for the recv to be posted. */
+static void test_kineto_send_recv_peers(void)
+{
+	struct trace_set all = { 0 };
+	for (int r = 0; r < 2; r++) {
+		char json[4096];
+		struct trace_set ts;
+		struct aorta_error e = { 0 };
+		struct ingest_opts io = { NULL, -1 };
+		kineto_rank(r, json, sizeof(json));
+		memset(&ts, 0, sizeof(ts));
+		CHECK_EQ_I(ingest_kineto_mem("p2p", json, strlen(json), &io, &ts, &e), AORTA_OK);
+		CHECK_EQ_I(ts.n, 1);
+		if (ts.n != 1)
+			return;
+		struct trace *t = ts.t[0];
+		CHECK_EQ_I(t->nhsync, 1);
+		CHECK_EQ_I(t->ncoll, 1);
+		if (t->ncoll == 1) {
+			CHECK_EQ_I(t->coll[0].peer, 1 - r);
+			CHECK_EQ_I(t->coll[0].p2p, r ? P2P_RECV : P2P_SEND);
+		}
+		snprintf(t->host, sizeof(t->host), "node0");
+		trace_set_add(&all, t);
+		ts.n = 0;
+		trace_set_release(&ts);
+	}
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&all, &o, &a);
+	CHECK_EQ_I(a.n, 2);
+	CHECK_EQ_I(a.matched_groups, 1);
+	if (a.n == 2) {
+		CHECK(a.r[0].npeers == 1 && a.r[0].peers[0] == 1);
+		CHECK_EQ_I(a.r[0].wait_ns, 45 * US);
+		CHECK_EQ_I(a.r[1].wait_ns, 0);
+		CHECK_EQ_I(a.r[1].caused_ns, 45 * US);
+	}
+	analysis_free(&a);
+}
+
+int main(void)
+{
+	TEST(test_replay_reproduces_the_measured_step);
+	TEST(test_fixing_the_late_host_gains_its_delay);
+	TEST(test_top_cause_whose_fix_gains_nothing);
+	TEST(test_pipeline_pairs_and_fix);
+	TEST(test_send_recv_without_peers_left_unmatched);
+	TEST(test_kineto_send_recv_peers);
+	return test_report();
+}
