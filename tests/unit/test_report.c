@@ -79,6 +79,7 @@ static void test_upstream_jsonl_matches_overlap_report(void)
 	CHECK(rep_upstream_ratio(&u) == 0.0);
 	/* JSONL has no shared clock: no late rank is named */
 	CHECK(!d->diag.has_cross_rank || d->diag.late_rank < 0 || d->a->clocks_aligned);
+	rep_upstream_free(&u);
 	report_free(&r);
 }
 
@@ -121,6 +122,7 @@ static void test_cut_last_line_is_counted_and_left_out(void)
 	CHECK_NEAR(rep_upstream_mean(&u, &u.sum_ar), 0, 0);
 	/* ratio of means, not mean of ratios: (2+4)/(8+12) */
 	CHECK_NEAR(rep_upstream_ratio(&u), 0.3, 1e-12);
+	rep_upstream_free(&u);
 	rep_dataset_free(&d);
 }
 
