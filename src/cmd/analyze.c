@@ -47,8 +47,9 @@ int cmd_analyze(int argc, char **argv)
 	int nargs = 0;
 	int rc = opt_parse(argc, argv, opts, "aorta analyze [options] TRACE|DIR|GLOB|@LIST...",
 			   "Reads PyTorch profiler (Kineto) JSON(.gz), Nsight Systems SQLite exports,\n"
-			   "rocprofv3 CSV/JSON/rocpd and aorta JSONL metrics; one file per rank or a\n"
-			   "directory of them. Reports compute, communication, overlap and exposure\n"
+			   "rocprofv3 CSV/JSON/rocpd, aorta JSONL metrics and aorta.optable/1 op tables\n"
+			   "(CSV/JSONL, one row per operation); one file per rank or a directory of\n"
+			   "them. Reports compute, communication, overlap and exposure\n"
 			   "per rank, step, stream and collective, and waiting vs transfer across ranks.",
 			   &nargs);
 	if (rc < 0)

@@ -8,6 +8,7 @@
  *   JSON with "traceEvents" / "schemaVersion" / "ph" -> Kineto
  *   JSON lines with "profile" and "rank"    -> aorta per-rank metrics
  *   CSV header with Kernel_Name / Direction and *_Timestamp -> rocprofv3 CSV
+ *   first line "# aorta.optable/" or {"schema": "aorta.optable/..."} -> op table
  * A UTF-8 byte order mark before any of these is skipped.  ingest_file opens
  * the input once: the sniff looks at the bytes zread_peek read, and the
  * stream readers (Kineto, rocprofv3 CSV and JSON) continue on that same
@@ -33,6 +34,7 @@ const char *format_name(enum trace_format f)
 	case FMT_ROCPROF_CSV: return "rocprof-csv";
 	case FMT_ROCPROF_JSON: return "rocprof-json";
 	case FMT_AORTA_JSONL: return "aorta-jsonl";
+	case FMT_OPTABLE: return "optable";
 	case FMT_AORTA_ANALYSIS: return "aorta-analysis";
 	default: return "unknown";
 	}
@@ -112,9 +114,20 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 			return FMT_UNKNOWN;
 		}
 		f = sniff_sqlite(path, e);
+	} else if (p < end && *p == '#') {
+		const char *v = p + 1;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		if ((size_t)(end - v) >= 14 && !memcmp(v, "aorta.optable/", 14))
+			f = FMT_OPTABLE;
 	} else if (p < end && *p == '{') {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (strstr(p, "\"rocprofiler-sdk-tool\""))
+		char *first = strndup(p, nl ? (size_t)(nl - p) : (size_t)(end - p));
+		int optable = strstr(first, "\"schema\"") && strstr(first, "\"aorta.optable/");
+		free(first);
+		if (optable)
+			f = FMT_OPTABLE;
+		else if (strstr(p, "\"rocprofiler-sdk-tool\""))
 			f = FMT_ROCPROF_JSON;
 		else if (strstr(p, "\"aorta.analysis/"))
 			f = FMT_AORTA_ANALYSIS;
@@ -143,14 +156,14 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 		else if (memchr(buf, '\0', len))
 			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
 				   "binary data, not a trace (expected Kineto/PyTorch profiler JSON, "
-				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, or aorta metrics JSONL)");
+				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, aorta metrics JSONL or an aorta.optable/1 op table)");
 		else if (!strncasecmp(p, "<!doctype", 9) || !strncasecmp(p, "<html", 5))
 			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
 				   "an HTML page, not a trace (a download that saved an error page?)");
 		else
 			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
 				   "unknown trace format (expected Kineto/PyTorch profiler JSON, nsys SQLite "
-				   "export, rocprofv3 CSV/JSON/rocpd, or aorta metrics JSONL)");
+				   "export, rocprofv3 CSV/JSON/rocpd, aorta metrics JSONL or an aorta.optable/1 op table)");
 	}
 	return f;
 }
@@ -261,6 +274,7 @@ enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 	case FMT_KINETO: st = ingest_kineto(path, o, out, e); break;
 	case FMT_ROCPROF_CSV: st = ingest_rocprof_csv(path, o, out, e); break;
 	case FMT_ROCPROF_JSON: st = ingest_rocprof_json(path, o, out, e); break;
+	case FMT_OPTABLE: st = ingest_optable(path, o, out, e); break;
 	case FMT_NSYS:
 	case FMT_ROCPD: /* SQLite opens the file itself (a regular file: sniff checked) */
 		zread_close(z);

@@ -33,6 +33,7 @@ enum trace_format {
 	FMT_ROCPROF_CSV,    /* rocprofv3 kernel_trace.csv / memory_copy_trace.csv */
 	FMT_ROCPROF_JSON,   /* rocprofv3 --output-format json */
 	FMT_AORTA_JSONL,    /* aorta / upstream per-rank metrics JSONL */
+	FMT_OPTABLE,        /* aorta.optable/1: one row per operation, CSV or JSONL */
 	FMT_AORTA_ANALYSIS, /* aorta analyze --json output (for compare) */
 };
 
@@ -91,6 +92,8 @@ enum aorta_status ingest_rocprof_json(const char *path, const struct ingest_opts
 				      struct trace_set *out, struct aorta_error *e);
 enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts *o,
 				     struct trace_set *out, struct aorta_error *e);
+enum aorta_status ingest_optable(const char *path, const struct ingest_opts *o,
+				 struct trace_set *out, struct aorta_error *e);
 
 /* In-memory entry points for the fuzz targets (same contract; path is only
  * used in messages). */

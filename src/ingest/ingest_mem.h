@@ -24,5 +24,8 @@ enum aorta_status ingest_rocprof_json_mem(const char *path, const void *buf, siz
 enum aorta_status ingest_aorta_jsonl_mem(const char *path, const void *buf, size_t len,
 					 const struct ingest_opts *o, struct trace_set *out,
 					 struct aorta_error *e);
+enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t len,
+				     const struct ingest_opts *o, struct trace_set *out,
+				     struct aorta_error *e);
 
 #endif

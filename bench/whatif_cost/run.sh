@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# run.sh [RANKS [STEPS [REPEATS]]] - what the what-if replay adds to
+# `aorta analyze`'s time (issue 25, item 9: at most 30 %), bench/RESULTS.md
+# "What-if cost".
+#
+# A synthetic FSDP rank set (bench/analyze_scale/gen.py: 8 layers, one
+# planted late rank, 8 ranks per node with a clock offset per node; default
+# 1,024 ranks x 10 steps) is generated once into bench/data/whatif_cost/
+# (git-ignored).  Then, in the same run, alternating, REPEATS times each:
+#   with:    AORTA_BIN (default build/aorta: a build that has the what-if)
+#   without: the same binary with --no-what-if when its help offers that
+#            switch, else BASE_BIN (default: main's HEAD, built here into
+#            bench/out/whatif_cost/main, the analysis before the what-if)
+# Prints every run's wall time, CPU time (user + sys) and peak RSS (GNU
+# time), the what-if phase (AORTA_TIMING=1), the medians and the added cost
+# in percent (CPU time is the steadier figure on a shared machine), and whether the what-if's JSON exists in one and
+# not the other.  The machine's load matters: run it on an idle machine.
+#   MAIN_REPO=/work/main   where main's HEAD is taken from (git archive, built
+#                          with MAKE_ARGS, e.g. CC="ccache gcc")
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RANKS=${1:-1024}
+STEPS=${2:-10}
+REPEATS=${3:-5}
+A=${AORTA_BIN:-./build/aorta}
+D=bench/data/whatif_cost/r${RANKS}s${STEPS}
+OUT=bench/out/whatif_cost
+mkdir -p "$OUT"
+[ -f "$D/rank$((RANKS - 1)).json.gz" ] || python3 bench/analyze_scale/gen.py "$D" "$RANKS" --steps "$STEPS"
+
+if "$A" analyze -h 2>&1 | grep -q -- '--no-what-if'; then
+	B=$A
+	BFLAGS=(--no-what-if)
+	bwhat="$A --no-what-if"
+else
+	B=${BASE_BIN:-}
+	BFLAGS=()
+	if [ -z "$B" ]; then
+		MAIN_REPO=${MAIN_REPO:-/work/main}
+		W=$OUT/main
+		rev=$(git -C "$MAIN_REPO" rev-parse --short HEAD)
+		if [ ! -x "$W/build/aorta" ] || [ "$(cat "$W/REV" 2>/dev/null)" != "$rev" ]; then
+			rm -rf "$W"
+			mkdir -p "$W"
+			git -C "$MAIN_REPO" archive HEAD | tar -x -C "$W"
+			echo "$rev" >"$W/REV"
+			# shellcheck disable=SC2086
+			make -C "$W" -s -j2 ${MAKE_ARGS:-} build/aorta >/dev/null
+		fi
+		B=$W/build/aorta
+	fi
+	bwhat="$B (main $(cat "$(dirname "$B")/../REV" 2>/dev/null || echo '?'))"
+fi
+arev=$(git -C "$(dirname "$A")/.." log -1 --format='%h %s' 2>/dev/null | cut -c1-60 || echo '?')
+echo "with what-if:    $A ($arev)"
+echo "without what-if: $bwhat"
+echo "input: $D ($RANKS ranks x $STEPS steps)"
+printf '%-8s %-8s %10s %10s %14s\n' run what "wall (s)" "CPU (s)" "peak RSS (MB)"
+with=() without=() cwith=() cwithout=()
+for i in $(seq 1 "$REPEATS"); do
+	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$A" analyze -q --json "$OUT/with.json" "$D" 2>"$OUT/with.log"
+	read -r w u sy kb < "$OUT/t"
+	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
+	with+=("$w") cwith+=("$c")
+	printf '%-8s %-8s %10s %10s %14d   %s\n' "$i" with "$w" "$c" $((kb / 1024)) "$(sed -n 's/.*timing: what-if of .*: \([0-9.]*\) ms/what-if phase \1 ms/p' "$OUT/with.log")"
+	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$B" analyze -q "${BFLAGS[@]}" --json "$OUT/without.json" "$D" 2>"$OUT/without.log"
+	read -r w u sy kb < "$OUT/t"
+	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
+	without+=("$w") cwithout+=("$c")
+	printf '%-8s %-8s %10s %10s %14d\n' "$i" without "$w" "$c" $((kb / 1024))
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+mw=$(median "${with[@]}")
+mo=$(median "${without[@]}")
+echo "median wall: with $mw s, without $mo s; the what-if adds $(awk -v a="$mw" -v b="$mo" 'BEGIN {printf "%.1f", (a - b) / b * 100}') % (target <= 30 %)"
+cw=$(median "${cwith[@]}")
+co=$(median "${cwithout[@]}")
+echo "median CPU (user + sys): with $cw s, without $co s; the what-if adds $(awk -v a="$cw" -v b="$co" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+echo "what_if in the JSON: with $(jq -r '.across_ranks.what_if | if . then "yes (slowdown \(.slowdown))" else "no" end' "$OUT/with.json"), without $(jq -r '.across_ranks.what_if | if . then "yes" else "no" end' "$OUT/without.json")"

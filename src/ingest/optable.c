@@ -1,0 +1,957 @@
+/*
+ * optable.c - the generic op table (aorta.optable/1): one row per operation,
+ * CSV or JSON lines, for jobs timed by their own instrumentation (Megatron's
+ * timers, a custom CUDA-event recorder) rather than a profiler.
+ *
+ * Format (docs/formats.md has the full text and an example).
+ *   CSV:   first line "# aorta.optable/1", then a header naming the columns,
+ *          then one row per operation.  Fields may be quoted (RFC 4180, within
+ *          one line); lines starting with '#' are comments; blank lines skip.
+ *   JSONL: first line {"schema": "aorta.optable/1"}, then one object per line
+ *          whose keys are the CSV column names.
+ * Columns: rank, op (alias operation, name), kind (alias type), start_<u>,
+ * and dur_<u> (alias duration_<u>) or end_<u>, where <u> is ns, us, ms or s;
+ * optional: step, stream, group, peer, bytes, launch_<u>, host, seq,
+ * group_size.  Other columns are ignored (dp_rank, stage, ... may stay in
+ * the file).  Times are read as decimal fixed point into int64 ns, never
+ * through a double: "12.5" with unit us is exactly 12500 ns.
+ *
+ * Model.  One struct trace per distinct rank, ranks ascending; world_size =
+ * largest rank + 1.  kind maps onto the timeline's kinds and collective
+ * types (kind_of below); send and recv are K_COMM/COLL_SEND_RECV with
+ * coll_meta.p2p and coll_meta.peer (the shared point-to-point contract of
+ * timeline.h).  The process-group name of a communication row is its group;
+ * a send/recv without one gets "p2p:<src>-><dst>" so the k-th send from a
+ * to b meets the k-th recv on b from a.  coll_meta.seq is the seq column,
+ * else the row's ordinal among its rank's rows of that group in start order,
+ * so the join matches collectives by group + order.  Steps: the step
+ * column; each step's range on a rank spans its rows (first start to last
+ * end).  Stream: the stream column, else 0 for compute, memcpy and memset
+ * and 1 for communication.  host, when given, names the clock domain.
+ *
+ * The rows give kind, step and launch time explicitly, so the reader sets
+ * them itself after trace_finish (which would classify by name and resolve
+ * steps from host ranges): each span's correlation id is its row's ordinal
+ * on that rank, which survives trace_finish's sort.
+ *
+ * Bad input: an unknown first line or header (missing column, time column
+ * without a unit, a column twice) is AORTA_EINPUT naming file and line; a
+ * malformed row (bad number, negative duration, unknown kind, missing value,
+ * peer equal to rank) is skipped and counted (trace_skip on the first trace,
+ * with file and line of the first); a rank whose rows name two hosts, or a
+ * table with no valid row, is AORTA_EINPUT.
+ *
+ * Cost: the file is held whole, plus about 96 bytes per row until the
+ * traces are built.  Thread-safe (no globals).
+ */
+#include "ingest/ingest.h"
+#include "ingest/ingest_mem.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "base/zread.h"
+
+#define OT_MAX_LINE (1u << 20) /* one row above 1 MiB is not an op table */
+#define OT_MAX_FIELDS 256
+#define OT_MAX_RANK (1 << 24)
+#define OT_MAX_ABS_NS (INT64_C(1) << 62)
+
+enum ot_col {
+	OC_RANK, OC_STEP, OC_OP, OC_KIND, OC_STREAM, OC_START, OC_DUR, OC_END, OC_GROUP,
+	OC_PEER, OC_BYTES, OC_LAUNCH, OC_HOST, OC_SEQ, OC_GSIZE, OC__N
+};
+
+static const char *const col_name[OC__N] = {
+	"rank", "step", "op", "kind", "stream", "start_<unit>", "dur_<unit>", "end_<unit>",
+	"group", "peer", "bytes", "launch_<unit>", "host", "seq", "group_size",
+};
+
+struct ot_row {
+	int64_t step, start, end, launch, seq;
+	uint64_t bytes;
+	long long line;
+	uint32_t name, group, host;  /* ids in the reader's strtab, 0: none */
+	int32_t rank, stream, peer, gsize;
+	uint8_t kind, coll, p2p, has_step;
+};
+
+struct ot {
+	const char *path;
+	struct strtab s;
+	struct ot_row *rows;
+	size_t n, cap;
+	int idx[OC__N];      /* CSV: column index, -1 absent */
+	int unit[OC__N];     /* decimal exponent to ns of the time columns */
+	int have[OC__N];     /* JSONL: the column was given on some row */
+	uint64_t skipped;
+	char skipped_first[256];
+	char *fields[OT_MAX_FIELDS];
+	size_t nf;
+	char *scratch;
+	size_t scap;
+};
+
+/* ------------------------------------------------------------------------ */
+/* numbers                                                                   */
+
+/* A decimal ("12", "-3.25", "1.5e-3") times 10^scale, rounded half away
+ * from zero to an integer, exactly (no double).  0 on success. */
+static int parse_decimal(const char *s, int scale, int64_t *out)
+{
+	int neg = 0, nd = 0, any = 0;
+	uint64_t mant = 0;
+	long exp10 = scale;
+	const char *p = s;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (; isdigit((unsigned char)*p); p++, any = 1) {
+		if (mant == 0 && *p == '0')
+			continue;
+		if (nd < 19) {
+			mant = mant * 10 + (uint64_t)(*p - '0');
+			nd++;
+		} else {
+			exp10++; /* digits past 19 are dropped (below 1 part in 1e18) */
+		}
+	}
+	if (*p == '.') {
+		p++;
+		for (; isdigit((unsigned char)*p); p++, any = 1) {
+			if (mant == 0 && *p == '0') {
+				exp10--;
+				continue;
+			}
+			if (nd < 19) {
+				mant = mant * 10 + (uint64_t)(*p - '0');
+				nd++;
+				exp10--;
+			}
+		}
+	}
+	if (!any)
+		return -1;
+	if (*p == 'e' || *p == 'E') {
+		int eneg = 0;
+		long e = 0;
+		p++;
+		if (*p == '+' || *p == '-')
+			eneg = *p++ == '-';
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		for (; isdigit((unsigned char)*p); p++)
+			if (e < 100000)
+				e = e * 10 + (*p - '0');
+		exp10 += eneg ? -e : e;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p)
+		return -1;
+	if (mant == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (exp10 >= 0) {
+		for (long k = 0; k < exp10; k++)
+			if (__builtin_mul_overflow(mant, 10u, &mant) || mant > (uint64_t)OT_MAX_ABS_NS)
+				return -1;
+	} else if (exp10 < -19) {
+		mant = 0;
+	} else {
+		uint64_t d = 1;
+		for (long k = 0; k < -exp10; k++)
+			d *= 10;
+		uint64_t q = mant / d, r = mant % d;
+		mant = q + (r >= d - r); /* half away from zero */
+	}
+	if (mant > (uint64_t)OT_MAX_ABS_NS)
+		return -1;
+	*out = neg ? -(int64_t)mant : (int64_t)mant;
+	return 0;
+}
+
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	int64_t v;
+
+	if (parse_decimal(s, 0, &v))
+		return -1;
+	/* an integer column: "3" or "3.0", never "3.5" */
+	int64_t back;
+	if (parse_decimal(s, 1, &back) || back != v * 10)
+		return -1;
+	if (v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* kinds                                                                     */
+
+struct kind_def {
+	const char *name;
+	uint8_t kind, coll, p2p;
+};
+
+static const struct kind_def kinds[] = {
+	{ "gemm", K_GEMM, COLL_NONE, P2P_NONE },
+	{ "matmul", K_GEMM, COLL_NONE, P2P_NONE },
+	{ "attention", K_ATTENTION, COLL_NONE, P2P_NONE },
+	{ "compute", K_COMPUTE_OTHER, COLL_NONE, P2P_NONE },
+	{ "other", K_COMPUTE_OTHER, COLL_NONE, P2P_NONE },
+	{ "all_reduce", K_COMM, COLL_ALL_REDUCE, P2P_NONE },
+	{ "allreduce", K_COMM, COLL_ALL_REDUCE, P2P_NONE },
+	{ "all_gather", K_COMM, COLL_ALL_GATHER, P2P_NONE },
+	{ "allgather", K_COMM, COLL_ALL_GATHER, P2P_NONE },
+	{ "reduce_scatter", K_COMM, COLL_REDUCE_SCATTER, P2P_NONE },
+	{ "reducescatter", K_COMM, COLL_REDUCE_SCATTER, P2P_NONE },
+	{ "broadcast", K_COMM, COLL_BROADCAST, P2P_NONE },
+	{ "reduce", K_COMM, COLL_REDUCE, P2P_NONE },
+	{ "all_to_all", K_COMM, COLL_ALL_TO_ALL, P2P_NONE },
+	{ "alltoall", K_COMM, COLL_ALL_TO_ALL, P2P_NONE },
+	{ "send", K_COMM, COLL_SEND_RECV, P2P_SEND },
+	{ "recv", K_COMM, COLL_SEND_RECV, P2P_RECV },
+	{ "send_recv", K_COMM, COLL_SEND_RECV, P2P_NONE },
+	{ "comm", K_COMM, COLL_OTHER, P2P_NONE },
+	{ "memcpy_h2d", K_MEMCPY_H2D, COLL_NONE, P2P_NONE },
+	{ "memcpy_d2h", K_MEMCPY_D2H, COLL_NONE, P2P_NONE },
+	{ "memcpy_d2d", K_MEMCPY_D2D, COLL_NONE, P2P_NONE },
+	{ "memcpy_p2p", K_MEMCPY_P2P, COLL_NONE, P2P_NONE },
+	{ "memcpy", K_MEMCPY_OTHER, COLL_NONE, P2P_NONE },
+	{ "memset", K_MEMSET, COLL_NONE, P2P_NONE },
+};
+
+/* The definition of a kind name (case and '-' vs '_' ignored), NULL if none. */
+static const struct kind_def *kind_of(const char *s)
+{
+	char b[32];
+	size_t n = 0;
+
+	for (; *s && n + 1 < sizeof(b); s++)
+		b[n++] = *s == '-' ? '_' : (char)tolower((unsigned char)*s);
+	if (*s)
+		return NULL;
+	b[n] = '\0';
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(b, kinds[i].name) == 0)
+			return &kinds[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* columns                                                                   */
+
+static int unit_exp(const char *u)
+{
+	if (!strcmp(u, "ns"))
+		return 0;
+	if (!strcmp(u, "us"))
+		return 3;
+	if (!strcmp(u, "ms"))
+		return 6;
+	if (!strcmp(u, "s"))
+		return 9;
+	return -1;
+}
+
+/* Which column a header name is: OC__N for one to ignore, -1 (and *why
+ * filled) for a time column without a known unit. */
+static int column_of(const char *h, int *unit, const char **why)
+{
+	static const struct { const char *n; int c; } plain[] = {
+		{ "rank", OC_RANK }, { "step", OC_STEP }, { "op", OC_OP }, { "operation", OC_OP },
+		{ "name", OC_OP }, { "kind", OC_KIND }, { "type", OC_KIND }, { "stream", OC_STREAM },
+		{ "group", OC_GROUP }, { "peer", OC_PEER }, { "bytes", OC_BYTES }, { "host", OC_HOST },
+		{ "seq", OC_SEQ }, { "group_size", OC_GSIZE },
+	};
+	static const struct { const char *n; int c; } timed[] = {
+		{ "start", OC_START }, { "dur", OC_DUR }, { "duration", OC_DUR }, { "end", OC_END },
+		{ "launch", OC_LAUNCH },
+	};
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (!strcasecmp(h, plain[i].n))
+			return plain[i].c;
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		size_t l = strlen(timed[i].n);
+		if (strncasecmp(h, timed[i].n, l) != 0)
+			continue;
+		if (h[l] == '\0') {
+			*why = "a time column without its unit (expected e.g. start_ns, start_us, "
+			       "start_ms or start_s)";
+			return -1;
+		}
+		if (h[l] != '_')
+			continue;
+		int u = unit_exp(h + l + 1);
+		if (u < 0) {
+			*why = "a time column with an unknown unit (expected _ns, _us, _ms or _s)";
+			return -1;
+		}
+		*unit = u;
+		return timed[i].c;
+	}
+	return OC__N;
+}
+
+/* ------------------------------------------------------------------------ */
+/* rows                                                                      */
+
+static void skip_row(struct ot *r, long long line, const char *what)
+{
+	if (r->skipped++ == 0)
+		snprintf(r->skipped_first, sizeof(r->skipped_first), "%s line %lld: %s", r->path, line,
+			 what);
+}
+
+/* Fills one row from its textual values (v[c] NULL: absent or empty).
+ * Returns 0, or -1 after counting it skipped. */
+static int add_row(struct ot *r, const char *const v[OC__N], long long line)
+{
+	struct ot_row w;
+	int64_t x;
+
+	memset(&w, 0, sizeof(w));
+	w.line = line;
+	w.peer = -1;
+	w.gsize = -1;
+	w.seq = -1;
+	w.launch = INT64_MIN;
+	for (int c = 0; c < OC__N; c++)
+		if (v[c] && !*v[c])
+			return -1; /* not reached: callers pass NULL for empty */
+	if (!v[OC_RANK] || parse_int(v[OC_RANK], 0, OT_MAX_RANK, &x)) {
+		skip_row(r, line, v[OC_RANK] ? "rank is not an integer in 0..16777216" : "no rank");
+		return -1;
+	}
+	w.rank = (int32_t)x;
+	if (v[OC_STEP]) {
+		if (parse_int(v[OC_STEP], INT32_MIN, INT32_MAX, &w.step)) {
+			skip_row(r, line, "step is not an integer");
+			return -1;
+		}
+		w.has_step = 1;
+	}
+	if (!v[OC_OP]) {
+		skip_row(r, line, "no operation name (op)");
+		return -1;
+	}
+	const struct kind_def *k = v[OC_KIND] ? kind_of(v[OC_KIND]) : NULL;
+	if (!k) {
+		skip_row(r, line, v[OC_KIND] ? "unknown kind (expected gemm, attention, compute, "
+			 "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send, "
+			 "recv, send_recv, comm, memcpy_h2d, memcpy_d2h, memcpy_d2d, memcpy_p2p, "
+			 "memcpy or memset)" : "no kind");
+		return -1;
+	}
+	w.kind = k->kind;
+	w.coll = k->coll;
+	w.p2p = k->p2p;
+	if (!v[OC_START] || parse_decimal(v[OC_START], r->unit[OC_START], &w.start)) {
+		skip_row(r, line, v[OC_START] ? "start is not a number" : "no start");
+		return -1;
+	}
+	if (v[OC_DUR]) {
+		int64_t d;
+		if (parse_decimal(v[OC_DUR], r->unit[OC_DUR], &d)) {
+			skip_row(r, line, "duration is not a number");
+			return -1;
+		}
+		if (d < 0) {
+			skip_row(r, line, "negative duration");
+			return -1;
+		}
+		w.end = w.start + d;
+	} else if (v[OC_END]) {
+		if (parse_decimal(v[OC_END], r->unit[OC_END], &w.end)) {
+			skip_row(r, line, "end is not a number");
+			return -1;
+		}
+		if (w.end < w.start) {
+			skip_row(r, line, "end before start (negative duration)");
+			return -1;
+		}
+	} else {
+		skip_row(r, line, "no duration (dur_<unit> or end_<unit>)");
+		return -1;
+	}
+	if (v[OC_STREAM]) {
+		if (parse_int(v[OC_STREAM], 0, INT32_MAX, &x)) {
+			skip_row(r, line, "stream is not a non-negative integer");
+			return -1;
+		}
+		w.stream = (int32_t)x;
+	} else {
+		w.stream = w.kind == K_COMM ? 1 : 0;
+	}
+	if (v[OC_PEER]) {
+		if (parse_int(v[OC_PEER], 0, OT_MAX_RANK, &x)) {
+			skip_row(r, line, "peer is not a rank (an integer in 0..16777216)");
+			return -1;
+		}
+		if (x == w.rank) {
+			skip_row(r, line, "peer equals rank");
+			return -1;
+		}
+		w.peer = (int32_t)x;
+	}
+	if (v[OC_BYTES]) {
+		if (parse_int(v[OC_BYTES], 0, INT64_MAX, &x)) {
+			skip_row(r, line, "bytes is not a non-negative integer");
+			return -1;
+		}
+		w.bytes = (uint64_t)x;
+	}
+	if (v[OC_LAUNCH] && parse_decimal(v[OC_LAUNCH], r->unit[OC_LAUNCH], &w.launch)) {
+		skip_row(r, line, "launch is not a number");
+		return -1;
+	}
+	if (v[OC_SEQ] && parse_int(v[OC_SEQ], 0, INT64_MAX / 2, &w.seq)) {
+		skip_row(r, line, "seq is not a non-negative integer");
+		return -1;
+	}
+	if (v[OC_GSIZE]) {
+		if (parse_int(v[OC_GSIZE], 1, OT_MAX_RANK, &x)) {
+			skip_row(r, line, "group_size is not a positive integer");
+			return -1;
+		}
+		w.gsize = (int32_t)x;
+	}
+	w.name = strtab_intern(&r->s, v[OC_OP], strlen(v[OC_OP]));
+	w.group = v[OC_GROUP] ? strtab_intern(&r->s, v[OC_GROUP], strlen(v[OC_GROUP])) : 0;
+	w.host = v[OC_HOST] ? strtab_intern(&r->s, v[OC_HOST], strlen(v[OC_HOST])) : 0;
+	GROW(r->rows, r->cap, r->n + 1);
+	r->rows[r->n++] = w;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CSV                                                                       */
+
+/* Splits line (NUL-terminated, modified in place) into r->fields.  -1 on an
+ * unterminated quote or too many fields. */
+static int split_csv(struct ot *r, char *line)
+{
+	char *p = line, *o;
+
+	r->nf = 0;
+	for (;;) {
+		if (r->nf == OT_MAX_FIELDS)
+			return -1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '"') {
+			o = ++p;
+			r->fields[r->nf++] = o;
+			for (;;) {
+				if (!*p)
+					return -1;
+				if (*p == '"') {
+					if (p[1] == '"') {
+						*o++ = '"';
+						p += 2;
+						continue;
+					}
+					p++;
+					break;
+				}
+				*o++ = *p++;
+			}
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (*p && *p != ',')
+				return -1;
+			*o = '\0';
+			if (!*p)
+				return 0;
+			p++;
+		} else {
+			r->fields[r->nf++] = p;
+			char *c = strchr(p, ',');
+			char *e = c ? c : p + strlen(p);
+			while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if (!c) {
+				*e = '\0';
+				return 0;
+			}
+			*e = '\0';
+			p = c + 1;
+		}
+	}
+}
+
+static enum aorta_status csv_header(struct ot *r, char *line, long long ln, struct aorta_error *e)
+{
+	if (split_csv(r, line))
+		return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+				  "a header line of at most %d comma-separated names", OT_MAX_FIELDS);
+	for (size_t i = 0; i < r->nf; i++) {
+		const char *why = NULL;
+		int u = 0, c = column_of(r->fields[i], &u, &why);
+		if (c < 0)
+			return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1, "column '%s': %s",
+					  r->fields[i], why);
+		if (c == OC__N)
+			continue;
+		if (r->idx[c] >= 0)
+			return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+					  "column '%s' given twice (expected each of %s once)",
+					  r->fields[i], col_name[c]);
+		r->idx[c] = (int)i;
+		r->unit[c] = u;
+	}
+	static const int need[] = { OC_RANK, OC_OP, OC_KIND, OC_START };
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (r->idx[need[i]] < 0)
+			return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+					  "the header has no '%s' column (expected rank, op, kind, "
+					  "start_<unit> and dur_<unit> or end_<unit>)", col_name[need[i]]);
+	if (r->idx[OC_DUR] < 0 && r->idx[OC_END] < 0)
+		return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+				  "the header has neither a 'dur_<unit>' nor an 'end_<unit>' column");
+	if (r->idx[OC_DUR] >= 0 && r->idx[OC_END] >= 0)
+		return aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+				  "the header has both 'dur_<unit>' and 'end_<unit>' (expected one)");
+	return AORTA_OK;
+}
+
+static void csv_row(struct ot *r, char *line, long long ln)
+{
+	const char *v[OC__N];
+
+	if (split_csv(r, line)) {
+		skip_row(r, ln, "an unterminated quote or too many fields");
+		return;
+	}
+	for (int c = 0; c < OC__N; c++) {
+		int i = r->idx[c];
+		v[c] = i >= 0 && (size_t)i < r->nf && r->fields[i][0] ? r->fields[i] : NULL;
+	}
+	add_row(r, v, ln);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSONL                                                                     */
+
+static yajl_val jget(yajl_val obj, const char *key)
+{
+	const char *path[2] = { key, NULL };
+
+	return yajl_tree_get(obj, path, yajl_t_any);
+}
+
+/* The text of a JSON string or number (numbers keep their literal), NULL
+ * for anything else; "" counts as absent. */
+static const char *jtext(yajl_val v)
+{
+	const char *s = NULL;
+
+	if (!v)
+		return NULL;
+	if (YAJL_IS_STRING(v))
+		s = YAJL_GET_STRING(v);
+	else if (YAJL_IS_NUMBER(v))
+		s = YAJL_GET_NUMBER(v);
+	return s && *s ? s : NULL;
+}
+
+static void jsonl_row(struct ot *r, const char *line, long long ln, enum aorta_status *st,
+		      struct aorta_error *e)
+{
+	char err[128];
+	yajl_val root = yajl_tree_parse(line, err, sizeof(err));
+	const char *v[OC__N];
+
+	if (!root || !YAJL_IS_OBJECT(root)) {
+		skip_row(r, ln, "not a JSON object");
+		yajl_tree_free(root);
+		return;
+	}
+	memset(v, 0, sizeof(v));
+	int bad = 0;
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		const char *key = root->u.object.keys[i];
+		if (!strcmp(key, "schema"))
+			continue;
+		const char *why = NULL;
+		int u = 0, c = column_of(key, &u, &why);
+		if (c < 0) {
+			*st = aorta_fail(e, AORTA_EINPUT, r->path, ln, -1, "key '%s': %s", key, why);
+			bad = 1;
+			break;
+		}
+		if (c == OC__N)
+			continue;
+		/* one unit per column for the whole file */
+		if (r->have[c] && r->unit[c] != u) {
+			*st = aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+					 "key '%s': another unit than earlier lines (expected one unit "
+					 "per column in a file)", key);
+			bad = 1;
+			break;
+		}
+		if (c == OC_DUR && r->have[OC_END]) {
+			*st = aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+					 "key '%s' after end_<unit> on earlier lines (expected one of them)", key);
+			bad = 1;
+			break;
+		}
+		if (c == OC_END && r->have[OC_DUR]) {
+			*st = aorta_fail(e, AORTA_EINPUT, r->path, ln, -1,
+					 "key '%s' after dur_<unit> on earlier lines (expected one of them)", key);
+			bad = 1;
+			break;
+		}
+		r->have[c] = 1;
+		r->unit[c] = u;
+		v[c] = jtext(root->u.object.values[i]);
+	}
+	if (!bad)
+		add_row(r, v, ln);
+	yajl_tree_free(root);
+}
+
+/* ------------------------------------------------------------------------ */
+/* traces                                                                    */
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct ot_row *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+struct step_acc { int64_t number, start, end; };
+
+static int cmp_step_num(const void *a, const void *b)
+{
+	const struct step_acc *x = a, *y = b;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+struct grp_ctr { uint32_t group; int64_t next; };
+
+/* Builds the trace of rows[lo, hi) (one rank).  NULL with e filled on a
+ * host conflict. */
+static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
+				const struct ingest_opts *o, struct aorta_error *e)
+{
+	struct trace *t = trace_new(r->path, "optable");
+	struct ot_row *rw = r->rows + lo;
+	size_t n = hi - lo;
+	struct step_acc *st = NULL;
+	size_t nst = 0, stcap = 0;
+	struct grp_ctr *gc = NULL;
+	size_t ngc = 0, gccap = 0;
+	uint32_t host = 0;
+	long long host_line = 0;
+
+	t->rank = rw[0].rank;
+	t->world_size = world;
+	for (size_t i = 0; i < n; i++) {
+		const struct ot_row *w = &rw[i];
+		if (w->host) {
+			if (host && host != w->host) {
+				aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
+					   "rank %d on host '%s' here and on '%s' at line %lld "
+					   "(expected one host per rank)", w->rank,
+					   strtab_get(&r->s, w->host), strtab_get(&r->s, host), host_line);
+				trace_free(t);
+				free(st);
+				free(gc);
+				return NULL;
+			}
+			host = w->host;
+			host_line = w->line;
+		}
+		const char *nm = strtab_get(&r->s, w->name);
+		/* hint only matters to trace_finish's classification, which is
+		 * overridden below; memcpy/memset keep their record type */
+		enum record_hint h = w->kind >= K_MEMCPY_H2D && w->kind <= K_MEMCPY_OTHER ? R_MEMCPY :
+				     w->kind == K_MEMSET ? R_MEMSET : R_KERNEL;
+		size_t idx = trace_add_device(t, w->start, w->end, nm, strlen(nm), h, w->stream,
+					      (int64_t)i, w->bytes);
+		if (w->kind == K_COMM) {
+			struct coll_meta m;
+			memset(&m, 0, sizeof(m));
+			char pg[96];
+			if (w->group) {
+				m.pg_name = strtab_intern(&t->names, strtab_get(&r->s, w->group),
+							  strlen(strtab_get(&r->s, w->group)));
+			} else if (w->p2p != P2P_NONE && w->peer >= 0) {
+				int src = w->p2p == P2P_SEND ? w->rank : w->peer;
+				int dst = w->p2p == P2P_SEND ? w->peer : w->rank;
+				snprintf(pg, sizeof(pg), "p2p:%d->%d", src, dst);
+				m.pg_name = strtab_intern(&t->names, pg, strlen(pg));
+			}
+			const char *cn = w->p2p == P2P_SEND ? "send" : w->p2p == P2P_RECV ? "recv" :
+					 coll_type_name((enum coll_type)w->coll);
+			m.coll_name = strtab_intern(&t->names, cn, strlen(cn));
+			m.in_nelems = m.out_nelems = -1;
+			m.group_size = w->gsize;
+			m.peer = w->peer;
+			m.p2p = w->p2p;
+			m.seq = w->seq;
+			if (m.seq < 0 && m.pg_name) {
+				size_t g;
+				for (g = 0; g < ngc && gc[g].group != m.pg_name; g++)
+					;
+				if (g == ngc) {
+					GROW(gc, gccap, ngc + 1);
+					gc[ngc++] = (struct grp_ctr){ m.pg_name, 0 };
+				}
+				m.seq = gc[g].next++;
+			}
+			trace_set_coll(t, idx, &m);
+		}
+		if (w->has_step) {
+			size_t s;
+			for (s = nst; s-- > 0;)
+				if (st[s].number == w->step)
+					break;
+			if (s == (size_t)-1) {
+				GROW(st, stcap, nst + 1);
+				st[nst++] = (struct step_acc){ w->step, w->start, w->end };
+			} else {
+				if (w->start < st[s].start)
+					st[s].start = w->start;
+				if (w->end > st[s].end)
+					st[s].end = w->end;
+			}
+		}
+	}
+	if (host) {
+		const char *hs = strtab_get(&r->s, host);
+		snprintf(t->host, sizeof(t->host), "%s", hs);
+	}
+	for (size_t s = 0; s < nst; s++)
+		trace_add_step(t, st[s].number, st[s].start, st[s].end);
+	trace_finish(t, o ? o->rules : NULL);
+
+	/* the row's own kind, step and launch (corr = row ordinal survives the sort) */
+	if (nst)
+		qsort(st, nst, sizeof(*st), cmp_step_num);
+	size_t *num2idx = xmalloc((nst ? nst : 1) * sizeof(*num2idx));
+	for (size_t s = 0; s < nst; s++) {
+		num2idx[s] = SIZE_MAX;
+		for (size_t k = 0; k < t->nsteps; k++)
+			if (t->steps[k].number == st[s].number) {
+				num2idx[s] = k;
+				break;
+			}
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct ot_row *w = &rw[t->corr[i]];
+		t->kind[i] = w->kind;
+		t->coll_type[i] = w->coll;
+		t->launch_ns[i] = w->launch;
+		t->step[i] = -1;
+		if (w->has_step && nst) {
+			size_t a = 0, b = nst;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				if (st[mid].number < w->step)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			if (a < nst && st[a].number == w->step && num2idx[a] != SIZE_MAX)
+				t->step[i] = (int32_t)num2idx[a];
+		}
+	}
+	free(num2idx);
+	free(st);
+	free(gc);
+	return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* entry points                                                              */
+
+enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t len,
+				     const struct ingest_opts *o, struct trace_set *out,
+				     struct aorta_error *e)
+{
+	struct ot r;
+	const char *p = buf, *end = p + len;
+	enum aorta_status st = AORTA_OK;
+	long long ln = 0;
+	int json = -1, header = 0;
+	struct trace_set got = { 0 };
+
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	strtab_init(&r.s);
+	for (int c = 0; c < OC__N; c++)
+		r.idx[c] = -1;
+	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		p += 3;
+	while (p < end && st == AORTA_OK) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		ln++;
+		if (l > OT_MAX_LINE) {
+			st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+					"a line of %zu bytes (expected at most %u per row)", l, OT_MAX_LINE);
+			break;
+		}
+		GROW(r.scratch, r.scap, l + 1);
+		memcpy(r.scratch, p, l);
+		r.scratch[l] = '\0';
+		if (l && r.scratch[l - 1] == '\r')
+			r.scratch[--l] = '\0';
+		p = nl ? nl + 1 : end;
+		if (memchr(r.scratch, '\0', l)) {
+			st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+					"a NUL byte (expected a text op table)");
+			break;
+		}
+		const char *q = r.scratch;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (!*q)
+			continue;
+		if (json < 0) {
+			/* the version line */
+			if (*q == '#') {
+				const char *v = q + 1;
+				while (*v == ' ' || *v == '\t')
+					v++;
+				if (strncmp(v, "aorta.optable/", 14) != 0) {
+					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+							"expected '# aorta.optable/1' as the first line");
+					break;
+				}
+				if (strncmp(v + 14, "1", 1) != 0 || isdigit((unsigned char)v[15])) {
+					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+							"op table version '%.16s' (this aorta reads "
+							"aorta.optable/1)", v + 14);
+					break;
+				}
+				json = 0;
+			} else if (*q == '{') {
+				char err[128];
+				yajl_val root = yajl_tree_parse(q, err, sizeof(err));
+				yajl_val sv = root && YAJL_IS_OBJECT(root) ? jget(root, "schema") : NULL;
+				const char *s = sv && YAJL_IS_STRING(sv) ? YAJL_GET_STRING(sv) : NULL;
+				if (!s || strncmp(s, "aorta.optable/", 14) != 0)
+					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+							"expected {\"schema\": \"aorta.optable/1\"} as the first line");
+				else if (strcmp(s + 14, "1") != 0)
+					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+							"op table version '%.16s' (this aorta reads "
+							"aorta.optable/1)", s + 14);
+				yajl_tree_free(root);
+				json = 1;
+				header = 1;
+			} else {
+				st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+						"expected '# aorta.optable/1' (CSV) or {\"schema\": "
+						"\"aorta.optable/1\"} (JSON lines) as the first line");
+			}
+			continue;
+		}
+		if (json == 0) {
+			if (*q == '#')
+				continue;
+			if (!header) {
+				st = csv_header(&r, r.scratch, ln, e);
+				header = 1;
+			} else {
+				csv_row(&r, r.scratch, ln);
+			}
+		} else {
+			jsonl_row(&r, q, ln, &st, e);
+		}
+	}
+	if (st == AORTA_OK && json < 0)
+		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+				len ? "only blank lines (expected '# aorta.optable/1')" : "an empty file");
+	if (st == AORTA_OK && json == 0 && !header)
+		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+				"no header line after '# aorta.optable/1' (expected rank,step,op,kind,...)");
+	if (st == AORTA_OK && r.n == 0)
+		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1, "no operation rows%s%s",
+				r.skipped ? "; every row was malformed, the first: " : "",
+				r.skipped ? r.skipped_first : "");
+	if (st == AORTA_OK) {
+		qsort(r.rows, r.n, sizeof(*r.rows), cmp_row);
+		int world = r.rows[r.n - 1].rank + 1;
+		for (size_t lo = 0; lo < r.n;) {
+			size_t hi = lo + 1;
+			while (hi < r.n && r.rows[hi].rank == r.rows[lo].rank)
+				hi++;
+			struct trace *t = build_rank(&r, lo, hi, world, o, e);
+			if (!t) {
+				st = AORTA_EINPUT;
+				break;
+			}
+			trace_set_add(&got, t);
+			lo = hi;
+		}
+	}
+	if (st == AORTA_OK) {
+		if (r.skipped) {
+			got.t[0]->skipped = r.skipped;
+			snprintf(got.t[0]->skipped_first, sizeof(got.t[0]->skipped_first), "%s",
+				 r.skipped_first);
+		}
+		for (size_t i = 0; i < got.n; i++)
+			trace_set_add(out, got.t[i]);
+		free(got.t);
+	} else {
+		trace_set_release(&got);
+	}
+	strtab_release(&r.s);
+	free(r.rows);
+	free(r.scratch);
+	return st;
+}
+
+enum aorta_status ingest_optable(const char *path, const struct ingest_opts *o,
+				 struct trace_set *out, struct aorta_error *e)
+{
+	struct zread *z;
+	enum aorta_status st;
+	size_t cap = 1 << 16, n = 0;
+	char *b;
+
+	if ((st = ingest_stream_open(path, &z, e)))
+		return st;
+	b = xmalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			b = xrealloc(b, cap);
+		}
+		ssize_t got = zread_read(z, b + n, cap - n, e);
+		if (got < 0) {
+			free(b);
+			ingest_stream_close(z);
+			return e && e->code ? e->code : AORTA_EINPUT;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	ingest_stream_close(z);
+	st = ingest_optable_mem(path, b, n, o, out, e);
+	free(b);
+	return st;
+}

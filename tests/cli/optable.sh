@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The op table (aorta.optable/1, docs/formats.md) through `aorta analyze`:
+# the CSV fixture and the same table as JSON lines give the same analysis;
+# the figures are the hand-computed ones of tests/unit/test_optable.c
+# (rank 0 waits 70 us for rank 1 in step 1's all-reduce, rank 1's recv
+# waits 10 us for rank 0's send: late rank 1 with 87.5 % of the waiting);
+# bad tables exit 3 naming file and line.
+# Ends with "N passed, N failed, 0 skipped".
+. "$(dirname "$0")/lib.sh"
+F=tests/fixtures/optable/two_ranks.csv
+
+expect "analyze table.csv" 0 "late rank \(caused >= 60% of the waiting\): 1 \(87.5%\)" -- "$A" analyze "$F"
+expect "format named" 0 "optable" -- "$A" analyze "$F"
+expect "json" 0 "" -- "$A" analyze -q --json "$T/csv.json" "$F"
+got=$(jq -r '[.across_ranks.late_rank, .across_ranks.late_share, .across_ranks.clock.method,
+	(.ranks[] | .format), (.ranks[] | .step_stats.compute_ms.mean)] | @tsv' "$T/csv.json" 2>&1)
+if [ "$got" = "$(printf '1\t0.875\tone-host\toptable\toptable\t0.1\t0.11')" ]; then ok; else bad "json figures: $got"; fi
+
+# the same rows as JSON lines (via jq from the CSV), through a pipe
+{
+	echo '{"schema": "aorta.optable/1"}'
+	grep -v '^#' "$F" | tail -n +2 | while IFS=, read -r rank step op kind stream s d g p b h; do
+		printf '{"rank":%s,"step":%s,"op":"%s","kind":"%s","stream":%s,"start_us":%s,"dur_us":%s' \
+			"$rank" "$step" "$op" "$kind" "$stream" "$s" "$d"
+		[ -n "$g" ] && printf ',"group":"%s"' "$g"
+		[ -n "$p" ] && printf ',"peer":%s' "$p"
+		[ -n "$b" ] && printf ',"bytes":%s' "$b"
+		printf ',"host":"%s"}\n' "$h"
+	done
+} >"$T/t.jsonl"
+expect "json lines" 0 "" -- "$A" analyze -q --json "$T/jsonl.json" "$T/t.jsonl"
+if diff <(jq 'del(.inputs, .command, .ranks[].path, .generated, .run)' "$T/csv.json" 2>/dev/null) \
+	<(jq 'del(.inputs, .command, .ranks[].path, .generated, .run)' "$T/jsonl.json" 2>/dev/null) >"$T/d" \
+	&& [ -s "$T/csv.json" ]; then ok; else bad "CSV and JSONL differ: $(head -n 6 "$T/d")"; fi
+expect "from a pipe" 0 "late rank .*: 1 " -- bash -c "cat '$T/t.jsonl' | '$A' analyze -"
+
+# the OSDI'25 artifact's ST trace, 2 steps (dp 2 x pp 4; tests/fixtures/optable/NOTICE):
+# per step 3 stage links x 2 replicas x (4 forward + 4 backward) send/recv
+# pairs, 4 all-gathers, 4 reduce-scatters, 2 embedding all-reduces, 1
+# clip all-reduce = 59 matched; the 8 layernorm all-reduces (TP, whose
+# other ranks the artifact dropped) match nothing
+S=tests/fixtures/optable/artifact_st_2steps.csv
+expect "artifact table" 0 "" -- "$A" analyze -q --json "$T/st.json" "$S"
+got=$(jq -r '[.across_ranks.matched_collectives, .across_ranks.unmatched_calls, (.ranks | length),
+	([.ranks[].skipped_events] | add)] | @tsv' "$T/st.json" 2>&1)
+if [ "$got" = "$(printf '118\t16\t8\t0')" ]; then ok; else bad "artifact matching: $got"; fi
+
+# bad tables: exit 3, file and line, what was expected
+printf '# aorta.optable/1\nrank,op,kind,start,dur_ns\n0,a,gemm,0,1\n' >"$T/nounit.csv"
+expect "time column without unit" 3 "nounit.csv.*line 2.*start_ns" -- "$A" analyze "$T/nounit.csv"
+printf '# aorta.optable/1\nrank,op,kind,dur_ns\n' >"$T/nostart.csv"
+expect "missing column" 3 "nostart.csv.*line 2.*start_<unit>" -- "$A" analyze "$T/nostart.csv"
+printf '# aorta.optable/9\nrank,op,kind,start_ns,dur_ns\n' >"$T/v9.csv"
+expect "other version" 3 "v9.csv.*line 1.*aorta.optable/1" -- "$A" analyze "$T/v9.csv"
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,-5\n' >"$T/neg.csv"
+expect "only a negative duration" 3 "neg.csv.*line 3: negative duration" -- "$A" analyze "$T/neg.csv"
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,5\n0,b,gemm,1x,5\n' >"$T/skip.csv"
+expect "a bad row is skipped and counted" 0 "skip.*1.*line 4" -- "$A" analyze "$T/skip.csv"
+
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" -eq 0 ]
