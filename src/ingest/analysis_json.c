@@ -651,6 +651,8 @@ static void read_whatif(struct rd *r, yajl_val x, struct analysis *a)
 	rnum_null(r, w, "replay_error_pct", &wi->replay_error_pct);
 	wi->reproduced = rbool(r, w, "reproduced");
 	rnum_null(r, w, "uncertainty_ms", &wi->uncertainty_ms);
+	rnum_null(r, w, "unexplained_ms", &wi->unexplained_ms);
+	rnum_null(r, w, "unexplained_share", &wi->unexplained_share);
 	wi->verdict = dup_str(r, w, "verdict", 0);
 	wi->by_rank = read_fixes(r, w, "by_rank", &wi->nby_rank);
 	with(r, "across_ranks.what_if");

@@ -52,6 +52,8 @@ void whatif_write_json(struct jw *j, const struct analysis *a, const struct what
 	jw_num(j, "replay_error_pct", w->replay_error_pct, 4);
 	jw_bool(j, "reproduced", w->reproduced);
 	jw_num(j, "uncertainty_ms", w->uncertainty_ms, 6);
+	jw_num(j, "unexplained_ms", w->unexplained_ms, 6);
+	jw_num(j, "unexplained_share", w->unexplained_share, 6);
 	jw_str(j, "verdict", w->verdict ? w->verdict : "");
 	fixes(j, "by_rank", w->by_rank, w->nby_rank);
 	fixes(j, "by_group", w->by_group, w->nby_group);
@@ -146,6 +148,8 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
 		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
 		w->steps_used == 1 ? "" : "s");
+	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
+		w->unexplained_ms, 100.0 * w->unexplained_share);
 	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
 	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
 	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);
