@@ -54,6 +54,7 @@
 #define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
 #define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
 #define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
+#define ROUND_NS 10          /* ends and starts this close are the same instant (rounding of us/ms inputs) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
 #define UNX_SHARE 0.05      /* unexplained delays of this share of the step make the verdict inconclusive */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
@@ -118,13 +119,13 @@ static int64_t *step_ends(const struct wop *op, size_t n, size_t *ns)
 
 /* The step barrier: op j waited for the end of its rank's previous step
  * when that end is later than its stream and launch allow and not later
- * than its start (+ DEP_SLACK_NS).  Returns that end, else UNSET. */
+ * than its start (+ ROUND_NS).  Returns that end, else UNSET. */
 static int64_t step_bar(const struct wop *o, const int64_t *be, size_t nbe, int64_t ready)
 {
 	if (o->step < 1 || (size_t)o->step > nbe)
 		return UNSET;
 	int64_t b = be[o->step - 1];
-	return b != INT64_MIN && b > ready && b <= o->start_ns + DEP_SLACK_NS ? b : UNSET;
+	return b != INT64_MIN && b > ready && b <= o->start_ns + ROUND_NS ? b : UNSET;
 }
 
 /* Cross-stream dependencies: an op that starts later than its stream, its
@@ -166,7 +167,7 @@ static void infer_deps(struct wop *op, size_t n)
 					if (c < 0)
 						continue;
 					int64_t e = op[c].end_ns;
-					if (e <= op[j].start_ns + DEP_SLACK_NS && e > ready &&
+					if (e <= op[j].start_ns + (nolaunch ? ROUND_NS : DEP_SLACK_NS) && e > ready &&
 					    (nolaunch || op[j].start_ns - e <= DEP_LAG_NS) && e > best) {
 						best = e;
 						op[j].dep = c;
@@ -476,7 +477,10 @@ static void rk_init(struct ctx *c, size_t i)
 		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
 			ready = k->e[r->ops[j].dep];
 		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
-		if (k->o[j].lat > LAT_MAX_NS && r->ops[j].dep < 0 && ready != UNSET) {
+		/* a delay beyond launch latency after whatever explains the start
+		 * (an inferred dependency included: without launches it is the
+		 * latest-ending candidate, not a known one) */
+		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
 			c->unexplained++;
 			if (r->ops[j].step >= 0)
 				k->unx[r->ops[j].step] += k->o[j].lat;
@@ -1012,6 +1016,19 @@ static size_t replay(struct ctx *c)
 		advance(c, i);
 	}
 	size_t left = 0;
+	for (size_t i = 0; i < c->n; i++) {
+			struct rk *k = &c->k[i];
+			for (size_t q = 0; q < k->nstr; q++) {
+				if (k->sp[q] >= k->nsops[q])
+					continue;
+				int32_t j = k->sops[q][k->sp[q]];
+				const struct wop *o = &k->r->ops[j];
+				fprintf(stderr, "rank %zu stream %zu op %d step %d bar %d brem %zu dep %d(E %lld) grp %d S %lld L %lld l %lld sprev %d hp %zu/%zu\n",
+					i, q, j, o->step, o->bar, o->step >= 1 ? k->brem[o->step - 1] : 0, o->dep,
+					o->dep >= 0 ? (long long)k->o[o->dep].E : 0LL, k->o[j].grp, (long long)k->o[j].S,
+					(long long)k->o[j].L, (long long)k->o[j].l, k->o[j].sprev, k->hp, k->nh);
+			}
+		}
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
 		for (size_t j = 0; j < k->n; j++)
