@@ -159,7 +159,7 @@ static void infer_deps(struct wop *op, size_t n)
 		if (b != UNSET)
 			ready = b;
 		int nolaunch = op[j].launch_ns == INT64_MIN;
-		if (ready != INT64_MIN && op[j].start_ns - ready > LAT_MAX_NS) {
+		if (ready == INT64_MIN ? nolaunch : op[j].start_ns - ready > LAT_MAX_NS) {
 			int64_t best = INT64_MIN;
 			for (int q = 0; q < ns; q++)
 				for (int b2 = 0; q != k && b2 < 2; b2++) {
