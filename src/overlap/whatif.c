@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "overlap/analysis.h"
 
@@ -1528,7 +1529,7 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 
 /* Every fix: ranks, groups, op types. */
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      double rep_mean, struct evald **pv, size_t *pn)
+		      double rep_mean, double ideal_mean, struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
@@ -1569,7 +1570,13 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			present[c->k[i].cat[j]] = 1;
 			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
 		}
-	for (int cat = 0; cat < WC__N; cat++) {
+	/* An op type's fix sets its ops to the ideal's values and leaves the rest
+	 * as measured, and the replay is monotone in every duration, gap and
+	 * transfer, so it gains at most what the ideal gains: beyond
+	 * ALL_RANKS_MAX ranks, op types are not replayed when that is not
+	 * material. */
+	int cats = c->n <= ALL_RANKS_MAX || rep_mean - ideal_mean > lim;
+	for (int cat = 0; cats && cat < WC__N; cat++) {
 		if (!present[cat])
 			continue;
 		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
@@ -1583,8 +1590,26 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	*pn = n;
 }
 
+/* AORTA_TIMING=1: each phase's wall time on stderr (bench/whatif_cost). */
+static void phase(const char *what)
+{
+	static struct timespec t0;
+	static int on = -1;
+	if (on < 0)
+		on = getenv("AORTA_TIMING") != NULL;
+	if (!on)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (what)
+		fprintf(stderr, "aorta: timing: what-if %s: %.3f ms\n", what,
+			(double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+	t0 = t;
+}
+
 void whatif_run(struct analysis *a)
 {
+	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
 	if (a->n < 2 || !a->clocks_aligned) {
@@ -1613,6 +1638,7 @@ void whatif_run(struct analysis *a)
 		c.csize[c.k[i].cls]++;
 		rk_init(&c, i);
 	}
+	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
 	if (!c.nsteps) {
 		ctx_free(&c);
@@ -1624,6 +1650,7 @@ void whatif_run(struct analysis *a)
 	}
 	build_groups(&c);
 	build_slots(&c);
+	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	for (size_t i = 0; i < c.n; i++)
 		windows(&c.k[i], 1);
@@ -1632,6 +1659,7 @@ void whatif_run(struct analysis *a)
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
 	size_t left = run_scen(&c, &sn, rep);
 	c.rep = rep;
+	phase("unmodified replay");
 	w->ok = 1;
 	w->steps_used = c.nsteps;
 	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
@@ -1646,14 +1674,17 @@ void whatif_run(struct analysis *a)
 		w->unexplained_share = 1;
 	w->replay_step_ms = mean(rep, c.nsteps);
 	base_replay(&c, w, meas, rep, left);
+	phase("critical path");
 	struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
 	double *ideal = xmalloc(c.nsteps * sizeof(double));
 	run_scen(&c, &sa, ideal);
 	w->ideal_step_ms = mean(ideal, c.nsteps);
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	phase("ideal replay");
 	struct evald *v;
 	size_t nv;
-	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, &v, &nv);
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, &v, &nv);
+	phase("fixes");
 	struct evald *best = NULL;
 	for (size_t q = 0; q < nv; q++)
 		if (!best || v[q].f.gain_ms > best->f.gain_ms)
@@ -1689,6 +1720,7 @@ void whatif_run(struct analysis *a)
 	free(rep);
 	free(ideal);
 	ctx_free(&c);
+	phase("verdict and free");
 	a->whatif = w;
 }
 
