@@ -979,6 +979,8 @@ static const struct field WHATIF_F[] = {
 	WN("replay_error_pct", replay_error_pct, 4),
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", uncertainty_ms, 6),
+	WN("unexplained_ms", unexplained_ms, 6),
+	WN("unexplained_share", unexplained_share, 6),
 	WI("verdict", FT_STR, 0, verdict),
 	WA("by_rank", by_rank, nby_rank, REC_WFIX),
 	WA("by_group", by_group, nby_group, REC_WFIX),
@@ -993,7 +995,7 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	struct whatif *wi = p;
 	(void)c, (void)i;
 	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
-	wi->replay_error_pct = wi->uncertainty_ms = NAN;
+	wi->replay_error_pct = wi->uncertainty_ms = wi->unexplained_ms = wi->unexplained_share = NAN;
 }
 static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, init_whatif, NULL);
 

@@ -48,13 +48,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "overlap/analysis.h"
 
 #define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
 #define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
 #define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
+#define ROUND_NS 10          /* ends and starts this close are the same instant (rounding of us/ms inputs) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
+#define UNX_SHARE 0.05      /* unexplained delays of this share of the step make the verdict inconclusive */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
@@ -97,13 +100,47 @@ static int32_t *launch_order(const struct wop *op, size_t n, size_t *nh)
 	return h;
 }
 
-/* Cross-stream dependencies: an op that starts later than its stream and
- * its launch allow, within DEP_LAG_NS after another stream's op ended,
- * waited for that op (an event wait the trace does not record). */
+/* Per step index, the latest end of its ops (INT64_MIN: none); *ns the
+ * number of step indices. */
+static int64_t *step_ends(const struct wop *op, size_t n, size_t *ns)
+{
+	size_t m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (op[j].step >= 0 && (size_t)op[j].step + 1 > m)
+			m = (size_t)op[j].step + 1;
+	int64_t *be = xmalloc((m ? m : 1) * sizeof(*be));
+	for (size_t q = 0; q < m; q++)
+		be[q] = INT64_MIN;
+	for (size_t j = 0; j < n; j++)
+		if (op[j].step >= 0 && op[j].end_ns > be[op[j].step])
+			be[op[j].step] = op[j].end_ns;
+	*ns = m;
+	return be;
+}
+
+/* The step barrier: op j waited for the end of its rank's previous step
+ * when that end is later than its stream and launch allow and not later
+ * than its start (+ ROUND_NS).  Returns that end, else UNSET. */
+static int64_t step_bar(const struct wop *o, const int64_t *be, size_t nbe, int64_t ready)
+{
+	if (o->step < 1 || (size_t)o->step > nbe)
+		return UNSET;
+	int64_t b = be[o->step - 1];
+	return b != INT64_MIN && b > ready && b <= o->start_ns + ROUND_NS ? b : UNSET;
+}
+
+/* Cross-stream dependencies: an op that starts later than its stream, its
+ * launch and its step barrier allow, within DEP_LAG_NS after another
+ * stream's op ended, waited for that op (an event wait the trace does not
+ * record).  Where the trace has no launch for the op (an op table without
+ * launch times), any such gap is taken as a wait for the latest-ending op
+ * of another stream that ended within it, however long ago. */
 static void infer_deps(struct wop *op, size_t n)
 {
 	int32_t sid[64], last[64][2];
 	int ns = 0;
+	size_t nbe;
+	int64_t *be = step_ends(op, n, &nbe);
 	for (size_t j = 0; j < n; j++) {
 		int k;
 		for (k = 0; k < ns && sid[k] != op[j].stream; k++)
@@ -118,16 +155,21 @@ static void infer_deps(struct wop *op, size_t n)
 		int64_t ready = last[k][0] >= 0 ? op[last[k][0]].end_ns : INT64_MIN;
 		if (op[j].launch_ns > ready)
 			ready = op[j].launch_ns;
-		if (ready != INT64_MIN && op[j].start_ns - ready > LAT_MAX_NS) {
+		int64_t b = step_bar(&op[j], be, nbe, ready == INT64_MIN ? UNSET : ready);
+		op[j].bar = b != UNSET;
+		if (b != UNSET)
+			ready = b;
+		int nolaunch = op[j].launch_ns == INT64_MIN;
+		if (ready == INT64_MIN ? nolaunch : op[j].start_ns - ready > LAT_MAX_NS) {
 			int64_t best = INT64_MIN;
 			for (int q = 0; q < ns; q++)
-				for (int b = 0; q != k && b < 2; b++) {
-					int32_t c = last[q][b];
+				for (int b2 = 0; q != k && b2 < 2; b2++) {
+					int32_t c = last[q][b2];
 					if (c < 0)
 						continue;
 					int64_t e = op[c].end_ns;
-					if (e <= op[j].start_ns + DEP_SLACK_NS && e > ready && op[j].start_ns - e <= DEP_LAG_NS &&
-					    e > best) {
+					if (e <= op[j].start_ns + (nolaunch ? ROUND_NS : DEP_SLACK_NS) && e > ready &&
+					    (nolaunch || op[j].start_ns - e <= DEP_LAG_NS) && e > best) {
 						best = e;
 						op[j].dep = c;
 					}
@@ -136,6 +178,7 @@ static void infer_deps(struct wop *op, size_t n)
 		last[k][1] = last[k][0];
 		last[k][0] = (int32_t)j;
 	}
+	free(be);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -295,6 +338,10 @@ struct rk {
 	/* step windows: per step index of the rank */
 	int64_t *ws, *we;
 	int32_t *wlast;              /* per step index: its op with the latest end (last replay) */
+	/* step barriers, per step index: measured latest end; this replay's
+	 * latest end and ops not yet ended; ops; unexplained delay (ns) */
+	int64_t *bm, *bE, *unx;
+	size_t *brem, *bn, nbs;
 	int cls;                     /* work class (stage or 0) */
 };
 
@@ -403,16 +450,42 @@ static void rk_init(struct ctx *c, size_t i)
 			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
 		}
 	}
+	/* step barriers: each step's latest end, measured (aligned) */
+	k->nbs = r->nsteps;
+	size_t nb = k->nbs ? k->nbs : 1;
+	k->bm = xmalloc(nb * sizeof(int64_t));
+	k->bE = xmalloc(nb * sizeof(int64_t));
+	k->unx = xcalloc(nb, sizeof(int64_t));
+	k->brem = xmalloc(nb * sizeof(size_t));
+	k->bn = xcalloc(nb, sizeof(size_t));
+	for (size_t q = 0; q < k->nbs; q++)
+		k->bm[q] = UNSET;
+	for (size_t j = 0; j < n; j++) {
+		int32_t q = r->ops[j].step;
+		if (q >= 0 && (size_t)q < k->nbs) {
+			k->bn[q]++;
+			if (k->e[j] > k->bm[q])
+				k->bm[q] = k->e[j];
+		}
+	}
 	/* latency: start minus the measured ready time */
 	for (size_t j = 0; j < n; j++) {
 		int64_t ready = k->o[j].sprev >= 0 ? k->e[k->o[j].sprev] : UNSET;
 		if (k->o[j].l != UNSET && k->o[j].l > ready)
 			ready = k->o[j].l;
+		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
+			ready = k->bm[r->ops[j].step - 1];
 		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
 			ready = k->e[r->ops[j].dep];
 		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
-		if (k->o[j].lat > LAT_MAX_NS && r->ops[j].dep < 0 && ready != UNSET)
+		/* a delay beyond launch latency after whatever explains the start
+		 * (an inferred dependency included: without launches it is the
+		 * latest-ending candidate, not a known one) */
+		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
 			c->unexplained++;
+			if (r->ops[j].step >= 0)
+				k->unx[r->ops[j].step] += k->o[j].lat;
+		}
 	}
 	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
@@ -421,7 +494,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast };
+	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -807,6 +880,17 @@ static void push(struct ctx *c, size_t i)
 	c->stack[c->nstack++] = (int32_t)i;
 }
 
+/* Op j of rank i has its end: its step's barrier moves. */
+static void ended(struct rk *k, int32_t j)
+{
+	int32_t q = k->r->ops[j].step;
+	if (q < 0 || (size_t)q >= k->nbs)
+		return;
+	k->brem[q]--;
+	if (k->o[j].E > k->bE[q])
+		k->bE[q] = k->o[j].E;
+}
+
 /* A call of a matched collective started: when its last call has, every
  * call ends at the last arrival plus its transfer. */
 static void arrive(struct ctx *c, size_t i, int32_t j)
@@ -826,6 +910,7 @@ static void arrive(struct ctx *c, size_t i, int32_t j)
 		k->o[u.j].E = g->last_s + k->o[u.j].x2;
 		if (k->o[u.j].E < k->o[u.j].S)
 			k->o[u.j].E = k->o[u.j].S;
+		ended(k, u.j);
 		push(c, (size_t)u.ri);
 	}
 }
@@ -842,6 +927,12 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 		if (k->o[j].L > ready)
 			ready = k->o[j].L;
 	}
+	if (o->bar && o->step >= 1 && (size_t)o->step <= k->nbs) { /* the step barrier */
+		if (k->brem[o->step - 1])
+			return 0;
+		if (k->bE[o->step - 1] > ready)
+			ready = k->bE[o->step - 1];
+	}
 	if (o->dep >= 0) {
 		if (k->o[o->dep].E == UNSET)
 			return 0;
@@ -849,9 +940,10 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 			ready = k->o[o->dep].E;
 	}
 	k->o[j].S = ready == UNSET ? k->s[j] : ready + k->o[j].lat;
-	if (k->o[j].grp < 0)
+	if (k->o[j].grp < 0) {
 		k->o[j].E = k->o[j].S + k->o[j].d2;
-	else
+		ended(k, j);
+	} else
 		arrive(c, i, j);
 	return 1;
 }
@@ -911,6 +1003,10 @@ static size_t replay(struct ctx *c)
 			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
 		k->hp = 0;
 		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
+		for (size_t q = 0; q < k->nbs; q++) {
+			k->brem[q] = k->bn[q];
+			k->bE[q] = UNSET;
+		}
 		k->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
@@ -921,6 +1017,19 @@ static size_t replay(struct ctx *c)
 		advance(c, i);
 	}
 	size_t left = 0;
+	for (size_t i = 0; i < c->n; i++) {
+			struct rk *k = &c->k[i];
+			for (size_t q = 0; q < k->nstr; q++) {
+				if (k->sp[q] >= k->nsops[q])
+					continue;
+				int32_t j = k->sops[q][k->sp[q]];
+				const struct wop *o = &k->r->ops[j];
+				fprintf(stderr, "rank %zu stream %zu op %d step %d bar %d brem %zu dep %d(E %lld) grp %d S %lld L %lld l %lld sprev %d hp %zu/%zu\n",
+					i, q, j, o->step, o->bar, o->step >= 1 ? k->brem[o->step - 1] : 0, o->dep,
+					o->dep >= 0 ? (long long)k->o[o->dep].E : 0LL, k->o[j].grp, (long long)k->o[j].S,
+					(long long)k->o[j].L, (long long)k->o[j].l, k->o[j].sprev, k->hp, k->nh);
+			}
+		}
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
 		for (size_t j = 0; j < k->n; j++)
@@ -1381,11 +1490,18 @@ static struct whatif_fix *take(struct evald *v, size_t n)
  * step and the clock uncertainty), for a rank with its cause. */
 static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double rep_mean)
 {
-	char b[512];
+	char b[768], u[320] = "";
 	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	double gain = best ? best->f.gain_ms : 0;
+	/* delays nothing explains are replayed as fixed: when they outweigh
+	 * the material threshold and the best gain, no answer is confident */
+	if (w->unexplained_share >= UNX_SHARE && w->unexplained_ms > lim && w->unexplained_ms >= gain)
+		snprintf(u, sizeof(u), "not conclusive: %.3g ms per step (%.0f %% of the step) are delays the "
+			 "trace does not explain, kept fixed in every replay, so a fix that would shorten them "
+			 "is not seen; ", w->unexplained_ms, 100.0 * w->unexplained_share);
 	if (!best || !(best->f.gain_ms > lim)) {
 		int some = best && best->f.gain_pct >= 0.05;
-		snprintf(b, sizeof(b), "no single fix is worth more than %.1f %% of the step%s%s%s",
+		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% of the step%s%s%s", u,
 			 some ? best->f.gain_pct : 0.0, some ? " (the most: " : "", some ? best->f.what : "",
 			 some ? ")" : "");
 		w->verdict = xstrdup(b);
@@ -1406,14 +1522,14 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 		free(t);
 		free(mask);
 	}
-	snprintf(b, sizeof(b), "fixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", best->f.what,
+	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->f.what,
 		 best->f.gain_pct, w->measured_step_ms, w->measured_step_ms - best->f.gain_ms, cause);
 	w->verdict = xstrdup(b);
 }
 
 /* Every fix: ranks, groups, op types. */
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      double rep_mean, struct evald **pv, size_t *pn)
+		      double rep_mean, double ideal_mean, struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
@@ -1454,7 +1570,13 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			present[c->k[i].cat[j]] = 1;
 			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
 		}
-	for (int cat = 0; cat < WC__N; cat++) {
+	/* An op type's fix sets its ops to the ideal's values and leaves the rest
+	 * as measured, and the replay is monotone in every duration, gap and
+	 * transfer, so it gains at most what the ideal gains: beyond
+	 * ALL_RANKS_MAX ranks, op types are not replayed when that is not
+	 * material. */
+	int cats = c->n <= ALL_RANKS_MAX || rep_mean - ideal_mean > lim;
+	for (int cat = 0; cats && cat < WC__N; cat++) {
 		if (!present[cat])
 			continue;
 		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
@@ -1468,8 +1590,26 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	*pn = n;
 }
 
+/* AORTA_TIMING=1: each phase's wall time on stderr (bench/whatif_cost). */
+static void phase(const char *what)
+{
+	static struct timespec t0;
+	static int on = -1;
+	if (on < 0)
+		on = getenv("AORTA_TIMING") != NULL;
+	if (!on)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (what)
+		fprintf(stderr, "aorta: timing: what-if %s: %.3f ms\n", what,
+			(double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+	t0 = t;
+}
+
 void whatif_run(struct analysis *a)
 {
+	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
 	if (a->n < 2 || !a->clocks_aligned) {
@@ -1498,6 +1638,7 @@ void whatif_run(struct analysis *a)
 		c.csize[c.k[i].cls]++;
 		rk_init(&c, i);
 	}
+	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
 	if (!c.nsteps) {
 		ctx_free(&c);
@@ -1509,6 +1650,7 @@ void whatif_run(struct analysis *a)
 	}
 	build_groups(&c);
 	build_slots(&c);
+	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	for (size_t i = 0; i < c.n; i++)
 		windows(&c.k[i], 1);
@@ -1517,20 +1659,32 @@ void whatif_run(struct analysis *a)
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
 	size_t left = run_scen(&c, &sn, rep);
 	c.rep = rep;
+	phase("unmodified replay");
 	w->ok = 1;
 	w->steps_used = c.nsteps;
 	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
 	w->measured_step_ms = mean(meas, c.nsteps);
+	double ux = 0;
+	for (size_t s = 0; s < c.nsteps; s++)
+		for (size_t i = 0; i < c.n; i++)
+			ux += (double)c.k[i].unx[c.sidx[i][s]];
+	w->unexplained_ms = ux / 1e6 / (double)c.nsteps / (double)c.n;
+	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
+	if (w->unexplained_share > 1)
+		w->unexplained_share = 1;
 	w->replay_step_ms = mean(rep, c.nsteps);
 	base_replay(&c, w, meas, rep, left);
+	phase("critical path");
 	struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
 	double *ideal = xmalloc(c.nsteps * sizeof(double));
 	run_scen(&c, &sa, ideal);
 	w->ideal_step_ms = mean(ideal, c.nsteps);
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	phase("ideal replay");
 	struct evald *v;
 	size_t nv;
-	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, &v, &nv);
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, &v, &nv);
+	phase("fixes");
 	struct evald *best = NULL;
 	for (size_t q = 0; q < nv; q++)
 		if (!best || v[q].f.gain_ms > best->f.gain_ms)
@@ -1566,6 +1720,7 @@ void whatif_run(struct analysis *a)
 	free(rep);
 	free(ideal);
 	ctx_free(&c);
+	phase("verdict and free");
 	a->whatif = w;
 }
 

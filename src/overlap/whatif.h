@@ -28,7 +28,8 @@ struct wop {
 	int32_t inst;        /* index into the rank's inst[] (a collective call), -1 */
 	uint32_t hash;       /* FNV-1a of the name: the same op on another rank */
 	uint8_t kind;        /* enum span_kind */
-	uint8_t pad[3];
+	uint8_t bar;         /* 1: it waited for its rank's previous step to end (inferred) */
+	uint8_t pad[2];
 };
 
 /* One fix: what, the step if it were fixed, the gain. */
@@ -67,6 +68,8 @@ struct whatif {
 	int reproduced;      /* every step reproduced within 3 % */
 	char *verdict;       /* the diagnosis sentence: the best fix, or that none is material */
 	double uncertainty_ms; /* what a gain must exceed to be material */
+	double unexplained_ms; /* per step, mean over ranks: delays the replay keeps fixed (nothing explains them) */
+	double unexplained_share; /* of the measured step (at most 1) */
 	struct whatif_fix *by_rank, *by_group, *by_op;
 	size_t nby_rank, nby_group, nby_op;
 	struct whatif_step *steps;

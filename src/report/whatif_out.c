@@ -1,8 +1,8 @@
 /*
- * whatif_out.c - the what-if's terminal section and JSON (docs/formats.md
- * "across_ranks.what_if", docs/metrics.md "What-if").  The reader of the
- * same JSON is ingest/analysis_json.c's read_whatif; the two must agree
- * key for key (tests/cli/whatif.sh round-trips them).
+ * whatif_out.c - the what-if's terminal section and compare's side-by-side
+ * rows (docs/metrics.md "What-if").  Its JSON, across_ranks.what_if, is
+ * written and read by the analysis model's tables (analysis_io/fields.c,
+ * docs/formats.md), like every other record.
  */
 #include "report/whatif_out.h"
 
@@ -12,98 +12,6 @@
 #include <string.h>
 
 #include "overlap/analysis.h"
-
-static void fixes(struct jw *j, const char *key, const struct whatif_fix *f, size_t n)
-{
-	jw_arr(j, key);
-	for (size_t q = 0; q < n; q++) {
-		jw_obj(j, NULL);
-		jw_str(j, "fix", f[q].what);
-		if (f[q].rank >= 0)
-			jw_int(j, "rank", f[q].rank);
-		if (f[q].ranks)
-			jw_str(j, "ranks", f[q].ranks);
-		jw_num(j, "step_ms_if_fixed", f[q].step_ms_if_fixed, 6);
-		jw_num(j, "gain_ms", f[q].gain_ms, 6);
-		jw_num(j, "gain_pct", f[q].gain_pct, 4);
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-}
-
-void whatif_write_json(struct jw *j, const struct analysis *a, const struct whatif *w)
-{
-	if (!w) {
-		jw_null(j, "what_if");
-		return;
-	}
-	jw_obj(j, "what_if");
-	jw_bool(j, "ok", w->ok);
-	if (!w->ok) {
-		jw_str(j, "reason", w->why ? w->why : "");
-		jw_obj_end(j);
-		return;
-	}
-	jw_uint(j, "steps_used", w->steps_used);
-	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
-	jw_num(j, "replay_step_ms", w->replay_step_ms, 6);
-	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
-	jw_num(j, "slowdown", w->slowdown, 6);
-	jw_num(j, "replay_error_pct", w->replay_error_pct, 4);
-	jw_bool(j, "reproduced", w->reproduced);
-	jw_num(j, "uncertainty_ms", w->uncertainty_ms, 6);
-	jw_str(j, "verdict", w->verdict ? w->verdict : "");
-	fixes(j, "by_rank", w->by_rank, w->nby_rank);
-	fixes(j, "by_group", w->by_group, w->nby_group);
-	fixes(j, "by_op", w->by_op, w->nby_op);
-	jw_arr(j, "stages");
-	for (size_t i = 0; i < w->nstage && i < a->n; i++) {
-		jw_obj(j, NULL);
-		jw_int(j, "rank", a->r[i].rank);
-		jw_int(j, "stage", w->stage[i]);
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-	jw_arr(j, "steps");
-	for (size_t s = 0; s < w->nsteps; s++) {
-		const struct whatif_step *st = &w->steps[s];
-		jw_obj(j, NULL);
-		jw_int(j, "step", st->number);
-		jw_num(j, "measured_ms", st->measured_ms, 6);
-		jw_num(j, "replay_ms", st->replay_ms, 6);
-		jw_num(j, "ideal_ms", st->ideal_ms, 6);
-		jw_num(j, "error_pct", st->error_pct, 4);
-		jw_bool(j, "reproduced", st->reproduced);
-		if (st->reason)
-			jw_str(j, "reason", st->reason);
-		else
-			jw_null(j, "reason");
-		if (st->best) {
-			jw_str(j, "best_fix", st->best);
-			jw_num(j, "best_step_ms_if_fixed", st->best_ms_if_fixed, 6);
-			jw_num(j, "best_gain_ms", st->best_gain_ms, 6);
-		} else {
-			jw_null(j, "best_fix");
-		}
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-	jw_arr(j, "critical_path");
-	for (size_t q = 0; q < w->ncp; q++) {
-		jw_obj(j, NULL);
-		jw_int(j, "rank", w->cp[q].rank);
-		if (w->cp[q].stream >= 0)
-			jw_int(j, "stream", w->cp[q].stream);
-		else
-			jw_null(j, "stream");
-		jw_str(j, "op", w->cp[q].what);
-		jw_num(j, "ms_per_step", w->cp[q].ms, 6);
-		jw_num(j, "share", w->cp[q].share, 6);
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-	jw_obj_end(j);
-}
 
 static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, size_t n, size_t most)
 {
@@ -146,6 +54,8 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
 		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
 		w->steps_used == 1 ? "" : "s");
+	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
+		w->unexplained_ms, 100.0 * w->unexplained_share);
 	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
 	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
 	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);

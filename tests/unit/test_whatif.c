@@ -445,6 +445,131 @@ static void test_kineto_send_recv_peers(void)
 	analysis_free(&a);
 }
 
+/* ---- step barriers, dependencies without launches, unexplained delays ------------ */
+
+#define A_US (2000 * US)  /* the host launches a step's ops this long before its first starts (more than
+                             * the 2 D a fix moves the last step: the launch never binds) */
+#define P_US (300 * US)   /* the pause after a step's last op before the next step's first */
+#define W_US (50 * US)    /* without launches: the all-reduce starts this long after its GEMM */
+#define D_US (400 * US)   /* rank 1's GEMM is this much longer */
+
+/* Two ranks; per step k: a GEMM on stream 7 from t_k, G (rank 0) or G + D
+ * (rank 1) long; an all-reduce on stream 9 from w after the GEMM's end
+ * (w = 0 with launches, W without) to the last arrival + X; the next step's
+ * GEMM P after that end: t_{k+1} = t_k + G + D + w + X + P on both ranks.
+ * With launches, a step's ops are launched A before t_k (the host never
+ * binds); without, the steps are GPU-side ranges. */
+static void barrier_build(int launches, struct trace_set *s)
+{
+	struct tb b[2];
+	int64_t w = launches ? 0 : W_US, t = T0 + A_US, lstep[MAXR][NST];
+	begin(b, 2);
+	for (int k = 0; k < NST; k++) {
+		int64_t end = t + G + D_US + w + X;
+		for (int r = 0; r < 2; r++) {
+			int64_t g = G + (r ? D_US : 0);
+			lstep[r][k] = t - A_US;
+			if (launches) {
+				op(&b[r], 7, t - A_US, t, t + g, GEMM, NONE, -1, 0);
+				op(&b[r], 9, t - A_US + 10 * US, t + g + w, end, AR, ALLREDUCE, -1, 0);
+			} else {
+				trace_add_device(b[r].t, t, t + g, GEMM, strlen(GEMM), R_KERNEL, 7, -1, 0);
+				size_t q = trace_add_device(b[r].t, t + g + w, end, AR, strlen(AR), R_KERNEL, 9, -1, 4u << 20);
+				struct coll_meta m = { 0 };
+				m.pg_name = strtab_intern(&b[r].t->names, "0", 1);
+				m.coll_name = strtab_intern(&b[r].t->names, "allreduce", 9);
+				m.in_nelems = m.out_nelems = 1 << 20;
+				m.dtype_bytes = 4;
+				m.group_size = -1;
+				m.seq = -1;
+				m.peer = -1;
+				m.p2p = P2P_NONE;
+				trace_set_coll(b[r].t, q, &m);
+				trace_add_gpu_step(b[r].t, k, t - 1, t + G + D_US + w + X + P_US - 1);
+			}
+		}
+		t = end + P_US;
+	}
+	if (launches) {
+		finish(b, 2, lstep, s);
+	} else {
+		for (int r = 0; r < 2; r++) {
+			trace_finish(b[r].t, NULL);
+			trace_set_add(s, b[r].t);
+		}
+	}
+}
+
+/* With launches known (the host ahead by A), the next step's GEMM starts P
+ * after the all-reduce (more than DEP_LAG_NS: no inferred dependency), so
+ * only the step barrier makes it wait for that end.  Fixing rank 1 (its
+ * GEMM to rank 0's G) then moves every later step by D on both ranks:
+ * every window (t_{k+1} - t_k = G + D + X + P; the last G + D + X) loses
+ * D, the gain is D.  Without the barrier rank 0's next GEMM would keep its
+ * measured start and the gain would be less.  Unexplained per rank: step
+ * 0's GEMM A after its launch, the later GEMMs P after the barrier, so
+ * (A + 2 P) / 3 per step; it outweighs the gain D, so the verdict is not
+ * conclusive. */
+static void test_step_barrier_and_unexplained(void)
+{
+	struct trace_set s = { 0 };
+	struct analysis a;
+	barrier_build(1, &s);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	double meas = (double)(G + D_US + X) + 2.0 * P_US / 3;
+	CHECK_NEAR(w->measured_step_ms, meas / 1e6, 1e-9);
+	CHECK_NEAR(w->replay_step_ms, meas / 1e6, 1e-9);
+	const struct whatif_fix *r1 = fix_named(w->by_rank, w->nby_rank, "rank 1");
+	CHECK(r1 != NULL);
+	if (r1)
+		CHECK_NEAR(r1->gain_ms, (double)D_US / 1e6, 1e-6);
+	double ux = (A_US + 2.0 * P_US) / 3;
+	CHECK_NEAR(w->unexplained_ms, ux / 1e6, 1e-9);
+	CHECK_NEAR(w->unexplained_share, ux / meas, 1e-9);
+	CHECK(w->verdict && strncmp(w->verdict, "not conclusive: ", 16) == 0);
+	analysis_free(&a);
+}
+
+/* Without launches (an op table), the all-reduce starts W after its GEMM:
+ * more than DEP_LAG_NS, still taken as a wait for the latest op that ended
+ * in its gap (the GEMM).  Fixing rank 1 then gains D per step as above
+ * (without the dependency its all-reduce would keep its measured start and
+ * nothing would move).  Unexplained per rank: W per all-reduce and P per
+ * later GEMM: W + 2 P / 3 per step, below the gain D, so the verdict names
+ * the fix. */
+static void test_gap_without_launch_is_a_dependency(void)
+{
+	struct trace_set s = { 0 };
+	struct analysis a;
+	barrier_build(0, &s);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	double meas = (double)(G + D_US + W_US + X) + 2.0 * P_US / 3;
+	CHECK_NEAR(w->measured_step_ms, meas / 1e6, 1e-9);
+	CHECK_NEAR(w->replay_step_ms, meas / 1e6, 1e-9);
+	const struct whatif_fix *r1 = fix_named(w->by_rank, w->nby_rank, "rank 1");
+	CHECK(r1 != NULL);
+	if (r1)
+		CHECK_NEAR(r1->gain_ms, (double)D_US / 1e6, 1e-6);
+	double ux = W_US + 2.0 * P_US / 3;
+	CHECK_NEAR(w->unexplained_ms, ux / 1e6, 1e-9);
+	CHECK(w->verdict && strncmp(w->verdict, "fixing rank 1 ", 14) == 0);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -453,5 +578,7 @@ int main(void)
 	TEST(test_pipeline_pairs_and_fix);
 	TEST(test_send_recv_without_peers_left_unmatched);
 	TEST(test_kineto_send_recv_peers);
+	TEST(test_step_barrier_and_unexplained);
+	TEST(test_gap_without_launch_is_a_dependency);
 	return test_report();
 }
