@@ -57,6 +57,7 @@
 #define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
 #define ROUND_NS 10          /* ends and starts this close are the same instant (rounding of us/ms inputs) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
+#define NARROW_SHARE 0.9    /* a rank or group fix with this share of the best gain is named instead */
 #define UNX_SHARE 0.05      /* unexplained delays of this share of the step make the verdict inconclusive */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
@@ -376,7 +377,7 @@ static int64_t median_i64(int64_t *v, size_t n)
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof(*v), cmp_i64);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
 }
 
 /* Measured inputs of one rank on the aligned clock. */
@@ -659,15 +660,15 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		int64_t w[3];
 		middle3(tmp, K, lo, w);
 #define V(i) (w[(i) - lo])
-		all[q] = K % 2 ? V(K / 2) : (V(K / 2 - 1) + V(K / 2)) / 2;
-		size_t mm = K - 1, a = (mm - 1) / 2, b = mm / 2; /* the median of the K - 1 others */
+		all[q] = V((K - 1) / 2); /* the lower median: stragglers only slow ops down */
+		size_t a = (K - 2) / 2; /* the lower median of the K - 1 others */
 		for (size_t m = 0; m < n; m++) {
 			struct slotm u = c->sm[at + m];
 			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
 			/* without own: position t of the others is t if fewer than t + 1
 			 * values are below own, else t + 1 */
-			int64_t x = V(a) < own ? V(a) : V(a + 1), y = V(b) < own ? V(b) : V(b + 1);
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = (x + y) / 2;
+			int64_t x = V(a) < own ? V(a) : V(a + 1);
+			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = x;
 		}
 #undef V
 	}
@@ -1486,30 +1487,51 @@ static struct whatif_fix *take(struct evald *v, size_t n)
 	return f;
 }
 
+const struct whatif_fix *whatif_best(const struct whatif *w)
+{
+	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op }, *best = NULL;
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++)
+		for (size_t q = 0; q < n[k]; q++)
+			if (!best || v[k][q].gain_ms > best->gain_ms)
+				best = &v[k][q];
+	/* the narrowest fix that gets nearly all of the best gain: a rank
+	 * before a group, a group before an op type on every rank */
+	for (int k = 0; best && k < 2; k++) {
+		const struct whatif_fix *nb = NULL;
+		for (size_t q = 0; q < n[k]; q++)
+			if (!nb || v[k][q].gain_ms > nb->gain_ms)
+				nb = &v[k][q];
+		if (nb && nb->gain_ms >= NARROW_SHARE * best->gain_ms)
+			return nb;
+	}
+	return best;
+}
+
 /* The verdict: the best fix when its gain is material (beyond 1 % of the
  * step and the clock uncertainty), for a rank with its cause. */
-static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double rep_mean)
+static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean)
 {
 	char b[768], u[320] = "";
 	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
-	double gain = best ? best->f.gain_ms : 0;
+	double gain = best ? best->gain_ms : 0;
 	/* delays nothing explains are replayed as fixed: when they outweigh
 	 * the material threshold and the best gain, no answer is confident */
 	if (w->unexplained_share >= UNX_SHARE && w->unexplained_ms > lim && w->unexplained_ms >= gain)
 		snprintf(u, sizeof(u), "not conclusive: %.3g ms per step (%.0f %% of the step) are delays the "
 			 "trace does not explain, kept fixed in every replay, so a fix that would shorten them "
 			 "is not seen; ", w->unexplained_ms, 100.0 * w->unexplained_share);
-	if (!best || !(best->f.gain_ms > lim)) {
-		int some = best && best->f.gain_pct >= 0.05;
+	if (!best || !(best->gain_ms > lim)) {
+		int some = best && best->gain_pct >= 0.05;
 		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% of the step%s%s%s", u,
-			 some ? best->f.gain_pct : 0.0, some ? " (the most: " : "", some ? best->f.what : "",
+			 some ? best->gain_pct : 0.0, some ? " (the most: " : "", some ? best->what : "",
 			 some ? ")" : "");
 		w->verdict = xstrdup(b);
 		return;
 	}
 	const char *cause = "";
-	if (best->f.rank >= 0) { /* its host gaps alone against its GPU work alone */
-		int ri = rank_index(c->a, best->f.rank);
+	if (best->rank >= 0) { /* its host gaps alone against its GPU work alone */
+		int ri = rank_index(c->a, best->rank);
 		uint8_t *mask = xcalloc(c->n, 1);
 		mask[ri] = 1;
 		double *t = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*t));
@@ -1522,8 +1544,8 @@ static void verdict(struct ctx *c, struct whatif *w, struct evald *best, double 
 		free(t);
 		free(mask);
 	}
-	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->f.what,
-		 best->f.gain_pct, w->measured_step_ms, w->measured_step_ms - best->f.gain_ms, cause);
+	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->what,
+		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause);
 	w->verdict = xstrdup(b);
 }
 
@@ -1685,10 +1707,6 @@ void whatif_run(struct analysis *a)
 	size_t nv;
 	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, &v, &nv);
 	phase("fixes");
-	struct evald *best = NULL;
-	for (size_t q = 0; q < nv; q++)
-		if (!best || v[q].f.gain_ms > best->f.gain_ms)
-			best = &v[q];
 	for (size_t s = 0; s < c.nsteps; s++) {
 		struct whatif_step *st = &w->steps[s];
 		st->ideal_ms = ideal[s];
@@ -1702,10 +1720,10 @@ void whatif_run(struct analysis *a)
 			st->best_gain_ms = rep[s] - v[bq].steps[s];
 		}
 	}
-	verdict(&c, w, best, w->replay_step_ms);
 	w->by_rank = take(v, w->nby_rank);
 	w->by_group = take(v + w->nby_rank, w->nby_group);
 	w->by_op = take(v + w->nby_rank + w->nby_group, w->nby_op);
+	verdict(&c, w, whatif_best(w), w->replay_step_ms);
 	for (size_t q = 0; q < nv; q++)
 		free(v[q].steps);
 	free(v);

@@ -91,5 +91,8 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 /* The what-if of a joined analysis: a->whatif (replaced if set). */
 void whatif_run(struct analysis *a);
 void whatif_free(struct whatif *w);
+/* The fix the verdict names: the largest gain, or the narrowest fix (a
+ * rank, then a group) that gets at least 90 % of it; NULL when none. */
+const struct whatif_fix *whatif_best(const struct whatif *w);
 
 #endif

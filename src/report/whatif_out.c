@@ -77,18 +77,6 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 				w->steps[s].error_pct, w->steps[s].reason ? w->steps[s].reason : "");
 }
 
-static const struct whatif_fix *best_fix(const struct whatif *w)
-{
-	const struct whatif_fix *b = NULL;
-	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
-	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
-	for (int k = 0; k < 3; k++)
-		for (size_t q = 0; q < n[k]; q++)
-			if (!b || v[k][q].gain_ms > b->gain_ms)
-				b = &v[k][q];
-	return b;
-}
-
 static const struct whatif_fix *find_fix(const struct whatif *w, const char *what)
 {
 	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op };
@@ -106,7 +94,7 @@ static void side_json(struct jw *j, const char *key, const struct whatif *w)
 		jw_null(j, key);
 		return;
 	}
-	const struct whatif_fix *b = best_fix(w);
+	const struct whatif_fix *b = whatif_best(w);
 	jw_obj(j, key);
 	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
 	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
