@@ -53,10 +53,13 @@ ALL_C := $(filter-out $(MPI_C),$(ALL_C))
 # `aorta report` with dlopen, so build/aorta starts where cairo is absent.
 PLOT_C := $(filter src/report/plot_%.c,$(ALL_C))
 ALL_C := $(filter-out $(PLOT_C),$(ALL_C))
+# Without cairo's headers (pkg-config finds no cairo) the plug-in is left
+# out, and the build says so (see "the optional parts" below).
+HAVE_CAIRO := $(shell pkg-config --exists cairo fontconfig 2>/dev/null && echo 1 || echo 0)
 CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
 CAIRO_LIBS := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
 PLOT_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(PLOT_C))
-PLOT_PLUGIN = $(BUILD)/libaorta-plot.so
+PLOT_PLUGIN = $(if $(filter 1,$(HAVE_CAIRO)),$(BUILD)/libaorta-plot.so,)
 GPU_C := $(filter src/gpu/% src/comm/nccl% %_gpu.c,$(ALL_C))
 HOST_C := $(filter-out $(GPU_C),$(ALL_C))
 CU_SRC := $(shell find src -name '*.cu' | sort)
@@ -113,8 +116,38 @@ endif
 # srun loads it, so build/aorta links no MPI.  Built when mpicc is found.
 MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 
-.PHONY: all test demo clean fuzz unit deps deps-check print-link-libs format gpu-tests check-gpu mpi-tests
+.PHONY: all test demo clean fuzz unit deps deps-check print-link-libs print-features format gpu-tests check-gpu mpi-tests
 all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN)
+
+# ---- the optional parts ----------------------------------------------------
+# Which optional parts this build has (GPU code, MPI in the GPU plug-in and
+# the MPI plug-in, the cairo plot plug-in) depends on what is installed when
+# make reads this file.  $(BUILD)/features records it; every object depends
+# on that file, so installing or removing one of them (scripts/deps.sh, the
+# CUDA toolkit) rebuilds what it changes instead of keeping a build without
+# it, and each change is announced with what is left out and why.
+define nl
+
+
+endef
+HAVE_MPI := $(if $(strip $(MPI_LIBS)),1,0)
+FEATURES := gpu=$(BUILD_GPU) mpi=$(HAVE_MPI) plot=$(HAVE_CAIRO) sanitize=$(SANITIZE)
+FEATURES_WHY := $(if $(filter 0,$(BUILD_GPU)),$(nl)  left out: the GPU plug-in ($(BUILD)/libaorta-gpu.so: aorta train, hwq, sdma, tune-tp): $(if $(NVCC),BUILD_GPU=0,no nvcc (the CUDA toolkit is not installed; /usr/local/cuda/bin/nvcc or nvcc on PATH)),)$(if $(filter 0,$(HAVE_MPI)),$(nl)  left out: MPI (the MPI plug-in $(BUILD)/libaorta-mpi.so for mpirun aorta analyze, and mpirun/srun launching of aorta train): no $(MPICC) (scripts/deps.sh installs libopenmpi-dev),)$(if $(filter 0,$(HAVE_CAIRO)),$(nl)  left out: the plot plug-in ($(BUILD)/libaorta-plot.so: the charts of aorta report): pkg-config finds no cairo (scripts/deps.sh installs libcairo2-dev and pkg-config),)
+NO_FEATURE_GOALS := test demo clean clean-hip deps deps-check print-link-libs print-hip-files print-features uninstall
+# (not under make -n, which must change nothing)
+ifneq ($(filter-out $(NO_FEATURE_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+FEATURES_OLD := $(shell cat $(BUILD)/features 2>/dev/null)
+ifneq ($(FEATURES_OLD),$(FEATURES))
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $(BUILD)/features)
+$(info aorta: build configuration of $(BUILD)/: $(FEATURES)$(if $(FEATURES_OLD), (was: $(FEATURES_OLD)); rebuilding,)$(FEATURES_WHY))
+endif
+endif
+endif
+$(BUILD)/features:
+	@mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $@
+print-features:
+	@echo $(FEATURES)
 
 $(BUILD)/aorta: $(HOST_OBJ)
 	$(say) LD $@
@@ -129,12 +162,12 @@ $(PLOT_PLUGIN): $(PLOT_OBJ)
 	$(say) LD $@
 	$(Q)$(CC) $(LDSAN) -shared -o $@ $^ $(CAIRO_LIBS) -lm
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.cu
+$(BUILD)/obj/%.o: %.cu $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) NVCC $<
 	$(Q)$(NVCC) $(NVCCFLAGS) -c -o $@ $<
@@ -172,7 +205,7 @@ check-gpu: all gpu-tests
 MPI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(MPI_C))
 MPI_TEST_SRC := $(sort $(wildcard tests/mpi/test_*.c))
 MPI_TEST_BIN = $(patsubst tests/mpi/%.c,$(BUILD)/mpi-tests/%,$(MPI_TEST_SRC))
-$(MPI_OBJ): $(BUILD)/obj/%.o: %.c
+$(MPI_OBJ): $(BUILD)/obj/%.o: %.c $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) MPICC $<
 	$(Q)$(MPICC) $(CFLAGS_ALL) -fPIC -MMD -MP -c -o $@ $<
@@ -186,7 +219,11 @@ $(BUILD)/mpi-tests/%: tests/mpi/%.c $(MPI_OBJ) $(LIB_OBJ) $(CU_OBJ)
 mpi-tests: $(MPI_TEST_BIN)
 
 # The whole suite; tests/run.sh prints the closing "N passed, N failed".
-test: deps-check all unit gpu-tests
+# test and demo install what is missing first, then build in a second make:
+# this one read its flags (pkg-config, mpicc, nvcc) before the install, the
+# sub-make reads them after it, so the first run builds what a second would.
+test: deps-check
+	@$(MAKE) --no-print-directory all unit gpu-tests
 	@bash tests/run.sh
 
 deps:
@@ -199,7 +236,8 @@ deps-check:
 print-link-libs:
 	@echo $(LIBS) $(GPU_LIBS) $(CAIRO_LIBS) $(MPI_LIBS)
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh
 
 # libFuzzer targets, one per reader (clang + libclang-rt); the library is
