@@ -7,6 +7,7 @@
 #   make BUILD_GPU=0                  host-only build
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/
 #   make mpi-tests  MPI tests of the distributed core (needs mpicc)
+#   make readme-example   regenerate README.md's example output from build/aorta
 #
 # Debian-only libraries (SQLite, libyaml, yajl) are linked statically so the
 # binary runs on GPU machines that lack them; zlib, libc and the CUDA
@@ -116,7 +117,7 @@ endif
 # srun loads it, so build/aorta links no MPI.  Built when mpicc is found.
 MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 
-.PHONY: all test demo clean fuzz unit deps deps-check print-link-libs print-features format gpu-tests check-gpu mpi-tests
+.PHONY: all test demo readme-example clean fuzz unit deps deps-check print-link-libs print-features format gpu-tests check-gpu mpi-tests
 all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN)
 
 # ---- the optional parts ----------------------------------------------------
@@ -239,6 +240,11 @@ print-link-libs:
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh
+
+# README.md's example output, regenerated from what build/aorta prints
+# (tests/cli/readme.sh fails when the two differ).
+readme-example: $(BUILD)/aorta
+	@bash scripts/readme_example.sh
 
 # libFuzzer targets, one per reader (clang + libclang-rt); the library is
 # compiled once with coverage instrumentation and linked into each target.

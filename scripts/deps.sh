@@ -25,7 +25,7 @@
 set -euo pipefail
 
 PKGS=(gcc make pkg-config libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 libisal-dev \
-      clang libclang-rt-14-dev python3 sqlite3 time jq shfmt libopenmpi-dev openmpi-bin \
+      clang libclang-rt-14-dev python3 sqlite3 time jq shfmt bzip2 xz-utils libopenmpi-dev openmpi-bin \
       libcairo2-dev libfontconfig-dev libfreetype-dev fonts-dejavu-core chromium \
       hipcc libamdhip64-dev librocm-smi-dev)
 
