@@ -8,6 +8,7 @@
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/
 #   make mpi-tests  MPI tests of the distributed core (needs mpicc)
 #   make readme-example   regenerate README.md's example output from build/aorta
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall   make deb
 #
 # Debian-only libraries (SQLite, libyaml, yajl) are linked statically so the
 # binary runs on GPU machines that lack them; zlib, libc and the CUDA
@@ -118,7 +119,14 @@ endif
 MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 
 .PHONY: all test demo readme-example clean fuzz unit deps deps-check print-link-libs print-features format gpu-tests check-gpu mpi-tests
-all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN)
+# The man pages and the bash completion are generated from the option
+# tables by the built binary (scripts/gen_docs.sh), in the plain build only.
+DOCS = $(if $(SANITIZE),,$(BUILD)/man/aorta.1)
+all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN) $(DOCS)
+
+$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh
+	$(say) GEN $(BUILD)/man/
+	$(Q)bash scripts/gen_docs.sh $(BUILD)/aorta $(BUILD)/man $(BUILD)/aorta.bash-completion
 
 # ---- the optional parts ----------------------------------------------------
 # Which optional parts this build has (GPU code, MPI in the GPU plug-in and
@@ -240,6 +248,46 @@ print-link-libs:
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh
+
+# ---- install -----------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+# bin/aorta; the plug-ins in lib/aorta/ (the binary finds them there from its
+# own location: ../lib/aorta/, or through AORTA_GPU_LIB, AORTA_PLOT_LIB,
+# AORTA_MPI_LIB); config/default.yaml in share/aorta/ (aorta train's default
+# from any folder); man pages in share/man/man1/, the bash completion in
+# share/bash-completion/completions/, README and docs/ in share/doc/aorta/.
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+PLUGINDIR = $(PREFIX)/lib/aorta
+DATADIR = $(PREFIX)/share/aorta
+MANDIR = $(PREFIX)/share/man/man1
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+DOCDIR = $(PREFIX)/share/doc/aorta
+INSTALL_PLUGINS = $(notdir $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN))
+DOC_FILES = README.md $(sort $(wildcard docs/*.md))
+.PHONY: install uninstall deb
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(MANDIR) \
+		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)/docs
+	install -m 755 $(BUILD)/aorta $(DESTDIR)$(BINDIR)/aorta
+	$(if $(INSTALL_PLUGINS),install -m 644 $(addprefix $(BUILD)/,$(INSTALL_PLUGINS)) $(DESTDIR)$(PLUGINDIR)/)
+	install -m 644 config/default.yaml $(DESTDIR)$(DATADIR)/config/default.yaml
+	install -m 644 $(BUILD)/man/aorta*.1 $(DESTDIR)$(MANDIR)/
+	install -m 644 $(BUILD)/aorta.bash-completion $(DESTDIR)$(COMPDIR)/aorta
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/docs/
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/aorta $(addprefix $(DESTDIR)$(PLUGINDIR)/,libaorta-gpu.so libaorta-plot.so libaorta-mpi.so) \
+		$(DESTDIR)$(DATADIR)/config/default.yaml $(DESTDIR)$(MANDIR)/aorta.1 $(DESTDIR)$(MANDIR)/aorta-*.1 \
+		$(DESTDIR)$(COMPDIR)/aorta $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES))
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null
+# A Debian package of this build (build/aorta_VERSION_ARCH.deb): the install
+# above into a staging root with PREFIX=/usr, and a control file whose
+# Depends are the packages of the shared libraries build/aorta links;
+# cairo's (the plot plug-in) and ISA-L's are Recommends, MPI's Suggests.
+deb: all
+	@bash scripts/make_deb.sh $(BUILD)
 
 # README.md's example output, regenerated from what build/aorta prints
 # (tests/cli/readme.sh fails when the two differ).
