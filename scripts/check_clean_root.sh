@@ -201,11 +201,23 @@ fi
 tests_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$testlog" | tail -n 1)
 grep '^FAILED: ' "$testlog" | sed 's/^/    /'
 
+# the installed aorta from another folder: analyze, report (the plot plug-in
+# from lib/aorta), train's default configuration (share/aorta), the man
+# pages and completion in place; then removed without a trace
+run_installed='cd /tmp && aorta analyze /src/aorta/data/h200x4/fsdp2_bs8 | tail -n 3 &&
+	aorta report --log-dir /src/aorta/data/h200x4/aorta_ddp/torch_profiler --label ddp --output /tmp/aorta_rep | tail -n 1 &&
+	test -s /tmp/aorta_rep/ddp_timeline.png && rm -rf /tmp/aorta_rep &&
+	aorta train --check-config | grep -o "\"source\": \"[^\"]*\"" && command -v aorta'
 if [ "$install" = 1 ]; then
-	step install "make install PREFIX=/usr/local && cd /tmp && aorta analyze /src/aorta/data/h200x4/fsdp2_bs8 | tail -n 5 && man -w aorta-analyze 2>/dev/null; cd /src/aorta && make uninstall PREFIX=/usr/local && ! command -v aorta"
+	step install "make install PREFIX=/usr/local && ($run_installed) &&
+		test -f /usr/local/share/man/man1/aorta-analyze.1 && test -f /usr/local/share/bash-completion/completions/aorta &&
+		make uninstall PREFIX=/usr/local && hash -r && ! command -v aorta && ! test -e /usr/local/lib/aorta"
 fi
 if [ "$deb" = 1 ]; then
-	step deb "make deb && apt-get install -y -qq ./build/aorta_*.deb && cd /tmp && aorta analyze /src/aorta/data/h200x4/fsdp2_bs8 | tail -n 5 && apt-get purge -y -qq aorta && ! command -v aorta && ! dpkg -s aorta >/dev/null 2>&1"
+	step deb "make deb && apt-get install -y -qq ./build/aorta_*.deb && dpkg -s aorta | grep -E '^(Status|Version|Depends|Recommends|Suggests):' &&
+		($run_installed) && test -f /usr/share/man/man1/aorta-analyze.1.gz && test -f /usr/share/bash-completion/completions/aorta &&
+		apt-get purge -y -qq aorta && hash -r && ! command -v aorta && ! dpkg -s aorta 2>/dev/null | grep -q '^Status: install' &&
+		! test -e /usr/lib/aorta && ! test -e /usr/share/aorta && ! test -e /usr/share/doc/aorta"
 fi
 
 echo
