@@ -179,8 +179,11 @@ step() { # NAME COMMAND: runs it in the root's clone, records its exit status an
 	return "$rc"
 }
 
-# The README's two commands exactly as written (the code block under "Set-up").
-mapfile -t cmds < <(awk '/^## Set-up/ { s = 1 } s && /^```/ { n++; next } s && n == 1 { print } n == 2 { exit }' \
+# The README's two commands exactly as written: the code block of the
+# "Set-up" section that holds `make demo`.
+mapfile -t cmds < <(awk '/^## / { s = /^## Set-up/ } s && /^```/ { if (inb && has) exit; inb = !inb; n = 0; next }
+	s && inb { b[n++] = $0; if ($0 ~ /^make demo/) has = 1 }
+	END { if (has) for (i = 0; i < n; i++) print b[i] }' \
 	"$R/src/aorta/README.md" | sed 's/[[:space:]]*#.*//; /^[[:space:]]*$/d')
 if [ "${cmds[0]:-}" != "make demo" ] || [ "${cmds[1]:-}" != "make test" ]; then
 	echo "check_clean_root: README.md's set-up block is not 'make demo', 'make test' (found: ${cmds[*]:-nothing}); checking them anyway" >&2

@@ -9,7 +9,9 @@ command it runs, tab-separated:
 
     call    NAME  FILE:LINE      a command run (after timeout/env/setsid/...)
     probe   NAME  FILE:LINE      `command -v NAME` (a check that it exists)
-    func    NAME  FILE:LINE      a shell function the script defines
+    func    NAME  FILE:LINE      a shell function the script defines (or
+                                 names in a "# deps_guard: functions NAME..."
+                                 comment: one from a file it sources)
     module  NAME  FILE:LINE      a Python module imported by python3 -c,
                                  python3 - <<heredoc, or python3 SCRIPT.py
     error   -     FILE:LINE      shfmt could not parse the file
@@ -205,6 +207,7 @@ OPTIONAL = {
     "sudo": "deps.sh uses it only when not root",
     "chromium-browser": "Ubuntu's name for chromium (deps.sh installs chromium)",
     "debootstrap": "scripts/check_clean_root.sh only (run by hand as root; says how to install it)",
+    "man": "man-db: only renders a man page in tests/cli/install.sh, which checks the pages' source without it",
 }
 
 
@@ -342,6 +345,17 @@ def check(pkgs_file, files):
 
 def scan(files):
     for path in files:
+        # functions a script gets from a file it sources at run time (a
+        # generated one): "# deps_guard: functions NAME..."
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for n, l in enumerate(f, 1):
+                    m = re.match(r"\s*#\s*deps_guard:\s*functions\s+(.+)", l)
+                    if m:
+                        for name in m.group(1).split():
+                            emit("func", name, f"{path}:{n}")
+        except OSError:
+            pass
         if os.path.basename(path) == "Makefile":
             makefile(path)
         elif path.endswith(".c"):

@@ -55,6 +55,7 @@ man_opts() { # FILE [SECTION]: the options of the man page (of one verb's sectio
 		sec != "" && /^\.SH / { on = 0 } on' "$1" |
 		grep -oE '\\fB\\-(\\-)?[A-Za-z0-9\\-]+\\fR' | sed 's/\\fB//; s/\\fR//; s/\\-/-/g' | sort -u
 }
+# deps_guard: functions _aorta (defined by the completion script sourced below)
 comp_opts() { # CMD [VERB]: the completion's options
 	# shellcheck disable=SC1090
 	( . "$C"; COMP_WORDS=(aorta "$@" -); COMP_CWORD=$(($# + 1)); _aorta; printf '%s\n' "${COMPREPLY[@]}" | sort -u )
