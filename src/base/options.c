@@ -51,7 +51,7 @@ static void opt_usage_generated(FILE *f, const struct opt *opts, const char *usa
 	fputs("\n.fi\n", f);
 	if (description) {
 		fputs(".SH DESCRIPTION\n", f);
-		/* paragraphs: blank lines become .PP, other line breaks are kept */
+		/* as -h shows it: line breaks kept (no fill) */
 		fputs(".nf\n", f);
 		roff_text(f, description, 0);
 		fputs("\n.fi\n", f);
@@ -78,7 +78,7 @@ static void opt_usage_generated(FILE *f, const struct opt *opts, const char *usa
 
 void opt_usage(FILE *f, const struct opt *opts, const char *usage, const char *description)
 {
-	if (opt_help_format != OPT_HELP_TEXT && f == stdout) {
+	if (opt_help_format != OPT_HELP_TEXT && f != stderr) { /* usage errors stay text */
 		opt_usage_generated(f, opts, usage, description);
 		return;
 	}

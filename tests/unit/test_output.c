@@ -228,6 +228,42 @@ static void test_output_through_links_devices_and_dirs(void)
 	CHECK(rmdir(dir) == 0); /* no temporary file left */
 }
 
+/* The man page and completion forms of an option table (aorta help --man /
+ * --options): roff escapes (a backslash, a line starting with '.', '-' in
+ * option names), one .TP per option plus -h; the names one per line. */
+static void test_option_table_as_man_page_and_words(void)
+{
+	int b = 0;
+	const char *s = NULL;
+	struct opt opts[] = {
+		OPT_BOOL('q', "dry-run", &b, "a \\ backslash"),
+		OPT_STRING(0, "out", &s, "FILE", "first line\n.second starts with a dot"),
+		OPT_END(),
+	};
+	char buf[4096];
+	FILE *f = tmpfile();
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	opt_help_format = OPT_HELP_MAN;
+	opt_usage(f, opts, "aorta x [options]", "Does x.");
+	opt_help_format = OPT_HELP_WORDS;
+	fputs("--\n", f);
+	opt_usage(f, opts, "aorta x", NULL);
+	opt_help_format = OPT_HELP_TEXT;
+	rewind(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	CHECK_STR(buf, ".SH SYNOPSIS\n.nf\naorta x [options]\n.fi\n"
+		       ".SH DESCRIPTION\n.nf\nDoes x.\n.fi\n"
+		       ".SH OPTIONS\n"
+		       ".TP\n\\fB\\-q\\fR, \\fB\\-\\-dry\\-run\\fR\na \\e backslash\n"
+		       ".TP\n\\fB\\-\\-out\\fR \\fIFILE\\fR\nfirst line\n\\&.second starts with a dot\n"
+		       ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow this help\n"
+		       "--\n-q\n--dry-run\n--out\n-h\n--help\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--signal-child") == 0)
@@ -238,6 +274,7 @@ int main(int argc, char **argv)
 	TEST(test_json_writer_nesting_and_commas);
 	TEST(test_option_table_parses_and_rejects);
 	TEST(test_signal_removes_temporary_files);
+	TEST(test_option_table_as_man_page_and_words);
 	TEST(test_output_through_links_devices_and_dirs);
 	return test_report();
 }
