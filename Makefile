@@ -146,9 +146,9 @@ HAVE_ISAL := $(shell /sbin/ldconfig -p 2>/dev/null | grep -q 'libisal\.so\.2 ' &
 FEATURES := gpu=$(BUILD_GPU) mpi=$(HAVE_MPI) plot=$(HAVE_CAIRO) isal=$(HAVE_ISAL) sanitize=$(SANITIZE)
 FEATURES_WHY := $(if $(filter 0,$(BUILD_GPU)),$(nl)  left out: the GPU plug-in ($(BUILD)/libaorta-gpu.so: aorta train, hwq, sdma, tune-tp): $(if $(NVCC),BUILD_GPU=0,no nvcc (the CUDA toolkit is not installed; /usr/local/cuda/bin/nvcc or nvcc on PATH)),)$(if $(filter 0,$(HAVE_MPI)),$(nl)  left out: MPI (the MPI plug-in $(BUILD)/libaorta-mpi.so for mpirun aorta analyze, and mpirun/srun launching of aorta train): no $(MPICC) (scripts/deps.sh installs libopenmpi-dev),)$(if $(filter 0,$(HAVE_CAIRO)),$(nl)  left out: the plot plug-in ($(BUILD)/libaorta-plot.so: the charts of aorta report): pkg-config finds no cairo (scripts/deps.sh installs libcairo2-dev and pkg-config),)$(if $(filter 0,$(HAVE_ISAL)),$(nl)  note: no ISA-L (libisal.so.2) here: aorta reads gzip traces with zlib only (slower; scripts/deps.sh installs libisal2),)
 NO_FEATURE_GOALS := test demo clean clean-hip deps deps-check print-link-libs print-hip-files print-features uninstall
-# (not under make -n, which must change nothing)
+# (not under make -n or -q, which must change nothing)
 ifneq ($(filter-out $(NO_FEATURE_GOALS),$(or $(MAKECMDGOALS),all)),)
-ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
 FEATURES_OLD := $(shell cat $(BUILD)/features 2>/dev/null)
 ifneq ($(FEATURES_OLD),$(FEATURES))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $(BUILD)/features)
