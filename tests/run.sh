@@ -73,7 +73,7 @@ else
 	skipped=$((skipped + 1))
 fi
 
-echo "== dependency guard (every system header and linked library from a package deps.sh installs)"
+echo "== dependency guard (every system header, linked library and tool the scripts run from a package deps.sh installs)"
 out=$(bash tests/cli/deps_guard.sh 2>&1); rc=$?
 count "cli:deps_guard" "$out" $rc
 
