@@ -308,7 +308,9 @@ def check(pkgs_file, files):
             ntools.add(name)
             path = tool_path.get(name)
             if name in OPTIONAL:
-                if (fname, name) not in probes and path is None:
+                # checked whether or not it is installed here, so a machine
+                # that has it cannot hide a script that assumes it
+                if (fname, name) not in probes:
                     problems.append(f"{name} (called by {where}) is optional ({OPTIONAL[name]}) but {fname} does not check for it (command -v {name}) before calling it")
                 continue
             if path is None:
