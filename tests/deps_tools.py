@@ -24,6 +24,7 @@ Only literal command names are reported ("$A" or ./build/aorta is not a
 tool).
 
     python3 tests/deps_tools.py --check PKGS_FILE FILE...
+    python3 tests/deps_tools.py --allowed PKGS_FILE   (the packages allowed)
 
 checks them instead: every command a script calls that is not a shell
 builtin or one of the scripts' own functions must be installed and belong
@@ -226,7 +227,7 @@ def closure(roots, deps, provides):
     return seen
 
 
-def check(pkgs_file, files):
+def check(pkgs_file, files, allowed_only=False):
     import shutil
     out = subprocess.run(["dpkg-query", "-W", "-f=${Package}\t${Essential}\t${Priority}\t${Provides}\t${Depends}, ${Pre-Depends}\t${Status}\n"],
                          capture_output=True, text=True).stdout
@@ -248,6 +249,9 @@ def check(pkgs_file, files):
         listed = {l.strip() for l in fh if l.strip()}
     allowed = closure(listed, deps, provides)
     basic = closure(base | {"apt", "make", "git", "ca-certificates"}, deps, provides)
+    if allowed_only:
+        print("\n".join(sorted(allowed | basic)))
+        return 0
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     builtins = set(subprocess.run(["bash", "-c", "compgen -b; compgen -k"], capture_output=True, text=True).stdout.split())
 
@@ -368,6 +372,10 @@ def scan(files):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--allowed":
+        # the packages whose commands scripts may run: the list's closure
+        # and the base system (for the guard's own test)
+        sys.exit(check(sys.argv[2], [], allowed_only=True))
     if len(sys.argv) > 2 and sys.argv[1] == "--check":
         sys.exit(check(sys.argv[2], sys.argv[3:]))
     scan(sys.argv[1:])
