@@ -7,6 +7,8 @@
 #   make BUILD_GPU=0                  host-only build
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/
 #   make mpi-tests  MPI tests of the distributed core (needs mpicc)
+#   make readme-example   regenerate README.md's example output from build/aorta
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall   make deb
 #
 # Debian-only libraries (SQLite, libyaml, yajl) are linked statically so the
 # binary runs on GPU machines that lack them; zlib, libc and the CUDA
@@ -53,10 +55,13 @@ ALL_C := $(filter-out $(MPI_C),$(ALL_C))
 # `aorta report` with dlopen, so build/aorta starts where cairo is absent.
 PLOT_C := $(filter src/report/plot_%.c,$(ALL_C))
 ALL_C := $(filter-out $(PLOT_C),$(ALL_C))
+# Without cairo's headers (pkg-config finds no cairo) the plug-in is left
+# out, and the build says so (see "the optional parts" below).
+HAVE_CAIRO := $(shell pkg-config --exists cairo fontconfig 2>/dev/null && echo 1 || echo 0)
 CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
 CAIRO_LIBS := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
 PLOT_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(PLOT_C))
-PLOT_PLUGIN = $(BUILD)/libaorta-plot.so
+PLOT_PLUGIN = $(if $(filter 1,$(HAVE_CAIRO)),$(BUILD)/libaorta-plot.so,)
 GPU_C := $(filter src/gpu/% src/comm/nccl% %_gpu.c,$(ALL_C))
 HOST_C := $(filter-out $(GPU_C),$(ALL_C))
 CU_SRC := $(shell find src -name '*.cu' | sort)
@@ -113,8 +118,48 @@ endif
 # srun loads it, so build/aorta links no MPI.  Built when mpicc is found.
 MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 
-.PHONY: all test demo clean fuzz unit deps deps-check print-link-libs format gpu-tests check-gpu mpi-tests
-all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN)
+.PHONY: all test demo readme-example clean fuzz unit deps deps-check print-link-libs print-features format gpu-tests check-gpu mpi-tests
+# The man pages and the bash completion are generated from the option
+# tables by the built binary (scripts/gen_docs.sh), in the plain build only.
+DOCS = $(if $(SANITIZE),,$(BUILD)/man/aorta.1)
+all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN) $(DOCS)
+
+$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh
+	$(say) GEN $(BUILD)/man/
+	$(Q)bash scripts/gen_docs.sh $(BUILD)/aorta $(BUILD)/man $(BUILD)/aorta.bash-completion
+
+# ---- the optional parts ----------------------------------------------------
+# Which optional parts this build has (GPU code, MPI in the GPU plug-in and
+# the MPI plug-in, the cairo plot plug-in) depends on what is installed when
+# make reads this file.  $(BUILD)/features records it; every object depends
+# on that file, so installing or removing one of them (scripts/deps.sh, the
+# CUDA toolkit) rebuilds what it changes instead of keeping a build without
+# it, and each change is announced with what is left out and why.
+define nl
+
+
+endef
+HAVE_MPI := $(if $(strip $(MPI_LIBS)),1,0)
+# ISA-L is loaded at run time (src/base/zread.c): the build is the same,
+# but the note says when gzip traces will be read with zlib only.
+HAVE_ISAL := $(shell /sbin/ldconfig -p 2>/dev/null | grep -q 'libisal\.so\.2 ' && echo 1 || echo 0)
+FEATURES := gpu=$(BUILD_GPU) mpi=$(HAVE_MPI) plot=$(HAVE_CAIRO) isal=$(HAVE_ISAL) sanitize=$(SANITIZE)
+FEATURES_WHY := $(if $(filter 0,$(BUILD_GPU)),$(nl)  left out: the GPU plug-in ($(BUILD)/libaorta-gpu.so: aorta train, hwq, sdma, tune-tp): $(if $(NVCC),BUILD_GPU=0,no nvcc (the CUDA toolkit is not installed; /usr/local/cuda/bin/nvcc or nvcc on PATH)),)$(if $(filter 0,$(HAVE_MPI)),$(nl)  left out: MPI (the MPI plug-in $(BUILD)/libaorta-mpi.so for mpirun aorta analyze, and mpirun/srun launching of aorta train): no $(MPICC) (scripts/deps.sh installs libopenmpi-dev),)$(if $(filter 0,$(HAVE_CAIRO)),$(nl)  left out: the plot plug-in ($(BUILD)/libaorta-plot.so: the charts of aorta report): pkg-config finds no cairo (scripts/deps.sh installs libcairo2-dev and pkg-config),)$(if $(filter 0,$(HAVE_ISAL)),$(nl)  note: no ISA-L (libisal.so.2) here: aorta reads gzip traces with zlib only (slower; scripts/deps.sh installs libisal2),)
+NO_FEATURE_GOALS := test demo clean clean-hip deps deps-check print-link-libs print-hip-files print-features uninstall
+# (not under make -n or -q, which must change nothing)
+ifneq ($(filter-out $(NO_FEATURE_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
+FEATURES_OLD := $(shell cat $(BUILD)/features 2>/dev/null)
+ifneq ($(FEATURES_OLD),$(FEATURES))
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $(BUILD)/features)
+$(info aorta: build configuration of $(BUILD)/: $(FEATURES)$(if $(FEATURES_OLD), (was: $(FEATURES_OLD)); rebuilding,)$(FEATURES_WHY))
+endif
+endif
+endif
+$(BUILD)/features:
+	@mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $@
+print-features:
+	@echo $(FEATURES)
 
 $(BUILD)/aorta: $(HOST_OBJ)
 	$(say) LD $@
@@ -129,12 +174,12 @@ $(PLOT_PLUGIN): $(PLOT_OBJ)
 	$(say) LD $@
 	$(Q)$(CC) $(LDSAN) -shared -o $@ $^ $(CAIRO_LIBS) -lm
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.cu
+$(BUILD)/obj/%.o: %.cu $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) NVCC $<
 	$(Q)$(NVCC) $(NVCCFLAGS) -c -o $@ $<
@@ -172,7 +217,7 @@ check-gpu: all gpu-tests
 MPI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(MPI_C))
 MPI_TEST_SRC := $(sort $(wildcard tests/mpi/test_*.c))
 MPI_TEST_BIN = $(patsubst tests/mpi/%.c,$(BUILD)/mpi-tests/%,$(MPI_TEST_SRC))
-$(MPI_OBJ): $(BUILD)/obj/%.o: %.c
+$(MPI_OBJ): $(BUILD)/obj/%.o: %.c $(BUILD)/features
 	@mkdir -p $(dir $@)
 	$(say) MPICC $<
 	$(Q)$(MPICC) $(CFLAGS_ALL) -fPIC -MMD -MP -c -o $@ $<
@@ -186,7 +231,11 @@ $(BUILD)/mpi-tests/%: tests/mpi/%.c $(MPI_OBJ) $(LIB_OBJ) $(CU_OBJ)
 mpi-tests: $(MPI_TEST_BIN)
 
 # The whole suite; tests/run.sh prints the closing "N passed, N failed".
-test: deps-check all unit gpu-tests
+# test and demo install what is missing first, then build in a second make:
+# this one read its flags (pkg-config, mpicc, nvcc) before the install, the
+# sub-make reads them after it, so the first run builds what a second would.
+test: deps-check
+	@$(MAKE) --no-print-directory all unit gpu-tests
 	@bash tests/run.sh
 
 deps:
@@ -199,8 +248,54 @@ deps-check:
 print-link-libs:
 	@echo $(LIBS) $(GPU_LIBS) $(CAIRO_LIBS) $(MPI_LIBS)
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh
+
+# ---- install -----------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+# bin/aorta; the plug-ins in lib/aorta/ (the binary finds them there from its
+# own location: ../lib/aorta/, or through AORTA_GPU_LIB, AORTA_PLOT_LIB,
+# AORTA_MPI_LIB); config/default.yaml in share/aorta/ (aorta train's default
+# from any folder); man pages in share/man/man1/, the bash completion in
+# share/bash-completion/completions/, README and docs/ in share/doc/aorta/.
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+PLUGINDIR = $(PREFIX)/lib/aorta
+DATADIR = $(PREFIX)/share/aorta
+MANDIR = $(PREFIX)/share/man/man1
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+DOCDIR = $(PREFIX)/share/doc/aorta
+INSTALL_PLUGINS = $(notdir $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN))
+DOC_FILES = README.md $(sort $(wildcard docs/*.md))
+.PHONY: install uninstall deb
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(MANDIR) \
+		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)/docs
+	install -m 755 $(BUILD)/aorta $(DESTDIR)$(BINDIR)/aorta
+	$(if $(INSTALL_PLUGINS),install -m 644 $(addprefix $(BUILD)/,$(INSTALL_PLUGINS)) $(DESTDIR)$(PLUGINDIR)/)
+	install -m 644 config/default.yaml $(DESTDIR)$(DATADIR)/config/default.yaml
+	install -m 644 $(BUILD)/man/aorta*.1 $(DESTDIR)$(MANDIR)/
+	install -m 644 $(BUILD)/aorta.bash-completion $(DESTDIR)$(COMPDIR)/aorta
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/docs/
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/aorta $(addprefix $(DESTDIR)$(PLUGINDIR)/,libaorta-gpu.so libaorta-plot.so libaorta-mpi.so) \
+		$(DESTDIR)$(DATADIR)/config/default.yaml $(DESTDIR)$(MANDIR)/aorta.1 $(DESTDIR)$(MANDIR)/aorta-*.1 \
+		$(DESTDIR)$(COMPDIR)/aorta $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES))
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null
+# A Debian package of this build (build/aorta_VERSION_ARCH.deb): the install
+# above into a staging root with PREFIX=/usr, and a control file whose
+# Depends are the packages of the shared libraries build/aorta links;
+# cairo's (the plot plug-in) and ISA-L's are Recommends, MPI's Suggests.
+deb: all
+	@bash scripts/make_deb.sh $(BUILD)
+
+# README.md's example output, regenerated from what build/aorta prints
+# (tests/cli/readme.sh fails when the two differ).
+readme-example: $(BUILD)/aorta
+	@bash scripts/readme_example.sh
 
 # libFuzzer targets, one per reader (clang + libclang-rt); the library is
 # compiled once with coverage instrumentation and linked into each target.

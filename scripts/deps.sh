@@ -12,6 +12,10 @@
 # cairo (libcairo2-dev) builds the plot plug-in build/libaorta-plot.so that
 # `aorta report` loads; the binary does not link it.  chromium renders the
 # report page in `make test` (headless screenshot; skipped if it cannot run).
+# Tools the tests and scripts run are listed too (jq, python3, sqlite3,
+# time; shfmt parses the shell scripts for the guard's tool check; pkg-config
+# gives the Makefile cairo's flags): tests/deps_guard.sh fails when a script
+# calls a command whose package is not here (or optional, with its reason).
 # The CUDA toolkit is not installed here: the GPU code builds when nvcc is
 # found, and the host build and tests need none of it.
 # HIP (hipcc, libamdhip64-dev: HIP 5.2, clang-15) compiles the GPU code for
@@ -20,8 +24,8 @@
 # the library its test loads.
 set -euo pipefail
 
-PKGS=(gcc make libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 libisal-dev \
-      clang libclang-rt-14-dev python3 sqlite3 time libopenmpi-dev openmpi-bin \
+PKGS=(gcc make pkg-config libsqlite3-dev libyaml-dev libyajl-dev zlib1g-dev libisal2 libisal-dev \
+      clang libclang-rt-14-dev python3 sqlite3 time jq shfmt bzip2 xz-utils libopenmpi-dev openmpi-bin \
       libcairo2-dev libfontconfig-dev libfreetype-dev fonts-dejavu-core chromium \
       hipcc libamdhip64-dev librocm-smi-dev)
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/options.h"
 #include "base/output.h"
 #include "cmd/cmds.h"
 
@@ -52,6 +53,28 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
+		return AORTA_EUSAGE;
+	}
+	/* hidden, for the build: `aorta help --man|--options CMD [VERB]` prints
+	 * CMD's option table as a man page section or as option names (what
+	 * scripts/gen_docs.sh turns into man pages and bash completion) */
+	if (argc >= 3 && !strcmp(argv[1], "help") && (!strcmp(argv[2], "--man") || !strcmp(argv[2], "--options"))) {
+		if (argc < 4 || argc > 5) {
+			fprintf(stderr, "usage: aorta help --man|--options COMMAND [VERB]\n");
+			return AORTA_EUSAGE;
+		}
+		if (!strcmp(argv[3], "aorta")) { /* the command list itself */
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				printf("%s\t%s\n", commands[i].name, commands[i].summary);
+			return AORTA_OK;
+		}
+		opt_help_format = !strcmp(argv[2], "--man") ? OPT_HELP_MAN : OPT_HELP_WORDS;
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			if (!strcmp(argv[3], commands[i].name)) {
+				char *a[] = { argv[3], argc == 5 ? argv[4] : (char *)"-h", argc == 5 ? (char *)"-h" : NULL, NULL };
+				return commands[i].fn(argc == 5 ? 3 : 2, a);
+			}
+		fprintf(stderr, "aorta: error: unknown command '%s'\n", argv[3]);
 		return AORTA_EUSAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

@@ -18,17 +18,24 @@
 # checked the same way.
 #   --pkgs FILE   the package list to check against (default: deps.sh --list)
 #   --src FILE    check this C file too (the guard's own test uses it)
+#   --script FILE check the commands of this shell script too
+# Tools: every command that the tests, scripts/, .ci/ and the Makefile's
+# recipes run and every Python module they import must come from a listed
+# package (or one it depends on), the base system a set-up starts from, the
+# CUDA toolkit, or be optional with a reason and checked for by its caller
+# (tests/deps_tools.py, which parses the scripts with shfmt).
 # Exit 0 when every dependency is covered, 1 otherwise (each one named).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 pkgs_file=""
-extra=()
+extra=() extra_sh=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--pkgs) pkgs_file=$2; shift 2 ;;
 	--src) extra+=("$2"); shift 2 ;;
+	--script) extra_sh+=("$2"); shift 2 ;;
 	*) echo "deps_guard: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -46,6 +53,16 @@ else
 fi
 
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")")}
+have_cuda=0
+[ -f "$CUDA_HOME/include/cuda_runtime_api.h" ] && have_cuda=1
+cuda_skipped=()
+is_cuda_header() {
+	case "$1" in
+	cuda*|cublas*|cufft*|curand*|cusparse*|cusolver*|cupti*|nccl*|nvml*|nvtx*|nvToolsExt*|nvrtc*|crt/*|cub/*|thrust/*|\
+	driver_types.h|vector_types.h|library_types.h|cooperative_groups*|generated_cuda*|nvperf*) return 0 ;;
+	esac
+	return 1
+}
 flags=(-std=c11 -D_GNU_SOURCE -Isrc -Itests/unit -Itests/gpu -Itests/fuzz -DAORTA_GPU=1 -DAORTA_MPI=1)
 [ -d "$CUDA_HOME/include" ] && flags+=(-I"$CUDA_HOME/include")
 # shellcheck disable=SC2207
@@ -107,6 +124,12 @@ for entry in "${srcs[@]/#/-:}" "${hipsrcs[@]/#/hip:}"; do
 	[ -f "$s" ] || continue
 	if ! gcc "${flags[@]}" "${xf[@]}" -H -E -o /dev/null "$s" 2> "$tmp/h"; then
 		miss=$(grep -oE "fatal error: [^:]+: No such file" "$tmp/h" | head -1 | sed 's/fatal error: //; s/: No such file//')
+		# a CUDA toolkit header where there is no toolkit: the toolkit is
+		# optional (never apt-get'ed), so such a file is not checked here
+		if [ -n "$miss" ] && [ "$have_cuda" = 0 ] && is_cuda_header "$miss"; then
+			cuda_skipped+=("$s")
+			continue
+		fi
 		if [ -n "$miss" ]; then
 			report "<$miss> (included by $s${xf[*]:+ with ${xf[*]}}) is not installed: scripts/deps.sh must install the package that provides it"
 		else
@@ -164,7 +187,26 @@ for w in $links; do
 	esac
 done
 
+# ---- tools -----------------------------------------------------------------
+# every command the tests, scripts, CI entry and Makefile run, and every
+# Python module they import (tests/deps_tools.py: shfmt parses the scripts)
+mapfile -t tfiles < <( (git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'tests/*.c' Makefile 2>/dev/null ||
+	find tests scripts .ci -name '*.sh' -o -name '*.c' -o -name run; echo Makefile) | sort -u)
+tfiles+=("${extra_sh[@]}")
+nt=0 nm=0
+if ! command -v shfmt >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	report "shfmt and python3 are needed to check the tools the scripts run: scripts/deps.sh installs them"
+else
+	python3 tests/deps_tools.py --check "$tmp/pkgs" "${tfiles[@]}" > "$tmp/tools"
+	while IFS=$'\t' read -r a b c _; do
+		if [ "$a" = tools ]; then nt=$b nm=$c; else report "${a#deps_guard: }"; fi
+	done < "$tmp/tools"
+fi
+
+if [ ${#cuda_skipped[@]} -gt 0 ]; then
+	echo "deps_guard: note: no CUDA toolkit ($CUDA_HOME/include/cuda_runtime_api.h absent): ${#cuda_skipped[@]} C files that include its headers not checked: ${cuda_skipped[*]}"
+fi
 if [ $fail = 0 ]; then
-	echo "deps_guard: ok: $nh system headers of ${#srcs[@]} C files (${#hipsrcs[@]} of them also as the HIP build) and $nl linked libraries come from scripts/deps.sh's packages, libc, the compiler or the CUDA toolkit"
+	echo "deps_guard: ok: $nh system headers of ${#srcs[@]} C files (${#hipsrcs[@]} of them also as the HIP build), $nl linked libraries, and $nt commands and $nm Python modules that ${#tfiles[@]} scripts and tests run come from scripts/deps.sh's packages, the base system, libc, the compiler or the CUDA toolkit"
 fi
 exit $fail

@@ -73,7 +73,7 @@ else
 	skipped=$((skipped + 1))
 fi
 
-echo "== dependency guard (every system header and linked library from a package deps.sh installs)"
+echo "== dependency guard (every system header, linked library and tool the scripts run from a package deps.sh installs)"
 out=$(bash tests/cli/deps_guard.sh 2>&1); rc=$?
 count "cli:deps_guard" "$out" $rc
 
@@ -97,7 +97,7 @@ out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
 out=$(bash tests/cli/report.sh 2>&1); rc=$?
 count "cli:report" "$out" $rc
-for c in onetruth analysis_io report_upstream figure_names sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif; do
+for c in onetruth analysis_io report_upstream figure_names sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif readme install build_config; do
 	[ -f "tests/cli/$c.sh" ] || continue
 	out=$(bash "tests/cli/$c.sh" 2>&1); rc=$?
 	count "cli:$c" "$out" $rc

@@ -12,8 +12,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum opt_help_format opt_help_format = OPT_HELP_TEXT;
+
+/* roff text: backslashes escaped, a line that starts with . or ' kept as
+ * text, - as a minus sign where it is part of an option name */
+static void roff_text(FILE *f, const char *s, int dashes)
+{
+	int bol = 1;
+	for (; *s; s++) {
+		if (bol && (*s == '.' || *s == '\''))
+			fputs("\\&", f);
+		bol = *s == '\n';
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-' && dashes)
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* The same table as a man page section (OPT_HELP_MAN): the usage as the
+ * synopsis, the description, one .TP entry per option; or the option names
+ * one per line (OPT_HELP_WORDS) for shell completion. */
+static void opt_usage_generated(FILE *f, const struct opt *opts, const char *usage, const char *description)
+{
+	if (opt_help_format == OPT_HELP_WORDS) {
+		for (const struct opt *o = opts; o->type; o++) {
+			if (o->short_name)
+				fprintf(f, "-%c\n", o->short_name);
+			fprintf(f, "--%s\n", o->long_name);
+		}
+		fputs("-h\n--help\n", f);
+		return;
+	}
+	fputs(".SH SYNOPSIS\n.nf\n", f);
+	roff_text(f, usage, 0);
+	fputs("\n.fi\n", f);
+	if (description) {
+		fputs(".SH DESCRIPTION\n", f);
+		/* as -h shows it: line breaks kept (no fill) */
+		fputs(".nf\n", f);
+		roff_text(f, description, 0);
+		fputs("\n.fi\n", f);
+	}
+	fputs(".SH OPTIONS\n", f);
+	for (const struct opt *o = opts; o->type; o++) {
+		fputs(".TP\n", f);
+		if (o->short_name)
+			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
+		fputs("\\fB\\-\\-", f);
+		roff_text(f, o->long_name, 1);
+		fputs("\\fR", f);
+		if (o->argh) {
+			fputs(" \\fI", f);
+			roff_text(f, o->argh, 0);
+			fputs("\\fR", f);
+		}
+		fputc('\n', f);
+		roff_text(f, o->help, 0);
+		fputc('\n', f);
+	}
+	fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow this help\n", f);
+}
+
 void opt_usage(FILE *f, const struct opt *opts, const char *usage, const char *description)
 {
+	if (opt_help_format != OPT_HELP_TEXT && f != stderr) { /* usage errors stay text */
+		opt_usage_generated(f, opts, usage, description);
+		return;
+	}
 	fprintf(f, "usage: %s\n", usage);
 	if (description)
 		fprintf(f, "\n%s\n", description);

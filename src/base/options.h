@@ -37,6 +37,13 @@ struct opt_list { const char **v; int n, cap; }; /* repeatable option */
 /* Returns AORTA_OK, AORTA_EUSAGE (message printed) or -1 when help was
  * printed (the command exits 0).  Positional arguments are left in
  * argv[0..*nargs) (argv is permuted). */
+/* What -h prints: the help text (the default), or, for the hidden
+ * `aorta help --man CMD` and `aorta help --options CMD` that generate the
+ * man pages and the shell completion at build time, the same table as a man
+ * page section or as the option names, one per line. */
+enum opt_help_format { OPT_HELP_TEXT, OPT_HELP_MAN, OPT_HELP_WORDS };
+extern enum opt_help_format opt_help_format;
+
 int opt_parse(int argc, char **argv, const struct opt *opts, const char *usage,
 	      const char *description, int *nargs);
 void opt_usage(FILE *f, const struct opt *opts, const char *usage, const char *description);

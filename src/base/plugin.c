@@ -18,6 +18,61 @@ struct plugin {
 static struct plugin gpu_plugin = { "libaorta-gpu.so", "AORTA_GPU_LIB", NULL, { 0 } };
 static struct plugin mpi_plugin = { "libaorta-mpi.so", "AORTA_MPI_LIB", NULL, { 0 } };
 
+/* The running binary's folder, without the trailing slash; -1 if unknown. */
+static int exe_dir(char *dir, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, cap > PATH_MAX ? PATH_MAX : cap - 1);
+	if (n <= 0)
+		return -1;
+	dir[n] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	return 0;
+}
+
+/* The first of dir/a, dir/b, ... that exists (the list ends with NULL);
+ * the first candidate when none does, so the error names where it looked
+ * first.  0, or -1 when the binary's folder is unknown. */
+static int find_beside(const char *const *cands, char *out, size_t cap)
+{
+	char dir[PATH_MAX + 1];
+	if (exe_dir(dir, sizeof(dir)))
+		return -1;
+	for (int i = 0; cands[i]; i++) {
+		snprintf(out, cap, "%s/%s", dir, cands[i]);
+		if (access(out, F_OK) == 0)
+			return 0;
+	}
+	snprintf(out, cap, "%s/%s", dir, cands[0]);
+	return 0;
+}
+
+int aorta_plugin_path(const char *file, char *out, size_t cap)
+{
+	char a[128], b[128], c[128];
+	snprintf(a, sizeof(a), "%s", file);               /* build/aorta, build/libaorta-*.so */
+	snprintf(b, sizeof(b), "../lib/aorta/%s", file);  /* PREFIX/bin/aorta, PREFIX/lib/aorta/ */
+	snprintf(c, sizeof(c), "../%s", file);            /* test programs in build/tests/ */
+	const char *const cands[] = { a, b, c, NULL };
+	return find_beside(cands, out, cap);
+}
+
+const char *aorta_data_file(const char *rel, char *out, size_t cap)
+{
+	if (access(rel, F_OK) == 0) {
+		snprintf(out, cap, "%s", rel);
+		return out;
+	}
+	char a[PATH_MAX], b[PATH_MAX];
+	snprintf(a, sizeof(a), "../%s", rel);             /* build/aorta in the source tree */
+	snprintf(b, sizeof(b), "../share/aorta/%s", rel); /* PREFIX/bin/aorta, PREFIX/share/aorta/ */
+	const char *const cands[] = { a, b, NULL };
+	if (find_beside(cands, out, cap) || access(out, F_OK) != 0)
+		snprintf(out, cap, "%s", rel);
+	return out;
+}
+
 static int plugin_path(const struct plugin *pl, char *path, size_t cap)
 {
 	const char *env = getenv(pl->env);
@@ -26,14 +81,7 @@ static int plugin_path(const struct plugin *pl, char *path, size_t cap)
 		snprintf(path, cap, "%s", env);
 		return 0;
 	}
-	ssize_t n = readlink("/proc/self/exe", path, cap > PATH_MAX ? PATH_MAX : cap - 1);
-	if (n <= 0)
-		return -1;
-	path[n] = '\0';
-	char *slash = strrchr(path, '/');
-	char *base = slash ? slash + 1 : path;
-	snprintf(base, cap - (size_t)(base - path), "%s", pl->file);
-	return 0;
+	return aorta_plugin_path(pl->file, path, cap);
 }
 
 static void *plugin_sym(struct plugin *pl, const char *sym, char *why, size_t len)
@@ -92,6 +140,7 @@ void gpu_plugin_complain(const char *cmd, const char *why)
 {
 	fprintf(stderr,
 		"aorta: error: cannot load the GPU code (%s); this aorta may have been built without nvcc, "
-		"or libaorta-gpu.so is not beside the binary (aorta %s needs it)\n",
+		"or libaorta-gpu.so is neither beside the binary nor in ../lib/aorta/ from it (aorta %s needs it; "
+		"AORTA_GPU_LIB names another)\n",
 		why, cmd);
 }

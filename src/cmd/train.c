@@ -24,7 +24,9 @@ typedef enum aorta_status (*trainer_run_fn)(const struct train_config *, const s
 
 int cmd_train(int argc, char **argv)
 {
-	const char *config = "config/default.yaml";
+	static const char default_config[] = "config/default.yaml";
+	const char *config = default_config;
+	char found[4096];
 	struct opt_list ov = { 0 };
 	int rocm_metrics = 0, gpu_metrics = 0, device = -1, quiet = 0, check = 0, data_batches = 0;
 	struct opt opts[] = {
@@ -65,6 +67,9 @@ int cmd_train(int argc, char **argv)
 		ov.v[ov.n++] = argv[i];
 	}
 
+	/* the default from any folder: the source tree's or the installed copy */
+	if (config == default_config)
+		config = aorta_data_file(default_config, found, sizeof(found));
 	struct train_config cfg;
 	struct aorta_error e = { 0 };
 	/* the configuration is an input: no output of the run may replace it */

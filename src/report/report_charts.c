@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/plugin.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
 
@@ -69,27 +70,15 @@ static int try_load(struct plot_lib *p, const char *path, char *why, size_t len)
 
 int report_plot_load(struct plot_lib *p, char *why, size_t len)
 {
-	char exe[PATH_MAX + 1], path[PATH_MAX + 64];
+	char path[PATH_MAX + 64];
 	const char *env = getenv("AORTA_PLOT_LIB");
 
 	memset(p, 0, sizeof(*p));
 	if (env && *env)
 		return try_load(p, env, why, len);
-	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
-	if (n <= 0) {
+	if (aorta_plugin_path("libaorta-plot.so", path, sizeof(path))) {
 		snprintf(why, len, "cannot find the aorta binary's folder");
 		return -1;
-	}
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(path, sizeof(path), "%s/libaorta-plot.so", exe);
-	if (access(path, F_OK) != 0) { /* test programs live in build/tests */
-		char alt[PATH_MAX + 64];
-		snprintf(alt, sizeof(alt), "%s/../libaorta-plot.so", exe);
-		if (access(alt, F_OK) == 0)
-			snprintf(path, sizeof(path), "%s", alt);
 	}
 	return try_load(p, path, why, len);
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/plugin.h"
 #include "train/train_config.h"
 
 
@@ -781,7 +782,9 @@ static enum aorta_status check_train(struct rctx *x)
 		const char **ov = cell_overrides(r, c, &n, &owned, &nowned);
 		struct train_config tc;
 		struct aorta_error te = { 0 };
-		const char *cfg = r->train_config ? r->train_config : "config/default.yaml";
+		char found[4096];
+		const char *cfg = r->train_config ? r->train_config :
+				  aorta_data_file("config/default.yaml", found, sizeof(found));
 		enum aorta_status st = train_config_load(cfg, ov, (int)n, &tc, &te);
 		free(ov);
 		free_strs(owned, nowned);
