@@ -612,6 +612,32 @@ void zread_close(struct zread *z)
 	free(z);
 }
 
+enum aorta_status zread_rest(struct zread *z, char **buf, size_t *len, struct aorta_error *e)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = xmalloc(cap + 1);
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			b = xrealloc(b, cap + 1);
+		}
+		ssize_t r = zread_read(z, b + n, cap - n, e);
+		if (r < 0) {
+			free(b);
+			return e && e->code ? e->code : AORTA_EINPUT;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return AORTA_OK;
+}
+
 enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size_t *len,
 			    struct aorta_error *e)
 {

@@ -37,6 +37,11 @@ int zread_is_gzip(const struct zread *z);
 const char *zread_inflater(const struct zread *z); /* "none", "zlib", "isa-l" */
 void zread_close(struct zread *z);
 
+/* The rest of an open stream, to its end, in one malloc'd, NUL-terminated
+ * buffer (the caller frees *buf); a limit set by zread_set_limit is an
+ * error naming it.  On error *buf is NULL and the stream stays open. */
+enum aorta_status zread_rest(struct zread *z, char **buf, size_t *len, struct aorta_error *e);
+
 /* The whole (decompressed) file in one malloc'd, NUL-terminated buffer;
  * the caller frees *buf.  For small formats and sniffing; max_bytes bounds
  * it (0: no bound) and reading stops quietly there. */

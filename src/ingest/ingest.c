@@ -222,25 +222,13 @@ static enum aorta_status jsonl_from_stream(const char *path, struct zread *z,
 					   const struct ingest_opts *o, struct trace_set *out,
 					   struct aorta_error *e)
 {
-	size_t cap = 1 << 16, n = 0;
-	char *b = xmalloc(cap);
+	char *b;
+	size_t n;
 	enum aorta_status st;
 
 	zread_set_limit(z, INGEST_MAX_SMALL_BYTES, "aorta metrics JSONL read from a pipe");
-	for (;;) {
-		if (n == cap) {
-			cap *= 2;
-			b = xrealloc(b, cap);
-		}
-		ssize_t r = zread_read(z, b + n, cap - n, e);
-		if (r < 0) {
-			free(b);
-			return e && e->code ? e->code : AORTA_EINPUT;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	if ((st = zread_rest(z, &b, &n, e)))
+		return st;
 	st = ingest_aorta_jsonl_mem(path, b, n, o, out, e);
 	free(b);
 	return st;

@@ -929,28 +929,17 @@ enum aorta_status ingest_optable(const char *path, const struct ingest_opts *o,
 {
 	struct zread *z;
 	enum aorta_status st;
-	size_t cap = 1 << 16, n = 0;
+	size_t n;
 	char *b;
 
 	if ((st = ingest_stream_open(path, &z, e)))
 		return st;
-	b = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			cap *= 2;
-			b = xrealloc(b, cap);
-		}
-		ssize_t got = zread_read(z, b + n, cap - n, e);
-		if (got < 0) {
-			free(b);
-			ingest_stream_close(z);
-			return e && e->code ? e->code : AORTA_EINPUT;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
+	/* read whole: rows of one rank may come in any order */
+	zread_set_limit(z, INGEST_MAX_SMALL_BYTES, "an op table");
+	st = zread_rest(z, &b, &n, e);
 	ingest_stream_close(z);
+	if (st)
+		return st;
 	st = ingest_optable_mem(path, b, n, o, out, e);
 	free(b);
 	return st;
