@@ -17,4 +17,9 @@ double pctl_sorted(const double *v, size_t n, double q);
 /* The same over int64 values (e.g. ns), as a double. */
 double pctl_sorted_i64(const int64_t *v, size_t n, double q);
 
+/* The k-th smallest of v[0..n) (k < n), moved to v[k] with v[0..k) <= v[k]
+ * <= v[k+1..n): v is reordered (quickselect, expected O(n)). */
+double select_kth_d(double *v, size_t n, size_t k);
+int64_t select_kth_i64(int64_t *v, size_t n, size_t k);
+
 #endif

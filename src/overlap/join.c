@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/stats.h"
 #include "base/zread.h"
 
 #define MAX_FIT_POINTS 96
@@ -146,41 +147,10 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The k-th smallest of v[0..n) (quickselect, three-way partition; v is
- * reordered so that v[0..k) <= the result). */
-static double select_d(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n; /* [lo, hi) holds the k-th */
-	while (hi - lo > 1) {
-		double piv = v[lo + (hi - lo) / 2], t;
-		size_t lt = lo, i = lo, gt = hi;
-		while (i < gt) {
-			if (v[i] < piv) {
-				t = v[lt];
-				v[lt++] = v[i];
-				v[i++] = t;
-			} else if (v[i] > piv) {
-				t = v[--gt];
-				v[gt] = v[i];
-				v[i] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return piv;
-	}
-	return v[lo];
-}
-
 /* Median of v[0..n), n > 0 (v is reordered). */
 static double median_d(double *v, size_t n)
 {
-	double hi = select_d(v, n, n / 2);
+	double hi = select_kth_d(v, n, n / 2);
 	if (n % 2)
 		return hi;
 	double lo = v[0]; /* the largest of v[0..n/2) */
@@ -327,7 +297,7 @@ static size_t fit_domain(struct analysis *a, int dom, double *t, double *d, size
 	double off = median_d(w, n);
 	for (size_t k = 0; k < n; k++)
 		w[k] = fabs(d[k] - off);
-	double res0 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+	double res0 = select_kth_d(w, n, (size_t)(0.95 * (double)(n - 1)));
 	double drift = 0, off1 = off;
 	if (n >= 16) {
 		/* Theil-Sen over at most MAX_FIT_POINTS evenly picked samples */
@@ -348,7 +318,7 @@ static size_t fit_domain(struct analysis *a, int dom, double *t, double *d, size
 			double o1 = median_d(w, n);
 			for (size_t k = 0; k < n; k++)
 				w[k] = fabs(d[k] - o1 - b * (t[k] - t0));
-			double res1 = select_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+			double res1 = select_kth_d(w, n, (size_t)(0.95 * (double)(n - 1)));
 			if (fabs(b) < 1e-3 && res1 < 0.5 * res0) {
 				drift = b;
 				off1 = o1;

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/stats.h"
 #include "overlap/analysis.h"
 
 #define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
@@ -589,37 +590,11 @@ static void build_groups(struct ctx *c)
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
 
-/* The k-th smallest of v[0..n) moved to v[k] (quickselect, three-way
- * partition): v[0..k) <= v[k] <= v[k+1..n). */
-static void select_i64(int64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n;
-	while (hi - lo > 1) {
-		int64_t piv = v[lo + (hi - lo) / 2];
-		size_t lt = lo, i = lo, gt = hi;
-		while (i < gt) {
-			if (v[i] < piv) {
-				int64_t t = v[lt]; v[lt++] = v[i]; v[i++] = t;
-			} else if (v[i] > piv) {
-				int64_t t = v[--gt]; v[gt] = v[i]; v[i] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return;
-	}
-}
-
 /* The order statistics of v[0..K) at lo, lo + 1 and lo + 2 (lo = (K - 2) / 2,
  * the ones every median below needs) into w[0..3); K >= 2. */
 static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 {
-	select_i64(v, K, lo);
+	select_kth_i64(v, K, lo);
 	w[0] = v[lo];
 	w[1] = w[2] = INT64_MAX;
 	for (size_t i = lo + 1; i < K; i++) { /* the two smallest above lo */
