@@ -3,7 +3,8 @@
  * step statistics, hwq's latency percentiles, analyze's step p50 and its
  * across-ranks distribution): linear interpolation between the two nearest
  * ranks at index q * (n - 1) of the sorted values, numpy's default and
- * upstream hw_queue_eval's (docs/metrics.md "Percentiles").
+ * upstream hw_queue_eval's (docs/metrics.md "Percentiles"); and the one
+ * k-th-smallest selection the medians of the join and the what-if use.
  */
 #ifndef AORTA_STATS_H
 #define AORTA_STATS_H
