@@ -84,6 +84,42 @@ static void lead_with_gain(const struct analysis *a, struct diagnosis *d)
 		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, "%.*s", (int)(sizeof(d->headline) - (size_t)n - 1), old);
 }
 
+/* The join names the rank that made the others wait; the what-if says
+ * what fixing it is worth.  When the two part ways (the waiting was hidden
+ * under compute, fell into time the step spends anyway, or the
+ * next-slowest rank takes over), the headline says so rather than leave
+ * a late rank that is not worth fixing unqualified.  A late rank the
+ * what-if did not replay had too little excess over its peers to gain
+ * more than the material threshold (whatif.c rank_candidates). */
+static void reconcile_late(const struct analysis *a, struct diagnosis *d)
+{
+	const struct whatif *w = a->whatif;
+	if (a->late_rank < 0 || !d->has_cross_rank || !w || !w->ok || !(w->replay_step_ms > 0))
+		return;
+	if (w->verdict && !strncmp(w->verdict, "not conclusive", 14))
+		return; /* delays nothing explains: the what-if cannot weigh the fix */
+	double lim = 0.01 * w->replay_step_ms > w->uncertainty_ms ? 0.01 * w->replay_step_ms : w->uncertainty_ms;
+	const struct whatif_fix *f = NULL;
+	for (size_t k = 0; k < w->nby_rank; k++)
+		if (w->by_rank[k].rank == a->late_rank)
+			f = &w->by_rank[k];
+	if (f && f->gain_ms > lim)
+		return;
+	size_t n = strlen(d->headline);
+	char *h = d->headline;
+	size_t hn = sizeof(d->headline);
+	if (f)
+		n = add(h, hn, n, "; rank %d caused %.1f%% of the waiting, yet fixing it would make the step only "
+			"%.1f %% faster (%.3f ms)", a->late_rank, 100.0 * a->late_share, f->gain_pct < 0 ? 0.0 : f->gain_pct,
+			f->gain_ms < 0 ? 0.0 : f->gain_ms);
+	else
+		n = add(h, hn, n, "; rank %d caused %.1f%% of the waiting, yet fixing it would make the step at most "
+			"%.3f ms faster (its work exceeds its peers' by no more)", a->late_rank, 100.0 * a->late_share, lim);
+	add(h, hn, n, ": the waiting it caused is absorbed elsewhere in the step (hidden under compute, in "
+	    "idle time the step spends anyway, or taken over by the next-slowest rank)");
+	d->late_fix_immaterial = 1;
+}
+
 void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -209,4 +245,5 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 		snprintf(h, hn, "no communication in the trace");
 	}
 	lead_with_gain(a, d);
+	reconcile_late(a, d);
 }

@@ -50,7 +50,7 @@ struct trial {
 		gemm_ms, idle_ms;
 	int ranks, steps, late_rank;
 	char diag[24];
-	char headline[768];
+	char headline[1024];
 	char error[512];
 	struct trial_coll *colls;
 	size_t ncolls;
