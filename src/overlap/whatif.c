@@ -1651,13 +1651,45 @@ static void idle_note(const struct ctx *c, const struct evald *v, size_t nv, dou
 			 "would be shorter (%.1f ms to %.1f ms)", c->rep[l], v[q].steps[l]);
 }
 
+/* Where no fix is material: a group whose ideal is unknown (no peer
+ * outside it) and whose ranks hold at least half the critical path, as a
+ * clause for the verdict into u (empty when none): the step may wait on a
+ * slowdown the replay cannot see. */
+static void unknown_note(const struct whatif *w, const struct evald *v, size_t nv, char *u, size_t un)
+{
+	u[0] = 0;
+	double best = 0;
+	for (size_t x = 0; x < nv; x++) {
+		if (!v[x].f.unknown || !v[x].f.ranks)
+			continue;
+		double sh = 0;
+		for (size_t q = 0; q < w->ncp; q++) {
+			for (const char *p = v[x].f.ranks; *p;) {
+				char *e;
+				long r = strtol(p, &e, 10);
+				if (e == p)
+					break;
+				if (r == w->cp[q].rank && isfinite(w->cp[q].share))
+					sh += w->cp[q].share;
+				p = *e == ',' ? e + 1 : e;
+			}
+		}
+		if (sh >= 0.5 && sh > best) {
+			best = sh;
+			snprintf(u, un, "; %s (ranks %s) holds %.0f %% of the critical path, but no rank outside it "
+				 "runs its ops: its ideal is unknown, so a slowdown all its ranks carry is not seen",
+				 v[x].f.what, v[x].f.ranks, 100.0 * sh);
+		}
+	}
+}
+
 /* The verdict: the best fix when its gain is material (beyond 1 % of the
  * step and the clock uncertainty, over all steps and over the complete
  * steps), for a rank with its cause. */
 static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean,
 		    const struct evald *v, size_t nv)
 {
-	char b[1024], u[320] = "", idle[400] = "";
+	char b[1400], u[320] = "", idle[400] = "", unk[300] = "";
 	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
 	double gain = best ? best->gain_ms : 0;
 	/* a gain that lies in the trace's last step alone is not a step's gain */
@@ -1686,8 +1718,9 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 		double pct = best && rep_mean > 0 ? 100.0 * gain / rep_mean : 0;
 		int some = best && pct >= 0.05;
 		idle_note(c, v, nv, lim, idle, sizeof(idle));
-		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% %s%s%s%s%s", u, some ? pct : 0.0, over,
-			 some ? " (the most: " : "", some ? best->what : "", some ? ")" : "", idle);
+		unknown_note(w, v, nv, unk, sizeof(unk));
+		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% %s%s%s%s%s%s", u, some ? pct : 0.0, over,
+			 some ? " (the most: " : "", some ? best->what : "", some ? ")" : "", idle, unk);
 		w->verdict = xstrdup(b);
 		return;
 	}
@@ -1745,6 +1778,18 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
 			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
 			eval_fix(c, &sc, rep_mean, e);
+			/* a set that holds every rank of a work class has no peer for
+			 * that class's ops: their ideal is the set's own lower median */
+			memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+			for (size_t i = 0; i < c->n; i++)
+				c->cmask[c->k[i].cls] += mask[i] != 0;
+			for (size_t i = 0; i < c->n && !e->f.unknown; i++)
+				if (mask[i] && c->cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
+					char u[200];
+					snprintf(u, sizeof(u), "no rank outside %s runs its ops: its ideal is the lower "
+						 "median of its own ranks, so a slowdown all of them carry is not seen", b);
+					e->f.unknown = xstrdup(u);
+				}
 		}
 	}
 	w->nby_group = n - w->nby_rank;
@@ -1921,6 +1966,7 @@ void whatif_free(struct whatif *w)
 		for (size_t q = 0; q < n[k]; q++) {
 			free(f[k][q].what);
 			free(f[k][q].ranks);
+			free(f[k][q].unknown);
 		}
 		free(f[k]);
 	}
