@@ -196,18 +196,15 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--per-node", type=int, default=8)
-    ap.add_argument("--late", default="-1", help="the late rank (default the last), or none")
+    ap.add_argument("--late", default=-1, type=lambda v: -2 if v == "none" else int(v),
+                    help="the late rank (default the last), or none")
     ap.add_argument("--delay-ms", type=float, default=3.0, help="the late rank's host delay per step")
     ap.add_argument("--late-where", choices=("fwd", "bwd"), default="fwd",
                     help="before every forward, or before the middle layer's backward")
     ap.add_argument("--host", choices=("timed", "synced"), default="timed",
                     help="timed: step k starts at 1 ms + k x 30 ms; synced: after a device sync + 50 us")
     a = ap.parse_args()
-    if a.late == "none":
-        late = -1
-    else:
-        late = int(a.late)
-        late = late if late >= 0 else a.ranks - 1
+    late = a.late if a.late >= 0 else -1 if a.late == -2 else a.ranks - 1
     delay, synced = round(a.delay_ms * 1e6), a.host == "synced"
     os.makedirs(a.out, exist_ok=True)
     ends = simulate(a.ranks, a.steps, a.layers, late, delay, a.late_where, synced)
