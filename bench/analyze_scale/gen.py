@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""gen.py OUT RANKS [--steps S] [--layers L] [--per-node P] [--late R] - a realistic
-synthetic FSDP rank set for the scale benchmark of `aorta analyze`.
+"""gen.py OUT RANKS [--steps S] [--layers L] [--per-node P] [--late R|none] [--delay-ms D]
+[--late-where fwd|bwd] [--host timed|synced] - a realistic synthetic FSDP rank set for the
+scale benchmark of `aorta analyze` and the ground truth of the what-if (tests/cli/whatif_synthetic.sh).
 
 Each rank is one PyTorch-profiler (Kineto) trace, gzip, in the modern format of
 ../shared/data/kineto/h200_torch2.11 (distributedInfo, ProfilerStep#N host ranges,
@@ -15,8 +16,16 @@ Timing is simulated for all ranks together: a rank's host launches at its own pa
 its compute stream runs when the host has launched and the all-gather it needs is
 done, a collective starts on a rank when that rank's host has launched it and its
 stream is free, and ends on every rank 150 us + 16 MiB / 200 GB/s after the last
-rank arrived. Rank --late (default the last) sleeps 3 ms on the host before every
-forward: the planted straggler. Ranks of one node (--per-node, default 8) share a
+rank arrived. Rank --late (default the last; `none`: no rank) sleeps --delay-ms (default 3 ms)
+on the host before every forward (--late-where fwd, the default) or before the backward of the
+middle layer (bwd): the planted straggler.
+
+The host (--host): `timed` (the default) starts step k at 1 ms + k x 30 ms whatever its GPU
+did (a time-triggered host: the GPU idles most of each step); `synced` is paced by its GPU as a
+training loop that reads the loss is: at the end of each step the host calls
+cudaDeviceSynchronize, which returns when its GPU's last kernel ends, and starts the next step
+50 us later. The same arguments with and without --late give the step with the late rank fixed:
+the ground truth of a what-if. Ranks of one node (--per-node, default 8) share a
 hostname and a clock; each node's clock carries its own offset (0..4 ms), so the
 clock alignment has work to do. Deterministic: the same arguments give the same bytes.
 """
@@ -32,38 +41,56 @@ ELEM = "void at::native::vectorized_elementwise_kernel<4>"
 OPT = "void at::native::multi_tensor_apply_kernel"
 XFER = 150_000 + 16 * 1024 * 1024 // 200  # ns: 16 MiB at 200 GB/s plus latency
 STEP_NS = 30_000_000
+SYNC_GAP = 50_000  # ns: host time from the end of a step's sync to the next step (--host synced)
 
 
-def program(steps, layers):
-    """The op sequence of one rank: ("k", name, dur_ns, host_cost_ns) or ("c", kind)."""
+def program(steps, layers, where="fwd", synced=False):
+    """The op sequence of one rank: ("k", name, dur_ns, host_cost_ns), ("c", kind), ("late",)
+    (the late rank's delay inside backward) or ("sync",) (the end-of-step synchronisation)."""
     ops = []
     for st in range(steps):
         ops.append(("step", st))
         for _ in range(layers):
             ops.append(("c", "ag"))
             ops += [("k", GEMM_F, 90_000, 10_000)] * 4 + [("k", ELEM, 8_000, 5_000)] * 6
-        for _ in range(layers):
+        for li in range(layers):
+            if where == "bwd" and li == layers // 2:
+                ops.append(("late",))
             ops.append(("c", "ag"))
             ops += [("k", GEMM_B, 90_000, 10_000)] * 8 + [("k", ELEM, 8_000, 5_000)] * 10
             ops.append(("c", "rs"))
         ops += [("k", OPT, 5_000, 4_000)] * 20
+        if synced:
+            ops.append(("sync",))
     return ops
 
 
 class Rank:
-    def __init__(self, r, late):
+    def __init__(self, r, late, delay=3_000_000, where="fwd", synced=False):
         self.rnd = random.Random(1000 + r)
         self.late = r == late
+        self.delay = delay if self.late else 0
+        self.where = where
+        self.synced = synced
         self.h = 0          # host clock (ns)
         self.g = 0          # compute stream free at
         self.c = 0          # comm stream free at
         self.need = 0       # compute waits for the last all-gather
 
     def advance(self, op, st_start):
-        """Host work before op; returns the arrival time for a collective."""
+        """Host work before op; returns the arrival time for a collective (for a sync: its start)."""
         if op[0] == "step":
-            self.h = st_start + (3_000_000 if self.late else 0)
+            base = self.h + SYNC_GAP if self.synced and self.h else st_start
+            self.h = base + (self.delay if self.where == "fwd" else 0)
             return None
+        if op[0] == "late":
+            self.h += self.delay
+            return None
+        if op[0] == "sync":  # cudaDeviceSynchronize: returns when the GPU's last kernel ends
+            self.h += 5_000
+            s = self.h
+            self.h = max(self.h, self.g, self.c)
+            return s
         if op[0] == "k":
             self.h += op[3]
             return None
@@ -71,10 +98,10 @@ class Rank:
         return max(self.h, self.c)
 
 
-def simulate(world, steps, layers, late):
+def simulate(world, steps, layers, late, delay=3_000_000, where="fwd", synced=False):
     """Collective end times, by sequence number (all ranks together)."""
-    ops = program(steps, layers)
-    ranks = [Rank(r, late) for r in range(world)]
+    ops = program(steps, layers, where, synced)
+    ranks = [Rank(r, late, delay, where, synced) for r in range(world)]
     ends, seq, st = {}, 0, -1
     for op in ops:
         if op[0] == "step":
@@ -96,12 +123,13 @@ def simulate(world, steps, layers, late):
     return ends
 
 
-def rank_trace(r, world, steps, layers, per_node, late, ends):
+def rank_trace(r, world, steps, layers, per_node, late, ends, delay=3_000_000, where="fwd", synced=False):
     node = r // per_node
     off = (node * 1_370_000) % 4_000_000
     dev = r % per_node
-    rk = Rank(r, late)
+    rk = Rank(r, late, delay, where, synced)
     ev, corr, seq, st = [], 0, 0, -1
+    prof = None  # synced: the open ProfilerStep range, closed when the next step starts
 
     def us(ns):
         return round((ns + off) / 1000.0, 3)
@@ -116,13 +144,25 @@ def rank_trace(r, world, steps, layers, per_node, late, ends):
         ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": dev, "tid": stream, "ts": us(s),
                    "dur": round((e - s) / 1000.0, 3), "args": a})
 
-    for op in program(steps, layers):
+    for op in program(steps, layers, where, synced):
         if op[0] == "step":
             st = op[1]
-            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{3 + st}",
-                       "pid": 1000 + r, "tid": 1000 + r, "ts": us(1_000_000 + st * STEP_NS),
-                       "dur": (STEP_NS - 1000) / 1000.0, "args": {}})
+            if synced:  # the step runs from the host's start of it to its start of the next
+                h0 = rk.h + SYNC_GAP if rk.h else 1_000_000
+                if prof is not None:
+                    prof[0]["dur"] = round((h0 - 1000 - prof[1]) / 1000.0, 3)
+                prof = ({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{3 + st}",
+                         "pid": 1000 + r, "tid": 1000 + r, "ts": us(h0), "dur": 0.0, "args": {}}, h0)
+                ev.append(prof[0])
+            else:
+                ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{3 + st}",
+                           "pid": 1000 + r, "tid": 1000 + r, "ts": us(1_000_000 + st * STEP_NS),
+                           "dur": (STEP_NS - 1000) / 1000.0, "args": {}})
         arr = rk.advance(op, 1_000_000 + st * STEP_NS)
+        if op[0] == "sync":
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1000 + r,
+                       "tid": 1000 + r, "ts": us(arr), "dur": round((rk.h - arr) / 1000.0, 3), "args": {}})
+            prof[0]["dur"] = round((rk.h + 1000 - prof[1]) / 1000.0, 3)
         if op[0] == "k":
             d = op[2] + rk.rnd.randint(-op[2] // 30, op[2] // 30)
             s = max(rk.h, rk.g, rk.need)
@@ -156,13 +196,20 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--per-node", type=int, default=8)
-    ap.add_argument("--late", type=int, default=-1)
+    ap.add_argument("--late", default=-1, type=lambda v: -2 if v == "none" else int(v),
+                    help="the late rank (default the last), or none")
+    ap.add_argument("--delay-ms", type=float, default=3.0, help="the late rank's host delay per step")
+    ap.add_argument("--late-where", choices=("fwd", "bwd"), default="fwd",
+                    help="before every forward, or before the middle layer's backward")
+    ap.add_argument("--host", choices=("timed", "synced"), default="timed",
+                    help="timed: step k starts at 1 ms + k x 30 ms; synced: after a device sync + 50 us")
     a = ap.parse_args()
-    late = a.late if a.late >= 0 else a.ranks - 1
+    late = a.late if a.late >= 0 else -1 if a.late == -2 else a.ranks - 1
+    delay, synced = round(a.delay_ms * 1e6), a.host == "synced"
     os.makedirs(a.out, exist_ok=True)
-    ends = simulate(a.ranks, a.steps, a.layers, late)
+    ends = simulate(a.ranks, a.steps, a.layers, late, delay, a.late_where, synced)
     for r in range(a.ranks):
-        d = rank_trace(r, a.ranks, a.steps, a.layers, a.per_node, late, ends)
+        d = rank_trace(r, a.ranks, a.steps, a.layers, a.per_node, late, ends, delay, a.late_where, synced)
         with gzip.GzipFile(os.path.join(a.out, f"rank{r}.json.gz"), "wb", 6, mtime=0) as f:
             f.write(json.dumps(d, separators=(",", ":")).encode())
 

@@ -855,6 +855,12 @@ static int fix_has_ranks(const void *p, const struct io_ctx *c)
 	return s && *s;
 }
 
+static int fix_has_unknown(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif_fix *)p)->unknown != NULL;
+}
+
 static const struct field WFIX_F[] = {
 	F("fix", FT_STR, FF_REQ, struct whatif_fix, what),
 	{ .key = "rank", .type = FT_INT, .flags = FF_GE0, .off = offsetof(struct whatif_fix, rank), .when = fix_has_rank },
@@ -862,6 +868,8 @@ static const struct field WFIX_F[] = {
 	FNUM("step_ms_if_fixed", 0, struct whatif_fix, step_ms_if_fixed, 6),
 	FNUM("gain_ms", 0, struct whatif_fix, gain_ms, 6),
 	FNUM("gain_pct", 0, struct whatif_fix, gain_pct, 4),
+	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = put_nstr,
+	  .get = get_nstr, .when = fix_has_unknown },
 };
 static const struct record REC_WFIX = REC("fix", struct whatif_fix, WFIX_F, init_wfix, NULL);
 

@@ -99,16 +99,21 @@ static void reconcile_late(const struct analysis *a, struct diagnosis *d)
 	if (w->verdict && !strncmp(w->verdict, "not conclusive", 14))
 		return; /* delays nothing explains: the what-if cannot weigh the fix */
 	double lim = 0.01 * w->replay_step_ms > w->uncertainty_ms ? 0.01 * w->replay_step_ms : w->uncertainty_ms;
+	/* no fix at all is material (on the complete steps: whatif.c verdict) */
+	int none = !w->verdict || strncmp(w->verdict, "fixing ", 7) != 0;
 	const struct whatif_fix *f = NULL;
 	for (size_t k = 0; k < w->nby_rank; k++)
 		if (w->by_rank[k].rank == a->late_rank)
 			f = &w->by_rank[k];
-	if (f && f->gain_ms > lim)
+	if (!none && f && f->gain_ms > lim)
 		return;
 	size_t n = strlen(d->headline);
 	char *h = d->headline;
 	size_t hn = sizeof(d->headline);
-	if (f)
+	if (none)
+		n = add(h, hn, n, "; rank %d caused %.1f%% of the waiting, yet the what-if finds no fix worth 1 %% of a "
+			"complete step, fixing it included", a->late_rank, 100.0 * a->late_share);
+	else if (f)
 		n = add(h, hn, n, "; rank %d caused %.1f%% of the waiting, yet fixing it would make the step only "
 			"%.1f %% faster (%.3f ms)", a->late_rank, 100.0 * a->late_share, f->gain_pct < 0 ? 0.0 : f->gain_pct,
 			f->gain_ms < 0 ? 0.0 : f->gain_ms);

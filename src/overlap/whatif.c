@@ -345,6 +345,10 @@ struct rk {
 	int64_t *bm, *bE, *unx;
 	size_t *brem, *bn, nbs;
 	int cls;                     /* work class (stage or 0) */
+	/* the first launch (aligned; UNSET without launches), its peers' lower
+	 * median (the ranks of its class whose first launch is in the same
+	 * step), this replay's; the step number of the first launch */
+	int64_t a0, ma0, a2, astep;
 };
 
 struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
@@ -371,6 +375,10 @@ struct ctx {
 	const double *rep;           /* the unmodified replay's steps (ms), once known */
 	size_t *csize;               /* ranks per work class */
 	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
+	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
+	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
+	size_t naord;
 };
 
 static int64_t median_i64(int64_t *v, size_t n)
@@ -444,6 +452,10 @@ static void rk_init(struct ctx *c, size_t i)
 		k->hpos[j] = -1;
 	for (size_t p = 0; p < k->nh; p++)
 		k->hpos[k->hord[p]] = (int32_t)p;
+	k->a0 = k->ma0 = k->a2 = k->nh ? k->o[k->hord[0]].l : UNSET;
+	k->astep = INT64_MIN;
+	if (k->nh && r->ops[k->hord[0]].step >= 0)
+		k->astep = r->steps[r->ops[k->hord[0]].step].number;
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
 		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
@@ -796,6 +808,90 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 	free(t2);
 }
 
+struct akey { int cls; int64_t step, a0; int32_t i; };
+
+static int cmp_akey(const void *x, const void *y)
+{
+	const struct akey *p = x, *q = y;
+	if (p->cls != q->cls)
+		return p->cls - q->cls;
+	if (p->step != q->step)
+		return (p->step > q->step) - (p->step < q->step);
+	if (p->a0 != q->a0)
+		return (p->a0 > q->a0) - (p->a0 < q->a0);
+	return p->i - q->i;
+}
+
+/* The end of the anchor group that starts at c->aord[a]. */
+static size_t anchor_group(const struct ctx *c, size_t a)
+{
+	const struct rk *f = &c->k[c->aord[a]];
+	size_t b = a + 1;
+	while (b < c->naord && c->k[c->aord[b]].cls == f->cls && c->k[c->aord[b]].astep == f->astep)
+		b++;
+	return b;
+}
+
+/* The first launch of each rank is a host gap from a common origin (the
+ * replay's zero): its ideal is the lower median of its peers' first
+ * launches (its class, the first launch in the same step number: ma0), of
+ * the whole group for the ideal step.  c->aord: the ranks with launches,
+ * grouped so, each group in the order of its first launches. */
+static void build_anchors(struct ctx *c)
+{
+	struct akey *v = xmalloc((c->n ? c->n : 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].a0 != UNSET)
+			v[m++] = (struct akey){ c->k[i].cls, c->k[i].astep, c->k[i].a0, (int32_t)i };
+	qsort(v, m, sizeof(*v), cmp_akey);
+	c->aord = xmalloc((m ? m : 1) * sizeof(*c->aord));
+	for (size_t q = 0; q < m; q++)
+		c->aord[q] = v[q].i;
+	c->naord = m;
+	free(v);
+	for (size_t a = 0, b; a < c->naord; a = b) {
+		b = anchor_group(c, a);
+		size_t K = b - a, t = K >= 2 ? (K - 2) / 2 : 0;
+		for (size_t p = a; K >= 2 && p < b; p++) /* the others' lower median: position t of them */
+			c->k[c->aord[p]].ma0 = c->k[c->aord[a + (p - a > t ? t : t + 1)]].a0;
+	}
+}
+
+/* The anchors' ideal for scenario sc into each rank's a2 (fixing never
+ * makes a first launch later); returns how many moved. */
+static size_t fill_anchors(struct ctx *c, const struct scen *sc)
+{
+	size_t changed = 0;
+	for (size_t i = 0; i < c->n; i++)
+		c->k[i].a2 = c->k[i].a0;
+	for (size_t a = 0, b; a < c->naord; a = b) {
+		b = anchor_group(c, a);
+		size_t K = b - a, out = 0;
+		int64_t all = c->k[c->aord[a + (K - 1) / 2]].a0, set = all;
+		if (sc->type == SC_SET && sc->single < 0) { /* the lower median of the ranks outside the set */
+			for (size_t p = a; p < b; p++)
+				out += !sc->mask[c->aord[p]];
+			for (size_t p = a, m = 0; out && p < b; p++)
+				if (!sc->mask[c->aord[p]] && m++ == (out - 1) / 2)
+					set = c->k[c->aord[p]].a0;
+		}
+		for (size_t p = a; p < b; p++) {
+			struct rk *k = &c->k[c->aord[p]];
+			int64_t v = k->a0;
+			if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == WC_HOST))
+				v = all;
+			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
+				v = sc->single >= 0 ? k->ma0 : set;
+			if (v < k->a0) {
+				k->a2 = v;
+				changed++;
+			}
+		}
+	}
+	return changed;
+}
+
 /* Sets d2, g2, x2 for scenario sc; returns how many differ from the
  * measured values (0: the replay would be the unmodified one). */
 static size_t fill(struct ctx *c, const struct scen *sc)
@@ -845,7 +941,7 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 	}
 	free(md);
 	free(mg);
-	return changed;
+	return changed + fill_anchors(c, sc);
 }
 
 static void push(struct ctx *c, size_t i)
@@ -933,7 +1029,7 @@ static void advance(struct ctx *c, size_t i)
 		while (k->hp < k->nh) {
 			int32_t j = k->hord[k->hp];
 			int32_t h = k->r->ops[j].hdep;
-			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->o[j].l;
+			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->a2; /* the first: its anchor */
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
 				if (k->o[h].E == UNSET)
 					break;
@@ -1066,16 +1162,33 @@ static double job_step(const struct ctx *c, size_t s)
 /* Replays scenario sc; fills per-step job times (ms) into out[nsteps]. */
 static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
 {
+	c->replayed = 0;
 	if (!fill(c, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
 		memcpy(out, c->rep, c->nsteps * sizeof(*out));
 		return 0;
 	}
+	c->replayed = 1;
 	size_t left = replay(c);
 	for (size_t i = 0; i < c->n; i++)
 		windows(&c->k[i], 0);
 	for (size_t s = 0; s < c->nsteps; s++)
 		out[s] = job_step(c, s) / 1e6;
 	return left;
+}
+
+/* The latest end of each common step's ops over the ranks (ms, aligned
+ * clock), from the windows last computed. */
+static void work_ends(const struct ctx *c, double *out)
+{
+	for (size_t s = 0; s < c->nsteps; s++) {
+		int64_t e = INT64_MIN;
+		for (size_t i = 0; i < c->n; i++) {
+			int32_t o = c->k[i].wlast[c->sidx[i][s]];
+			if (o >= 0 && c->k[i].o[o].E > e)
+				e = c->k[i].o[o].E;
+		}
+		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
+	}
 }
 
 /* ---- the critical path ------------------------------------------------------------ */
@@ -1284,13 +1397,18 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
-/* One evaluated fix: its per-step times (ms) beside the result. */
-struct evald { struct whatif_fix f; double *steps; };
+/* One evaluated fix: its per-step times and work ends (ms) beside the result. */
+struct evald { struct whatif_fix f; double *steps, *wend; };
 
 static void eval_fix(struct ctx *c, const struct scen *sc, double rep_mean, struct evald *e)
 {
 	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	run_scen(c, sc, e->steps);
+	if (c->replayed)
+		work_ends(c, e->wend);
+	else
+		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
 	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
 	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
 	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
@@ -1380,6 +1498,7 @@ static void ctx_free(struct ctx *c)
 	free(c->cmask);
 	free(c->stepno);
 	free(c->sidx);
+	free(c->aord);
 }
 
 static struct whatif *none(const char *why)
@@ -1483,24 +1602,125 @@ const struct whatif_fix *whatif_best(const struct whatif *w)
 	return best;
 }
 
-/* The verdict: the best fix when its gain is material (beyond 1 % of the
- * step and the clock uncertainty), for a rank with its cause. */
-static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean)
+/* The gain of fix e over the complete steps (every step but the trace's
+ * last, whose window ends at its last end, not at a next step's start),
+ * mean ms; *wgain: how much sooner their work ends (the latest end of a
+ * step's ops over the ranks).  NAN without a complete step. */
+static double complete_gain(const struct ctx *c, const struct evald *e, double *wgain)
 {
-	char b[768], u[320] = "";
+	size_t nc = c->nsteps - 1;
+	double g = 0, wg = 0;
+	for (size_t s = 0; s < nc; s++) {
+		g += c->rep[s] - e->steps[s];
+		wg += c->rep_wend[s] - e->wend[s];
+	}
+	*wgain = nc ? wg / (double)nc : NAN;
+	return nc ? g / (double)nc : NAN;
+}
+
+/* Where no fix is material: the fix that would end the complete steps'
+ * work soonest without shortening them (the time saved would be idle: the
+ * next step starts when its host launches it), as a clause for the
+ * verdict into u; empty when none ends them materially sooner. */
+static void idle_note(const struct ctx *c, const struct evald *v, size_t nv, double lim, char *u, size_t un)
+{
+	u[0] = 0;
+	int q = -1;
+	double bi = 0, bw = 0;
+	for (size_t x = 0; c->nsteps >= 2 && x < nv; x++) {
+		double wg, g = complete_gain(c, &v[x], &wg);
+		if (wg - g > lim && wg - g > bi) {
+			bi = wg - g;
+			bw = wg;
+			q = (int)x;
+		}
+	}
+	if (q < 0)
+		return;
+	int sync = 0;
+	for (size_t i = 0; i < c->n && !sync; i++)
+		for (size_t j = 0; j < c->k[i].n && !sync; j++)
+			sync = c->k[i].r->ops[j].hdep >= 0;
+	size_t l = c->nsteps - 1;
+	double tail = c->rep[l] - v[q].steps[l];
+	int n = snprintf(u, un, "; fixing %s would end each step's GPU work %.1f ms sooner, but each step starts "
+			 "when its host launches it, not when the GPUs finish%s, so the time saved would be idle",
+			 v[q].f.what, bw, sync ? "" : " (no synchronisation in the traces waits for the GPU)");
+	if (tail > lim && n > 0 && (size_t)n < un)
+		snprintf(u + n, un - (size_t)n, "; only the traces' last step, whose window ends at its last kernel, "
+			 "would be shorter (%.1f ms to %.1f ms)", c->rep[l], v[q].steps[l]);
+}
+
+/* Where no fix is material: a group whose ideal is unknown (no peer
+ * outside it) and whose ranks hold at least half the critical path, as a
+ * clause for the verdict into u (empty when none): the step may wait on a
+ * slowdown the replay cannot see. */
+static void unknown_note(const struct whatif *w, const struct evald *v, size_t nv, char *u, size_t un)
+{
+	u[0] = 0;
+	double best = 0;
+	for (size_t x = 0; x < nv; x++) {
+		if (!v[x].f.unknown || !v[x].f.ranks)
+			continue;
+		double sh = 0;
+		for (size_t q = 0; q < w->ncp; q++) {
+			for (const char *p = v[x].f.ranks; *p;) {
+				char *e;
+				long r = strtol(p, &e, 10);
+				if (e == p)
+					break;
+				if (r == w->cp[q].rank && isfinite(w->cp[q].share))
+					sh += w->cp[q].share;
+				p = *e == ',' ? e + 1 : e;
+			}
+		}
+		if (sh >= 0.5 && sh > best) {
+			best = sh;
+			snprintf(u, un, "; %s (ranks %s) holds %.0f %% of the critical path, but no rank outside it "
+				 "runs its ops: its ideal is unknown, so a slowdown all its ranks carry is not seen",
+				 v[x].f.what, v[x].f.ranks, 100.0 * sh);
+		}
+	}
+}
+
+/* The verdict: the best fix when its gain is material (beyond 1 % of the
+ * step and the clock uncertainty, over all steps and over the complete
+ * steps), for a rank with its cause. */
+static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean,
+		    const struct evald *v, size_t nv)
+{
+	char b[1400], u[320] = "", idle[400] = "", unk[300] = "";
 	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
 	double gain = best ? best->gain_ms : 0;
+	/* a gain that lies in the trace's last step alone is not a step's gain */
+	const char *over = "of the step";
+	const struct evald *eb = NULL;
+	for (size_t x = 0; best && x < nv; x++)
+		if (v[x].f.what == best->what)
+			eb = &v[x];
+	double wg;
+	if (eb && c->nsteps >= 2 && gain > lim && !(complete_gain(c, eb, &wg) > lim)) {
+		const struct evald *m = NULL; /* the most a complete step gains */
+		for (size_t y = 0; y < nv; y++)
+			if (!m || complete_gain(c, &v[y], &wg) > complete_gain(c, m, &wg))
+				m = &v[y];
+		best = &m->f;
+		gain = complete_gain(c, m, &wg);
+		over = "of a complete step";
+	}
 	/* delays nothing explains are replayed as fixed: when they outweigh
 	 * the material threshold and the best gain, no answer is confident */
 	if (w->unexplained_share >= UNX_SHARE && w->unexplained_ms > lim && w->unexplained_ms >= gain)
 		snprintf(u, sizeof(u), "not conclusive: %.3g ms per step (%.0f %% of the step) are delays the "
 			 "trace does not explain, kept fixed in every replay, so a fix that would shorten them "
 			 "is not seen; ", w->unexplained_ms, 100.0 * w->unexplained_share);
-	if (!best || !(best->gain_ms > lim)) {
-		int some = best && best->gain_pct >= 0.05;
-		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% of the step%s%s%s", u,
-			 some ? best->gain_pct : 0.0, some ? " (the most: " : "", some ? best->what : "",
-			 some ? ")" : "");
+	if (!best || !(gain > lim)) {
+		double pct = best && rep_mean > 0 ? 100.0 * gain / rep_mean : 0;
+		int some = best && pct >= 0.05;
+		idle_note(c, v, nv, lim, idle, sizeof(idle));
+		unknown_note(w, v, nv, unk, sizeof(unk));
+		snprintf(b, sizeof(b), "%sno single fix is worth more than %.1f %% %s%s%s%s%s%s", u, some ? pct : 0.0, over,
+			 some ? " (the most: " : "", some ? best->what : "", some ? ")" : "", idle, unk);
 		w->verdict = xstrdup(b);
 		return;
 	}
@@ -1558,6 +1778,18 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
 			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
 			eval_fix(c, &sc, rep_mean, e);
+			/* a set that holds every rank of a work class has no peer for
+			 * that class's ops: their ideal is the set's own lower median */
+			memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+			for (size_t i = 0; i < c->n; i++)
+				c->cmask[c->k[i].cls] += mask[i] != 0;
+			for (size_t i = 0; i < c->n && !e->f.unknown; i++)
+				if (mask[i] && c->cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
+					char u[200];
+					snprintf(u, sizeof(u), "no rank outside %s runs its ops: its ideal is the lower "
+						 "median of its own ranks, so a slowdown all of them carry is not seen", b);
+					e->f.unknown = xstrdup(u);
+				}
 		}
 	}
 	w->nby_group = n - w->nby_rank;
@@ -1647,6 +1879,7 @@ void whatif_run(struct analysis *a)
 	}
 	build_groups(&c);
 	build_slots(&c);
+	build_anchors(&c);
 	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	for (size_t i = 0; i < c.n; i++)
@@ -1655,7 +1888,10 @@ void whatif_run(struct analysis *a)
 		meas[s] = job_step(&c, s) / 1e6;
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
 	size_t left = run_scen(&c, &sn, rep);
+	double *rep_wend = xmalloc(c.nsteps * sizeof(double));
+	work_ends(&c, rep_wend);
 	c.rep = rep;
+	c.rep_wend = rep_wend;
 	phase("unmodified replay");
 	w->ok = 1;
 	w->steps_used = c.nsteps;
@@ -1698,9 +1934,11 @@ void whatif_run(struct analysis *a)
 	w->by_rank = take(v, w->nby_rank);
 	w->by_group = take(v + w->nby_rank, w->nby_group);
 	w->by_op = take(v + w->nby_rank + w->nby_group, w->nby_op);
-	verdict(&c, w, whatif_best(w), w->replay_step_ms);
-	for (size_t q = 0; q < nv; q++)
+	verdict(&c, w, whatif_best(w), w->replay_step_ms, v, nv);
+	for (size_t q = 0; q < nv; q++) {
 		free(v[q].steps);
+		free(v[q].wend);
+	}
 	free(v);
 	w->stage = stage;
 	w->nstage = nst ? a->n : 0;
@@ -1711,6 +1949,7 @@ void whatif_run(struct analysis *a)
 	free(replica);
 	free(meas);
 	free(rep);
+	free(rep_wend);
 	free(ideal);
 	ctx_free(&c);
 	phase("verdict and free");
@@ -1727,6 +1966,7 @@ void whatif_free(struct whatif *w)
 		for (size_t q = 0; q < n[k]; q++) {
 			free(f[k][q].what);
 			free(f[k][q].ranks);
+			free(f[k][q].unknown);
 		}
 		free(f[k]);
 	}

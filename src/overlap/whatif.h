@@ -38,6 +38,7 @@ struct whatif_fix {
 	int rank;            /* by_rank: the rank; else -1 */
 	char *ranks;         /* by_group: its ranks ("0,2"); else NULL */
 	double step_ms_if_fixed, gain_ms, gain_pct;
+	char *unknown;       /* by_group: why its ideal is unknown (no rank outside it runs its ops), else NULL */
 };
 
 struct whatif_step {

@@ -88,9 +88,10 @@ static void finish(struct tb *b, int n, int64_t lstep[MAXR][NST], struct trace_s
 
 /* ---- data parallel: one all-reduce per step ------------------------------------- */
 
-/* The schedule of the header for n ranks with host times h[r]; the truth
- * per step (the mean over ranks of each rank's window) into step_ns. */
-static void dp_build(int n, const int64_t *h, struct trace_set *s, double *step_ns)
+/* The schedule of the header for n ranks with host times h[r], rank r's
+ * first launch off[r] after T0 (off NULL: all at T0); the truth per step
+ * (the mean over ranks of each rank's window) into step_ns. */
+static void dp_build_off(int n, const int64_t *h, const int64_t *off, struct trace_set *s, double *step_ns)
 {
 	struct tb b[MAXR];
 	int64_t L[MAXR][NST], gs[MAXR][NST], arend[NST];
@@ -98,7 +99,7 @@ static void dp_build(int n, const int64_t *h, struct trace_set *s, double *step_
 	for (int k = 0; k < NST; k++) {
 		int64_t last = INT64_MIN;
 		for (int r = 0; r < n; r++) {
-			L[r][k] = k ? arend[k - 1] + h[r] : T0;
+			L[r][k] = k ? arend[k - 1] + h[r] : T0 + (off ? off[r] : 0);
 			gs[r][k] = L[r][k] + LAT;
 			if (gs[r][k] + G > last)
 				last = gs[r][k] + G;
@@ -117,6 +118,11 @@ static void dp_build(int n, const int64_t *h, struct trace_set *s, double *step_
 		step_ns[k] = sum / n;
 	}
 	finish(b, n, L, s);
+}
+
+static void dp_build(int n, const int64_t *h, struct trace_set *s, double *step_ns)
+{
+	dp_build_off(n, h, NULL, s, step_ns);
 }
 
 static double mean3(const double *v)
@@ -225,6 +231,48 @@ static void test_fixing_the_late_host_gains_its_delay(void)
 		CHECK_NEAR(w->cp[2].share, 3.0 * X / tot, 1e-9);
 	}
 	analysis_free(&a);
+}
+
+/* Rank 1's host starts the first step D late and is on time after (every
+ * step after the first starts h after its sync, as rank 0's): the delay is
+ * in no host gap, only in the first launch.  Fixing rank 1 moves its first
+ * launch to its peer's (T0), so the prediction is the schedule built with
+ * both at T0.  Step 0's windows end at the same next start on both ranks
+ * (D later than with both at T0); rank 0's starts at T0 + LAT, rank 1's D
+ * later: rank 0's loses D, rank 1's nothing, the mean D / 2; the later
+ * steps are the same, shifted by D: a gain of D / 6 over the three steps.
+ * Fixing rank 0 (already first) changes nothing. */
+static void test_fixing_a_late_first_launch(void)
+{
+	const int64_t D = 600 * US;
+	int64_t h[2] = { 1000 * US, 1000 * US }, off[2] = { 0, D };
+	double truth[NST], fixed[NST];
+	struct trace_set s = { 0 }, s2 = { 0 };
+	struct analysis a, a2;
+	dp_build_off(2, h, off, &s, truth);
+	dp_build(2, h, &s2, fixed);
+	CHECK_NEAR(mean3(truth) - mean3(fixed), D / 6.0, 1); /* the closed form, ns */
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	analysis_from_set(&s2, &o, &a2);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok && a2.whatif && a2.whatif->ok);
+	if (w && w->ok) {
+		CHECK_NEAR(w->measured_step_ms, mean3(truth) / 1e6, 1e-9);
+		const struct whatif_fix *r1 = fix_named(w->by_rank, w->nby_rank, "rank 1");
+		const struct whatif_fix *r0 = fix_named(w->by_rank, w->nby_rank, "rank 0");
+		CHECK(r1 && r0);
+		if (r1 && r0) {
+			CHECK_NEAR(r1->step_ms_if_fixed, mean3(fixed) / 1e6, 1e-9);
+			CHECK_NEAR(r1->gain_ms, D / 6.0 / 1e6, 1e-9);
+			CHECK_NEAR(r0->gain_ms, 0, 1e-9);
+		}
+		/* the gain lies in the first step, a complete one: material */
+		CHECK(w->verdict && strncmp(w->verdict, "fixing rank 1 would make the step", 33) == 0);
+		CHECK_NEAR(w->ideal_step_ms, mean3(fixed) / 1e6, 1e-9);
+	}
+	analysis_free(&a);
+	analysis_free(&a2);
 }
 
 /* Three ranks: rank 2's host is D late, rank 1's D + 1 us.  Rank 2 arrives
@@ -575,6 +623,7 @@ int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
 	TEST(test_fixing_the_late_host_gains_its_delay);
+	TEST(test_fixing_a_late_first_launch);
 	TEST(test_top_cause_whose_fix_gains_nothing);
 	TEST(test_pipeline_pairs_and_fix);
 	TEST(test_send_recv_without_peers_left_unmatched);
