@@ -370,6 +370,7 @@ int cmd_report(int argc, char **argv)
 
 	/* read: every run through the one way in (runs.c) */
 	aorta_quiet = 1;
+	inputs_upstream_jsonl_read = 1; /* upstream_of reads them: not "left out" */
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
 	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
