@@ -171,8 +171,11 @@ static int is_comm_key(const unsigned char *k, size_t n)
 
 static uint8_t key_id(const struct keyname *t, size_t nt, uint8_t role, const unsigned char *k, size_t n)
 {
+	if (n < 3 || n > 21) /* "aux" .. "compute_reducescatter": no other key is read */
+		return 0;
 	for (size_t i = 0; i < nt; i++)
-		if (t[i].role == role && !strncmp(t[i].name, (const char *)k, n) && !t[i].name[n])
+		if (t[i].role == role && t[i].name[0] == k[0] && !strncmp(t[i].name, (const char *)k, n) &&
+		    !t[i].name[n])
 			return t[i].id;
 	return 0;
 }
