@@ -108,25 +108,35 @@ enum {
 /* upstream's keys (the last occurrence counts, as Python's json) */
 enum { UK_NONE, UK_LOSS, UK_PROFILE, UK_OVERLAP, UK_PS, UK_OVMS, UK_COMPUTE, UK_COMM, UK_AR, UK_RS };
 
-static const struct keyname { uint8_t role; uint8_t id; const char *name; } KEYS[] = {
-	{ A_ROOT, K_RANK, "rank" }, { A_ROOT, K_WORLD, "world_size" }, { A_ROOT, K_GSTEP, "global_step" },
-	{ A_ROOT, K_LOSS, "loss" }, { A_ROOT, K_PROFILE, "profile" },
-	{ A_PROFILE, K_TOTAL, "total_ms" }, { A_PROFILE, K_RANGES, "ranges" }, { A_PROFILE, K_OVERLAP, "overlap" },
-	{ A_OVERLAP, K_PS, "per_stream_ms" }, { A_OVERLAP, K_OVMS, "overlap_ms" },
-	{ A_PS, K_PS_COMPUTE, "compute" }, { A_PS, K_PS_AUX, "aux" },
-	{ A_OVMS, K_OV_COMM, "compute_comm" }, { A_OVMS, K_OV_AR, "compute_allreduce" },
-	{ A_OVMS, K_OV_RS, "compute_reducescatter" }, { A_OVMS, K_OV_AG, "compute_allgather" },
-	{ A_OVMS, K_OV_IDLE, "idle" },
-	{ A_RANGE, K_STREAM, "stream" }, { A_RANGE, K_TAG, "tag" }, { A_RANGE, K_START, "start_ms" },
-	{ A_RANGE, K_END, "end_ms" }, { A_RANGE, K_META, "metadata" }, { A_RANGE, K_COLL, "collective" },
-	{ A_META, K_FUNC, "function" }, { A_META, K_BYTES, "bytes" },
+/* The keys read, by the object they sit in (the A_* role, which is also
+ * the U_* role where both read the object): aorta's id, upstream's id. */
+static const struct keyname { uint8_t aid, uid, len; const char *name; } KEYS[] = {
+#define KN(a, u, s) { a, u, sizeof(s) - 1, s }
+	/* A_ROOT */
+	KN(K_RANK, 0, "rank"), KN(K_WORLD, 0, "world_size"), KN(K_GSTEP, 0, "global_step"),
+	KN(K_LOSS, UK_LOSS, "loss"), KN(K_PROFILE, UK_PROFILE, "profile"),
+	/* A_PROFILE */
+	KN(K_TOTAL, 0, "total_ms"), KN(K_RANGES, 0, "ranges"), KN(K_OVERLAP, UK_OVERLAP, "overlap"),
+	/* A_OVERLAP */
+	KN(K_PS, UK_PS, "per_stream_ms"), KN(K_OVMS, UK_OVMS, "overlap_ms"),
+	/* A_PS */
+	KN(K_PS_COMPUTE, UK_COMPUTE, "compute"), KN(K_PS_AUX, 0, "aux"),
+	/* A_OVMS */
+	KN(K_OV_COMM, UK_COMM, "compute_comm"), KN(K_OV_AR, UK_AR, "compute_allreduce"),
+	KN(K_OV_RS, UK_RS, "compute_reducescatter"), KN(K_OV_AG, 0, "compute_allgather"), KN(K_OV_IDLE, 0, "idle"),
+	/* A_RANGE */
+	KN(K_STREAM, 0, "stream"), KN(K_TAG, 0, "tag"), KN(K_START, 0, "start_ms"), KN(K_END, 0, "end_ms"),
+	KN(K_META, 0, "metadata"), KN(K_COLL, 0, "collective"),
+	/* A_META */
+	KN(K_FUNC, 0, "function"), KN(K_BYTES, 0, "bytes"),
+#undef KN
 };
-static const struct keyname UKEYS[] = {
-	{ U_ROOT, UK_LOSS, "loss" }, { U_ROOT, UK_PROFILE, "profile" }, { U_PROFILE, UK_OVERLAP, "overlap" },
-	{ U_OVERLAP, UK_PS, "per_stream_ms" }, { U_OVERLAP, UK_OVMS, "overlap_ms" },
-	{ U_PS, UK_COMPUTE, "compute" }, { U_OVMS, UK_COMM, "compute_comm" },
-	{ U_OVMS, UK_AR, "compute_allreduce" }, { U_OVMS, UK_RS, "compute_reducescatter" },
+/* KEYS[FIRST[role] .. FIRST[role + 1]) are the keys of objects of that role */
+static const uint8_t FIRST[A_META + 2] = {
+	[A_NONE] = 0, [A_ROOT] = 0, [A_PROFILE] = 5, [A_OVERLAP] = 8, [A_PS] = 10, [A_OVMS] = 12,
+	[A_RANGES] = 17, [A_RANGE] = 17, [A_META] = 23, [A_META + 1] = 25,
 };
+_Static_assert(sizeof(KEYS) / sizeof(KEYS[0]) == 25, "FIRST indexes KEYS");
 
 /* A value as yajl_tree would hold it: absent, a finite number, a string
  * (arena offset), a container, anything else. */
@@ -167,17 +177,6 @@ static int is_comm_key(const unsigned char *k, size_t n)
 	return IS("allreduce") || IS("reducescatter") || IS("allgather") || IS("comm") ||
 	       (n >= 4 && !memcmp(k, "nccl", 4));
 #undef IS
-}
-
-static uint8_t key_id(const struct keyname *t, size_t nt, uint8_t role, const unsigned char *k, size_t n)
-{
-	if (n < 3 || n > 21) /* "aux" .. "compute_reducescatter": no other key is read */
-		return 0;
-	for (size_t i = 0; i < nt; i++)
-		if (t[i].role == role && t[i].name[0] == k[0] && !strncmp(t[i].name, (const char *)k, n) &&
-		    !t[i].name[n])
-			return t[i].id;
-	return 0;
 }
 
 static struct fval *slot(struct lp *p, const struct frame *f)
@@ -320,15 +319,22 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct lp *p = ctx;
 	struct frame *f = &p->st[p->depth - 1];
-	p->ka = f->a ? key_id(KEYS, sizeof(KEYS) / sizeof(KEYS[0]), f->a, k, n) : K_NONE;
-	if (p->ka) {
-		if (f->seen >> p->ka & 1)
-			p->ka = K_NONE; /* the first one counts */
-		else
-			f->seen |= 1u << p->ka;
-	}
-	p->ku = f->u ? key_id(UKEYS, sizeof(UKEYS) / sizeof(UKEYS[0]), f->u, k, n) : UK_NONE;
+	int role = f->a ? f->a : f->u; /* where both read the object, one role */
+	p->ka = K_NONE;
+	p->ku = UK_NONE;
 	p->ps_comm = f->a == A_PS && is_comm_key(k, n);
+	if (!role || role == A_RANGES)
+		return 1;
+	for (int i = FIRST[role]; i < FIRST[role + 1]; i++)
+		if (KEYS[i].len == n && KEYS[i].name[0] == k[0] && !memcmp(KEYS[i].name, k, n)) {
+			if (f->u)
+				p->ku = KEYS[i].uid;
+			if (f->a && KEYS[i].aid && !(f->seen >> KEYS[i].aid & 1)) { /* the first one counts */
+				p->ka = KEYS[i].aid;
+				f->seen |= 1u << p->ka;
+			}
+			break;
+		}
 	return 1;
 }
 
@@ -337,6 +343,43 @@ static int wanted(const struct lp *p)
 {
 	const struct frame *f = p->depth ? &p->st[p->depth - 1] : NULL;
 	return f && !f->arr && (p->ka || p->ku || p->ps_comm);
+}
+
+/* A JSON number of at most 15 significant digits and a power of ten up to
+ * 22 either way, as the exact quotient or product of two doubles (both
+ * exact: the one rounding is the correct one, so the value is strtod's to
+ * the bit); 0 when the number is not of that kind. */
+static int fast_number(const char *s, size_t n, double *out)
+{
+	static const double P10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+					1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	size_t i = 0;
+	int neg = 0, digits = 0, scale = 0;
+	uint64_t m = 0;
+	if (i < n && s[i] == '-')
+		neg = 1, i++;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (m || s[i] != '0')
+			digits++;
+		m = m * 10 + (uint64_t)(s[i] - '0');
+		if (digits > 15)
+			return 0;
+	}
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (m || s[i] != '0')
+				digits++;
+			m = m * 10 + (uint64_t)(s[i] - '0');
+			scale--;
+			if (digits > 15)
+				return 0;
+		}
+	if (i != n || scale < -22) /* an exponent, or too many decimals */
+		return 0;
+	double d = (double)m;
+	d = scale ? d / P10[-scale] : d;
+	*out = neg ? -d : d;
+	return 1;
 }
 
 static int cb_number(void *ctx, const char *s, size_t n)
@@ -355,13 +398,17 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		value(p, T_NUM, 0, NULL, 0);
 		return 1;
 	}
+	double d;
+	if (!integer && fast_number(s, n, &d)) { /* most of them: "12.345678" */
+		value(p, T_NUM, d, NULL, 0);
+		return 1;
+	}
 	if (n >= sizeof(small))
 		b = xmalloc(n + 1);
 	memcpy(b, s, n);
 	b[n] = '\0';
 	/* as yajl_tree: an integer when it fits a long long, else strtod's
 	 * double, a number only when strtod took it without a range error */
-	double d;
 	int t = T_NUM;
 	errno = 0;
 	long long i = integer ? strtoll(b, NULL, 10) : 0;
