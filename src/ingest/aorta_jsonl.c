@@ -140,7 +140,9 @@ _Static_assert(sizeof(KEYS) / sizeof(KEYS[0]) == 25, "FIRST indexes KEYS");
 
 /* A value as yajl_tree would hold it: absent, a finite number, a string
  * (arena offset), a container, anything else. */
-enum { T_ABSENT, T_NUM, T_STR, T_OBJ, T_ARR, T_OTHER };
+enum { T_ABSENT, T_NUM, T_STR, T_OBJ, T_ARR, T_OTHER,
+       T_RANGE_ERR /* while parsing only: a number strtod takes with a range error (an underflow):
+		    * upstream's parser reads it, yajl_tree does not call it a number */ };
 struct fval { uint8_t t; double d; size_t s; };
 
 struct lrange {              /* one element of profile.ranges */
@@ -239,13 +241,13 @@ static void value(struct lp *p, int t, double d, const unsigned char *s, size_t 
 		return;
 	}
 	if (f->u == U_ROOT && p->ku == UK_LOSS) {
-		if (t == T_NUM || t == T_OTHER + 1) {
+		if (t == T_NUM || t == T_RANGE_ERR) {
 			p->uv[UP_LOSS] = d;
 			p->u_loss_seen = 1;
 		} else if (t == T_STR || t == T_OTHER) {
 			p->u_loss_bad = 1; /* null, true/false, a string: upstream's sum would fail */
 		}
-	} else if ((t == T_NUM || t == T_OTHER + 1) && p->ku) {
+	} else if ((t == T_NUM || t == T_RANGE_ERR) && p->ku) {
 		if (f->u == U_PS && p->ku == UK_COMPUTE)
 			p->uv[UP_COMPUTE] = d;
 		else if (f->u == U_OVMS)
@@ -258,7 +260,7 @@ static void value(struct lp *p, int t, double d, const unsigned char *s, size_t 
 	struct fval *v = slot(p, f);
 	if (!v)
 		return;
-	v->t = (uint8_t)(t == T_OTHER + 1 ? T_OTHER : t); /* a number tree-invalid: not a number */
+	v->t = (uint8_t)(t == T_RANGE_ERR ? T_OTHER : t); /* a number tree-invalid: not a number */
 	v->d = d;
 	if (t == T_STR && (f->a == A_RANGE || f->a == A_META))
 		v->s = keep_str(p, s, n);
@@ -424,7 +426,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL))
 			p->u_numerr = 1; /* so does its double callback */
 		if (errno || !isfinite(d))
-			t = T_OTHER + 1; /* upstream takes it (an underflow), aorta does not */
+			t = T_RANGE_ERR; /* upstream takes it (an underflow), aorta does not */
 	}
 	if (b != small)
 		free(b);
