@@ -30,6 +30,7 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
+#include "ingest/upstream_sums.h"
 #include "pipeline/pipeline.h"
 #include "report/compare.h"
 #include "report/report_charts.h"
@@ -171,15 +172,18 @@ static int find_label(char **labels, int n, const char *l)
 
 /* One run for report: as every command reads it (runs.c), except that
  * where a folder holds upstream JSONL beside traces, --prefer jsonl reads
- * the JSONL (the folder walk prefers the traces). */
+ * the JSONL (the folder walk prefers the traces); where the JSONL is read,
+ * overlap_report.py's records are gathered into up in the same pass. */
 static enum aorta_status load_run(const char *in, const char *prefer, const struct analysis_opts *ao,
-				  struct analysis *a, struct aorta_error *e)
+				  struct up_sums *up, struct analysis *a, struct aorta_error *e)
 {
 	struct stat sb;
 	size_t n = 0;
-	if (!strcmp(prefer, "jsonl") && stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && rep_upstream_files(in)) {
-		char **v = rep_upstream_paths(in, &n);
-		enum aorta_status st = analysis_run(v, n, ao, a, e);
+	if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && rep_upstream_files(in)) {
+		char **v = !strcmp(prefer, "jsonl") ? rep_upstream_paths(in, &n) : NULL;
+		char *argv[1] = { (char *)in };
+		enum aorta_status st = v ? analysis_run_upstream(v, n, ao, up, a, e)
+					 : analysis_run_upstream(argv, 1, ao, up, a, e);
 		for (size_t i = 0; i < n; i++)
 			free(v[i]);
 		free(v);
@@ -191,9 +195,10 @@ static enum aorta_status load_run(const char *in, const char *prefer, const stru
 }
 
 /* Upstream's keys of a run (report/upstream.h): from its JSONL files where
- * it is a folder that has them, else from the figures its analysis
+ * it is a folder that has them (gathered while the analysis read them,
+ * up, else read for the keys alone), else from the figures its analysis
  * recorded of JSONL; and what aorta's keys were read from. */
-static enum aorta_status upstream_of(struct rep_dataset *d, struct aorta_error *e)
+static enum aorta_status upstream_of(struct rep_dataset *d, const struct up_sums *up, struct aorta_error *e)
 {
 	struct stat sb;
 	int dir = stat(d->input, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -201,7 +206,7 @@ static enum aorta_status upstream_of(struct rep_dataset *d, struct aorta_error *
 			   : d->format && !strcmp(d->format, "aorta-jsonl")   ? "jsonl"
 									    : "traces";
 	if (dir && rep_upstream_files(d->input))
-		return rep_upstream_read(d->input, &d->up, e);
+		return rep_upstream_from_sums(d->input, up, &d->up) ? AORTA_OK : rep_upstream_read(d->input, &d->up, e);
 	rep_upstream_from_recorded(d->a, &d->up);
 	return AORTA_OK;
 }
@@ -365,19 +370,26 @@ int cmd_report(int argc, char **argv)
 
 	/* read: every run through the one way in (runs.c) */
 	aorta_quiet = 1;
+	inputs_upstream_jsonl_read = 1; /* upstream_of reads them: not "left out" */
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
 	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
 				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */ };
+	struct up_sums *ups = xcalloc((size_t)dirs.n, sizeof(*ups));
+	for (int i = 0; i < dirs.n; i++)
+		up_sums_init(&ups[i]);
 	for (int i = 0; i < dirs.n && !st; i++) {
-		st = load_run(dirs.v[i], prefer, &ao, &an[i], &e);
+		st = load_run(dirs.v[i], prefer, &ao, &ups[i], &an[i], &e);
 		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))
 			analysis_free(&an[i]);
 	}
 	if (st) {
-		for (int i = 0; i < dirs.n; i++)
+		for (int i = 0; i < dirs.n; i++) {
 			analysis_free(&an[i]);
+			up_sums_release(&ups[i]);
+		}
 		free(an);
+		free(ups);
 		aorta_error_print(&e);
 		rc = st;
 		goto done;
@@ -404,7 +416,10 @@ int cmd_report(int argc, char **argv)
 	}
 	free(an);
 	for (size_t i = 0; i < rep.nds && !st; i++)
-		st = upstream_of(&rep.ds[i], &e);
+		st = upstream_of(&rep.ds[i], &ups[i], &e);
+	for (int i = 0; i < dirs.n; i++)
+		up_sums_release(&ups[i]);
+	free(ups);
 	if (st) {
 		aorta_error_print(&e);
 		rc = st;

@@ -3,12 +3,24 @@
  * (rank_XX_metrics.jsonl), one JSON object per training iteration.
  *
  * Design.  The file is read through zread in 64 KiB chunks and split into
- * lines; each non-blank line is parsed with yajl's tree API (lines are a few
- * KB) and freed before the next, so memory follows the spans kept, not the
- * file.  Each line: {rank, world_size, global_step, profile{total_ms,
- * ranges[{stream, tag, start_ms, end_ms, metadata{function, bytes}}],
- * ...}}.  metadata.bytes (aorta train: a collective's message size at its
- * real element size), when a number >= 0, is the span's bytes (0: unknown).
+ * lines; each non-blank line goes through yajl's event parser (no tree is
+ * built): the callbacks follow which object or array they are in and keep
+ * only the values read below (numbers are converted only there; upstream's
+ * long active_segments arrays cost a scan), and once the line is known to
+ * be valid JSON its step, figures and spans are added.  Memory follows the
+ * spans kept, not the file.  Each line: {rank, world_size, global_step,
+ * profile{total_ms, ranges[{stream, tag, start_ms, end_ms,
+ * metadata{function, bytes}}], ...}}; where a key appears twice in an
+ * object the first counts.  metadata.bytes (aorta train: a collective's
+ * message size at its real element size), when a number >= 0, is the
+ * span's bytes (0: unknown).
+ *
+ * Upstream's records.  When asked (ingest_want_upstream), the same pass gathers
+ * what overlap_report.py reads of each line (ingest/upstream_sums.h: loss
+ * and four profile.overlap figures, the last of a repeated key counting as
+ * in Python), so `aorta report` needs no second pass over the files; a
+ * line its parser would read differently (not valid JSON, blank but for
+ * spaces, a number that overflows it) is handed to up_file_line.
  *
  * Timeline.  The JSONL has no absolute clock: every range is in ms relative
  * to its iteration's start event.  Iterations are laid end to end on a
@@ -46,19 +58,23 @@
  * the sum of the communication streams (allreduce, reducescatter,
  * allgather, comm, nccl*).
  *
- * Bad input.  A line that is not valid JSON (or holds a NUL byte) is
- * AORTA_EINPUT naming the line and the byte offset of the error in the
- * (decompressed) file, except when it is the last non-blank line: a run
- * that crashed mid-write leaves its last line cut, so that line is skipped
- * (trace_skip, with the same description) and the complete lines are used.  A line that is not an object, lacks profile or
- * profile.total_ms, or has total_ms < 0 is skipped (trace_skip); so is a
- * range with a missing or non-numeric field or end < start.  rank and
- * world_size come from the first line that has them (o->rank_hint, else 0,
- * when none does).
+ * Bad input.  A line that is not valid JSON (comments allowed, as yajl's
+ * tree reader allowed them; or holding a NUL byte) is AORTA_EINPUT naming
+ * the line and the byte offset of the error in the (decompressed) file,
+ * except when it is the last non-blank line: a run that crashed mid-write
+ * leaves its last line cut, so that line is skipped (trace_skip, with the
+ * same description) and the complete lines are used.  A line that is not
+ * an object, lacks profile or profile.total_ms, or has total_ms < 0 is
+ * skipped (trace_skip); so is a range with a missing or non-numeric field
+ * or end < start.  rank and world_size come from the first line that has
+ * them (o->rank_hint, else 0, when none does).
  */
 #include "ingest/ingest.h"
 #include "ingest/ingest_mem.h"
+#include "ingest/upstream_sums.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,17 +82,435 @@
 #include <string.h>
 
 #include <yajl/yajl_parse.h>
-#include <yajl/yajl_tree.h>
 
 #include "base/zread.h"
 
 #define MAX_MS 1e9 /* |ms| above ~11.6 days is not an iteration time */
 #define MAX_LINE (64u << 20)
 
+/* ---- one line through yajl's event parser ------------------------------- */
+
+/* What an open container is to aorta (A_*) and to overlap_report.py (U_*). */
+enum { A_NONE, A_ROOT, A_PROFILE, A_OVERLAP, A_PS, A_OVMS, A_RANGES, A_RANGE, A_META };
+enum { U_NONE, U_ROOT, U_PROFILE, U_OVERLAP, U_PS, U_OVMS };
+/* The keys aorta reads (an object's first occurrence of a key counts, as
+ * yajl_tree_get finds it). */
+enum {
+	K_NONE, K_RANK, K_WORLD, K_GSTEP, K_LOSS, K_PROFILE,          /* the line */
+	K_TOTAL, K_RANGES, K_OVERLAP,                                 /* profile */
+	K_PS, K_OVMS,                                                 /* profile.overlap */
+	K_PS_COMPUTE, K_PS_AUX,                                       /* per_stream_ms */
+	K_OV_COMM, K_OV_AR, K_OV_RS, K_OV_AG, K_OV_IDLE,              /* overlap_ms */
+	K_STREAM, K_TAG, K_START, K_END, K_META, K_COLL,              /* a range */
+	K_FUNC, K_BYTES,                                              /* its metadata */
+	K__N
+};
+/* upstream's keys (the last occurrence counts, as Python's json) */
+enum { UK_NONE, UK_LOSS, UK_PROFILE, UK_OVERLAP, UK_PS, UK_OVMS, UK_COMPUTE, UK_COMM, UK_AR, UK_RS };
+
+/* The keys read, by the object they sit in (the A_* role, which is also
+ * the U_* role where both read the object): aorta's id, upstream's id. */
+static const struct keyname { uint8_t aid, uid, len; const char *name; } KEYS[] = {
+#define KN(a, u, s) { a, u, sizeof(s) - 1, s }
+	/* A_ROOT */
+	KN(K_RANK, 0, "rank"), KN(K_WORLD, 0, "world_size"), KN(K_GSTEP, 0, "global_step"),
+	KN(K_LOSS, UK_LOSS, "loss"), KN(K_PROFILE, UK_PROFILE, "profile"),
+	/* A_PROFILE */
+	KN(K_TOTAL, 0, "total_ms"), KN(K_RANGES, 0, "ranges"), KN(K_OVERLAP, UK_OVERLAP, "overlap"),
+	/* A_OVERLAP */
+	KN(K_PS, UK_PS, "per_stream_ms"), KN(K_OVMS, UK_OVMS, "overlap_ms"),
+	/* A_PS */
+	KN(K_PS_COMPUTE, UK_COMPUTE, "compute"), KN(K_PS_AUX, 0, "aux"),
+	/* A_OVMS */
+	KN(K_OV_COMM, UK_COMM, "compute_comm"), KN(K_OV_AR, UK_AR, "compute_allreduce"),
+	KN(K_OV_RS, UK_RS, "compute_reducescatter"), KN(K_OV_AG, 0, "compute_allgather"), KN(K_OV_IDLE, 0, "idle"),
+	/* A_RANGE */
+	KN(K_STREAM, 0, "stream"), KN(K_TAG, 0, "tag"), KN(K_START, 0, "start_ms"), KN(K_END, 0, "end_ms"),
+	KN(K_META, 0, "metadata"), KN(K_COLL, 0, "collective"),
+	/* A_META */
+	KN(K_FUNC, 0, "function"), KN(K_BYTES, 0, "bytes"),
+#undef KN
+};
+/* KEYS[FIRST[role] .. FIRST[role + 1]) are the keys of objects of that role */
+static const uint8_t FIRST[A_META + 2] = {
+	[A_NONE] = 0, [A_ROOT] = 0, [A_PROFILE] = 5, [A_OVERLAP] = 8, [A_PS] = 10, [A_OVMS] = 12,
+	[A_RANGES] = 17, [A_RANGE] = 17, [A_META] = 23, [A_META + 1] = 25,
+};
+_Static_assert(sizeof(KEYS) / sizeof(KEYS[0]) == 25, "FIRST indexes KEYS");
+
+/* A value as yajl_tree would hold it: absent, a finite number, a string
+ * (arena offset), a container, anything else. */
+enum { T_ABSENT, T_NUM, T_STR, T_OBJ, T_ARR, T_OTHER,
+       T_RANGE_ERR /* while parsing only: a number strtod takes with a range error (an underflow):
+		    * upstream's parser reads it, yajl_tree does not call it a number */ };
+struct fval { uint8_t t; double d; size_t s; };
+
+struct lrange {              /* one element of profile.ranges */
+	int obj;                 /* a JSON object */
+	struct fval f[K_BYTES - K_STREAM + 1]; /* K_STREAM .. K_BYTES */
+};
+
+struct frame {
+	uint8_t arr, a, u;
+	uint32_t seen;           /* aorta's keys met in this object (first one counts) */
+};
+
+struct lp {
+	struct frame *st;
+	size_t depth, scap;
+	uint8_t ka, ku;          /* the current key's ids (K_NONE: not read, or seen before) */
+	int ps_comm;             /* it names a communication stream in per_stream_ms */
+	int root_obj;            /* the line is an object */
+	struct fval v[K_STREAM]; /* the line's keys (K_RANK .. K_OV_IDLE) */
+	double comm;             /* per_stream_ms: the communication streams, in key order */
+	struct lrange *r;        /* the ranges, in order */
+	size_t nr, rcap;
+	char *arena;             /* the strings kept (NUL-terminated) */
+	size_t alen, acap;
+	/* overlap_report.py's record */
+	double uv[UP__N];
+	int u_loss_seen, u_loss_bad, u_overlap;
+	int u_numerr;            /* a number its parser would reject (integer or float overflow) */
+};
+
+static int is_comm_key(const unsigned char *k, size_t n)
+{
+#define IS(s) (n == sizeof(s) - 1 && !memcmp(k, s, n))
+	return IS("allreduce") || IS("reducescatter") || IS("allgather") || IS("comm") ||
+	       (n >= 4 && !memcmp(k, "nccl", 4));
+#undef IS
+}
+
+static struct fval *slot(struct lp *p, const struct frame *f)
+{
+	if (f->a == A_RANGE || f->a == A_META)
+		return p->nr && p->ka >= K_STREAM ? &p->r[p->nr - 1].f[p->ka - K_STREAM] : NULL;
+	return p->ka < K_STREAM ? &p->v[p->ka] : NULL;
+}
+
+static size_t keep_str(struct lp *p, const unsigned char *s, size_t n)
+{
+	size_t at = p->alen;
+	GROW(p->arena, p->acap, p->alen + n + 1);
+	memcpy(p->arena + at, s, n);
+	p->arena[at + n] = '\0';
+	p->alen += n + 1;
+	return at;
+}
+
+/* The roles of a container opened in an object of roles (a, u) under key
+ * ids (ka, ku). */
+static uint8_t a_child(uint8_t a, uint8_t ka, int arr)
+{
+	switch (a) {
+	case A_ROOT: return ka == K_PROFILE && !arr ? A_PROFILE : A_NONE;
+	case A_PROFILE: return ka == K_RANGES && arr ? A_RANGES : ka == K_OVERLAP && !arr ? A_OVERLAP : A_NONE;
+	case A_OVERLAP: return arr ? A_NONE : ka == K_PS ? A_PS : ka == K_OVMS ? A_OVMS : A_NONE;
+	case A_RANGE: return ka == K_META && !arr ? A_META : A_NONE;
+	default: return A_NONE;
+	}
+}
+
+static uint8_t u_child(uint8_t u, uint8_t ku, int arr)
+{
+	if (arr)
+		return U_NONE;
+	switch (u) {
+	case U_ROOT: return ku == UK_PROFILE ? U_PROFILE : U_NONE;
+	case U_PROFILE: return ku == UK_OVERLAP ? U_OVERLAP : U_NONE;
+	case U_OVERLAP: return ku == UK_PS ? U_PS : ku == UK_OVMS ? U_OVMS : U_NONE;
+	default: return U_NONE;
+	}
+}
+
+/* A value begins: t its kind (T_*), d a number's value, s/n a string. */
+static void value(struct lp *p, int t, double d, const unsigned char *s, size_t n)
+{
+	if (!p->depth) {
+		p->root_obj = t == T_OBJ;
+		return;
+	}
+	struct frame *f = &p->st[p->depth - 1];
+	if (f->arr) {
+		if (f->a == A_RANGES) { /* a range */
+			GROW(p->r, p->rcap, p->nr + 1);
+			struct lrange *r = &p->r[p->nr++];
+			memset(r, 0, sizeof(*r));
+			r->obj = t == T_OBJ;
+		}
+		return;
+	}
+	if (f->u == U_ROOT && p->ku == UK_LOSS) {
+		if (t == T_NUM || t == T_RANGE_ERR) {
+			p->uv[UP_LOSS] = d;
+			p->u_loss_seen = 1;
+		} else if (t == T_STR || t == T_OTHER) {
+			p->u_loss_bad = 1; /* null, true/false, a string: upstream's sum would fail */
+		}
+	} else if ((t == T_NUM || t == T_RANGE_ERR) && p->ku) {
+		if (f->u == U_PS && p->ku == UK_COMPUTE)
+			p->uv[UP_COMPUTE] = d;
+		else if (f->u == U_OVMS)
+			p->uv[p->ku == UK_COMM ? UP_OVERLAP : p->ku == UK_AR ? UP_AR : UP_RS] = d;
+	}
+	if (f->a == A_PS && p->ps_comm && t == T_NUM)
+		p->comm += d;
+	if (!p->ka)
+		return;
+	struct fval *v = slot(p, f);
+	if (!v)
+		return;
+	v->t = (uint8_t)(t == T_RANGE_ERR ? T_OTHER : t); /* a number tree-invalid: not a number */
+	v->d = d;
+	if (t == T_STR && (f->a == A_RANGE || f->a == A_META))
+		v->s = keep_str(p, s, n);
+}
+
+static void push(struct lp *p, int arr)
+{
+	uint8_t a = A_NONE, u = U_NONE;
+	if (!p->depth) {
+		a = arr ? A_NONE : A_ROOT;
+		u = arr ? U_NONE : U_ROOT;
+		if (!arr) {
+			memset(p->uv, 0, sizeof(p->uv));
+			p->u_loss_seen = p->u_loss_bad = p->u_overlap = 0;
+		}
+	} else {
+		const struct frame *f = &p->st[p->depth - 1];
+		if (f->arr) {
+			a = f->a == A_RANGES && !arr ? A_RANGE : A_NONE;
+		} else {
+			a = a_child(f->a, p->ka, arr);
+			u = u_child(f->u, p->ku, arr);
+		}
+	}
+	value(p, arr ? T_ARR : T_OBJ, 0, NULL, 0);
+	if (u == U_OVERLAP)
+		p->u_overlap = 1;
+	GROW(p->st, p->scap, p->depth + 1);
+	p->st[p->depth++] = (struct frame){ (uint8_t)arr, a, u, 0 };
+	p->ka = K_NONE;
+	p->ku = UK_NONE;
+	p->ps_comm = 0;
+}
+
+static int cb_start_map(void *ctx)
+{
+	push(ctx, 0);
+	return 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+	push(ctx, 1);
+	return 1;
+}
+
+static int cb_end(void *ctx)
+{
+	struct lp *p = ctx;
+	p->depth--;
+	p->ka = K_NONE;
+	p->ku = UK_NONE;
+	p->ps_comm = 0;
+	return 1;
+}
+
+static int cb_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct lp *p = ctx;
+	struct frame *f = &p->st[p->depth - 1];
+	int role = f->a ? f->a : f->u; /* where both read the object, one role */
+	p->ka = K_NONE;
+	p->ku = UK_NONE;
+	p->ps_comm = f->a == A_PS && is_comm_key(k, n);
+	if (!role || role == A_RANGES)
+		return 1;
+	for (int i = FIRST[role]; i < FIRST[role + 1]; i++)
+		if (KEYS[i].len == n && KEYS[i].name[0] == k[0] && !memcmp(KEYS[i].name, k, n)) {
+			if (f->u)
+				p->ku = KEYS[i].uid;
+			if (f->a && KEYS[i].aid && !(f->seen >> KEYS[i].aid & 1)) { /* the first one counts */
+				p->ka = KEYS[i].aid;
+				f->seen |= 1u << p->ka;
+			}
+			break;
+		}
+	return 1;
+}
+
+/* Whether a number here is read by anyone (else it is only checked). */
+static int wanted(const struct lp *p)
+{
+	const struct frame *f = p->depth ? &p->st[p->depth - 1] : NULL;
+	return f && !f->arr && (p->ka || p->ku || p->ps_comm);
+}
+
+/* A JSON number of at most 15 significant digits and a power of ten up to
+ * 22 either way, as the exact quotient or product of two doubles (both
+ * exact: the one rounding is the correct one, so the value is strtod's to
+ * the bit); 0 when the number is not of that kind. */
+static int fast_number(const char *s, size_t n, double *out)
+{
+	static const double P10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+					1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	size_t i = 0;
+	int neg = 0, digits = 0, scale = 0;
+	uint64_t m = 0;
+	if (i < n && s[i] == '-')
+		neg = 1, i++;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (m || s[i] != '0')
+			digits++;
+		m = m * 10 + (uint64_t)(s[i] - '0');
+		if (digits > 15)
+			return 0;
+	}
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (m || s[i] != '0')
+				digits++;
+			m = m * 10 + (uint64_t)(s[i] - '0');
+			scale--;
+			if (digits > 15)
+				return 0;
+		}
+	if (i != n || scale < -22) /* an exponent, or too many decimals */
+		return 0;
+	double d = (double)m;
+	d = scale ? d / P10[-scale] : d;
+	*out = neg ? -d : d;
+	return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	struct lp *p = ctx;
+	char small[64], *b = small;
+	int dot = 0, ex = 0;
+	for (size_t k = 0; k < n; k++) {
+		dot |= s[k] == '.';
+		ex |= s[k] == 'e' || s[k] == 'E';
+	}
+	int integer = !dot && !ex;
+	/* a value nobody reads, that overflows neither parser: only that it
+	 * is one matters */
+	if (!wanted(p) && (integer ? n < 18 : !ex && n < 300)) {
+		value(p, T_NUM, 0, NULL, 0);
+		return 1;
+	}
+	double d;
+	if (!integer && fast_number(s, n, &d)) { /* most of them: "12.345678" */
+		value(p, T_NUM, d, NULL, 0);
+		return 1;
+	}
+	if (n >= sizeof(small))
+		b = xmalloc(n + 1);
+	memcpy(b, s, n);
+	b[n] = '\0';
+	/* as yajl_tree: an integer when it fits a long long, else strtod's
+	 * double, a number only when strtod took it without a range error */
+	int t = T_NUM;
+	errno = 0;
+	long long i = integer ? strtoll(b, NULL, 10) : 0;
+	if (integer && !errno) {
+		d = (double)i;
+		if (i == LLONG_MIN) /* yajl's integer parse stops one short of it */
+			p->u_numerr = 1;
+	} else {
+		if (integer) /* upstream's parser (yajl's integer callback) rejects the line */
+			p->u_numerr = 1;
+		errno = 0;
+		d = strtod(b, NULL);
+		if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL))
+			p->u_numerr = 1; /* so does its double callback */
+		if (errno || !isfinite(d))
+			t = T_RANGE_ERR; /* upstream takes it (an underflow), aorta does not */
+	}
+	if (b != small)
+		free(b);
+	value(p, t, d, NULL, 0);
+	return 1;
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	value(ctx, T_STR, 0, s, n);
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	value(ctx, T_OTHER, 0, NULL, 0);
+	return 1;
+}
+
+static int cb_bool(void *ctx, int b)
+{
+	(void)b;
+	value(ctx, T_OTHER, 0, NULL, 0);
+	return 1;
+}
+
+static const yajl_callbacks CALLBACKS = { cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map,
+					  cb_key, cb_end, cb_start_array, cb_end };
+
+static void lp_reset(struct lp *p)
+{
+	p->depth = 0;
+	p->ka = K_NONE;
+	p->ku = UK_NONE;
+	p->ps_comm = p->root_obj = 0;
+	memset(p->v, 0, sizeof(p->v));
+	p->comm = 0;
+	p->nr = p->alen = 0;
+	p->u_numerr = p->u_overlap = p->u_loss_seen = p->u_loss_bad = 0;
+	memset(p->uv, 0, sizeof(p->uv));
+}
+
+/* Parses line[0, n); 0 when it is valid JSON (*consumed: where yajl
+ * stopped on an error, n when it was only cut short). */
+static int lp_parse(struct lp *p, const char *line, size_t n, int comments, yajl_handle *hp, size_t *consumed)
+{
+	yajl_handle h = yajl_alloc(&CALLBACKS, NULL, p);
+	if (comments)
+		yajl_config(h, yajl_allow_comments, 1);
+	lp_reset(p);
+	yajl_status s = yajl_parse(h, (const unsigned char *)line, n);
+	*consumed = n;
+	if (s != yajl_status_ok)
+		*consumed = yajl_get_bytes_consumed(h);
+	else
+		s = yajl_complete_parse(h);
+	if (hp)
+		*hp = h;
+	else
+		yajl_free(h);
+	return s != yajl_status_ok;
+}
+
+static void lp_release(struct lp *p)
+{
+	free(p->st);
+	free(p->r);
+	free(p->arena);
+}
+
+/* ---- the reader ------------------------------------------------------------ */
+
+static _Thread_local struct up_file *want_up;
+
+void ingest_want_upstream(struct up_file *f)
+{
+	want_up = f;
+}
+
 struct jl {
 	const char *path;
 	const struct ingest_opts *o;
 	struct trace *t;
+	struct up_file *up;   /* overlap_report.py's records, when asked (o->up) */
 	int64_t base_ns;      /* start of the next iteration */
 	long long lines;      /* non-blank lines seen */
 	int have_rank, have_world;
@@ -84,8 +518,7 @@ struct jl {
 	size_t nstreams, scap;
 	char *name;           /* scratch for span names */
 	size_t ncap;
-	char *lean;           /* the line without active_segments (drop_segments) */
-	size_t lcap;
+	struct lp p;          /* the line parser's state, reused */
 	/* an invalid line is an error only when another line follows it */
 	int pending;
 	struct aorta_error pend;
@@ -119,27 +552,6 @@ static long long step_seen(struct jl *j, int64_t number, long long line)
 	j->seen[lo] = (struct seen_step){ number, line };
 	j->nseen++;
 	return 0;
-}
-
-static yajl_val get(yajl_val obj, const char *key)
-{
-	const char *path[2] = { key, NULL };
-
-	return obj && YAJL_IS_OBJECT(obj) ? yajl_tree_get(obj, path, yajl_t_any) : NULL;
-}
-
-/* A finite JSON number as a double; -1 if absent or not a number. */
-static int num(yajl_val v, double *d)
-{
-	if (!v || !YAJL_IS_NUMBER(v))
-		return -1;
-	if (YAJL_IS_INTEGER(v))
-		*d = (double)YAJL_GET_INTEGER(v);
-	else if (YAJL_IS_DOUBLE(v))
-		*d = YAJL_GET_DOUBLE(v);
-	else
-		return -1;
-	return isfinite(*d) ? 0 : -1;
 }
 
 static int32_t stream_id(struct jl *j, const char *s)
@@ -192,29 +604,47 @@ static int ms_to_ns(double ms, int64_t *ns)
 	return 0;
 }
 
-static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
+/* A finite number as the tree reader's num(): -1 if absent or not one. */
+static int num(const struct fval *v, double *d)
 {
-	yajl_val vs = get(rg, "stream"), vt = get(rg, "tag"), md = get(rg, "metadata");
-	yajl_val fn = get(md, "function"), vb = get(md, "bytes");
+	if (v->t != T_NUM)
+		return -1;
+	*d = v->d;
+	return 0;
+}
+
+static double numor(const struct fval *v, double dflt)
+{
+	double d;
+	return num(v, &d) ? dflt : d;
+}
+
+static const char *str(const struct jl *j, const struct fval *v)
+{
+	return v->t == T_STR ? j->p.arena + v->s : NULL;
+}
+
+static void add_range(struct jl *j, const struct lrange *rg, long long line, size_t idx)
+{
+#define F(k) (&rg->f[(k) - K_STREAM])
+	const char *stream = str(j, F(K_STREAM)), *tag = str(j, F(K_TAG)), *func = str(j, F(K_FUNC));
+	const char *coll = str(j, F(K_COLL)), *prefix;
 	uint64_t bytes = 0;
-	double bd;
-	const char *stream, *tag, *func = NULL, *prefix;
-	double s_ms, e_ms;
+	double bd, s_ms, e_ms;
 	int64_t s_ns, e_ns;
 	enum record_hint hint = R_KERNEL;
 	int32_t sid;
 	size_t need;
 
-	if (!rg || !YAJL_IS_OBJECT(rg)) {
+	if (!rg->obj) {
 		trace_skip(j->t, "line %lld: range %zu is not an object", line, idx);
 		return;
 	}
-	if (!vs || !YAJL_IS_STRING(vs) || !vt || !YAJL_IS_STRING(vt)) {
+	if (!stream || !tag) {
 		trace_skip(j->t, "line %lld: range %zu: missing stream or tag string", line, idx);
 		return;
 	}
-	if (num(get(rg, "start_ms"), &s_ms) || num(get(rg, "end_ms"), &e_ms) ||
-	    ms_to_ns(s_ms, &s_ns) || ms_to_ns(e_ms, &e_ns)) {
+	if (num(F(K_START), &s_ms) || num(F(K_END), &e_ms) || ms_to_ns(s_ms, &s_ns) || ms_to_ns(e_ms, &e_ns)) {
 		trace_skip(j->t, "line %lld: range %zu: start_ms or end_ms missing or not a number",
 			   line, idx);
 		return;
@@ -223,15 +653,12 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 		trace_skip(j->t, "line %lld: range %zu: end_ms before start_ms", line, idx);
 		return;
 	}
-	stream = YAJL_GET_STRING(vs);
-	tag = short_tag(YAJL_GET_STRING(vt));
-	if (fn && YAJL_IS_STRING(fn))
-		func = YAJL_GET_STRING(fn);
-	if (!num(vb, &bd) && bd >= 0 && bd < 1e18)
+	tag = short_tag(tag);
+	if (!num(F(K_BYTES), &bd) && bd >= 0 && bd < 1e18)
 		bytes = (uint64_t)bd;
+#undef F
 	sid = stream_id(j, stream);
-	yajl_val vc = get(rg, "collective");
-	enum coll_type ct = vc && YAJL_IS_STRING(vc) ? coll_type_from_name(YAJL_GET_STRING(vc)) : COLL_NONE;
+	enum coll_type ct = coll ? coll_type_from_name(coll) : COLL_NONE;
 	if (ct != COLL_NONE && ct != COLL_OTHER) {
 		const char *cn = coll_type_name(ct);
 		need = strlen("aorta::") + strlen(cn) + strlen(tag) + 1;
@@ -252,84 +679,66 @@ static void add_range(struct jl *j, yajl_val rg, long long line, size_t idx)
 	else
 		prefix = "aorta:compute:";
 	if (prefix) {
-		need = strlen(prefix) + strlen(tag) + 1;
-		GROW(j->name, j->ncap, need);
-		snprintf(j->name, j->ncap, "%s%s", prefix, tag);
+		size_t pl = strlen(prefix), tl = strlen(tag);
+		GROW(j->name, j->ncap, pl + tl + 1);
+		memcpy(j->name, prefix, pl);
+		memcpy(j->name + pl, tag, tl + 1);
+		need = pl + tl;
 	} else {
 		static const char pf[] = "Memcpy HtoD (aorta prefetch)";
 
 		GROW(j->name, j->ncap, sizeof(pf));
 		memcpy(j->name, pf, sizeof(pf));
+		need = sizeof(pf) - 1;
 		hint = R_MEMCPY;
 	}
-	trace_add_device(j->t, j->base_ns + s_ns, j->base_ns + e_ns, j->name, strlen(j->name),
-			 hint, sid, -1, bytes);
-}
-
-static int is_comm_stream(const char *k)
-{
-	return !strcmp(k, "allreduce") || !strcmp(k, "reducescatter") || !strcmp(k, "allgather") ||
-	       !strcmp(k, "comm") || !strncmp(k, "nccl", 4);
-}
-
-/* A number of obj[key], else dflt. */
-static double numor(yajl_val obj, const char *key, double dflt)
-{
-	double d;
-	return num(get(obj, key), &d) ? dflt : d;
+	trace_add_device(j->t, j->base_ns + s_ns, j->base_ns + e_ns, j->name, need, hint, sid, -1, bytes);
 }
 
 /* The line's own figures, as upstream's overlap_report.py reads them. */
-static void record(struct trace *t, yajl_val doc, yajl_val prof, int64_t number, double total_ms)
+static void record(struct jl *j, int64_t number, double total_ms)
 {
-	yajl_val ov = get(prof, "overlap"), ps = get(ov, "per_stream_ms"), om = get(ov, "overlap_ms");
-	double v[SR__COUNT], d;
+	const struct fval *v = j->p.v;
+	double r[SR__COUNT];
 
-	v[SR_STEP] = total_ms;
-	v[SR_COMPUTE] = numor(ps, "compute", 0);
-	v[SR_AUX] = numor(ps, "aux", 0);
-	v[SR_COMM] = 0;
-	if (ps && YAJL_IS_OBJECT(ps))
-		for (size_t i = 0; i < YAJL_GET_OBJECT(ps)->len; i++)
-			if (is_comm_stream(YAJL_GET_OBJECT(ps)->keys[i]) &&
-			    !num(YAJL_GET_OBJECT(ps)->values[i], &d))
-				v[SR_COMM] += d;
-	v[SR_OVERLAP] = numor(om, "compute_comm", 0);
-	v[SR_AR_OVERLAP] = numor(om, "compute_allreduce", 0);
-	v[SR_RS_OVERLAP] = numor(om, "compute_reducescatter", 0);
-	v[SR_AG_OVERLAP] = numor(om, "compute_allgather", 0);
-	v[SR_IDLE] = numor(om, "idle", 0);
-	v[SR_EXPOSED] = v[SR_COMM] > v[SR_OVERLAP] ? v[SR_COMM] - v[SR_OVERLAP] : 0;
-	v[SR_LOSS] = numor(doc, "loss", NAN);
-	trace_add_record(t, number, v);
+	r[SR_STEP] = total_ms;
+	r[SR_COMPUTE] = numor(&v[K_PS_COMPUTE], 0);
+	r[SR_AUX] = numor(&v[K_PS_AUX], 0);
+	r[SR_COMM] = j->p.comm;
+	r[SR_OVERLAP] = numor(&v[K_OV_COMM], 0);
+	r[SR_AR_OVERLAP] = numor(&v[K_OV_AR], 0);
+	r[SR_RS_OVERLAP] = numor(&v[K_OV_RS], 0);
+	r[SR_AG_OVERLAP] = numor(&v[K_OV_AG], 0);
+	r[SR_IDLE] = numor(&v[K_OV_IDLE], 0);
+	r[SR_EXPOSED] = r[SR_COMM] > r[SR_OVERLAP] ? r[SR_COMM] - r[SR_OVERLAP] : 0;
+	r[SR_LOSS] = numor(&v[K_LOSS], NAN);
+	trace_add_record(j->t, number, r);
 }
 
-/* One parsed line. */
-static void add_line(struct jl *j, yajl_val doc, long long line)
+/* One parsed line (j->p). */
+static void add_line(struct jl *j, long long line)
 {
-	yajl_val prof, ranges, v;
+	const struct fval *v = j->p.v;
 	double total_ms, d;
 	int64_t total_ns, number, end;
 
-	if (!YAJL_IS_OBJECT(doc)) {
+	if (!j->p.root_obj) {
 		trace_skip(j->t, "line %lld: not a json object", line);
 		return;
 	}
-	if (!j->have_rank && !num(get(doc, "rank"), &d) && d >= 0 && d < 1e7) {
+	if (!j->have_rank && !num(&v[K_RANK], &d) && d >= 0 && d < 1e7) {
 		j->t->rank = (int)d;
 		j->have_rank = 1;
 	}
-	if (!j->have_world && !num(get(doc, "world_size"), &d) && d > 0 && d < 1e7) {
+	if (!j->have_world && !num(&v[K_WORLD], &d) && d > 0 && d < 1e7) {
 		j->t->world_size = (int)d;
 		j->have_world = 1;
 	}
-	prof = get(doc, "profile");
-	if (!prof || !YAJL_IS_OBJECT(prof)) {
+	if (v[K_PROFILE].t != T_OBJ) {
 		trace_skip(j->t, "line %lld: no 'profile' object", line);
 		return;
 	}
-	if (num(get(prof, "total_ms"), &total_ms) || total_ms < 0 ||
-	    ms_to_ns(total_ms, &total_ns)) {
+	if (num(&v[K_TOTAL], &total_ms) || total_ms < 0 || ms_to_ns(total_ms, &total_ns)) {
 		trace_skip(j->t, "line %lld: profile.total_ms missing, negative or not a number",
 			   line);
 		return;
@@ -338,8 +747,7 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 		trace_skip(j->t, "line %lld: timeline overflow", line);
 		return;
 	}
-	v = get(doc, "global_step");
-	if (!num(v, &d) && fabs(d) < 9e15)
+	if (!num(&v[K_GSTEP], &d) && fabs(d) < 9e15)
 		number = (int64_t)d;
 	else
 		number = j->lines - 1;
@@ -351,104 +759,28 @@ static void add_line(struct jl *j, yajl_val doc, long long line)
 	}
 	trace_add_step(j->t, number, j->base_ns, end);
 	trace_add_gpu_step(j->t, number, j->base_ns, end);
-	record(j->t, doc, prof, number, total_ms);
-	ranges = get(prof, "ranges");
-	if (ranges && YAJL_IS_ARRAY(ranges)) {
-		for (size_t i = 0; i < YAJL_GET_ARRAY(ranges)->len; i++)
-			add_range(j, YAJL_GET_ARRAY(ranges)->values[i], line, i);
-	} else if (ranges) {
+	record(j, number, total_ms);
+	if (v[K_RANGES].t == T_ARR) {
+		for (size_t i = 0; i < j->p.nr; i++)
+			add_range(j, &j->p.r[i], line, i);
+	} else if (v[K_RANGES].t != T_ABSENT) {
 		trace_skip(j->t, "line %lld: profile.ranges is not an array", line);
 	}
 	j->base_ns = end;
 }
 
-/* Removes the member "active_segments": [...] (upstream's list of
- * elementary segments per step: most of a line, thousands of small values
- * aorta does not use) from the NUL-terminated line s of length n, in place,
- * so the tree parser does not build it.  The scan is quote-aware and
- * removes the member only where "active_segments" is an object key (after
- * '{' or ',') followed by ':' and an array; anything else is left as it is,
- * and yajl still checks the whole line's syntax but for that array's
- * contents.  Returns the new length. */
-static size_t drop_segments(char *s, size_t n)
+/* overlap_report.py's reading of the line just parsed (valid JSON). */
+static void up_line(struct jl *j, long long lineno, const char *raw, size_t rawn)
 {
-	static const char key[] = "\"active_segments\"";
-	const size_t kl = sizeof(key) - 1;
-	size_t sep = SIZE_MAX; /* the last ',' or '{' outside strings, if only blanks follow it */
-
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == ',' || c == '{') {
-			sep = i;
-			continue;
-		}
-		if (c == ' ' || c == '\t')
-			continue;
-		if (c != '"') {
-			sep = SIZE_MAX;
-			continue;
-		}
-		size_t q = i + 1; /* end of this string */
-		while (q < n && s[q] != '"')
-			q += s[q] == '\\' ? 2 : 1;
-		if (sep != SIZE_MAX && q < n && q + 1 - i == kl && !memcmp(s + i, key, kl)) {
-			size_t k = q + 1;
-			while (k < n && (s[k] == ' ' || s[k] == '\t'))
-				k++;
-			int colon = k < n && s[k] == ':';
-			if (colon) {
-				k++;
-				while (k < n && (s[k] == ' ' || s[k] == '\t'))
-					k++;
-			}
-			if (colon && k < n && s[k] == '[') {
-				int depth = 0, in = 0;
-				size_t e;
-				for (e = k; e < n; e++) {
-					if (in) {
-						if (s[e] == '\\')
-							e++;
-						else if (s[e] == '"')
-							in = 0;
-					} else if (s[e] == '"') {
-						in = 1;
-					} else if (s[e] == '[' || s[e] == '{') {
-						depth++;
-					} else if ((s[e] == ']' || s[e] == '}') && --depth == 0) {
-						break;
-					}
-				}
-				if (e < n) { /* [from, to) goes */
-					size_t from = s[sep] == ',' ? sep : i, to = e + 1;
-					if (s[sep] == '{') { /* the first member: take the comma after it */
-						while (to < n && (s[to] == ' ' || s[to] == '\t'))
-							to++;
-						if (to < n && s[to] == ',')
-							to++;
-					}
-					memmove(s + from, s + to, n - to + 1);
-					return n - (to - from);
-				}
-			}
-		}
-		sep = SIZE_MAX;
-		i = q; /* past the string */
-	}
-	return n;
-}
-
-/* Byte offset, within line, at which yajl stops on it. */
-static size_t error_offset(const char *s, size_t n)
-{
-	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
-	size_t at = n;
-
-	if (yajl_parse(h, (const unsigned char *)s, n) != yajl_status_ok)
-		at = yajl_get_bytes_consumed(h);
-	else if (yajl_complete_parse(h) != yajl_status_ok)
-		at = n;
-	yajl_free(h);
-	return at;
+	const struct lp *p = &j->p;
+	if (p->u_numerr) /* its parser stops on a number: read the line as it does */
+		up_file_line(j->up, lineno, raw, rawn);
+	else if (!p->root_obj)
+		up_file_left_out(j->up, lineno, "not a JSON object");
+	else if (!p->u_overlap)
+		up_file_left_out(j->up, lineno, "not an upstream record (no profile.overlap object)");
+	else
+		up_file_add(j->up, p->uv, p->u_loss_seen && !p->u_loss_bad);
 }
 
 /* An invalid line: held back until we know whether another line follows
@@ -465,46 +797,63 @@ static enum aorta_status invalid(struct jl *j, struct aorta_error *e, enum aorta
 static enum aorta_status do_line(struct jl *j, char *line, size_t n, long long lineno,
 				 long long off, struct aorta_error *e)
 {
-	char err[256];
-	yajl_val doc;
-	size_t i;
+	const size_t rawn = n; /* overlap_report.py's line */
+	size_t i, at;
 
 	while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
-		line[--n] = '\0';
+		n--;
 	for (i = 0; i < n && (line[i] == ' ' || line[i] == '\t'); i++)
 		;
-	if (i == n)
-		return AORTA_OK; /* blank line */
+	if (i == n) { /* blank line */
+		if (j->up && n < rawn)
+			up_file_line(j->up, lineno, line, rawn); /* spaces: not blank to upstream */
+		return AORTA_OK;
+	}
 	if (j->pending) {
 		if (e)
 			*e = j->pend;
 		return j->pend.code;
 	}
 	j->lines++;
-	if (memchr(line, '\0', n))
+	if (memchr(line, '\0', n)) {
+		if (j->up)
+			up_file_line(j->up, lineno, line, rawn);
 		return invalid(j, e, aorta_fail(&j->pend, AORTA_EINPUT, j->path, lineno,
 				  off + (long long)((const char *)memchr(line, '\0', n) - line),
 				  "invalid json: NUL byte; expected one json object per line"));
-	err[0] = '\0';
-	GROW(j->lean, j->lcap, n + 1);
-	memcpy(j->lean, line, n + 1);
-	drop_segments(j->lean, n);
-	doc = yajl_tree_parse(j->lean, err, sizeof(err));
-	if (!doc) { /* errors are placed on the line as written */
-		size_t at = error_offset(line, n), k;
-
-		for (k = 0; err[k]; k++)
-			if (err[k] == '\n')
-				err[k] = ' ';
-		for (k = strlen(err); k > 0 && (err[k - 1] == ' ' || err[k - 1] == '.'); k--)
-			err[k - 1] = '\0';
-		return invalid(j, e, aorta_fail(&j->pend, AORTA_EINPUT, j->path, lineno, off + (long long)at,
-						 "invalid json (%s); expected one json object per line",
-						 err[0] ? err : "parse error"));
 	}
-	add_line(j, doc, lineno);
-	yajl_tree_free(doc);
-	return AORTA_OK;
+	if (!lp_parse(&j->p, line, n, 0, NULL, &at)) {
+		if (j->up)
+			up_line(j, lineno, line, rawn);
+		add_line(j, lineno);
+		return AORTA_OK;
+	}
+	/* not JSON to overlap_report.py's parser; aorta's allows comments */
+	if (j->up)
+		up_file_line(j->up, lineno, line, rawn);
+	yajl_handle h;
+	size_t at2;
+	if (!lp_parse(&j->p, line, n, 1, &h, &at2)) {
+		yajl_free(h);
+		add_line(j, lineno);
+		return AORTA_OK;
+	}
+	/* the error where the parser without comments stopped, described as the
+	 * one with them (yajl_tree's) says it */
+	char err[256];
+	unsigned char *m = yajl_get_error(h, 1, (const unsigned char *)line, n);
+	snprintf(err, sizeof(err), "%s", (const char *)m);
+	yajl_free_error(h, m);
+	yajl_free(h);
+	size_t k;
+	for (k = 0; err[k]; k++)
+		if (err[k] == '\n')
+			err[k] = ' ';
+	for (k = strlen(err); k > 0 && (err[k - 1] == ' ' || err[k - 1] == '.'); k--)
+		err[k - 1] = '\0';
+	return invalid(j, e, aorta_fail(&j->pend, AORTA_EINPUT, j->path, lineno, off + (long long)at,
+					 "invalid json (%s); expected one json object per line",
+					 err[0] ? err : "parse error"));
 }
 
 /* A file whose one line is invalid holds nothing: that line is the error. */
@@ -523,6 +872,10 @@ static void jl_init(struct jl *j, const char *path, const struct ingest_opts *o)
 	j->path = path;
 	j->o = o;
 	j->t = trace_new(path, "aorta-jsonl");
+	j->up = want_up;
+	want_up = NULL;
+	if (j->up)
+		j->up->exact = 1;
 }
 
 static void jl_release(struct jl *j)
@@ -531,7 +884,7 @@ static void jl_release(struct jl *j)
 		free(j->streams[i]);
 	free(j->streams);
 	free(j->name);
-	free(j->lean);
+	lp_release(&j->p);
 	free(j->seen);
 	trace_free(j->t);
 }
@@ -562,6 +915,8 @@ enum aorta_status ingest_aorta_jsonl_mem(const char *path, const void *buf, size
 	enum aorta_status st = AORTA_OK;
 
 	jl_init(&j, path, o);
+	if (j.up) /* a pipe, or the bytes after a byte order mark: not what overlap_report.py reads */
+		j.up->exact = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -598,6 +953,8 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 	if (st)
 		return st;
 	jl_init(&j, path, o);
+	if (j.up && zread_is_gzip(z))
+		j.up->exact = 0;
 	for (;;) {
 		ssize_t n;
 		size_t start = 0, scan = have;

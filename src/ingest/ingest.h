@@ -44,6 +44,12 @@ struct ingest_opts {
 	int rank_hint;             /* rank from the file name, -1 if none */
 };
 
+/* The next aorta JSONL read on this thread also gathers overlap_report.py's
+ * records of the file into f (ingest/upstream_sums.h), in the same pass;
+ * the read takes the request (NULL: none).  Other formats leave it. */
+struct up_file;
+void ingest_want_upstream(struct up_file *f);
+
 /* Bytes the sniff looks at, and the size caps of the readers (each named in
  * its error when exceeded). */
 #define INGEST_SNIFF_BYTES 65536u

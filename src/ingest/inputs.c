@@ -11,6 +11,7 @@
  * folder would block the walk).  Skips are said, never silent (inputs.h).
  */
 #include "ingest/inputs.h"
+#include "ingest/upstream_sums.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -232,6 +233,21 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
  * rank_NN_metrics.jsonl beside torch_profiler/rankN traces): the device
  * traces are read, the JSONL left, and the choice printed.  A rocprofv3
  * memory_copy_trace.csv beside its kernel_trace.csv is read with it. */
+int inputs_upstream_jsonl_read;
+
+/* A rank_*_metrics.jsonl directly in dir: what overlap_report.py globs. */
+static int upstream_member(const char *dir, const char *path)
+{
+	size_t dl = strlen(dir);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if (strncmp(path, dir, dl) || path[dl] != '/')
+		return 0;
+	while (path[dl] == '/')
+		dl++;
+	return !strchr(path + dl, '/') && up_is_metrics_name(path);
+}
+
 static void choose(const char *dir, struct input_list *l, size_t from)
 {
 	size_t counts[FMT_AORTA_ANALYSIS + 1] = { 0 };
@@ -253,8 +269,8 @@ static void choose(const char *dir, struct input_list *l, size_t from)
 				       !strncmp(l->v[k].path, in->path, pl);
 			if (drop)
 				aorta_note("'%s': read with its kernel_trace.csv", in->path);
-		} else {
-			dropped += (size_t)drop;
+		} else if (drop && !(inputs_upstream_jsonl_read && upstream_member(dir, in->path))) {
+			dropped++; /* left out indeed (report reads the others for upstream's keys) */
 		}
 		if (drop) {
 			free(in->path);

@@ -58,6 +58,10 @@ void inputs_release(struct input_list *l);
 /* Rank from a file name ("rank3", "rank_03", "rank-3") or a parent
  * directory named rankN, -1 if none. */
 int rank_from_name(const char *path);
+/* Set by a command that reads a folder's rank_*_metrics.jsonl itself where
+ * the walk reads the traces beside them (report: upstream's keys): the
+ * walk then does not call those files left out. */
+extern int inputs_upstream_jsonl_read;
 
 /* Whether the first bytes of a file (NUL-terminated) are one of aorta's own
  * outputs; returns what it is ("an aorta analysis (analyze --json)") or NULL. */

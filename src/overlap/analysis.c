@@ -130,7 +130,8 @@ static int64_t step_window_start(const struct trace *t, const struct rank_result
 
 struct pg_end { uint32_t pg; int64_t end_ns; };
 
-static void coll_table(const struct trace *t, const struct ov_sets *sets, struct rank_result *r)
+/* The rank's collective rows and, when calls, its calls (for the join). */
+static void coll_table(const struct trace *t, const struct ov_sets *sets, struct rank_result *r, int calls)
 {
 	const struct ivset *compute = &sets->set[S_COMPUTE];
 	struct pg_count *pc = NULL;
@@ -174,6 +175,8 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 			c->min_ns = d;
 		if (d > c->max_ns)
 			c->max_ns = d;
+		if (!calls)
+			continue;
 
 		/* the call's ordinal within (step, process group) */
 		size_t slot = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? (size_t)t->step[i] + 1 : 0;
@@ -328,8 +331,13 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		r->streams[k].spans = s.stream_spans[k];
 	}
 
-	coll_table(t, &s, r);
-	whatif_ops(t, cls, r);
+	/* a rank on a clock of its own is matched with no other (join.c), so
+	 * the join and the what-if never read its calls nor its op table:
+	 * neither is kept (about 600 bytes a step of aorta JSONL) */
+	int own_clock = analysis_own_clock(t->format);
+	coll_table(t, &s, r, !own_clock);
+	if (!own_clock)
+		whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
 	hta_figures(t, &r->hta);
 

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "overlap/engine.h"
@@ -269,6 +270,15 @@ int analysis_waiting_material(const struct analysis *a);
  * number or a host name, '#' comments.  Errors name the file and line. */
 enum aorta_status clock_offsets_load(const char *path, struct clock_given **out, size_t *n,
 				     struct aorta_error *e);
+
+/* A format whose ranks each run on a clock of their own (aorta JSONL: each
+ * rank's steps laid end to end), so arrivals cannot be compared across
+ * ranks: the join matches nothing where a rank has it, and analysis_rank
+ * keeps no calls (inst) nor op table (ops) of such a rank. */
+static inline int analysis_own_clock(const char *format)
+{
+	return format && !strcmp(format, "aorta-jsonl");
+}
 
 /* The cross-rank join (join.c): called once the ranks are sorted. */
 void analysis_join(struct analysis *a);

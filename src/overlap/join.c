@@ -454,7 +454,7 @@ static int join_begin(struct analysis *a, size_t *total)
 		return 0;
 	}
 	for (size_t i = 0; i < a->n; i++)
-		if (a->r[i].format && strcmp(a->r[i].format, "aorta-jsonl") == 0) {
+		if (analysis_own_clock(a->r[i].format)) {
 			fail_cross(a, "aorta JSONL has no shared clock (each rank's steps are laid end to end "
 				      "on a clock of its own), so arrivals cannot be compared across ranks");
 			return 0;

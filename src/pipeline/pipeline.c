@@ -10,6 +10,8 @@
  * each (base/error.c), so parallel readers never interleave them.
  */
 #include "pipeline/pipeline.h"
+#include "ingest/ingest.h"
+#include "ingest/upstream_sums.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +30,30 @@ struct pool {
 	size_t nres, cap;
 	struct aorta_error err;
 	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
+	/* overlap_report.py's records (analysis_run_upstream): each file's,
+	 * folded into up in file order as soon as the files before it are */
+	struct up_sums *up;
+	struct up_file **slot; /* per file, once read (NULL: nothing to fold) */
+	unsigned char *ready;
+	size_t next_fold;
 };
+
+/* File i is read (uf: its records, or NULL): folds every file that is
+ * ready, in order.  Called under p->lock. */
+static void fold_ready(struct pool *p, size_t i, struct up_file *uf)
+{
+	p->slot[i] = uf;
+	p->ready[i] = 1;
+	for (; p->next_fold < p->in->n && p->ready[p->next_fold]; p->next_fold++) {
+		struct up_file *f = p->slot[p->next_fold];
+		if (!f)
+			continue;
+		up_fold(p->up, p->in->v[p->next_fold].path, f);
+		up_file_release(f);
+		free(f);
+		p->slot[p->next_fold] = NULL;
+	}
+}
 
 /* The one rule for every reader: a rank with no usable device event is bad
  * input (exit 3) with the reason; one with some events dropped is a warning
@@ -69,7 +94,19 @@ static void *worker(void *arg)
 		struct trace_set s = { 0 };
 		struct aorta_error e = { 0 };
 		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
+		struct up_file *uf = NULL;
+		if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
+			uf = xmalloc(sizeof(*uf));
+			up_file_init(uf);
+			ingest_want_upstream(uf);
+		}
 		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
+		ingest_want_upstream(NULL);
+		if (p->up) {
+			pthread_mutex_lock(&p->lock);
+			fold_ready(p, i, uf);
+			pthread_mutex_unlock(&p->lock);
+		}
 		for (size_t k = 0; !st && k < s.n; k++)
 			st = check_usable(f->path, s.t[k], s.n, &e);
 		if (st) {
@@ -151,11 +188,17 @@ size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, i
 /* The per-rank pass over an expanded list, in parallel; results sorted by
  * (path, device) whatever order the workers finished in. */
 static enum aorta_status read_inputs(const struct input_list *in, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+				     struct up_sums *up, struct rank_result **res, size_t *nres,
+				     struct aorta_error *e)
 {
 	struct pool p = { 0 };
 	p.in = in;
 	p.o = o;
+	p.up = up;
+	if (up) {
+		p.slot = xcalloc(in->n ? in->n : 1, sizeof(*p.slot));
+		p.ready = xcalloc(in->n ? in->n : 1, 1);
+	}
 	p.err_file = SIZE_MAX;
 	atomic_init(&p.next, 0);
 	atomic_init(&p.done, 0);
@@ -179,6 +222,13 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 		free(th);
 	}
 	pthread_mutex_destroy(&p.lock);
+	for (size_t i = 0; up && i < in->n; i++) /* after an error: what was not folded */
+		if (p.slot[i]) {
+			up_file_release(p.slot[i]);
+			free(p.slot[i]);
+		}
+	free(p.slot);
+	free(p.ready);
 	/* the order the workers finished in is not the order of the files:
 	 * sort, so unnumbered ranks get the same numbers in every run (and
 	 * under mpirun, where process 0 sorts what it gathers the same way) */
@@ -220,7 +270,7 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 	for (size_t i = 0; i < nfiles; i++)
 		in.v[i] = (struct input){ .path = files[i], .format = FMT_UNKNOWN }; /* borrowed */
 	in.n = nfiles;
-	enum aorta_status st = read_inputs(&in, o, res, nres, e);
+	enum aorta_status st = read_inputs(&in, o, NULL, res, nres, e);
 	free(in.v);
 	return st;
 }
@@ -275,6 +325,12 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 			       struct analysis *a, struct aorta_error *e)
 {
+	return analysis_run_upstream(inputs, n, o, NULL, a, e);
+}
+
+enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const struct analysis_opts *o,
+					struct up_sums *up, struct analysis *a, struct aorta_error *e)
+{
 	struct input_list in;
 	enum aorta_status st;
 
@@ -288,7 +344,7 @@ enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analy
 	a->ninputs = in.n;
 	for (size_t i = 0; i < in.n; i++)
 		a->inputs[i] = xstrdup(in.v[i].path);
-	st = read_inputs(&in, o, &a->r, &a->n, e);
+	st = read_inputs(&in, o, up, &a->r, &a->n, e);
 	inputs_release(&in);
 	if (st)
 		return st;

@@ -21,6 +21,15 @@
 enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 			       struct analysis *a, struct aorta_error *e);
 
+/* analysis_run that also gathers overlap_report.py's records of every
+ * rank_*_metrics.jsonl it reads as aorta JSONL, in the same pass (the
+ * reader takes them with the spans), folded into up (up_sums_init'ed by
+ * the caller) in file order: up->paths names the files folded; a file read
+ * otherwise than overlap_report.py reads it sets up->inexact. */
+struct up_sums;
+enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const struct analysis_opts *o,
+					struct up_sums *up, struct analysis *a, struct aorta_error *e);
+
 /* The same in two halves, for analyze under MPI (src/mpi/analyze_mpi.c),
  * which shares the expanded files out between processes: the expansion as
  * a path list (*files and its strings are the caller's; formats are then

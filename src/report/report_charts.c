@@ -167,7 +167,7 @@ static void bucket(const struct rep_dataset *d, int skip, struct bucketed *b)
 	int64_t g0 = INT64_MAX, g1 = INT64_MIN;
 	for (size_t i = 0; i < d->nranks; i++)
 		for (size_t k = rep_first_kept(&d->ranks[i], skip); k < d->ranks[i].nsteps; k++) {
-			int64_t g = d->ranks[i].steps[k].gstep;
+			int64_t g = rep_step_gstep(&d->ranks[i], k);
 			g0 = g < g0 ? g : g0;
 			g1 = g > g1 ? g : g1;
 		}
@@ -198,12 +198,12 @@ static void bucket(const struct rep_dataset *d, int skip, struct bucketed *b)
 		double *acc[2] = { xcalloc(n, sizeof(double)), xcalloc(n, sizeof(double)) };
 		double *an = xcalloc(n, sizeof(double));
 		for (size_t k = rep_first_kept(rk, skip); k < rk->nsteps; k++) {
-			double off = (double)rk->steps[k].gstep - (double)g0;
+			double off = (double)rep_step_gstep(rk, k) - (double)g0;
 			size_t j = n == (size_t)span ? (size_t)off : (size_t)(off / span * (double)n);
 			if (j >= n)
 				j = n - 1;
-			acc[0][j] += rk->steps[k].v[RF_COMPUTE];
-			acc[1][j] += rk->steps[k].v[RF_OVERLAP];
+			acc[0][j] += rep_step_v(rk, k, RF_COMPUTE);
+			acc[1][j] += rep_step_v(rk, k, RF_OVERLAP);
 			an[j] += 1;
 		}
 		for (size_t j = 0; j < n; j++) {
@@ -345,7 +345,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 	if (c->r->o.ngantt) {
 		for (int g = 0; g < c->r->o.ngantt && np < 4; g++)
 			for (size_t k = 0; k < rk->nsteps; k++)
-				if (rk->steps[k].gstep == c->r->o.gantt_steps[g]) {
+				if (rep_step_gstep(rk, k) == c->r->o.gantt_steps[g]) {
 					pick[np++] = k;
 					break;
 				}
@@ -354,8 +354,8 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 		size_t n = rk->nsteps - first, slow = first;
 		double *v = xmalloc(n * sizeof(double));
 		for (size_t k = first; k < rk->nsteps; k++) {
-			v[k - first] = rk->steps[k].v[RF_STEP];
-			if (rk->steps[k].v[RF_STEP] > rk->steps[slow].v[RF_STEP])
+			v[k - first] = rep_step_v(rk, k, RF_STEP);
+			if (rep_step_v(rk, k, RF_STEP) > rep_step_v(rk, slow, RF_STEP))
 				slow = k;
 		}
 		qsort(v, n, sizeof(double), cmp_dbl);
@@ -363,7 +363,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 		free(v);
 		size_t mk = first;
 		for (size_t k = first; k < rk->nsteps; k++)
-			if (fabs(rk->steps[k].v[RF_STEP] - med) < fabs(rk->steps[mk].v[RF_STEP] - med))
+			if (fabs(rep_step_v(rk, k, RF_STEP) - med) < fabs(rep_step_v(rk, mk, RF_STEP) - med))
 				mk = k;
 		pick[np++] = mk;
 		if (slow != mk)
@@ -413,7 +413,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 		}
 		rects[q] = rc;
 		snprintf(titles[q], sizeof(titles[q]), "rank %d, global step %lld: %.3f ms%s", rk->rank,
-			 (long long)rk->steps[k].gstep, rk->steps[k].v[RF_STEP],
+			 (long long)rep_step_gstep(rk, k), rep_step_v(rk, k, RF_STEP),
 			 c->r->o.ngantt ? "" : q == 0 ? " (median step)" : " (slowest step)");
 		pn[q] = (struct plot_panel){ .kind = PK_GANTT, .title = titles[q], .xlabel = "time since step start (ms)",
 					     .cats = rows, .ncats = (size_t)nrows, .rects = rc, .nrects = nr,

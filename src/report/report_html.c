@@ -283,7 +283,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 				long long lo = LLONG_MAX, hi = LLONG_MIN;
 				for (size_t q = 0; q < d->nranks; q++)
 					for (size_t t = 0; t < d->ranks[q].nsteps; t++) {
-						long long g = d->ranks[q].steps[t].gstep;
+						long long g = rep_step_gstep(&d->ranks[q], t);
 						lo = g < lo ? g : lo;
 						hi = g > hi ? g : hi;
 					}

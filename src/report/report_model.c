@@ -31,7 +31,6 @@
 static void rank_release(struct rep_rank *r)
 {
 	free(r->path);
-	free(r->steps);
 	free(r->ranges);
 	free(r->step_range0);
 	for (int k = 0; k < r->nstream_names; k++)
@@ -70,10 +69,22 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-static void fill_from_figures(struct rep_step *st, const struct ov_figures *f)
+int64_t rep_step_gstep(const struct rep_rank *r, size_t k)
 {
-	for (int k = 0; k < RF__COUNT; k++)
-		st->v[k] = rep_fig_ms(&REP_FIGS[k], f);
+	return r->rr->nsteps ? r->rr->steps[k].number : 0;
+}
+
+double rep_step_loss(const struct rep_rank *r, size_t k)
+{
+	/* what the run recorded itself (JSONL) feeds upstream's keys only
+	 * (report/upstream.h), and the loss */
+	return r->rr->has_rec && r->rr->nsteps ? r->rr->steps[k].rec[SR_LOSS] : NAN;
+}
+
+double rep_step_v(const struct rep_rank *r, size_t k, int f)
+{
+	/* the engine's figures, under analyze's keys */
+	return rep_fig_ms(&REP_FIGS[f], r->rr->nsteps ? &r->rr->steps[k].f : &r->rr->total);
 }
 
 static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *c)
@@ -195,22 +206,10 @@ void rep_dataset_from_analysis(const char *label, const char *input, struct anal
 		r->world_size = rr->world_size;
 		r->path = xstrdup(rr->path);
 		r->bad_lines = (long long)rr->skipped;
-		size_t ns = rr->nsteps ? rr->nsteps : 1;
-		r->steps = xcalloc(ns, sizeof(*r->steps));
-		for (size_t k = 0; k < ns; k++) {
-			struct rep_step *st = &r->steps[r->nsteps++];
-			st->gstep = rr->nsteps ? rr->steps[k].number : 0;
-			st->loss = NAN;
-			fill_from_figures(st, rr->nsteps ? &rr->steps[k].f : &rr->total);
-			/* the figures are the engine's, under analyze's keys; what the
-			 * run recorded itself (JSONL) feeds upstream's keys only
-			 * (report/upstream.h), and the loss */
-			if (rr->has_rec && rr->nsteps) {
-				st->loss = rr->steps[k].rec[SR_LOSS];
-				if (!isnan(st->loss))
-					d->has_loss = 1;
-			}
-		}
+		r->rr = rr;
+		r->nsteps = rr->nsteps ? rr->nsteps : 1;
+		for (size_t k = 0; k < r->nsteps && !d->has_loss; k++)
+			d->has_loss = !isnan(rep_step_loss(r, k));
 		d->bad_lines += r->bad_lines;
 		for (size_t k = 0; k < rr->ncolls; k++)
 			coll_add(d, &ccap, &rr->colls[k]);
@@ -257,7 +256,7 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 	size_t m = 0;
 	for (size_t i = 0; i < nr; i++)
 		for (size_t k = rep_first_kept(&rk[i], skip); k < rk[i].nsteps; k++) {
-			double x = f < 0 ? rk[i].steps[k].loss : rk[i].steps[k].v[f];
+			double x = f < 0 ? rep_step_loss(&rk[i], k) : rep_step_v(&rk[i], k, f);
 			if (isnan(x))
 				continue;
 			v[m++] = x;
@@ -293,8 +292,8 @@ double rep_overlap_ratio(const struct rep_dataset *d, int skip)
 	size_t n = 0;
 	for (size_t i = 0; i < d->nranks; i++)
 		for (size_t k = rep_first_kept(&d->ranks[i], skip); k < d->ranks[i].nsteps; k++) {
-			ov += d->ranks[i].steps[k].v[RF_OVERLAP];
-			co += d->ranks[i].steps[k].v[RF_COMPUTE];
+			ov += rep_step_v(&d->ranks[i], k, RF_OVERLAP);
+			co += rep_step_v(&d->ranks[i], k, RF_COMPUTE);
 			n++;
 		}
 	return n && co != 0 ? ov / co : 0.0;
@@ -323,9 +322,9 @@ void report_prepare(struct report *r)
 			rk->kept = rk->nsteps - first;
 			for (size_t s = first; s < rk->nsteps; s++) {
 				for (int f = 0; f < RF__COUNT; f++)
-					sum[f] += rk->steps[s].v[f];
-				if (!isnan(rk->steps[s].loss)) {
-					ls += rk->steps[s].loss;
+					sum[f] += rep_step_v(rk, s, f);
+				if (!isnan(rep_step_loss(rk, s))) {
+					ls += rep_step_loss(rk, s);
 					nl++;
 				}
 			}
@@ -353,7 +352,7 @@ int rep_fig_absent(const struct rep_dataset *d, int k)
 			return 0;
 	for (size_t i = 0; i < d->nranks; i++) /* an input that recorded it (JSONL) */
 		for (size_t s = 0; s < d->ranks[i].nsteps; s++)
-			if (isfinite(d->ranks[i].steps[s].v[k]) && d->ranks[i].steps[s].v[k] != 0)
+			if (isfinite(rep_step_v(&d->ranks[i], s, k)) && rep_step_v(&d->ranks[i], s, k) != 0)
 				return 0;
 	return 1;
 }

@@ -32,11 +32,6 @@
 
 #define REPORT_SCHEMA "aorta.report/1"
 
-struct rep_step {
-	int64_t gstep;        /* global step (line ordinal when absent) */
-	double loss;          /* NaN when the input has none */
-	double v[RF__COUNT];
-};
 
 /* Pooled statistics of one figure over every kept step of every rank. */
 struct rep_stat {
@@ -52,7 +47,10 @@ struct rep_range {            /* a stream range of one step (Gantt chart) */
 struct rep_rank {
 	int rank, world_size;
 	char *path;
-	struct rep_step *steps;     /* in file order */
+	/* its steps, in file order, read from the analysis (rep_step_*): the
+	 * engine's per-step figures, or one step of its whole-trace figures
+	 * when it has none */
+	const struct rank_result *rr; /* in the dataset's analysis (rep_dataset.a) */
 	size_t nsteps;
 	long long bad_lines;        /* records the reader left out (cut or malformed lines, ...) */
 	/* stream ranges, kept for the dataset's first rank only */
@@ -67,6 +65,13 @@ struct rep_rank {
 	double mean[RF__COUNT], mean_loss, ratio; /* ratio: as the dataset's (upstream's per rank where it has JSONL) */
 	unsigned char absent[RF__COUNT]; /* the dataset's (rep_dataset.absent) */
 };
+
+/* Step k of a rank: its global step (the line ordinal where the input
+ * gives none; 0 for the whole-trace step), its loss (NaN when the input has
+ * none) and figure f (ms, REP_FIGS). */
+int64_t rep_step_gstep(const struct rep_rank *r, size_t k);
+double rep_step_loss(const struct rep_rank *r, size_t k);
+double rep_step_v(const struct rep_rank *r, size_t k, int f);
 
 struct rep_coll {             /* one collective (type, bytes) of a trace input, all ranks */
 	char type[32];

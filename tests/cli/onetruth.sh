@@ -86,7 +86,7 @@ same "saved JSONL analysis read back: byte-identical" "$T/ddp_jsonl.analysis.jso
 grep -q "rank 3 was late: it caused 99.7% of the waiting" "$T/fsdp2_traces/report.txt" && ok || bad "fsdp2: the report does not name the late rank"
 grep -q "because its host was busy" "$T/fsdp2_traces/report.txt" && ok || bad "fsdp2: the report does not name the host"
 grep -q "97.6% of all ranks' collective time was waiting" "$T/fsdp2_traces/report.txt" && ok || bad "fsdp2: the report does not name waiting"
-grep -q "4 aorta metrics JSONL files beside them left out" "$T/ddp_traces/report.err" && ok || bad "ddp folder: report does not say it chose the traces"
+grep -q "aorta's keys from the traces (--prefer jsonl reads the JSONL instead)" "$T/ddp_traces/report.err" && ok || bad "ddp folder: report does not say it chose the traces"
 grep -q "4 aorta metrics JSONL files beside them left out" "$T/ddp_traces/compare.err" && ok || bad "ddp folder: compare does not say it chose the traces"
 grep -q "4 aorta metrics JSONL files beside them left out" "$T/ddp_traces/analyze.err" && ok || bad "ddp folder: analyze does not say it chose the traces"
 

@@ -79,7 +79,7 @@ expect "empty JSONL: nothing to report, exit 3" 3 "'$T/emptyrun'" -- \
 [ ! -e "$T/e" ] && ok || bad "an empty run left a report of zeros"
 
 # --- one way in: a folder of traces and JSONL is read as analyze reads it -------
-expect "traces beside JSONL: the choice is said" 0 "4 aorta metrics JSONL files beside them left out" -- \
+expect "traces beside JSONL: the choice is said" 0 "from 4 rank_\\*_metrics.jsonl files .*aorta's keys from the traces \\(--prefer jsonl reads the JSONL instead\\)" -- \
 	$A report --log-dir data/h200x4/aorta_ddp --label ddp --skip-steps 0 --no-plots --output "$T/both"
 has "traces chosen, as analyze does" "$T/both/summary.json" '"format": "kineto"'
 # --skip-steps beyond the steps: adapted and said, never a report of zeros

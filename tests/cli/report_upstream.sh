@@ -35,6 +35,12 @@ done
 [ "$(jq -r '.datasets.ddp.sources.analysis' "$T/r_jsonl/summary.json")" = jsonl ] && ok || bad "--prefer jsonl: sources.analysis is not jsonl"
 [ "$(jq -r '.datasets.ddp.sources.upstream_records' "$T/r_traces/summary.json")" = 240 ] && ok || bad "upstream_records is not 240"
 grep -q "'ddp': upstream's keys .* from 4 rank_\*_metrics.jsonl files (240 records) as overlap_report.py computes them; aorta's keys from the traces" "$T/out_traces" && ok || bad "stderr does not name the sources"
+# the JSONL read for upstream's keys is not called left out; one that is not
+# a rank_*_metrics.jsonl (overlap_report.py does not read it either) is
+! grep -q "JSONL files\? beside them left out" "$T/out_traces" && ok || bad "report calls the JSONL it read left out"
+mkdir -p "$T/ddp_extra" && cp -r data/h200x4/aorta_ddp/* "$T/ddp_extra/" && cp "$T/gen2x25/rank_00_metrics.jsonl" "$T/ddp_extra/other.jsonl"
+expect "a JSONL beside traces that report does not read" 0 "1 aorta metrics JSONL file beside them left out" -- \
+	$A report --log-dir "$T/ddp_extra" --label x --no-plots --output "$T/extra"
 # overlap_ratio is one quantity in the whole summary: upstream's, for the
 # dataset, its ranks (upstream's sums per rank file) and the comparisons
 jq -e '(.datasets.gen3x40.overlap_ratio) as $r | (.comparisons[0].reference_overlap_ratio == ($r * 1e8 | round / 1e8)) and

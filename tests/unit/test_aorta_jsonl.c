@@ -226,10 +226,11 @@ static void test_invalid_json_names_line_and_offset(void)
 	CHECK_EQ_I(e.line, 1);
 }
 
-/* upstream's active_segments are dropped before parsing: the same spans and
- * figures with or without them, wherever the member sits, with brackets
- * and quotes inside its strings; a string VALUE "active_segments" is left
- * alone; a damaged array is still an error. */
+/* upstream's active_segments are stepped over: the same spans and figures
+ * with or without them, wherever the member sits, with brackets and quotes
+ * inside its strings; a string VALUE "active_segments" is read as any
+ * other; a damaged array makes its line invalid JSON like any other damage
+ * (named by line and the offset inside the array). */
 static void test_active_segments_do_not_change_what_is_read(void)
 {
 	static const char plain[] =
@@ -265,9 +266,10 @@ static void test_active_segments_do_not_change_what_is_read(void)
 	for (int k = 0; k < 3; k++)
 		trace_set_release(&s[k]);
 	struct trace_set b = { 0 };
-	/* the damaged member is dropped, yet its line is an object: read; a
-	 * line broken outside it is still an error (test above) */
-	CHECK_EQ_I(ingest_aorta_jsonl_mem("b.jsonl", seg_broken, strlen(seg_broken), &opts, &b, &e), AORTA_OK);
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("b.jsonl", seg_broken, strlen(seg_broken), &opts, &b, &e), AORTA_EINPUT);
+	CHECK_EQ_I(e.line, 1);
+	CHECK_EQ_I(e.offset, (long long)(strstr(seg_broken, ":}") - seg_broken) + 2); /* just past the "}" yajl stopped on */
+	CHECK(strstr(e.msg, "invalid json (") != NULL);
 	trace_set_release(&b);
 }
 

@@ -108,8 +108,8 @@ static void test_cut_last_line_is_counted_and_left_out(void)
 		CHECK_EQ_I(rk->nsteps, 2);
 		CHECK_EQ_I(rk->bad_lines, 1);
 		CHECK(strstr(d.a->r[0].skipped_first, "line 4") != NULL);
-		CHECK_NEAR(rk->steps[1].v[RF_COMPUTE], 12, 0);  /* the engine's: the compute range */
-		CHECK_EQ_I(rk->steps[1].gstep, 1);               /* no global_step: ordinal */
+		CHECK_NEAR(rep_step_v(rk, 1, RF_COMPUTE), 12, 0);  /* the engine's: the compute range */
+		CHECK_EQ_I(rep_step_gstep(rk, 1), 1);               /* no global_step: ordinal */
 	}
 	/* upstream's keys from the recorded figures: the two whole records,
 	 * the cut line left out and counted, missing keys 0 as upstream */
