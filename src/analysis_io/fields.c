@@ -282,6 +282,8 @@ static const struct field COLL_F[] = {
 	{ .key = "type", .type = FT_ENUM, .flags = FF_REQ, .off = offsetof(struct coll_row, type),
 	  .enum_name = coll_name, .enum_count = COLL__COUNT },
 	F("process_group", FT_STR, 0, struct coll_row, pg),
+	F("process_group_desc", FT_STR, FF_NZ, struct coll_row, pg_desc),
+	F("process_group_ranks", FT_STR, FF_NZ, struct coll_row, pg_ranks),
 	F("bytes", FT_U64, FF_REQ, struct coll_row, bytes),
 	F("group_size", FT_INT, FF_GEM1, struct coll_row, group_size),
 	F("count", FT_U64, FF_REQ, struct coll_row, count),

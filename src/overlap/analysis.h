@@ -55,6 +55,8 @@ struct step_result {
 struct coll_row {
 	uint8_t type;
 	char *pg;             /* process group name ("" if unknown) */
+	char *pg_desc;        /* its description ("" if unknown) */
+	char *pg_ranks;       /* its members' global ranks "0,1,4" as the trace gives them ("" if unknown) */
 	uint64_t bytes;       /* per call */
 	int group_size;
 	uint64_t count;

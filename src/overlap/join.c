@@ -141,6 +141,12 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 
 /* ---- helpers ------------------------------------------------------------------ */
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -636,8 +642,93 @@ struct pgcallers {
 	unsigned char *callers; /* [a->n] */
 };
 
+/* The ranks of a list "0,1,4" (coll_row.pg_ranks), sorted, into a new
+ * array; 0 when s is empty. */
+static size_t parse_ranks(const char *s, int **out)
+{
+	size_t n = *s ? 1 : 0;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	int *v = xmalloc((n ? n : 1) * sizeof(*v));
+	size_t k = 0;
+	for (const char *p = s; *p && k < n;) {
+		char *e;
+		long x = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		v[k++] = (int)x;
+		p = *e == ',' ? e + 1 : e;
+	}
+	qsort(v, k, sizeof(*v), cmp_int);
+	*out = v;
+	return k;
+}
+
+/* "0, 2-3" of the sorted ranks v[0..n) with !hit[k], into out. */
+static void list_missing(const int *v, const unsigned char *hit, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && o < cap; i++) {
+		if (hit[i])
+			continue;
+		size_t j = i;
+		while (j + 1 < n && !hit[j + 1] && v[j + 1] == v[j] + 1)
+			j++;
+		o += (size_t)snprintf(out + o, cap - o, j > i ? "%s%d-%d" : "%s%d", o ? ", " : "", v[i], v[j]);
+		i = j;
+	}
+}
+
+/* A collective of a group whose members the trace lists (Kineto "Process
+ * Group Ranks"): incomplete when a listed rank that was read made no call
+ * of it (listed ranks not read are not expected: a subset of a job's files
+ * is analysed as the ranks it holds); the missing ones are named.  Returns
+ * -1 when v[g]'s own rank is not listed (the list is not this group's). */
+static int members_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h, const char *list)
+{
+	int *m;
+	size_t n = parse_ranks(list, &m), want = 0, got = 0;
+	unsigned char *hit = xcalloc(n ? n : 1, 1); /* 1: read, no call yet; 2: called or not read */
+	int self = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = 0, hi = a->n; /* a->r is sorted by rank */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (a->r[mid].rank < m[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		int read = lo < a->n && a->r[lo].rank == m[k];
+		hit[k] = read ? 0 : 2;
+		want += (size_t)read;
+		self |= m[k] == v[g].rank;
+	}
+	for (size_t x = g; x < h; x++) {
+		const int *f = bsearch(&v[x].rank, m, n, sizeof(*m), cmp_int);
+		if (f && !hit[f - m]) {
+			hit[f - m] = 2;
+			got++;
+		}
+	}
+	int inc = self ? got < want : -1;
+	if (inc == 1 && !a->incomplete_groups++) {
+		char miss[160], step[32] = "";
+		list_missing(m, hit, n, miss, sizeof(miss));
+		if (v[g].c->step != INT64_MIN)
+			snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
+		snprintf(a->incomplete_first, sizeof(a->incomplete_first), "%s in group '%s'%s: %zu of %zu ranks, missing %s",
+			 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg, step, got, want, miss);
+	}
+	free(hit);
+	free(m);
+	return inc;
+}
+
 /* Whether the collective v[g..h) was matched on part of its group: the
- * group's members are the ranks read that call its process group (all
+ * group's members are those the trace lists (members_incomplete), else the
+ * ranks read that call its process group (all
  * ranks read when the trace gives the group's size as the number read:
  * a member under another group name, or whose calls cannot be keyed,
  * still counts), at most the group size the trace gives.  Send/recv and
@@ -650,6 +741,11 @@ static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, 
 	enum coll_type ty = (enum coll_type)v[g].c->type;
 	if (ty == COLL_SEND_RECV || ty == COLL_OTHER || ty == COLL_NONE)
 		return 0; /* point-to-point (two ranks by nature) or unknown: no group to complete */
+	if (row->pg_ranks && *row->pg_ranks) {
+		int inc = members_incomplete(a, v, g, h, row->pg_ranks);
+		if (inc >= 0)
+			return inc;
+	}
 	size_t k = 0;
 	while (k < npc && strcmp(pc[k].pg, v[g].c->pg) != 0)
 		k++;
