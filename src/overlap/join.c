@@ -579,10 +579,12 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			struct comm_inst *c = &a->r[i].inst[j];
 			struct iref *x = &v[m];
 			x->ri = i;
-			if (key_call(x, c, a->r[i].rank, ps, nps, a->n))
+			if (key_call(x, c, a->r[i].rank, ps, nps, a->n)) {
 				m++;
-			else
+			} else {
 				a->unmatched_calls++;
+				a->p2p_peer_unknown++;
+			}
 		}
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
