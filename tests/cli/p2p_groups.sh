@@ -91,6 +91,16 @@ jq -e '[.ranks[0].collectives[] | select(has("process_group_ranks"))] | length =
 "$A" analyze --skip-steps 0 "$T/tp_ranks" >"$T/tp.txt" 2>&1
 grep -q "group tp1" "$T/tp.txt" && ok || bad "the terminal what-if does not name group tp1"
 
+# under MPI the process-group fields travel with the ranks: the same JSON
+if command -v mpirun >/dev/null 2>&1 && [ -f "$(dirname "$A")/libaorta-mpi.so" ]; then
+	M=(mpirun --oversubscribe)
+	[ "$(id -u)" -ne 0 ] || M+=(--allow-run-as-root)
+	if OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 120 "${M[@]}" -np 2 "$A" analyze -q --skip-steps 0 \
+		--json "$T/tp_mpi.json" "$T/tp_ranks" >"$T/mpi.log" 2>&1 &&
+	   cmp -s <(jq 'del(.inputs, .tool)' "$T/tp_ranks.json") <(jq 'del(.inputs, .tool)' "$T/tp_mpi.json"); then ok; else
+		bad "mpirun -np 2 on the TP set: JSON differs or failed: $(tail -n 2 "$T/mpi.log")"; fi
+fi
+
 # --- a listed member that never calls its group --------------------------------
 # rank 3 makes no call of tp1 [2,3] (rank 2's calls pair with nobody) and
 # group "1" is listed as [0, 1, 3] on ranks 0 and 1: rank 3 is read and never
