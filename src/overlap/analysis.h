@@ -183,8 +183,8 @@ struct analysis {
 	int top_rank;            /* rank that caused the most waiting (named or not), -1 */
 	int64_t caused_ns;       /* all waiting caused, all ranks */
 	uint64_t matched_groups, unmatched_calls, size_mismatch;
-	/* send/recv calls whose peer no trace names, among more than two ranks:
-	 * left unmatched (among unmatched_calls), never grouped by order */
+	/* send/recv calls whose peer no trace names, in a group of more than two
+	 * ranks: left unmatched (among unmatched_calls), never grouped by order */
 	uint64_t p2p_peer_unknown;
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */

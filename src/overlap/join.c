@@ -10,8 +10,9 @@
  * one key on two or more ranks are one collective.  A send or recv whose
  * peer the trace names is keyed by (step, source, destination, ordinal of
  * its direction and peer in the step): a send and its recv are one
- * collective of two calls; send/recv calls of unknown peer among more than
- * two ranks stay unmatched (grouping every rank's k-th call is wrong).
+ * collective of two calls; send/recv calls of unknown peer stay unmatched
+ * unless their group has two members (grouping every rank's k-th call is
+ * wrong, and two ranks read out of a larger job need not be peers).
  *
  * Clocks.  A blocking collective (all-reduce, all-gather, reduce-scatter,
  * all-to-all) ends on every rank within microseconds, whatever the ranks'
@@ -220,7 +221,7 @@ static int same_key(const struct iref *x, const struct iref *y)
 	       (x->by_seq == BY_P2P || strcmp(x->c->pg, y->c->pg) == 0);
 }
 
-struct pgseq { const char *pg; int all_seq; };
+struct pgseq { const char *pg; int all_seq; size_t callers, last; /* ranks read that call it; the last + 1 */ };
 
 /* Groups whose calls all carry a sequence number, on every rank. */
 static int pg_has_seq(const struct pgseq *p, size_t np, const char *pg)
@@ -228,6 +229,15 @@ static int pg_has_seq(const struct pgseq *p, size_t np, const char *pg)
 	for (size_t k = 0; k < np; k++)
 		if (strcmp(p[k].pg, pg) == 0)
 			return p[k].all_seq;
+	return 0;
+}
+
+/* The number of ranks read that call group pg. */
+static size_t pg_callers(const struct pgseq *p, size_t np, const char *pg)
+{
+	for (size_t k = 0; k < np; k++)
+		if (strcmp(p[k].pg, pg) == 0)
+			return p[k].callers;
 	return 0;
 }
 
@@ -527,12 +537,17 @@ static void renumber_p2p(struct analysis *a)
 /* The key of one call: point to point by (step, source, destination,
  * order); else by sequence where its group has one on every call, else by
  * step, type and ordinal.  Returns 0 for a send/recv of unknown peer
- * among more than two ranks: it cannot be paired (ordering the send_recv
- * calls of every rank would make one group of all of them); between two
- * ranks the peer can only be the other one, and order pairs them. */
-static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct pgseq *ps, size_t nps,
-		    size_t nranks)
+ * unless its group has two members (the trace's group size is 2 and at most
+ * two ranks read call it, or the job has two ranks: two read, and no trace
+ * says the world is larger): it
+ * cannot be paired (ordering the send_recv calls of every rank would make
+ * one group of all of them, and between two ranks read out of a larger job
+ * the peer may be one not read); with two members the peer can only be the
+ * other one, and order pairs them. */
+static int key_call(struct iref *x, struct comm_inst *c, const struct rank_result *r, const struct pgseq *ps,
+		    size_t nps, int two_rank_job)
 {
+	int rank = r->rank;
 	x->c = c;
 	x->rank = rank;
 	x->k3 = 0;
@@ -544,7 +559,9 @@ static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct 
 		x->k3 = c->ordinal;
 		return 1;
 	}
-	if (c->type == COLL_SEND_RECV && nranks != 2)
+	if (c->type == COLL_SEND_RECV && !two_rank_job &&
+	    !(r->colls[c->row].group_size_known && r->colls[c->row].group_size == 2 &&
+	      pg_callers(ps, nps, c->pg) <= 2))
 		return 0;
 	x->by_seq = pg_has_seq(ps, nps, c->pg);
 	x->k1 = x->by_seq ? c->seq : c->step;
@@ -567,11 +584,18 @@ static void match_calls(struct analysis *a, struct joinset *js)
 				;
 			if (k == nps) {
 				GROW(ps, pscap, nps + 1);
-				ps[nps++] = (struct pgseq){ c->pg, 1 };
+				ps[nps++] = (struct pgseq){ c->pg, 1, 0, 0 };
 			}
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
+			if (ps[k].last != i + 1) {
+				ps[k].callers++;
+				ps[k].last = i + 1;
+			}
 		}
+	int two = a->n == 2; /* a job of two ranks: two read, no trace saying the world is larger */
+	for (size_t i = 0; i < a->n; i++)
+		two &= a->r[i].world_size <= 2;
 	struct iref *v = xmalloc(js->total * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -579,7 +603,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			struct comm_inst *c = &a->r[i].inst[j];
 			struct iref *x = &v[m];
 			x->ri = i;
-			if (key_call(x, c, a->r[i].rank, ps, nps, a->n)) {
+			if (key_call(x, c, &a->r[i], ps, nps, two)) {
 				m++;
 			} else {
 				a->unmatched_calls++;

@@ -8,8 +8,10 @@
 #    4 ranks in 2 TP groups, one slow, the gain computed by hand below;
 #  - Nsight Systems: ncclDevKernel_SendRecv kernels are send_recv calls of
 #    unknown peer (the real 2-GPU export carries NCCL's payload schemas but
-#    no payload values); between two ranks order pairs them, among three they
-#    are left unmatched and said to be of unknown peer.
+#    no payload values); in a job of two ranks order pairs them, among three
+#    they are left unmatched and said to be of unknown peer;
+#  - Kineto SendRecv kernels without peers from 2 ranks of a 128-rank job
+#    (HTA's sampled ranks) are not paired with each other.
 . "$(dirname "$0")/lib.sh"
 
 # --- TP groups: the Kineto rank set ------------------------------------------
@@ -48,6 +50,9 @@ for r in range(4):
                 coll("allreduce", tp[0], tp[1], tp[2], 4096)),
                ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + g + 50,
                 850 - g - 50, coll("allreduce", "0", "default_pg", [0, 1, 2, 3], 1048576))]
+        if variant.startswith("sendrecv"):  # the TP call as a send/recv without peers
+            ops[1] = ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", t + g, 50,
+                      {"Process Group Name": tp[0], "Group size": 4 if variant == "sendrecv4" else 2})
         if variant == "missing" and r == 3:
             ops = ops[:1] + ops[2:]   # rank 3 never calls its TP group
         for k, (name, ts, dur, meta) in enumerate(ops):
@@ -102,6 +107,17 @@ if command -v mpirun >/dev/null 2>&1 && [ -f "$(dirname "$A")/libaorta-mpi.so" ]
 	   cmp -s <(jq 'del(.inputs, .tool)' "$T/tp_ranks.json") <(jq 'del(.inputs, .tool)' "$T/tp_mpi.json"); then ok; else
 		bad "mpirun -np 2 on the TP set: JSON differs or failed: $(tail -n 2 "$T/mpi.log")"; fi
 fi
+
+# send/recv without peers in a group of two (Group size 2) pair by order: 4
+# steps x (1 world all-reduce + 2 pairs); said to be of 4 members, they are
+# left unmatched (16 calls of unknown peer)
+python3 "$T/gen.py" "$T/sr2" sendrecv && python3 "$T/gen.py" "$T/sr4" sendrecv4
+"$A" analyze -q --skip-steps 0 --json "$T/sr2.json" "$T/sr2" 2>/dev/null >/dev/null &&
+"$A" analyze -q --skip-steps 0 --json "$T/sr4.json" "$T/sr4" 2>/dev/null >/dev/null || bad "analyze sr2/sr4 failed"
+jq -e '.across_ranks.matched_collectives == 12 and (.across_ranks | has("p2p_peer_unknown") | not)' "$T/sr2.json" >/dev/null &&
+	ok || bad "send/recv in groups of two: $(jq -c '.across_ranks | {matched_collectives, p2p_peer_unknown}' "$T/sr2.json")"
+jq -e '.across_ranks.matched_collectives == 4 and .across_ranks.p2p_peer_unknown == 16' "$T/sr4.json" >/dev/null &&
+	ok || bad "send/recv in groups of four: $(jq -c '.across_ranks | {matched_collectives, p2p_peer_unknown}' "$T/sr4.json")"
 
 # --- a listed member that never calls its group --------------------------------
 # rank 3 makes no call of tp1 [2,3] (rank 2's calls pair with nobody) and
@@ -162,6 +178,15 @@ SQL
 	       .across_ranks.matched_collectives == 4' "$T/three.json" >/dev/null &&
 		ok || bad "nsys 3 ranks: $(jq -c '.across_ranks | {p2p_peer_unknown, unmatched_calls, matched_collectives}' "$T/three.json")"
 	grep -q "12 send/recv calls: peer unknown" "$T/three.txt" && ok || bad "analyze does not say peer unknown"
+fi
+# --- Kineto: two ranks read out of 128, send/recv without peers --------------------
+H=../shared/data/kineto/hta/trace_filter
+if [ -f "$H/sampled_rank-0.json.gz" ]; then
+	"$A" analyze -q --json "$T/hta.json" "$H/sampled_rank-0.json.gz" "$H/sampled_rank-1.json.gz" 2>/dev/null ||
+		bad "analyze of HTA's sampled ranks failed"
+	jq -e '[.ranks[].world_size] == [128, 128] and .across_ranks.matched_collectives == 0 and
+	       .across_ranks.p2p_peer_unknown == 20' "$T/hta.json" >/dev/null &&
+		ok || bad "HTA sampled ranks: $(jq -c '.across_ranks | {matched_collectives, p2p_peer_unknown}' "$T/hta.json")"
 fi
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
