@@ -684,7 +684,7 @@ struct kev {
 	int64_t ts, dur;
 	unsigned aflags;
 	int64_t a[A_I__N];
-	struct sref coll, dtype, pg_name, pg_desc;
+	struct sref coll, dtype, pg_name, pg_desc, pg_ranks;
 };
 
 /* A number or numeric string as an integer argument. */
@@ -759,6 +759,7 @@ static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
 		case 14: if (KEY_IS(k, kl, "Out msg nelems")) idx = A_I_OUT; break;
 		case 15: if (KEY_IS(k, kl, "Collective name")) sr = &ev->coll; break;
 		case 18: if (KEY_IS(k, kl, "Process Group Name")) sr = &ev->pg_name; break;
+		case 19: if (KEY_IS(k, kl, "Process Group Ranks")) sr = &ev->pg_ranks; break;
 		case 25: if (KEY_IS(k, kl, "Process Group Description")) sr = &ev->pg_desc; break;
 		default: break;
 		}
@@ -1181,6 +1182,61 @@ static uint32_t intern_sref(struct kscan *s, struct trace *tr, const struct sref
 	return strtab_intern(&tr->names, t, n);
 }
 
+/* "Process Group Ranks" as PyTorch writes it, a string "[0, 1, 2, 3]" of
+ * global ranks, interned as "0,1,2,3".  0 (unknown) for an empty list
+ * (PyTorch writes "[]" where it has none) and for anything that is not a
+ * bracketed list of ranks in 0..2^31-1: the group's members then come from
+ * the ranks that call it (overlap/join.c). */
+static uint32_t intern_pg_ranks(struct kscan *s, struct trace *tr, const struct sref *r)
+{
+	size_t n, o = 0;
+	const char *t;
+	if (!r->set)
+		return 0;
+	t = sref_text(s, r, &n);
+	size_t i = 0;
+	while (i < n && (t[i] == ' ' || t[i] == '\t'))
+		i++;
+	if (i == n || t[i++] != '[')
+		return 0;
+	char *buf = xmalloc(n + 1);
+	int want = 1, ok = 1, closed = 0; /* want: a number comes next */
+	for (; i < n && ok; i++) {
+		if (t[i] == ' ' || t[i] == '\t')
+			continue;
+		if (t[i] == ']') {
+			ok = !want || o == 0; /* "[]" or a list closed after a number */
+			closed = 1;
+			i++;
+			break;
+		}
+		if (t[i] == ',' && !want) {
+			buf[o++] = ',';
+			want = 1;
+			continue;
+		}
+		if (!want || !is_digit((u8)t[i])) {
+			ok = 0;
+			break;
+		}
+		int64_t v = 0;
+		size_t d = 0;
+		while (i < n && is_digit((u8)t[i]) && d < 11) {
+			v = v * 10 + (t[i] - '0');
+			buf[o++] = t[i++];
+			d++;
+		}
+		i--;
+		ok = v <= INT32_MAX && !(i + 1 < n && is_digit((u8)t[i + 1]));
+		want = 0;
+	}
+	while (ok && i < n && (t[i] == ' ' || t[i] == '\t'))
+		i++;
+	uint32_t id = ok && closed && i == n && o ? strtab_intern(&tr->names, buf, o) : 0;
+	free(buf);
+	return id;
+}
+
 /* Point to point (PyTorch's record_param_comms metadata, copied onto the
  * NCCL kernel): "Collective name" send or recv, the peer's global rank in
  * "Dst Rank" (send) or "Src Rank" (recv). */
@@ -1301,6 +1357,7 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			m.dtype = intern_sref(s, dt, &ev->dtype);
 			m.pg_name = intern_sref(s, dt, &ev->pg_name);
 			m.pg_desc = intern_sref(s, dt, &ev->pg_desc);
+			m.pg_ranks = intern_pg_ranks(s, dt, &ev->pg_ranks);
 			m.in_nelems = (ev->aflags & A_IN) ? ev->a[A_I_IN] : -1;
 			m.out_nelems = (ev->aflags & A_OUT) ? ev->a[A_I_OUT] : -1;
 			m.seq = (ev->aflags & A_SEQ) ? ev->a[A_I_SEQ] : -1;

@@ -161,6 +161,8 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 			memset(c, 0, sizeof(*c));
 			c->type = t->coll_type[i];
 			c->pg = xstrdup(pgs);
+			c->pg_desc = xstrdup(strtab_get(&t->names, m ? m->pg_desc : 0));
+			c->pg_ranks = xstrdup(strtab_get(&t->names, m ? m->pg_ranks : 0));
 			c->bytes = t->bytes[i];
 			c->group_size = gs;
 			c->group_size_known = m && m->group_size > 0;
@@ -525,8 +527,11 @@ void analysis_free(struct analysis *a)
 		free(r->skipped_first);
 		free(r->steps);
 		free(r->streams);
-		for (size_t k = 0; k < r->ncolls; k++)
+		for (size_t k = 0; k < r->ncolls; k++) {
 			free(r->colls[k].pg);
+			free(r->colls[k].pg_desc);
+			free(r->colls[k].pg_ranks);
+		}
 		free(r->colls);
 		for (size_t k = 0; k < r->nkernels; k++)
 			free(r->kernels[k].name);

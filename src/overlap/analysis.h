@@ -56,6 +56,8 @@ struct step_result {
 struct coll_row {
 	uint8_t type;
 	char *pg;             /* process group name ("" if unknown) */
+	char *pg_desc;        /* its description ("" if unknown) */
+	char *pg_ranks;       /* its members' global ranks "0,1,4" as the trace gives them ("" if unknown) */
 	uint64_t bytes;       /* per call */
 	int group_size;
 	uint64_t count;
@@ -182,6 +184,9 @@ struct analysis {
 	int top_rank;            /* rank that caused the most waiting (named or not), -1 */
 	int64_t caused_ns;       /* all waiting caused, all ranks */
 	uint64_t matched_groups, unmatched_calls, size_mismatch;
+	/* send/recv calls whose peer no trace names, in a group of more than two
+	 * ranks: left unmatched (among unmatched_calls), never grouped by order */
+	uint64_t p2p_peer_unknown;
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	/* collectives matched on part of their group (join.c): never charged

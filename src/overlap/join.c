@@ -10,8 +10,9 @@
  * one key on two or more ranks are one collective.  A send or recv whose
  * peer the trace names is keyed by (step, source, destination, ordinal of
  * its direction and peer in the step): a send and its recv are one
- * collective of two calls; send/recv calls of unknown peer among more than
- * two ranks stay unmatched (grouping every rank's k-th call is wrong).
+ * collective of two calls; send/recv calls of unknown peer stay unmatched
+ * unless their group has two members (grouping every rank's k-th call is
+ * wrong, and two ranks read out of a larger job need not be peers).
  *
  * Clocks.  A blocking collective (all-reduce, all-gather, reduce-scatter,
  * all-to-all) ends on every rank within microseconds, whatever the ranks'
@@ -141,6 +142,12 @@ enum aorta_status clock_offsets_load(const char *path, struct clock_given **out,
 
 /* ---- helpers ------------------------------------------------------------------ */
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -214,7 +221,7 @@ static int same_key(const struct iref *x, const struct iref *y)
 	       (x->by_seq == BY_P2P || strcmp(x->c->pg, y->c->pg) == 0);
 }
 
-struct pgseq { const char *pg; int all_seq; };
+struct pgseq { const char *pg; int all_seq; size_t callers, last; /* ranks read that call it; the last + 1 */ };
 
 /* Groups whose calls all carry a sequence number, on every rank. */
 static int pg_has_seq(const struct pgseq *p, size_t np, const char *pg)
@@ -222,6 +229,15 @@ static int pg_has_seq(const struct pgseq *p, size_t np, const char *pg)
 	for (size_t k = 0; k < np; k++)
 		if (strcmp(p[k].pg, pg) == 0)
 			return p[k].all_seq;
+	return 0;
+}
+
+/* The number of ranks read that call group pg. */
+static size_t pg_callers(const struct pgseq *p, size_t np, const char *pg)
+{
+	for (size_t k = 0; k < np; k++)
+		if (strcmp(p[k].pg, pg) == 0)
+			return p[k].callers;
 	return 0;
 }
 
@@ -521,12 +537,17 @@ static void renumber_p2p(struct analysis *a)
 /* The key of one call: point to point by (step, source, destination,
  * order); else by sequence where its group has one on every call, else by
  * step, type and ordinal.  Returns 0 for a send/recv of unknown peer
- * among more than two ranks: it cannot be paired (ordering the send_recv
- * calls of every rank would make one group of all of them); between two
- * ranks the peer can only be the other one, and order pairs them. */
-static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct pgseq *ps, size_t nps,
-		    size_t nranks)
+ * unless its group has two members (the trace's group size is 2 and at most
+ * two ranks read call it, or the job has two ranks: two read, and no trace
+ * says the world is larger): it
+ * cannot be paired (ordering the send_recv calls of every rank would make
+ * one group of all of them, and between two ranks read out of a larger job
+ * the peer may be one not read); with two members the peer can only be the
+ * other one, and order pairs them. */
+static int key_call(struct iref *x, struct comm_inst *c, const struct rank_result *r, const struct pgseq *ps,
+		    size_t nps, int two_rank_job)
 {
+	int rank = r->rank;
 	x->c = c;
 	x->rank = rank;
 	x->k3 = 0;
@@ -538,7 +559,9 @@ static int key_call(struct iref *x, struct comm_inst *c, int rank, const struct 
 		x->k3 = c->ordinal;
 		return 1;
 	}
-	if (c->type == COLL_SEND_RECV && nranks != 2)
+	if (c->type == COLL_SEND_RECV && !two_rank_job &&
+	    !(r->colls[c->row].group_size_known && r->colls[c->row].group_size == 2 &&
+	      pg_callers(ps, nps, c->pg) <= 2))
 		return 0;
 	x->by_seq = pg_has_seq(ps, nps, c->pg);
 	x->k1 = x->by_seq ? c->seq : c->step;
@@ -561,11 +584,18 @@ static void match_calls(struct analysis *a, struct joinset *js)
 				;
 			if (k == nps) {
 				GROW(ps, pscap, nps + 1);
-				ps[nps++] = (struct pgseq){ c->pg, 1 };
+				ps[nps++] = (struct pgseq){ c->pg, 1, 0, 0 };
 			}
 			if (c->seq < 0)
 				ps[k].all_seq = 0;
+			if (ps[k].last != i + 1) {
+				ps[k].callers++;
+				ps[k].last = i + 1;
+			}
 		}
+	int two = a->n == 2; /* a job of two ranks: two read, no trace saying the world is larger */
+	for (size_t i = 0; i < a->n; i++)
+		two &= a->r[i].world_size <= 2;
 	struct iref *v = xmalloc(js->total * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -573,10 +603,12 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			struct comm_inst *c = &a->r[i].inst[j];
 			struct iref *x = &v[m];
 			x->ri = i;
-			if (key_call(x, c, a->r[i].rank, ps, nps, a->n))
+			if (key_call(x, c, &a->r[i], ps, nps, two)) {
 				m++;
-			else
+			} else {
 				a->unmatched_calls++;
+				a->p2p_peer_unknown++;
+			}
 		}
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
@@ -636,8 +668,93 @@ struct pgcallers {
 	unsigned char *callers; /* [a->n] */
 };
 
+/* The ranks of a list "0,1,4" (coll_row.pg_ranks), sorted, into a new
+ * array; 0 when s is empty. */
+static size_t parse_ranks(const char *s, int **out)
+{
+	size_t n = *s ? 1 : 0;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	int *v = xmalloc((n ? n : 1) * sizeof(*v));
+	size_t k = 0;
+	for (const char *p = s; *p && k < n;) {
+		char *e;
+		long x = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		v[k++] = (int)x;
+		p = *e == ',' ? e + 1 : e;
+	}
+	qsort(v, k, sizeof(*v), cmp_int);
+	*out = v;
+	return k;
+}
+
+/* "0, 2-3" of the sorted ranks v[0..n) with !hit[k], into out. */
+static void list_missing(const int *v, const unsigned char *hit, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && o < cap; i++) {
+		if (hit[i])
+			continue;
+		size_t j = i;
+		while (j + 1 < n && !hit[j + 1] && v[j + 1] == v[j] + 1)
+			j++;
+		o += (size_t)snprintf(out + o, cap - o, j > i ? "%s%d-%d" : "%s%d", o ? ", " : "", v[i], v[j]);
+		i = j;
+	}
+}
+
+/* A collective of a group whose members the trace lists (Kineto "Process
+ * Group Ranks"): incomplete when a listed rank that was read made no call
+ * of it (listed ranks not read are not expected: a subset of a job's files
+ * is analysed as the ranks it holds); the missing ones are named.  Returns
+ * -1 when v[g]'s own rank is not listed (the list is not this group's). */
+static int members_incomplete(struct analysis *a, const struct iref *v, size_t g, size_t h, const char *list)
+{
+	int *m;
+	size_t n = parse_ranks(list, &m), want = 0, got = 0;
+	unsigned char *hit = xcalloc(n ? n : 1, 1); /* 1: read, no call yet; 2: called or not read */
+	int self = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = 0, hi = a->n; /* a->r is sorted by rank */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (a->r[mid].rank < m[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		int read = lo < a->n && a->r[lo].rank == m[k];
+		hit[k] = read ? 0 : 2;
+		want += (size_t)read;
+		self |= m[k] == v[g].rank;
+	}
+	for (size_t x = g; x < h; x++) {
+		const int *f = bsearch(&v[x].rank, m, n, sizeof(*m), cmp_int);
+		if (f && !hit[f - m]) {
+			hit[f - m] = 2;
+			got++;
+		}
+	}
+	int inc = self ? got < want : -1;
+	if (inc == 1 && !a->incomplete_groups++) {
+		char miss[160], step[32] = "";
+		list_missing(m, hit, n, miss, sizeof(miss));
+		if (v[g].c->step != INT64_MIN)
+			snprintf(step, sizeof(step), " of step %lld", (long long)v[g].c->step);
+		snprintf(a->incomplete_first, sizeof(a->incomplete_first), "%s in group '%s'%s: %zu of %zu ranks, missing %s",
+			 coll_type_name((enum coll_type)v[g].c->type), v[g].c->pg, step, got, want, miss);
+	}
+	free(hit);
+	free(m);
+	return inc;
+}
+
 /* Whether the collective v[g..h) was matched on part of its group: the
- * group's members are the ranks read that call its process group (all
+ * group's members are those the trace lists (members_incomplete), else the
+ * ranks read that call its process group (all
  * ranks read when the trace gives the group's size as the number read:
  * a member under another group name, or whose calls cannot be keyed,
  * still counts), at most the group size the trace gives.  Send/recv and
@@ -650,6 +767,11 @@ static int group_incomplete(struct analysis *a, const struct iref *v, size_t g, 
 	enum coll_type ty = (enum coll_type)v[g].c->type;
 	if (ty == COLL_SEND_RECV || ty == COLL_OTHER || ty == COLL_NONE)
 		return 0; /* point-to-point (two ranks by nature) or unknown: no group to complete */
+	if (row->pg_ranks && *row->pg_ranks) {
+		int inc = members_incomplete(a, v, g, h, row->pg_ranks);
+		if (inc >= 0)
+			return inc;
+	}
 	size_t k = 0;
 	while (k < npc && strcmp(pc[k].pg, v[g].c->pg) != 0)
 		k++;

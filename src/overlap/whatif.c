@@ -1744,6 +1744,121 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 	w->verdict = xstrdup(b);
 }
 
+/* Process groups as group fixes (docs/metrics.md "What-if"): where the
+ * traces show two or more process groups of one kind (one description,
+ * trailing digits and '_' aside, and one number of members: the TP groups,
+ * the replicas' DP groups), each is fixed in turn, named after its
+ * description, else its name ("group tp0", "group pg 1"), unless its ranks
+ * are those of a group already fixed (a stage, a replica).  Members: the
+ * ranks the trace lists (Kineto "Process Group Ranks"), else the ranks
+ * read that call the group.  A group with a listed member not read, or
+ * holding every rank read, is no fix; nor are kinds of more than
+ * ALL_RANKS_MAX groups (a replay each). */
+struct pgx {
+	const char *name, *desc;
+	uint8_t *mask;               /* [n]: members (listed, else callers) */
+	size_t cnt;
+	int listed, bad, kind;
+	size_t stem;                 /* length of desc without trailing digits and '_' */
+};
+
+static int pg_desc_named(const char *d)
+{
+	return *d && strcmp(d, "undefined") != 0;
+}
+
+static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, size_t first, double rep_mean)
+{
+	const struct analysis *a = c->a;
+	struct pgx *g = NULL;
+	size_t ng = 0, gcap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->r[i].ncolls; k++) {
+			const struct coll_row *row = &a->r[i].colls[k];
+			if (!row->pg || !*row->pg)
+				continue;
+			size_t q = 0;
+			while (q < ng && strcmp(g[q].name, row->pg) != 0)
+				q++;
+			if (q == ng) {
+				GROW(g, gcap, ng + 1);
+				g[ng++] = (struct pgx){ row->pg, row->pg_desc ? row->pg_desc : "", xcalloc(a->n, 1), 0, 0, 0, -1, 0 };
+			}
+			if (row->pg_ranks && *row->pg_ranks && !g[q].listed) {
+				memset(g[q].mask, 0, a->n);
+				g[q].listed = 1;
+				for (const char *p = row->pg_ranks; *p;) {
+					char *e;
+					long r = strtol(p, &e, 10);
+					if (e == p)
+						break;
+					int x = r >= 0 && r <= INT32_MAX ? rank_index(a, (int)r) : -1;
+					if (x < 0)
+						g[q].bad = 1; /* a member not read: the group cannot be fixed whole */
+					else
+						g[q].mask[x] = 1;
+					p = *e == ',' ? e + 1 : e;
+				}
+			} else if (!g[q].listed) {
+				g[q].mask[i] = 1;
+			}
+		}
+	for (size_t q = 0; q < ng; q++) {
+		for (size_t i = 0; i < a->n; i++)
+			g[q].cnt += g[q].mask[i];
+		size_t l = strlen(g[q].desc);
+		while (l && (g[q].desc[l - 1] == '_' || (g[q].desc[l - 1] >= '0' && g[q].desc[l - 1] <= '9')))
+			l--;
+		g[q].stem = l;
+	}
+	for (size_t q = 0; q < ng; q++) {
+		if (g[q].bad || g[q].cnt == 0 || g[q].cnt >= a->n || g[q].kind >= 0)
+			continue;
+		size_t nk = 0;
+		int distinct = 1; /* every description of the kind names one group */
+		for (size_t p = q; p < ng; p++) {
+			if (g[p].bad || g[p].cnt != g[q].cnt || g[p].kind >= 0 || g[p].stem != g[q].stem ||
+			    strncmp(g[p].desc, g[q].desc, g[q].stem) != 0)
+				continue;
+			g[p].kind = (int)q;
+			nk++;
+			distinct &= pg_desc_named(g[p].desc);
+			for (size_t o = q; o < p; o++)
+				if (g[o].kind == (int)q && strcmp(g[o].desc, g[p].desc) == 0)
+					distinct = 0;
+		}
+		if (nk < 2 || nk > ALL_RANKS_MAX)
+			continue;
+		for (size_t p = q; p < ng; p++) {
+			if (g[p].kind != (int)q)
+				continue;
+			int *of = xmalloc(a->n * sizeof(*of));
+			for (size_t i = 0; i < a->n; i++)
+				of[i] = g[p].mask[i] ? 1 : 0;
+			char *ranks = rank_list(a, of, 1), b[160];
+			free(of);
+			int dup = 0;
+			for (size_t e = first; e < *n && !dup; e++)
+				dup = (*v)[e].f.ranks && strcmp((*v)[e].f.ranks, ranks) == 0;
+			if (dup) {
+				free(ranks);
+				continue;
+			}
+			if (distinct && pg_desc_named(g[p].desc))
+				snprintf(b, sizeof(b), "group %.60s", g[p].desc);
+			else
+				snprintf(b, sizeof(b), "group %.60s %.60s", pg_desc_named(g[p].desc) ? g[p].desc : "pg",
+					 g[p].name);
+			struct evald *e = add_fix(v, n, cap, b, -1, ranks);
+			struct scen sc = { SC_SET, g[p].mask, -1, PART_DUR | PART_HOST, 0 };
+			eval_fix(c, &sc, rep_mean, e);
+		}
+	}
+	for (size_t q = 0; q < ng; q++)
+		free(g[q].mask);
+	free(g);
+}
+
 /* Every fix: ranks, groups, op types. */
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
 		      double rep_mean, double ideal_mean, struct evald **pv, size_t *pn)
@@ -1792,6 +1907,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 				}
 		}
 	}
+	pg_fixes(c, &v, &n, &cap, w->nby_rank, rep_mean);
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
 	for (size_t i = 0; i < c->n; i++)

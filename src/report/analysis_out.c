@@ -187,6 +187,10 @@ static void print_distribution(FILE *f, const struct analysis *a)
 
 static void print_cross_rank(FILE *f, const struct analysis *a)
 {
+	if (a->p2p_peer_unknown)
+		fprintf(f, "   %llu send/recv calls: peer unknown (the trace names no peer and their group has "
+			"more than two ranks), left unmatched rather than paired by order (docs/formats.md, "
+			"point to point)\n", (unsigned long long)a->p2p_peer_unknown);
 	if (!a->clocks_aligned) {
 		fprintf(f, "   no wait, late-rank or skew figures: %s\n",
 			a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");

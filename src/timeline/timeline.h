@@ -35,6 +35,8 @@ enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
 struct coll_meta {
 	uint32_t pg_name;      /* strtab id of "Process Group Name", 0 if unknown */
 	uint32_t pg_desc;      /* strtab id of its description, 0 if unknown */
+	uint32_t pg_ranks;     /* strtab id of its members' global ranks, "0,1,4" (Kineto
+				* "Process Group Ranks"), 0 if unknown or given empty */
 	uint32_t coll_name;    /* strtab id of "Collective name", 0 if unknown */
 	uint32_t dtype;        /* strtab id of dtype, 0 if unknown */
 	int64_t in_nelems, out_nelems; /* -1 if unknown */

@@ -661,6 +661,38 @@ static void test_snippet_hex_stream_and_coll_meta(void)
 	trace_set_release(&ts);
 }
 
+/* "Process Group Ranks" (a string "[0, 1, 2, 3]" in PyTorch's traces) is
+ * interned as "0,1,2,3"; an empty list and anything that is not a closed
+ * list of ranks in 0..2^31-1 are unknown (0), never a partial list. */
+static void test_snippet_process_group_ranks(void)
+{
+	static const struct { const char *in, *want; } c[] = {
+		{ "[0, 1, 2, 3]", "0,1,2,3" }, { "[7]", "7" }, { " [ 4 ,5 ] ", "4,5" },
+		{ "[]", "" }, { "[0, 1", "" }, { "[0,,1]", "" }, { "[0,]", "" }, { "[a]", "" },
+		{ "[1 2]", "" }, { "0, 1", "" }, { "[2147483648]", "" }, { "[-1]", "" }, { "[0] x", "" },
+	};
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		char j[512];
+		snprintf(j, sizeof(j), "{\"traceEvents\":[" EV("1", "1", ",\"args\":{\"stream\":7,"
+			 "\"Collective name\":\"allreduce\",\"Process Group Name\":\"3\","
+			 "\"Process Group Ranks\":\"%s\"}") "]}", c[k].in);
+		struct trace_set ts;
+		struct aorta_error e;
+		CHECK_EQ_I(load_mem(j, &ts, &e), AORTA_OK);
+		if (ts.n == 1 && ts.t[0]->ncoll == 1) {
+			const struct trace *t = ts.t[0];
+			if (strcmp(strtab_get(&t->names, t->coll[0].pg_ranks), c[k].want) != 0)
+				fprintf(stderr, "    ranks '%s' read as '%s'\n", c[k].in,
+					strtab_get(&t->names, t->coll[0].pg_ranks));
+			CHECK_STR(strtab_get(&t->names, t->coll[0].pg_ranks), c[k].want);
+			CHECK_EQ_I(t->coll[0].pg_ranks == 0, c[k].want[0] == 0);
+		} else {
+			CHECK(0);
+		}
+		trace_set_release(&ts);
+	}
+}
+
 static void test_snippet_steps_launches_and_rank_hint(void)
 {
 	const char *j = "{\"traceEvents\":["
@@ -826,6 +858,7 @@ int main(void)
 	TEST(test_snippet_fixed_point_times);
 	TEST(test_snippet_wrong_types_are_skipped_and_counted);
 	TEST(test_snippet_hex_stream_and_coll_meta);
+	TEST(test_snippet_process_group_ranks);
 	TEST(test_snippet_second_device_is_split);
 	TEST(test_snippet_steps_launches_and_rank_hint);
 	TEST(test_snippet_structural_errors_name_offset);
