@@ -334,7 +334,7 @@ struct rk {
 	int32_t **sops;
 	size_t *nsops, nstr;
 	/* one replay */
-	int64_t *xi, *mxd, *mxg;     /* ideal transfer; the peers' median duration and host gap */
+	int64_t *xi;                 /* ideal transfer */
 	size_t hp, *sp;
 	int inq;
 	/* step windows: per step index of the rank */
@@ -361,6 +361,8 @@ struct ctx {
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
 	int64_t *med_all_d, *med_all_g; /* per slot */
+	int64_t *mid;                /* per slot: its two order statistics around the middle, of the
+	                              * durations then the gaps (peer_med) */
 	int64_t *xideal;             /* per group */
 	int32_t *stack;
 	size_t nstack;
@@ -394,7 +396,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->s = xmalloc(sz); k->e = xmalloc(sz);
 	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->xi = xcalloc(n ? n : 1, sizeof(int64_t)); k->mxd = xmalloc(sz); k->mxg = xmalloc(sz);
+	k->xi = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
 	for (size_t j = 0; j < n; j++) {
@@ -496,7 +498,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -609,8 +611,9 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 
 /* The medians of slot q, the ranks of its class without the op counted as
  * 0 (an op only a minority of the class runs has the ideal 0): over the
- * whole class, and per member over the others.  O(K) per slot: only the
- * three order statistics around the middle are found. */
+ * whole class, and the two order statistics that give each member's median
+ * over the others (peer_med).  O(K) per slot: only the order statistics
+ * around the middle are found. */
 static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
@@ -625,10 +628,9 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
 		int64_t *all = part ? c->med_all_g : c->med_all_d;
+		int64_t *mid = &c->mid[4 * q + 2 * (size_t)part];
 		if (K == 1) {
-			all[q] = tmp[0];
-			struct slotm u = c->sm[at];
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = tmp[0];
+			all[q] = mid[0] = mid[1] = tmp[0];
 			continue;
 		}
 		size_t lo = (K - 2) / 2;
@@ -636,17 +638,23 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		middle3(tmp, K, lo, w);
 #define V(i) (w[(i) - lo])
 		all[q] = V((K - 1) / 2); /* the lower median: stragglers only slow ops down */
-		size_t a = (K - 2) / 2; /* the lower median of the K - 1 others */
-		for (size_t m = 0; m < n; m++) {
-			struct slotm u = c->sm[at + m];
-			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-			/* without own: position t of the others is t if fewer than t + 1
-			 * values are below own, else t + 1 */
-			int64_t x = V(a) < own ? V(a) : V(a + 1);
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = x;
-		}
+		mid[0] = V(lo); /* the lower median of the K - 1 others is V(lo) or V(lo + 1) (peer_med) */
+		mid[1] = V(lo + 1);
 #undef V
 	}
+}
+
+/* The median of op j's peers (its slot without itself, the lower median of
+ * the K - 1 others): position t = (K - 2) / 2 of the others is V(t) if fewer
+ * than t + 1 values are below own, else V(t + 1).  Part 0: duration, 1: host
+ * gap; an op without a slot is its own peer. */
+static int64_t peer_med(const struct ctx *c, const struct rk *k, size_t j, int part)
+{
+	int64_t own = part ? k->gap[j] : k->d[j];
+	if (k->slot[j] < 0)
+		return own;
+	const int64_t *mid = &c->mid[4 * (size_t)k->slot[j] + 2 * (size_t)part];
+	return mid[0] < own ? mid[0] : mid[1];
 }
 
 /* Slots: the same op on the ranks of one work class: (class, step number,
@@ -657,11 +665,8 @@ static void build_slots(struct ctx *c)
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++) {
-			k->mxd[j] = k->d[j];
-			k->mxg[j] = k->gap[j];
+		for (size_t j = 0; j < k->n; j++)
 			total += k->r->ops[j].step >= 0;
-		}
 	}
 	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
 	size_t m = 0;
@@ -738,6 +743,7 @@ static void build_slots(struct ctx *c)
 	free(v);
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
 	for (size_t x = 0; x < c->n; x++)
 		if (c->csize[c->k[x].cls] > kmax)
 			kmax = c->csize[c->k[x].cls];
@@ -831,9 +837,9 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 					k->o[j].d2 = c->med_all_d[q];
 			} else if (fixed) {
 				if (sc->part & PART_DUR)
-					k->o[j].d2 = sc->single >= 0 ? k->mxd[j] : q >= 0 ? md[q] : k->d[j];
+					k->o[j].d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
 				if ((sc->part & PART_HOST) && host)
-					k->o[j].g2 = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
+					k->o[j].g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
 			}
 			/* fixing never makes an op slower: the ideal is at most what it took */
 			if (k->o[j].d2 > k->d[j])
@@ -1339,8 +1345,9 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++) {
 			const struct rk *k = &c->k[i];
-			ex[i] += (double)(k->d[j] > k->mxd[j] ? k->d[j] - k->mxd[j] : 0);
-			ex[i] += (double)(k->gap[j] > k->mxg[j] ? k->gap[j] - k->mxg[j] : 0);
+			int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
+			ex[i] += (double)(k->d[j] > md ? k->d[j] - md : 0);
+			ex[i] += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
 		}
 	/* a fix only lowers a path by what it takes off its ops, so a rank
 	 * whose excess per step is within lim_ms cannot gain more: left out */
@@ -1375,6 +1382,7 @@ static void ctx_free(struct ctx *c)
 	free(c->sn);
 	free(c->med_all_d);
 	free(c->med_all_g);
+	free(c->mid);
 	free(c->stack);
 	free(c->csize);
 	free(c->cmask);
