@@ -660,54 +660,138 @@ static int64_t peer_med(const struct ctx *c, const struct rk *k, size_t j, int p
 /* Slots: the same op on the ranks of one work class: (class, step number,
  * name, occurrence of the name in the step).  Per slot the median duration
  * and host gap, and per op its peers' median (the slot without itself). */
+/* The occurrence of each op's (step, name) in its rank, in op order (an
+ * open-addressing count), into occ[]; ops without a step get UINT32_MAX. */
+static void occurrences(const struct rk *k, uint32_t *occ)
+{
+	size_t cap = 16;
+	while (cap < 2 * k->n)
+		cap *= 2;
+	struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		occ[j] = UINT32_MAX;
+		if (o->step < 0)
+			continue;
+		size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
+		while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
+			h = (h + 1) & (cap - 1);
+		if (!tab[h].used)
+			tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
+		occ[j] = tab[h].n++;
+	}
+	free(tab);
+}
+
+/* A rank's ops by (step index, name, occurrence): the slots of its class
+ * looked up without the global table (ranks of a class mostly run the same
+ * ops). */
+struct lent { int32_t step, j; uint32_t hash, occ; };
+struct ltab { struct lent *e; size_t cap; };
+
+static size_t lhash(int32_t step, uint32_t hash, uint32_t occ, size_t cap)
+{
+	return ((size_t)hash * 2654435761u ^ (size_t)step * 40503u ^ (size_t)occ * 97u) & (cap - 1);
+}
+
+static void ltab_build(struct ltab *t, const struct rk *k, const uint32_t *occ)
+{
+	t->cap = 16;
+	while (t->cap < 2 * k->n)
+		t->cap *= 2;
+	t->e = xmalloc(t->cap * sizeof(*t->e));
+	for (size_t h = 0; h < t->cap; h++)
+		t->e[h].j = -1;
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		if (o->step < 0)
+			continue;
+		size_t h = lhash(o->step, o->hash, occ[j], t->cap);
+		while (t->e[h].j >= 0)
+			h = (h + 1) & (t->cap - 1);
+		t->e[h] = (struct lent){ o->step, (int32_t)j, o->hash, occ[j] };
+	}
+}
+
+/* Rank k's ops as ops of the rank t was built from (same step numbers at the
+ * same indices): map[j] its op there, -1 without a step; 0 when one has no
+ * match (then the keys are compared across ranks). */
+static int ltab_map(const struct ltab *t, const struct rk *ref, const struct rk *k, const uint32_t *occ,
+		    int32_t *map)
+{
+	if (ref->r->nsteps != k->r->nsteps)
+		return 0;
+	for (size_t q = 0; q < k->r->nsteps; q++)
+		if (ref->r->steps[q].number != k->r->steps[q].number)
+			return 0;
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		map[j] = -1;
+		if (o->step < 0)
+			continue;
+		size_t h = lhash(o->step, o->hash, occ[j], t->cap);
+		for (; t->e[h].j >= 0; h = (h + 1) & (t->cap - 1))
+			if (t->e[h].step == o->step && t->e[h].hash == o->hash && t->e[h].occ == occ[j])
+				break;
+		if (t->e[h].j < 0)
+			return 0;
+		map[j] = t->e[h].j;
+	}
+	return 1;
+}
+
 static void build_slots(struct ctx *c)
 {
+	/* per class, its first rank's ops by key: a rank whose every op is
+	 * there takes that op's slot; the other ranks' keys are hashed */
+	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
+	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
+	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
+	size_t nmax = 1;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
+	for (size_t q = 0; q <= c->n; q++)
+		first[q] = -1;
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++)
+		if (c->csize[k->cls] < 2) /* a rank alone in its class has no peers */
+			continue;
+		occurrences(k, occ);
+		if (first[k->cls] < 0) {
+			first[k->cls] = (int32_t)i;
+			ltab_build(&lt[k->cls], k, occ);
+		} else if (ltab_map(&lt[k->cls], &c->k[first[k->cls]], k, occ, k->slot)) {
+			mapped[i] = 1; /* slot[] holds the first rank's op for now */
+			continue;
+		}
+		for (size_t j = 0; j < k->n; j++) {
+			k->slot[j] = -1;
 			total += k->r->ops[j].step >= 0;
+		}
 	}
 	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		/* the occurrence of each (step, name) in the rank, in op order:
-		 * an open-addressing count per rank */
-		size_t cap = 16;
-		while (cap < 2 * k->n)
-			cap *= 2;
-		struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
-		for (size_t j = 0; j < k->n; j++) {
-			const struct wop *o = &k->r->ops[j];
-			if (o->step < 0)
-				continue;
-			size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
-			while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
-				h = (h + 1) & (cap - 1);
-			if (!tab[h].used)
-				tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
-			v[m++] = (struct skey){ k->cls, k->r->steps[o->step].number, o->hash, tab[h].n++, (int32_t)i,
-						(int32_t)j };
-		}
-		free(tab);
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		occurrences(k, occ);
+		for (size_t j = 0; j < k->n; j++)
+			if (k->r->ops[j].step >= 0)
+				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
+							occ[j], (int32_t)i, (int32_t)j };
 	}
-	/* slot ids by hashing (class, step, name, occurrence); members in
-	 * rank order (v is in rank order), each slot contiguous in sm */
+	/* slot ids by hashing (class, step, name, occurrence) */
 	size_t cap = 16;
 	while (cap < 2 * m)
 		cap *= 2;
 	int32_t *tab = xmalloc(cap * sizeof(*tab)); /* entry index in v of the slot's first member, -1 */
-	int32_t *sid = xmalloc((m ? m : 1) * sizeof(*sid));
 	for (size_t h = 0; h < cap; h++)
 		tab[h] = -1;
-	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
-	c->sat = xmalloc((m ? m : 1) * sizeof(*c->sat));
-	c->sn = xcalloc(m ? m : 1, sizeof(*c->sn));
 	for (size_t x = 0; x < m; x++) {
-		sid[x] = -1;
-		if (c->csize[v[x].cls] < 2) /* a rank alone in its class has no peers */
-			continue;
 		size_t h = ((size_t)v[x].hash * 2654435761u ^ (size_t)v[x].step * 40503u ^
 			    (size_t)v[x].occ * 97u ^ (size_t)v[x].cls * 7919u) & (cap - 1);
 		for (; tab[h] >= 0; h = (h + 1) & (cap - 1)) {
@@ -717,12 +801,37 @@ static void build_slots(struct ctx *c)
 		}
 		if (tab[h] < 0) {
 			tab[h] = (int32_t)x;
-			sid[x] = (int32_t)c->nslot++;
+			c->k[v[x].ri].slot[v[x].j] = (int32_t)c->nslot++;
 		} else {
-			sid[x] = sid[tab[h]];
+			c->k[v[x].ri].slot[v[x].j] = c->k[v[tab[h]].ri].slot[v[tab[h]].j];
 		}
-		c->sn[sid[x]]++;
 	}
+	free(tab);
+	free(v);
+	for (size_t i = 0; i < c->n; i++)
+		if (mapped[i]) {
+			const int32_t *fs = c->k[first[c->k[i].cls]].slot;
+			for (size_t j = 0; j < c->k[i].n; j++)
+				if (c->k[i].slot[j] >= 0)
+					c->k[i].slot[j] = fs[c->k[i].slot[j]];
+		}
+	for (size_t q = 0; q <= c->n; q++)
+		free(lt[q].e);
+	free(lt);
+	free(occ);
+	free(first);
+	free(mapped);
+	/* members in rank order, each slot contiguous in sm */
+	c->sat = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*c->sat));
+	c->sn = xcalloc(c->nslot ? c->nslot : 1, sizeof(*c->sn));
+	m = 0;
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++)
+			if (c->k[i].slot[j] >= 0) {
+				c->sn[c->k[i].slot[j]]++;
+				m++;
+			}
+	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
 	size_t kmax = 1, at = 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		c->sat[q] = at;
@@ -731,16 +840,12 @@ static void build_slots(struct ctx *c)
 			kmax = c->sn[q];
 		c->sn[q] = 0;
 	}
-	for (size_t x = 0; x < m; x++) {
-		int32_t q = sid[x];
-		if (q < 0)
-			continue;
-		c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ v[x].ri, v[x].j };
-		c->k[v[x].ri].slot[v[x].j] = q;
-	}
-	free(tab);
-	free(sid);
-	free(v);
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++) {
+			int32_t q = c->k[i].slot[j];
+			if (q >= 0)
+				c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ (int32_t)i, (int32_t)j };
+		}
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
