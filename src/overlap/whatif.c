@@ -93,7 +93,23 @@ static int32_t *launch_order(const struct wop *op, size_t n, size_t *nh)
 	for (size_t j = 0; j < n; j++)
 		if (op[j].launch_ns != INT64_MIN)
 			k[m++] = (struct lkey){ op[j].launch_ns, (int32_t)j };
-	qsort(k, m, sizeof(*k), cmp_lkey);
+	/* launches mostly come in start order: insertion sort while it moves
+	 * little, else qsort (the keys are distinct: the same order either way) */
+	size_t moves = 0;
+	for (size_t a = 1; a < m; a++) {
+		struct lkey x = k[a];
+		size_t b = a;
+		for (; b > 0 && cmp_lkey(&k[b - 1], &x) > 0; b--) {
+			if (++moves > 8 * m)
+				break;
+			k[b] = k[b - 1];
+		}
+		k[b] = x;
+		if (moves > 8 * m) {
+			qsort(k, m, sizeof(*k), cmp_lkey);
+			break;
+		}
+	}
 	int32_t *h = xmalloc((m ? m : 1) * sizeof(*h));
 	for (size_t q = 0; q < m; q++)
 		h[q] = k[q].j;
