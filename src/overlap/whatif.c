@@ -341,7 +341,6 @@ struct rk {
 	const struct rank_result *r;
 	size_t n;
 	struct rop *o;               /* per op: the replay's working set */
-	int64_t *s, *e;              /* measured, aligned */
 	int64_t *d, *gap, *x;        /* duration, host gap (after a sync: behind the op waited for), transfer */
 	int32_t *slot;
 	uint8_t *cat;
@@ -391,6 +390,17 @@ struct ctx {
 	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
 };
 
+/* Op j's measured start and end on the aligned clock. */
+static inline int64_t meas_s(const struct rk *k, size_t j)
+{
+	return analysis_aligned(k->r, k->r->ops[j].start_ns);
+}
+
+static inline int64_t meas_e(const struct rk *k, size_t j)
+{
+	return analysis_aligned(k->r, k->r->ops[j].end_ns);
+}
+
 static int64_t median_i64(int64_t *v, size_t n)
 {
 	if (!n)
@@ -409,7 +419,6 @@ static void rk_init(struct ctx *c, size_t i)
 	k->n = n;
 	size_t sz = (n ? n : 1) * sizeof(int64_t);
 	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
-	k->s = xmalloc(sz); k->e = xmalloc(sz);
 	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
 	k->xi = xcalloc(n ? n : 1, sizeof(int64_t));
@@ -417,10 +426,8 @@ static void rk_init(struct ctx *c, size_t i)
 	k->cat = xmalloc(n ? n : 1);
 	for (size_t j = 0; j < n; j++) {
 		const struct wop *o = &r->ops[j];
-		k->s[j] = analysis_aligned(r, o->start_ns);
-		k->e[j] = analysis_aligned(r, o->end_ns);
 		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
-		k->d[j] = k->e[j] - k->s[j];
+		k->d[j] = meas_e(k, j) - meas_s(k, j);
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
 		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
@@ -465,7 +472,7 @@ static void rk_init(struct ctx *c, size_t i)
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
 		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->o[j].l - k->e[r->ops[j].hdep];
+			k->gap[j] = k->o[j].l - meas_e(k, (size_t)r->ops[j].hdep);
 		} else {
 			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
 		}
@@ -484,20 +491,20 @@ static void rk_init(struct ctx *c, size_t i)
 		int32_t q = r->ops[j].step;
 		if (q >= 0 && (size_t)q < k->nbs) {
 			k->bn[q]++;
-			if (k->e[j] > k->bm[q])
-				k->bm[q] = k->e[j];
+			if (meas_e(k, j) > k->bm[q])
+				k->bm[q] = meas_e(k, j);
 		}
 	}
 	/* latency: start minus the measured ready time */
 	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->o[j].sprev >= 0 ? k->e[k->o[j].sprev] : UNSET;
+		int64_t ready = k->o[j].sprev >= 0 ? meas_e(k, (size_t)k->o[j].sprev) : UNSET;
 		if (k->o[j].l != UNSET && k->o[j].l > ready)
 			ready = k->o[j].l;
 		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
 			ready = k->bm[r->ops[j].step - 1];
-		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
-			ready = k->e[r->ops[j].dep];
-		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
+		if (r->ops[j].dep >= 0 && meas_e(k, (size_t)r->ops[j].dep) > ready)
+			ready = meas_e(k, (size_t)r->ops[j].dep);
+		k->o[j].lat = ready == UNSET ? 0 : meas_s(k, j) - ready;
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
@@ -514,7 +521,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -576,8 +583,8 @@ static void build_groups(struct ctx *c)
 		int64_t last = INT64_MIN;
 		for (size_t m = 0; m < g->n; m++) {
 			struct slotm u = c->gm[g->at + m];
-			if (c->k[u.ri].s[u.j] > last)
-				last = c->k[u.ri].s[u.j];
+			if (meas_s(&c->k[u.ri], (size_t)u.j) > last)
+				last = meas_s(&c->k[u.ri], (size_t)u.j);
 		}
 		for (size_t m = 0; m < g->n; m++) {
 			struct slotm u = c->gm[g->at + m];
@@ -587,7 +594,7 @@ static void build_groups(struct ctx *c)
 				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
 				continue;
 			}
-			k->x[u.j] = k->e[u.j] - last > 0 ? k->e[u.j] - last : 0;
+			k->x[u.j] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
 			const struct comm_inst *ci = &k->r->inst[k->r->ops[u.j].inst];
 			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[u.j], u.ri, u.j };
 		}
@@ -1042,7 +1049,7 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 		if (k->o[o->dep].E > ready)
 			ready = k->o[o->dep].E;
 	}
-	k->o[j].S = ready == UNSET ? k->s[j] : ready + k->o[j].lat;
+	k->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
 	if (k->o[j].grp < 0) {
 		k->o[j].E = k->o[j].S + k->o[j].d2;
 		ended(k, j);
@@ -1138,7 +1145,7 @@ static size_t replay(struct ctx *c)
 		for (size_t j = 0; j < k->n; j++)
 			if (k->o[j].E == UNSET) {
 				left++;
-				k->o[j].S = k->o[j].E = k->s[j]; /* not replayed: left where it was */
+				k->o[j].S = k->o[j].E = meas_s(k, j); /* not replayed: left where it was */
 			}
 	}
 	return left;
@@ -1160,7 +1167,7 @@ static void windows(struct rk *k, int measured)
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		int64_t S = measured ? k->s[j] : k->o[j].S, E = measured ? k->e[j] : k->o[j].E;
+		int64_t S = measured ? meas_s(k, j) : k->o[j].S, E = measured ? meas_e(k, j) : k->o[j].E;
 		if (S < k->ws[q])
 			k->ws[q] = S;
 		if (E > last[q]) {
