@@ -341,7 +341,8 @@ struct rk {
 	const struct rank_result *r;
 	size_t n;
 	struct rop *o;               /* per op: the replay's working set */
-	int64_t *d, *gap, *x;        /* duration, host gap (after a sync: behind the op waited for), transfer */
+	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
+	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
@@ -349,7 +350,7 @@ struct rk {
 	int32_t **sops;
 	size_t *nsops, nstr;
 	/* one replay */
-	int64_t *xi;                 /* ideal transfer */
+	int64_t *xi;                 /* per call: its ideal transfer */
 	size_t hp, *sp;
 	int inq;
 	/* step windows: per step index of the rank */
@@ -420,8 +421,8 @@ static void rk_init(struct ctx *c, size_t i)
 	size_t sz = (n ? n : 1) * sizeof(int64_t);
 	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
 	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->xi = xcalloc(n ? n : 1, sizeof(int64_t));
+	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
 	for (size_t j = 0; j < n; j++) {
@@ -531,7 +532,7 @@ static void rk_free(struct rk *k)
 
 /* ---- collectives and slots ----------------------------------------------------- */
 
-struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, j; };
+struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, in; };
 
 static int cmp_xkey(const void *a, const void *b)
 {
@@ -594,9 +595,10 @@ static void build_groups(struct ctx *c)
 				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
 				continue;
 			}
-			k->x[u.j] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
-			const struct comm_inst *ci = &k->r->inst[k->r->ops[u.j].inst];
-			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[u.j], u.ri, u.j };
+			int32_t in = k->r->ops[u.j].inst;
+			k->x[in] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
+			const struct comm_inst *ci = &k->r->inst[in];
+			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[in], u.ri, in };
 		}
 	}
 	qsort(xk, nx, sizeof(*xk), cmp_xkey);
@@ -607,7 +609,7 @@ static void build_groups(struct ctx *c)
 		size_t m = b - a;
 		int64_t med = m % 2 ? xk[a + m / 2].x : (xk[a + m / 2 - 1].x + xk[a + m / 2].x) / 2;
 		for (size_t q = a; q < b; q++)
-			c->k[xk[q].ri].xi[xk[q].j] = med;
+			c->k[xk[q].ri].xi[xk[q].in] = med;
 		a = b;
 	}
 	free(xk);
@@ -947,20 +949,23 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
 			int host = k->o[j].l != UNSET;
+			/* a matched call's transfer and ideal transfer (0 for the rest) */
+			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
+			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
 			k->o[j].d2 = k->d[j];
 			k->o[j].g2 = k->gap[j];
-			k->o[j].x2 = k->x[j];
+			k->o[j].x2 = xm;
 			if (sc->type == SC_ALL) {
 				if (q >= 0)
 					k->o[j].d2 = c->med_all_d[q];
 				if (q >= 0 && host)
 					k->o[j].g2 = c->med_all_g[q];
-				k->o[j].x2 = k->xi[j];
+				k->o[j].x2 = xim;
 			} else if (sc->type == SC_CAT) {
 				if (sc->cat == WC_HOST && q >= 0 && host)
 					k->o[j].g2 = c->med_all_g[q];
 				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					k->o[j].x2 = k->xi[j];
+					k->o[j].x2 = xim;
 				else if (sc->cat == k->cat[j] && q >= 0)
 					k->o[j].d2 = c->med_all_d[q];
 			} else if (fixed) {
@@ -972,9 +977,9 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 			/* fixing never makes an op slower: the ideal is at most what it took */
 			if (k->o[j].d2 > k->d[j])
 				k->o[j].d2 = k->d[j];
-			if (k->o[j].x2 > k->x[j])
-				k->o[j].x2 = k->x[j];
-			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != k->x[j];
+			if (k->o[j].x2 > xm)
+				k->o[j].x2 = xm;
+			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != xm;
 		}
 	}
 	free(md);
