@@ -345,6 +345,8 @@ struct rk {
 	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
+	int32_t *gops;               /* the ops that are calls of a matched collective, in op order */
+	size_t ngops;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
 	size_t nh;
 	int32_t **sops;
@@ -425,6 +427,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
+	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
 	for (size_t j = 0; j < n; j++) {
 		const struct wop *o = &r->ops[j];
 		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
@@ -432,6 +435,8 @@ static void rk_init(struct ctx *c, size_t i)
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
 		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		if (k->o[j].grp >= 0 && k->ngops < r->ninst)
+			k->gops[k->ngops++] = (int32_t)j;
 		k->slot[j] = -1;
 	}
 	/* streams: dense index, ops of each in start order */
@@ -522,7 +527,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -552,19 +557,21 @@ static void build_groups(struct ctx *c)
 	int64_t ng = 0;
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].o[j].grp >= 0) {
-				if (c->k[i].o[j].grp + 1 > ng)
-					ng = c->k[i].o[j].grp + 1;
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			int32_t q = c->k[i].o[c->k[i].gops[x]].grp;
+			if (q >= 0) {
+				if (q + 1 > ng)
+					ng = q + 1;
 				total++;
 			}
+		}
 	c->ng = (size_t)ng;
 	c->g = xcalloc(c->ng ? c->ng : 1, sizeof(*c->g));
 	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].o[j].grp >= 0)
-				c->g[c->k[i].o[j].grp].n++;
+		for (size_t x = 0; x < c->k[i].ngops; x++)
+			if (c->k[i].o[c->k[i].gops[x]].grp >= 0)
+				c->g[c->k[i].o[c->k[i].gops[x]].grp].n++;
 	size_t at = 0;
 	for (size_t q = 0; q < c->ng; q++) {
 		c->g[q].at = at;
@@ -572,8 +579,8 @@ static void build_groups(struct ctx *c)
 		c->g[q].n = 0;
 	}
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			int32_t q = c->k[i].o[j].grp;
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			int32_t j = c->k[i].gops[x], q = c->k[i].o[j].grp;
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
