@@ -939,8 +939,9 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 	free(t2);
 }
 
-/* Sets d2, g2, x2 for scenario sc; returns how many differ from the
- * measured values (0: the replay would be the unmodified one). */
+/* Sets d2, g2, x2 for scenario sc and resets the replayed S, E and L;
+ * returns how many differ from the measured values (0: the replay would be
+ * the unmodified one). */
 static size_t fill(struct ctx *c, const struct scen *sc)
 {
 	size_t changed = 0;
@@ -959,6 +960,7 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 			/* a matched call's transfer and ideal transfer (0 for the rest) */
 			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
 			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
+			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
 			k->o[j].d2 = k->d[j];
 			k->o[j].g2 = k->gap[j];
 			k->o[j].x2 = xm;
@@ -1120,9 +1122,7 @@ static size_t replay(struct ctx *c)
 	}
 	c->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++)
-			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
+		struct rk *k = &c->k[i]; /* S, E and L: fill() reset them */
 		k->hp = 0;
 		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
 		for (size_t q = 0; q < k->nbs; q++) {
@@ -1152,12 +1152,15 @@ static size_t replay(struct ctx *c)
 					(long long)k->o[j].L, (long long)k->o[j].l, k->o[j].sprev, k->hp, k->nh);
 			}
 		}
+	/* the ops without an end are those from each stream's position on (an op
+	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++)
-			if (k->o[j].E == UNSET) {
+		for (size_t q = 0; q < k->nstr; q++)
+			for (size_t p = k->sp[q]; p < k->nsops[q]; p++) {
+				int32_t j = k->sops[q][p];
 				left++;
-				k->o[j].S = k->o[j].E = meas_s(k, j); /* not replayed: left where it was */
+				k->o[j].S = k->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
 			}
 	}
 	return left;
