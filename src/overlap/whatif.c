@@ -1011,8 +1011,10 @@ static void ended(struct rk *k, int32_t j)
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
 	k->brem[q]--;
-	if (k->o[j].E > k->bE[q])
+	if (k->o[j].E > k->bE[q] || (k->o[j].E == k->bE[q] && j < k->wlast[q])) {
 		k->bE[q] = k->o[j].E;
+		k->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
+	}
 }
 
 /* A call of a matched collective started: when its last call has, every
@@ -1064,6 +1066,8 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 			ready = k->o[o->dep].E;
 	}
 	k->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
+	if (o->step >= 0 && (size_t)o->step < k->nbs && k->o[j].S < k->ws[o->step])
+		k->ws[o->step] = k->o[j].S; /* the step's first start (windows_tracked) */
 	if (k->o[j].grp < 0) {
 		k->o[j].E = k->o[j].S + k->o[j].d2;
 		ended(k, j);
@@ -1128,6 +1132,8 @@ static size_t replay(struct ctx *c)
 		for (size_t q = 0; q < k->nbs; q++) {
 			k->brem[q] = k->bn[q];
 			k->bE[q] = UNSET;
+			k->ws[q] = INT64_MAX;
+			k->wlast[q] = -1;
 		}
 		k->inq = 0;
 	}
@@ -1200,6 +1206,21 @@ static void windows(struct rk *k, int measured)
 	free(last);
 }
 
+/* The step windows of a replay that replayed every op, from what it
+ * tracked: each step's first start (ws), latest end (bE) and its op (wlast);
+ * the same as windows(k, 0) without a pass over the ops. */
+static void windows_tracked(struct rk *k)
+{
+	size_t ns = k->r->nsteps;
+	for (size_t q = 0; q < ns; q++) {
+		k->we[q] = q + 1 < ns ? k->ws[q + 1] : k->bE[q];
+		if (k->ws[q] == INT64_MAX)
+			k->ws[q] = k->we[q] = 0;
+		if (k->we[q] < k->ws[q])
+			k->we[q] = k->ws[q];
+	}
+}
+
 /* The job's step time of common step s: the mean over ranks of their
  * window (ns), from the windows last computed. */
 static double job_step(const struct ctx *c, size_t s)
@@ -1220,8 +1241,12 @@ static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
 		return 0;
 	}
 	size_t left = replay(c);
-	for (size_t i = 0; i < c->n; i++)
-		windows(&c->k[i], 0);
+	for (size_t i = 0; i < c->n; i++) {
+		if (left) /* ops left where they were: their times are not tracked */
+			windows(&c->k[i], 0);
+		else
+			windows_tracked(&c->k[i]);
+	}
 	for (size_t s = 0; s < c->nsteps; s++)
 		out[s] = job_step(c, s) / 1e6;
 	return left;
