@@ -428,10 +428,16 @@ static void rk_init(struct ctx *c, size_t i)
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
 	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
+	/* measured start and end (aligned) for the loops below; not kept */
+	int64_t *ts = xmalloc(2 * (n ? n : 1) * sizeof(*ts)), *te = ts + (n ? n : 1);
+	for (size_t j = 0; j < n; j++) {
+		ts[j] = meas_s(k, j);
+		te[j] = meas_e(k, j);
+	}
 	for (size_t j = 0; j < n; j++) {
 		const struct wop *o = &r->ops[j];
 		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
-		k->d[j] = meas_e(k, j) - meas_s(k, j);
+		k->d[j] = te[j] - ts[j];
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
 		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
@@ -478,7 +484,7 @@ static void rk_init(struct ctx *c, size_t i)
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
 		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->o[j].l - meas_e(k, (size_t)r->ops[j].hdep);
+			k->gap[j] = k->o[j].l - te[r->ops[j].hdep];
 		} else {
 			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
 		}
@@ -497,20 +503,20 @@ static void rk_init(struct ctx *c, size_t i)
 		int32_t q = r->ops[j].step;
 		if (q >= 0 && (size_t)q < k->nbs) {
 			k->bn[q]++;
-			if (meas_e(k, j) > k->bm[q])
-				k->bm[q] = meas_e(k, j);
+			if (te[j] > k->bm[q])
+				k->bm[q] = te[j];
 		}
 	}
 	/* latency: start minus the measured ready time */
 	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->o[j].sprev >= 0 ? meas_e(k, (size_t)k->o[j].sprev) : UNSET;
+		int64_t ready = k->o[j].sprev >= 0 ? te[k->o[j].sprev] : UNSET;
 		if (k->o[j].l != UNSET && k->o[j].l > ready)
 			ready = k->o[j].l;
 		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
 			ready = k->bm[r->ops[j].step - 1];
-		if (r->ops[j].dep >= 0 && meas_e(k, (size_t)r->ops[j].dep) > ready)
-			ready = meas_e(k, (size_t)r->ops[j].dep);
-		k->o[j].lat = ready == UNSET ? 0 : meas_s(k, j) - ready;
+		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
+			ready = te[r->ops[j].dep];
+		k->o[j].lat = ready == UNSET ? 0 : ts[j] - ready;
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
@@ -523,6 +529,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
+	free(ts);
 }
 
 static void rk_free(struct rk *k)
