@@ -412,6 +412,8 @@ static int64_t median_i64(int64_t *v, size_t n)
 	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
 }
 
+static void windows(struct rk *k, int measured);
+
 /* Measured inputs of one rank on the aligned clock. */
 static void rk_init(struct ctx *c, size_t i)
 {
@@ -530,6 +532,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
 	free(ts);
+	windows(k, 1); /* the measured windows, while the rank's ops are in cache */
 }
 
 static void rk_free(struct rk *k)
@@ -1832,8 +1835,7 @@ void whatif_run(struct analysis *a)
 	build_slots(&c);
 	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
-	for (size_t i = 0; i < c.n; i++)
-		windows(&c.k[i], 1);
+	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = job_step(&c, s) / 1e6;
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
