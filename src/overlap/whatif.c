@@ -1748,11 +1748,11 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	}
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
+	for (size_t i = 0; i < c->n; i++) {
+		for (size_t j = 0; j < c->k[i].n; j++)
 			present[c->k[i].cat[j]] = 1;
-			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
-		}
+		present[WC_HOST] |= c->k[i].nh > 0; /* an op with a launch (l != UNSET) */
+	}
 	/* An op type's fix sets its ops to the ideal's values and leaves the rest
 	 * as measured, and the replay is monotone in every duration, gap and
 	 * transfer, so it gains at most what the ideal gains: beyond
