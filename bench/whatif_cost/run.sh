@@ -17,6 +17,8 @@
 # not the other.  The machine's load matters: run it on an idle machine.
 #   MAIN_REPO=/work/main   where main's HEAD is taken from (git archive, built
 #                          with MAKE_ARGS, e.g. CC="ccache gcc")
+#   PREV_BIN=path          a third binary alternated in the same runs (e.g. the
+#                          what-if before a change): its medians and RSS too
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RANKS=${1:-1024}
@@ -55,8 +57,10 @@ arev=$(git -C "$(dirname "$A")/.." log -1 --format='%h %s' 2>/dev/null | cut -c1
 echo "with what-if:    $A ($arev)"
 echo "without what-if: $bwhat"
 echo "input: $D ($RANKS ranks x $STEPS steps)"
+P=${PREV_BIN:-}
+[ -z "$P" ] || echo "previous:        $P"
 printf '%-8s %-8s %10s %10s %14s\n' run what "wall (s)" "CPU (s)" "peak RSS (MB)"
-with=() without=() cwith=() cwithout=()
+with=() without=() cwith=() cwithout=() prev=() cprev=()
 for i in $(seq 1 "$REPEATS"); do
 	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$A" analyze -q --json "$OUT/with.json" "$D" 2>"$OUT/with.log"
 	read -r w u sy kb < "$OUT/t"
@@ -68,6 +72,12 @@ for i in $(seq 1 "$REPEATS"); do
 	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 	without+=("$w") cwithout+=("$c")
 	printf '%-8s %-8s %10s %10s %14d\n' "$i" without "$w" "$c" $((kb / 1024))
+	[ -n "$P" ] || continue
+	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$P" analyze -q --json "$OUT/prev.json" "$D" 2>"$OUT/prev.log"
+	read -r w u sy kb < "$OUT/t"
+	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
+	prev+=("$w") cprev+=("$c")
+	printf '%-8s %-8s %10s %10s %14d   %s\n' "$i" previous "$w" "$c" $((kb / 1024)) "$(sed -n 's/.*timing: what-if of .*: \([0-9.]*\) ms/what-if phase \1 ms/p' "$OUT/prev.log")"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 mw=$(median "${with[@]}")
@@ -76,5 +86,11 @@ echo "median wall: with $mw s, without $mo s; the what-if adds $(awk -v a="$mw" 
 cw=$(median "${cwith[@]}")
 co=$(median "${cwithout[@]}")
 echo "median CPU (user + sys): with $cw s, without $co s; the what-if adds $(awk -v a="$cw" -v b="$co" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %"
+if [ -n "$P" ]; then
+	mp=$(median "${prev[@]}")
+	cp=$(median "${cprev[@]}")
+	echo "previous: median wall $mp s (adds $(awk -v a="$mp" -v b="$mo" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %), median CPU $cp s (adds $(awk -v a="$cp" -v b="$co" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %)"
+	cmp -s "$OUT/with.json" "$OUT/prev.json" && echo "with and previous: the same JSON" || echo "with and previous: the JSON differs"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "what_if in the JSON: with $(jq -r '.across_ranks.what_if | if . then "yes (slowdown \(.slowdown))" else "no" end' "$OUT/with.json"), without $(jq -r '.across_ranks.what_if | if . then "yes" else "no" end' "$OUT/without.json")"

@@ -93,7 +93,23 @@ static int32_t *launch_order(const struct wop *op, size_t n, size_t *nh)
 	for (size_t j = 0; j < n; j++)
 		if (op[j].launch_ns != INT64_MIN)
 			k[m++] = (struct lkey){ op[j].launch_ns, (int32_t)j };
-	qsort(k, m, sizeof(*k), cmp_lkey);
+	/* launches mostly come in start order: insertion sort while it moves
+	 * little, else qsort (the keys are distinct: the same order either way) */
+	size_t moves = 0;
+	for (size_t a = 1; a < m; a++) {
+		struct lkey x = k[a];
+		size_t b = a;
+		for (; b > 0 && cmp_lkey(&k[b - 1], &x) > 0; b--) {
+			if (++moves > 8 * m)
+				break;
+			k[b] = k[b - 1];
+		}
+		k[b] = x;
+		if (moves > 8 * m) {
+			qsort(k, m, sizeof(*k), cmp_lkey);
+			break;
+		}
+	}
 	int32_t *h = xmalloc((m ? m : 1) * sizeof(*h));
 	for (size_t q = 0; q < m; q++)
 		h[q] = k[q].j;
@@ -325,16 +341,18 @@ struct rk {
 	const struct rank_result *r;
 	size_t n;
 	struct rop *o;               /* per op: the replay's working set */
-	int64_t *s, *e;              /* measured, aligned */
-	int64_t *d, *gap, *x;        /* duration, host gap (after a sync: behind the op waited for), transfer */
+	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
+	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
+	int32_t *gops;               /* the ops that are calls of a matched collective, in op order */
+	size_t ngops;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
 	size_t nh;
 	int32_t **sops;
 	size_t *nsops, nstr;
 	/* one replay */
-	int64_t *xi, *mxd, *mxg;     /* ideal transfer; the peers' median duration and host gap */
+	int64_t *xi;                 /* per call: its ideal transfer */
 	size_t hp, *sp;
 	int inq;
 	/* step windows: per step index of the rank */
@@ -365,6 +383,8 @@ struct ctx {
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
 	int64_t *med_all_d, *med_all_g; /* per slot */
+	int64_t *mid;                /* per slot: its two order statistics around the middle, of the
+	                              * durations then the gaps (peer_med) */
 	int64_t *xideal;             /* per group */
 	int32_t *stack;
 	size_t nstack;
@@ -381,6 +401,17 @@ struct ctx {
 	size_t naord;
 };
 
+/* Op j's measured start and end on the aligned clock. */
+static inline int64_t meas_s(const struct rk *k, size_t j)
+{
+	return analysis_aligned(k->r, k->r->ops[j].start_ns);
+}
+
+static inline int64_t meas_e(const struct rk *k, size_t j)
+{
+	return analysis_aligned(k->r, k->r->ops[j].end_ns);
+}
+
 static int64_t median_i64(int64_t *v, size_t n)
 {
 	if (!n)
@@ -388,6 +419,8 @@ static int64_t median_i64(int64_t *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_i64);
 	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
 }
+
+static void windows(struct rk *k, int measured);
 
 /* Measured inputs of one rank on the aligned clock. */
 static void rk_init(struct ctx *c, size_t i)
@@ -399,21 +432,27 @@ static void rk_init(struct ctx *c, size_t i)
 	k->n = n;
 	size_t sz = (n ? n : 1) * sizeof(int64_t);
 	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
-	k->s = xmalloc(sz); k->e = xmalloc(sz);
 	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->x = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->xi = xcalloc(n ? n : 1, sizeof(int64_t)); k->mxd = xmalloc(sz); k->mxg = xmalloc(sz);
+	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
 	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
 	k->cat = xmalloc(n ? n : 1);
+	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
+	/* measured start and end (aligned) for the loops below; not kept */
+	int64_t *ts = xmalloc(2 * (n ? n : 1) * sizeof(*ts)), *te = ts + (n ? n : 1);
+	for (size_t j = 0; j < n; j++) {
+		ts[j] = meas_s(k, j);
+		te[j] = meas_e(k, j);
+	}
 	for (size_t j = 0; j < n; j++) {
 		const struct wop *o = &r->ops[j];
-		k->s[j] = analysis_aligned(r, o->start_ns);
-		k->e[j] = analysis_aligned(r, o->end_ns);
 		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
-		k->d[j] = k->e[j] - k->s[j];
+		k->d[j] = te[j] - ts[j];
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
 		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		if (k->o[j].grp >= 0 && k->ngops < r->ninst)
+			k->gops[k->ngops++] = (int32_t)j;
 		k->slot[j] = -1;
 	}
 	/* streams: dense index, ops of each in start order */
@@ -459,7 +498,7 @@ static void rk_init(struct ctx *c, size_t i)
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
 		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->o[j].l - k->e[r->ops[j].hdep];
+			k->gap[j] = k->o[j].l - te[r->ops[j].hdep];
 		} else {
 			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
 		}
@@ -478,20 +517,20 @@ static void rk_init(struct ctx *c, size_t i)
 		int32_t q = r->ops[j].step;
 		if (q >= 0 && (size_t)q < k->nbs) {
 			k->bn[q]++;
-			if (k->e[j] > k->bm[q])
-				k->bm[q] = k->e[j];
+			if (te[j] > k->bm[q])
+				k->bm[q] = te[j];
 		}
 	}
 	/* latency: start minus the measured ready time */
 	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->o[j].sprev >= 0 ? k->e[k->o[j].sprev] : UNSET;
+		int64_t ready = k->o[j].sprev >= 0 ? te[k->o[j].sprev] : UNSET;
 		if (k->o[j].l != UNSET && k->o[j].l > ready)
 			ready = k->o[j].l;
 		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
 			ready = k->bm[r->ops[j].step - 1];
-		if (r->ops[j].dep >= 0 && k->e[r->ops[j].dep] > ready)
-			ready = k->e[r->ops[j].dep];
-		k->o[j].lat = ready == UNSET ? 0 : k->s[j] - ready;
+		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
+			ready = te[r->ops[j].dep];
+		k->o[j].lat = ready == UNSET ? 0 : ts[j] - ready;
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
@@ -504,11 +543,13 @@ static void rk_init(struct ctx *c, size_t i)
 	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
+	free(ts);
+	windows(k, 1); /* the measured windows, while the rank's ops are in cache */
 }
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->s, k->e, k->d, k->gap, k->x, k->xi, k->mxd, k->mxg, k->slot, k->cat, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -518,7 +559,7 @@ static void rk_free(struct rk *k)
 
 /* ---- collectives and slots ----------------------------------------------------- */
 
-struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, j; };
+struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, in; };
 
 static int cmp_xkey(const void *a, const void *b)
 {
@@ -538,19 +579,21 @@ static void build_groups(struct ctx *c)
 	int64_t ng = 0;
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].o[j].grp >= 0) {
-				if (c->k[i].o[j].grp + 1 > ng)
-					ng = c->k[i].o[j].grp + 1;
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			int32_t q = c->k[i].o[c->k[i].gops[x]].grp;
+			if (q >= 0) {
+				if (q + 1 > ng)
+					ng = q + 1;
 				total++;
 			}
+		}
 	c->ng = (size_t)ng;
 	c->g = xcalloc(c->ng ? c->ng : 1, sizeof(*c->g));
 	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].o[j].grp >= 0)
-				c->g[c->k[i].o[j].grp].n++;
+		for (size_t x = 0; x < c->k[i].ngops; x++)
+			if (c->k[i].o[c->k[i].gops[x]].grp >= 0)
+				c->g[c->k[i].o[c->k[i].gops[x]].grp].n++;
 	size_t at = 0;
 	for (size_t q = 0; q < c->ng; q++) {
 		c->g[q].at = at;
@@ -558,8 +601,8 @@ static void build_groups(struct ctx *c)
 		c->g[q].n = 0;
 	}
 	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			int32_t q = c->k[i].o[j].grp;
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			int32_t j = c->k[i].gops[x], q = c->k[i].o[j].grp;
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
@@ -570,8 +613,8 @@ static void build_groups(struct ctx *c)
 		int64_t last = INT64_MIN;
 		for (size_t m = 0; m < g->n; m++) {
 			struct slotm u = c->gm[g->at + m];
-			if (c->k[u.ri].s[u.j] > last)
-				last = c->k[u.ri].s[u.j];
+			if (meas_s(&c->k[u.ri], (size_t)u.j) > last)
+				last = meas_s(&c->k[u.ri], (size_t)u.j);
 		}
 		for (size_t m = 0; m < g->n; m++) {
 			struct slotm u = c->gm[g->at + m];
@@ -581,9 +624,10 @@ static void build_groups(struct ctx *c)
 				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
 				continue;
 			}
-			k->x[u.j] = k->e[u.j] - last > 0 ? k->e[u.j] - last : 0;
-			const struct comm_inst *ci = &k->r->inst[k->r->ops[u.j].inst];
-			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[u.j], u.ri, u.j };
+			int32_t in = k->r->ops[u.j].inst;
+			k->x[in] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
+			const struct comm_inst *ci = &k->r->inst[in];
+			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[in], u.ri, in };
 		}
 	}
 	qsort(xk, nx, sizeof(*xk), cmp_xkey);
@@ -594,7 +638,7 @@ static void build_groups(struct ctx *c)
 		size_t m = b - a;
 		int64_t med = m % 2 ? xk[a + m / 2].x : (xk[a + m / 2 - 1].x + xk[a + m / 2].x) / 2;
 		for (size_t q = a; q < b; q++)
-			c->k[xk[q].ri].xi[xk[q].j] = med;
+			c->k[xk[q].ri].xi[xk[q].in] = med;
 		a = b;
 	}
 	free(xk);
@@ -621,8 +665,9 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 
 /* The medians of slot q, the ranks of its class without the op counted as
  * 0 (an op only a minority of the class runs has the ideal 0): over the
- * whole class, and per member over the others.  O(K) per slot: only the
- * three order statistics around the middle are found. */
+ * whole class, and the two order statistics that give each member's median
+ * over the others (peer_med).  O(K) per slot: only the order statistics
+ * around the middle are found. */
 static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
@@ -637,10 +682,9 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
 		int64_t *all = part ? c->med_all_g : c->med_all_d;
+		int64_t *mid = &c->mid[4 * q + 2 * (size_t)part];
 		if (K == 1) {
-			all[q] = tmp[0];
-			struct slotm u = c->sm[at];
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = tmp[0];
+			all[q] = mid[0] = mid[1] = tmp[0];
 			continue;
 		}
 		size_t lo = (K - 2) / 2;
@@ -648,30 +692,137 @@ static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
 		middle3(tmp, K, lo, w);
 #define V(i) (w[(i) - lo])
 		all[q] = V((K - 1) / 2); /* the lower median: stragglers only slow ops down */
-		size_t a = (K - 2) / 2; /* the lower median of the K - 1 others */
-		for (size_t m = 0; m < n; m++) {
-			struct slotm u = c->sm[at + m];
-			int64_t own = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-			/* without own: position t of the others is t if fewer than t + 1
-			 * values are below own, else t + 1 */
-			int64_t x = V(a) < own ? V(a) : V(a + 1);
-			(part ? c->k[u.ri].mxg : c->k[u.ri].mxd)[u.j] = x;
-		}
+		mid[0] = V(lo); /* the lower median of the K - 1 others is V(lo) or V(lo + 1) (peer_med) */
+		mid[1] = V(lo + 1);
 #undef V
 	}
+}
+
+/* The median of op j's peers (its slot without itself, the lower median of
+ * the K - 1 others): position t = (K - 2) / 2 of the others is V(t) if fewer
+ * than t + 1 values are below own, else V(t + 1).  Part 0: duration, 1: host
+ * gap; an op without a slot is its own peer. */
+static int64_t peer_med(const struct ctx *c, const struct rk *k, size_t j, int part)
+{
+	int64_t own = part ? k->gap[j] : k->d[j];
+	if (k->slot[j] < 0)
+		return own;
+	const int64_t *mid = &c->mid[4 * (size_t)k->slot[j] + 2 * (size_t)part];
+	return mid[0] < own ? mid[0] : mid[1];
 }
 
 /* Slots: the same op on the ranks of one work class: (class, step number,
  * name, occurrence of the name in the step).  Per slot the median duration
  * and host gap, and per op its peers' median (the slot without itself). */
+/* The occurrence of each op's (step, name) in its rank, in op order (an
+ * open-addressing count), into occ[]; ops without a step get UINT32_MAX. */
+static void occurrences(const struct rk *k, uint32_t *occ)
+{
+	size_t cap = 16;
+	while (cap < 2 * k->n)
+		cap *= 2;
+	struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		occ[j] = UINT32_MAX;
+		if (o->step < 0)
+			continue;
+		size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
+		while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
+			h = (h + 1) & (cap - 1);
+		if (!tab[h].used)
+			tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
+		occ[j] = tab[h].n++;
+	}
+	free(tab);
+}
+
+/* A rank's ops by (step index, name, occurrence): the slots of its class
+ * looked up without the global table (ranks of a class mostly run the same
+ * ops). */
+struct lent { int32_t step, j; uint32_t hash, occ; };
+struct ltab { struct lent *e; size_t cap; };
+
+static size_t lhash(int32_t step, uint32_t hash, uint32_t occ, size_t cap)
+{
+	return ((size_t)hash * 2654435761u ^ (size_t)step * 40503u ^ (size_t)occ * 97u) & (cap - 1);
+}
+
+static void ltab_build(struct ltab *t, const struct rk *k, const uint32_t *occ)
+{
+	t->cap = 16;
+	while (t->cap < 2 * k->n)
+		t->cap *= 2;
+	t->e = xmalloc(t->cap * sizeof(*t->e));
+	for (size_t h = 0; h < t->cap; h++)
+		t->e[h].j = -1;
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		if (o->step < 0)
+			continue;
+		size_t h = lhash(o->step, o->hash, occ[j], t->cap);
+		while (t->e[h].j >= 0)
+			h = (h + 1) & (t->cap - 1);
+		t->e[h] = (struct lent){ o->step, (int32_t)j, o->hash, occ[j] };
+	}
+}
+
+/* Rank k's ops as ops of the rank t was built from (same step numbers at the
+ * same indices): map[j] its op there, -1 without a step; 0 when one has no
+ * match (then the keys are compared across ranks). */
+static int ltab_map(const struct ltab *t, const struct rk *ref, const struct rk *k, const uint32_t *occ,
+		    int32_t *map)
+{
+	if (ref->r->nsteps != k->r->nsteps)
+		return 0;
+	for (size_t q = 0; q < k->r->nsteps; q++)
+		if (ref->r->steps[q].number != k->r->steps[q].number)
+			return 0;
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &k->r->ops[j];
+		map[j] = -1;
+		if (o->step < 0)
+			continue;
+		size_t h = lhash(o->step, o->hash, occ[j], t->cap);
+		for (; t->e[h].j >= 0; h = (h + 1) & (t->cap - 1))
+			if (t->e[h].step == o->step && t->e[h].hash == o->hash && t->e[h].occ == occ[j])
+				break;
+		if (t->e[h].j < 0)
+			return 0;
+		map[j] = t->e[h].j;
+	}
+	return 1;
+}
+
 static void build_slots(struct ctx *c)
 {
+	/* per class, its first rank's ops by key: a rank whose every op is
+	 * there takes that op's slot; the other ranks' keys are hashed */
+	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
+	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
+	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
+	size_t nmax = 1;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
+	for (size_t q = 0; q <= c->n; q++)
+		first[q] = -1;
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
+		if (c->csize[k->cls] < 2) /* a rank alone in its class has no peers */
+			continue;
+		occurrences(k, occ);
+		if (first[k->cls] < 0) {
+			first[k->cls] = (int32_t)i;
+			ltab_build(&lt[k->cls], k, occ);
+		} else if (ltab_map(&lt[k->cls], &c->k[first[k->cls]], k, occ, k->slot)) {
+			mapped[i] = 1; /* slot[] holds the first rank's op for now */
+			continue;
+		}
 		for (size_t j = 0; j < k->n; j++) {
-			k->mxd[j] = k->d[j];
-			k->mxg[j] = k->gap[j];
+			k->slot[j] = -1;
 			total += k->r->ops[j].step >= 0;
 		}
 	}
@@ -679,42 +830,22 @@ static void build_slots(struct ctx *c)
 	size_t m = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		/* the occurrence of each (step, name) in the rank, in op order:
-		 * an open-addressing count per rank */
-		size_t cap = 16;
-		while (cap < 2 * k->n)
-			cap *= 2;
-		struct occ { int32_t step; uint32_t hash, n; int used; } *tab = xcalloc(cap, sizeof(*tab));
-		for (size_t j = 0; j < k->n; j++) {
-			const struct wop *o = &k->r->ops[j];
-			if (o->step < 0)
-				continue;
-			size_t h = ((size_t)o->hash * 2654435761u ^ (size_t)o->step * 40503u) & (cap - 1);
-			while (tab[h].used && (tab[h].step != o->step || tab[h].hash != o->hash))
-				h = (h + 1) & (cap - 1);
-			if (!tab[h].used)
-				tab[h] = (struct occ){ o->step, o->hash, 0, 1 };
-			v[m++] = (struct skey){ k->cls, k->r->steps[o->step].number, o->hash, tab[h].n++, (int32_t)i,
-						(int32_t)j };
-		}
-		free(tab);
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		occurrences(k, occ);
+		for (size_t j = 0; j < k->n; j++)
+			if (k->r->ops[j].step >= 0)
+				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
+							occ[j], (int32_t)i, (int32_t)j };
 	}
-	/* slot ids by hashing (class, step, name, occurrence); members in
-	 * rank order (v is in rank order), each slot contiguous in sm */
+	/* slot ids by hashing (class, step, name, occurrence) */
 	size_t cap = 16;
 	while (cap < 2 * m)
 		cap *= 2;
 	int32_t *tab = xmalloc(cap * sizeof(*tab)); /* entry index in v of the slot's first member, -1 */
-	int32_t *sid = xmalloc((m ? m : 1) * sizeof(*sid));
 	for (size_t h = 0; h < cap; h++)
 		tab[h] = -1;
-	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
-	c->sat = xmalloc((m ? m : 1) * sizeof(*c->sat));
-	c->sn = xcalloc(m ? m : 1, sizeof(*c->sn));
 	for (size_t x = 0; x < m; x++) {
-		sid[x] = -1;
-		if (c->csize[v[x].cls] < 2) /* a rank alone in its class has no peers */
-			continue;
 		size_t h = ((size_t)v[x].hash * 2654435761u ^ (size_t)v[x].step * 40503u ^
 			    (size_t)v[x].occ * 97u ^ (size_t)v[x].cls * 7919u) & (cap - 1);
 		for (; tab[h] >= 0; h = (h + 1) & (cap - 1)) {
@@ -724,12 +855,37 @@ static void build_slots(struct ctx *c)
 		}
 		if (tab[h] < 0) {
 			tab[h] = (int32_t)x;
-			sid[x] = (int32_t)c->nslot++;
+			c->k[v[x].ri].slot[v[x].j] = (int32_t)c->nslot++;
 		} else {
-			sid[x] = sid[tab[h]];
+			c->k[v[x].ri].slot[v[x].j] = c->k[v[tab[h]].ri].slot[v[tab[h]].j];
 		}
-		c->sn[sid[x]]++;
 	}
+	free(tab);
+	free(v);
+	for (size_t i = 0; i < c->n; i++)
+		if (mapped[i]) {
+			const int32_t *fs = c->k[first[c->k[i].cls]].slot;
+			for (size_t j = 0; j < c->k[i].n; j++)
+				if (c->k[i].slot[j] >= 0)
+					c->k[i].slot[j] = fs[c->k[i].slot[j]];
+		}
+	for (size_t q = 0; q <= c->n; q++)
+		free(lt[q].e);
+	free(lt);
+	free(occ);
+	free(first);
+	free(mapped);
+	/* members in rank order, each slot contiguous in sm */
+	c->sat = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*c->sat));
+	c->sn = xcalloc(c->nslot ? c->nslot : 1, sizeof(*c->sn));
+	m = 0;
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++)
+			if (c->k[i].slot[j] >= 0) {
+				c->sn[c->k[i].slot[j]]++;
+				m++;
+			}
+	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
 	size_t kmax = 1, at = 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		c->sat[q] = at;
@@ -738,18 +894,15 @@ static void build_slots(struct ctx *c)
 			kmax = c->sn[q];
 		c->sn[q] = 0;
 	}
-	for (size_t x = 0; x < m; x++) {
-		int32_t q = sid[x];
-		if (q < 0)
-			continue;
-		c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ v[x].ri, v[x].j };
-		c->k[v[x].ri].slot[v[x].j] = q;
-	}
-	free(tab);
-	free(sid);
-	free(v);
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t j = 0; j < c->k[i].n; j++) {
+			int32_t q = c->k[i].slot[j];
+			if (q >= 0)
+				c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ (int32_t)i, (int32_t)j };
+		}
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
 	for (size_t x = 0; x < c->n; x++)
 		if (c->csize[c->k[x].cls] > kmax)
 			kmax = c->csize[c->k[x].cls];
@@ -892,8 +1045,9 @@ static size_t fill_anchors(struct ctx *c, const struct scen *sc)
 	return changed;
 }
 
-/* Sets d2, g2, x2 for scenario sc; returns how many differ from the
- * measured values (0: the replay would be the unmodified one). */
+/* Sets d2, g2, x2 for scenario sc and resets the replayed S, E and L;
+ * returns how many differ from the measured values (0: the replay would be
+ * the unmodified one). */
 static size_t fill(struct ctx *c, const struct scen *sc)
 {
 	size_t changed = 0;
@@ -909,34 +1063,38 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
 			int host = k->o[j].l != UNSET;
+			/* a matched call's transfer and ideal transfer (0 for the rest) */
+			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
+			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
+			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
 			k->o[j].d2 = k->d[j];
 			k->o[j].g2 = k->gap[j];
-			k->o[j].x2 = k->x[j];
+			k->o[j].x2 = xm;
 			if (sc->type == SC_ALL) {
 				if (q >= 0)
 					k->o[j].d2 = c->med_all_d[q];
 				if (q >= 0 && host)
 					k->o[j].g2 = c->med_all_g[q];
-				k->o[j].x2 = k->xi[j];
+				k->o[j].x2 = xim;
 			} else if (sc->type == SC_CAT) {
 				if (sc->cat == WC_HOST && q >= 0 && host)
 					k->o[j].g2 = c->med_all_g[q];
 				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					k->o[j].x2 = k->xi[j];
+					k->o[j].x2 = xim;
 				else if (sc->cat == k->cat[j] && q >= 0)
 					k->o[j].d2 = c->med_all_d[q];
 			} else if (fixed) {
 				if (sc->part & PART_DUR)
-					k->o[j].d2 = sc->single >= 0 ? k->mxd[j] : q >= 0 ? md[q] : k->d[j];
+					k->o[j].d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
 				if ((sc->part & PART_HOST) && host)
-					k->o[j].g2 = sc->single >= 0 ? k->mxg[j] : q >= 0 ? mg[q] : k->gap[j];
+					k->o[j].g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
 			}
 			/* fixing never makes an op slower: the ideal is at most what it took */
 			if (k->o[j].d2 > k->d[j])
 				k->o[j].d2 = k->d[j];
-			if (k->o[j].x2 > k->x[j])
-				k->o[j].x2 = k->x[j];
-			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != k->x[j];
+			if (k->o[j].x2 > xm)
+				k->o[j].x2 = xm;
+			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != xm;
 		}
 	}
 	free(md);
@@ -959,8 +1117,10 @@ static void ended(struct rk *k, int32_t j)
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
 	k->brem[q]--;
-	if (k->o[j].E > k->bE[q])
+	if (k->o[j].E > k->bE[q] || (k->o[j].E == k->bE[q] && j < k->wlast[q])) {
 		k->bE[q] = k->o[j].E;
+		k->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
+	}
 }
 
 /* A call of a matched collective started: when its last call has, every
@@ -1011,7 +1171,9 @@ static int try_start(struct ctx *c, size_t i, int32_t j)
 		if (k->o[o->dep].E > ready)
 			ready = k->o[o->dep].E;
 	}
-	k->o[j].S = ready == UNSET ? k->s[j] : ready + k->o[j].lat;
+	k->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
+	if (o->step >= 0 && (size_t)o->step < k->nbs && k->o[j].S < k->ws[o->step])
+		k->ws[o->step] = k->o[j].S; /* the step's first start (windows_tracked) */
 	if (k->o[j].grp < 0) {
 		k->o[j].E = k->o[j].S + k->o[j].d2;
 		ended(k, j);
@@ -1070,14 +1232,14 @@ static size_t replay(struct ctx *c)
 	}
 	c->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++)
-			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
+		struct rk *k = &c->k[i]; /* S, E and L: fill() reset them */
 		k->hp = 0;
 		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
 		for (size_t q = 0; q < k->nbs; q++) {
 			k->brem[q] = k->bn[q];
 			k->bE[q] = UNSET;
+			k->ws[q] = INT64_MAX;
+			k->wlast[q] = -1;
 		}
 		k->inq = 0;
 	}
@@ -1102,12 +1264,15 @@ static size_t replay(struct ctx *c)
 					(long long)k->o[j].L, (long long)k->o[j].l, k->o[j].sprev, k->hp, k->nh);
 			}
 		}
+	/* the ops without an end are those from each stream's position on (an op
+	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
-		for (size_t j = 0; j < k->n; j++)
-			if (k->o[j].E == UNSET) {
+		for (size_t q = 0; q < k->nstr; q++)
+			for (size_t p = k->sp[q]; p < k->nsops[q]; p++) {
+				int32_t j = k->sops[q][p];
 				left++;
-				k->o[j].S = k->o[j].E = k->s[j]; /* not replayed: left where it was */
+				k->o[j].S = k->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
 			}
 	}
 	return left;
@@ -1129,7 +1294,7 @@ static void windows(struct rk *k, int measured)
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		int64_t S = measured ? k->s[j] : k->o[j].S, E = measured ? k->e[j] : k->o[j].E;
+		int64_t S = measured ? meas_s(k, j) : k->o[j].S, E = measured ? meas_e(k, j) : k->o[j].E;
 		if (S < k->ws[q])
 			k->ws[q] = S;
 		if (E > last[q]) {
@@ -1145,6 +1310,21 @@ static void windows(struct rk *k, int measured)
 			k->we[q] = k->ws[q];
 	}
 	free(last);
+}
+
+/* The step windows of a replay that replayed every op, from what it
+ * tracked: each step's first start (ws), latest end (bE) and its op (wlast);
+ * the same as windows(k, 0) without a pass over the ops. */
+static void windows_tracked(struct rk *k)
+{
+	size_t ns = k->r->nsteps;
+	for (size_t q = 0; q < ns; q++) {
+		k->we[q] = q + 1 < ns ? k->ws[q + 1] : k->bE[q];
+		if (k->ws[q] == INT64_MAX)
+			k->ws[q] = k->we[q] = 0;
+		if (k->we[q] < k->ws[q])
+			k->we[q] = k->ws[q];
+	}
 }
 
 /* The job's step time of common step s: the mean over ranks of their
@@ -1169,8 +1349,12 @@ static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
 	}
 	c->replayed = 1;
 	size_t left = replay(c);
-	for (size_t i = 0; i < c->n; i++)
-		windows(&c->k[i], 0);
+	for (size_t i = 0; i < c->n; i++) {
+		if (left) /* ops left where they were: their times are not tracked */
+			windows(&c->k[i], 0);
+		else
+			windows_tracked(&c->k[i]);
+	}
 	for (size_t s = 0; s < c->nsteps; s++)
 		out[s] = job_step(c, s) / 1e6;
 	return left;
@@ -1457,8 +1641,9 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t j = 0; j < c->k[i].n; j++) {
 			const struct rk *k = &c->k[i];
-			ex[i] += (double)(k->d[j] > k->mxd[j] ? k->d[j] - k->mxd[j] : 0);
-			ex[i] += (double)(k->gap[j] > k->mxg[j] ? k->gap[j] - k->mxg[j] : 0);
+			int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
+			ex[i] += (double)(k->d[j] > md ? k->d[j] - md : 0);
+			ex[i] += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
 		}
 	/* a fix only lowers a path by what it takes off its ops, so a rank
 	 * whose excess per step is within lim_ms cannot gain more: left out */
@@ -1493,6 +1678,7 @@ static void ctx_free(struct ctx *c)
 	free(c->sn);
 	free(c->med_all_d);
 	free(c->med_all_g);
+	free(c->mid);
 	free(c->stack);
 	free(c->csize);
 	free(c->cmask);
@@ -1910,11 +2096,11 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	pg_fixes(c, &v, &n, &cap, w->nby_rank, rep_mean);
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
+	for (size_t i = 0; i < c->n; i++) {
+		for (size_t j = 0; j < c->k[i].n; j++)
 			present[c->k[i].cat[j]] = 1;
-			present[WC_HOST] |= c->k[i].o[j].l != UNSET;
-		}
+		present[WC_HOST] |= c->k[i].nh > 0; /* an op with a launch (l != UNSET) */
+	}
 	/* An op type's fix sets its ops to the ideal's values and leaves the rest
 	 * as measured, and the replay is monotone in every duration, gap and
 	 * transfer, so it gains at most what the ideal gains: beyond
@@ -1998,8 +2184,7 @@ void whatif_run(struct analysis *a)
 	build_anchors(&c);
 	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
-	for (size_t i = 0; i < c.n; i++)
-		windows(&c.k[i], 1);
+	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = job_step(&c, s) / 1e6;
 	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
