@@ -399,6 +399,7 @@ struct ctx {
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
+	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
 };
 
 /* Op j's measured start and end on the aligned clock. */
@@ -914,7 +915,7 @@ static void build_slots(struct ctx *c)
 
 /* ---- one replay ------------------------------------------------------------------ */
 
-enum { SC_NONE, SC_SET, SC_CAT, SC_ALL };
+enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
 enum { PART_DUR = 1, PART_HOST = 2 };
 
 struct scen {
@@ -1083,14 +1084,18 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 					k->o[j].x2 = xim;
 				else if (sc->cat == k->cat[j] && q >= 0)
 					k->o[j].d2 = c->med_all_d[q];
+			} else if (sc->type == SC_BAL) {
+				if (c->bal)
+					k->o[j].d2 = c->bal[i][j];
 			} else if (fixed) {
 				if (sc->part & PART_DUR)
 					k->o[j].d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
 				if ((sc->part & PART_HOST) && host)
 					k->o[j].g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
 			}
-			/* fixing never makes an op slower: the ideal is at most what it took */
-			if (k->o[j].d2 > k->d[j])
+			/* fixing never makes an op slower: the ideal is at most what it took
+			 * (balancing the stages moves work: the light stages' ops grow) */
+			if (k->o[j].d2 > k->d[j] && sc->type != SC_BAL)
 				k->o[j].d2 = k->d[j];
 			if (k->o[j].x2 > xm)
 				k->o[j].x2 = xm;
@@ -2046,6 +2051,133 @@ static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, si
 }
 
 /* Every fix: ranks, groups, op types. */
+static void free_balance(struct ctx *c)
+{
+	if (!c->bal)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->bal[i]);
+	free(c->bal);
+	c->bal = NULL;
+}
+
+/* The stage balance: the work moved between pipeline stages until each
+ * does the same.  Per compute op (GEMM, attention, other compute) that
+ * ranks of two or more work classes run, the same name in the same step
+ * and occurrence: each class's typical duration is the lower median over
+ * its ranks, the balanced one the mean of those over the classes, and
+ * every rank's op is scaled by balanced / its class's typical, so a
+ * straggler inside a stage stays one (a rank fix answers that) and only
+ * the imbalance between stages goes.  An op only one class runs (the loss
+ * of the last stage, the embedding of the first) keeps its duration.  The
+ * counterfactual the OSDI'25 artifact's ideal (the mean per op type over
+ * all stages) includes and a per-stage ideal cannot see.  Sets c->bal;
+ * returns 0 (c->bal NULL) when no op is shared by two classes. */
+struct bkey { int64_t step; uint32_t hash, occ, n; uint8_t used; };
+struct bent { int32_t key, cls, ri, j; int64_t d; };
+
+static size_t bkey_find(const struct bkey *t, size_t cap, int64_t step, uint32_t hash, uint32_t occ)
+{
+	size_t h = ((size_t)hash * 2654435761u ^ (size_t)step * 40503u ^ (size_t)occ * 97u) & (cap - 1);
+	while (t[h].used && (t[h].step != step || t[h].hash != hash || t[h].occ != occ))
+		h = (h + 1) & (cap - 1);
+	return h;
+}
+
+static int cmp_bent(const void *x, const void *y)
+{
+	const struct bent *p = x, *q = y;
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	if (p->cls != q->cls)
+		return p->cls < q->cls ? -1 : 1;
+	return (p->d > q->d) - (p->d < q->d);
+}
+
+/* Key ids of (step number, name, occurrence) for every compute op: the
+ * entries to sort, *ne of them. */
+static struct bent *balance_entries(struct ctx *c, size_t *ne)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < c->n; i++)
+		total += c->k[i].n;
+	size_t cap = 16, nk = 0, m = 0;
+	while (cap < 2 * total)
+		cap *= 2;
+	struct bkey *t = xcalloc(cap, sizeof(*t));
+	int32_t *id = xmalloc(cap * sizeof(*id));
+	struct bent *v = xmalloc((total ? total : 1) * sizeof(*v));
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		size_t oc = 16; /* occurrences of (step, name) in this rank */
+		while (oc < 2 * k->n)
+			oc *= 2;
+		struct bkey *occ = xcalloc(oc, sizeof(*occ));
+		for (size_t j = 0; j < k->n; j++) {
+			const struct wop *o = &k->r->ops[j];
+			if (o->step < 0 || k->cat[j] > WC_COMPUTE || o->kind == K_COMM) /* compute only */
+				continue;
+			size_t h = bkey_find(occ, oc, o->step, o->hash, 0);
+			occ[h].used = 1, occ[h].step = o->step, occ[h].hash = o->hash;
+			uint32_t nth = occ[h].n++;
+			int64_t sn = k->r->steps[o->step].number;
+			size_t y = bkey_find(t, cap, sn, o->hash, nth);
+			if (!t[y].used) {
+				t[y] = (struct bkey){ .step = sn, .hash = o->hash, .occ = nth, .used = 1 };
+				id[y] = (int32_t)nk++;
+			}
+			v[m++] = (struct bent){ id[y], k->cls, (int32_t)i, (int32_t)j, k->d[j] };
+		}
+		free(occ);
+	}
+	free(t);
+	free(id);
+	*ne = m;
+	return v;
+}
+
+static int build_balance(struct ctx *c)
+{
+	size_t m, shared = 0;
+	struct bent *v = balance_entries(c, &m);
+	qsort(v, m, sizeof(*v), cmp_bent);
+	c->bal = xcalloc(c->n, sizeof(*c->bal));
+	for (size_t i = 0; i < c->n; i++) {
+		c->bal[i] = xmalloc((c->k[i].n ? c->k[i].n : 1) * sizeof(int64_t));
+		memcpy(c->bal[i], c->k[i].d, c->k[i].n * sizeof(int64_t));
+	}
+	for (size_t a = 0, b; a < m; a = b) { /* one key: v[a, b) */
+		double sum = 0;
+		size_t ncls = 0;
+		for (b = a; b < m && v[b].key == v[a].key; b++)
+			;
+		for (size_t p = a, q; p < b; p = q) { /* one class: v[p, q), durations ascending */
+			for (q = p; q < b && v[q].cls == v[p].cls; q++)
+				;
+			sum += (double)v[p + (q - p - 1) / 2].d;
+			ncls++;
+		}
+		if (ncls < 2)
+			continue;
+		double target = sum / (double)ncls;
+		for (size_t p = a, q; p < b; p = q) {
+			for (q = p; q < b && v[q].cls == v[p].cls; q++)
+				;
+			double typ = (double)v[p + (q - p - 1) / 2].d;
+			for (size_t x = p; typ > 0 && x < q; x++) {
+				c->bal[v[x].ri][v[x].j] = (int64_t)llround((double)v[x].d * target / typ);
+				shared++;
+			}
+		}
+	}
+	free(v);
+	if (!shared) {
+		free_balance(c);
+		return 0;
+	}
+	return 1;
+}
+
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
 		      double rep_mean, double ideal_mean, struct evald **pv, size_t *pn)
 {
@@ -2094,6 +2226,14 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 		}
 	}
 	pg_fixes(c, &v, &n, &cap, w->nby_rank, rep_mean);
+	if (nst >= 2 && build_balance(c)) { /* a pipeline: every stage given the same work */
+		int *zero = xcalloc(c->n, sizeof(*zero));
+		struct evald *e = add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
+		struct scen sc = { SC_BAL, NULL, -1, 0, 0 };
+		eval_fix(c, &sc, rep_mean, e);
+		free(zero);
+		free_balance(c);
+	}
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
 	for (size_t i = 0; i < c->n; i++) {

@@ -57,5 +57,22 @@ expect "only a negative duration" 3 "neg.csv.*line 3: negative duration" -- "$A"
 printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,5\n0,b,gemm,1x,5\n' >"$T/skip.csv"
 expect "a bad row is skipped and counted" 0 "skip.*1.*line 4" -- "$A" analyze "$T/skip.csv"
 
+# the stage balance (docs/metrics.md "What-if"): two stages, 4 microbatches a
+# step, stage 0's forward 1 ms, stage 1's 3 ms, an all-reduce of 1 ms
+# transfer closing each step: 3 x 3 + 1 + 1 = 14 ms a step (measured).  Balanced,
+# each forward is (1 + 3) / 2 = 2 ms: 3 x 2 + 2 + 2 + 1 = 11 ms, a gain of 3 ms
+# (21.4 %) that no rank or stage fix has (each stage is alone in its class)
+P=tests/fixtures/optable/pipeline_imbalance.csv
+"$A" analyze -q --json "$T/pi.json" "$P" 2>/dev/null || bad "analyze $P failed"
+jq -e '.across_ranks.what_if | .measured_step_ms == 14 and .replay_step_ms == 14 and
+	([.by_group[] | select(.fix == "the stage balance") | .step_ms_if_fixed == 11 and .gain_ms == 3 and .ranks == "0,1"] == [true]) and
+	([.by_rank[].gain_ms] | max) == 0 and (.verdict | startswith("fixing the stage balance would make the step 21 % faster"))' \
+	"$T/pi.json" >/dev/null && ok || bad "stage balance: $(jq -c '.across_ranks.what_if | {by_group, verdict}' "$T/pi.json")"
+# a balanced pipeline has nothing to balance: the same table with both forwards at 2 ms
+awk -F, 'BEGIN { OFS = "," } /^[0-9]/ && $3 == "fwd" { $6 = ($1 == 0 ? $2 * 14 + ($6 - $2 * 14) * 2 : $2 * 14 + 2 + ($6 - $2 * 14 - 1) / 3 * 2); $7 = 2 } { print }' "$P" >"$T/bal.csv"
+"$A" analyze -q --json "$T/bal.json" "$T/bal.csv" 2>/dev/null || bad "analyze the balanced table failed"
+jq -e '[.across_ranks.what_if.by_group[] | select(.fix == "the stage balance") | .gain_ms | fabs < 0.001] == [true]' "$T/bal.json" >/dev/null &&
+	ok || bad "a balanced pipeline gains by balancing: $(jq -c '.across_ranks.what_if.by_group' "$T/bal.json")"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
