@@ -1256,19 +1256,6 @@ static size_t replay(struct ctx *c)
 		advance(c, i);
 	}
 	size_t left = 0;
-	for (size_t i = 0; i < c->n; i++) {
-			struct rk *k = &c->k[i];
-			for (size_t q = 0; q < k->nstr; q++) {
-				if (k->sp[q] >= k->nsops[q])
-					continue;
-				int32_t j = k->sops[q][k->sp[q]];
-				const struct wop *o = &k->r->ops[j];
-				fprintf(stderr, "rank %zu stream %zu op %d step %d bar %d brem %zu dep %d(E %lld) grp %d S %lld L %lld l %lld sprev %d hp %zu/%zu\n",
-					i, q, j, o->step, o->bar, o->step >= 1 ? k->brem[o->step - 1] : 0, o->dep,
-					o->dep >= 0 ? (long long)k->o[o->dep].E : 0LL, k->o[j].grp, (long long)k->o[j].S,
-					(long long)k->o[j].L, (long long)k->o[j].l, k->o[j].sprev, k->hp, k->nh);
-			}
-		}
 	/* the ops without an end are those from each stream's position on (an op
 	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
