@@ -236,6 +236,12 @@ def compare(name, meta, res, an, workers):
     a["top_rank"] = (tr[0], tr[1], (tr[0] // pp, tr[0] % pp) if tr[0] is not None else None)
     a["top_op"] = top(a["by_op_gain_ms"])
     a["groups_seen"] = [g.get("fix", g.get("what")) for g in wi.get("by_group") or []]
+    # the stage balance (docs/metrics.md "What-if"): the artifact's ideal
+    # includes balancing the stages (the mean per op type over all stages)
+    bal = [g for g in wi.get("by_group") or [] if g.get("fix") == "the stage balance"]
+    a["stage_balance"] = None if not bal else {
+        "step_ms_if_fixed": bal[0]["step_ms_if_fixed"], "gain_ms": bal[0]["gain_ms"],
+        "S_balance": wi["replay_step_ms"] / bal[0]["step_ms_if_fixed"] if bal[0]["step_ms_if_fixed"] else None}
     a["replay_error_pct"] = wi.get("replay_error_pct")
     a["verdict"] = wi.get("verdict")
     out["aorta"] = a
@@ -258,6 +264,11 @@ def report(c):
     print(f"   aorta:    top DP replica {a['top_dp_rank']}, top stage {a['top_stage']}, "
           f"top rank {a['top_rank']}, top op {a['top_op']}")
     print(f"   aorta:    groups reported: {a['groups_seen']}")
+    if a.get("stage_balance"):
+        b = a["stage_balance"]
+        print(f"   aorta:    the stage balance: {a['replay_step_ms']:.4f} -> {b['step_ms_if_fixed']:.4f} "
+              f"(gain {b['gain_ms']:.4f}); replay / balanced = {b['S_balance']:.4f} "
+              f"vs the artifact's S {art['S']:.4f}")
     agree = []
     if a["slowdown"]:
         d = (a["slowdown"] - art["S"]) / art["S"] * 100

@@ -1990,7 +1990,8 @@ static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, si
 		g[q].stem = l;
 	}
 	for (size_t q = 0; q < ng; q++) {
-		if (g[q].bad || g[q].cnt == 0 || g[q].cnt >= a->n || g[q].kind >= 0)
+		/* a group of one rank is that rank's fix; one of every rank, the ideal's */
+		if (g[q].bad || g[q].cnt < 2 || g[q].cnt >= a->n || g[q].kind >= 0)
 			continue;
 		size_t nk = 0;
 		int distinct = 1; /* every description of the kind names one group */
