@@ -1637,6 +1637,11 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 			ex[i] += (double)(k->d[j] > md ? k->d[j] - md : 0);
 			ex[i] += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
 		}
+	/* a first launch later than its peers' (the anchor) can shift every
+	 * step of the rank: at most that much per step */
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].a0 != UNSET && c->k[i].a0 > c->k[i].ma0)
+			ex[i] += (double)(c->k[i].a0 - c->k[i].ma0) * (double)c->nsteps;
 	/* a fix only lowers a path by what it takes off its ops, so a rank
 	 * whose excess per step is within lim_ms cannot gain more: left out */
 	double lim_ns = lim_ms * 1e6 * (double)c->nsteps;
@@ -2167,7 +2172,7 @@ static int build_balance(struct ctx *c)
 }
 
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      double rep_mean, double ideal_mean, struct evald **pv, size_t *pn)
+		      double rep_mean, double ideal_mean, double ideal_complete, struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
@@ -2231,10 +2236,10 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	}
 	/* An op type's fix sets its ops to the ideal's values and leaves the rest
 	 * as measured, and the replay is monotone in every duration, gap and
-	 * transfer, so it gains at most what the ideal gains: beyond
-	 * ALL_RANKS_MAX ranks, op types are not replayed when that is not
-	 * material. */
-	int cats = c->n <= ALL_RANKS_MAX || rep_mean - ideal_mean > lim;
+	 * transfer, so it gains at most what the ideal gains, over all steps
+	 * and over the complete steps: beyond ALL_RANKS_MAX ranks, op types are
+	 * not replayed when either is not material. */
+	int cats = c->n <= ALL_RANKS_MAX || (rep_mean - ideal_mean > lim && !(ideal_complete <= lim));
 	for (int cat = 0; cats && cat < WC__N; cat++) {
 		if (!present[cat])
 			continue;
@@ -2345,7 +2350,13 @@ void whatif_run(struct analysis *a)
 	phase("ideal replay");
 	struct evald *v;
 	size_t nv;
-	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, &v, &nv);
+	/* the ideal's gain over the complete steps (NAN with one step): an op
+	 * type gains at most that there too (the verdict's rule) */
+	double icg = 0;
+	for (size_t s = 0; s + 1 < c.nsteps; s++)
+		icg += rep[s] - ideal[s];
+	icg = c.nsteps >= 2 ? icg / (double)(c.nsteps - 1) : NAN;
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &v, &nv);
 	phase("fixes");
 	for (size_t s = 0; s < c.nsteps; s++) {
 		struct whatif_step *st = &w->steps[s];
