@@ -341,14 +341,15 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	if (!own_clock)
 		whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
-	hta_figures(t, &r->hta);
-
-	uint8_t *tl = classes_tracelens(t);
-	struct ov_sets ts;
-	ov_sets_build(&ts, t, tl, NULL, 0);
-	ov_figures_in(&ts, ts.first_ns, ts.last_ns, &r->tracelens);
-	ov_sets_release(&ts);
-	free(tl);
+	if (!o->no_peer_tools) { /* two more interval-set builds of the whole trace */
+		hta_figures(t, &r->hta);
+		uint8_t *tl = classes_tracelens(t);
+		struct ov_sets ts;
+		ov_sets_build(&ts, t, tl, NULL, 0);
+		ov_figures_in(&ts, ts.first_ns, ts.last_ns, &r->tracelens);
+		ov_sets_release(&ts);
+		free(tl);
+	}
 
 	if (o->keep_traces == 1) {
 		r->exposed_set = s.set[S_EXPOSED_COMM];

@@ -34,6 +34,8 @@ struct analysis_opts {
 	int no_clock_align;   /* take every rank's clock as shared (no offsets) */
 	const struct clock_given *clock_given; /* offsets supplied (--clock-offsets), or NULL */
 	size_t nclock_given;
+	int no_peer_tools;    /* leave the HTA and TraceLens figures (rank_result hta, tracelens)
+			       * zero: for a caller that outputs neither (report) */
 };
 
 /* A clock offset supplied by the user: rank `rank` (or every rank of host
