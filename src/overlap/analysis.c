@@ -239,6 +239,41 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 	free(head);
 }
 
+/* The steps' figures: the scalars into each step, the per-collective
+ * columns that some step has into r->step_coll (analysis.h). */
+static void step_figures(const struct ov_sets *s, const struct analysis_opts *o, struct rank_result *r)
+{
+	enum { NC = 2 * COLL__COUNT };
+	size_t m = r->nsteps;
+	int64_t *cc = xmalloc((m ? m : 1) * NC * sizeof(*cc));
+	uint32_t cols = 0;
+	for (size_t k = 0; k < m; k++) {
+		struct step_result *st = &r->steps[k];
+		struct ov_figures f;
+		ov_figures_in(s, st->start_ns, st->end_ns, &f);
+		memcpy(&st->f, &f, sizeof(st->f));
+		st->host_bound = f.window_ns > 0 &&
+				 100.0 * (double)f.host_wait_ns >= o->host_bound_pct * (double)f.window_ns;
+		memcpy(cc + k * NC, f.coll_ns, sizeof(f.coll_ns));
+		memcpy(cc + k * NC + COLL__COUNT, f.coll_exposed_ns, sizeof(f.coll_exposed_ns));
+		for (int c = 0; c < NC; c++)
+			cols |= (uint32_t)(cc[k * NC + c] != 0) << c;
+	}
+	size_t w = 0; /* columns kept, packed to the front of each row in place */
+	for (size_t k = 0; k < m; k++)
+		for (int c = 0; c < NC; c++)
+			if (cols >> c & 1u)
+				cc[w++] = cc[k * NC + c];
+	r->step_coll_cols = cols;
+	r->nstep_coll = w;
+	if (w) {
+		r->step_coll = xrealloc(cc, w * sizeof(*cc));
+	} else {
+		free(cc);
+		r->step_coll = NULL;
+	}
+}
+
 void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -312,12 +347,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		if (t->rec[c].number == st->number)
 			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
 	}
-	for (size_t k = 0; k < m; k++) {
-		struct step_result *st = &r->steps[k];
-		ov_figures_in(&s, st->start_ns, st->end_ns, &st->f);
-		st->host_bound = st->f.window_ns > 0 &&
-				 100.0 * (double)st->f.host_wait_ns >= o->host_bound_pct * (double)st->f.window_ns;
-	}
+	step_figures(&s, o, r);
 	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
 	if (skip < m)
 		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
@@ -375,8 +405,12 @@ void analysis_set_skip(struct analysis *a, int skip)
 		for (size_t k = r->nsteps - analysis_kept_steps(r, skip); k < r->nsteps; k++) {
 			int64_t *d = (int64_t *)f;
 			const int64_t *sx = (const int64_t *)&r->steps[k].f;
-			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
+			for (size_t q = 0; q < sizeof(r->steps[k].f) / sizeof(int64_t); q++)
 				d[q] += sx[q];
+			for (int c = 0; c < COLL__COUNT; c++) {
+				f->coll_ns[c] += step_coll_ns(r, k, c, 0);
+				f->coll_exposed_ns[c] += step_coll_ns(r, k, c, 1);
+			}
 		}
 	}
 }
@@ -527,6 +561,7 @@ void analysis_free(struct analysis *a)
 		free(r->path);
 		free(r->skipped_first);
 		free(r->steps);
+		free(r->step_coll);
 		free(r->streams);
 		for (size_t k = 0; k < r->ncolls; k++) {
 			free(r->colls[k].pg);

@@ -84,7 +84,13 @@ double rep_step_loss(const struct rep_rank *r, size_t k)
 double rep_step_v(const struct rep_rank *r, size_t k, int f)
 {
 	/* the engine's figures, under analyze's keys */
-	return rep_fig_ms(&REP_FIGS[f], r->rr->nsteps ? &r->rr->steps[k].f : &r->rr->total);
+	const struct rep_fig_def *d = &REP_FIGS[f];
+	const struct rank_result *rr = r->rr;
+	if (!rr->nsteps)
+		return rep_fig_ms(d, &rr->total);
+	if (d->coll >= 0) /* as rep_fig_ms: coll_ns - coll_exposed_ns of the step */
+		return (double)(step_coll_ns(rr, k, d->coll, 0) - step_coll_ns(rr, k, d->coll, 1)) * 1e-6;
+	return (double)*(const int64_t *)((const char *)&rr->steps[k].f + d->off) * 1e-6;
 }
 
 static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *c)

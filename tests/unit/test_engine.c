@@ -235,6 +235,15 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	CHECK_EQ_I(r->steps[0].f.window_ns + r->steps[1].f.window_ns, r->total.window_ns);
 	CHECK_EQ_I(r->steps[0].f.exposed_comm_ns + r->steps[1].f.exposed_comm_ns,
 		   r->total.exposed_comm_ns);
+	/* per collective, kept beside the steps for the one type there is:
+	 * step 1 all-reduce [250,500) = 250, exposed [300,500) = 200 (the GEMM
+	 * covers [250,300)); step 2 [500,600) = 100, exposed 0 */
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_REDUCE, 0), 250);
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_REDUCE, 1), 200);
+	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 0), 100);
+	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 1), 0);
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_GATHER, 0), 0);
+	CHECK_EQ_I(r->nstep_coll, 4); /* 2 steps x 2 columns: all-reduce's time and its exposed part */
 	analysis_free(&a);
 }
 
