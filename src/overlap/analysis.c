@@ -134,6 +134,7 @@ struct pg_end { uint32_t pg; int64_t end_ns; };
 static void coll_table(const struct trace *t, const struct ov_sets *sets, struct rank_result *r, int calls)
 {
 	const struct ivset *compute = &sets->set[S_COMPUTE];
+	size_t at = 0; /* the calls come in start order: compute is walked forward (ivset_len_in_from) */
 	struct pg_count *pc = NULL;
 	struct pg_end *pe = NULL;
 	size_t npc = 0, pccap = 0, rcap = 0, icap = 0, npe = 0, pecap = 0;
@@ -172,7 +173,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		int64_t d = span_dur(t, i);
 		c->count++;
 		c->total_ns += d;
-		c->exposed_ns += ov_exposed(compute, t->start_ns[i], t->end_ns[i]);
+		c->exposed_ns += d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i]); /* ov_exposed */
 		if (d < c->min_ns)
 			c->min_ns = d;
 		if (d > c->max_ns)
@@ -247,10 +248,11 @@ static void step_figures(const struct ov_sets *s, const struct analysis_opts *o,
 	size_t m = r->nsteps;
 	int64_t *cc = xmalloc((m ? m : 1) * NC * sizeof(*cc));
 	uint32_t cols = 0;
+	struct ov_walk wk = { 0 };
 	for (size_t k = 0; k < m; k++) {
 		struct step_result *st = &r->steps[k];
 		struct ov_figures f;
-		ov_figures_in(s, st->start_ns, st->end_ns, &f);
+		ov_figures_next(s, &wk, st->start_ns, st->end_ns, &f);
 		memcpy(&st->f, &f, sizeof(st->f));
 		st->host_bound = f.window_ns > 0 &&
 				 100.0 * (double)f.host_wait_ns >= o->host_bound_pct * (double)f.window_ns;

@@ -63,6 +63,13 @@ void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
 		   const uint32_t *subset, size_t m);
 void ov_sets_release(struct ov_sets *o);
 void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_figures *f);
+/* ov_figures_in of windows in turn, the same figures: where each window
+ * starts at or after the previous one's end (a rank's steps), the sets are
+ * walked forward instead of searched.  Start with struct ov_walk w = { 0 }. */
+struct ov_walk {
+	size_t at[S__COUNT + 2 * COLL__COUNT];
+};
+void ov_figures_next(const struct ov_sets *o, struct ov_walk *w, int64_t lo, int64_t hi, struct ov_figures *f);
 
 /* Classes per span under each scheme (caller frees). */
 uint8_t *classes_aorta(const struct trace *t);

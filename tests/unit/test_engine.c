@@ -42,6 +42,33 @@ static void test_ivset_union_merges_nested_overlapping_and_touching(void)
 	ivset_release(&v);
 }
 
+/* ivset_len_in_from: the same lengths as ivset_len_in whatever order the
+ * windows come in (ascending, touching, backwards, far ahead), the cursor
+ * only a hint: 40 intervals [10i, 10i+4), windows checked by hand and
+ * against ivset_len_in */
+static void test_ivset_len_in_from_any_order(void)
+{
+	int64_t s[40], e[40];
+	for (int i = 0; i < 40; i++)
+		s[i] = 10 * i, e[i] = 10 * i + 4;
+	struct ivset v;
+	build(&v, s, e, 40);
+	size_t at = 0;
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 2, 12), 4);    /* [2,4) + [10,12) */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 12, 33), 9);   /* [12,14) + [20,24) + [30,33) */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 0, 5), 4);     /* backwards: searched whole */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 300, 395), 40); /* far ahead: [300..394) 10 intervals */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 395, 1000), 0);
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, -5, 1000), 160);
+	int64_t lo = -7;
+	for (int k = 0; k < 200; k++) { /* a walk with steps forward and back */
+		int64_t a = lo, b = lo + (k % 7) * 3;
+		CHECK_EQ_I(ivset_len_in_from(&v, &at, a, b), ivset_len_in(&v, a, b));
+		lo += k % 5 == 4 ? -11 : 3;
+	}
+	ivset_release(&v);
+}
+
 static void test_ivset_unsorted_input_and_zero_length_only(void)
 {
 	int64_t s[] = { 50, 10, 5, 5 }, e[] = { 60, 20, 5, 5 };
@@ -354,6 +381,7 @@ static void test_stream_sets_match_brute_force_with_many_streams(void)
 int main(void)
 {
 	TEST(test_ivset_union_merges_nested_overlapping_and_touching);
+	TEST(test_ivset_len_in_from_any_order);
 	TEST(test_ivset_unsorted_input_and_zero_length_only);
 	TEST(test_ivset_intersection_and_difference);
 	TEST(test_ivset_matches_brute_force_on_random_spans);
