@@ -260,6 +260,7 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 		return s;
 	double *v = xmalloc(n * sizeof(*v)), sum = 0;
 	size_t m = 0;
+	int negzero = 0;
 	for (size_t i = 0; i < nr; i++)
 		for (size_t k = rep_first_kept(&rk[i], skip); k < rk[i].nsteps; k++) {
 			double x = f < 0 ? rep_step_loss(&rk[i], k) : rep_step_v(&rk[i], k, f);
@@ -267,9 +268,13 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 				continue;
 			v[m++] = x;
 			sum += x;
+			negzero |= x == 0 && signbit(x);
 		}
 	if (m) {
-		qsort(v, m, sizeof(*v), cmp_d);
+		if (negzero)
+			qsort(v, m, sizeof(*v), cmp_d);
+		else
+			sort_doubles(v, m);
 		s.n = m;
 		s.mean = sum / (double)m;
 		s.p50 = pctl_sorted(v, m, 0.50);
