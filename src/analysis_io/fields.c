@@ -125,8 +125,9 @@ static int get_coll_exp_ms(struct rd *r, const struct jnode *v, const char *k, v
 	return get_by_coll(r, v, k, ((struct ov_figures *)p)->coll_exposed_ns);
 }
 
-/* Invariants of a window's figures: parts never exceed their whole. */
-static int check_figs(struct rd *r, const struct jnode *o, const struct ov_figures *f)
+/* Invariants of a window's figures: parts never exceed their whole (the
+ * scalar head, which a step has too). */
+static int check_scalar_figs(struct rd *r, const struct jnode *o, const struct ov_step_figures *f)
 {
 	if (f->exposed_comm_ns > f->comm_ns)
 		return io_fail(r, jdoc_get(o, "exposed_comm_ms"), "exposed_comm_ms",
@@ -139,6 +140,13 @@ static int check_figs(struct rd *r, const struct jnode *o, const struct ov_figur
 	if (f->busy_ns > f->window_ns)
 		return io_fail(r, jdoc_get(o, "busy_ms"), "busy_ms", "GPU busy %.6f ms exceeds the window %.6f ms",
 			       ms(f->busy_ns), ms(f->window_ns));
+	return 0;
+}
+
+static int check_figs(struct rd *r, const struct jnode *o, const struct ov_figures *f)
+{
+	if (check_scalar_figs(r, o, (const struct ov_step_figures *)f))
+		return -1;
 	for (int t = 1; t < COLL__COUNT; t++)
 		if (f->coll_exposed_ns[t] > f->coll_ns[t])
 			return io_fail(r, jdoc_get(o, "collective_exposed_ms"), "collective_exposed_ms",
@@ -217,7 +225,7 @@ static int check_step(struct rd *r, const struct jnode *o, void *p, struct io_ct
 	if (s->end_ns < s->start_ns)
 		return io_fail(r, jdoc_get(o, "end_ns"), "end_ns", "the step ends (%lld) before it starts (%lld)",
 			       (long long)s->end_ns, (long long)s->start_ns);
-	return check_figs(r, o, &s->f);
+	return check_scalar_figs(r, o, &s->f); /* a step's JSON carries no per-collective figures */
 }
 
 static const struct field STEP_F[] = {
@@ -597,6 +605,8 @@ static const struct field RANK_F[] = {
 	  .cnt = offsetof(struct rank_result, nops), .size = sizeof(struct wop) },
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, peers),
 	  .cnt = offsetof(struct rank_result, npeers), .size = sizeof(int32_t) },
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, step_coll),
+	  .cnt = offsetof(struct rank_result, nstep_coll), .size = sizeof(int64_t) },
 	FPACK(struct rank_result, t),
 	FPACK(struct rank_result, wait_set),
 	FPACK(struct rank_result, exposed_set),

@@ -4,6 +4,11 @@
 #include "base/stats.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
 
 /* One definition for each element type: percentiles by linear
  * interpolation, and the k-th smallest by quickselect (three-way
@@ -54,3 +59,40 @@ PCTL_SORTED(pctl_sorted, double)
 PCTL_SORTED(pctl_sorted_i64, int64_t)
 SELECT_KTH(select_kth_d, double)
 SELECT_KTH(select_kth_i64, int64_t)
+
+/* An LSD radix sort on the values' bits (8 passes of a byte; a negative
+ * value's bits inverted, a positive one's sign set), stable, O(n). */
+void sort_doubles(double *v, size_t n)
+{
+	/* the keys in v's own (allocated) storage, one more buffer beside it */
+	uint64_t *a = (uint64_t *)(void *)v, *b = xmalloc(n * sizeof(*b));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u;
+		memcpy(&u, &v[i], sizeof(u));
+		a[i] = u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+	}
+	for (int sh = 0; sh < 64; sh += 8) {
+		size_t cnt[257] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			cnt[(a[i] >> sh & 0xff) + 1]++;
+		if (cnt[(a[0] >> sh & 0xff) + 1] == n)
+			continue; /* every value has this byte: the pass would move nothing */
+		for (int d = 0; d < 256; d++)
+			cnt[d + 1] += cnt[d];
+		for (size_t i = 0; i < n; i++)
+			b[cnt[a[i] >> sh & 0xff]++] = a[i];
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != (uint64_t *)(void *)v) { /* an odd number of passes moved: back into v's storage */
+		memcpy(v, a, n * sizeof(*a));
+		b = a;
+	}
+	a = (uint64_t *)(void *)v;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = a[i] >> 63 ? a[i] & ~(UINT64_C(1) << 63) : ~a[i];
+		memcpy(&v[i], &u, sizeof(u));
+	}
+	free(b);
+}

@@ -23,4 +23,9 @@ double pctl_sorted_i64(const int64_t *v, size_t n, double q);
 double select_kth_d(double *v, size_t n, size_t k);
 int64_t select_kth_i64(int64_t *v, size_t n, size_t k);
 
+/* v[0..n) ascending, in O(n) (a radix sort): the order a comparison sort
+ * gives, except that -0.0 comes before 0.0 (a caller that holds them equal
+ * sorts itself where both may occur); no NaN. */
+void sort_doubles(double *v, size_t n);
+
 #endif

@@ -101,7 +101,7 @@ int cmd_analyze(int argc, char **argv)
 		return e.code;
 	}
 	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL,
-				    no_align, given, ngiven };
+				    no_align, given, ngiven, 0 };
 	struct analysis a;
 	enum aorta_status st;
 	int root = 1;

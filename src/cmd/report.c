@@ -374,7 +374,8 @@ int cmd_report(int argc, char **argv)
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
 	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
-				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */ };
+				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */,
+				    .no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */ };
 	struct up_sums *ups = xcalloc((size_t)dirs.n, sizeof(*ups));
 	for (int i = 0; i < dirs.n; i++)
 		up_sums_init(&ups[i]);

@@ -134,6 +134,7 @@ struct pg_end { uint32_t pg; int64_t end_ns; };
 static void coll_table(const struct trace *t, const struct ov_sets *sets, struct rank_result *r, int calls)
 {
 	const struct ivset *compute = &sets->set[S_COMPUTE];
+	size_t at = 0; /* the calls come in start order: compute is walked forward (ivset_len_in_from) */
 	struct pg_count *pc = NULL;
 	struct pg_end *pe = NULL;
 	size_t npc = 0, pccap = 0, rcap = 0, icap = 0, npe = 0, pecap = 0;
@@ -172,7 +173,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		int64_t d = span_dur(t, i);
 		c->count++;
 		c->total_ns += d;
-		c->exposed_ns += ov_exposed(compute, t->start_ns[i], t->end_ns[i]);
+		c->exposed_ns += d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i]); /* ov_exposed */
 		if (d < c->min_ns)
 			c->min_ns = d;
 		if (d > c->max_ns)
@@ -237,6 +238,42 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 	free(pc);
 	free(pe);
 	free(head);
+}
+
+/* The steps' figures: the scalars into each step, the per-collective
+ * columns that some step has into r->step_coll (analysis.h). */
+static void step_figures(const struct ov_sets *s, const struct analysis_opts *o, struct rank_result *r)
+{
+	enum { NC = 2 * COLL__COUNT };
+	size_t m = r->nsteps;
+	int64_t *cc = xmalloc((m ? m : 1) * NC * sizeof(*cc));
+	uint32_t cols = 0;
+	struct ov_walk wk = { 0 };
+	for (size_t k = 0; k < m; k++) {
+		struct step_result *st = &r->steps[k];
+		struct ov_figures f;
+		ov_figures_next(s, &wk, st->start_ns, st->end_ns, &f);
+		memcpy(&st->f, &f, sizeof(st->f));
+		st->host_bound = f.window_ns > 0 &&
+				 100.0 * (double)f.host_wait_ns >= o->host_bound_pct * (double)f.window_ns;
+		memcpy(cc + k * NC, f.coll_ns, sizeof(f.coll_ns));
+		memcpy(cc + k * NC + COLL__COUNT, f.coll_exposed_ns, sizeof(f.coll_exposed_ns));
+		for (int c = 0; c < NC; c++)
+			cols |= (uint32_t)(cc[k * NC + c] != 0) << c;
+	}
+	size_t w = 0; /* columns kept, packed to the front of each row in place */
+	for (size_t k = 0; k < m; k++)
+		for (int c = 0; c < NC; c++)
+			if (cols >> c & 1u)
+				cc[w++] = cc[k * NC + c];
+	r->step_coll_cols = cols;
+	r->nstep_coll = w;
+	if (w) {
+		r->step_coll = xrealloc(cc, w * sizeof(*cc));
+	} else {
+		free(cc);
+		r->step_coll = NULL;
+	}
 }
 
 void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
@@ -312,12 +349,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		if (t->rec[c].number == st->number)
 			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
 	}
-	for (size_t k = 0; k < m; k++) {
-		struct step_result *st = &r->steps[k];
-		ov_figures_in(&s, st->start_ns, st->end_ns, &st->f);
-		st->host_bound = st->f.window_ns > 0 &&
-				 100.0 * (double)st->f.host_wait_ns >= o->host_bound_pct * (double)st->f.window_ns;
-	}
+	step_figures(&s, o, r);
 	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
 	if (skip < m)
 		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
@@ -341,14 +373,15 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	if (!own_clock)
 		whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
-	hta_figures(t, &r->hta);
-
-	uint8_t *tl = classes_tracelens(t);
-	struct ov_sets ts;
-	ov_sets_build(&ts, t, tl, NULL, 0);
-	ov_figures_in(&ts, ts.first_ns, ts.last_ns, &r->tracelens);
-	ov_sets_release(&ts);
-	free(tl);
+	if (!o->no_peer_tools) { /* two more interval-set builds of the whole trace */
+		hta_figures(t, &r->hta);
+		uint8_t *tl = classes_tracelens(t);
+		struct ov_sets ts;
+		ov_sets_build(&ts, t, tl, NULL, 0);
+		ov_figures_in(&ts, ts.first_ns, ts.last_ns, &r->tracelens);
+		ov_sets_release(&ts);
+		free(tl);
+	}
 
 	if (o->keep_traces == 1) {
 		r->exposed_set = s.set[S_EXPOSED_COMM];
@@ -374,8 +407,12 @@ void analysis_set_skip(struct analysis *a, int skip)
 		for (size_t k = r->nsteps - analysis_kept_steps(r, skip); k < r->nsteps; k++) {
 			int64_t *d = (int64_t *)f;
 			const int64_t *sx = (const int64_t *)&r->steps[k].f;
-			for (size_t q = 0; q < sizeof(*f) / sizeof(int64_t); q++)
+			for (size_t q = 0; q < sizeof(r->steps[k].f) / sizeof(int64_t); q++)
 				d[q] += sx[q];
+			for (int c = 0; c < COLL__COUNT; c++) {
+				f->coll_ns[c] += step_coll_ns(r, k, c, 0);
+				f->coll_exposed_ns[c] += step_coll_ns(r, k, c, 1);
+			}
 		}
 	}
 }
@@ -526,6 +563,7 @@ void analysis_free(struct analysis *a)
 		free(r->path);
 		free(r->skipped_first);
 		free(r->steps);
+		free(r->step_coll);
 		free(r->streams);
 		for (size_t k = 0; k < r->ncolls; k++) {
 			free(r->colls[k].pg);

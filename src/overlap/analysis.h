@@ -34,6 +34,8 @@ struct analysis_opts {
 	int no_clock_align;   /* take every rank's clock as shared (no offsets) */
 	const struct clock_given *clock_given; /* offsets supplied (--clock-offsets), or NULL */
 	size_t nclock_given;
+	int no_peer_tools;    /* leave the HTA and TraceLens figures (rank_result hta, tracelens)
+			       * zero: for a caller that outputs neither (report) */
 };
 
 /* A clock offset supplied by the user: rank `rank` (or every rank of host
@@ -48,7 +50,7 @@ struct clock_given {
 struct step_result {
 	int64_t number;
 	int64_t start_ns, end_ns;
-	struct ov_figures f;
+	struct ov_step_figures f; /* per-collective figures: step_coll_ns() */
 	int host_bound;
 	double rec[SR__COUNT];  /* figures the input recorded for this step (JSONL); NaN if none */
 };
@@ -134,6 +136,13 @@ struct rank_result {
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
 	size_t nsteps;
+	/* the steps' per-collective figures (ov_figures coll_ns, then
+	 * coll_exposed_ns: column c of 2 x COLL__COUNT), only the columns
+	 * that are non-zero in some step (bits of step_coll_cols), nsteps rows
+	 * of popcount(step_coll_cols); read through step_coll_ns() */
+	int64_t *step_coll;
+	size_t nstep_coll;             /* nsteps x columns kept */
+	uint32_t step_coll_cols;
 	struct stream_row *streams;
 	size_t nstreams;
 	struct coll_row *colls;
@@ -164,6 +173,19 @@ struct rank_result {
 	int32_t *peers;                /* ranks it sent to or received from (point to point), sorted */
 	size_t npeers;
 };
+
+_Static_assert(2 * COLL__COUNT <= 32, "step_coll_cols has a bit per column");
+
+/* Step k's time in collectives of type c (exposed: its exposed part), as
+ * ov_figures' coll_ns[c] / coll_exposed_ns[c] of the step's window. */
+static inline int64_t step_coll_ns(const struct rank_result *r, size_t k, int c, int exposed)
+{
+	unsigned col = (unsigned)(exposed ? COLL__COUNT : 0) + (unsigned)c;
+	uint32_t m = r->step_coll_cols;
+	if (!(m >> col & 1u))
+		return 0;
+	return r->step_coll[k * (size_t)__builtin_popcount(m) + (size_t)__builtin_popcount(m & ((1u << col) - 1u))];
+}
 
 /* One step across ranks: who caused the waiting in it. */
 struct xstep {

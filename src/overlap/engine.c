@@ -181,29 +181,46 @@ void ov_sets_release(struct ov_sets *o)
 	memset(o, 0, sizeof(*o));
 }
 
-void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_figures *f)
+/* ov_figures_in's lengths: searched whole (at NULL), or from the cursors
+ * at[] of a walk (ov_walk: set k at at[k], then the collectives') */
+static int64_t len_in(const struct ivset *v, size_t *at, size_t k, int64_t lo, int64_t hi)
+{
+	return at ? ivset_len_in_from(v, &at[k], lo, hi) : ivset_len_in(v, lo, hi);
+}
+
+static void figures_in(const struct ov_sets *o, size_t *at, int64_t lo, int64_t hi, struct ov_figures *f)
 {
 	memset(f, 0, sizeof(*f));
 	if (hi < lo)
 		hi = lo;
 	f->window_ns = hi - lo;
-	f->busy_ns = ivset_len_in(&o->set[S_BUSY], lo, hi);
-	f->compute_ns = ivset_len_in(&o->set[S_COMPUTE], lo, hi);
-	f->gemm_ns = ivset_len_in(&o->set[S_GEMM], lo, hi);
-	f->attention_ns = ivset_len_in(&o->set[S_ATTENTION], lo, hi);
-	f->comm_ns = ivset_len_in(&o->set[S_COMM], lo, hi);
-	f->memcpy_ns = ivset_len_in(&o->set[S_MEMCPY], lo, hi);
-	f->memset_ns = ivset_len_in(&o->set[S_MEMSET], lo, hi);
-	f->overlap_ns = ivset_len_in(&o->set[S_OVERLAP], lo, hi);
-	f->exposed_comm_ns = ivset_len_in(&o->set[S_EXPOSED_COMM], lo, hi);
-	f->exposed_memcpy_ns = ivset_len_in(&o->set[S_EXPOSED_MEMCPY], lo, hi);
-	f->gemm_comm_ns = ivset_len_in(&o->set[S_GEMM_COMM], lo, hi);
-	f->host_wait_ns = ivset_len_in(&o->set[S_HOST_WAIT], lo, hi);
+	f->busy_ns = len_in(&o->set[S_BUSY], at, S_BUSY, lo, hi);
+	f->compute_ns = len_in(&o->set[S_COMPUTE], at, S_COMPUTE, lo, hi);
+	f->gemm_ns = len_in(&o->set[S_GEMM], at, S_GEMM, lo, hi);
+	f->attention_ns = len_in(&o->set[S_ATTENTION], at, S_ATTENTION, lo, hi);
+	f->comm_ns = len_in(&o->set[S_COMM], at, S_COMM, lo, hi);
+	f->memcpy_ns = len_in(&o->set[S_MEMCPY], at, S_MEMCPY, lo, hi);
+	f->memset_ns = len_in(&o->set[S_MEMSET], at, S_MEMSET, lo, hi);
+	f->overlap_ns = len_in(&o->set[S_OVERLAP], at, S_OVERLAP, lo, hi);
+	f->exposed_comm_ns = len_in(&o->set[S_EXPOSED_COMM], at, S_EXPOSED_COMM, lo, hi);
+	f->exposed_memcpy_ns = len_in(&o->set[S_EXPOSED_MEMCPY], at, S_EXPOSED_MEMCPY, lo, hi);
+	f->gemm_comm_ns = len_in(&o->set[S_GEMM_COMM], at, S_GEMM_COMM, lo, hi);
+	f->host_wait_ns = len_in(&o->set[S_HOST_WAIT], at, S_HOST_WAIT, lo, hi);
 	f->idle_ns = f->window_ns - f->busy_ns;
 	for (int c = 1; c < COLL__COUNT; c++) {
-		f->coll_ns[c] = ivset_len_in(&o->coll[c], lo, hi);
-		f->coll_exposed_ns[c] = ivset_len_in(&o->coll_exposed[c], lo, hi);
+		f->coll_ns[c] = len_in(&o->coll[c], at, S__COUNT + (size_t)c, lo, hi);
+		f->coll_exposed_ns[c] = len_in(&o->coll_exposed[c], at, S__COUNT + COLL__COUNT + (size_t)c, lo, hi);
 	}
+}
+
+void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_figures *f)
+{
+	figures_in(o, NULL, lo, hi, f);
+}
+
+void ov_figures_next(const struct ov_sets *o, struct ov_walk *w, int64_t lo, int64_t hi, struct ov_figures *f)
+{
+	figures_in(o, w->at, lo, hi, f);
 }
 
 /* ---- classification schemes -------------------------------------------- */

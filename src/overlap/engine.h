@@ -13,6 +13,8 @@
 #ifndef AORTA_ENGINE_H
 #define AORTA_ENGINE_H
 
+#include <stddef.h>
+
 #include "overlap/ivset.h"
 #include "timeline/timeline.h"
 
@@ -37,12 +39,23 @@ struct ov_sets {
 	int64_t first_ns, last_ns; /* first start and last end of the spans used */
 };
 
+#define OV_SCALAR_FIGURES                                                           \
+	int64_t window_ns, busy_ns, compute_ns, gemm_ns, attention_ns, comm_ns,     \
+		memcpy_ns, memset_ns, overlap_ns, exposed_comm_ns, exposed_memcpy_ns, \
+		idle_ns, gemm_comm_ns, host_wait_ns
 struct ov_figures {
-	int64_t window_ns, busy_ns, compute_ns, gemm_ns, attention_ns, comm_ns,
-		memcpy_ns, memset_ns, overlap_ns, exposed_comm_ns, exposed_memcpy_ns,
-		idle_ns, gemm_comm_ns, host_wait_ns;
+	OV_SCALAR_FIGURES;
 	int64_t coll_ns[COLL__COUNT], coll_exposed_ns[COLL__COUNT];
 };
+/* A step's figures as the analysis keeps them: struct ov_figures without
+ * the per-collective arrays (rank_result's step_coll holds those, only the
+ * columns some step has), the same members at the same offsets, so the
+ * figure tables (FIGURES, REP_FIGS' scalar entries) read either. */
+struct ov_step_figures {
+	OV_SCALAR_FIGURES;
+};
+_Static_assert(sizeof(struct ov_step_figures) == offsetof(struct ov_figures, coll_ns),
+	       "struct ov_step_figures is the scalar head of struct ov_figures");
 
 /* cls[i] is the class (enum span_class) of span i; spans of class C_NONE are
  * ignored.  subset (m indices) restricts the spans used; NULL means all. */
@@ -50,6 +63,13 @@ void ov_sets_build(struct ov_sets *o, const struct trace *t, const uint8_t *cls,
 		   const uint32_t *subset, size_t m);
 void ov_sets_release(struct ov_sets *o);
 void ov_figures_in(const struct ov_sets *o, int64_t lo, int64_t hi, struct ov_figures *f);
+/* ov_figures_in of windows in turn, the same figures: where each window
+ * starts at or after the previous one's end (a rank's steps), the sets are
+ * walked forward instead of searched.  Start with struct ov_walk w = { 0 }. */
+struct ov_walk {
+	size_t at[S__COUNT + 2 * COLL__COUNT];
+};
+void ov_figures_next(const struct ov_sets *o, struct ov_walk *w, int64_t lo, int64_t hi, struct ov_figures *f);
 
 /* Classes per span under each scheme (caller frees). */
 uint8_t *classes_aorta(const struct trace *t);

@@ -137,6 +137,44 @@ int64_t ivset_len_in(const struct ivset *v, int64_t lo, int64_t hi)
 	return len_before(v, hi) - len_before(v, lo);
 }
 
+/* first_end_after(v, x), knowing the answer is at least at when every
+ * interval before at ends at or before x (checked: else searched whole) */
+static size_t first_end_after_from(const struct ivset *v, size_t at, int64_t x)
+{
+	if (at > v->n || (at > 0 && v->e[at - 1] > x))
+		return first_end_after(v, x);
+	for (int k = 0; k < 4; k++, at++) /* the next window is usually a few intervals on */
+		if (at >= v->n || v->e[at] > x)
+			return at;
+	size_t lo = at, hi = v->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->e[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* len_before, searching from *at */
+static int64_t len_before_from(const struct ivset *v, size_t *at, int64_t x)
+{
+	size_t i = *at = first_end_after_from(v, *at, x);
+	int64_t l = v->cum[i];
+	if (i < v->n && v->s[i] < x)
+		l += x - v->s[i];
+	return l;
+}
+
+int64_t ivset_len_in_from(const struct ivset *v, size_t *at, int64_t lo, int64_t hi)
+{
+	if (!v->n || hi <= lo)
+		return 0;
+	int64_t a = len_before_from(v, at, lo);
+	return len_before_from(v, at, hi) - a;
+}
+
 void ivset_union(struct ivset *out, const struct ivset *a, const struct ivset *b)
 {
 	size_t i = 0, j = 0;

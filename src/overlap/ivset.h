@@ -37,6 +37,10 @@ void ivset_seal(struct ivset *v);
 int64_t ivset_len(const struct ivset *v);
 /* |v ∩ [lo, hi)| in O(log n). */
 int64_t ivset_len_in(const struct ivset *v, int64_t lo, int64_t hi);
+/* ivset_len_in, searching from *at (0 at first; updated) forward: windows
+ * visited in ascending order cost a step or two instead of a search; any
+ * order gives the same result (a window behind *at is searched whole). */
+int64_t ivset_len_in_from(const struct ivset *v, size_t *at, int64_t lo, int64_t hi);
 
 /* out = a ∪ b, a ∩ b, a \ b (out must differ from a and b). */
 void ivset_union(struct ivset *out, const struct ivset *a, const struct ivset *b);

@@ -547,7 +547,7 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 					(long long)st->start_ns, (long long)st->end_ns);
 				for (size_t k = 0; k < NFIGURES; k++) {
 					fputc(',', o.f);
-					fprint_ms(o.f, fig_value(&FIGURES[k], &st->f));
+					fprint_ms(o.f, fig_value(&FIGURES[k], (const struct ov_figures *)&st->f));
 				}
 				fprintf(o.f, ",%d\n", st->host_bound);
 			}

@@ -84,7 +84,13 @@ double rep_step_loss(const struct rep_rank *r, size_t k)
 double rep_step_v(const struct rep_rank *r, size_t k, int f)
 {
 	/* the engine's figures, under analyze's keys */
-	return rep_fig_ms(&REP_FIGS[f], r->rr->nsteps ? &r->rr->steps[k].f : &r->rr->total);
+	const struct rep_fig_def *d = &REP_FIGS[f];
+	const struct rank_result *rr = r->rr;
+	if (!rr->nsteps)
+		return rep_fig_ms(d, &rr->total);
+	if (d->coll >= 0) /* as rep_fig_ms: coll_ns - coll_exposed_ns of the step */
+		return (double)(step_coll_ns(rr, k, d->coll, 0) - step_coll_ns(rr, k, d->coll, 1)) * 1e-6;
+	return (double)*(const int64_t *)((const char *)&rr->steps[k].f + d->off) * 1e-6;
 }
 
 static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *c)
@@ -254,6 +260,7 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 		return s;
 	double *v = xmalloc(n * sizeof(*v)), sum = 0;
 	size_t m = 0;
+	int negzero = 0;
 	for (size_t i = 0; i < nr; i++)
 		for (size_t k = rep_first_kept(&rk[i], skip); k < rk[i].nsteps; k++) {
 			double x = f < 0 ? rep_step_loss(&rk[i], k) : rep_step_v(&rk[i], k, f);
@@ -261,9 +268,13 @@ static struct rep_stat stat_of(const struct rep_rank *rk, size_t nr, int skip, i
 				continue;
 			v[m++] = x;
 			sum += x;
+			negzero |= x == 0 && signbit(x);
 		}
 	if (m) {
-		qsort(v, m, sizeof(*v), cmp_d);
+		if (negzero)
+			qsort(v, m, sizeof(*v), cmp_d);
+		else
+			sort_doubles(v, m);
 		s.n = m;
 		s.mean = sum / (double)m;
 		s.p50 = pctl_sorted(v, m, 0.50);

@@ -42,6 +42,33 @@ static void test_ivset_union_merges_nested_overlapping_and_touching(void)
 	ivset_release(&v);
 }
 
+/* ivset_len_in_from: the same lengths as ivset_len_in whatever order the
+ * windows come in (ascending, touching, backwards, far ahead), the cursor
+ * only a hint: 40 intervals [10i, 10i+4), windows checked by hand and
+ * against ivset_len_in */
+static void test_ivset_len_in_from_any_order(void)
+{
+	int64_t s[40], e[40];
+	for (int i = 0; i < 40; i++)
+		s[i] = 10 * i, e[i] = 10 * i + 4;
+	struct ivset v;
+	build(&v, s, e, 40);
+	size_t at = 0;
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 2, 12), 4);    /* [2,4) + [10,12) */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 12, 33), 9);   /* [12,14) + [20,24) + [30,33) */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 0, 5), 4);     /* backwards: searched whole */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 300, 395), 40); /* far ahead: [300..394) 10 intervals */
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, 395, 1000), 0);
+	CHECK_EQ_I(ivset_len_in_from(&v, &at, -5, 1000), 160);
+	int64_t lo = -7;
+	for (int k = 0; k < 200; k++) { /* a walk with steps forward and back */
+		int64_t a = lo, b = lo + (k % 7) * 3;
+		CHECK_EQ_I(ivset_len_in_from(&v, &at, a, b), ivset_len_in(&v, a, b));
+		lo += k % 5 == 4 ? -11 : 3;
+	}
+	ivset_release(&v);
+}
+
 static void test_ivset_unsorted_input_and_zero_length_only(void)
 {
 	int64_t s[] = { 50, 10, 5, 5 }, e[] = { 60, 20, 5, 5 };
@@ -218,7 +245,7 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	struct trace_set s = { 0 };
 	trace_set_add(&s, t);
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
 	analysis_from_set(&s, &o, &a);
 	CHECK_EQ_I(a.n, 1);
 	struct rank_result *r = &a.r[0];
@@ -235,6 +262,15 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	CHECK_EQ_I(r->steps[0].f.window_ns + r->steps[1].f.window_ns, r->total.window_ns);
 	CHECK_EQ_I(r->steps[0].f.exposed_comm_ns + r->steps[1].f.exposed_comm_ns,
 		   r->total.exposed_comm_ns);
+	/* per collective, kept beside the steps for the one type there is:
+	 * step 1 all-reduce [250,500) = 250, exposed [300,500) = 200 (the GEMM
+	 * covers [250,300)); step 2 [500,600) = 100, exposed 0 */
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_REDUCE, 0), 250);
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_REDUCE, 1), 200);
+	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 0), 100);
+	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 1), 0);
+	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_GATHER, 0), 0);
+	CHECK_EQ_I(r->nstep_coll, 4); /* 2 steps x 2 columns: all-reduce's time and its exposed part */
 	analysis_free(&a);
 }
 
@@ -285,7 +321,7 @@ static void test_cross_rank_wait_and_late_rank(void)
 		trace_set_add(&s, t);
 	}
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
 	analysis_from_set(&s, &o, &a);
 	CHECK_EQ_I(a.matched_groups, 3);
 	CHECK_EQ_I(a.late_rank, 1);
@@ -345,6 +381,7 @@ static void test_stream_sets_match_brute_force_with_many_streams(void)
 int main(void)
 {
 	TEST(test_ivset_union_merges_nested_overlapping_and_touching);
+	TEST(test_ivset_len_in_from_any_order);
 	TEST(test_ivset_unsorted_input_and_zero_length_only);
 	TEST(test_ivset_intersection_and_difference);
 	TEST(test_ivset_matches_brute_force_on_random_spans);

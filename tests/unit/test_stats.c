@@ -5,6 +5,7 @@
 #include "testing.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/stats.h"
@@ -53,8 +54,41 @@ static void test_select_kth_partitions_around_the_kth(void)
 	CHECK_NEAR(select_kth_d(one, 1, 0), 42.0, 0);
 }
 
+/* sort_doubles: the order qsort gives, on values worked by hand
+ * (negatives, infinities, a subnormal, repeats) and on 200 generated arrays */
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void test_sort_doubles_orders_as_qsort(void)
+{
+	double v[] = { 3.5, -2, INFINITY, 0, 5e-324, -INFINITY, 3.5, -1e300, 1e-9, -0.25 };
+	const double want[] = { -INFINITY, -1e300, -2, -0.25, 0, 5e-324, 1e-9, 3.5, 3.5, INFINITY };
+	sort_doubles(v, 10);
+	CHECK(memcmp(v, want, sizeof(want)) == 0);
+	double z[] = { 0.0, -0.0 };
+	sort_doubles(z, 2);
+	CHECK(signbit(z[0]) && !signbit(z[1]));
+	unsigned x = 12345;
+	for (int t = 0; t < 200; t++) {
+		double a[300], b[300];
+		size_t n = 1 + (size_t)t % 300;
+		for (size_t i = 0; i < n; i++) {
+			x = x * 1103515245u + 12345u;
+			double d = ldexp((double)(x >> 8), (int)(x % 120) - 60);
+			a[i] = b[i] = (x & 1) ? -d - 1 : d; /* never -0.0 */
+		}
+		sort_doubles(a, n);
+		qsort(b, n, sizeof(b[0]), cmp_dbl);
+		CHECK(memcmp(a, b, n * sizeof(a[0])) == 0);
+	}
+}
+
 int main(void)
 {
+	TEST(test_sort_doubles_orders_as_qsort);
 	TEST(test_select_kth_partitions_around_the_kth);
 	TEST(test_percentile_interpolates_between_ranks);
 	TEST(test_int64_median_is_the_mean_of_the_middle_two);
