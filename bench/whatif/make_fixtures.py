@@ -26,6 +26,8 @@ Plants (kind at where on rank):
   host_sleep  time.sleep on the host
   gpu_sleep   torch.cuda._sleep (one spin kernel) calibrated to ms
   gpu_matmul  extra 4096^3 bf16 matmuls (count calibrated to ms)
+  layers      (where "build") the rank's stage runs this many of the pipeline's 8
+              layers instead of 4 (the value, in the ms field)
   where: before_fwd (before the step's forward; in pp before each
   micro-batch's forward) or in_bwd (a gradient hook in the middle of the
   model: once per backward, i.e. per micro-batch in pp).
@@ -99,6 +101,11 @@ CASES = {
     "pp_matmul_bwd_r3": ("pp", {"rank": 3}, [P(3, "in_bwd", "gpu_matmul", 1.0)], [],
                          "rank 3 (stage 1, replica 1) runs ~1 ms of extra matmuls in each micro-batch's"
                          " backward; rank 1 waits through recv, rank 2 through the DP all-reduce"),
+    "pp_stage_imbalance": ("pp", {"fix": "the stage balance"},
+                           [P(0, "build", "layers", 2), P(1, "build", "layers", 2),
+                            P(2, "build", "layers", 6), P(3, "build", "layers", 6)], [],
+                           "stage 0 runs 2 of the 8 layers and stage 1 runs 6 (the base run: 4 and 4):"
+                           " the partition, not a rank, is slow; the stage balance gives the base step"),
 }
 
 
@@ -227,8 +234,9 @@ def build_fsdp(rank, dev, cpu, tap):
     return step
 
 
-def build_pp(rank, dev, cpu, tap, groups):
+def build_pp(rank, dev, cpu, tap, groups, layers=None):
     dim, n, tokens, nmb = (64, 4, 16, 4) if cpu else (4096, 4, 4096, 4)
+    n = layers or n  # a "layers" plant: this stage's share of the 8 layers
     dtype = torch.float32 if cpu else torch.bfloat16
     stage = 0 if rank in STAGES[0] else 1
     peer = rank + 2 if stage == 0 else rank - 2
@@ -292,7 +300,8 @@ def one_run(rank, dev, cpu, job, plants, path, cal, groups):
     elif job == "fsdp":
         step = build_fsdp(rank, dev, cpu, tap)
     else:
-        step = build_pp(rank, dev, cpu, tap, groups)
+        layers = next((int(p["ms"]) for p in plants if p["rank"] == rank and p["kind"] == "layers"), None)
+        step = build_pp(rank, dev, cpu, tap, groups, layers)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     sync()
     dist.barrier()

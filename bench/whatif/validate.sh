@@ -66,7 +66,10 @@ for n in sorted(os.listdir(d)):
     ok_a = w["replay_error_pct"] <= 3.0 and w["reproduced"] and worst <= 3.0
     # (b) the prediction for the target
     tg = tr["target"]
-    if "rank" in tg:
+    if "fix" in tg:  # a fix by its name (the stage balance)
+        fix = [x for x in w["by_rank"] + w.get("by_group", []) + w.get("by_op", []) if x["fix"] == tg["fix"]]
+        label = "balance" if tg["fix"] == "the stage balance" else tg["fix"]
+    elif "rank" in tg:
         fix = [x for x in w["by_rank"] if x["rank"] == tg["rank"]]
         label = f"rank {tg['rank']}"
     else:

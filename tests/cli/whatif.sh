@@ -70,7 +70,9 @@ for name, w in (("base", wb), ("slowed", ws)):
 t = truth["target"]
 measured = truth["expected_step_ms_if_fixed"]
 fixes = ws.get("by_rank", []) + ws.get("by_group", [])
-if "rank" in t:
+if "fix" in t:  # a fix by its name (the stage balance)
+    want = [f for f in fixes if f.get("fix") == t["fix"]]
+elif "rank" in t:
     want = [f for f in fixes if f.get("rank") == t["rank"]]
 else:
     ranks = ",".join(str(r) for r in sorted(t.get("ranks", [])))
