@@ -98,7 +98,7 @@ static void reconcile_late(const struct analysis *a, struct diagnosis *d)
 		return;
 	if (w->verdict && !strncmp(w->verdict, "not conclusive", 14))
 		return; /* delays nothing explains: the what-if cannot weigh the fix */
-	double lim = 0.01 * w->replay_step_ms > w->uncertainty_ms ? 0.01 * w->replay_step_ms : w->uncertainty_ms;
+	double lim = whatif_material_ms(w);
 	/* no fix at all is material (on the complete steps: whatif.c verdict) */
 	int none = !w->verdict || strncmp(w->verdict, "fixing ", 7) != 0;
 	const struct whatif_fix *f = NULL;
@@ -122,7 +122,6 @@ static void reconcile_late(const struct analysis *a, struct diagnosis *d)
 			"%.3f ms faster (its work exceeds its peers' by no more)", a->late_rank, 100.0 * a->late_share, lim);
 	add(h, hn, n, ": the waiting it caused is absorbed elsewhere in the step (hidden under compute, in "
 	    "idle time the step spends anyway, or taken over by the next-slowest rank)");
-	d->late_fix_immaterial = 1;
 }
 
 void analysis_diagnose(const struct analysis *a, struct diagnosis *d)

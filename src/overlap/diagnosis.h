@@ -57,7 +57,6 @@ struct diagnosis {
 	int64_t wait_ns, transfer_ns;  /* all ranks, matched collectives */
 	int64_t comm_ns, exposed_ns, step_ns; /* all ranks, kept steps (whole trace if none) */
 	size_t host_bound_steps, steps;       /* all ranks, kept steps */
-	int late_fix_immaterial;       /* a late rank is named, but the what-if finds fixing it immaterial */
 	char headline[1024];           /* one or two sentences, no trailing newline */
 };
 

@@ -1764,6 +1764,12 @@ static struct whatif_fix *take(struct evald *v, size_t n)
 	return f;
 }
 
+double whatif_material_ms(const struct whatif *w)
+{
+	double pct = 0.01 * w->replay_step_ms;
+	return pct > w->uncertainty_ms ? pct : w->uncertainty_ms;
+}
+
 const struct whatif_fix *whatif_best(const struct whatif *w)
 {
 	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op }, *best = NULL;
@@ -1873,7 +1879,7 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 		    const struct evald *v, size_t nv)
 {
 	char b[1400], u[320] = "", idle[400] = "", unk[300] = "";
-	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	double lim = whatif_material_ms(w); /* rep_mean is w->replay_step_ms */
 	double gain = best ? best->gain_ms : 0;
 	/* a gain that lies in the trace's last step alone is not a step's gain */
 	const char *over = "of the step";
@@ -2201,7 +2207,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	size_t n = 0, cap = 0;
 	uint8_t *mask = xcalloc(c->n, 1);
 	int32_t *cand = xmalloc(c->n * sizeof(*cand));
-	double lim = 0.01 * rep_mean > w->uncertainty_ms ? 0.01 * rep_mean : w->uncertainty_ms;
+	double lim = whatif_material_ms(w); /* rep_mean is w->replay_step_ms */
 	size_t nc = rank_candidates(c, cand, lim);
 	char b[64];
 	for (size_t q = 0; q < nc; q++) {

@@ -95,5 +95,8 @@ void whatif_free(struct whatif *w);
 /* The fix the verdict names: the largest gain, or the narrowest fix (a
  * rank, then a group) that gets at least 90 % of it; NULL when none. */
 const struct whatif_fix *whatif_best(const struct whatif *w);
+/* What a gain must exceed to be material (ms): 1 % of the replayed step
+ * and the clock uncertainty, as the verdict weighs every fix. */
+double whatif_material_ms(const struct whatif *w);
 
 #endif
