@@ -106,10 +106,11 @@ int64_t ivset_len(const struct ivset *v)
 	return v->n ? v->cum[v->n] : 0;
 }
 
-/* Number of intervals with end <= x (the first index whose end > x). */
-static size_t first_end_after(const struct ivset *v, int64_t x)
+/* Number of intervals with end <= x (the first index whose end > x),
+ * searched from lo, below which every interval ends at or before x. */
+static size_t first_end_after_in(const struct ivset *v, size_t lo, int64_t x)
 {
-	size_t lo = 0, hi = v->n;
+	size_t hi = v->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (v->e[mid] <= x)
@@ -123,7 +124,7 @@ static size_t first_end_after(const struct ivset *v, int64_t x)
 /* Length of v ∩ (-inf, x). */
 static int64_t len_before(const struct ivset *v, int64_t x)
 {
-	size_t i = first_end_after(v, x); /* intervals 0..i-1 end at or before x */
+	size_t i = first_end_after_in(v, 0, x); /* intervals 0..i-1 end at or before x */
 	int64_t l = v->cum[i];
 	if (i < v->n && v->s[i] < x)
 		l += x - v->s[i];
@@ -142,19 +143,11 @@ int64_t ivset_len_in(const struct ivset *v, int64_t lo, int64_t hi)
 static size_t first_end_after_from(const struct ivset *v, size_t at, int64_t x)
 {
 	if (at > v->n || (at > 0 && v->e[at - 1] > x))
-		return first_end_after(v, x);
+		return first_end_after_in(v, 0, x);
 	for (int k = 0; k < 4; k++, at++) /* the next window is usually a few intervals on */
 		if (at >= v->n || v->e[at] > x)
 			return at;
-	size_t lo = at, hi = v->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v->e[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return first_end_after_in(v, at, x);
 }
 
 /* len_before, searching from *at */
