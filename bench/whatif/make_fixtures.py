@@ -35,6 +35,12 @@ Plants (kind at where on rank):
   python3 bench/whatif/make_fixtures.py OUTDIR --job ddp|fsdp|pp [CASE...]
   python3 bench/whatif/make_fixtures.py OUTDIR --cpu ...   (gloo, tiny sizes:
       tests the script without GPUs; the figures mean nothing)
+  --active N    profiled steps per run (default 4)
+  --repeats N   runs of each of base and slowed, interleaved (base, slowed, base,
+                slowed, ...; default 2); run 1's traces are the fixture, run k's
+                go to OUTDIR/.repeat (k = 2) or OUTDIR/.repeatK; truth.json keeps
+                every run's figures (measured.*.runs) and their median step
+                (measured.*.median_of_runs_ms)
 Keeps NVLink multicast off (NCCL_NVLS_ENABLE=0 etc.).
 """
 import argparse
@@ -377,7 +383,14 @@ def one_run(rank, dev, cpu, job, plants, path, cal, groups):
     }
 
 
+def set_active(n):
+    global ACTIVE, PROFILED
+    ACTIVE = n
+    PROFILED = list(range(FIRST, FIRST + ACTIVE))
+
+
 def worker(rank, args, cases, port):
+    set_active(args.active)  # a spawned worker re-imports this module: set it again
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), NCCL_NVLS_ENABLE="0",
                       TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
     if args.cpu:
@@ -400,12 +413,16 @@ def worker(rank, args, cases, port):
     for case in cases:
         job, target, slowed, base, note = CASES[case]
         res = {}
-        # base, slowed, then both again (traces of the repeat kept apart, in
-        # OUT/.repeat): the repeat tells how far a run's step moves by itself
-        for run, plants, top in (("base", base, args.out), ("slowed", slowed, args.out),
-                                 ("base_repeat", base, os.path.join(args.out, ".repeat")),
-                                 ("slowed_repeat", slowed, os.path.join(args.out, ".repeat"))):
-            d = os.path.join(top, case, run.replace("_repeat", ""))
+        # base, slowed, then both again (traces of the repeats kept apart, in
+        # OUT/.repeat, .repeat3, ...): the repeats tell how far a run's step
+        # moves by itself
+        order = []
+        for k in range(1, args.repeats + 1):
+            sfx = "" if k == 1 else "_repeat" if k == 2 else f"_repeat{k}"
+            top = args.out if k == 1 else os.path.join(args.out, ".repeat" if k == 2 else f".repeat{k}")
+            order += [("base" + sfx, base, top), ("slowed" + sfx, slowed, top)]
+        for run, plants, top in order:
+            d = os.path.join(top, case, run.split("_")[0])
             os.makedirs(d, exist_ok=True)
             t0 = time.time()
             r = one_run(rank, dev, args.cpu, job, plants, os.path.join(d, f"rank{rank}.json.gz"), cal, groups)
@@ -445,17 +462,24 @@ def write_truth(args, case, res, cals):
                     "per": "micro-batch (4 per step)" if job == "pp" else "step"},
         "calibration": cals,
         "measured": {run: {**summary(res[run]), **res[run],
-                           "repeat": {k: v for k, v in summary(res[run + "_repeat"]).items() if k != "source"}}
+                           **({"repeat": {k: v for k, v in summary(res[run + "_repeat"]).items() if k != "source"}}
+                              if run + "_repeat" in res else {})}
                      for run in ("base", "slowed")},
     }
+    if args.repeats > 2:  # every run's figures, in the order they ran, and their median step
+        for run in ("base", "slowed"):
+            keys = [run] + [k for k in res if k.startswith(run + "_repeat")]
+            runs = [{k: v for k, v in summary(res[x]).items() if k != "source"} for x in keys]
+            truth["measured"][run]["runs"] = runs
+            truth["measured"][run]["median_of_runs_ms"] = round(statistics.median(r["step_ms"] for r in runs), 4)
     truth["expected_step_ms_if_fixed"] = truth["measured"]["base"]["step_ms"]
     path = os.path.join(args.out, case, "truth.json")
     with open(path + ".tmp", "w") as f:
         json.dump(truth, f, indent=1)
     os.replace(path + ".tmp", path)
     b, s = truth["measured"]["base"], truth["measured"]["slowed"]
-    print(f"{case}: base {b['step_ms']:.3f} ms (repeat {b['repeat']['step_ms']:.3f}), slowed {s['step_ms']:.3f} ms"
-          f" (repeat {s['repeat']['step_ms']:.3f}); unprofiled {b['unprofiled_step_ms']:.3f} / "
+    rep = lambda m: " ".join(f"{r['step_ms']:.3f}" for r in m.get("runs", [m] + ([m["repeat"]] if "repeat" in m else [])))
+    print(f"{case}: base {rep(b)} ms, slowed {rep(s)} ms; unprofiled {b['unprofiled_step_ms']:.3f} / "
           f"{s['unprofiled_step_ms']:.3f}; {sum(r['seconds'] for r in res.values()):.1f} s", flush=True)
 
 
@@ -466,7 +490,12 @@ def main():
     ap.add_argument("--job", choices=["ddp", "fsdp", "pp"])
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--port", type=int, default=29711)
+    ap.add_argument("--active", type=int, default=ACTIVE)
+    ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_intermixed_args()
+    if args.active < 2 or args.repeats < 1:
+        sys.exit("make_fixtures.py: --active needs at least 2 steps, --repeats at least 1 run")
+    set_active(args.active)
     cases = args.cases or [c for c in CASES if args.job is None or CASES[c][0] == args.job]
     for c in cases:
         if c not in CASES:
