@@ -7,8 +7,9 @@
  * output on every rank equals the reference (unsplit GEMM on NCCL's all-
  * gather, NCCL's reduce-scatter of the unsplit GEMM) within the bound the
  * measurement states, and that its times are positive and sane:
- * e2e >= 0.5 max(gemm, comm) (an overlapped operator cannot beat the
- * slower of its two parts by 2x; a broken timer or a skipped GEMM would;
+ * e2e >= 0.5 max(gemm, comm) where the parts take 0.1 ms or more (an
+ * overlapped operator cannot beat the slower of its two parts by 2x; a
+ * broken timer or a skipped GEMM would;
  * for ring exchange, whose transfers are copy-engine copies rather than
  * NCCL's collective, e2e >= 0.5 gemm).
  * Also: inputs that cannot run are rejected before any GPU work, a traced
@@ -126,12 +127,18 @@ static void run_case(struct tp_session *s, const struct tp_shape *sh, const stru
 	/* the GEMM's work is all there; so is NCCL's collective for the
 	 * methods that call it with the same bytes (ring exchange moves the
 	 * data with copy-engine copies instead, which on small shapes beat
-	 * NCCL's latency floor, so only the GEMM bounds it) */
-	if (c->method == TP_RING_EXCHANGE)
-		CHECK(m.e2e_ms >= 0.5 * m.gemm_ms);
-	else
-		CHECK(m.e2e_ms >= 0.5 * (m.gemm_ms > m.comm_ms ? m.gemm_ms : m.comm_ms));
-	CHECK(m.serial_ms >= 0.5 * (m.gemm_ms > m.comm_ms ? m.gemm_ms : m.comm_ms));
+	 * NCCL's latency floor, so only the GEMM bounds it).  Only where the
+	 * parts take 0.1 ms or more: below, each figure is a few launches'
+	 * latency (the small shapes' GEMM is ~1 us of work measured as 8-50 us)
+	 * and a slow host makes one part's median exceed the whole's (seen
+	 * once in 40 runs under ASan: gemm 0.047 ms, serial 0.021 ms) */
+	if ((m.gemm_ms > m.comm_ms ? m.gemm_ms : m.comm_ms) >= 0.1) {
+		if (c->method == TP_RING_EXCHANGE)
+			CHECK(m.e2e_ms >= 0.5 * m.gemm_ms);
+		else
+			CHECK(m.e2e_ms >= 0.5 * (m.gemm_ms > m.comm_ms ? m.gemm_ms : m.comm_ms));
+		CHECK(m.serial_ms >= 0.5 * (m.gemm_ms > m.comm_ms ? m.gemm_ms : m.comm_ms));
+	}
 	CHECK(isnan(m.overlap_ratio));
 	if (!trace_dir)
 		CHECK(m.trace_path[0] == 0);
