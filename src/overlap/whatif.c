@@ -45,10 +45,13 @@
 #include "overlap/whatif.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/stats.h"
 #include "overlap/analysis.h"
@@ -63,6 +66,7 @@
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
+#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 40 bytes an op) */
 #define UNSET INT64_MIN
 
 /* ---- the op table (per rank, from analysis_rank) ------------------------------ */
@@ -327,20 +331,26 @@ static int op_cat(const struct wop *o)
 	}
 }
 
-/* What the replay reads and writes for one op, together (one or two cache
- * lines per op instead of one per array). */
-struct rop {
-	int64_t S, E, L;             /* replayed start, end, launch */
-	int64_t d2, g2, x2;          /* this replay's duration, host gap, transfer */
+/* What every replay reads of one op and none changes. */
+struct sop {
 	int64_t lat;                 /* measured latency */
 	int64_t l;                   /* measured launch (aligned), UNSET if unknown */
 	int32_t sprev, grp;          /* previous op on its stream; matched collective, -1 */
 };
 
+/* What one replay reads and writes for one op (one replay state per worker,
+ * so scenarios replay at once on several threads). */
+struct rop {
+	int64_t S, E, L;             /* replayed start, end, launch */
+	int64_t d2;                  /* this replay's duration; of a matched call, its transfer */
+	int64_t g2;                  /* this replay's host gap */
+};
+
+/* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
 	const struct rank_result *r;
 	size_t n;
-	struct rop *o;               /* per op: the replay's working set */
+	struct sop *o;               /* per op */
 	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
 	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
@@ -351,25 +361,43 @@ struct rk {
 	size_t nh;
 	int32_t **sops;
 	size_t *nsops, nstr;
-	/* one replay */
 	int64_t *xi;                 /* per call: its ideal transfer */
-	size_t hp, *sp;
-	int inq;
-	/* step windows: per step index of the rank */
-	int64_t *ws, *we;
-	int32_t *wlast;              /* per step index: its op with the latest end (last replay) */
-	/* step barriers, per step index: measured latest end; this replay's
-	 * latest end and ops not yet ended; ops; unexplained delay (ns) */
-	int64_t *bm, *bE, *unx;
-	size_t *brem, *bn, nbs;
+	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
+	/* step barriers, per step index: measured latest end; ops;
+	 * unexplained delay (ns) */
+	int64_t *bm, *unx;
+	size_t *bn, nbs;
+	uint64_t unexplained;        /* ops whose delay nothing explains */
 	int cls;                     /* work class (stage or 0) */
 	/* the first launch (aligned; UNSET without launches), its peers' lower
 	 * median (the ranks of its class whose first launch is in the same
-	 * step), this replay's; the step number of the first launch */
-	int64_t a0, ma0, a2, astep;
+	 * step); the step number of the first launch */
+	int64_t a0, ma0, astep;
+};
+
+/* One replay's state of one rank. */
+struct rst {
+	struct rop *o;               /* per op */
+	size_t hp, *sp;              /* position in launch order; per stream */
+	int inq;
+	int64_t *ws, *we;            /* step windows, per step index of the rank */
+	int32_t *wlast;              /* per step index: its op with the latest end */
+	int64_t *bE;                 /* per step index: latest end so far */
+	size_t *brem;                /* per step index: ops not yet ended */
+	int64_t a2;                  /* the first launch's anchor in this replay */
 };
 
 struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
+
+/* One worker's replay state: per rank, per collective, the work list. */
+struct wst {
+	struct rst *k;
+	struct cgrp *g;
+	int32_t *stack;
+	size_t nstack;
+	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
+	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+};
 
 struct slotm { int32_t ri, j; };
 
@@ -377,7 +405,7 @@ struct ctx {
 	struct analysis *a;
 	struct rk *k;
 	size_t n;
-	struct cgrp *g;
+	struct cgrp *g;              /* the collectives' members (at, n); the replay state is per worker */
 	size_t ng;
 	struct slotm *gm;            /* group members */
 	struct slotm *sm;            /* slot members, slot by slot */
@@ -385,17 +413,14 @@ struct ctx {
 	int64_t *med_all_d, *med_all_g; /* per slot */
 	int64_t *mid;                /* per slot: its two order statistics around the middle, of the
 	                              * durations then the gaps (peer_med) */
-	int64_t *xideal;             /* per group */
-	int32_t *stack;
-	size_t nstack;
 	int64_t *stepno;             /* the common steps */
 	int32_t **sidx;              /* per rank, per common step: its step index */
 	size_t nsteps;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	const double *rep;           /* the unmodified replay's steps (ms), once known */
 	size_t *csize;               /* ranks per work class */
-	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
-	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	struct wst *w;               /* per worker thread, allocated at its first replay */
+	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
@@ -421,9 +446,32 @@ static int64_t median_i64(int64_t *v, size_t n)
 	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
 }
 
-static void windows(struct rk *k, int measured);
+static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last);
 
-/* Measured inputs of one rank on the aligned clock. */
+/* The measured step windows (ts, te: each op's measured start and end). */
+static void windows_meas(struct rk *k, const int64_t *ts, const int64_t *te)
+{
+	size_t ns = k->r->nsteps;
+	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
+	for (size_t q = 0; q < ns; q++) {
+		k->mws[q] = INT64_MAX;
+		last[q] = INT64_MIN;
+	}
+	for (size_t j = 0; j < k->n; j++) {
+		int32_t q = k->r->ops[j].step;
+		if (q < 0)
+			continue;
+		if (ts[j] < k->mws[q])
+			k->mws[q] = ts[j];
+		if (te[j] > last[q])
+			last[q] = te[j];
+	}
+	cut_windows(ns, k->mws, k->mwe, last);
+	free(last);
+}
+
+/* Measured inputs of one rank on the aligned clock (ranks in parallel:
+ * it writes c->k[i] alone). */
 static void rk_init(struct ctx *c, size_t i)
 {
 	struct rk *k = &c->k[i];
@@ -471,7 +519,6 @@ static void rk_init(struct ctx *c, size_t i)
 	k->nstr = ns;
 	k->nsops = xcalloc(ns ? ns : 1, sizeof(*k->nsops));
 	k->sops = xcalloc(ns ? ns : 1, sizeof(*k->sops));
-	k->sp = xcalloc(ns ? ns : 1, sizeof(*k->sp));
 	for (size_t j = 0; j < n; j++)
 		k->nsops[si[j]]++;
 	for (size_t q = 0; q < ns; q++) {
@@ -492,7 +539,7 @@ static void rk_init(struct ctx *c, size_t i)
 		k->hpos[j] = -1;
 	for (size_t p = 0; p < k->nh; p++)
 		k->hpos[k->hord[p]] = (int32_t)p;
-	k->a0 = k->ma0 = k->a2 = k->nh ? k->o[k->hord[0]].l : UNSET;
+	k->a0 = k->ma0 = k->nh ? k->o[k->hord[0]].l : UNSET;
 	k->astep = INT64_MIN;
 	if (k->nh && r->ops[k->hord[0]].step >= 0)
 		k->astep = r->steps[r->ops[k->hord[0]].step].number;
@@ -508,9 +555,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->nbs = r->nsteps;
 	size_t nb = k->nbs ? k->nbs : 1;
 	k->bm = xmalloc(nb * sizeof(int64_t));
-	k->bE = xmalloc(nb * sizeof(int64_t));
 	k->unx = xcalloc(nb, sizeof(int64_t));
-	k->brem = xmalloc(nb * sizeof(size_t));
 	k->bn = xcalloc(nb, sizeof(size_t));
 	for (size_t q = 0; q < k->nbs; q++)
 		k->bm[q] = UNSET;
@@ -536,21 +581,20 @@ static void rk_init(struct ctx *c, size_t i)
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
 		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
-			c->unexplained++;
+			k->unexplained++;
 			if (r->ops[j].step >= 0)
 				k->unx[r->ops[j].step] += k->o[j].lat;
 		}
 	}
-	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
+	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	windows_meas(k, ts, te); /* while the rank's ops are in cache */
 	free(ts);
-	windows(k, 1); /* the measured windows, while the rank's ops are in cache */
 }
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t q = 0; q < k->nstr; q++)
@@ -928,13 +972,13 @@ struct scen {
 
 /* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
  * median over its members outside the set (the whole slot when none). */
-static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t *mg)
+static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg)
 {
 	int64_t *t1 = NULL, *t2 = NULL;
 	size_t cap = 0;
-	memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+	memset(cmask, 0, (c->n + 1) * sizeof(*cmask));
 	for (size_t i = 0; i < c->n; i++)
-		c->cmask[c->k[i].cls] += mask[i] != 0;
+		cmask[c->k[i].cls] += mask[i] != 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		size_t at = c->sat[q], n = c->sn[q], m = 0;
 		size_t kc = c->csize[c->k[c->sm[at].ri].cls];
@@ -952,7 +996,7 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 				t2[m++] = c->k[u.ri].gap[u.j];
 			}
 		}
-		size_t out = c->csize[c->k[c->sm[at].ri].cls] - c->cmask[c->k[c->sm[at].ri].cls];
+		size_t out = c->csize[c->k[c->sm[at].ri].cls] - cmask[c->k[c->sm[at].ri].cls];
 		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
 			t1[m] = t2[m] = 0;
 		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
@@ -1014,11 +1058,11 @@ static void build_anchors(struct ctx *c)
 
 /* The anchors' ideal for scenario sc into each rank's a2 (fixing never
  * makes a first launch later); returns how many moved. */
-static size_t fill_anchors(struct ctx *c, const struct scen *sc)
+static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen *sc)
 {
 	size_t changed = 0;
 	for (size_t i = 0; i < c->n; i++)
-		c->k[i].a2 = c->k[i].a0;
+		s->k[i].a2 = c->k[i].a0;
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = anchor_group(c, a);
 		size_t K = b - a, out = 0;
@@ -1031,14 +1075,14 @@ static size_t fill_anchors(struct ctx *c, const struct scen *sc)
 					set = c->k[c->aord[p]].a0;
 		}
 		for (size_t p = a; p < b; p++) {
-			struct rk *k = &c->k[c->aord[p]];
+			const struct rk *k = &c->k[c->aord[p]];
 			int64_t v = k->a0;
 			if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == WC_HOST))
 				v = all;
 			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
 				v = sc->single >= 0 ? k->ma0 : set;
 			if (v < k->a0) {
-				k->a2 = v;
+				s->k[c->aord[p]].a2 = v;
 				changed++;
 			}
 		}
@@ -1046,20 +1090,21 @@ static size_t fill_anchors(struct ctx *c, const struct scen *sc)
 	return changed;
 }
 
-/* Sets d2, g2, x2 for scenario sc and resets the replayed S, E and L;
- * returns how many differ from the measured values (0: the replay would be
- * the unmodified one). */
-static size_t fill(struct ctx *c, const struct scen *sc)
+/* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
+ * worker state s; returns how many differ from the measured values (0:
+ * the replay would be the unmodified one). */
+static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 {
 	size_t changed = 0;
 	int64_t *md = NULL, *mg = NULL;
 	if (sc->type == SC_SET && sc->single < 0) {
 		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
 		mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*mg));
-		set_medians(c, sc->mask, md, mg);
+		set_medians(c, s->cmask, sc->mask, md, mg);
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
+		const struct rk *k = &c->k[i];
+		struct rop *z = s->k[i].o;
 		int fixed = sc->type == SC_SET && sc->mask[i];
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
@@ -1067,75 +1112,73 @@ static size_t fill(struct ctx *c, const struct scen *sc)
 			/* a matched call's transfer and ideal transfer (0 for the rest) */
 			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
 			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
-			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
-			k->o[j].d2 = k->d[j];
-			k->o[j].g2 = k->gap[j];
-			k->o[j].x2 = xm;
+			int64_t d2 = k->d[j], g2 = k->gap[j], x2 = xm;
 			if (sc->type == SC_ALL) {
 				if (q >= 0)
-					k->o[j].d2 = c->med_all_d[q];
+					d2 = c->med_all_d[q];
 				if (q >= 0 && host)
-					k->o[j].g2 = c->med_all_g[q];
-				k->o[j].x2 = xim;
+					g2 = c->med_all_g[q];
+				x2 = xim;
 			} else if (sc->type == SC_CAT) {
 				if (sc->cat == WC_HOST && q >= 0 && host)
-					k->o[j].g2 = c->med_all_g[q];
+					g2 = c->med_all_g[q];
 				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					k->o[j].x2 = xim;
+					x2 = xim;
 				else if (sc->cat == k->cat[j] && q >= 0)
-					k->o[j].d2 = c->med_all_d[q];
+					d2 = c->med_all_d[q];
 			} else if (sc->type == SC_BAL) {
 				if (c->bal)
-					k->o[j].d2 = c->bal[i][j];
+					d2 = c->bal[i][j];
 			} else if (fixed) {
 				if (sc->part & PART_DUR)
-					k->o[j].d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
+					d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
 				if ((sc->part & PART_HOST) && host)
-					k->o[j].g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
+					g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
 			}
 			/* fixing never makes an op slower: the ideal is at most what it took
 			 * (balancing the stages moves work: the light stages' ops grow) */
-			if (k->o[j].d2 > k->d[j] && sc->type != SC_BAL)
-				k->o[j].d2 = k->d[j];
-			if (k->o[j].x2 > xm)
-				k->o[j].x2 = xm;
-			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != xm;
+			if (d2 > k->d[j] && sc->type != SC_BAL)
+				d2 = k->d[j];
+			if (x2 > xm)
+				x2 = xm;
+			changed += d2 != k->d[j] || g2 != k->gap[j] || x2 != xm;
+			z[j] = (struct rop){ UNSET, UNSET, UNSET, k->o[j].grp >= 0 ? x2 : d2, g2 };
 		}
 	}
 	free(md);
 	free(mg);
-	return changed + fill_anchors(c, sc);
+	return changed + fill_anchors(c, s, sc);
 }
 
-static void push(struct ctx *c, size_t i)
+static void push(struct wst *s, size_t i)
 {
-	if (c->k[i].inq)
+	if (s->k[i].inq)
 		return;
-	c->k[i].inq = 1;
-	c->stack[c->nstack++] = (int32_t)i;
+	s->k[i].inq = 1;
+	s->stack[s->nstack++] = (int32_t)i;
 }
 
-/* Op j of rank i has its end: its step's barrier moves. */
-static void ended(struct rk *k, int32_t j)
+/* Op j of rank k (its replay state z) has its end: its step's barrier moves. */
+static void ended(const struct rk *k, struct rst *z, int32_t j)
 {
 	int32_t q = k->r->ops[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
-	k->brem[q]--;
-	if (k->o[j].E > k->bE[q] || (k->o[j].E == k->bE[q] && j < k->wlast[q])) {
-		k->bE[q] = k->o[j].E;
-		k->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
+	z->brem[q]--;
+	if (z->o[j].E > z->bE[q] || (z->o[j].E == z->bE[q] && j < z->wlast[q])) {
+		z->bE[q] = z->o[j].E;
+		z->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
 	}
 }
 
 /* A call of a matched collective started: when its last call has, every
  * call ends at the last arrival plus its transfer. */
-static void arrive(struct ctx *c, size_t i, int32_t j)
+static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 {
-	struct cgrp *g = &c->g[c->k[i].o[j].grp];
+	struct cgrp *g = &s->g[c->k[i].o[j].grp];
 	g->arrived++;
-	if (c->k[i].o[j].S > g->last_s || g->last_r < 0) {
-		g->last_s = c->k[i].o[j].S;
+	if (s->k[i].o[j].S > g->last_s || g->last_r < 0) {
+		g->last_s = s->k[i].o[j].S;
 		g->last_r = (int32_t)i;
 		g->last_o = j;
 	}
@@ -1143,83 +1186,85 @@ static void arrive(struct ctx *c, size_t i, int32_t j)
 		return;
 	for (size_t m = 0; m < g->n; m++) {
 		struct slotm u = c->gm[g->at + m];
-		struct rk *k = &c->k[u.ri];
-		k->o[u.j].E = g->last_s + k->o[u.j].x2;
-		if (k->o[u.j].E < k->o[u.j].S)
-			k->o[u.j].E = k->o[u.j].S;
-		ended(k, u.j);
-		push(c, (size_t)u.ri);
+		struct rst *z = &s->k[u.ri];
+		z->o[u.j].E = g->last_s + z->o[u.j].d2; /* a matched call's d2: its transfer */
+		if (z->o[u.j].E < z->o[u.j].S)
+			z->o[u.j].E = z->o[u.j].S;
+		ended(&c->k[u.ri], z, u.j);
+		push(s, (size_t)u.ri);
 	}
 }
 
 /* The start of op j once what it waits for is known; 0 when not yet. */
-static int try_start(struct ctx *c, size_t i, int32_t j)
+static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 {
-	struct rk *k = &c->k[i];
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
 	const struct wop *o = &k->r->ops[j];
-	int64_t ready = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
+	int64_t ready = k->o[j].sprev >= 0 ? z->o[k->o[j].sprev].E : UNSET;
 	if (k->o[j].l != UNSET) {
-		if (k->o[j].L == UNSET)
+		if (z->o[j].L == UNSET)
 			return 0;
-		if (k->o[j].L > ready)
-			ready = k->o[j].L;
+		if (z->o[j].L > ready)
+			ready = z->o[j].L;
 	}
 	if (o->bar && o->step >= 1 && (size_t)o->step <= k->nbs) { /* the step barrier */
-		if (k->brem[o->step - 1])
+		if (z->brem[o->step - 1])
 			return 0;
-		if (k->bE[o->step - 1] > ready)
-			ready = k->bE[o->step - 1];
+		if (z->bE[o->step - 1] > ready)
+			ready = z->bE[o->step - 1];
 	}
 	if (o->dep >= 0) {
-		if (k->o[o->dep].E == UNSET)
+		if (z->o[o->dep].E == UNSET)
 			return 0;
-		if (k->o[o->dep].E > ready)
-			ready = k->o[o->dep].E;
+		if (z->o[o->dep].E > ready)
+			ready = z->o[o->dep].E;
 	}
-	k->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
-	if (o->step >= 0 && (size_t)o->step < k->nbs && k->o[j].S < k->ws[o->step])
-		k->ws[o->step] = k->o[j].S; /* the step's first start (windows_tracked) */
+	z->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
+	if (o->step >= 0 && (size_t)o->step < k->nbs && z->o[j].S < z->ws[o->step])
+		z->ws[o->step] = z->o[j].S; /* the step's first start (windows_tracked) */
 	if (k->o[j].grp < 0) {
-		k->o[j].E = k->o[j].S + k->o[j].d2;
-		ended(k, j);
+		z->o[j].E = z->o[j].S + z->o[j].d2;
+		ended(k, z, j);
 	} else
-		arrive(c, i, j);
+		arrive(c, s, i, j);
 	return 1;
 }
 
 /* Replays rank i as far as what it waits for allows. */
-static void advance(struct ctx *c, size_t i)
+static void advance(const struct ctx *c, struct wst *s, size_t i)
 {
-	struct rk *k = &c->k[i];
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
 	for (int prog = 1; prog;) {
 		prog = 0;
-		while (k->hp < k->nh) {
-			int32_t j = k->hord[k->hp];
+		while (z->hp < k->nh) {
+			int32_t j = k->hord[z->hp];
 			int32_t h = k->r->ops[j].hdep;
-			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->a2; /* the first: its anchor */
+			int64_t base = z->hp ? z->o[k->hord[z->hp - 1]].L : z->a2; /* the first: its anchor */
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
-				if (k->o[h].E == UNSET)
+				if (z->o[h].E == UNSET)
 					break;
-				if (k->o[h].E + k->o[j].g2 > base)
-					base = k->o[h].E + k->o[j].g2;
-			} else if (k->hp) {
-				base += k->o[j].g2;
+				if (z->o[h].E + z->o[j].g2 > base)
+					base = z->o[h].E + z->o[j].g2;
+			} else if (z->hp) {
+				base += z->o[j].g2;
 			}
-			k->o[j].L = base;
-			k->hp++;
+			z->o[j].L = base;
+			z->hp++;
 			prog = 1;
 		}
 		for (size_t q = 0; q < k->nstr; q++)
-			while (k->sp[q] < k->nsops[q]) {
-				int32_t j = k->sops[q][k->sp[q]];
-				if (k->o[j].S == UNSET) {
-					if (!try_start(c, i, j))
+			while (z->sp[q] < k->nsops[q]) {
+				int32_t j = k->sops[q][z->sp[q]];
+				if (z->o[j].S == UNSET) {
+					if (!try_start(c, s, i, j))
 						break;
 					prog = 1;
 				}
-				if (k->o[j].E == UNSET)
+				if (z->o[j].E == UNSET)
 					break;
-				k->sp[q]++;
+				z->sp[q]++;
 				prog = 1;
 			}
 	}
@@ -1228,140 +1273,132 @@ static void advance(struct ctx *c, size_t i)
 /* One replay of the whole trace with the parameters fill() set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
  * followed to the end). */
-static size_t replay(struct ctx *c)
+static size_t replay(const struct ctx *c, struct wst *s)
 {
 	for (size_t q = 0; q < c->ng; q++) {
-		c->g[q].arrived = 0;
-		c->g[q].last_s = INT64_MIN;
-		c->g[q].last_r = -1;
+		s->g[q].arrived = 0;
+		s->g[q].last_s = INT64_MIN;
+		s->g[q].last_r = -1;
 	}
-	c->nstack = 0;
+	s->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i]; /* S, E and L: fill() reset them */
-		k->hp = 0;
-		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i]; /* S, E and L: fill() reset them */
+		z->hp = 0;
+		memset(z->sp, 0, k->nstr * sizeof(*z->sp));
 		for (size_t q = 0; q < k->nbs; q++) {
-			k->brem[q] = k->bn[q];
-			k->bE[q] = UNSET;
-			k->ws[q] = INT64_MAX;
-			k->wlast[q] = -1;
+			z->brem[q] = k->bn[q];
+			z->bE[q] = UNSET;
+			z->ws[q] = INT64_MAX;
+			z->wlast[q] = -1;
 		}
-		k->inq = 0;
+		z->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
-		push(c, i);
-	while (c->nstack) {
-		size_t i = (size_t)c->stack[--c->nstack];
-		c->k[i].inq = 0;
-		advance(c, i);
+		push(s, i);
+	while (s->nstack) {
+		size_t i = (size_t)s->stack[--s->nstack];
+		s->k[i].inq = 0;
+		advance(c, s, i);
 	}
 	size_t left = 0;
 	/* the ops without an end are those from each stream's position on (an op
 	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i];
 		for (size_t q = 0; q < k->nstr; q++)
-			for (size_t p = k->sp[q]; p < k->nsops[q]; p++) {
+			for (size_t p = z->sp[q]; p < k->nsops[q]; p++) {
 				int32_t j = k->sops[q][p];
 				left++;
-				k->o[j].S = k->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
+				z->o[j].S = z->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
 			}
 	}
 	return left;
 }
 
-/* Step windows from replayed (S, E) or measured (s, e) times, as
- * analysis_rank cuts them: from the step's first start to the next step's
- * first start (the last step: to its last end). */
-static void windows(struct rk *k, int measured)
+/* Step windows as analysis_rank cuts them, from each step's first start
+ * (ws) and latest end (last): to the next step's first start (the last
+ * step: to its last end). */
+static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last)
+{
+	for (size_t q = 0; q < ns; q++) {
+		we[q] = q + 1 < ns ? ws[q + 1] : last[q];
+		if (ws[q] == INT64_MAX)
+			ws[q] = we[q] = 0;
+		if (we[q] < ws[q])
+			we[q] = ws[q];
+	}
+}
+
+/* Step windows from the replayed (S, E) of worker state z. */
+static void windows(const struct rk *k, struct rst *z)
 {
 	size_t ns = k->r->nsteps;
 	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
 	for (size_t q = 0; q < ns; q++) {
-		k->ws[q] = INT64_MAX;
+		z->ws[q] = INT64_MAX;
 		last[q] = INT64_MIN;
-		k->wlast[q] = -1;
+		z->wlast[q] = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		int64_t S = measured ? meas_s(k, j) : k->o[j].S, E = measured ? meas_e(k, j) : k->o[j].E;
-		if (S < k->ws[q])
-			k->ws[q] = S;
-		if (E > last[q]) {
-			last[q] = E;
-			k->wlast[q] = (int32_t)j;
+		if (z->o[j].S < z->ws[q])
+			z->ws[q] = z->o[j].S;
+		if (z->o[j].E > last[q]) {
+			last[q] = z->o[j].E;
+			z->wlast[q] = (int32_t)j;
 		}
 	}
-	for (size_t q = 0; q < ns; q++) {
-		k->we[q] = q + 1 < ns ? k->ws[q + 1] : last[q];
-		if (k->ws[q] == INT64_MAX)
-			k->ws[q] = k->we[q] = 0;
-		if (k->we[q] < k->ws[q])
-			k->we[q] = k->ws[q];
-	}
+	cut_windows(ns, z->ws, z->we, last);
 	free(last);
 }
 
-/* The step windows of a replay that replayed every op, from what it
- * tracked: each step's first start (ws), latest end (bE) and its op (wlast);
- * the same as windows(k, 0) without a pass over the ops. */
-static void windows_tracked(struct rk *k)
-{
-	size_t ns = k->r->nsteps;
-	for (size_t q = 0; q < ns; q++) {
-		k->we[q] = q + 1 < ns ? k->ws[q + 1] : k->bE[q];
-		if (k->ws[q] == INT64_MAX)
-			k->ws[q] = k->we[q] = 0;
-		if (k->we[q] < k->ws[q])
-			k->we[q] = k->ws[q];
-	}
-}
-
 /* The job's step time of common step s: the mean over ranks of their
- * window (ns), from the windows last computed. */
-static double job_step(const struct ctx *c, size_t s)
+ * window (ns), from worker state w's windows (NULL: the measured ones). */
+static double job_step(const struct ctx *c, const struct wst *w, size_t s)
 {
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		sum += (double)(c->k[i].we[q] - c->k[i].ws[q]);
+		sum += w ? (double)(w->k[i].we[q] - w->k[i].ws[q]) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
 }
 
-/* Replays scenario sc; fills per-step job times (ms) into out[nsteps]. */
-static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
+/* Replays scenario sc in worker state s; fills per-step job times (ms) into out[nsteps]. */
+static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc, double *out)
 {
-	c->replayed = 0;
-	if (!fill(c, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
+	s->replayed = 0;
+	if (!fill(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
 		memcpy(out, c->rep, c->nsteps * sizeof(*out));
 		return 0;
 	}
-	c->replayed = 1;
-	size_t left = replay(c);
+	s->replayed = 1;
+	size_t left = replay(c, s);
 	for (size_t i = 0; i < c->n; i++) {
 		if (left) /* ops left where they were: their times are not tracked */
-			windows(&c->k[i], 0);
-		else
-			windows_tracked(&c->k[i]);
+			windows(&c->k[i], &s->k[i]);
+		else /* from what the replay tracked: each step's first start and latest end */
+			cut_windows(c->k[i].r->nsteps, s->k[i].ws, s->k[i].we, s->k[i].bE);
 	}
-	for (size_t s = 0; s < c->nsteps; s++)
-		out[s] = job_step(c, s) / 1e6;
+	for (size_t q = 0; q < c->nsteps; q++)
+		out[q] = job_step(c, s, q) / 1e6;
 	return left;
 }
 
 /* The latest end of each common step's ops over the ranks (ms, aligned
- * clock), from the windows last computed. */
-static void work_ends(const struct ctx *c, double *out)
+ * clock), from worker state w's last replay. */
+static void work_ends(const struct ctx *c, const struct wst *w, double *out)
 {
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = c->k[i].wlast[c->sidx[i][s]];
-			if (o >= 0 && c->k[i].o[o].E > e)
-				e = c->k[i].o[o].E;
+			int32_t o = w->k[i].wlast[c->sidx[i][s]];
+			if (o >= 0 && w->k[i].o[o].E > e)
+				e = w->k[i].o[o].E;
 		}
 		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
 	}
@@ -1388,67 +1425,71 @@ static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t
 
 /* Host launches before op j back to t0 (or to the op a sync waited for):
  * returns that op (-1: the walk ends on the host). */
-static int32_t cp_host(struct ctx *c, size_t i, int32_t j, int64_t t0, struct cptab *t, int64_t *at)
+static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32_t j, int64_t t0,
+			struct cptab *t, int64_t *at)
 {
-	struct rk *k = &c->k[i];
-	for (int32_t p = k->hpos[j]; p >= 0 && k->o[k->hord[p]].L > t0; p--) {
+	const struct rk *k = &c->k[i];
+	const struct rop *z = s->k[i].o;
+	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hord[p]].L > t0; p--) {
 		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
-		int64_t prev = p ? k->o[k->hord[p - 1]].L : INT64_MIN;
-		if (h >= 0 && k->o[h].E + k->o[o].g2 >= prev) {
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (k->o[h].E > t0 ? k->o[h].E : t0));
-			*at = k->o[h].E;
+		int64_t prev = p ? z[k->hord[p - 1]].L : INT64_MIN;
+		if (h >= 0 && z[h].E + z[o].g2 >= prev) {
+			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
+			*at = z[h].E;
 			return h;
 		}
 		if (!p) { /* before its first launch the host was busy since t0 */
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - t0);
+			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - t0);
 			break;
 		}
-		int64_t from = k->o[k->hord[p - 1]].L;
-		cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (from > t0 ? from : t0));
+		int64_t from = z[k->hord[p - 1]].L;
+		cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (from > t0 ? from : t0));
 	}
 	return -1;
 }
 
-/* The critical path of common step s in the last replay, from its last
- * end back to its first start, into t. */
-static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
+/* The critical path of common step s in worker state w's last replay,
+ * from its last end back to its first start, into t. */
+static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct cptab *t)
 {
 	int64_t t0 = INT64_MAX, tend = INT64_MIN;
 	size_t i = 0;
 	int32_t j = -1;
 	for (size_t r = 0; r < c->n; r++) {
-		struct rk *k = &c->k[r];
+		const struct rst *zr = &w->k[r];
 		int32_t q = c->sidx[r][s];
-		if (k->ws[q] < t0)
-			t0 = k->ws[q];
-		int32_t o = k->wlast[q];
-		if (o >= 0 && k->o[o].E > tend) {
-			tend = k->o[o].E;
+		if (zr->ws[q] < t0)
+			t0 = zr->ws[q];
+		int32_t o = zr->wlast[q];
+		if (o >= 0 && zr->o[o].E > tend) {
+			tend = zr->o[o].E;
 			i = r;
 			j = o;
 		}
 	}
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
-		struct rk *k = &c->k[i];
+		const struct rk *k = &c->k[i];
+		const struct rop *z = w->k[i].o;
 		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
-			struct cgrp *g = &c->g[k->o[j].grp];
+			const struct cgrp *g = &w->g[k->o[j].grp];
 			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
 			i = (size_t)g->last_r;
 			j = g->last_o;
 			k = &c->k[i];
+			z = w->k[i].o;
 			at = g->last_s;
 		} else {
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (k->o[j].S > t0 ? k->o[j].S : t0));
-			at = k->o[j].S;
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (z[j].S > t0 ? z[j].S : t0));
+			at = z[j].S;
 		}
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
-		int64_t rl = k->o[j].l != UNSET ? k->o[j].L : UNSET;
+		int64_t rs = k->o[j].sprev >= 0 ? z[k->o[j].sprev].E : UNSET;
+		int64_t rl = k->o[j].l != UNSET ? z[j].L : UNSET;
 		int32_t d = k->r->ops[j].dep;
-		int64_t rd = d >= 0 ? k->o[d].E : UNSET;
+		int64_t rd = d >= 0 ? z[d].E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
 		if (rd > ready)
 			ready = rd;
@@ -1461,7 +1502,7 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 		} else if (ready == rd) {
 			j = d;
 		} else {
-			j = cp_host(c, i, j, t0, t, &at);
+			j = cp_host(c, w, i, j, t0, t, &at);
 		}
 	}
 }
@@ -1573,16 +1614,106 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
+/* ---- threads: the set-up per rank, the scenarios' replays at once -------------------- */
+
+/* fn(arg, worker, i) for every i < n on up to nt threads (the calling one
+ * is worker 0); which thread runs which i does not change a result: each
+ * i writes its own outputs, and a worker's replay state is reset by every
+ * replay. */
+struct pfor {
+	void (*fn)(void *arg, size_t worker, size_t i);
+	void *arg;
+	size_t n;
+	atomic_size_t next;
+};
+struct pfor_th { struct pfor *p; size_t w; };
+
+static void *pfor_main(void *x)
+{
+	struct pfor_th *t = x;
+	for (size_t i; (i = atomic_fetch_add(&t->p->next, 1)) < t->p->n;)
+		t->p->fn(t->p->arg, t->w, i);
+	return NULL;
+}
+
+static void par_for(size_t nt, size_t n, void (*fn)(void *, size_t, size_t), void *arg)
+{
+	struct pfor p = { .fn = fn, .arg = arg, .n = n };
+	atomic_init(&p.next, 0);
+	if (nt > n)
+		nt = n;
+	struct pfor_th *t = xmalloc((nt ? nt : 1) * sizeof(*t));
+	pthread_t *th = xmalloc((nt ? nt : 1) * sizeof(*th));
+	size_t started = 1; /* threads 1 .. started - 1 run; a thread that cannot start is done without */
+	for (; started < nt; started++) {
+		t[started] = (struct pfor_th){ &p, started };
+		if (pthread_create(&th[started], NULL, pfor_main, &t[started]) != 0)
+			break;
+	}
+	t[0] = (struct pfor_th){ &p, 0 };
+	pfor_main(&t[0]);
+	for (size_t q = 1; q < started; q++)
+		pthread_join(th[q], NULL);
+	free(th);
+	free(t);
+}
+
+/* Worker w's replay state, allocated at its first use (by that worker). */
+static struct wst *worker(struct ctx *c, size_t w)
+{
+	struct wst *s = &c->w[w];
+	if (s->k)
+		return s;
+	s->k = xcalloc(c->n, sizeof(*s->k));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i];
+		size_t nb = k->nbs ? k->nbs : 1;
+		z->o = xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
+		z->sp = xcalloc(k->nstr ? k->nstr : 1, sizeof(*z->sp));
+		z->ws = xmalloc(nb * sizeof(int64_t));
+		z->we = xmalloc(nb * sizeof(int64_t));
+		z->bE = xmalloc(nb * sizeof(int64_t));
+		z->wlast = xmalloc(nb * sizeof(int32_t));
+		z->brem = xmalloc(nb * sizeof(size_t));
+	}
+	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
+	if (c->ng)
+		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
+	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
+	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
+	return s;
+}
+
+static void workers_free(struct ctx *c)
+{
+	for (size_t w = 0; w < c->nw; w++) {
+		struct wst *s = &c->w[w];
+		for (size_t i = 0; s->k && i < c->n; i++) {
+			struct rst *z = &s->k[i];
+			void *p[] = { z->o, z->sp, z->ws, z->we, z->bE, z->wlast, z->brem };
+			for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
+				free(p[q]);
+		}
+		free(s->k);
+		free(s->g);
+		free(s->stack);
+		free(s->cmask);
+	}
+	free(c->w);
+	c->w = NULL;
+}
+
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps, *wend; };
 
-static void eval_fix(struct ctx *c, const struct scen *sc, double rep_mean, struct evald *e)
+static void eval_fix(const struct ctx *c, struct wst *s, const struct scen *sc, double rep_mean, struct evald *e)
 {
 	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	run_scen(c, sc, e->steps);
-	if (c->replayed)
-		work_ends(c, e->wend);
+	run_scen(c, s, sc, e->steps);
+	if (s->replayed)
+		work_ends(c, s, e->wend);
 	else
 		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
 	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
@@ -1599,6 +1730,42 @@ static struct evald *add_fix(struct evald **v, size_t *n, size_t *cap, const cha
 	e->f.rank = rank;
 	e->f.ranks = ranks;
 	return e;
+}
+
+/* The fixes to replay, each a scenario (its mask owned) and its place in
+ * the fixes, replayed at once on the workers (run_jobs). */
+struct fjob { struct scen sc; uint8_t *mask; size_t e; };
+struct fjobs { struct fjob *v; size_t n, cap; };
+
+static void add_job(struct fjobs *j, size_t e, struct scen sc, const uint8_t *mask, size_t n)
+{
+	GROW(j->v, j->cap, j->n + 1);
+	uint8_t *m = NULL;
+	if (mask) {
+		m = xmalloc(n ? n : 1);
+		memcpy(m, mask, n);
+	}
+	sc.mask = m;
+	j->v[j->n++] = (struct fjob){ sc, m, e };
+}
+
+struct fixrun { struct ctx *c; struct evald *v; const struct fjob *j; double rep_mean; };
+
+static void fix_task(void *arg, size_t w, size_t q)
+{
+	struct fixrun *f = arg;
+	eval_fix(f->c, worker(f->c, w), &f->j[q].sc, f->rep_mean, &f->v[f->j[q].e]);
+}
+
+/* Replays every job into v[job's e] and empties the list. */
+static void run_jobs(struct ctx *c, struct evald *v, struct fjobs *j, double rep_mean)
+{
+	struct fixrun f = { c, v, j->v, rep_mean };
+	par_for(c->nw, j->n, fix_task, &f);
+	for (size_t q = 0; q < j->n; q++)
+		free(j->v[q].mask);
+	free(j->v);
+	memset(j, 0, sizeof(*j));
 }
 
 static char *rank_list(const struct analysis *a, const int *of, int which)
@@ -1667,6 +1834,7 @@ static void ctx_free(struct ctx *c)
 		if (c->sidx)
 			free(c->sidx[i]);
 	}
+	workers_free(c);
 	free(c->k);
 	free(c->g);
 	free(c->gm);
@@ -1676,9 +1844,7 @@ static void ctx_free(struct ctx *c)
 	free(c->med_all_d);
 	free(c->med_all_g);
 	free(c->mid);
-	free(c->stack);
 	free(c->csize);
-	free(c->cmask);
 	free(c->stepno);
 	free(c->sidx);
 	free(c->aord);
@@ -1693,7 +1859,8 @@ static struct whatif *none(const char *why)
 
 /* Measured step times, the unmodified replay against them (per step: the
  * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
-static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *rep, size_t left)
+static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif *w, const double *meas,
+			const double *rep, size_t left)
 {
 	struct cptab cp = { 0 };
 	w->nsteps = c->nsteps;
@@ -1707,7 +1874,7 @@ static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *r
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(c->k[i].we[q] - c->k[i].ws[q]);
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].we[q] - ws->k[i].ws[q]);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -1730,7 +1897,7 @@ static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *r
 		}
 		if (worst > w->replay_error_pct)
 			w->replay_error_pct = worst;
-		cp_walk(c, s, &cp);
+		cp_walk(c, ws, s, &cp);
 	}
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
@@ -1918,14 +2085,18 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 		int ri = rank_index(c->a, best->rank);
 		uint8_t *mask = xcalloc(c->n, 1);
 		mask[ri] = 1;
-		double *t = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*t));
 		struct scen h = { SC_SET, mask, ri, PART_HOST, 0 }, d = { SC_SET, mask, ri, PART_DUR, 0 };
-		run_scen(c, &h, t);
-		double gh = rep_mean - mean(t, c->nsteps);
-		run_scen(c, &d, t);
-		double gd = rep_mean - mean(t, c->nsteps);
+		struct evald e2[2] = { 0 };
+		struct fjobs j = { 0 };
+		add_job(&j, 0, h, mask, c->n);
+		add_job(&j, 1, d, mask, c->n);
+		run_jobs(c, e2, &j, rep_mean);
+		double gh = e2[0].f.gain_ms, gd = e2[1].f.gain_ms; /* rep_mean - the mean step */
 		cause = gh >= gd ? "; its host is the cause" : "; its GPU work is the cause";
-		free(t);
+		for (int q = 0; q < 2; q++) {
+			free(e2[q].steps);
+			free(e2[q].wend);
+		}
 		free(mask);
 	}
 	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->what,
@@ -1956,7 +2127,7 @@ static int pg_desc_named(const char *d)
 	return *d && strcmp(d, "undefined") != 0;
 }
 
-static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, size_t first, double rep_mean)
+static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, size_t first, struct fjobs *jobs)
 {
 	const struct analysis *a = c->a;
 	struct pgx *g = NULL;
@@ -2039,9 +2210,9 @@ static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, si
 			else
 				snprintf(b, sizeof(b), "group %.60s %.60s", pg_desc_named(g[p].desc) ? g[p].desc : "pg",
 					 g[p].name);
-			struct evald *e = add_fix(v, n, cap, b, -1, ranks);
-			struct scen sc = { SC_SET, g[p].mask, -1, PART_DUR | PART_HOST, 0 };
-			eval_fix(c, &sc, rep_mean, e);
+			add_fix(v, n, cap, b, -1, ranks);
+			struct scen sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			add_job(jobs, *n - 1, sc, g[p].mask, a->n);
 		}
 	}
 	for (size_t q = 0; q < ng; q++)
@@ -2205,17 +2376,19 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
+	struct fjobs jobs = { 0 };
 	uint8_t *mask = xcalloc(c->n, 1);
+	size_t *cmask = xcalloc(c->n + 1, sizeof(*cmask));
 	int32_t *cand = xmalloc(c->n * sizeof(*cand));
 	double lim = whatif_material_ms(w); /* rep_mean is w->replay_step_ms */
 	size_t nc = rank_candidates(c, cand, lim);
 	char b[64];
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
-		struct evald *e = add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
 		mask[cand[q]] = 1;
-		struct scen sc = { SC_SET, mask, cand[q], PART_DUR | PART_HOST, 0 };
-		eval_fix(c, &sc, rep_mean, e);
+		struct scen sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0 };
+		add_job(&jobs, n - 1, sc, mask, c->n);
 		mask[cand[q]] = 0;
 	}
 	w->nby_rank = n;
@@ -2231,15 +2404,15 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 				mask[i] = of[i] == g;
 			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
 			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
-			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
-			eval_fix(c, &sc, rep_mean, e);
+			struct scen sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			add_job(&jobs, n - 1, sc, mask, c->n);
 			/* a set that holds every rank of a work class has no peer for
 			 * that class's ops: their ideal is the set's own lower median */
-			memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+			memset(cmask, 0, (c->n + 1) * sizeof(*cmask));
 			for (size_t i = 0; i < c->n; i++)
-				c->cmask[c->k[i].cls] += mask[i] != 0;
+				cmask[c->k[i].cls] += mask[i] != 0;
 			for (size_t i = 0; i < c->n && !e->f.unknown; i++)
-				if (mask[i] && c->cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
+				if (mask[i] && cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
 					char u[200];
 					snprintf(u, sizeof(u), "no rank outside %s runs its ops: its ideal is the lower "
 						 "median of its own ranks, so a slowdown all of them carry is not seen", b);
@@ -2247,14 +2420,13 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 				}
 		}
 	}
-	pg_fixes(c, &v, &n, &cap, w->nby_rank, rep_mean);
+	pg_fixes(c, &v, &n, &cap, w->nby_rank, &jobs);
 	if (nst >= 2 && build_balance(c)) { /* a pipeline: every stage given the same work */
 		int *zero = xcalloc(c->n, sizeof(*zero));
-		struct evald *e = add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
+		add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
 		struct scen sc = { SC_BAL, NULL, -1, 0, 0 };
-		eval_fix(c, &sc, rep_mean, e);
+		add_job(&jobs, n - 1, sc, NULL, 0);
 		free(zero);
-		free_balance(c);
 	}
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
@@ -2272,11 +2444,14 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	for (int cat = 0; cats && cat < WC__N; cat++) {
 		if (!present[cat])
 			continue;
-		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
+		add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
 		struct scen sc = { SC_CAT, NULL, -1, 0, cat };
-		eval_fix(c, &sc, rep_mean, e);
+		add_job(&jobs, n - 1, sc, NULL, 0);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;
+	run_jobs(c, v, &jobs, rep_mean);
+	free_balance(c);
+	free(cmask);
 	free(mask);
 	free(cand);
 	*pv = v;
@@ -2300,6 +2475,40 @@ static void phase(const char *what)
 	t0 = t;
 }
 
+/* Threads for the what-if: the analysis's (-j; 0: all cores). */
+static size_t what_threads(const struct analysis *a)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = a->opts.threads > 0 ? (size_t)a->opts.threads : (size_t)(cores > 0 ? cores : 1);
+	return nt ? nt : 1;
+}
+
+static void rk_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	rk_init(arg, i);
+}
+
+/* The unmodified replay (with its comparison to the measured steps and the
+ * critical path, from its own worker state before anything reuses it) and
+ * the ideal replay, at once. */
+struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
+
+static void first_task(void *arg, size_t wk, size_t q)
+{
+	struct first *f = arg;
+	struct wst *s = worker(f->c, wk);
+	if (q == 0) {
+		struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
+		size_t left = run_scen(f->c, s, &sn, f->rep);
+		work_ends(f->c, s, f->rep_wend);
+		base_replay(f->c, s, f->w, f->meas, f->rep, left);
+	} else {
+		struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
+		run_scen(f->c, s, &sa, f->ideal);
+	}
+}
+
 void whatif_run(struct analysis *a)
 {
 	phase(NULL);
@@ -2321,16 +2530,19 @@ void whatif_run(struct analysis *a)
 	c.a = a;
 	c.n = a->n;
 	c.k = xcalloc(a->n, sizeof(*c.k));
-	c.stack = xmalloc(a->n * sizeof(*c.stack));
+	size_t nt = what_threads(a);
+	c.nw = nt < WORKERS_MAX ? nt : WORKERS_MAX;
+	c.w = xcalloc(c.nw, sizeof(*c.w));
 	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
 	int nst = find_stages(a, stage, replica);
 	c.csize = xcalloc(a->n + 1, sizeof(*c.csize));
-	c.cmask = xcalloc(a->n + 1, sizeof(*c.cmask));
 	for (size_t i = 0; i < a->n; i++) {
 		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
 		c.csize[c.k[i].cls]++;
-		rk_init(&c, i);
 	}
+	par_for(nt, a->n, rk_task, &c);
+	for (size_t i = 0; i < a->n; i++)
+		c.unexplained += c.k[i].unexplained;
 	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
 	if (!c.nsteps) {
@@ -2348,14 +2560,13 @@ void whatif_run(struct analysis *a)
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
-		meas[s] = job_step(&c, s) / 1e6;
-	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
-	size_t left = run_scen(&c, &sn, rep);
-	double *rep_wend = xmalloc(c.nsteps * sizeof(double));
-	work_ends(&c, rep_wend);
+		meas[s] = job_step(&c, NULL, s) / 1e6;
+	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
+	struct first f = { &c, w, meas, rep, rep_wend, ideal };
+	par_for(c.nw, 2, first_task, &f);
 	c.rep = rep;
 	c.rep_wend = rep_wend;
-	phase("unmodified replay");
+	phase("unmodified and ideal replays, critical path");
 	w->ok = 1;
 	w->steps_used = c.nsteps;
 	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
@@ -2369,14 +2580,8 @@ void whatif_run(struct analysis *a)
 	if (w->unexplained_share > 1)
 		w->unexplained_share = 1;
 	w->replay_step_ms = mean(rep, c.nsteps);
-	base_replay(&c, w, meas, rep, left);
-	phase("critical path");
-	struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
-	double *ideal = xmalloc(c.nsteps * sizeof(double));
-	run_scen(&c, &sa, ideal);
 	w->ideal_step_ms = mean(ideal, c.nsteps);
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
-	phase("ideal replay");
 	struct evald *v;
 	size_t nv;
 	/* the ideal's gain over the complete steps (NAN with one step): an op
