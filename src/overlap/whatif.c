@@ -306,6 +306,50 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	r->nops = n;
 }
 
+/* ---- threads ---------------------------------------------------------------------- */
+
+/* fn(arg, worker, i) for every i < n on up to nt threads (the calling one
+ * is worker 0); which thread runs which i does not change a result: each
+ * i writes its own outputs, and a worker's replay state is reset by every
+ * replay. */
+struct pfor {
+	void (*fn)(void *arg, size_t worker, size_t i);
+	void *arg;
+	size_t n;
+	atomic_size_t next;
+};
+struct pfor_th { struct pfor *p; size_t w; };
+
+static void *pfor_main(void *x)
+{
+	struct pfor_th *t = x;
+	for (size_t i; (i = atomic_fetch_add(&t->p->next, 1)) < t->p->n;)
+		t->p->fn(t->p->arg, t->w, i);
+	return NULL;
+}
+
+static void par_for(size_t nt, size_t n, void (*fn)(void *, size_t, size_t), void *arg)
+{
+	struct pfor p = { .fn = fn, .arg = arg, .n = n };
+	atomic_init(&p.next, 0);
+	if (nt > n)
+		nt = n;
+	struct pfor_th *t = xmalloc((nt ? nt : 1) * sizeof(*t));
+	pthread_t *th = xmalloc((nt ? nt : 1) * sizeof(*th));
+	size_t started = 1; /* threads 1 .. started - 1 run; a thread that cannot start is done without */
+	for (; started < nt; started++) {
+		t[started] = (struct pfor_th){ &p, started };
+		if (pthread_create(&th[started], NULL, pfor_main, &t[started]) != 0)
+			break;
+	}
+	t[0] = (struct pfor_th){ &p, 0 };
+	pfor_main(&t[0]);
+	for (size_t q = 1; q < started; q++)
+		pthread_join(th[q], NULL);
+	free(th);
+	free(t);
+}
+
 /* ---- the replay context --------------------------------------------------------- */
 
 enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
@@ -421,6 +465,8 @@ struct ctx {
 	size_t *csize;               /* ranks per work class */
 	struct wst *w;               /* per worker thread, allocated at its first replay */
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
+	size_t nt;                   /* threads for the set-up */
+	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
@@ -713,17 +759,14 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
  * whole class, and the two order statistics that give each member's median
  * over the others (peer_med).  O(K) per slot: only the order statistics
  * around the middle are found. */
-static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
+static void slot_medians(const struct ctx *c, size_t q, int64_t *tmp)
 {
 	size_t at = c->sat[q], n = c->sn[q];
 	size_t K = c->csize[c->k[c->sm[at].ri].cls];
 	if (K < n)
 		K = n;
 	for (int part = 0; part < 2; part++) {
-		for (size_t m = 0; m < n; m++) {
-			struct slotm u = c->sm[at + m];
-			tmp[m] = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-		}
+		memcpy(tmp, (part ? c->sg : c->sd) + at, n * sizeof(*tmp));
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
 		int64_t *all = part ? c->med_all_g : c->med_all_d;
@@ -839,51 +882,10 @@ static int ltab_map(const struct ltab *t, const struct rk *ref, const struct rk 
 	return 1;
 }
 
-static void build_slots(struct ctx *c)
+/* Slot ids of the keyed ops v[0..m) by hashing (class, step, name,
+ * occurrence), in the order of v. */
+static void slot_hash(struct ctx *c, const struct skey *v, size_t m)
 {
-	/* per class, its first rank's ops by key: a rank whose every op is
-	 * there takes that op's slot; the other ranks' keys are hashed */
-	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
-	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
-	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
-	size_t nmax = 1;
-	for (size_t i = 0; i < c->n; i++)
-		if (c->k[i].n > nmax)
-			nmax = c->k[i].n;
-	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
-	for (size_t q = 0; q <= c->n; q++)
-		first[q] = -1;
-	size_t total = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		if (c->csize[k->cls] < 2) /* a rank alone in its class has no peers */
-			continue;
-		occurrences(k, occ);
-		if (first[k->cls] < 0) {
-			first[k->cls] = (int32_t)i;
-			ltab_build(&lt[k->cls], k, occ);
-		} else if (ltab_map(&lt[k->cls], &c->k[first[k->cls]], k, occ, k->slot)) {
-			mapped[i] = 1; /* slot[] holds the first rank's op for now */
-			continue;
-		}
-		for (size_t j = 0; j < k->n; j++) {
-			k->slot[j] = -1;
-			total += k->r->ops[j].step >= 0;
-		}
-	}
-	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
-	size_t m = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		if (mapped[i] || c->csize[k->cls] < 2)
-			continue;
-		occurrences(k, occ);
-		for (size_t j = 0; j < k->n; j++)
-			if (k->r->ops[j].step >= 0)
-				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
-							occ[j], (int32_t)i, (int32_t)j };
-	}
-	/* slot ids by hashing (class, step, name, occurrence) */
 	size_t cap = 16;
 	while (cap < 2 * m)
 		cap *= 2;
@@ -906,6 +908,77 @@ static void build_slots(struct ctx *c)
 		}
 	}
 	free(tab);
+}
+
+/* The ranks of each class that run its first rank's ops (ranks in
+ * parallel: each writes its own slot[] and mapped[i]): mapped[i] = 1 and
+ * slot[] holding the first rank's op; any other keeps slot[] at -1. */
+struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped; };
+
+static void map_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct mapjob *m = arg;
+	struct rk *k = &m->c->k[i];
+	int32_t f = m->first[k->cls];
+	if (m->c->csize[k->cls] < 2 || f < 0 || (size_t)f == i)
+		return;
+	uint32_t *occ = xmalloc((k->n ? k->n : 1) * sizeof(*occ));
+	occurrences(k, occ);
+	m->mapped[i] = (uint8_t)ltab_map(&m->lt[k->cls], &m->c->k[f], k, occ, k->slot);
+	if (!m->mapped[i])
+		for (size_t j = 0; j < k->n; j++)
+			k->slot[j] = -1;
+	free(occ);
+}
+
+/* Slot ids: per class, its first rank's ops by key; a rank whose every op
+ * is there takes that op's slot; the other ranks' keys are hashed. */
+static void slot_keys(struct ctx *c)
+{
+	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
+	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
+	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
+	size_t nmax = 1;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
+	for (size_t q = 0; q <= c->n; q++)
+		first[q] = -1;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (c->csize[k->cls] < 2 || first[k->cls] >= 0) /* a rank alone in its class has no peers */
+			continue;
+		occurrences(k, occ);
+		first[k->cls] = (int32_t)i;
+		ltab_build(&lt[k->cls], k, occ);
+	}
+	struct mapjob mj = { c, first, lt, mapped };
+	par_for(c->nt, c->n, map_task, &mj);
+	size_t total = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		for (size_t j = 0; j < k->n; j++) {
+			k->slot[j] = -1;
+			total += k->r->ops[j].step >= 0;
+		}
+	}
+	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		occurrences(k, occ);
+		for (size_t j = 0; j < k->n; j++)
+			if (k->r->ops[j].step >= 0)
+				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
+							occ[j], (int32_t)i, (int32_t)j };
+	}
+	slot_hash(c, v, m);
 	free(v);
 	for (size_t i = 0; i < c->n; i++)
 		if (mapped[i]) {
@@ -920,17 +993,32 @@ static void build_slots(struct ctx *c)
 	free(occ);
 	free(first);
 	free(mapped);
-	/* members in rank order, each slot contiguous in sm */
-	c->sat = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*c->sat));
-	c->sn = xcalloc(c->nslot ? c->nslot : 1, sizeof(*c->sn));
-	m = 0;
-	for (size_t i = 0; i < c->n; i++)
+}
+
+#define SLOT_BLOCK 64 /* ops of each rank in turn while the members are written */
+
+/* Each slot's members contiguous in sm (in no particular order: only their
+ * order statistics are read), their durations and host gaps beside in sd
+ * and sg.  Written SLOT_BLOCK ops of every rank in turn: the ranks of a
+ * class run their slots in nearly the same order, so the writes of a block
+ * stay in a few cache lines per slot.  Returns the largest slot or class. */
+static size_t slot_members(struct ctx *c)
+{
+	size_t ns = c->nslot ? c->nslot : 1, m = 0, nmax = 0;
+	c->sat = xmalloc(ns * sizeof(*c->sat));
+	c->sn = xcalloc(ns, sizeof(*c->sn));
+	for (size_t i = 0; i < c->n; i++) {
 		for (size_t j = 0; j < c->k[i].n; j++)
 			if (c->k[i].slot[j] >= 0) {
 				c->sn[c->k[i].slot[j]]++;
 				m++;
 			}
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+	}
 	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
+	c->sd = xmalloc((m ? m : 1) * sizeof(*c->sd));
+	c->sg = xmalloc((m ? m : 1) * sizeof(*c->sg));
 	size_t kmax = 1, at = 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		c->sat[q] = at;
@@ -939,22 +1027,49 @@ static void build_slots(struct ctx *c)
 			kmax = c->sn[q];
 		c->sn[q] = 0;
 	}
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			int32_t q = c->k[i].slot[j];
-			if (q >= 0)
-				c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ (int32_t)i, (int32_t)j };
+	for (size_t j0 = 0; j0 < nmax; j0 += SLOT_BLOCK)
+		for (size_t i = 0; i < c->n; i++) {
+			const struct rk *k = &c->k[i];
+			size_t j1 = j0 + SLOT_BLOCK < k->n ? j0 + SLOT_BLOCK : k->n;
+			for (size_t j = j0; j < j1; j++) {
+				int32_t q = k->slot[j];
+				if (q < 0)
+					continue;
+				size_t x = c->sat[q] + c->sn[q]++;
+				c->sm[x] = (struct slotm){ (int32_t)i, (int32_t)j };
+				c->sd[x] = k->d[j];
+				c->sg[x] = k->gap[j];
+			}
 		}
-	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
 	for (size_t x = 0; x < c->n; x++)
 		if (c->csize[c->k[x].cls] > kmax)
 			kmax = c->csize[c->k[x].cls];
-	int64_t *tmp = xmalloc(kmax * sizeof(*tmp));
-	for (size_t q = 0; q < c->nslot; q++)
-		slot_medians(c, q, tmp);
+	return kmax;
+}
+
+#define MED_BLOCK 256 /* slots per task of slot_medians */
+
+struct medjob { struct ctx *c; size_t kmax; };
+
+static void med_task(void *arg, size_t w, size_t b)
+{
+	(void)w;
+	struct medjob *mj = arg;
+	int64_t *tmp = xmalloc(mj->kmax * sizeof(*tmp));
+	for (size_t q = b * MED_BLOCK; q < (b + 1) * MED_BLOCK && q < mj->c->nslot; q++)
+		slot_medians(mj->c, q, tmp);
 	free(tmp);
+}
+
+static void build_slots(struct ctx *c)
+{
+	slot_keys(c);
+	size_t kmax = slot_members(c);
+	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
+	struct medjob mj = { c, kmax };
+	par_for(c->nt, (c->nslot + MED_BLOCK - 1) / MED_BLOCK, med_task, &mj);
 }
 
 /* ---- one replay ------------------------------------------------------------------ */
@@ -990,10 +1105,9 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 			t2 = xrealloc(t2, cap * sizeof(*t2));
 		}
 		for (size_t x = 0; x < c->sn[q]; x++) {
-			struct slotm u = c->sm[at + x];
-			if (!mask[u.ri]) {
-				t1[m] = c->k[u.ri].d[u.j];
-				t2[m++] = c->k[u.ri].gap[u.j];
+			if (!mask[c->sm[at + x].ri]) {
+				t1[m] = c->sd[at + x];
+				t2[m++] = c->sg[at + x];
 			}
 		}
 		size_t out = c->csize[c->k[c->sm[at].ri].cls] - cmask[c->k[c->sm[at].ri].cls];
@@ -1614,50 +1728,6 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
-/* ---- threads: the set-up per rank, the scenarios' replays at once -------------------- */
-
-/* fn(arg, worker, i) for every i < n on up to nt threads (the calling one
- * is worker 0); which thread runs which i does not change a result: each
- * i writes its own outputs, and a worker's replay state is reset by every
- * replay. */
-struct pfor {
-	void (*fn)(void *arg, size_t worker, size_t i);
-	void *arg;
-	size_t n;
-	atomic_size_t next;
-};
-struct pfor_th { struct pfor *p; size_t w; };
-
-static void *pfor_main(void *x)
-{
-	struct pfor_th *t = x;
-	for (size_t i; (i = atomic_fetch_add(&t->p->next, 1)) < t->p->n;)
-		t->p->fn(t->p->arg, t->w, i);
-	return NULL;
-}
-
-static void par_for(size_t nt, size_t n, void (*fn)(void *, size_t, size_t), void *arg)
-{
-	struct pfor p = { .fn = fn, .arg = arg, .n = n };
-	atomic_init(&p.next, 0);
-	if (nt > n)
-		nt = n;
-	struct pfor_th *t = xmalloc((nt ? nt : 1) * sizeof(*t));
-	pthread_t *th = xmalloc((nt ? nt : 1) * sizeof(*th));
-	size_t started = 1; /* threads 1 .. started - 1 run; a thread that cannot start is done without */
-	for (; started < nt; started++) {
-		t[started] = (struct pfor_th){ &p, started };
-		if (pthread_create(&th[started], NULL, pfor_main, &t[started]) != 0)
-			break;
-	}
-	t[0] = (struct pfor_th){ &p, 0 };
-	pfor_main(&t[0]);
-	for (size_t q = 1; q < started; q++)
-		pthread_join(th[q], NULL);
-	free(th);
-	free(t);
-}
-
 /* Worker w's replay state, allocated at its first use (by that worker). */
 static struct wst *worker(struct ctx *c, size_t w)
 {
@@ -1839,6 +1909,8 @@ static void ctx_free(struct ctx *c)
 	free(c->g);
 	free(c->gm);
 	free(c->sm);
+	free(c->sd);
+	free(c->sg);
 	free(c->sat);
 	free(c->sn);
 	free(c->med_all_d);
@@ -2531,6 +2603,7 @@ void whatif_run(struct analysis *a)
 	c.n = a->n;
 	c.k = xcalloc(a->n, sizeof(*c.k));
 	size_t nt = what_threads(a);
+	c.nt = nt;
 	c.nw = nt < WORKERS_MAX ? nt : WORKERS_MAX;
 	c.w = xcalloc(c.nw, sizeof(*c.w));
 	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
