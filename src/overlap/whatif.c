@@ -650,16 +650,115 @@ static void rk_free(struct rk *k)
 
 /* ---- collectives and slots ----------------------------------------------------- */
 
-struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, in; };
-
-static int cmp_xkey(const void *a, const void *b)
+/* Each call's measured transfer (its end - the last arrival) of matched
+ * collective q (collectives in parallel: each writes its own calls). */
+static void xfer_task(void *arg, size_t w, size_t q)
 {
-	const struct xkey *p = a, *q = b;
-	if (p->type != q->type)
-		return p->type - q->type;
-	if (p->bytes != q->bytes)
-		return (p->bytes > q->bytes) - (p->bytes < q->bytes);
-	return (p->x > q->x) - (p->x < q->x);
+	(void)w;
+	struct ctx *c = arg;
+	const struct cgrp *g = &c->g[q];
+	int64_t last = INT64_MIN;
+	for (size_t m = 0; m < g->n; m++) {
+		struct slotm u = c->gm[g->at + m];
+		int64_t t = meas_s(&c->k[u.ri], (size_t)u.j);
+		if (t > last)
+			last = t;
+	}
+	for (size_t m = 0; m < g->n; m++) {
+		struct slotm u = c->gm[g->at + m];
+		struct rk *k = &c->k[u.ri];
+		if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
+			k->o[u.j].grp = -1;
+			k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
+			continue;
+		}
+		int64_t e = meas_e(k, (size_t)u.j);
+		k->x[k->r->ops[u.j].inst] = e - last > 0 ? e - last : 0;
+	}
+}
+
+struct tcls { uint64_t bytes; uint32_t id; uint8_t type, used; };
+
+/* The class (type, size) of each call of the matched collectives, in
+ * collective order, into cid[]; returns the number of classes, with the
+ * calls of each in cnt[]. */
+static size_t xfer_classes(const struct ctx *c, size_t total, uint32_t *cid, size_t **cnt)
+{
+	size_t cap = 16, ncls = 0, ccap = 0, m = 0;
+	while (cap < 2 * total)
+		cap *= 2;
+	struct tcls *tab = xcalloc(cap, sizeof(*tab));
+	*cnt = NULL;
+	for (size_t q = 0; q < c->ng; q++)
+		for (size_t x = 0; c->g[q].n >= 2 && x < c->g[q].n; x++) {
+			struct slotm u = c->gm[c->g[q].at + x];
+			const struct comm_inst *ci = &c->k[u.ri].r->inst[c->k[u.ri].r->ops[u.j].inst];
+			size_t h = ((size_t)ci->bytes * 2654435761u ^ (size_t)ci->type * 40503u) & (cap - 1);
+			while (tab[h].used && (tab[h].bytes != ci->bytes || tab[h].type != ci->type))
+				h = (h + 1) & (cap - 1);
+			if (!tab[h].used) {
+				tab[h] = (struct tcls){ ci->bytes, (uint32_t)ncls++, ci->type, 1 };
+				GROW(*cnt, ccap, ncls);
+				(*cnt)[ncls - 1] = 0;
+			}
+			cid[m++] = tab[h].id;
+			(*cnt)[tab[h].id]++;
+		}
+	free(tab);
+	return ncls;
+}
+
+/* The median of v[0..n) (n >= 1), v reordered: of an even count, the mean
+ * of the two middle values (truncated). */
+static int64_t median_mean2(int64_t *v, size_t n)
+{
+	if (n % 2)
+		return select_kth_i64(v, n, n / 2);
+	int64_t lo = select_kth_i64(v, n, n / 2 - 1), hi = INT64_MAX;
+	for (size_t q = n / 2; q < n; q++)
+		if (v[q] < hi)
+			hi = v[q];
+	return (lo + hi) / 2;
+}
+
+/* Each call's ideal transfer: the median transfer of the calls of its type
+ * and size. */
+static void ideal_xfers(struct ctx *c)
+{
+	size_t total = 0;
+	for (size_t q = 0; q < c->ng; q++)
+		total += c->g[q].n >= 2 ? c->g[q].n : 0;
+	uint32_t *cid = xmalloc((total ? total : 1) * sizeof(*cid));
+	size_t *cnt;
+	size_t ncls = xfer_classes(c, total, cid, &cnt);
+	size_t *pos = xmalloc((ncls ? ncls : 1) * sizeof(*pos)), at = 0;
+	for (size_t y = 0; y < ncls; y++) {
+		pos[y] = at;
+		at += cnt[y];
+	}
+	int64_t *xs = xmalloc((total ? total : 1) * sizeof(*xs)), *med = xmalloc((ncls ? ncls : 1) * sizeof(*med));
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t m = 0;
+		for (size_t q = 0; q < c->ng; q++)
+			for (size_t x = 0; c->g[q].n >= 2 && x < c->g[q].n; x++, m++) {
+				struct slotm u = c->gm[c->g[q].at + x];
+				struct rk *k = &c->k[u.ri];
+				int32_t in = k->r->ops[u.j].inst;
+				if (!pass)
+					xs[pos[cid[m]]++] = k->x[in];
+				else
+					k->xi[in] = med[cid[m]];
+			}
+		for (size_t y = 0; !pass && y < ncls; y++) {
+			pos[y] -= cnt[y];
+			med[y] = median_mean2(xs + pos[y], cnt[y]);
+		}
+	}
+	free(cid);
+	free(cnt);
+	free(pos);
+	free(xs);
+	free(med);
 }
 
 /* The matched collectives of the join, their calls in the op tables, each
@@ -697,42 +796,8 @@ static void build_groups(struct ctx *c)
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
-	struct xkey *xk = xmalloc((total ? total : 1) * sizeof(*xk));
-	size_t nx = 0;
-	for (size_t q = 0; q < c->ng; q++) {
-		struct cgrp *g = &c->g[q];
-		int64_t last = INT64_MIN;
-		for (size_t m = 0; m < g->n; m++) {
-			struct slotm u = c->gm[g->at + m];
-			if (meas_s(&c->k[u.ri], (size_t)u.j) > last)
-				last = meas_s(&c->k[u.ri], (size_t)u.j);
-		}
-		for (size_t m = 0; m < g->n; m++) {
-			struct slotm u = c->gm[g->at + m];
-			struct rk *k = &c->k[u.ri];
-			if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
-				k->o[u.j].grp = -1;
-				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
-				continue;
-			}
-			int32_t in = k->r->ops[u.j].inst;
-			k->x[in] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
-			const struct comm_inst *ci = &k->r->inst[in];
-			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[in], u.ri, in };
-		}
-	}
-	qsort(xk, nx, sizeof(*xk), cmp_xkey);
-	for (size_t a = 0; a < nx;) {
-		size_t b = a;
-		while (b < nx && xk[b].type == xk[a].type && xk[b].bytes == xk[a].bytes)
-			b++;
-		size_t m = b - a;
-		int64_t med = m % 2 ? xk[a + m / 2].x : (xk[a + m / 2 - 1].x + xk[a + m / 2].x) / 2;
-		for (size_t q = a; q < b; q++)
-			c->k[xk[q].ri].xi[xk[q].in] = med;
-		a = b;
-	}
-	free(xk);
+	par_for(c->nt, c->ng, xfer_task, c);
+	ideal_xfers(c);
 }
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
