@@ -378,8 +378,10 @@ static int op_cat(const struct wop *o)
 /* What every replay reads of one op and none changes. */
 struct sop {
 	int64_t lat;                 /* measured latency */
-	int64_t l;                   /* measured launch (aligned), UNSET if unknown */
-	int32_t sprev, grp;          /* previous op on its stream; matched collective, -1 */
+	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 */
+	int32_t step, dep, hdep;     /* as struct wop */
+	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
+	uint8_t hasl;                /* its launch is known */
 };
 
 /* What one replay reads and writes for one op (one replay state per worker,
@@ -403,8 +405,9 @@ struct rk {
 	size_t ngops;
 	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
 	size_t nh;
-	int32_t **sops;
-	size_t *nsops, nstr;
+	int32_t *sprev;              /* per op: the previous op on its stream, -1 */
+	int32_t *shead;              /* per stream: its first op */
+	size_t nstr;
 	int64_t *xi;                 /* per call: its ideal transfer */
 	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
 	/* step barriers, per step index: measured latest end; ops;
@@ -419,10 +422,15 @@ struct rk {
 	int64_t a0, ma0, astep;
 };
 
+/* One replay's state of one stream: the end of the op it moved past last
+ * (UNSET: none), the op at its head (-1: it is done). */
+struct sst { int64_t lastE; int32_t head; };
+
 /* One replay's state of one rank. */
 struct rst {
 	struct rop *o;               /* per op */
-	size_t hp, *sp;              /* position in launch order; per stream */
+	struct sst *st;              /* per stream */
+	size_t hp;                   /* position in launch order */
 	int inq;
 	int64_t *ws, *we;            /* step windows, per step index of the rank */
 	int32_t *wlast;              /* per step index: its op with the latest end */
@@ -516,96 +524,94 @@ static void windows_meas(struct rk *k, const int64_t *ts, const int64_t *te)
 	free(last);
 }
 
-/* Measured inputs of one rank on the aligned clock (ranks in parallel:
- * it writes c->k[i] alone). */
-static void rk_init(struct ctx *c, size_t i)
+/* Per op: duration, collective, category, step and dependencies (la: each
+ * op's measured launch, aligned, UNSET if unknown). */
+static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int64_t *la)
 {
-	struct rk *k = &c->k[i];
-	const struct rank_result *r = &c->a->r[i];
-	size_t n = r->nops;
-	k->r = r;
-	k->n = n;
-	size_t sz = (n ? n : 1) * sizeof(int64_t);
-	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
-	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
-	k->cat = xmalloc(n ? n : 1);
-	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
-	/* measured start and end (aligned) for the loops below; not kept */
-	int64_t *ts = xmalloc(2 * (n ? n : 1) * sizeof(*ts)), *te = ts + (n ? n : 1);
-	for (size_t j = 0; j < n; j++) {
-		ts[j] = meas_s(k, j);
-		te[j] = meas_e(k, j);
-	}
-	for (size_t j = 0; j < n; j++) {
+	const struct rank_result *r = k->r;
+	for (size_t j = 0; j < k->n; j++) {
 		const struct wop *o = &r->ops[j];
-		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
+		struct sop *p = &k->o[j];
 		k->d[j] = te[j] - ts[j];
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
-		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
-		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
-		if (k->o[j].grp >= 0 && k->ngops < r->ninst)
+		p->grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
+		p->step = o->step;
+		p->dep = o->dep;
+		p->hdep = o->hdep;
+		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
+		p->hasl = la[j] != UNSET;
+		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		if (p->grp >= 0 && k->ngops < r->ninst)
 			k->gops[k->ngops++] = (int32_t)j;
 		k->slot[j] = -1;
 	}
-	/* streams: dense index, ops of each in start order */
-	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid));
-	int32_t *si = xmalloc((n ? n : 1) * sizeof(*si));
-	size_t ns = 0;
+}
+
+/* Streams: a dense index; per op the previous and the next op on its
+ * stream, per stream its first op. */
+static void rk_streams(struct rk *k)
+{
+	size_t n = k->n, ns = 0;
+	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid)), *last = xmalloc((n ? n : 1) * sizeof(*last));
+	k->sprev = xmalloc((n ? n : 1) * sizeof(*k->sprev));
+	k->shead = xmalloc((n ? n : 1) * sizeof(*k->shead));
 	for (size_t j = 0; j < n; j++) {
 		size_t q;
-		for (q = 0; q < ns && sid[q] != r->ops[j].stream; q++)
+		for (q = 0; q < ns && sid[q] != k->r->ops[j].stream; q++)
 			;
-		if (q == ns)
-			sid[ns++] = r->ops[j].stream;
-		si[j] = (int32_t)q;
+		if (q == ns) {
+			sid[ns] = k->r->ops[j].stream;
+			k->shead[ns] = (int32_t)j;
+			last[ns++] = -1;
+		}
+		k->sprev[j] = last[q];
+		k->o[j].snext = -1;
+		if (last[q] >= 0)
+			k->o[last[q]].snext = (int32_t)j;
+		last[q] = (int32_t)j;
 	}
 	k->nstr = ns;
-	k->nsops = xcalloc(ns ? ns : 1, sizeof(*k->nsops));
-	k->sops = xcalloc(ns ? ns : 1, sizeof(*k->sops));
-	for (size_t j = 0; j < n; j++)
-		k->nsops[si[j]]++;
-	for (size_t q = 0; q < ns; q++) {
-		k->sops[q] = xmalloc((k->nsops[q] ? k->nsops[q] : 1) * sizeof(int32_t));
-		k->nsops[q] = 0;
-	}
-	for (size_t j = 0; j < n; j++) {
-		size_t q = (size_t)si[j];
-		k->o[j].sprev = k->nsops[q] ? k->sops[q][k->nsops[q] - 1] : -1;
-		k->sops[q][k->nsops[q]++] = (int32_t)j;
-	}
+	k->shead = xrealloc(k->shead, (ns ? ns : 1) * sizeof(*k->shead));
 	free(sid);
-	free(si);
-	/* host: gaps in launch order; after a sync, the time behind the op waited for */
-	k->hord = launch_order(r->ops, n, &k->nh);
-	k->hpos = xmalloc((n ? n : 1) * sizeof(int32_t));
-	for (size_t j = 0; j < n; j++)
+	free(last);
+}
+
+/* Host: the launch order and the gaps in it; after a sync, the time behind
+ * the op waited for. */
+static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
+{
+	const struct rank_result *r = k->r;
+	k->hord = launch_order(r->ops, k->n, &k->nh);
+	k->hpos = xmalloc((k->n ? k->n : 1) * sizeof(int32_t));
+	for (size_t j = 0; j < k->n; j++)
 		k->hpos[j] = -1;
 	for (size_t p = 0; p < k->nh; p++)
 		k->hpos[k->hord[p]] = (int32_t)p;
-	k->a0 = k->ma0 = k->nh ? k->o[k->hord[0]].l : UNSET;
+	k->a0 = k->ma0 = k->nh ? la[k->hord[0]] : UNSET;
 	k->astep = INT64_MIN;
 	if (k->nh && r->ops[k->hord[0]].step >= 0)
 		k->astep = r->steps[r->ops[k->hord[0]].step].number;
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
-		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->o[j].l - te[r->ops[j].hdep];
-		} else {
-			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
-		}
+		if (r->ops[j].hdep >= 0) /* the host time after the wait: its gap */
+			k->gap[j] = la[j] - te[r->ops[j].hdep];
+		else
+			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
 	}
-	/* step barriers: each step's latest end, measured (aligned) */
-	k->nbs = r->nsteps;
+}
+
+/* Step barriers (each step's latest end, measured) and each op's latency:
+ * its start minus the measured ready time. */
+static void rk_latency(struct rk *k, const int64_t *ts, const int64_t *te, const int64_t *la)
+{
+	const struct rank_result *r = k->r;
 	size_t nb = k->nbs ? k->nbs : 1;
 	k->bm = xmalloc(nb * sizeof(int64_t));
 	k->unx = xcalloc(nb, sizeof(int64_t));
 	k->bn = xcalloc(nb, sizeof(size_t));
 	for (size_t q = 0; q < k->nbs; q++)
 		k->bm[q] = UNSET;
-	for (size_t j = 0; j < n; j++) {
+	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = r->ops[j].step;
 		if (q >= 0 && (size_t)q < k->nbs) {
 			k->bn[q]++;
@@ -613,11 +619,10 @@ static void rk_init(struct ctx *c, size_t i)
 				k->bm[q] = te[j];
 		}
 	}
-	/* latency: start minus the measured ready time */
-	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->o[j].sprev >= 0 ? te[k->o[j].sprev] : UNSET;
-		if (k->o[j].l != UNSET && k->o[j].l > ready)
-			ready = k->o[j].l;
+	for (size_t j = 0; j < k->n; j++) {
+		int64_t ready = k->sprev[j] >= 0 ? te[k->sprev[j]] : UNSET;
+		if (la[j] != UNSET && la[j] > ready)
+			ready = la[j];
 		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
 			ready = k->bm[r->ops[j].step - 1];
 		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
@@ -632,6 +637,37 @@ static void rk_init(struct ctx *c, size_t i)
 				k->unx[r->ops[j].step] += k->o[j].lat;
 		}
 	}
+}
+
+/* Measured inputs of one rank on the aligned clock (ranks in parallel:
+ * it writes c->k[i] alone). */
+static void rk_init(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	const struct rank_result *r = &c->a->r[i];
+	size_t n = r->nops, n1 = n ? n : 1;
+	k->r = r;
+	k->n = n;
+	k->nbs = r->nsteps;
+	k->o = xcalloc(n1, sizeof(*k->o));
+	k->d = xmalloc(n1 * sizeof(int64_t));
+	k->gap = xcalloc(n1, sizeof(int64_t));
+	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->slot = xmalloc(n1 * sizeof(int32_t));
+	k->cat = xmalloc(n1);
+	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
+	/* measured start, end and launch (aligned) for the passes below; not kept */
+	int64_t *ts = xmalloc(3 * n1 * sizeof(*ts)), *te = ts + n1, *la = te + n1;
+	for (size_t j = 0; j < n; j++) {
+		ts[j] = meas_s(k, j);
+		te[j] = meas_e(k, j);
+		la[j] = r->ops[j].launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, r->ops[j].launch_ns);
+	}
+	rk_ops(k, ts, te, la);
+	rk_streams(k);
+	rk_host(k, te, la);
+	rk_latency(k, ts, te, la);
 	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	windows_meas(k, ts, te); /* while the rank's ops are in cache */
@@ -640,12 +676,9 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->sprev, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
-	for (size_t q = 0; q < k->nstr; q++)
-		free(k->sops[q]);
-	free(k->sops);
 }
 
 /* ---- collectives and slots ----------------------------------------------------- */
@@ -1287,7 +1320,7 @@ static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 		int fixed = sc->type == SC_SET && sc->mask[i];
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
-			int host = k->o[j].l != UNSET;
+			int host = k->o[j].hasl;
 			/* a matched call's transfer and ideal transfer (0 for the rest) */
 			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
 			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
@@ -1340,7 +1373,7 @@ static void push(struct wst *s, size_t i)
 /* Op j of rank k (its replay state z) has its end: its step's barrier moves. */
 static void ended(const struct rk *k, struct rst *z, int32_t j)
 {
-	int32_t q = k->r->ops[j].step;
+	int32_t q = k->o[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
 	z->brem[q]--;
@@ -1374,36 +1407,37 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 	}
 }
 
-/* The start of op j once what it waits for is known; 0 when not yet. */
-static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j)
+/* The start of op j once what it waits for is known (ready: the end of the
+ * op before it on its stream, UNSET if none); 0 when not yet. */
+static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, int64_t ready)
 {
 	const struct rk *k = &c->k[i];
 	struct rst *z = &s->k[i];
-	const struct wop *o = &k->r->ops[j];
-	int64_t ready = k->o[j].sprev >= 0 ? z->o[k->o[j].sprev].E : UNSET;
-	if (k->o[j].l != UNSET) {
-		if (z->o[j].L == UNSET)
+	const struct sop *p = &k->o[j];
+	struct rop *oj = &z->o[j];
+	if (p->hasl) {
+		if (oj->L == UNSET)
 			return 0;
-		if (z->o[j].L > ready)
-			ready = z->o[j].L;
+		if (oj->L > ready)
+			ready = oj->L;
 	}
-	if (o->bar && o->step >= 1 && (size_t)o->step <= k->nbs) { /* the step barrier */
-		if (z->brem[o->step - 1])
+	if (p->bar) { /* the step barrier */
+		if (z->brem[p->step - 1])
 			return 0;
-		if (z->bE[o->step - 1] > ready)
-			ready = z->bE[o->step - 1];
+		if (z->bE[p->step - 1] > ready)
+			ready = z->bE[p->step - 1];
 	}
-	if (o->dep >= 0) {
-		if (z->o[o->dep].E == UNSET)
+	if (p->dep >= 0) {
+		if (z->o[p->dep].E == UNSET)
 			return 0;
-		if (z->o[o->dep].E > ready)
-			ready = z->o[o->dep].E;
+		if (z->o[p->dep].E > ready)
+			ready = z->o[p->dep].E;
 	}
-	z->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
-	if (o->step >= 0 && (size_t)o->step < k->nbs && z->o[j].S < z->ws[o->step])
-		z->ws[o->step] = z->o[j].S; /* the step's first start (windows_tracked) */
-	if (k->o[j].grp < 0) {
-		z->o[j].E = z->o[j].S + z->o[j].d2;
+	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + p->lat;
+	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->ws[p->step])
+		z->ws[p->step] = oj->S; /* the step's first start (the windows of run_scen) */
+	if (p->grp < 0) {
+		oj->E = oj->S + oj->d2;
 		ended(k, z, j);
 	} else
 		arrive(c, s, i, j);
@@ -1419,7 +1453,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 		prog = 0;
 		while (z->hp < k->nh) {
 			int32_t j = k->hord[z->hp];
-			int32_t h = k->r->ops[j].hdep;
+			int32_t h = k->o[j].hdep;
 			int64_t base = z->hp ? z->o[k->hord[z->hp - 1]].L : z->a2; /* the first: its anchor */
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
 				if (z->o[h].E == UNSET)
@@ -1433,19 +1467,22 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 			z->hp++;
 			prog = 1;
 		}
-		for (size_t q = 0; q < k->nstr; q++)
-			while (z->sp[q] < k->nsops[q]) {
-				int32_t j = k->sops[q][z->sp[q]];
+		for (size_t q = 0; q < k->nstr; q++) {
+			struct sst *t = &z->st[q];
+			while (t->head >= 0) {
+				int32_t j = t->head;
 				if (z->o[j].S == UNSET) {
-					if (!try_start(c, s, i, j))
+					if (!try_start(c, s, i, j, t->lastE))
 						break;
 					prog = 1;
 				}
 				if (z->o[j].E == UNSET)
 					break;
-				z->sp[q]++;
+				t->lastE = z->o[j].E;
+				t->head = k->o[j].snext;
 				prog = 1;
 			}
+		}
 	}
 }
 
@@ -1464,7 +1501,8 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i]; /* S, E and L: fill() reset them */
 		z->hp = 0;
-		memset(z->sp, 0, k->nstr * sizeof(*z->sp));
+		for (size_t q = 0; q < k->nstr; q++)
+			z->st[q] = (struct sst){ UNSET, k->shead[q] };
 		for (size_t q = 0; q < k->nbs; q++) {
 			z->brem[q] = k->bn[q];
 			z->bE[q] = UNSET;
@@ -1481,14 +1519,13 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		advance(c, s, i);
 	}
 	size_t left = 0;
-	/* the ops without an end are those from each stream's position on (an op
+	/* the ops without an end are those from each stream's head on (an op
 	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		for (size_t q = 0; q < k->nstr; q++)
-			for (size_t p = z->sp[q]; p < k->nsops[q]; p++) {
-				int32_t j = k->sops[q][p];
+			for (int32_t j = z->st[q].head; j >= 0; j = k->o[j].snext) {
 				left++;
 				z->o[j].S = z->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
 			}
@@ -1665,8 +1702,8 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->o[j].sprev >= 0 ? z[k->o[j].sprev].E : UNSET;
-		int64_t rl = k->o[j].l != UNSET ? z[j].L : UNSET;
+		int64_t rs = k->sprev[j] >= 0 ? z[k->sprev[j]].E : UNSET;
+		int64_t rl = k->o[j].hasl ? z[j].L : UNSET;
 		int32_t d = k->r->ops[j].dep;
 		int64_t rd = d >= 0 ? z[d].E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
@@ -1677,7 +1714,7 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 		cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (ready > t0 ? ready : t0));
 		at = ready;
 		if (ready == rs) {
-			j = k->o[j].sprev;
+			j = k->sprev[j];
 		} else if (ready == rd) {
 			j = d;
 		} else {
@@ -1803,14 +1840,16 @@ static struct wst *worker(struct ctx *c, size_t w)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
-		size_t nb = k->nbs ? k->nbs : 1;
+		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
 		z->o = xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
-		z->sp = xcalloc(k->nstr ? k->nstr : 1, sizeof(*z->sp));
-		z->ws = xmalloc(nb * sizeof(int64_t));
-		z->we = xmalloc(nb * sizeof(int64_t));
-		z->bE = xmalloc(nb * sizeof(int64_t));
-		z->wlast = xmalloc(nb * sizeof(int32_t));
-		z->brem = xmalloc(nb * sizeof(size_t));
+		/* the rank's streams and steps in one block, near each other */
+		char *b = xmalloc(ns * sizeof(struct sst) + nb * (3 * sizeof(int64_t) + sizeof(size_t) + sizeof(int32_t)));
+		z->st = (struct sst *)b;
+		z->ws = (int64_t *)(b + ns * sizeof(struct sst));
+		z->we = z->ws + nb;
+		z->bE = z->we + nb;
+		z->brem = (size_t *)(z->bE + nb);
+		z->wlast = (int32_t *)(z->brem + nb);
 	}
 	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
 	if (c->ng)
@@ -1826,9 +1865,8 @@ static void workers_free(struct ctx *c)
 		struct wst *s = &c->w[w];
 		for (size_t i = 0; s->k && i < c->n; i++) {
 			struct rst *z = &s->k[i];
-			void *p[] = { z->o, z->sp, z->ws, z->we, z->bE, z->wlast, z->brem };
-			for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
-				free(p[q]);
+			free(z->o);
+			free(z->st);
 		}
 		free(s->k);
 		free(s->g);
