@@ -1302,6 +1302,19 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 	return changed;
 }
 
+/* A rank the scenario leaves as measured: its durations (a matched call's:
+ * its transfer) and host gaps, S, E and L reset. */
+static void fill_measured(const struct rk *k, struct rop *z)
+{
+	for (size_t j = 0; j < k->n; j++)
+		z[j] = (struct rop){ UNSET, UNSET, UNSET, k->d[j], k->gap[j] };
+	for (size_t x = 0; x < k->ngops; x++) {
+		int32_t j = k->gops[x];
+		if (k->o[j].grp >= 0)
+			z[j].d2 = k->x[k->r->ops[j].inst];
+	}
+}
+
 /* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
  * worker state s; returns how many differ from the measured values (0:
  * the replay would be the unmodified one). */
@@ -1318,6 +1331,10 @@ static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 		const struct rk *k = &c->k[i];
 		struct rop *z = s->k[i].o;
 		int fixed = sc->type == SC_SET && sc->mask[i];
+		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal)) {
+			fill_measured(k, z);
+			continue;
+		}
 		for (size_t j = 0; j < k->n; j++) {
 			int32_t q = k->slot[j];
 			int host = k->o[j].hasl;
