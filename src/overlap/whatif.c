@@ -1897,7 +1897,8 @@ static void workers_free(struct ctx *c)
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps, *wend; };
 
-static void eval_fix(const struct ctx *c, struct wst *s, const struct scen *sc, double rep_mean, struct evald *e)
+/* Replays fix sc into e's per-step times and work ends. */
+static void eval_replay(const struct ctx *c, struct wst *s, const struct scen *sc, struct evald *e)
 {
 	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
@@ -1906,6 +1907,11 @@ static void eval_fix(const struct ctx *c, struct wst *s, const struct scen *sc, 
 		work_ends(c, s, e->wend);
 	else
 		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
+}
+
+/* Fix e's gain over the unmodified replay (rep_mean: its mean step, ms). */
+static void eval_gain(const struct ctx *c, double rep_mean, struct evald *e)
+{
 	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
 	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
 	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
@@ -1944,7 +1950,8 @@ struct fixrun { struct ctx *c; struct evald *v; const struct fjob *j; double rep
 static void fix_task(void *arg, size_t w, size_t q)
 {
 	struct fixrun *f = arg;
-	eval_fix(f->c, worker(f->c, w), &f->j[q].sc, f->rep_mean, &f->v[f->j[q].e]);
+	eval_replay(f->c, worker(f->c, w), &f->j[q].sc, &f->v[f->j[q].e]);
+	eval_gain(f->c, f->rep_mean, &f->v[f->j[q].e]);
 }
 
 /* Replays every job into v[job's e] and empties the list. */
@@ -2563,8 +2570,28 @@ static int build_balance(struct ctx *c)
 	return shared > 0;
 }
 
+/* The single-rank fixes replayed beside the unmodified and ideal replays
+ * (whatif_run: the ranks rank_candidates names with a threshold a little
+ * above the one it will have), each taken by all_fixes if it names that
+ * rank too (then its result is the same as a replay there). */
+struct spec { int32_t *rank; struct evald *e; size_t n; };
+
+static int spec_take(struct spec *sp, int32_t rank, const struct ctx *c, double rep_mean, struct evald *e)
+{
+	for (size_t x = 0; sp && x < sp->n; x++)
+		if (sp->rank[x] == rank && sp->e[x].steps) {
+			e->steps = sp->e[x].steps;
+			e->wend = sp->e[x].wend;
+			sp->e[x].steps = sp->e[x].wend = NULL;
+			eval_gain(c, rep_mean, e);
+			return 1;
+		}
+	return 0;
+}
+
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      double rep_mean, double ideal_mean, double ideal_complete, struct evald **pv, size_t *pn)
+		      double rep_mean, double ideal_mean, double ideal_complete, struct spec *sp,
+		      struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
@@ -2578,6 +2605,8 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
 		add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
+			continue;
 		mask[cand[q]] = 1;
 		struct scen sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0 };
 		add_job(&jobs, n - 1, sc, mask, c->n);
@@ -2684,13 +2713,20 @@ static void rk_task(void *arg, size_t w, size_t i)
 /* The unmodified replay (with its comparison to the measured steps and the
  * critical path, from its own worker state before anything reuses it) and
  * the ideal replay, at once. */
-struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
+struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; struct spec *sp; };
 
 static void first_task(void *arg, size_t wk, size_t q)
 {
 	struct first *f = arg;
 	struct wst *s = worker(f->c, wk);
-	if (q == 0) {
+	if (q >= 2) { /* a single-rank fix (struct spec) */
+		int32_t ri = f->sp->rank[q - 2];
+		uint8_t *mask = xcalloc(f->c->n, 1);
+		mask[ri] = 1;
+		struct scen sc = { SC_SET, mask, ri, PART_DUR | PART_HOST, 0 };
+		eval_replay(f->c, s, &sc, &f->sp->e[q - 2]);
+		free(mask);
+	} else if (q == 0) {
 		struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
 		size_t left = run_scen(f->c, s, &sn, f->rep);
 		work_ends(f->c, s, f->rep_wend);
@@ -2755,8 +2791,14 @@ void whatif_run(struct analysis *a)
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = job_step(&c, NULL, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
-	struct first f = { &c, w, meas, rep, rep_wend, ideal };
-	par_for(c.nw, 2, first_task, &f);
+	/* the single-rank fixes all_fixes will surely replay, replayed now: the
+	 * material threshold from the measured step, 3 % (REPRO_PCT) above */
+	struct spec sp = { xmalloc(c.n * sizeof(int32_t)), NULL, 0 };
+	double lim = 0.01 * mean(meas, c.nsteps) * (1 + REPRO_PCT / 100), unc = (double)a->clock_spread_ns / 1e6;
+	sp.n = rank_candidates(&c, sp.rank, lim > unc ? lim : unc);
+	sp.e = xcalloc(sp.n ? sp.n : 1, sizeof(*sp.e));
+	struct first f = { &c, w, meas, rep, rep_wend, ideal, &sp };
+	par_for(c.nw, 2 + sp.n, first_task, &f);
 	c.rep = rep;
 	c.rep_wend = rep_wend;
 	phase("unmodified and ideal replays, critical path");
@@ -2783,7 +2825,13 @@ void whatif_run(struct analysis *a)
 	for (size_t s = 0; s + 1 < c.nsteps; s++)
 		icg += rep[s] - ideal[s];
 	icg = c.nsteps >= 2 ? icg / (double)(c.nsteps - 1) : NAN;
-	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &v, &nv);
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &sp, &v, &nv);
+	for (size_t x = 0; x < sp.n; x++) { /* those all_fixes did not take */
+		free(sp.e[x].steps);
+		free(sp.e[x].wend);
+	}
+	free(sp.e);
+	free(sp.rank);
 	phase("fixes");
 	for (size_t s = 0; s < c.nsteps; s++) {
 		struct whatif_step *st = &w->steps[s];
