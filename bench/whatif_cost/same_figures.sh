@@ -21,7 +21,7 @@ for c in tests/data/straggler/*/; do sets+=("${c%/}"); done
 for c in ../shared/data/h200x4/*/; do [ -d "$c" ] && sets+=("${c%/}"); done
 for f in tests/fixtures/optable/*.csv; do sets+=("$f"); done
 sets+=("$G")
-T=$(mktemp -d)
+T=$(mktemp -d "${TMPDIR:-/tmp}/same_figures.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 bad=0
 for s in "${sets[@]}"; do

@@ -712,21 +712,23 @@ static void xfer_task(void *arg, size_t w, size_t q)
 
 struct tcls { uint64_t bytes; uint32_t id; uint8_t type, used; };
 
-/* The class (type, size) of each call of the matched collectives, in
- * collective order, into cid[]; returns the number of classes, with the
- * calls of each in cnt[]. */
-static size_t xfer_classes(const struct ctx *c, size_t total, uint32_t *cid, size_t **cnt)
+/* Of each rank's calls of matched collectives (two or more calls), in
+ * rank and op order: its class (type, size) into cid[] (a hash of the few
+ * classes), the calls of each class into cnt[]; returns the classes. */
+static size_t xfer_classes(const struct ctx *c, uint32_t *cid, size_t **cnt)
 {
-	size_t cap = 16, ncls = 0, ccap = 0, m = 0;
-	while (cap < 2 * total)
-		cap *= 2;
+	size_t cap = 64, ncls = 0, ccap = 0, m = 0;
 	struct tcls *tab = xcalloc(cap, sizeof(*tab));
 	*cnt = NULL;
-	for (size_t q = 0; q < c->ng; q++)
-		for (size_t x = 0; c->g[q].n >= 2 && x < c->g[q].n; x++) {
-			struct slotm u = c->gm[c->g[q].at + x];
-			const struct comm_inst *ci = &c->k[u.ri].r->inst[c->k[u.ri].r->ops[u.j].inst];
-			size_t h = ((size_t)ci->bytes * 2654435761u ^ (size_t)ci->type * 40503u) & (cap - 1);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		for (size_t x = 0; x < k->ngops; x++) {
+			int32_t j = k->gops[x];
+			if (k->o[j].grp < 0)
+				continue;
+			const struct comm_inst *ci = &k->r->inst[k->r->ops[j].inst];
+			uint64_t hv = (ci->bytes ^ ((uint64_t)ci->type << 56)) * 0x9e3779b97f4a7c15ull;
+			size_t h = (size_t)(hv >> 40) & (cap - 1);
 			while (tab[h].used && (tab[h].bytes != ci->bytes || tab[h].type != ci->type))
 				h = (h + 1) & (cap - 1);
 			if (!tab[h].used) {
@@ -736,7 +738,24 @@ static size_t xfer_classes(const struct ctx *c, size_t total, uint32_t *cid, siz
 			}
 			cid[m++] = tab[h].id;
 			(*cnt)[tab[h].id]++;
+			if (2 * ncls > cap) { /* keep the table at most half full */
+				struct tcls *old = tab;
+				size_t oc = cap;
+				cap *= 2;
+				tab = xcalloc(cap, sizeof(*tab));
+				for (size_t y = 0; y < oc; y++) {
+					if (!old[y].used)
+						continue;
+					uint64_t ov = (old[y].bytes ^ ((uint64_t)old[y].type << 56)) * 0x9e3779b97f4a7c15ull;
+					size_t z = (size_t)(ov >> 40) & (cap - 1);
+					while (tab[z].used)
+						z = (z + 1) & (cap - 1);
+					tab[z] = old[y];
+				}
+				free(old);
+			}
 		}
+	}
 	free(tab);
 	return ncls;
 }
@@ -755,7 +774,7 @@ static int64_t median_mean2(int64_t *v, size_t n)
 }
 
 /* Each call's ideal transfer: the median transfer of the calls of its type
- * and size. */
+ * and size (calls read rank by rank: each rank's in order). */
 static void ideal_xfers(struct ctx *c)
 {
 	size_t total = 0;
@@ -763,7 +782,7 @@ static void ideal_xfers(struct ctx *c)
 		total += c->g[q].n >= 2 ? c->g[q].n : 0;
 	uint32_t *cid = xmalloc((total ? total : 1) * sizeof(*cid));
 	size_t *cnt;
-	size_t ncls = xfer_classes(c, total, cid, &cnt);
+	size_t ncls = xfer_classes(c, cid, &cnt);
 	size_t *pos = xmalloc((ncls ? ncls : 1) * sizeof(*pos)), at = 0;
 	for (size_t y = 0; y < ncls; y++) {
 		pos[y] = at;
@@ -772,16 +791,19 @@ static void ideal_xfers(struct ctx *c)
 	int64_t *xs = xmalloc((total ? total : 1) * sizeof(*xs)), *med = xmalloc((ncls ? ncls : 1) * sizeof(*med));
 	for (size_t pass = 0; pass < 2; pass++) {
 		size_t m = 0;
-		for (size_t q = 0; q < c->ng; q++)
-			for (size_t x = 0; c->g[q].n >= 2 && x < c->g[q].n; x++, m++) {
-				struct slotm u = c->gm[c->g[q].at + x];
-				struct rk *k = &c->k[u.ri];
-				int32_t in = k->r->ops[u.j].inst;
+		for (size_t i = 0; i < c->n; i++) {
+			struct rk *k = &c->k[i];
+			for (size_t x = 0; x < k->ngops; x++) {
+				int32_t j = k->gops[x];
+				if (k->o[j].grp < 0)
+					continue;
+				int32_t in = k->r->ops[j].inst;
 				if (!pass)
-					xs[pos[cid[m]]++] = k->x[in];
+					xs[pos[cid[m++]]++] = k->x[in];
 				else
-					k->xi[in] = med[cid[m]];
+					k->xi[in] = med[cid[m++]];
 			}
+		}
 		for (size_t y = 0; !pass && y < ncls; y++) {
 			pos[y] -= cnt[y];
 			med[y] = median_mean2(xs + pos[y], cnt[y]);
@@ -1879,12 +1901,7 @@ static struct wst *worker(struct ctx *c, size_t w)
 static void workers_free(struct ctx *c)
 {
 	for (size_t w = 0; w < c->nw; w++) {
-		struct wst *s = &c->w[w];
-		for (size_t i = 0; s->k && i < c->n; i++) {
-			struct rst *z = &s->k[i];
-			free(z->o);
-			free(z->st);
-		}
+		struct wst *s = &c->w[w]; /* each rank's part: free_task */
 		free(s->k);
 		free(s->g);
 		free(s->stack);
@@ -2024,13 +2041,24 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 	return m;
 }
 
+/* Rank i's tables and replay states (ranks in parallel). */
+static void free_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct ctx *c = arg;
+	rk_free(&c->k[i]);
+	if (c->sidx)
+		free(c->sidx[i]);
+	for (size_t q = 0; c->w && q < c->nw; q++)
+		if (c->w[q].k) {
+			free(c->w[q].k[i].o);
+			free(c->w[q].k[i].st);
+		}
+}
+
 static void ctx_free(struct ctx *c)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		rk_free(&c->k[i]);
-		if (c->sidx)
-			free(c->sidx[i]);
-	}
+	par_for(c->nt, c->n, free_task, c);
 	workers_free(c);
 	free(c->k);
 	free(c->g);
