@@ -394,26 +394,27 @@ struct rop {
 
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
+	/* what the replay reads on every visit of the rank, first (one cache line) */
+	struct sop *o;               /* per op */
+	int32_t *hord;               /* launch order */
+	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
 	size_t n;
-	struct sop *o;               /* per op */
 	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
 	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
 	int32_t *gops;               /* the ops that are calls of a matched collective, in op order */
 	size_t ngops;
-	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
-	size_t nh;
+	int32_t *hpos;               /* an op's place in the launch order (-1: launch unknown) */
 	int32_t *sprev;              /* per op: the previous op on its stream, -1 */
 	int32_t *shead;              /* per stream: its first op */
-	size_t nstr;
 	int64_t *xi;                 /* per call: its ideal transfer */
 	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
 	/* step barriers, per step index: measured latest end; ops;
 	 * unexplained delay (ns) */
 	int64_t *bm, *unx;
-	size_t *bn, nbs;
+	size_t *bn;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	int cls;                     /* work class (stage or 0) */
 	/* the first launch (aligned; UNSET without launches), its peers' lower
@@ -426,17 +427,19 @@ struct rk {
  * (UNSET: none), the op at its head (-1: it is done). */
 struct sst { int64_t lastE; int32_t head; };
 
+/* One replay's state of one step index of a rank: its window (first
+ * start, end), its latest end so far and the first op (in op order) with
+ * it, its ops not yet ended (the step barrier). */
+struct bst { int64_t ws, we, bE; int32_t brem, wlast; };
+
 /* One replay's state of one rank. */
 struct rst {
 	struct rop *o;               /* per op */
-	struct sst *st;              /* per stream */
+	struct sst *st;              /* per stream, then the steps (b) in the same block */
+	struct bst *b;               /* per step index */
 	size_t hp;                   /* position in launch order */
-	int inq;
-	int64_t *ws, *we;            /* step windows, per step index of the rank */
-	int32_t *wlast;              /* per step index: its op with the latest end */
-	int64_t *bE;                 /* per step index: latest end so far */
-	size_t *brem;                /* per step index: ops not yet ended */
 	int64_t a2;                  /* the first launch's anchor in this replay */
+	int inq;
 };
 
 struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
@@ -1415,10 +1418,11 @@ static void ended(const struct rk *k, struct rst *z, int32_t j)
 	int32_t q = k->o[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
-	z->brem[q]--;
-	if (z->o[j].E > z->bE[q] || (z->o[j].E == z->bE[q] && j < z->wlast[q])) {
-		z->bE[q] = z->o[j].E;
-		z->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
+	struct bst *b = &z->b[q];
+	b->brem--;
+	if (z->o[j].E > b->bE || (z->o[j].E == b->bE && j < b->wlast)) {
+		b->bE = z->o[j].E;
+		b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
 	}
 }
 
@@ -1461,10 +1465,10 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, in
 			ready = oj->L;
 	}
 	if (p->bar) { /* the step barrier */
-		if (z->brem[p->step - 1])
+		if (z->b[p->step - 1].brem)
 			return 0;
-		if (z->bE[p->step - 1] > ready)
-			ready = z->bE[p->step - 1];
+		if (z->b[p->step - 1].bE > ready)
+			ready = z->b[p->step - 1].bE;
 	}
 	if (p->dep >= 0) {
 		if (z->o[p->dep].E == UNSET)
@@ -1473,8 +1477,8 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, in
 			ready = z->o[p->dep].E;
 	}
 	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + p->lat;
-	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->ws[p->step])
-		z->ws[p->step] = oj->S; /* the step's first start (the windows of run_scen) */
+	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
+		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
 	if (p->grp < 0) {
 		oj->E = oj->S + oj->d2;
 		ended(k, z, j);
@@ -1542,12 +1546,8 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		z->hp = 0;
 		for (size_t q = 0; q < k->nstr; q++)
 			z->st[q] = (struct sst){ UNSET, k->shead[q] };
-		for (size_t q = 0; q < k->nbs; q++) {
-			z->brem[q] = k->bn[q];
-			z->bE[q] = UNSET;
-			z->ws[q] = INT64_MAX;
-			z->wlast[q] = -1;
-		}
+		for (size_t q = 0; q < k->nbs; q++)
+			z->b[q] = (struct bst){ INT64_MAX, 0, UNSET, (int32_t)k->bn[q], -1 };
 		z->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
@@ -1586,29 +1586,40 @@ static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last
 	}
 }
 
-/* Step windows from the replayed (S, E) of worker state z. */
+/* cut_windows of a replay: from each step's first start (ws) and latest end (bE). */
+static void cut_replay(size_t ns, struct bst *b)
+{
+	for (size_t q = 0; q < ns; q++) {
+		b[q].we = q + 1 < ns ? b[q + 1].ws : b[q].bE;
+		if (b[q].ws == INT64_MAX)
+			b[q].ws = b[q].we = 0;
+		if (b[q].we < b[q].ws)
+			b[q].we = b[q].ws;
+	}
+}
+
+/* Step windows from the replayed (S, E) of worker state z, over every op
+ * (a replay that stalled: the ops left where they were are not tracked). */
 static void windows(const struct rk *k, struct rst *z)
 {
 	size_t ns = k->r->nsteps;
-	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
 	for (size_t q = 0; q < ns; q++) {
-		z->ws[q] = INT64_MAX;
-		last[q] = INT64_MIN;
-		z->wlast[q] = -1;
+		z->b[q].ws = INT64_MAX;
+		z->b[q].bE = INT64_MIN;
+		z->b[q].wlast = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		if (z->o[j].S < z->ws[q])
-			z->ws[q] = z->o[j].S;
-		if (z->o[j].E > last[q]) {
-			last[q] = z->o[j].E;
-			z->wlast[q] = (int32_t)j;
+		if (z->o[j].S < z->b[q].ws)
+			z->b[q].ws = z->o[j].S;
+		if (z->o[j].E > z->b[q].bE) {
+			z->b[q].bE = z->o[j].E;
+			z->b[q].wlast = (int32_t)j;
 		}
 	}
-	cut_windows(ns, z->ws, z->we, last);
-	free(last);
+	cut_replay(ns, z->b);
 }
 
 /* The job's step time of common step s: the mean over ranks of their
@@ -1618,7 +1629,7 @@ static double job_step(const struct ctx *c, const struct wst *w, size_t s)
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		sum += w ? (double)(w->k[i].we[q] - w->k[i].ws[q]) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
+		sum += w ? (double)(w->k[i].b[q].we - w->k[i].b[q].ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
 }
@@ -1637,7 +1648,7 @@ static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc
 		if (left) /* ops left where they were: their times are not tracked */
 			windows(&c->k[i], &s->k[i]);
 		else /* from what the replay tracked: each step's first start and latest end */
-			cut_windows(c->k[i].r->nsteps, s->k[i].ws, s->k[i].we, s->k[i].bE);
+			cut_replay(c->k[i].r->nsteps, s->k[i].b);
 	}
 	for (size_t q = 0; q < c->nsteps; q++)
 		out[q] = job_step(c, s, q) / 1e6;
@@ -1651,7 +1662,7 @@ static void work_ends(const struct ctx *c, const struct wst *w, double *out)
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = w->k[i].wlast[c->sidx[i][s]];
+			int32_t o = w->k[i].b[c->sidx[i][s]].wlast;
 			if (o >= 0 && w->k[i].o[o].E > e)
 				e = w->k[i].o[o].E;
 		}
@@ -1713,9 +1724,9 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 	for (size_t r = 0; r < c->n; r++) {
 		const struct rst *zr = &w->k[r];
 		int32_t q = c->sidx[r][s];
-		if (zr->ws[q] < t0)
-			t0 = zr->ws[q];
-		int32_t o = zr->wlast[q];
+		if (zr->b[q].ws < t0)
+			t0 = zr->b[q].ws;
+		int32_t o = zr->b[q].wlast;
 		if (o >= 0 && zr->o[o].E > tend) {
 			tend = zr->o[o].E;
 			i = r;
@@ -1882,13 +1893,9 @@ static struct wst *worker(struct ctx *c, size_t w)
 		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
 		z->o = xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
 		/* the rank's streams and steps in one block, near each other */
-		char *b = xmalloc(ns * sizeof(struct sst) + nb * (3 * sizeof(int64_t) + sizeof(size_t) + sizeof(int32_t)));
+		char *b = xmalloc(ns * sizeof(struct sst) + nb * sizeof(struct bst));
 		z->st = (struct sst *)b;
-		z->ws = (int64_t *)(b + ns * sizeof(struct sst));
-		z->we = z->ws + nb;
-		z->bE = z->we + nb;
-		z->brem = (size_t *)(z->bE + nb);
-		z->wlast = (int32_t *)(z->brem + nb);
+		z->b = (struct bst *)(b + ns * sizeof(struct sst));
 	}
 	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
 	if (c->ng)
@@ -2101,7 +2108,7 @@ static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].we[q] - ws->k[i].ws[q]);
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].b[q].we - ws->k[i].b[q].ws);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
