@@ -478,6 +478,7 @@ struct ctx {
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	size_t nt;                   /* threads for the set-up */
 	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
+	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
@@ -2010,6 +2011,26 @@ static char *rank_list(const struct analysis *a, const int *of, int which)
  * RANK_FIXES with the largest excess of duration and host gap over their
  * peers' medians, of those whose excess per step could make a material
  * gain (beyond lim_ms). */
+/* Rank i's excess over its peers (ranks in parallel): of every op, its
+ * duration and host gap above their peers' medians; a first launch later
+ * than its peers' (the anchor) can shift every step of the rank: at most
+ * that much per step. */
+static void excess_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct ctx *c = arg;
+	const struct rk *k = &c->k[i];
+	double e = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
+		e += (double)(k->d[j] > md ? k->d[j] - md : 0);
+		e += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
+	}
+	if (k->a0 != UNSET && k->a0 > k->ma0)
+		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+	c->ex[i] = e;
+}
+
 static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 {
 	if (c->n <= ALL_RANKS_MAX) {
@@ -2017,19 +2038,8 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 			out[i] = (int32_t)i;
 		return c->n;
 	}
-	double *ex = xcalloc(c->n, sizeof(*ex));
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			const struct rk *k = &c->k[i];
-			int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
-			ex[i] += (double)(k->d[j] > md ? k->d[j] - md : 0);
-			ex[i] += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
-		}
-	/* a first launch later than its peers' (the anchor) can shift every
-	 * step of the rank: at most that much per step */
-	for (size_t i = 0; i < c->n; i++)
-		if (c->k[i].a0 != UNSET && c->k[i].a0 > c->k[i].ma0)
-			ex[i] += (double)(c->k[i].a0 - c->k[i].ma0) * (double)c->nsteps;
+	double *ex = xmalloc(c->n * sizeof(*ex));
+	memcpy(ex, c->ex, c->n * sizeof(*ex));
 	/* a fix only lowers a path by what it takes off its ops, so a rank
 	 * whose excess per step is within lim_ms cannot gain more: left out */
 	double lim_ns = lim_ms * 1e6 * (double)c->nsteps;
@@ -2082,6 +2092,7 @@ static void ctx_free(struct ctx *c)
 	free(c->stepno);
 	free(c->sidx);
 	free(c->aord);
+	free(c->ex);
 }
 
 static struct whatif *none(const char *why)
@@ -2828,6 +2839,9 @@ void whatif_run(struct analysis *a)
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
 	/* the single-rank fixes all_fixes will surely replay, replayed now: the
 	 * material threshold from the measured step, 3 % (REPRO_PCT) above */
+	c.ex = xmalloc(c.n * sizeof(*c.ex));
+	if (c.n > ALL_RANKS_MAX)
+		par_for(c.nt, c.n, excess_task, &c);
 	struct spec sp = { xmalloc(c.n * sizeof(int32_t)), NULL, 0 };
 	double lim = 0.01 * mean(meas, c.nsteps) * (1 + REPRO_PCT / 100), unc = (double)a->clock_spread_ns / 1e6;
 	sp.n = rank_candidates(&c, sp.rank, lim > unc ? lim : unc);
