@@ -478,6 +478,12 @@ struct ctx {
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	size_t nt;                   /* threads for the set-up */
 	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
+	int32_t *scls;               /* per slot: its work class */
+	int32_t *sj;                 /* per slot of an aligned class: its op (on every rank of the class), else -1 */
+	uint8_t *calign;             /* per work class: aligned (its ranks run its first rank's ops in the same
+	                              * order): its slots' members are not kept in sm */
+	int32_t *crank;              /* the ranks by work class (rank order in each) */
+	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
@@ -878,19 +884,20 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 	}
 }
 
-/* The medians of slot q, the ranks of its class without the op counted as
+/* The medians of slot q (vd, vg: its n members' durations and host gaps),
+ * the ranks of its class without the op counted as
  * 0 (an op only a minority of the class runs has the ideal 0): over the
  * whole class, and the two order statistics that give each member's median
  * over the others (peer_med).  O(K) per slot: only the order statistics
  * around the middle are found. */
-static void slot_medians(const struct ctx *c, size_t q, int64_t *tmp)
+static void slot_medians(const struct ctx *c, size_t q, const int64_t *vd, const int64_t *vg, size_t n,
+			 int64_t *tmp)
 {
-	size_t at = c->sat[q], n = c->sn[q];
-	size_t K = c->csize[c->k[c->sm[at].ri].cls];
+	size_t K = c->csize[c->scls[q]];
 	if (K < n)
 		K = n;
 	for (int part = 0; part < 2; part++) {
-		memcpy(tmp, (part ? c->sg : c->sd) + at, n * sizeof(*tmp));
+		memcpy(tmp, part ? vg : vd, n * sizeof(*tmp));
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
 		int64_t *all = part ? c->med_all_g : c->med_all_d;
@@ -1037,7 +1044,7 @@ static void slot_hash(struct ctx *c, const struct skey *v, size_t m)
 /* The ranks of each class that run its first rank's ops (ranks in
  * parallel: each writes its own slot[] and mapped[i]): mapped[i] = 1 and
  * slot[] holding the first rank's op; any other keeps slot[] at -1. */
-struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped; };
+struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped, *ident; };
 
 static void map_task(void *arg, size_t w, size_t i)
 {
@@ -1049,11 +1056,43 @@ static void map_task(void *arg, size_t w, size_t i)
 		return;
 	uint32_t *occ = xmalloc((k->n ? k->n : 1) * sizeof(*occ));
 	occurrences(k, occ);
-	m->mapped[i] = (uint8_t)ltab_map(&m->lt[k->cls], &m->c->k[f], k, occ, k->slot);
+	const struct rk *fk = &m->c->k[f];
+	m->mapped[i] = (uint8_t)ltab_map(&m->lt[k->cls], fk, k, occ, k->slot);
 	if (!m->mapped[i])
 		for (size_t j = 0; j < k->n; j++)
 			k->slot[j] = -1;
+	/* identity: its op j is the first rank's op j (each op with a step) */
+	int id = m->mapped[i] && k->n == fk->n;
+	for (size_t j = 0; id && j < k->n; j++)
+		id = k->slot[j] == (fk->r->ops[j].step >= 0 ? (int32_t)j : -1);
+	m->ident[i] = (uint8_t)id;
 	free(occ);
+}
+
+/* The ranks of each work class (crank, cr0) and which classes are aligned:
+ * two or more ranks, each its first rank or running the first rank's ops
+ * in the same order (ident); an aligned class's slot q is op sj[q] on every
+ * one of its ranks, so its members need no list. */
+static void align_classes(struct ctx *c, const int32_t *first, const uint8_t *ident)
+{
+	c->calign = xcalloc(c->n + 1, 1);
+	c->cr0 = xcalloc(c->n + 2, sizeof(*c->cr0));
+	c->crank = xmalloc((c->n ? c->n : 1) * sizeof(*c->crank));
+	for (size_t q = 0; q <= c->n; q++)
+		c->calign[q] = c->csize[q] >= 2;
+	for (size_t i = 0; i < c->n; i++) {
+		int cl = c->k[i].cls;
+		if (first[cl] != (int32_t)i && !ident[i])
+			c->calign[cl] = 0;
+		c->cr0[cl + 1]++;
+	}
+	for (size_t q = 0; q <= c->n; q++)
+		c->cr0[q + 1] += c->cr0[q];
+	size_t *at = xmalloc((c->n + 1) * sizeof(*at));
+	memcpy(at, c->cr0, (c->n + 1) * sizeof(*at));
+	for (size_t i = 0; i < c->n; i++)
+		c->crank[at[c->k[i].cls]++] = (int32_t)i;
+	free(at);
 }
 
 /* Slot ids: per class, its first rank's ops by key; a rank whose every op
@@ -1078,8 +1117,11 @@ static void slot_keys(struct ctx *c)
 		first[k->cls] = (int32_t)i;
 		ltab_build(&lt[k->cls], k, occ);
 	}
-	struct mapjob mj = { c, first, lt, mapped };
+	uint8_t *ident = xcalloc(c->n ? c->n : 1, 1);
+	struct mapjob mj = { c, first, lt, mapped, ident };
 	par_for(c->nt, c->n, map_task, &mj);
+	align_classes(c, first, ident);
+	free(ident);
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
@@ -1131,14 +1173,27 @@ static size_t slot_members(struct ctx *c)
 	size_t ns = c->nslot ? c->nslot : 1, m = 0, nmax = 0;
 	c->sat = xmalloc(ns * sizeof(*c->sat));
 	c->sn = xcalloc(ns, sizeof(*c->sn));
+	c->scls = xmalloc(ns * sizeof(*c->scls));
+	c->sj = xmalloc(ns * sizeof(*c->sj));
 	for (size_t i = 0; i < c->n; i++) {
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].slot[j] >= 0) {
-				c->sn[c->k[i].slot[j]]++;
-				m++;
+		const struct rk *k = &c->k[i];
+		int al = c->calign[k->cls];
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t q = k->slot[j];
+			if (q < 0)
+				continue;
+			c->scls[q] = k->cls;
+			if (al) { /* every rank of the class: op j (the first writes it) */
+				if (c->crank[c->cr0[k->cls]] == (int32_t)i)
+					c->sj[q] = (int32_t)j;
+				continue;
 			}
-		if (c->k[i].n > nmax)
-			nmax = c->k[i].n;
+			c->sj[q] = -1;
+			c->sn[q]++;
+			m++;
+		}
+		if (!al && k->n > nmax)
+			nmax = k->n;
 	}
 	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
 	c->sd = xmalloc((m ? m : 1) * sizeof(*c->sd));
@@ -1155,6 +1210,8 @@ static size_t slot_members(struct ctx *c)
 		for (size_t i = 0; i < c->n; i++) {
 			const struct rk *k = &c->k[i];
 			size_t j1 = j0 + SLOT_BLOCK < k->n ? j0 + SLOT_BLOCK : k->n;
+			if (c->calign[k->cls])
+				continue;
 			for (size_t j = j0; j < j1; j++) {
 				int32_t q = k->slot[j];
 				if (q < 0)
@@ -1172,16 +1229,41 @@ static size_t slot_members(struct ctx *c)
 }
 
 #define MED_BLOCK 256 /* slots per task of slot_medians */
+#define ALIGN_BLOCK 32 /* ops of an aligned class per task (its values gathered rank by rank) */
 
-struct medjob { struct ctx *c; size_t kmax; };
+/* Tasks: MED_BLOCK slots kept in sm each, then ALIGN_BLOCK ops of the
+ * first rank of each aligned class (cls[], j0[] per task). */
+struct medjob { struct ctx *c; size_t kmax, nsm; int32_t *cls; size_t *j0; };
 
 static void med_task(void *arg, size_t w, size_t b)
 {
 	(void)w;
 	struct medjob *mj = arg;
+	const struct ctx *c = mj->c;
 	int64_t *tmp = xmalloc(mj->kmax * sizeof(*tmp));
-	for (size_t q = b * MED_BLOCK; q < (b + 1) * MED_BLOCK && q < mj->c->nslot; q++)
-		slot_medians(mj->c, q, tmp);
+	if (b < mj->nsm) {
+		for (size_t q = b * MED_BLOCK; q < (b + 1) * MED_BLOCK && q < c->nslot; q++)
+			if (c->sj[q] < 0)
+				slot_medians(c, q, c->sd + c->sat[q], c->sg + c->sat[q], c->sn[q], tmp);
+		free(tmp);
+		return;
+	}
+	/* an aligned class: its ranks' values of ALIGN_BLOCK ops, rank by rank */
+	size_t cl = (size_t)mj->cls[b - mj->nsm], j0 = mj->j0[b - mj->nsm], K = c->cr0[cl + 1] - c->cr0[cl];
+	const struct rk *f = &c->k[c->crank[c->cr0[cl]]];
+	size_t nb = f->n - j0 < ALIGN_BLOCK ? f->n - j0 : ALIGN_BLOCK;
+	int64_t *v = xmalloc(2 * nb * K * sizeof(*v));
+	for (size_t r = 0; r < K; r++) {
+		const struct rk *k = &c->k[c->crank[c->cr0[cl] + r]];
+		for (size_t x = 0; x < nb; x++) {
+			v[x * K + r] = k->d[j0 + x];
+			v[(nb + x) * K + r] = k->gap[j0 + x];
+		}
+	}
+	for (size_t x = 0; x < nb; x++)
+		if (f->slot[j0 + x] >= 0)
+			slot_medians(c, (size_t)f->slot[j0 + x], v + x * K, v + (nb + x) * K, K, tmp);
+	free(v);
 	free(tmp);
 }
 
@@ -1192,8 +1274,18 @@ static void build_slots(struct ctx *c)
 	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
 	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
-	struct medjob mj = { c, kmax };
-	par_for(c->nt, (c->nslot + MED_BLOCK - 1) / MED_BLOCK, med_task, &mj);
+	struct medjob mj = { c, kmax, (c->nslot + MED_BLOCK - 1) / MED_BLOCK, NULL, NULL };
+	size_t na = 0, cap = 0, cap2 = 0;
+	for (size_t cl = 0; cl <= c->n; cl++)
+		for (size_t j0 = 0; c->calign[cl] && j0 < c->k[c->crank[c->cr0[cl]]].n; j0 += ALIGN_BLOCK) {
+			GROW(mj.cls, cap, na + 1);
+			GROW(mj.j0, cap2, na + 1);
+			mj.cls[na] = (int32_t)cl;
+			mj.j0[na++] = j0;
+		}
+	par_for(c->nt, mj.nsm + na, med_task, &mj);
+	free(mj.cls);
+	free(mj.j0);
 }
 
 /* ---- one replay ------------------------------------------------------------------ */
@@ -1219,8 +1311,8 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 	for (size_t i = 0; i < c->n; i++)
 		cmask[c->k[i].cls] += mask[i] != 0;
 	for (size_t q = 0; q < c->nslot; q++) {
-		size_t at = c->sat[q], n = c->sn[q], m = 0;
-		size_t kc = c->csize[c->k[c->sm[at].ri].cls];
+		size_t at = c->sat[q], n = c->sn[q], m = 0, cl = (size_t)c->scls[q];
+		size_t kc = c->csize[cl];
 		if (kc > n)
 			n = kc; /* room for the zeros */
 		if (n > cap) {
@@ -1234,7 +1326,12 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 				t2[m++] = c->sg[at + x];
 			}
 		}
-		size_t out = c->csize[c->k[c->sm[at].ri].cls] - cmask[c->k[c->sm[at].ri].cls];
+		for (size_t x = c->cr0[cl]; c->sj[q] >= 0 && x < c->cr0[cl + 1]; x++) /* an aligned class's slot */
+			if (!mask[c->crank[x]]) {
+				t1[m] = c->k[c->crank[x]].d[c->sj[q]];
+				t2[m++] = c->k[c->crank[x]].gap[c->sj[q]];
+			}
+		size_t out = c->csize[cl] - cmask[cl];
 		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
 			t1[m] = t2[m] = 0;
 		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
@@ -2093,6 +2190,11 @@ static void ctx_free(struct ctx *c)
 	free(c->sidx);
 	free(c->aord);
 	free(c->ex);
+	free(c->scls);
+	free(c->sj);
+	free(c->calign);
+	free(c->crank);
+	free(c->cr0);
 }
 
 static struct whatif *none(const char *why)
