@@ -479,9 +479,11 @@ struct ctx {
 	size_t nt;                   /* threads for the set-up */
 	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
 	int32_t *scls;               /* per slot: its work class */
-	int32_t *sj;                 /* per slot of an aligned class: its op (on every rank of the class), else -1 */
-	uint8_t *calign;             /* per work class: aligned (its ranks run its first rank's ops in the same
-	                              * order): its slots' members are not kept in sm */
+	int32_t *sj;                 /* per slot of an aligned class: its first rank's op, else -1 */
+	uint8_t *calign;             /* per work class: aligned (its every rank runs only ops its first rank
+	                              * runs): its slots' members are not kept in sm */
+	int32_t **inv;               /* per rank of an aligned class but its first: per op of the first rank,
+	                              * the rank's op in that slot (-1: none) */
 	int32_t *crank;              /* the ranks by work class (rank order in each) */
 	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
@@ -1044,7 +1046,7 @@ static void slot_hash(struct ctx *c, const struct skey *v, size_t m)
 /* The ranks of each class that run its first rank's ops (ranks in
  * parallel: each writes its own slot[] and mapped[i]): mapped[i] = 1 and
  * slot[] holding the first rank's op; any other keeps slot[] at -1. */
-struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped, *ident; };
+struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped; };
 
 static void map_task(void *arg, size_t w, size_t i)
 {
@@ -1061,19 +1063,23 @@ static void map_task(void *arg, size_t w, size_t i)
 	if (!m->mapped[i])
 		for (size_t j = 0; j < k->n; j++)
 			k->slot[j] = -1;
-	/* identity: its op j is the first rank's op j (each op with a step) */
-	int id = m->mapped[i] && k->n == fk->n;
-	for (size_t j = 0; id && j < k->n; j++)
-		id = k->slot[j] == (fk->r->ops[j].step >= 0 ? (int32_t)j : -1);
-	m->ident[i] = (uint8_t)id;
+	if (m->mapped[i]) { /* per op of the first rank, this rank's op */
+		int32_t *inv = xmalloc((fk->n ? fk->n : 1) * sizeof(*inv));
+		for (size_t x = 0; x < fk->n; x++)
+			inv[x] = -1;
+		for (size_t j = 0; j < k->n; j++)
+			if (k->slot[j] >= 0)
+				inv[k->slot[j]] = (int32_t)j;
+		m->c->inv[i] = inv;
+	}
 	free(occ);
 }
 
 /* The ranks of each work class (crank, cr0) and which classes are aligned:
- * two or more ranks, each its first rank or running the first rank's ops
- * in the same order (ident); an aligned class's slot q is op sj[q] on every
- * one of its ranks, so its members need no list. */
-static void align_classes(struct ctx *c, const int32_t *first, const uint8_t *ident)
+ * two or more ranks, each its first rank or one whose every op the first
+ * rank runs (mapped); an aligned class's slot q is the first rank's op
+ * sj[q], on another rank its op inv[sj[q]], so its members need no list. */
+static void align_classes(struct ctx *c, const int32_t *first, const uint8_t *mapped)
 {
 	c->calign = xcalloc(c->n + 1, 1);
 	c->cr0 = xcalloc(c->n + 2, sizeof(*c->cr0));
@@ -1082,7 +1088,7 @@ static void align_classes(struct ctx *c, const int32_t *first, const uint8_t *id
 		c->calign[q] = c->csize[q] >= 2;
 	for (size_t i = 0; i < c->n; i++) {
 		int cl = c->k[i].cls;
-		if (first[cl] != (int32_t)i && !ident[i])
+		if (first[cl] != (int32_t)i && !mapped[i])
 			c->calign[cl] = 0;
 		c->cr0[cl + 1]++;
 	}
@@ -1117,11 +1123,10 @@ static void slot_keys(struct ctx *c)
 		first[k->cls] = (int32_t)i;
 		ltab_build(&lt[k->cls], k, occ);
 	}
-	uint8_t *ident = xcalloc(c->n ? c->n : 1, 1);
-	struct mapjob mj = { c, first, lt, mapped, ident };
+	c->inv = xcalloc(c->n ? c->n : 1, sizeof(*c->inv));
+	struct mapjob mj = { c, first, lt, mapped };
 	par_for(c->nt, c->n, map_task, &mj);
-	align_classes(c, first, ident);
-	free(ident);
+	align_classes(c, first, mapped);
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct rk *k = &c->k[i];
@@ -1183,7 +1188,7 @@ static size_t slot_members(struct ctx *c)
 			if (q < 0)
 				continue;
 			c->scls[q] = k->cls;
-			if (al) { /* every rank of the class: op j (the first writes it) */
+			if (al) { /* its first rank's op (the first writes it) */
 				if (c->crank[c->cr0[k->cls]] == (int32_t)i)
 					c->sj[q] = (int32_t)j;
 				continue;
@@ -1248,21 +1253,27 @@ static void med_task(void *arg, size_t w, size_t b)
 		free(tmp);
 		return;
 	}
-	/* an aligned class: its ranks' values of ALIGN_BLOCK ops, rank by rank */
+	/* an aligned class: its ranks' values of ALIGN_BLOCK ops of the first
+	 * rank, rank by rank (each rank's ops in nearly the same order) */
 	size_t cl = (size_t)mj->cls[b - mj->nsm], j0 = mj->j0[b - mj->nsm], K = c->cr0[cl + 1] - c->cr0[cl];
-	const struct rk *f = &c->k[c->crank[c->cr0[cl]]];
-	size_t nb = f->n - j0 < ALIGN_BLOCK ? f->n - j0 : ALIGN_BLOCK;
+	int32_t fi = c->crank[c->cr0[cl]];
+	const struct rk *f = &c->k[fi];
+	size_t nb = f->n - j0 < ALIGN_BLOCK ? f->n - j0 : ALIGN_BLOCK, cnt[ALIGN_BLOCK] = { 0 };
 	int64_t *v = xmalloc(2 * nb * K * sizeof(*v));
 	for (size_t r = 0; r < K; r++) {
-		const struct rk *k = &c->k[c->crank[c->cr0[cl] + r]];
+		int32_t i = c->crank[c->cr0[cl] + r];
+		const struct rk *k = &c->k[i];
 		for (size_t x = 0; x < nb; x++) {
-			v[x * K + r] = k->d[j0 + x];
-			v[(nb + x) * K + r] = k->gap[j0 + x];
+			int32_t j = i == fi ? (int32_t)(j0 + x) : c->inv[i][j0 + x];
+			if (j < 0)
+				continue;
+			v[x * K + cnt[x]] = k->d[j];
+			v[(nb + x) * K + cnt[x]++] = k->gap[j];
 		}
 	}
 	for (size_t x = 0; x < nb; x++)
 		if (f->slot[j0 + x] >= 0)
-			slot_medians(c, (size_t)f->slot[j0 + x], v + x * K, v + (nb + x) * K, K, tmp);
+			slot_medians(c, (size_t)f->slot[j0 + x], v + x * K, v + (nb + x) * K, cnt[x], tmp);
 	free(v);
 	free(tmp);
 }
@@ -1326,11 +1337,13 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 				t2[m++] = c->sg[at + x];
 			}
 		}
-		for (size_t x = c->cr0[cl]; c->sj[q] >= 0 && x < c->cr0[cl + 1]; x++) /* an aligned class's slot */
-			if (!mask[c->crank[x]]) {
-				t1[m] = c->k[c->crank[x]].d[c->sj[q]];
-				t2[m++] = c->k[c->crank[x]].gap[c->sj[q]];
+		for (size_t x = c->cr0[cl]; c->sj[q] >= 0 && x < c->cr0[cl + 1]; x++) { /* an aligned class's slot */
+			int32_t i = c->crank[x], j = x == c->cr0[cl] ? c->sj[q] : c->inv[i][c->sj[q]];
+			if (j >= 0 && !mask[i]) {
+				t1[m] = c->k[i].d[j];
+				t2[m++] = c->k[i].gap[j];
 			}
+		}
 		size_t out = c->csize[cl] - cmask[cl];
 		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
 			t1[m] = t2[m] = 0;
@@ -2195,6 +2208,9 @@ static void ctx_free(struct ctx *c)
 	free(c->calign);
 	free(c->crank);
 	free(c->cr0);
+	for (size_t i = 0; c->inv && i < c->n; i++)
+		free(c->inv[i]);
+	free(c->inv);
 }
 
 static struct whatif *none(const char *why)
