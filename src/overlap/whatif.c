@@ -392,6 +392,11 @@ struct rop {
 	int64_t g2;                  /* this replay's host gap */
 };
 
+/* A call of a matched collective of the join: its size and type (the class
+ * of its ideal transfer), its op, its call (index as r->inst) and its
+ * collective (matched with two or more calls when c->g[grp].n >= 2). */
+struct gcall { uint64_t bytes; int32_t j, inst, grp; uint8_t type; };
+
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
 	/* what the replay reads on every visit of the rank, first (one cache line) */
@@ -404,7 +409,7 @@ struct rk {
 	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
-	int32_t *gops;               /* the ops that are calls of a matched collective, in op order */
+	struct gcall *gc;            /* the calls of the join's matched collectives, in op order */
 	size_t ngops;
 	int32_t *hpos;               /* an op's place in the launch order (-1: launch unknown) */
 	int32_t *sprev;              /* per op: the previous op on its stream, -1 */
@@ -554,7 +559,7 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		p->hasl = la[j] != UNSET;
 		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
 		if (p->grp >= 0 && k->ngops < r->ninst)
-			k->gops[k->ngops++] = (int32_t)j;
+			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, ci->type };
 		k->slot[j] = -1;
 	}
 }
@@ -668,7 +673,7 @@ static void rk_init(struct ctx *c, size_t i)
 	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
 	k->slot = xmalloc(n1 * sizeof(int32_t));
 	k->cat = xmalloc(n1);
-	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
+	k->gc = xmalloc((r->ninst ? r->ninst : 1) * sizeof(*k->gc));
 	/* measured start, end and launch (aligned) for the passes below; not kept */
 	int64_t *ts = xmalloc(3 * n1 * sizeof(*ts)), *te = ts + n1, *la = te + n1;
 	for (size_t j = 0; j < n; j++) {
@@ -688,7 +693,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(struct rk *k)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->sprev, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gc, k->hord, k->hpos, k->sprev, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 }
@@ -735,10 +740,9 @@ static size_t xfer_classes(const struct ctx *c, uint32_t *cid, size_t **cnt)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		for (size_t x = 0; x < k->ngops; x++) {
-			int32_t j = k->gops[x];
-			if (k->o[j].grp < 0)
+			const struct gcall *ci = &k->gc[x];
+			if (c->g[ci->grp].n < 2)
 				continue;
-			const struct comm_inst *ci = &k->r->inst[k->r->ops[j].inst];
 			uint64_t hv = (ci->bytes ^ ((uint64_t)ci->type << 56)) * 0x9e3779b97f4a7c15ull;
 			size_t h = (size_t)(hv >> 40) & (cap - 1);
 			while (tab[h].used && (tab[h].bytes != ci->bytes || tab[h].type != ci->type))
@@ -806,10 +810,9 @@ static void ideal_xfers(struct ctx *c)
 		for (size_t i = 0; i < c->n; i++) {
 			struct rk *k = &c->k[i];
 			for (size_t x = 0; x < k->ngops; x++) {
-				int32_t j = k->gops[x];
-				if (k->o[j].grp < 0)
+				if (c->g[k->gc[x].grp].n < 2)
 					continue;
-				int32_t in = k->r->ops[j].inst;
+				int32_t in = k->gc[x].inst;
 				if (!pass)
 					xs[pos[cid[m++]]++] = k->x[in];
 				else
@@ -837,7 +840,7 @@ static void build_groups(struct ctx *c)
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
-			int32_t q = c->k[i].o[c->k[i].gops[x]].grp;
+			int32_t q = c->k[i].gc[x].grp;
 			if (q >= 0) {
 				if (q + 1 > ng)
 					ng = q + 1;
@@ -849,8 +852,7 @@ static void build_groups(struct ctx *c)
 	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++)
-			if (c->k[i].o[c->k[i].gops[x]].grp >= 0)
-				c->g[c->k[i].o[c->k[i].gops[x]].grp].n++;
+			c->g[c->k[i].gc[x].grp].n++;
 	size_t at = 0;
 	for (size_t q = 0; q < c->ng; q++) {
 		c->g[q].at = at;
@@ -859,7 +861,7 @@ static void build_groups(struct ctx *c)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
-			int32_t j = c->k[i].gops[x], q = c->k[i].o[j].grp;
+			int32_t j = c->k[i].gc[x].j, q = c->k[i].gc[x].grp;
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
@@ -1440,15 +1442,13 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 
 /* A rank the scenario leaves as measured: its durations (a matched call's:
  * its transfer) and host gaps, S, E and L reset. */
-static void fill_measured(const struct rk *k, struct rop *z)
+static void fill_measured(const struct ctx *c, const struct rk *k, struct rop *z)
 {
 	for (size_t j = 0; j < k->n; j++)
 		z[j] = (struct rop){ UNSET, UNSET, UNSET, k->d[j], k->gap[j] };
-	for (size_t x = 0; x < k->ngops; x++) {
-		int32_t j = k->gops[x];
-		if (k->o[j].grp >= 0)
-			z[j].d2 = k->x[k->r->ops[j].inst];
-	}
+	for (size_t x = 0; x < k->ngops; x++)
+		if (c->g[k->gc[x].grp].n >= 2) /* matched with its peers (build_groups) */
+			z[k->gc[x].j].d2 = k->x[k->gc[x].inst];
 }
 
 /* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
@@ -1468,7 +1468,7 @@ static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 		struct rop *z = s->k[i].o;
 		int fixed = sc->type == SC_SET && sc->mask[i];
 		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal)) {
-			fill_measured(k, z);
+			fill_measured(c, k, z);
 			continue;
 		}
 		for (size_t j = 0; j < k->n; j++) {
