@@ -1553,6 +1553,14 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 	for (size_t m = 0; m < g->n; m++) {
 		struct slotm u = c->gm[g->at + m];
 		struct rst *z = &s->k[u.ri];
+		/* the op after it on its stream is what the rank's replay reads next:
+		 * fetched now, while the other calls end (the ranks' ops are far apart) */
+		int32_t nx = c->k[u.ri].o[u.j].snext;
+		if (nx >= 0) {
+			__builtin_prefetch(&c->k[u.ri].o[nx]);
+			__builtin_prefetch(&z->o[nx]);
+		}
+		__builtin_prefetch(z->st);
 		z->o[u.j].E = g->last_s + z->o[u.j].d2; /* a matched call's d2: its transfer */
 		if (z->o[u.j].E < z->o[u.j].S)
 			z->o[u.j].E = z->o[u.j].S;
