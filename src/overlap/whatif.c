@@ -1648,6 +1648,26 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 	}
 }
 
+/* The ops rank i's replay reads first (each stream's head, the next
+ * launch), fetched while the rank before it on the work list advances. */
+static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
+{
+	const struct rk *k = &c->k[i];
+	const struct rst *z = &s->k[i];
+	for (size_t q = 0; q < k->nstr && q < 4; q++) {
+		int32_t h = z->st[q].head;
+		if (h >= 0) {
+			__builtin_prefetch(&z->o[h]);
+			__builtin_prefetch(&k->o[h]);
+		}
+	}
+	if (z->hp < k->nh) {
+		int32_t j = k->hord[z->hp];
+		__builtin_prefetch(&z->o[j]);
+		__builtin_prefetch(&k->o[j]);
+	}
+}
+
 /* One replay of the whole trace with the parameters fill() set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
  * followed to the end). */
@@ -1674,6 +1694,8 @@ static size_t replay(const struct ctx *c, struct wst *s)
 	while (s->nstack) {
 		size_t i = (size_t)s->stack[--s->nstack];
 		s->k[i].inq = 0;
+		if (s->nstack)
+			prefetch_rank(c, s, (size_t)s->stack[s->nstack - 1]);
 		advance(c, s, i);
 	}
 	size_t left = 0;
