@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/stats.h"
@@ -457,6 +458,8 @@ struct wst {
 	size_t nstack;
 	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
 	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	struct rop *ob;              /* every rank's o[], one mapping (NULL: each rank's own allocation) */
+	size_t obn;                  /* its bytes */
 };
 
 struct slotm { int32_t ri, j; };
@@ -2028,11 +2031,20 @@ static struct wst *worker(struct ctx *c, size_t w)
 	if (s->k)
 		return s;
 	s->k = xcalloc(c->n, sizeof(*s->k));
-	for (size_t i = 0; i < c->n; i++) {
+	/* the ops' replay state of every rank in one mapping, its pages made
+	 * at once (MAP_POPULATE: a fault per page costs more than the page) */
+	size_t tot = 0;
+	for (size_t i = 0; i < c->n; i++)
+		tot += c->k[i].n;
+	s->obn = (tot ? tot : 1) * sizeof(struct rop);
+	void *m = mmap(NULL, s->obn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	s->ob = m == MAP_FAILED ? NULL : m;
+	for (size_t i = 0, at = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
-		z->o = xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
+		z->o = s->ob ? s->ob + at : xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
+		at += k->n;
 		/* the rank's streams and steps in one block, near each other */
 		char *b = xmalloc(ns * sizeof(struct sst) + nb * sizeof(struct bst));
 		z->st = (struct sst *)b;
@@ -2050,6 +2062,8 @@ static void workers_free(struct ctx *c)
 {
 	for (size_t w = 0; w < c->nw; w++) {
 		struct wst *s = &c->w[w]; /* each rank's part: free_task */
+		if (s->ob)
+			munmap(s->ob, s->obn);
 		free(s->k);
 		free(s->g);
 		free(s->stack);
@@ -2208,7 +2222,8 @@ static void free_task(void *arg, size_t w, size_t i)
 		free(c->sidx[i]);
 	for (size_t q = 0; c->w && q < c->nw; q++)
 		if (c->w[q].k) {
-			free(c->w[q].k[i].o);
+			if (!c->w[q].ob)
+				free(c->w[q].k[i].o);
 			free(c->w[q].k[i].st);
 		}
 }
