@@ -495,6 +495,8 @@ struct ctx {
 	int32_t *crank;              /* the ranks by work class (rank order in each) */
 	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
+	char *big;                   /* every rank's per-op arrays (rk_arrays), one mapping, or NULL */
+	size_t *bigat, bign;         /* per rank: where its part starts; the mapping's bytes */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
@@ -573,7 +575,6 @@ static void rk_streams(struct rk *k)
 {
 	size_t n = k->n, ns = 0;
 	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid)), *last = xmalloc((n ? n : 1) * sizeof(*last));
-	k->sprev = xmalloc((n ? n : 1) * sizeof(*k->sprev));
 	k->shead = xmalloc((n ? n : 1) * sizeof(*k->shead));
 	for (size_t j = 0; j < n; j++) {
 		size_t q;
@@ -602,7 +603,6 @@ static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
 {
 	const struct rank_result *r = k->r;
 	k->hord = launch_order(r->ops, k->n, &k->nh);
-	k->hpos = xmalloc((k->n ? k->n : 1) * sizeof(int32_t));
 	for (size_t j = 0; j < k->n; j++)
 		k->hpos[j] = -1;
 	for (size_t p = 0; p < k->nh; p++)
@@ -659,6 +659,45 @@ static void rk_latency(struct rk *k, const int64_t *ts, const int64_t *te, const
 	}
 }
 
+/* Bytes of rank i's per-op arrays in the what-if's one mapping (rk_arrays),
+ * a multiple of the page. */
+static size_t rk_bytes(size_t n)
+{
+	size_t n1 = n ? n : 1;
+	size_t b = n1 * (sizeof(struct sop) + 2 * sizeof(int64_t) + 3 * sizeof(int32_t) + 1);
+	return (b + 4095) & ~(size_t)4095;
+}
+
+/* Rank i's per-op arrays (zeroed): from its part of c->big, its pages made
+ * at once (MADV_POPULATE_WRITE: a fault per page costs more), else each
+ * its own allocation. */
+static void rk_arrays(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	size_t n1 = k->n ? k->n : 1;
+	if (!c->big) {
+		k->o = xcalloc(n1, sizeof(*k->o));
+		k->d = xcalloc(n1, sizeof(int64_t));
+		k->gap = xcalloc(n1, sizeof(int64_t));
+		k->sprev = xcalloc(n1, sizeof(int32_t));
+		k->hpos = xcalloc(n1, sizeof(int32_t));
+		k->slot = xcalloc(n1, sizeof(int32_t));
+		k->cat = xcalloc(n1, 1);
+		return;
+	}
+	char *b = c->big + c->bigat[i];
+#ifdef MADV_POPULATE_WRITE
+	madvise(b, rk_bytes(k->n), MADV_POPULATE_WRITE); /* where it fails: a fault per page */
+#endif
+	k->o = (struct sop *)b;
+	k->d = (int64_t *)(b + n1 * sizeof(struct sop));
+	k->gap = k->d + n1;
+	k->sprev = (int32_t *)(k->gap + n1);
+	k->hpos = k->sprev + n1;
+	k->slot = k->hpos + n1;
+	k->cat = (uint8_t *)(k->slot + n1);
+}
+
 /* Measured inputs of one rank on the aligned clock (ranks in parallel:
  * it writes c->k[i] alone). */
 static void rk_init(struct ctx *c, size_t i)
@@ -669,13 +708,9 @@ static void rk_init(struct ctx *c, size_t i)
 	k->r = r;
 	k->n = n;
 	k->nbs = r->nsteps;
-	k->o = xcalloc(n1, sizeof(*k->o));
-	k->d = xmalloc(n1 * sizeof(int64_t));
-	k->gap = xcalloc(n1, sizeof(int64_t));
+	rk_arrays(c, i);
 	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
 	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->slot = xmalloc(n1 * sizeof(int32_t));
-	k->cat = xmalloc(n1);
 	k->gc = xmalloc((r->ninst ? r->ninst : 1) * sizeof(*k->gc));
 	/* measured start, end and launch (aligned) for the passes below; not kept */
 	int64_t *ts = xmalloc(3 * n1 * sizeof(*ts)), *te = ts + n1, *la = te + n1;
@@ -694,11 +729,16 @@ static void rk_init(struct ctx *c, size_t i)
 	free(ts);
 }
 
-static void rk_free(struct rk *k)
+static void rk_free(const struct ctx *c, struct rk *k)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gc, k->hord, k->hpos, k->sprev, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->x, k->xi, k->gc, k->hord, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
+	if (c->big)
+		return; /* the per-op arrays: c->big */
+	void *a[] = { k->o, k->d, k->gap, k->sprev, k->hpos, k->slot, k->cat };
+	for (size_t q = 0; q < sizeof(a) / sizeof(a[0]); q++)
+		free(a[q]);
 }
 
 /* ---- collectives and slots ----------------------------------------------------- */
@@ -2217,7 +2257,7 @@ static void free_task(void *arg, size_t w, size_t i)
 {
 	(void)w;
 	struct ctx *c = arg;
-	rk_free(&c->k[i]);
+	rk_free(c, &c->k[i]);
 	if (c->sidx)
 		free(c->sidx[i]);
 	for (size_t q = 0; c->w && q < c->nw; q++)
@@ -2232,6 +2272,9 @@ static void ctx_free(struct ctx *c)
 {
 	par_for(c->nt, c->n, free_task, c);
 	workers_free(c);
+	if (c->big)
+		munmap(c->big, c->bign);
+	free(c->bigat);
 	free(c->k);
 	free(c->g);
 	free(c->gm);
@@ -2978,6 +3021,13 @@ void whatif_run(struct analysis *a)
 		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
 		c.csize[c.k[i].cls]++;
 	}
+	c.bigat = xmalloc(a->n * sizeof(*c.bigat));
+	for (size_t i = 0; i < a->n; i++) {
+		c.bigat[i] = c.bign;
+		c.bign += rk_bytes(a->r[i].nops);
+	}
+	void *big = mmap(NULL, c.bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c.big = big == MAP_FAILED ? NULL : big;
 	par_for(nt, a->n, rk_task, &c);
 	for (size_t i = 0; i < a->n; i++)
 		c.unexplained += c.k[i].unexplained;
