@@ -423,6 +423,7 @@ struct rk {
 	size_t *bn;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	int cls;                     /* work class (stage or 0) */
+	int hassync;                 /* a launch waited for a synchronisation (an op with hdep) */
 	/* the first launch (aligned; UNSET without launches), its peers' lower
 	 * median (the ranks of its class whose first launch is in the same
 	 * step); the step number of the first launch */
@@ -560,6 +561,7 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		p->step = o->step;
 		p->dep = o->dep;
 		p->hdep = o->hdep;
+		k->hassync |= o->hdep >= 0;
 		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
 		p->hasl = la[j] != UNSET;
 		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
@@ -1494,6 +1496,65 @@ static void fill_measured(const struct ctx *c, const struct rk *k, struct rop *z
 			z[k->gc[x].j].d2 = k->x[k->gc[x].inst];
 }
 
+/* The ops of rank i that scenario sc changes (md, mg: the set's medians):
+ * their d2 and g2; returns how many differ from the measured values.  A
+ * matched call's transfer is set from the rank's call table after its
+ * duration and gap (its d2 holds whether they changed until then). */
+static size_t fill_rank(const struct ctx *c, struct wst *s, const struct scen *sc, size_t i, const int64_t *md,
+			const int64_t *mg)
+{
+	const struct rk *k = &c->k[i];
+	struct rop *z = s->k[i].o;
+	size_t changed = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		int32_t q = k->slot[j];
+		int host = k->o[j].hasl;
+		int64_t d2 = k->d[j], g2 = k->gap[j];
+		if (sc->type == SC_ALL) {
+			if (q >= 0)
+				d2 = c->med_all_d[q];
+			if (q >= 0 && host)
+				g2 = c->med_all_g[q];
+		} else if (sc->type == SC_CAT) {
+			if (sc->cat == WC_HOST && q >= 0 && host)
+				g2 = c->med_all_g[q];
+			else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
+				; /* its transfer: below */
+			else if (sc->cat == k->cat[j] && q >= 0)
+				d2 = c->med_all_d[q];
+		} else if (sc->type == SC_BAL) {
+			if (c->bal)
+				d2 = c->bal[i][j];
+		} else { /* SC_SET, the rank in the set */
+			if (sc->part & PART_DUR)
+				d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
+			if ((sc->part & PART_HOST) && host)
+				g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
+		}
+		/* fixing never makes an op slower: the ideal is at most what it took
+		 * (balancing the stages moves work: the light stages' ops grow) */
+		if (d2 > k->d[j] && sc->type != SC_BAL)
+			d2 = k->d[j];
+		int dg = d2 != k->d[j] || g2 != k->gap[j];
+		if (k->o[j].grp >= 0)
+			d2 = dg;
+		else
+			changed += dg;
+		z[j] = (struct rop){ UNSET, UNSET, UNSET, d2, g2 };
+	}
+	for (size_t x = 0; x < k->ngops; x++) {
+		const struct gcall *g = &k->gc[x];
+		if (c->g[g->grp].n < 2) /* a plain op (build_groups) */
+			continue;
+		int64_t xm = k->x[g->inst], x2 = xm;
+		if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == k->cat[g->j] && sc->cat >= WC_COLL))
+			x2 = k->xi[g->inst] < xm ? k->xi[g->inst] : xm;
+		changed += z[g->j].d2 || x2 != xm;
+		z[g->j].d2 = x2;
+	}
+	return changed;
+}
+
 /* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
  * worker state s; returns how many differ from the measured values (0:
  * the replay would be the unmodified one). */
@@ -1507,51 +1568,11 @@ static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 		set_medians(c, s->cmask, sc->mask, md, mg);
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		const struct rk *k = &c->k[i];
-		struct rop *z = s->k[i].o;
 		int fixed = sc->type == SC_SET && sc->mask[i];
-		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal)) {
-			fill_measured(c, k, z);
-			continue;
-		}
-		for (size_t j = 0; j < k->n; j++) {
-			int32_t q = k->slot[j];
-			int host = k->o[j].hasl;
-			/* a matched call's transfer and ideal transfer (0 for the rest) */
-			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
-			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
-			int64_t d2 = k->d[j], g2 = k->gap[j], x2 = xm;
-			if (sc->type == SC_ALL) {
-				if (q >= 0)
-					d2 = c->med_all_d[q];
-				if (q >= 0 && host)
-					g2 = c->med_all_g[q];
-				x2 = xim;
-			} else if (sc->type == SC_CAT) {
-				if (sc->cat == WC_HOST && q >= 0 && host)
-					g2 = c->med_all_g[q];
-				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					x2 = xim;
-				else if (sc->cat == k->cat[j] && q >= 0)
-					d2 = c->med_all_d[q];
-			} else if (sc->type == SC_BAL) {
-				if (c->bal)
-					d2 = c->bal[i][j];
-			} else if (fixed) {
-				if (sc->part & PART_DUR)
-					d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
-				if ((sc->part & PART_HOST) && host)
-					g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
-			}
-			/* fixing never makes an op slower: the ideal is at most what it took
-			 * (balancing the stages moves work: the light stages' ops grow) */
-			if (d2 > k->d[j] && sc->type != SC_BAL)
-				d2 = k->d[j];
-			if (x2 > xm)
-				x2 = xm;
-			changed += d2 != k->d[j] || g2 != k->gap[j] || x2 != xm;
-			z[j] = (struct rop){ UNSET, UNSET, UNSET, k->o[j].grp >= 0 ? x2 : d2, g2 };
-		}
+		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal))
+			fill_measured(c, &c->k[i], s->k[i].o);
+		else
+			changed += fill_rank(c, s, sc, i, md, mg);
 	}
 	free(md);
 	free(mg);
@@ -2446,8 +2467,7 @@ static void idle_note(const struct ctx *c, const struct evald *v, size_t nv, dou
 		return;
 	int sync = 0;
 	for (size_t i = 0; i < c->n && !sync; i++)
-		for (size_t j = 0; j < c->k[i].n && !sync; j++)
-			sync = c->k[i].r->ops[j].hdep >= 0;
+		sync = c->k[i].hassync;
 	size_t l = c->nsteps - 1;
 	double tail = c->rep[l] - v[q].steps[l];
 	int n = snprintf(u, un, "; fixing %s would end each step's GPU work %.1f ms sooner, but each step starts "
