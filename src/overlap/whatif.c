@@ -1122,6 +1122,20 @@ static void map_task(void *arg, size_t w, size_t i)
 	free(occ);
 }
 
+/* A mapped rank's slots: its first rank's op's (ranks in parallel). */
+static void slot_of_first_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct mapjob *m = arg;
+	struct rk *k = &m->c->k[i];
+	if (!m->mapped[i])
+		return;
+	const int32_t *fs = m->c->k[m->first[k->cls]].slot;
+	for (size_t j = 0; j < k->n; j++)
+		if (k->slot[j] >= 0)
+			k->slot[j] = fs[k->slot[j]];
+}
+
 /* The ranks of each work class (crank, cr0) and which classes are aligned:
  * two or more ranks, each its first rank or one whose every op the first
  * rank runs (mapped); an aligned class's slot q is the first rank's op
@@ -1198,13 +1212,7 @@ static void slot_keys(struct ctx *c)
 	}
 	slot_hash(c, v, m);
 	free(v);
-	for (size_t i = 0; i < c->n; i++)
-		if (mapped[i]) {
-			const int32_t *fs = c->k[first[c->k[i].cls]].slot;
-			for (size_t j = 0; j < c->k[i].n; j++)
-				if (c->k[i].slot[j] >= 0)
-					c->k[i].slot[j] = fs[c->k[i].slot[j]];
-		}
+	par_for(c->nt, c->n, slot_of_first_task, &mj);
 	for (size_t q = 0; q <= c->n; q++)
 		free(lt[q].e);
 	free(lt);
