@@ -2990,9 +2990,10 @@ static void rk_task(void *arg, size_t w, size_t i)
 	rk_init(arg, i);
 }
 
-/* The unmodified replay (with its comparison to the measured steps and the
- * critical path, from its own worker state before anything reuses it) and
- * the ideal replay, at once. */
+/* The first replays: 0 the unmodified one (with its comparison to the
+ * measured steps and the critical path, from its own worker state before
+ * anything reuses it), 1 the ideal one, 2... the single-rank fixes of
+ * struct spec. */
 struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; struct spec *sp; };
 
 static void first_task(void *arg, size_t wk, size_t q)
@@ -3015,6 +3016,21 @@ static void first_task(void *arg, size_t wk, size_t q)
 		struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
 		run_scen(f->c, s, &sa, f->ideal);
 	}
+}
+
+/* The unmodified replay (first_task 0) on a thread of its own while the
+ * slots are built: it reads no slot, and worker 0's state is its own
+ * until the thread is joined. */
+static void *unmod_main(void *arg)
+{
+	first_task(arg, 0, 0);
+	return NULL;
+}
+
+/* After it: the ideal replay and the single-rank fixes (first_task 1, 2, ...). */
+static void later_task(void *arg, size_t wk, size_t q)
+{
+	first_task(arg, wk, q + 1);
 }
 
 void whatif_run(struct analysis *a)
@@ -3070,14 +3086,23 @@ void whatif_run(struct analysis *a)
 		return;
 	}
 	build_groups(&c);
-	build_slots(&c);
 	build_anchors(&c);
-	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = job_step(&c, NULL, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
+	struct first f = { &c, w, meas, rep, rep_wend, ideal, NULL };
+	pthread_t th;
+	int own = c.nw > 1 && pthread_create(&th, NULL, unmod_main, &f) == 0;
+	if (!own)
+		first_task(&f, 0, 0);
+	build_slots(&c);
+	if (own)
+		pthread_join(th, NULL);
+	c.rep = rep;
+	c.rep_wend = rep_wend;
+	phase("groups, slots and the unmodified replay");
 	/* the single-rank fixes all_fixes will surely replay, replayed now: the
 	 * material threshold from the measured step, 3 % (REPRO_PCT) above */
 	c.ex = xmalloc(c.n * sizeof(*c.ex));
@@ -3087,11 +3112,9 @@ void whatif_run(struct analysis *a)
 	double lim = 0.01 * mean(meas, c.nsteps) * (1 + REPRO_PCT / 100), unc = (double)a->clock_spread_ns / 1e6;
 	sp.n = rank_candidates(&c, sp.rank, lim > unc ? lim : unc);
 	sp.e = xcalloc(sp.n ? sp.n : 1, sizeof(*sp.e));
-	struct first f = { &c, w, meas, rep, rep_wend, ideal, &sp };
-	par_for(c.nw, 2 + sp.n, first_task, &f);
-	c.rep = rep;
-	c.rep_wend = rep_wend;
-	phase("unmodified and ideal replays, critical path");
+	f.sp = &sp;
+	par_for(c.nw, 1 + sp.n, later_task, &f);
+	phase("ideal replay and single-rank fixes");
 	w->ok = 1;
 	w->steps_used = c.nsteps;
 	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
