@@ -41,6 +41,11 @@
  *
  * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
+ * It runs on the analysis's threads (-j): the set-up per rank, collective
+ * or slot range, and the replays at once, each in its own worker state
+ * (struct wst, at most WORKERS_MAX); each result is written to its own
+ * place and read in the fixes' order, so no figure depends on the thread
+ * count (bench/RESULTS.md "What-if cost").
  */
 #include "overlap/whatif.h"
 
@@ -3033,6 +3038,100 @@ static void later_task(void *arg, size_t wk, size_t q)
 	first_task(arg, wk, q + 1);
 }
 
+/* The context of analysis a (stage: each rank's pipeline stage, -1 when
+ * none) and every rank's op tables, ranks on threads. */
+static void ctx_init(struct ctx *c, struct analysis *a, const int *stage)
+{
+	c->a = a;
+	c->n = a->n;
+	c->k = xcalloc(a->n, sizeof(*c->k));
+	c->nt = what_threads(a);
+	c->nw = c->nt < WORKERS_MAX ? c->nt : WORKERS_MAX;
+	c->w = xcalloc(c->nw, sizeof(*c->w));
+	c->csize = xcalloc(a->n + 1, sizeof(*c->csize));
+	for (size_t i = 0; i < a->n; i++) {
+		c->k[i].cls = stage[i] < 0 ? 0 : stage[i];
+		c->csize[c->k[i].cls]++;
+	}
+	c->bigat = xmalloc(a->n * sizeof(*c->bigat));
+	for (size_t i = 0; i < a->n; i++) {
+		c->bigat[i] = c->bign;
+		c->bign += rk_bytes(a->r[i].nops);
+	}
+	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->big = big == MAP_FAILED ? NULL : big;
+	par_for(c->nt, a->n, rk_task, c);
+	for (size_t i = 0; i < a->n; i++)
+		c->unexplained += c->k[i].unexplained;
+}
+
+/* The slots, with the unmodified replay on a thread of its own meanwhile;
+ * then the ideal replay and the single-rank fixes all_fixes will surely
+ * replay (rank_candidates with the material threshold from the measured
+ * step, 3 % (REPRO_PCT) above), at once: *sp. */
+static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
+{
+	pthread_t th;
+	int own = c->nw > 1 && pthread_create(&th, NULL, unmod_main, f) == 0;
+	if (!own)
+		first_task(f, 0, 0);
+	build_slots(c);
+	if (own)
+		pthread_join(th, NULL);
+	c->rep = f->rep;
+	c->rep_wend = f->rep_wend;
+	c->ex = xmalloc(c->n * sizeof(*c->ex));
+	if (c->n > ALL_RANKS_MAX)
+		par_for(c->nt, c->n, excess_task, c);
+	sp->rank = xmalloc(c->n * sizeof(int32_t));
+	double lim = 0.01 * mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
+	double unc = (double)c->a->clock_spread_ns / 1e6;
+	sp->n = rank_candidates(c, sp->rank, lim > unc ? lim : unc);
+	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
+	f->sp = sp;
+	par_for(c->nw, 1 + sp->n, later_task, f);
+}
+
+/* The what-if's step figures from the measured, unmodified and ideal steps. */
+static void whatif_figures(const struct ctx *c, struct whatif *w, const double *meas, const double *rep,
+			   const double *ideal)
+{
+	w->ok = 1;
+	w->steps_used = c->nsteps;
+	w->uncertainty_ms = (double)c->a->clock_spread_ns / 1e6;
+	w->measured_step_ms = mean(meas, c->nsteps);
+	double ux = 0;
+	for (size_t s = 0; s < c->nsteps; s++)
+		for (size_t i = 0; i < c->n; i++)
+			ux += (double)c->k[i].unx[c->sidx[i][s]];
+	w->unexplained_ms = ux / 1e6 / (double)c->nsteps / (double)c->n;
+	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
+	if (w->unexplained_share > 1)
+		w->unexplained_share = 1;
+	w->replay_step_ms = mean(rep, c->nsteps);
+	w->ideal_step_ms = mean(ideal, c->nsteps);
+	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+}
+
+/* Per step: its ideal and the fix worth most in it. */
+static void step_bests(const struct ctx *c, struct whatif *w, const double *rep, const double *ideal,
+		       const struct evald *v, size_t nv)
+{
+	for (size_t s = 0; s < c->nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->ideal_ms = ideal[s];
+		int bq = -1;
+		for (size_t q = 0; q < nv; q++)
+			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
+				bq = (int)q;
+		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
+			st->best = xstrdup(v[bq].f.what);
+			st->best_ms_if_fixed = v[bq].steps[s];
+			st->best_gain_ms = rep[s] - v[bq].steps[s];
+		}
+	}
+}
+
 void whatif_run(struct analysis *a)
 {
 	phase(NULL);
@@ -3051,30 +3150,9 @@ void whatif_run(struct analysis *a)
 		}
 	struct whatif *w = xcalloc(1, sizeof(*w));
 	struct ctx c = { 0 };
-	c.a = a;
-	c.n = a->n;
-	c.k = xcalloc(a->n, sizeof(*c.k));
-	size_t nt = what_threads(a);
-	c.nt = nt;
-	c.nw = nt < WORKERS_MAX ? nt : WORKERS_MAX;
-	c.w = xcalloc(c.nw, sizeof(*c.w));
 	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
 	int nst = find_stages(a, stage, replica);
-	c.csize = xcalloc(a->n + 1, sizeof(*c.csize));
-	for (size_t i = 0; i < a->n; i++) {
-		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
-		c.csize[c.k[i].cls]++;
-	}
-	c.bigat = xmalloc(a->n * sizeof(*c.bigat));
-	for (size_t i = 0; i < a->n; i++) {
-		c.bigat[i] = c.bign;
-		c.bign += rk_bytes(a->r[i].nops);
-	}
-	void *big = mmap(NULL, c.bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	c.big = big == MAP_FAILED ? NULL : big;
-	par_for(nt, a->n, rk_task, &c);
-	for (size_t i = 0; i < a->n; i++)
-		c.unexplained += c.k[i].unexplained;
+	ctx_init(&c, a, stage);
 	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
 	if (!c.nsteps) {
@@ -3093,43 +3171,10 @@ void whatif_run(struct analysis *a)
 		meas[s] = job_step(&c, NULL, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
 	struct first f = { &c, w, meas, rep, rep_wend, ideal, NULL };
-	pthread_t th;
-	int own = c.nw > 1 && pthread_create(&th, NULL, unmod_main, &f) == 0;
-	if (!own)
-		first_task(&f, 0, 0);
-	build_slots(&c);
-	if (own)
-		pthread_join(th, NULL);
-	c.rep = rep;
-	c.rep_wend = rep_wend;
-	phase("groups, slots and the unmodified replay");
-	/* the single-rank fixes all_fixes will surely replay, replayed now: the
-	 * material threshold from the measured step, 3 % (REPRO_PCT) above */
-	c.ex = xmalloc(c.n * sizeof(*c.ex));
-	if (c.n > ALL_RANKS_MAX)
-		par_for(c.nt, c.n, excess_task, &c);
-	struct spec sp = { xmalloc(c.n * sizeof(int32_t)), NULL, 0 };
-	double lim = 0.01 * mean(meas, c.nsteps) * (1 + REPRO_PCT / 100), unc = (double)a->clock_spread_ns / 1e6;
-	sp.n = rank_candidates(&c, sp.rank, lim > unc ? lim : unc);
-	sp.e = xcalloc(sp.n ? sp.n : 1, sizeof(*sp.e));
-	f.sp = &sp;
-	par_for(c.nw, 1 + sp.n, later_task, &f);
-	phase("ideal replay and single-rank fixes");
-	w->ok = 1;
-	w->steps_used = c.nsteps;
-	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
-	w->measured_step_ms = mean(meas, c.nsteps);
-	double ux = 0;
-	for (size_t s = 0; s < c.nsteps; s++)
-		for (size_t i = 0; i < c.n; i++)
-			ux += (double)c.k[i].unx[c.sidx[i][s]];
-	w->unexplained_ms = ux / 1e6 / (double)c.nsteps / (double)c.n;
-	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
-	if (w->unexplained_share > 1)
-		w->unexplained_share = 1;
-	w->replay_step_ms = mean(rep, c.nsteps);
-	w->ideal_step_ms = mean(ideal, c.nsteps);
-	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	struct spec sp;
+	first_replays(&c, &f, &sp);
+	phase("slots and the first replays");
+	whatif_figures(&c, w, meas, rep, ideal);
 	struct evald *v;
 	size_t nv;
 	/* the ideal's gain over the complete steps (NAN with one step): an op
@@ -3146,19 +3191,7 @@ void whatif_run(struct analysis *a)
 	free(sp.e);
 	free(sp.rank);
 	phase("fixes");
-	for (size_t s = 0; s < c.nsteps; s++) {
-		struct whatif_step *st = &w->steps[s];
-		st->ideal_ms = ideal[s];
-		int bq = -1;
-		for (size_t q = 0; q < nv; q++)
-			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
-				bq = (int)q;
-		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
-			st->best = xstrdup(v[bq].f.what);
-			st->best_ms_if_fixed = v[bq].steps[s];
-			st->best_gain_ms = rep[s] - v[bq].steps[s];
-		}
-	}
+	step_bests(&c, w, rep, ideal, v, nv);
 	w->by_rank = take(v, w->nby_rank);
 	w->by_group = take(v + w->nby_rank, w->nby_group);
 	w->by_op = take(v + w->nby_rank + w->nby_group, w->nby_op);
