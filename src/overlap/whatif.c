@@ -73,6 +73,9 @@
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
 #define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 40 bytes an op) */
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0       /* not Linux: the pages fault in one by one */
+#endif
 #define UNSET INT64_MIN
 
 /* ---- the op table (per rank, from analysis_rank) ------------------------------ */
