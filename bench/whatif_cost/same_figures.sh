@@ -7,6 +7,8 @@
 # and a generated 64-rank set (bench/analyze_scale/gen.py, 10 steps, into
 # bench/data/whatif_cost/, git-ignored).  NEW_BIN defaults to build/aorta.
 # Prints each set that differs and "N sets, N differ"; exit 1 when any does.
+#   THREADS=N   NEW_BIN runs with -j N (the what-if's replays run on the
+#               analysis's threads: its figures must not depend on how many)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OLD=$1
@@ -19,13 +21,13 @@ for c in tests/data/straggler/*/; do sets+=("${c%/}"); done
 for c in ../shared/data/h200x4/*/; do [ -d "$c" ] && sets+=("${c%/}"); done
 for f in tests/fixtures/optable/*.csv; do sets+=("$f"); done
 sets+=("$G")
-T=$(mktemp -d)
+T=$(mktemp -d "${TMPDIR:-/tmp}/same_figures.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 bad=0
 for s in "${sets[@]}"; do
 	for b in old new; do
-		bin=$OLD; [ $b = new ] && bin=$NEW
-		"$bin" analyze -q --json "$T/$b.json" "$s" 2>"$T/$b.err"
+		bin=$OLD; args=(); [ $b = new ] && bin=$NEW && args=(${THREADS:+-j "$THREADS"})
+		"$bin" analyze -q "${args[@]}" --json "$T/$b.json" "$s" 2>"$T/$b.err"
 		echo "exit $?" >>"$T/$b.err"
 	done
 	if ! cmp -s "$T/old.json" "$T/new.json" || ! cmp -s "$T/old.err" "$T/new.err"; then

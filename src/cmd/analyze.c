@@ -35,7 +35,7 @@ int cmd_analyze(int argc, char **argv)
 			   "estimating them from the collectives"),
 		OPT_BOOL(0, "no-clock-align", &no_align, "take the ranks' clocks as shared (no offsets)"),
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules 'KIND REGEX' tried first"),
-		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
+		OPT_INT('j', "threads", &threads, "N", "threads: readers, then the what-if (default: all cores)"),
 		OPT_INT(0, "skip-steps", &skip, "N", "leave the first N steps out of step statistics (warm-up)"),
 		OPT_INT(0, "top", &top, "N", "rows in the top-kernel table (default 10)"),
 		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),

@@ -41,14 +41,23 @@
  *
  * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
+ * It runs on the analysis's threads (-j): the set-up per rank, collective
+ * or slot range, and the replays at once, each in its own worker state
+ * (struct wst, at most WORKERS_MAX); each result is written to its own
+ * place and read in the fixes' order, so no figure depends on the thread
+ * count (bench/RESULTS.md "What-if cost").
  */
 #include "overlap/whatif.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/stats.h"
 #include "overlap/analysis.h"
@@ -63,6 +72,10 @@
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
+#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 40 bytes an op) */
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0       /* not Linux: the pages fault in one by one */
+#endif
 #define UNSET INT64_MIN
 
 /* ---- the op table (per rank, from analysis_rank) ------------------------------ */
@@ -302,6 +315,50 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	r->nops = n;
 }
 
+/* ---- threads ---------------------------------------------------------------------- */
+
+/* fn(arg, worker, i) for every i < n on up to nt threads (the calling one
+ * is worker 0); which thread runs which i does not change a result: each
+ * i writes its own outputs, and a worker's replay state is reset by every
+ * replay. */
+struct pfor {
+	void (*fn)(void *arg, size_t worker, size_t i);
+	void *arg;
+	size_t n;
+	atomic_size_t next;
+};
+struct pfor_th { struct pfor *p; size_t w; };
+
+static void *pfor_main(void *x)
+{
+	struct pfor_th *t = x;
+	for (size_t i; (i = atomic_fetch_add(&t->p->next, 1)) < t->p->n;)
+		t->p->fn(t->p->arg, t->w, i);
+	return NULL;
+}
+
+static void par_for(size_t nt, size_t n, void (*fn)(void *, size_t, size_t), void *arg)
+{
+	struct pfor p = { .fn = fn, .arg = arg, .n = n };
+	atomic_init(&p.next, 0);
+	if (nt > n)
+		nt = n;
+	struct pfor_th *t = xmalloc((nt ? nt : 1) * sizeof(*t));
+	pthread_t *th = xmalloc((nt ? nt : 1) * sizeof(*th));
+	size_t started = 1; /* threads 1 .. started - 1 run; a thread that cannot start is done without */
+	for (; started < nt; started++) {
+		t[started] = (struct pfor_th){ &p, started };
+		if (pthread_create(&th[started], NULL, pfor_main, &t[started]) != 0)
+			break;
+	}
+	t[0] = (struct pfor_th){ &p, 0 };
+	pfor_main(&t[0]);
+	for (size_t q = 1; q < started; q++)
+		pthread_join(th[q], NULL);
+	free(th);
+	free(t);
+}
+
 /* ---- the replay context --------------------------------------------------------- */
 
 enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
@@ -327,49 +384,92 @@ static int op_cat(const struct wop *o)
 	}
 }
 
-/* What the replay reads and writes for one op, together (one or two cache
- * lines per op instead of one per array). */
-struct rop {
-	int64_t S, E, L;             /* replayed start, end, launch */
-	int64_t d2, g2, x2;          /* this replay's duration, host gap, transfer */
+/* What every replay reads of one op and none changes. */
+struct sop {
 	int64_t lat;                 /* measured latency */
-	int64_t l;                   /* measured launch (aligned), UNSET if unknown */
-	int32_t sprev, grp;          /* previous op on its stream; matched collective, -1 */
+	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 */
+	int32_t step, dep, hdep;     /* as struct wop */
+	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
+	uint8_t hasl;                /* its launch is known */
 };
 
+/* What one replay reads and writes for one op (one replay state per worker,
+ * so scenarios replay at once on several threads). */
+struct rop {
+	int64_t S, E, L;             /* replayed start, end, launch */
+	int64_t d2;                  /* this replay's duration; of a matched call, its transfer */
+	int64_t g2;                  /* this replay's host gap */
+};
+
+/* A call of a matched collective of the join: its size and type (the class
+ * of its ideal transfer), its op, its call (index as r->inst) and its
+ * collective (matched with two or more calls when c->g[grp].n >= 2). */
+struct gcall { uint64_t bytes; int32_t j, inst, grp; uint8_t type; };
+
+/* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
+	/* what the replay reads on every visit of the rank, first (one cache line) */
+	struct sop *o;               /* per op */
+	int32_t *hord;               /* launch order */
+	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
 	size_t n;
-	struct rop *o;               /* per op: the replay's working set */
 	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
 	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
 	int32_t *slot;
 	uint8_t *cat;
-	int32_t *gops;               /* the ops that are calls of a matched collective, in op order */
+	struct gcall *gc;            /* the calls of the join's matched collectives, in op order */
 	size_t ngops;
-	int32_t *hord, *hpos;        /* launch order; an op's place in it (-1: launch unknown) */
-	size_t nh;
-	int32_t **sops;
-	size_t *nsops, nstr;
-	/* one replay */
+	int32_t *hpos;               /* an op's place in the launch order (-1: launch unknown) */
+	int32_t *sprev;              /* per op: the previous op on its stream, -1 */
+	int32_t *shead;              /* per stream: its first op */
 	int64_t *xi;                 /* per call: its ideal transfer */
-	size_t hp, *sp;
-	int inq;
-	/* step windows: per step index of the rank */
-	int64_t *ws, *we;
-	int32_t *wlast;              /* per step index: its op with the latest end (last replay) */
-	/* step barriers, per step index: measured latest end; this replay's
-	 * latest end and ops not yet ended; ops; unexplained delay (ns) */
-	int64_t *bm, *bE, *unx;
-	size_t *brem, *bn, nbs;
+	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
+	/* step barriers, per step index: measured latest end; ops;
+	 * unexplained delay (ns) */
+	int64_t *bm, *unx;
+	size_t *bn;
+	uint64_t unexplained;        /* ops whose delay nothing explains */
 	int cls;                     /* work class (stage or 0) */
+	int hassync;                 /* a launch waited for a synchronisation (an op with hdep) */
 	/* the first launch (aligned; UNSET without launches), its peers' lower
 	 * median (the ranks of its class whose first launch is in the same
-	 * step), this replay's; the step number of the first launch */
-	int64_t a0, ma0, a2, astep;
+	 * step); the step number of the first launch */
+	int64_t a0, ma0, astep;
+};
+
+/* One replay's state of one stream: the end of the op it moved past last
+ * (UNSET: none), the op at its head (-1: it is done). */
+struct sst { int64_t lastE; int32_t head; };
+
+/* One replay's state of one step index of a rank: its window (first
+ * start, end), its latest end so far and the first op (in op order) with
+ * it, its ops not yet ended (the step barrier). */
+struct bst { int64_t ws, we, bE; int32_t brem, wlast; };
+
+/* One replay's state of one rank. */
+struct rst {
+	struct rop *o;               /* per op */
+	struct sst *st;              /* per stream, then the steps (b) in the same block */
+	struct bst *b;               /* per step index */
+	size_t hp;                   /* position in launch order */
+	int64_t a2;                  /* the first launch's anchor in this replay */
+	int inq;
 };
 
 struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
+
+/* One worker's replay state: per rank, per collective, the work list. */
+struct wst {
+	struct rst *k;
+	struct cgrp *g;
+	int32_t *stack;
+	size_t nstack;
+	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
+	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	struct rop *ob;              /* every rank's o[], one mapping (NULL: each rank's own allocation) */
+	size_t obn;                  /* its bytes */
+};
 
 struct slotm { int32_t ri, j; };
 
@@ -377,7 +477,7 @@ struct ctx {
 	struct analysis *a;
 	struct rk *k;
 	size_t n;
-	struct cgrp *g;
+	struct cgrp *g;              /* the collectives' members (at, n); the replay state is per worker */
 	size_t ng;
 	struct slotm *gm;            /* group members */
 	struct slotm *sm;            /* slot members, slot by slot */
@@ -385,17 +485,27 @@ struct ctx {
 	int64_t *med_all_d, *med_all_g; /* per slot */
 	int64_t *mid;                /* per slot: its two order statistics around the middle, of the
 	                              * durations then the gaps (peer_med) */
-	int64_t *xideal;             /* per group */
-	int32_t *stack;
-	size_t nstack;
 	int64_t *stepno;             /* the common steps */
 	int32_t **sidx;              /* per rank, per common step: its step index */
 	size_t nsteps;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	const double *rep;           /* the unmodified replay's steps (ms), once known */
 	size_t *csize;               /* ranks per work class */
-	size_t *cmask;               /* of them, in the set being fixed (set_medians) */
-	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	struct wst *w;               /* per worker thread, allocated at its first replay */
+	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
+	size_t nt;                   /* threads for the set-up */
+	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
+	int32_t *scls;               /* per slot: its work class */
+	int32_t *sj;                 /* per slot of an aligned class: its first rank's op, else -1 */
+	uint8_t *calign;             /* per work class: aligned (its every rank runs only ops its first rank
+	                              * runs): its slots' members are not kept in sm */
+	int32_t **inv;               /* per rank of an aligned class but its first: per op of the first rank,
+	                              * the rank's op in that slot (-1: none) */
+	int32_t *crank;              /* the ranks by work class (rank order in each) */
+	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
+	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
+	char *big;                   /* every rank's per-op arrays (rk_arrays), one mapping, or NULL */
+	size_t *bigat, bign;         /* per rank: where its part starts; the mapping's bytes */
 	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
@@ -421,100 +531,117 @@ static int64_t median_i64(int64_t *v, size_t n)
 	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
 }
 
-static void windows(struct rk *k, int measured);
+static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last);
 
-/* Measured inputs of one rank on the aligned clock. */
-static void rk_init(struct ctx *c, size_t i)
+/* The measured step windows (ts, te: each op's measured start and end). */
+static void windows_meas(struct rk *k, const int64_t *ts, const int64_t *te)
 {
-	struct rk *k = &c->k[i];
-	const struct rank_result *r = &c->a->r[i];
-	size_t n = r->nops;
-	k->r = r;
-	k->n = n;
-	size_t sz = (n ? n : 1) * sizeof(int64_t);
-	k->o = xcalloc(n ? n : 1, sizeof(*k->o));
-	k->d = xmalloc(sz); k->gap = xcalloc(n ? n : 1, sizeof(int64_t));
-	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->slot = xmalloc((n ? n : 1) * sizeof(int32_t));
-	k->cat = xmalloc(n ? n : 1);
-	k->gops = xmalloc((r->ninst ? r->ninst : 1) * sizeof(int32_t));
-	/* measured start and end (aligned) for the loops below; not kept */
-	int64_t *ts = xmalloc(2 * (n ? n : 1) * sizeof(*ts)), *te = ts + (n ? n : 1);
-	for (size_t j = 0; j < n; j++) {
-		ts[j] = meas_s(k, j);
-		te[j] = meas_e(k, j);
+	size_t ns = k->r->nsteps;
+	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
+	for (size_t q = 0; q < ns; q++) {
+		k->mws[q] = INT64_MAX;
+		last[q] = INT64_MIN;
 	}
-	for (size_t j = 0; j < n; j++) {
+	for (size_t j = 0; j < k->n; j++) {
+		int32_t q = k->r->ops[j].step;
+		if (q < 0)
+			continue;
+		if (ts[j] < k->mws[q])
+			k->mws[q] = ts[j];
+		if (te[j] > last[q])
+			last[q] = te[j];
+	}
+	cut_windows(ns, k->mws, k->mwe, last);
+	free(last);
+}
+
+/* Per op: duration, collective, category, step and dependencies (la: each
+ * op's measured launch, aligned, UNSET if unknown). */
+static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int64_t *la)
+{
+	const struct rank_result *r = k->r;
+	for (size_t j = 0; j < k->n; j++) {
 		const struct wop *o = &r->ops[j];
-		k->o[j].l = o->launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, o->launch_ns);
+		struct sop *p = &k->o[j];
 		k->d[j] = te[j] - ts[j];
 		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
-		k->o[j].grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
-		k->cat[j] = (uint8_t)(k->o[j].grp >= 0 ? WC_COLL + ci->type : op_cat(o));
-		if (k->o[j].grp >= 0 && k->ngops < r->ninst)
-			k->gops[k->ngops++] = (int32_t)j;
+		p->grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
+		p->step = o->step;
+		p->dep = o->dep;
+		p->hdep = o->hdep;
+		k->hassync |= o->hdep >= 0;
+		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
+		p->hasl = la[j] != UNSET;
+		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		if (p->grp >= 0 && k->ngops < r->ninst)
+			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, ci->type };
 		k->slot[j] = -1;
 	}
-	/* streams: dense index, ops of each in start order */
-	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid));
-	int32_t *si = xmalloc((n ? n : 1) * sizeof(*si));
-	size_t ns = 0;
+}
+
+/* Streams: a dense index; per op the previous and the next op on its
+ * stream, per stream its first op. */
+static void rk_streams(struct rk *k)
+{
+	size_t n = k->n, ns = 0;
+	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid)), *last = xmalloc((n ? n : 1) * sizeof(*last));
+	k->shead = xmalloc((n ? n : 1) * sizeof(*k->shead));
 	for (size_t j = 0; j < n; j++) {
 		size_t q;
-		for (q = 0; q < ns && sid[q] != r->ops[j].stream; q++)
+		for (q = 0; q < ns && sid[q] != k->r->ops[j].stream; q++)
 			;
-		if (q == ns)
-			sid[ns++] = r->ops[j].stream;
-		si[j] = (int32_t)q;
+		if (q == ns) {
+			sid[ns] = k->r->ops[j].stream;
+			k->shead[ns] = (int32_t)j;
+			last[ns++] = -1;
+		}
+		k->sprev[j] = last[q];
+		k->o[j].snext = -1;
+		if (last[q] >= 0)
+			k->o[last[q]].snext = (int32_t)j;
+		last[q] = (int32_t)j;
 	}
 	k->nstr = ns;
-	k->nsops = xcalloc(ns ? ns : 1, sizeof(*k->nsops));
-	k->sops = xcalloc(ns ? ns : 1, sizeof(*k->sops));
-	k->sp = xcalloc(ns ? ns : 1, sizeof(*k->sp));
-	for (size_t j = 0; j < n; j++)
-		k->nsops[si[j]]++;
-	for (size_t q = 0; q < ns; q++) {
-		k->sops[q] = xmalloc((k->nsops[q] ? k->nsops[q] : 1) * sizeof(int32_t));
-		k->nsops[q] = 0;
-	}
-	for (size_t j = 0; j < n; j++) {
-		size_t q = (size_t)si[j];
-		k->o[j].sprev = k->nsops[q] ? k->sops[q][k->nsops[q] - 1] : -1;
-		k->sops[q][k->nsops[q]++] = (int32_t)j;
-	}
+	k->shead = xrealloc(k->shead, (ns ? ns : 1) * sizeof(*k->shead));
 	free(sid);
-	free(si);
-	/* host: gaps in launch order; after a sync, the time behind the op waited for */
-	k->hord = launch_order(r->ops, n, &k->nh);
-	k->hpos = xmalloc((n ? n : 1) * sizeof(int32_t));
-	for (size_t j = 0; j < n; j++)
+	free(last);
+}
+
+/* Host: the launch order and the gaps in it; after a sync, the time behind
+ * the op waited for. */
+static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
+{
+	const struct rank_result *r = k->r;
+	k->hord = launch_order(r->ops, k->n, &k->nh);
+	for (size_t j = 0; j < k->n; j++)
 		k->hpos[j] = -1;
 	for (size_t p = 0; p < k->nh; p++)
 		k->hpos[k->hord[p]] = (int32_t)p;
-	k->a0 = k->ma0 = k->a2 = k->nh ? k->o[k->hord[0]].l : UNSET;
+	k->a0 = k->ma0 = k->nh ? la[k->hord[0]] : UNSET;
 	k->astep = INT64_MIN;
 	if (k->nh && r->ops[k->hord[0]].step >= 0)
 		k->astep = r->steps[r->ops[k->hord[0]].step].number;
 	for (size_t p = 0; p < k->nh; p++) {
 		int32_t j = k->hord[p];
-		if (r->ops[j].hdep >= 0) { /* the host time after the wait: its gap */
-			k->gap[j] = k->o[j].l - te[r->ops[j].hdep];
-		} else {
-			k->gap[j] = p ? k->o[j].l - k->o[k->hord[p - 1]].l : 0;
-		}
+		if (r->ops[j].hdep >= 0) /* the host time after the wait: its gap */
+			k->gap[j] = la[j] - te[r->ops[j].hdep];
+		else
+			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
 	}
-	/* step barriers: each step's latest end, measured (aligned) */
-	k->nbs = r->nsteps;
+}
+
+/* Step barriers (each step's latest end, measured) and each op's latency:
+ * its start minus the measured ready time. */
+static void rk_latency(struct rk *k, const int64_t *ts, const int64_t *te, const int64_t *la)
+{
+	const struct rank_result *r = k->r;
 	size_t nb = k->nbs ? k->nbs : 1;
 	k->bm = xmalloc(nb * sizeof(int64_t));
-	k->bE = xmalloc(nb * sizeof(int64_t));
 	k->unx = xcalloc(nb, sizeof(int64_t));
-	k->brem = xmalloc(nb * sizeof(size_t));
 	k->bn = xcalloc(nb, sizeof(size_t));
 	for (size_t q = 0; q < k->nbs; q++)
 		k->bm[q] = UNSET;
-	for (size_t j = 0; j < n; j++) {
+	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = r->ops[j].step;
 		if (q >= 0 && (size_t)q < k->nbs) {
 			k->bn[q]++;
@@ -522,11 +649,10 @@ static void rk_init(struct ctx *c, size_t i)
 				k->bm[q] = te[j];
 		}
 	}
-	/* latency: start minus the measured ready time */
-	for (size_t j = 0; j < n; j++) {
-		int64_t ready = k->o[j].sprev >= 0 ? te[k->o[j].sprev] : UNSET;
-		if (k->o[j].l != UNSET && k->o[j].l > ready)
-			ready = k->o[j].l;
+	for (size_t j = 0; j < k->n; j++) {
+		int64_t ready = k->sprev[j] >= 0 ? te[k->sprev[j]] : UNSET;
+		if (la[j] != UNSET && la[j] > ready)
+			ready = la[j];
 		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
 			ready = k->bm[r->ops[j].step - 1];
 		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
@@ -536,40 +662,226 @@ static void rk_init(struct ctx *c, size_t i)
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
 		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
-			c->unexplained++;
+			k->unexplained++;
 			if (r->ops[j].step >= 0)
 				k->unx[r->ops[j].step] += k->o[j].lat;
 		}
 	}
-	k->ws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	k->we = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	k->wlast = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int32_t));
-	free(ts);
-	windows(k, 1); /* the measured windows, while the rank's ops are in cache */
 }
 
-static void rk_free(struct rk *k)
+/* Bytes of rank i's per-op arrays in the what-if's one mapping (rk_arrays),
+ * a multiple of the page. */
+static size_t rk_bytes(size_t n)
 {
-	void *p[] = { k->o, k->d, k->gap, k->x, k->xi, k->slot, k->cat, k->gops, k->hord, k->hpos, k->nsops, k->sp, k->ws, k->we, k->wlast, k->bm, k->bE, k->unx, k->brem, k->bn };
+	size_t n1 = n ? n : 1;
+	size_t b = n1 * (sizeof(struct sop) + 2 * sizeof(int64_t) + 3 * sizeof(int32_t) + 1);
+	return (b + 4095) & ~(size_t)4095;
+}
+
+/* Rank i's per-op arrays (zeroed): from its part of c->big, its pages made
+ * at once (MADV_POPULATE_WRITE: a fault per page costs more), else each
+ * its own allocation. */
+static void rk_arrays(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	size_t n1 = k->n ? k->n : 1;
+	if (!c->big) {
+		k->o = xcalloc(n1, sizeof(*k->o));
+		k->d = xcalloc(n1, sizeof(int64_t));
+		k->gap = xcalloc(n1, sizeof(int64_t));
+		k->sprev = xcalloc(n1, sizeof(int32_t));
+		k->hpos = xcalloc(n1, sizeof(int32_t));
+		k->slot = xcalloc(n1, sizeof(int32_t));
+		k->cat = xcalloc(n1, 1);
+		return;
+	}
+	char *b = c->big + c->bigat[i];
+#ifdef MADV_POPULATE_WRITE
+	madvise(b, rk_bytes(k->n), MADV_POPULATE_WRITE); /* where it fails: a fault per page */
+#endif
+	k->o = (struct sop *)b;
+	k->d = (int64_t *)(b + n1 * sizeof(struct sop));
+	k->gap = k->d + n1;
+	k->sprev = (int32_t *)(k->gap + n1);
+	k->hpos = k->sprev + n1;
+	k->slot = k->hpos + n1;
+	k->cat = (uint8_t *)(k->slot + n1);
+}
+
+/* Measured inputs of one rank on the aligned clock (ranks in parallel:
+ * it writes c->k[i] alone). */
+static void rk_init(struct ctx *c, size_t i)
+{
+	struct rk *k = &c->k[i];
+	const struct rank_result *r = &c->a->r[i];
+	size_t n = r->nops, n1 = n ? n : 1;
+	k->r = r;
+	k->n = n;
+	k->nbs = r->nsteps;
+	rk_arrays(c, i);
+	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
+	k->gc = xmalloc((r->ninst ? r->ninst : 1) * sizeof(*k->gc));
+	/* measured start, end and launch (aligned) for the passes below; not kept */
+	int64_t *ts = xmalloc(3 * n1 * sizeof(*ts)), *te = ts + n1, *la = te + n1;
+	for (size_t j = 0; j < n; j++) {
+		ts[j] = meas_s(k, j);
+		te[j] = meas_e(k, j);
+		la[j] = r->ops[j].launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, r->ops[j].launch_ns);
+	}
+	rk_ops(k, ts, te, la);
+	rk_streams(k);
+	rk_host(k, te, la);
+	rk_latency(k, ts, te, la);
+	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
+	windows_meas(k, ts, te); /* while the rank's ops are in cache */
+	free(ts);
+}
+
+static void rk_free(const struct ctx *c, struct rk *k)
+{
+	void *p[] = { k->x, k->xi, k->gc, k->hord, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
-	for (size_t q = 0; q < k->nstr; q++)
-		free(k->sops[q]);
-	free(k->sops);
+	if (c->big)
+		return; /* the per-op arrays: c->big */
+	void *a[] = { k->o, k->d, k->gap, k->sprev, k->hpos, k->slot, k->cat };
+	for (size_t q = 0; q < sizeof(a) / sizeof(a[0]); q++)
+		free(a[q]);
 }
 
 /* ---- collectives and slots ----------------------------------------------------- */
 
-struct xkey { uint8_t type; uint64_t bytes; int64_t x; int32_t ri, in; };
-
-static int cmp_xkey(const void *a, const void *b)
+/* Each call's measured transfer (its end - the last arrival) of matched
+ * collective q (collectives in parallel: each writes its own calls). */
+static void xfer_task(void *arg, size_t w, size_t q)
 {
-	const struct xkey *p = a, *q = b;
-	if (p->type != q->type)
-		return p->type - q->type;
-	if (p->bytes != q->bytes)
-		return (p->bytes > q->bytes) - (p->bytes < q->bytes);
-	return (p->x > q->x) - (p->x < q->x);
+	(void)w;
+	struct ctx *c = arg;
+	const struct cgrp *g = &c->g[q];
+	int64_t last = INT64_MIN;
+	for (size_t m = 0; m < g->n; m++) {
+		struct slotm u = c->gm[g->at + m];
+		int64_t t = meas_s(&c->k[u.ri], (size_t)u.j);
+		if (t > last)
+			last = t;
+	}
+	for (size_t m = 0; m < g->n; m++) {
+		struct slotm u = c->gm[g->at + m];
+		struct rk *k = &c->k[u.ri];
+		if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
+			k->o[u.j].grp = -1;
+			k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
+			continue;
+		}
+		int64_t e = meas_e(k, (size_t)u.j);
+		k->x[k->r->ops[u.j].inst] = e - last > 0 ? e - last : 0;
+	}
+}
+
+struct tcls { uint64_t bytes; uint32_t id; uint8_t type, used; };
+
+/* Of each rank's calls of matched collectives (two or more calls), in
+ * rank and op order: its class (type, size) into cid[] (a hash of the few
+ * classes), the calls of each class into cnt[]; returns the classes. */
+static size_t xfer_classes(const struct ctx *c, uint32_t *cid, size_t **cnt)
+{
+	size_t cap = 64, ncls = 0, ccap = 0, m = 0;
+	struct tcls *tab = xcalloc(cap, sizeof(*tab));
+	*cnt = NULL;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		for (size_t x = 0; x < k->ngops; x++) {
+			const struct gcall *ci = &k->gc[x];
+			if (c->g[ci->grp].n < 2)
+				continue;
+			uint64_t hv = (ci->bytes ^ ((uint64_t)ci->type << 56)) * 0x9e3779b97f4a7c15ull;
+			size_t h = (size_t)(hv >> 40) & (cap - 1);
+			while (tab[h].used && (tab[h].bytes != ci->bytes || tab[h].type != ci->type))
+				h = (h + 1) & (cap - 1);
+			if (!tab[h].used) {
+				tab[h] = (struct tcls){ ci->bytes, (uint32_t)ncls++, ci->type, 1 };
+				GROW(*cnt, ccap, ncls);
+				(*cnt)[ncls - 1] = 0;
+			}
+			cid[m++] = tab[h].id;
+			(*cnt)[tab[h].id]++;
+			if (2 * ncls > cap) { /* keep the table at most half full */
+				struct tcls *old = tab;
+				size_t oc = cap;
+				cap *= 2;
+				tab = xcalloc(cap, sizeof(*tab));
+				for (size_t y = 0; y < oc; y++) {
+					if (!old[y].used)
+						continue;
+					uint64_t ov = (old[y].bytes ^ ((uint64_t)old[y].type << 56)) * 0x9e3779b97f4a7c15ull;
+					size_t z = (size_t)(ov >> 40) & (cap - 1);
+					while (tab[z].used)
+						z = (z + 1) & (cap - 1);
+					tab[z] = old[y];
+				}
+				free(old);
+			}
+		}
+	}
+	free(tab);
+	return ncls;
+}
+
+/* The median of v[0..n) (n >= 1), v reordered: of an even count, the mean
+ * of the two middle values (truncated). */
+static int64_t median_mean2(int64_t *v, size_t n)
+{
+	if (n % 2)
+		return select_kth_i64(v, n, n / 2);
+	int64_t lo = select_kth_i64(v, n, n / 2 - 1), hi = INT64_MAX;
+	for (size_t q = n / 2; q < n; q++)
+		if (v[q] < hi)
+			hi = v[q];
+	return (lo + hi) / 2;
+}
+
+/* Each call's ideal transfer: the median transfer of the calls of its type
+ * and size (calls read rank by rank: each rank's in order). */
+static void ideal_xfers(struct ctx *c)
+{
+	size_t total = 0;
+	for (size_t q = 0; q < c->ng; q++)
+		total += c->g[q].n >= 2 ? c->g[q].n : 0;
+	uint32_t *cid = xmalloc((total ? total : 1) * sizeof(*cid));
+	size_t *cnt;
+	size_t ncls = xfer_classes(c, cid, &cnt);
+	size_t *pos = xmalloc((ncls ? ncls : 1) * sizeof(*pos)), at = 0;
+	for (size_t y = 0; y < ncls; y++) {
+		pos[y] = at;
+		at += cnt[y];
+	}
+	int64_t *xs = xmalloc((total ? total : 1) * sizeof(*xs)), *med = xmalloc((ncls ? ncls : 1) * sizeof(*med));
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t m = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			struct rk *k = &c->k[i];
+			for (size_t x = 0; x < k->ngops; x++) {
+				if (c->g[k->gc[x].grp].n < 2)
+					continue;
+				int32_t in = k->gc[x].inst;
+				if (!pass)
+					xs[pos[cid[m++]]++] = k->x[in];
+				else
+					k->xi[in] = med[cid[m++]];
+			}
+		}
+		for (size_t y = 0; !pass && y < ncls; y++) {
+			pos[y] -= cnt[y];
+			med[y] = median_mean2(xs + pos[y], cnt[y]);
+		}
+	}
+	free(cid);
+	free(cnt);
+	free(pos);
+	free(xs);
+	free(med);
 }
 
 /* The matched collectives of the join, their calls in the op tables, each
@@ -581,7 +893,7 @@ static void build_groups(struct ctx *c)
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
-			int32_t q = c->k[i].o[c->k[i].gops[x]].grp;
+			int32_t q = c->k[i].gc[x].grp;
 			if (q >= 0) {
 				if (q + 1 > ng)
 					ng = q + 1;
@@ -593,8 +905,7 @@ static void build_groups(struct ctx *c)
 	c->gm = xmalloc((total ? total : 1) * sizeof(*c->gm));
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++)
-			if (c->k[i].o[c->k[i].gops[x]].grp >= 0)
-				c->g[c->k[i].o[c->k[i].gops[x]].grp].n++;
+			c->g[c->k[i].gc[x].grp].n++;
 	size_t at = 0;
 	for (size_t q = 0; q < c->ng; q++) {
 		c->g[q].at = at;
@@ -603,46 +914,12 @@ static void build_groups(struct ctx *c)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
-			int32_t j = c->k[i].gops[x], q = c->k[i].o[j].grp;
+			int32_t j = c->k[i].gc[x].j, q = c->k[i].gc[x].grp;
 			if (q >= 0)
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
 		}
-	struct xkey *xk = xmalloc((total ? total : 1) * sizeof(*xk));
-	size_t nx = 0;
-	for (size_t q = 0; q < c->ng; q++) {
-		struct cgrp *g = &c->g[q];
-		int64_t last = INT64_MIN;
-		for (size_t m = 0; m < g->n; m++) {
-			struct slotm u = c->gm[g->at + m];
-			if (meas_s(&c->k[u.ri], (size_t)u.j) > last)
-				last = meas_s(&c->k[u.ri], (size_t)u.j);
-		}
-		for (size_t m = 0; m < g->n; m++) {
-			struct slotm u = c->gm[g->at + m];
-			struct rk *k = &c->k[u.ri];
-			if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
-				k->o[u.j].grp = -1;
-				k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
-				continue;
-			}
-			int32_t in = k->r->ops[u.j].inst;
-			k->x[in] = meas_e(k, (size_t)u.j) - last > 0 ? meas_e(k, (size_t)u.j) - last : 0;
-			const struct comm_inst *ci = &k->r->inst[in];
-			xk[nx++] = (struct xkey){ ci->type, ci->bytes, k->x[in], u.ri, in };
-		}
-	}
-	qsort(xk, nx, sizeof(*xk), cmp_xkey);
-	for (size_t a = 0; a < nx;) {
-		size_t b = a;
-		while (b < nx && xk[b].type == xk[a].type && xk[b].bytes == xk[a].bytes)
-			b++;
-		size_t m = b - a;
-		int64_t med = m % 2 ? xk[a + m / 2].x : (xk[a + m / 2 - 1].x + xk[a + m / 2].x) / 2;
-		for (size_t q = a; q < b; q++)
-			c->k[xk[q].ri].xi[xk[q].in] = med;
-		a = b;
-	}
-	free(xk);
+	par_for(c->nt, c->ng, xfer_task, c);
+	ideal_xfers(c);
 }
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
@@ -664,22 +941,20 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 	}
 }
 
-/* The medians of slot q, the ranks of its class without the op counted as
+/* The medians of slot q (vd, vg: its n members' durations and host gaps),
+ * the ranks of its class without the op counted as
  * 0 (an op only a minority of the class runs has the ideal 0): over the
  * whole class, and the two order statistics that give each member's median
  * over the others (peer_med).  O(K) per slot: only the order statistics
  * around the middle are found. */
-static void slot_medians(struct ctx *c, size_t q, int64_t *tmp)
+static void slot_medians(const struct ctx *c, size_t q, const int64_t *vd, const int64_t *vg, size_t n,
+			 int64_t *tmp)
 {
-	size_t at = c->sat[q], n = c->sn[q];
-	size_t K = c->csize[c->k[c->sm[at].ri].cls];
+	size_t K = c->csize[c->scls[q]];
 	if (K < n)
 		K = n;
 	for (int part = 0; part < 2; part++) {
-		for (size_t m = 0; m < n; m++) {
-			struct slotm u = c->sm[at + m];
-			tmp[m] = part ? c->k[u.ri].gap[u.j] : c->k[u.ri].d[u.j];
-		}
+		memcpy(tmp, part ? vg : vd, n * sizeof(*tmp));
 		for (size_t m = n; m < K; m++)
 			tmp[m] = 0;
 		int64_t *all = part ? c->med_all_g : c->med_all_d;
@@ -795,51 +1070,10 @@ static int ltab_map(const struct ltab *t, const struct rk *ref, const struct rk 
 	return 1;
 }
 
-static void build_slots(struct ctx *c)
+/* Slot ids of the keyed ops v[0..m) by hashing (class, step, name,
+ * occurrence), in the order of v. */
+static void slot_hash(struct ctx *c, const struct skey *v, size_t m)
 {
-	/* per class, its first rank's ops by key: a rank whose every op is
-	 * there takes that op's slot; the other ranks' keys are hashed */
-	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
-	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
-	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
-	size_t nmax = 1;
-	for (size_t i = 0; i < c->n; i++)
-		if (c->k[i].n > nmax)
-			nmax = c->k[i].n;
-	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
-	for (size_t q = 0; q <= c->n; q++)
-		first[q] = -1;
-	size_t total = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		if (c->csize[k->cls] < 2) /* a rank alone in its class has no peers */
-			continue;
-		occurrences(k, occ);
-		if (first[k->cls] < 0) {
-			first[k->cls] = (int32_t)i;
-			ltab_build(&lt[k->cls], k, occ);
-		} else if (ltab_map(&lt[k->cls], &c->k[first[k->cls]], k, occ, k->slot)) {
-			mapped[i] = 1; /* slot[] holds the first rank's op for now */
-			continue;
-		}
-		for (size_t j = 0; j < k->n; j++) {
-			k->slot[j] = -1;
-			total += k->r->ops[j].step >= 0;
-		}
-	}
-	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
-	size_t m = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
-		if (mapped[i] || c->csize[k->cls] < 2)
-			continue;
-		occurrences(k, occ);
-		for (size_t j = 0; j < k->n; j++)
-			if (k->r->ops[j].step >= 0)
-				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
-							occ[j], (int32_t)i, (int32_t)j };
-	}
-	/* slot ids by hashing (class, step, name, occurrence) */
 	size_t cap = 16;
 	while (cap < 2 * m)
 		cap *= 2;
@@ -862,31 +1096,176 @@ static void build_slots(struct ctx *c)
 		}
 	}
 	free(tab);
-	free(v);
+}
+
+/* The ranks of each class that run its first rank's ops (ranks in
+ * parallel: each writes its own slot[] and mapped[i]): mapped[i] = 1 and
+ * slot[] holding the first rank's op; any other keeps slot[] at -1. */
+struct mapjob { struct ctx *c; const int32_t *first; const struct ltab *lt; uint8_t *mapped; };
+
+static void map_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct mapjob *m = arg;
+	struct rk *k = &m->c->k[i];
+	int32_t f = m->first[k->cls];
+	if (m->c->csize[k->cls] < 2 || f < 0 || (size_t)f == i)
+		return;
+	uint32_t *occ = xmalloc((k->n ? k->n : 1) * sizeof(*occ));
+	occurrences(k, occ);
+	const struct rk *fk = &m->c->k[f];
+	m->mapped[i] = (uint8_t)ltab_map(&m->lt[k->cls], fk, k, occ, k->slot);
+	if (!m->mapped[i])
+		for (size_t j = 0; j < k->n; j++)
+			k->slot[j] = -1;
+	if (m->mapped[i]) { /* per op of the first rank, this rank's op */
+		int32_t *inv = xmalloc((fk->n ? fk->n : 1) * sizeof(*inv));
+		for (size_t x = 0; x < fk->n; x++)
+			inv[x] = -1;
+		for (size_t j = 0; j < k->n; j++)
+			if (k->slot[j] >= 0)
+				inv[k->slot[j]] = (int32_t)j;
+		m->c->inv[i] = inv;
+	}
+	free(occ);
+}
+
+/* A mapped rank's slots: its first rank's op's (ranks in parallel). */
+static void slot_of_first_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct mapjob *m = arg;
+	struct rk *k = &m->c->k[i];
+	if (!m->mapped[i])
+		return;
+	const int32_t *fs = m->c->k[m->first[k->cls]].slot;
+	for (size_t j = 0; j < k->n; j++)
+		if (k->slot[j] >= 0)
+			k->slot[j] = fs[k->slot[j]];
+}
+
+/* The ranks of each work class (crank, cr0) and which classes are aligned:
+ * two or more ranks, each its first rank or one whose every op the first
+ * rank runs (mapped); an aligned class's slot q is the first rank's op
+ * sj[q], on another rank its op inv[sj[q]], so its members need no list. */
+static void align_classes(struct ctx *c, const int32_t *first, const uint8_t *mapped)
+{
+	c->calign = xcalloc(c->n + 1, 1);
+	c->cr0 = xcalloc(c->n + 2, sizeof(*c->cr0));
+	c->crank = xmalloc((c->n ? c->n : 1) * sizeof(*c->crank));
+	for (size_t q = 0; q <= c->n; q++)
+		c->calign[q] = c->csize[q] >= 2;
+	for (size_t i = 0; i < c->n; i++) {
+		int cl = c->k[i].cls;
+		if (first[cl] != (int32_t)i && !mapped[i])
+			c->calign[cl] = 0;
+		c->cr0[cl + 1]++;
+	}
+	for (size_t q = 0; q <= c->n; q++)
+		c->cr0[q + 1] += c->cr0[q];
+	size_t *at = xmalloc((c->n + 1) * sizeof(*at));
+	memcpy(at, c->cr0, (c->n + 1) * sizeof(*at));
 	for (size_t i = 0; i < c->n; i++)
-		if (mapped[i]) {
-			const int32_t *fs = c->k[first[c->k[i].cls]].slot;
-			for (size_t j = 0; j < c->k[i].n; j++)
-				if (c->k[i].slot[j] >= 0)
-					c->k[i].slot[j] = fs[c->k[i].slot[j]];
+		c->crank[at[c->k[i].cls]++] = (int32_t)i;
+	free(at);
+}
+
+/* Slot ids: per class, its first rank's ops by key; a rank whose every op
+ * is there takes that op's slot; the other ranks' keys are hashed. */
+static void slot_keys(struct ctx *c)
+{
+	int32_t *first = xmalloc((c->n + 1) * sizeof(*first));
+	uint8_t *mapped = xcalloc(c->n ? c->n : 1, 1);
+	struct ltab *lt = xcalloc(c->n + 1, sizeof(*lt));
+	size_t nmax = 1;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+	uint32_t *occ = xmalloc(nmax * sizeof(*occ));
+	for (size_t q = 0; q <= c->n; q++)
+		first[q] = -1;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (c->csize[k->cls] < 2 || first[k->cls] >= 0) /* a rank alone in its class has no peers */
+			continue;
+		occurrences(k, occ);
+		first[k->cls] = (int32_t)i;
+		ltab_build(&lt[k->cls], k, occ);
+	}
+	c->inv = xcalloc(c->n ? c->n : 1, sizeof(*c->inv));
+	struct mapjob mj = { c, first, lt, mapped };
+	par_for(c->nt, c->n, map_task, &mj);
+	align_classes(c, first, mapped);
+	size_t total = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		for (size_t j = 0; j < k->n; j++) {
+			k->slot[j] = -1;
+			total += k->r->ops[j].step >= 0;
 		}
+	}
+	struct skey *v = xmalloc((total ? total : 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct rk *k = &c->k[i];
+		if (mapped[i] || c->csize[k->cls] < 2)
+			continue;
+		occurrences(k, occ);
+		for (size_t j = 0; j < k->n; j++)
+			if (k->r->ops[j].step >= 0)
+				v[m++] = (struct skey){ k->cls, k->r->steps[k->r->ops[j].step].number, k->r->ops[j].hash,
+							occ[j], (int32_t)i, (int32_t)j };
+	}
+	slot_hash(c, v, m);
+	free(v);
+	par_for(c->nt, c->n, slot_of_first_task, &mj);
 	for (size_t q = 0; q <= c->n; q++)
 		free(lt[q].e);
 	free(lt);
 	free(occ);
 	free(first);
 	free(mapped);
-	/* members in rank order, each slot contiguous in sm */
-	c->sat = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*c->sat));
-	c->sn = xcalloc(c->nslot ? c->nslot : 1, sizeof(*c->sn));
-	m = 0;
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++)
-			if (c->k[i].slot[j] >= 0) {
-				c->sn[c->k[i].slot[j]]++;
-				m++;
+}
+
+#define SLOT_BLOCK 64 /* ops of each rank in turn while the members are written */
+
+/* Each slot's members contiguous in sm (in no particular order: only their
+ * order statistics are read), their durations and host gaps beside in sd
+ * and sg.  Written SLOT_BLOCK ops of every rank in turn: the ranks of a
+ * class run their slots in nearly the same order, so the writes of a block
+ * stay in a few cache lines per slot.  Returns the largest slot or class. */
+static size_t slot_members(struct ctx *c)
+{
+	size_t ns = c->nslot ? c->nslot : 1, m = 0, nmax = 0;
+	c->sat = xmalloc(ns * sizeof(*c->sat));
+	c->sn = xcalloc(ns, sizeof(*c->sn));
+	c->scls = xmalloc(ns * sizeof(*c->scls));
+	c->sj = xmalloc(ns * sizeof(*c->sj));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		int al = c->calign[k->cls];
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t q = k->slot[j];
+			if (q < 0)
+				continue;
+			c->scls[q] = k->cls;
+			if (al) { /* its first rank's op (the first writes it) */
+				if (c->crank[c->cr0[k->cls]] == (int32_t)i)
+					c->sj[q] = (int32_t)j;
+				continue;
 			}
+			c->sj[q] = -1;
+			c->sn[q]++;
+			m++;
+		}
+		if (!al && k->n > nmax)
+			nmax = k->n;
+	}
 	c->sm = xmalloc((m ? m : 1) * sizeof(*c->sm));
+	c->sd = xmalloc((m ? m : 1) * sizeof(*c->sd));
+	c->sg = xmalloc((m ? m : 1) * sizeof(*c->sg));
 	size_t kmax = 1, at = 0;
 	for (size_t q = 0; q < c->nslot; q++) {
 		c->sat[q] = at;
@@ -895,22 +1274,92 @@ static void build_slots(struct ctx *c)
 			kmax = c->sn[q];
 		c->sn[q] = 0;
 	}
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			int32_t q = c->k[i].slot[j];
-			if (q >= 0)
-				c->sm[c->sat[q] + c->sn[q]++] = (struct slotm){ (int32_t)i, (int32_t)j };
+	for (size_t j0 = 0; j0 < nmax; j0 += SLOT_BLOCK)
+		for (size_t i = 0; i < c->n; i++) {
+			const struct rk *k = &c->k[i];
+			size_t j1 = j0 + SLOT_BLOCK < k->n ? j0 + SLOT_BLOCK : k->n;
+			if (c->calign[k->cls])
+				continue;
+			for (size_t j = j0; j < j1; j++) {
+				int32_t q = k->slot[j];
+				if (q < 0)
+					continue;
+				size_t x = c->sat[q] + c->sn[q]++;
+				c->sm[x] = (struct slotm){ (int32_t)i, (int32_t)j };
+				c->sd[x] = k->d[j];
+				c->sg[x] = k->gap[j];
+			}
 		}
-	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
 	for (size_t x = 0; x < c->n; x++)
 		if (c->csize[c->k[x].cls] > kmax)
 			kmax = c->csize[c->k[x].cls];
-	int64_t *tmp = xmalloc(kmax * sizeof(*tmp));
-	for (size_t q = 0; q < c->nslot; q++)
-		slot_medians(c, q, tmp);
+	return kmax;
+}
+
+#define MED_BLOCK 256 /* slots per task of slot_medians */
+#define ALIGN_BLOCK 32 /* ops of an aligned class per task (its values gathered rank by rank) */
+
+/* Tasks: MED_BLOCK slots kept in sm each, then ALIGN_BLOCK ops of the
+ * first rank of each aligned class (cls[], j0[] per task). */
+struct medjob { struct ctx *c; size_t kmax, nsm; int32_t *cls; size_t *j0; };
+
+static void med_task(void *arg, size_t w, size_t b)
+{
+	(void)w;
+	struct medjob *mj = arg;
+	const struct ctx *c = mj->c;
+	int64_t *tmp = xmalloc(mj->kmax * sizeof(*tmp));
+	if (b < mj->nsm) {
+		for (size_t q = b * MED_BLOCK; q < (b + 1) * MED_BLOCK && q < c->nslot; q++)
+			if (c->sj[q] < 0)
+				slot_medians(c, q, c->sd + c->sat[q], c->sg + c->sat[q], c->sn[q], tmp);
+		free(tmp);
+		return;
+	}
+	/* an aligned class: its ranks' values of ALIGN_BLOCK ops of the first
+	 * rank, rank by rank (each rank's ops in nearly the same order) */
+	size_t cl = (size_t)mj->cls[b - mj->nsm], j0 = mj->j0[b - mj->nsm], K = c->cr0[cl + 1] - c->cr0[cl];
+	int32_t fi = c->crank[c->cr0[cl]];
+	const struct rk *f = &c->k[fi];
+	size_t nb = f->n - j0 < ALIGN_BLOCK ? f->n - j0 : ALIGN_BLOCK, cnt[ALIGN_BLOCK] = { 0 };
+	int64_t *v = xmalloc(2 * nb * K * sizeof(*v));
+	for (size_t r = 0; r < K; r++) {
+		int32_t i = c->crank[c->cr0[cl] + r];
+		const struct rk *k = &c->k[i];
+		for (size_t x = 0; x < nb; x++) {
+			int32_t j = i == fi ? (int32_t)(j0 + x) : c->inv[i][j0 + x];
+			if (j < 0)
+				continue;
+			v[x * K + cnt[x]] = k->d[j];
+			v[(nb + x) * K + cnt[x]++] = k->gap[j];
+		}
+	}
+	for (size_t x = 0; x < nb; x++)
+		if (f->slot[j0 + x] >= 0)
+			slot_medians(c, (size_t)f->slot[j0 + x], v + x * K, v + (nb + x) * K, cnt[x], tmp);
+	free(v);
 	free(tmp);
+}
+
+static void build_slots(struct ctx *c)
+{
+	slot_keys(c);
+	size_t kmax = slot_members(c);
+	c->med_all_d = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->med_all_g = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+	c->mid = xmalloc((c->nslot ? c->nslot : 1) * 4 * sizeof(int64_t));
+	struct medjob mj = { c, kmax, (c->nslot + MED_BLOCK - 1) / MED_BLOCK, NULL, NULL };
+	size_t na = 0, cap = 0, cap2 = 0;
+	for (size_t cl = 0; cl <= c->n; cl++)
+		for (size_t j0 = 0; c->calign[cl] && j0 < c->k[c->crank[c->cr0[cl]]].n; j0 += ALIGN_BLOCK) {
+			GROW(mj.cls, cap, na + 1);
+			GROW(mj.j0, cap2, na + 1);
+			mj.cls[na] = (int32_t)cl;
+			mj.j0[na++] = j0;
+		}
+	par_for(c->nt, mj.nsm + na, med_task, &mj);
+	free(mj.cls);
+	free(mj.j0);
 }
 
 /* ---- one replay ------------------------------------------------------------------ */
@@ -928,16 +1377,16 @@ struct scen {
 
 /* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
  * median over its members outside the set (the whole slot when none). */
-static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t *mg)
+static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg)
 {
 	int64_t *t1 = NULL, *t2 = NULL;
 	size_t cap = 0;
-	memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+	memset(cmask, 0, (c->n + 1) * sizeof(*cmask));
 	for (size_t i = 0; i < c->n; i++)
-		c->cmask[c->k[i].cls] += mask[i] != 0;
+		cmask[c->k[i].cls] += mask[i] != 0;
 	for (size_t q = 0; q < c->nslot; q++) {
-		size_t at = c->sat[q], n = c->sn[q], m = 0;
-		size_t kc = c->csize[c->k[c->sm[at].ri].cls];
+		size_t at = c->sat[q], n = c->sn[q], m = 0, cl = (size_t)c->scls[q];
+		size_t kc = c->csize[cl];
 		if (kc > n)
 			n = kc; /* room for the zeros */
 		if (n > cap) {
@@ -946,13 +1395,19 @@ static void set_medians(struct ctx *c, const uint8_t *mask, int64_t *md, int64_t
 			t2 = xrealloc(t2, cap * sizeof(*t2));
 		}
 		for (size_t x = 0; x < c->sn[q]; x++) {
-			struct slotm u = c->sm[at + x];
-			if (!mask[u.ri]) {
-				t1[m] = c->k[u.ri].d[u.j];
-				t2[m++] = c->k[u.ri].gap[u.j];
+			if (!mask[c->sm[at + x].ri]) {
+				t1[m] = c->sd[at + x];
+				t2[m++] = c->sg[at + x];
 			}
 		}
-		size_t out = c->csize[c->k[c->sm[at].ri].cls] - c->cmask[c->k[c->sm[at].ri].cls];
+		for (size_t x = c->cr0[cl]; c->sj[q] >= 0 && x < c->cr0[cl + 1]; x++) { /* an aligned class's slot */
+			int32_t i = c->crank[x], j = x == c->cr0[cl] ? c->sj[q] : c->inv[i][c->sj[q]];
+			if (j >= 0 && !mask[i]) {
+				t1[m] = c->k[i].d[j];
+				t2[m++] = c->k[i].gap[j];
+			}
+		}
+		size_t out = c->csize[cl] - cmask[cl];
 		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
 			t1[m] = t2[m] = 0;
 		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
@@ -1014,11 +1469,11 @@ static void build_anchors(struct ctx *c)
 
 /* The anchors' ideal for scenario sc into each rank's a2 (fixing never
  * makes a first launch later); returns how many moved. */
-static size_t fill_anchors(struct ctx *c, const struct scen *sc)
+static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen *sc)
 {
 	size_t changed = 0;
 	for (size_t i = 0; i < c->n; i++)
-		c->k[i].a2 = c->k[i].a0;
+		s->k[i].a2 = c->k[i].a0;
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = anchor_group(c, a);
 		size_t K = b - a, out = 0;
@@ -1031,14 +1486,14 @@ static size_t fill_anchors(struct ctx *c, const struct scen *sc)
 					set = c->k[c->aord[p]].a0;
 		}
 		for (size_t p = a; p < b; p++) {
-			struct rk *k = &c->k[c->aord[p]];
+			const struct rk *k = &c->k[c->aord[p]];
 			int64_t v = k->a0;
 			if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == WC_HOST))
 				v = all;
 			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
 				v = sc->single >= 0 ? k->ma0 : set;
 			if (v < k->a0) {
-				k->a2 = v;
+				s->k[c->aord[p]].a2 = v;
 				changed++;
 			}
 		}
@@ -1046,96 +1501,130 @@ static size_t fill_anchors(struct ctx *c, const struct scen *sc)
 	return changed;
 }
 
-/* Sets d2, g2, x2 for scenario sc and resets the replayed S, E and L;
- * returns how many differ from the measured values (0: the replay would be
- * the unmodified one). */
-static size_t fill(struct ctx *c, const struct scen *sc)
+/* A rank the scenario leaves as measured: its durations (a matched call's:
+ * its transfer) and host gaps, S, E and L reset. */
+static void fill_measured(const struct ctx *c, const struct rk *k, struct rop *z)
+{
+	for (size_t j = 0; j < k->n; j++)
+		z[j] = (struct rop){ UNSET, UNSET, UNSET, k->d[j], k->gap[j] };
+	for (size_t x = 0; x < k->ngops; x++)
+		if (c->g[k->gc[x].grp].n >= 2) /* matched with its peers (build_groups) */
+			z[k->gc[x].j].d2 = k->x[k->gc[x].inst];
+}
+
+/* The ops of rank i that scenario sc changes (md, mg: the set's medians):
+ * their d2 and g2; returns how many differ from the measured values.  A
+ * matched call's transfer is set from the rank's call table after its
+ * duration and gap (its d2 holds whether they changed until then). */
+static size_t fill_rank(const struct ctx *c, struct wst *s, const struct scen *sc, size_t i, const int64_t *md,
+			const int64_t *mg)
+{
+	const struct rk *k = &c->k[i];
+	struct rop *z = s->k[i].o;
+	size_t changed = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		int32_t q = k->slot[j];
+		int host = k->o[j].hasl;
+		int64_t d2 = k->d[j], g2 = k->gap[j];
+		if (sc->type == SC_ALL) {
+			if (q >= 0)
+				d2 = c->med_all_d[q];
+			if (q >= 0 && host)
+				g2 = c->med_all_g[q];
+		} else if (sc->type == SC_CAT) {
+			if (sc->cat == WC_HOST && q >= 0 && host)
+				g2 = c->med_all_g[q];
+			else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
+				; /* its transfer: below */
+			else if (sc->cat == k->cat[j] && q >= 0)
+				d2 = c->med_all_d[q];
+		} else if (sc->type == SC_BAL) {
+			if (c->bal)
+				d2 = c->bal[i][j];
+		} else { /* SC_SET, the rank in the set */
+			if (sc->part & PART_DUR)
+				d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
+			if ((sc->part & PART_HOST) && host)
+				g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
+		}
+		/* fixing never makes an op slower: the ideal is at most what it took
+		 * (balancing the stages moves work: the light stages' ops grow) */
+		if (d2 > k->d[j] && sc->type != SC_BAL)
+			d2 = k->d[j];
+		int dg = d2 != k->d[j] || g2 != k->gap[j];
+		if (k->o[j].grp >= 0)
+			d2 = dg;
+		else
+			changed += dg;
+		z[j] = (struct rop){ UNSET, UNSET, UNSET, d2, g2 };
+	}
+	for (size_t x = 0; x < k->ngops; x++) {
+		const struct gcall *g = &k->gc[x];
+		if (c->g[g->grp].n < 2) /* a plain op (build_groups) */
+			continue;
+		int64_t xm = k->x[g->inst], x2 = xm;
+		if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == k->cat[g->j] && sc->cat >= WC_COLL))
+			x2 = k->xi[g->inst] < xm ? k->xi[g->inst] : xm;
+		changed += z[g->j].d2 || x2 != xm;
+		z[g->j].d2 = x2;
+	}
+	return changed;
+}
+
+/* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
+ * worker state s; returns how many differ from the measured values (0:
+ * the replay would be the unmodified one). */
+static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
 {
 	size_t changed = 0;
 	int64_t *md = NULL, *mg = NULL;
 	if (sc->type == SC_SET && sc->single < 0) {
 		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
 		mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*mg));
-		set_medians(c, sc->mask, md, mg);
+		set_medians(c, s->cmask, sc->mask, md, mg);
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
 		int fixed = sc->type == SC_SET && sc->mask[i];
-		for (size_t j = 0; j < k->n; j++) {
-			int32_t q = k->slot[j];
-			int host = k->o[j].l != UNSET;
-			/* a matched call's transfer and ideal transfer (0 for the rest) */
-			int64_t xm = k->o[j].grp >= 0 ? k->x[k->r->ops[j].inst] : 0;
-			int64_t xim = k->o[j].grp >= 0 ? k->xi[k->r->ops[j].inst] : 0;
-			k->o[j].S = k->o[j].E = k->o[j].L = UNSET;
-			k->o[j].d2 = k->d[j];
-			k->o[j].g2 = k->gap[j];
-			k->o[j].x2 = xm;
-			if (sc->type == SC_ALL) {
-				if (q >= 0)
-					k->o[j].d2 = c->med_all_d[q];
-				if (q >= 0 && host)
-					k->o[j].g2 = c->med_all_g[q];
-				k->o[j].x2 = xim;
-			} else if (sc->type == SC_CAT) {
-				if (sc->cat == WC_HOST && q >= 0 && host)
-					k->o[j].g2 = c->med_all_g[q];
-				else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-					k->o[j].x2 = xim;
-				else if (sc->cat == k->cat[j] && q >= 0)
-					k->o[j].d2 = c->med_all_d[q];
-			} else if (sc->type == SC_BAL) {
-				if (c->bal)
-					k->o[j].d2 = c->bal[i][j];
-			} else if (fixed) {
-				if (sc->part & PART_DUR)
-					k->o[j].d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
-				if ((sc->part & PART_HOST) && host)
-					k->o[j].g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
-			}
-			/* fixing never makes an op slower: the ideal is at most what it took
-			 * (balancing the stages moves work: the light stages' ops grow) */
-			if (k->o[j].d2 > k->d[j] && sc->type != SC_BAL)
-				k->o[j].d2 = k->d[j];
-			if (k->o[j].x2 > xm)
-				k->o[j].x2 = xm;
-			changed += k->o[j].d2 != k->d[j] || k->o[j].g2 != k->gap[j] || k->o[j].x2 != xm;
-		}
+		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal))
+			fill_measured(c, &c->k[i], s->k[i].o);
+		else
+			changed += fill_rank(c, s, sc, i, md, mg);
 	}
 	free(md);
 	free(mg);
-	return changed + fill_anchors(c, sc);
+	return changed + fill_anchors(c, s, sc);
 }
 
-static void push(struct ctx *c, size_t i)
+static void push(struct wst *s, size_t i)
 {
-	if (c->k[i].inq)
+	if (s->k[i].inq)
 		return;
-	c->k[i].inq = 1;
-	c->stack[c->nstack++] = (int32_t)i;
+	s->k[i].inq = 1;
+	s->stack[s->nstack++] = (int32_t)i;
 }
 
-/* Op j of rank i has its end: its step's barrier moves. */
-static void ended(struct rk *k, int32_t j)
+/* Op j of rank k (its replay state z) has its end: its step's barrier moves. */
+static void ended(const struct rk *k, struct rst *z, int32_t j)
 {
-	int32_t q = k->r->ops[j].step;
+	int32_t q = k->o[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
-	k->brem[q]--;
-	if (k->o[j].E > k->bE[q] || (k->o[j].E == k->bE[q] && j < k->wlast[q])) {
-		k->bE[q] = k->o[j].E;
-		k->wlast[q] = j; /* the first op (in op order) with the latest end, as windows() */
+	struct bst *b = &z->b[q];
+	b->brem--;
+	if (z->o[j].E > b->bE || (z->o[j].E == b->bE && j < b->wlast)) {
+		b->bE = z->o[j].E;
+		b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
 	}
 }
 
 /* A call of a matched collective started: when its last call has, every
  * call ends at the last arrival plus its transfer. */
-static void arrive(struct ctx *c, size_t i, int32_t j)
+static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 {
-	struct cgrp *g = &c->g[c->k[i].o[j].grp];
+	struct cgrp *g = &s->g[c->k[i].o[j].grp];
 	g->arrived++;
-	if (c->k[i].o[j].S > g->last_s || g->last_r < 0) {
-		g->last_s = c->k[i].o[j].S;
+	if (s->k[i].o[j].S > g->last_s || g->last_r < 0) {
+		g->last_s = s->k[i].o[j].S;
 		g->last_r = (int32_t)i;
 		g->last_o = j;
 	}
@@ -1143,225 +1632,260 @@ static void arrive(struct ctx *c, size_t i, int32_t j)
 		return;
 	for (size_t m = 0; m < g->n; m++) {
 		struct slotm u = c->gm[g->at + m];
-		struct rk *k = &c->k[u.ri];
-		k->o[u.j].E = g->last_s + k->o[u.j].x2;
-		if (k->o[u.j].E < k->o[u.j].S)
-			k->o[u.j].E = k->o[u.j].S;
-		ended(k, u.j);
-		push(c, (size_t)u.ri);
+		struct rst *z = &s->k[u.ri];
+		/* the op after it on its stream is what the rank's replay reads next:
+		 * fetched now, while the other calls end (the ranks' ops are far apart) */
+		int32_t nx = c->k[u.ri].o[u.j].snext;
+		if (nx >= 0) {
+			__builtin_prefetch(&c->k[u.ri].o[nx]);
+			__builtin_prefetch(&z->o[nx]);
+		}
+		__builtin_prefetch(z->st);
+		z->o[u.j].E = g->last_s + z->o[u.j].d2; /* a matched call's d2: its transfer */
+		if (z->o[u.j].E < z->o[u.j].S)
+			z->o[u.j].E = z->o[u.j].S;
+		ended(&c->k[u.ri], z, u.j);
+		push(s, (size_t)u.ri);
 	}
 }
 
-/* The start of op j once what it waits for is known; 0 when not yet. */
-static int try_start(struct ctx *c, size_t i, int32_t j)
+/* The start of op j once what it waits for is known (ready: the end of the
+ * op before it on its stream, UNSET if none); 0 when not yet. */
+static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, int64_t ready)
 {
-	struct rk *k = &c->k[i];
-	const struct wop *o = &k->r->ops[j];
-	int64_t ready = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
-	if (k->o[j].l != UNSET) {
-		if (k->o[j].L == UNSET)
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
+	const struct sop *p = &k->o[j];
+	struct rop *oj = &z->o[j];
+	if (p->hasl) {
+		if (oj->L == UNSET)
 			return 0;
-		if (k->o[j].L > ready)
-			ready = k->o[j].L;
+		if (oj->L > ready)
+			ready = oj->L;
 	}
-	if (o->bar && o->step >= 1 && (size_t)o->step <= k->nbs) { /* the step barrier */
-		if (k->brem[o->step - 1])
+	if (p->bar) { /* the step barrier */
+		if (z->b[p->step - 1].brem)
 			return 0;
-		if (k->bE[o->step - 1] > ready)
-			ready = k->bE[o->step - 1];
+		if (z->b[p->step - 1].bE > ready)
+			ready = z->b[p->step - 1].bE;
 	}
-	if (o->dep >= 0) {
-		if (k->o[o->dep].E == UNSET)
+	if (p->dep >= 0) {
+		if (z->o[p->dep].E == UNSET)
 			return 0;
-		if (k->o[o->dep].E > ready)
-			ready = k->o[o->dep].E;
+		if (z->o[p->dep].E > ready)
+			ready = z->o[p->dep].E;
 	}
-	k->o[j].S = ready == UNSET ? meas_s(k, (size_t)j) : ready + k->o[j].lat;
-	if (o->step >= 0 && (size_t)o->step < k->nbs && k->o[j].S < k->ws[o->step])
-		k->ws[o->step] = k->o[j].S; /* the step's first start (windows_tracked) */
-	if (k->o[j].grp < 0) {
-		k->o[j].E = k->o[j].S + k->o[j].d2;
-		ended(k, j);
+	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + p->lat;
+	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
+		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
+	if (p->grp < 0) {
+		oj->E = oj->S + oj->d2;
+		ended(k, z, j);
 	} else
-		arrive(c, i, j);
+		arrive(c, s, i, j);
 	return 1;
 }
 
 /* Replays rank i as far as what it waits for allows. */
-static void advance(struct ctx *c, size_t i)
+static void advance(const struct ctx *c, struct wst *s, size_t i)
 {
-	struct rk *k = &c->k[i];
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
 	for (int prog = 1; prog;) {
 		prog = 0;
-		while (k->hp < k->nh) {
-			int32_t j = k->hord[k->hp];
-			int32_t h = k->r->ops[j].hdep;
-			int64_t base = k->hp ? k->o[k->hord[k->hp - 1]].L : k->a2; /* the first: its anchor */
+		while (z->hp < k->nh) {
+			int32_t j = k->hord[z->hp];
+			int32_t h = k->o[j].hdep;
+			int64_t base = z->hp ? z->o[k->hord[z->hp - 1]].L : z->a2; /* the first: its anchor */
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
-				if (k->o[h].E == UNSET)
+				if (z->o[h].E == UNSET)
 					break;
-				if (k->o[h].E + k->o[j].g2 > base)
-					base = k->o[h].E + k->o[j].g2;
-			} else if (k->hp) {
-				base += k->o[j].g2;
+				if (z->o[h].E + z->o[j].g2 > base)
+					base = z->o[h].E + z->o[j].g2;
+			} else if (z->hp) {
+				base += z->o[j].g2;
 			}
-			k->o[j].L = base;
-			k->hp++;
+			z->o[j].L = base;
+			z->hp++;
 			prog = 1;
 		}
-		for (size_t q = 0; q < k->nstr; q++)
-			while (k->sp[q] < k->nsops[q]) {
-				int32_t j = k->sops[q][k->sp[q]];
-				if (k->o[j].S == UNSET) {
-					if (!try_start(c, i, j))
+		for (size_t q = 0; q < k->nstr; q++) {
+			struct sst *t = &z->st[q];
+			while (t->head >= 0) {
+				int32_t j = t->head;
+				if (z->o[j].S == UNSET) {
+					if (!try_start(c, s, i, j, t->lastE))
 						break;
 					prog = 1;
 				}
-				if (k->o[j].E == UNSET)
+				if (z->o[j].E == UNSET)
 					break;
-				k->sp[q]++;
+				t->lastE = z->o[j].E;
+				t->head = k->o[j].snext;
 				prog = 1;
 			}
+		}
+	}
+}
+
+/* The ops rank i's replay reads first (each stream's head, the next
+ * launch), fetched while the rank before it on the work list advances. */
+static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
+{
+	const struct rk *k = &c->k[i];
+	const struct rst *z = &s->k[i];
+	for (size_t q = 0; q < k->nstr && q < 4; q++) {
+		int32_t h = z->st[q].head;
+		if (h >= 0) {
+			__builtin_prefetch(&z->o[h]);
+			__builtin_prefetch(&k->o[h]);
+		}
+	}
+	if (z->hp < k->nh) {
+		int32_t j = k->hord[z->hp];
+		__builtin_prefetch(&z->o[j]);
+		__builtin_prefetch(&k->o[j]);
 	}
 }
 
 /* One replay of the whole trace with the parameters fill() set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
  * followed to the end). */
-static size_t replay(struct ctx *c)
+static size_t replay(const struct ctx *c, struct wst *s)
 {
 	for (size_t q = 0; q < c->ng; q++) {
-		c->g[q].arrived = 0;
-		c->g[q].last_s = INT64_MIN;
-		c->g[q].last_r = -1;
+		s->g[q].arrived = 0;
+		s->g[q].last_s = INT64_MIN;
+		s->g[q].last_r = -1;
 	}
-	c->nstack = 0;
+	s->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i]; /* S, E and L: fill() reset them */
-		k->hp = 0;
-		memset(k->sp, 0, k->nstr * sizeof(*k->sp));
-		for (size_t q = 0; q < k->nbs; q++) {
-			k->brem[q] = k->bn[q];
-			k->bE[q] = UNSET;
-			k->ws[q] = INT64_MAX;
-			k->wlast[q] = -1;
-		}
-		k->inq = 0;
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i]; /* S, E and L: fill() reset them */
+		z->hp = 0;
+		for (size_t q = 0; q < k->nstr; q++)
+			z->st[q] = (struct sst){ UNSET, k->shead[q] };
+		for (size_t q = 0; q < k->nbs; q++)
+			z->b[q] = (struct bst){ INT64_MAX, 0, UNSET, (int32_t)k->bn[q], -1 };
+		z->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
-		push(c, i);
-	while (c->nstack) {
-		size_t i = (size_t)c->stack[--c->nstack];
-		c->k[i].inq = 0;
-		advance(c, i);
+		push(s, i);
+	while (s->nstack) {
+		size_t i = (size_t)s->stack[--s->nstack];
+		s->k[i].inq = 0;
+		if (s->nstack)
+			prefetch_rank(c, s, (size_t)s->stack[s->nstack - 1]);
+		advance(c, s, i);
 	}
 	size_t left = 0;
-	/* the ops without an end are those from each stream's position on (an op
+	/* the ops without an end are those from each stream's head on (an op
 	 * ends before its stream moves past it; only the op there has started) */
 	for (size_t i = 0; i < c->n; i++) {
-		struct rk *k = &c->k[i];
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i];
 		for (size_t q = 0; q < k->nstr; q++)
-			for (size_t p = k->sp[q]; p < k->nsops[q]; p++) {
-				int32_t j = k->sops[q][p];
+			for (int32_t j = z->st[q].head; j >= 0; j = k->o[j].snext) {
 				left++;
-				k->o[j].S = k->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
+				z->o[j].S = z->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
 			}
 	}
 	return left;
 }
 
-/* Step windows from replayed (S, E) or measured (s, e) times, as
- * analysis_rank cuts them: from the step's first start to the next step's
- * first start (the last step: to its last end). */
-static void windows(struct rk *k, int measured)
+/* Step windows as analysis_rank cuts them, from each step's first start
+ * (ws) and latest end (last): to the next step's first start (the last
+ * step: to its last end). */
+static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last)
+{
+	for (size_t q = 0; q < ns; q++) {
+		we[q] = q + 1 < ns ? ws[q + 1] : last[q];
+		if (ws[q] == INT64_MAX)
+			ws[q] = we[q] = 0;
+		if (we[q] < ws[q])
+			we[q] = ws[q];
+	}
+}
+
+/* cut_windows of a replay: from each step's first start (ws) and latest end (bE). */
+static void cut_replay(size_t ns, struct bst *b)
+{
+	for (size_t q = 0; q < ns; q++) {
+		b[q].we = q + 1 < ns ? b[q + 1].ws : b[q].bE;
+		if (b[q].ws == INT64_MAX)
+			b[q].ws = b[q].we = 0;
+		if (b[q].we < b[q].ws)
+			b[q].we = b[q].ws;
+	}
+}
+
+/* Step windows from the replayed (S, E) of worker state z, over every op
+ * (a replay that stalled: the ops left where they were are not tracked). */
+static void windows(const struct rk *k, struct rst *z)
 {
 	size_t ns = k->r->nsteps;
-	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
 	for (size_t q = 0; q < ns; q++) {
-		k->ws[q] = INT64_MAX;
-		last[q] = INT64_MIN;
-		k->wlast[q] = -1;
+		z->b[q].ws = INT64_MAX;
+		z->b[q].bE = INT64_MIN;
+		z->b[q].wlast = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		int64_t S = measured ? meas_s(k, j) : k->o[j].S, E = measured ? meas_e(k, j) : k->o[j].E;
-		if (S < k->ws[q])
-			k->ws[q] = S;
-		if (E > last[q]) {
-			last[q] = E;
-			k->wlast[q] = (int32_t)j;
+		if (z->o[j].S < z->b[q].ws)
+			z->b[q].ws = z->o[j].S;
+		if (z->o[j].E > z->b[q].bE) {
+			z->b[q].bE = z->o[j].E;
+			z->b[q].wlast = (int32_t)j;
 		}
 	}
-	for (size_t q = 0; q < ns; q++) {
-		k->we[q] = q + 1 < ns ? k->ws[q + 1] : last[q];
-		if (k->ws[q] == INT64_MAX)
-			k->ws[q] = k->we[q] = 0;
-		if (k->we[q] < k->ws[q])
-			k->we[q] = k->ws[q];
-	}
-	free(last);
-}
-
-/* The step windows of a replay that replayed every op, from what it
- * tracked: each step's first start (ws), latest end (bE) and its op (wlast);
- * the same as windows(k, 0) without a pass over the ops. */
-static void windows_tracked(struct rk *k)
-{
-	size_t ns = k->r->nsteps;
-	for (size_t q = 0; q < ns; q++) {
-		k->we[q] = q + 1 < ns ? k->ws[q + 1] : k->bE[q];
-		if (k->ws[q] == INT64_MAX)
-			k->ws[q] = k->we[q] = 0;
-		if (k->we[q] < k->ws[q])
-			k->we[q] = k->ws[q];
-	}
+	cut_replay(ns, z->b);
 }
 
 /* The job's step time of common step s: the mean over ranks of their
- * window (ns), from the windows last computed. */
-static double job_step(const struct ctx *c, size_t s)
+ * window (ns), from worker state w's windows (NULL: the measured ones). */
+static double job_step(const struct ctx *c, const struct wst *w, size_t s)
 {
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		sum += (double)(c->k[i].we[q] - c->k[i].ws[q]);
+		sum += w ? (double)(w->k[i].b[q].we - w->k[i].b[q].ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
 }
 
-/* Replays scenario sc; fills per-step job times (ms) into out[nsteps]. */
-static size_t run_scen(struct ctx *c, const struct scen *sc, double *out)
+/* Replays scenario sc in worker state s; fills per-step job times (ms) into out[nsteps]. */
+static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc, double *out)
 {
-	c->replayed = 0;
-	if (!fill(c, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
+	s->replayed = 0;
+	if (!fill(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
 		memcpy(out, c->rep, c->nsteps * sizeof(*out));
 		return 0;
 	}
-	c->replayed = 1;
-	size_t left = replay(c);
+	s->replayed = 1;
+	size_t left = replay(c, s);
 	for (size_t i = 0; i < c->n; i++) {
 		if (left) /* ops left where they were: their times are not tracked */
-			windows(&c->k[i], 0);
-		else
-			windows_tracked(&c->k[i]);
+			windows(&c->k[i], &s->k[i]);
+		else /* from what the replay tracked: each step's first start and latest end */
+			cut_replay(c->k[i].r->nsteps, s->k[i].b);
 	}
-	for (size_t s = 0; s < c->nsteps; s++)
-		out[s] = job_step(c, s) / 1e6;
+	for (size_t q = 0; q < c->nsteps; q++)
+		out[q] = job_step(c, s, q) / 1e6;
 	return left;
 }
 
 /* The latest end of each common step's ops over the ranks (ms, aligned
- * clock), from the windows last computed. */
-static void work_ends(const struct ctx *c, double *out)
+ * clock), from worker state w's last replay. */
+static void work_ends(const struct ctx *c, const struct wst *w, double *out)
 {
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = c->k[i].wlast[c->sidx[i][s]];
-			if (o >= 0 && c->k[i].o[o].E > e)
-				e = c->k[i].o[o].E;
+			int32_t o = w->k[i].b[c->sidx[i][s]].wlast;
+			if (o >= 0 && w->k[i].o[o].E > e)
+				e = w->k[i].o[o].E;
 		}
 		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
 	}
@@ -1388,67 +1912,71 @@ static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t
 
 /* Host launches before op j back to t0 (or to the op a sync waited for):
  * returns that op (-1: the walk ends on the host). */
-static int32_t cp_host(struct ctx *c, size_t i, int32_t j, int64_t t0, struct cptab *t, int64_t *at)
+static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32_t j, int64_t t0,
+			struct cptab *t, int64_t *at)
 {
-	struct rk *k = &c->k[i];
-	for (int32_t p = k->hpos[j]; p >= 0 && k->o[k->hord[p]].L > t0; p--) {
+	const struct rk *k = &c->k[i];
+	const struct rop *z = s->k[i].o;
+	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hord[p]].L > t0; p--) {
 		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
-		int64_t prev = p ? k->o[k->hord[p - 1]].L : INT64_MIN;
-		if (h >= 0 && k->o[h].E + k->o[o].g2 >= prev) {
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (k->o[h].E > t0 ? k->o[h].E : t0));
-			*at = k->o[h].E;
+		int64_t prev = p ? z[k->hord[p - 1]].L : INT64_MIN;
+		if (h >= 0 && z[h].E + z[o].g2 >= prev) {
+			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
+			*at = z[h].E;
 			return h;
 		}
 		if (!p) { /* before its first launch the host was busy since t0 */
-			cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - t0);
+			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - t0);
 			break;
 		}
-		int64_t from = k->o[k->hord[p - 1]].L;
-		cp_add(t, (int32_t)i, -1, WC_HOST, k->o[o].L - (from > t0 ? from : t0));
+		int64_t from = z[k->hord[p - 1]].L;
+		cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (from > t0 ? from : t0));
 	}
 	return -1;
 }
 
-/* The critical path of common step s in the last replay, from its last
- * end back to its first start, into t. */
-static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
+/* The critical path of common step s in worker state w's last replay,
+ * from its last end back to its first start, into t. */
+static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct cptab *t)
 {
 	int64_t t0 = INT64_MAX, tend = INT64_MIN;
 	size_t i = 0;
 	int32_t j = -1;
 	for (size_t r = 0; r < c->n; r++) {
-		struct rk *k = &c->k[r];
+		const struct rst *zr = &w->k[r];
 		int32_t q = c->sidx[r][s];
-		if (k->ws[q] < t0)
-			t0 = k->ws[q];
-		int32_t o = k->wlast[q];
-		if (o >= 0 && k->o[o].E > tend) {
-			tend = k->o[o].E;
+		if (zr->b[q].ws < t0)
+			t0 = zr->b[q].ws;
+		int32_t o = zr->b[q].wlast;
+		if (o >= 0 && zr->o[o].E > tend) {
+			tend = zr->o[o].E;
 			i = r;
 			j = o;
 		}
 	}
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
-		struct rk *k = &c->k[i];
+		const struct rk *k = &c->k[i];
+		const struct rop *z = w->k[i].o;
 		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
-			struct cgrp *g = &c->g[k->o[j].grp];
+			const struct cgrp *g = &w->g[k->o[j].grp];
 			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
 			i = (size_t)g->last_r;
 			j = g->last_o;
 			k = &c->k[i];
+			z = w->k[i].o;
 			at = g->last_s;
 		} else {
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (k->o[j].S > t0 ? k->o[j].S : t0));
-			at = k->o[j].S;
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (z[j].S > t0 ? z[j].S : t0));
+			at = z[j].S;
 		}
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->o[j].sprev >= 0 ? k->o[k->o[j].sprev].E : UNSET;
-		int64_t rl = k->o[j].l != UNSET ? k->o[j].L : UNSET;
+		int64_t rs = k->sprev[j] >= 0 ? z[k->sprev[j]].E : UNSET;
+		int64_t rl = k->o[j].hasl ? z[j].L : UNSET;
 		int32_t d = k->r->ops[j].dep;
-		int64_t rd = d >= 0 ? k->o[d].E : UNSET;
+		int64_t rd = d >= 0 ? z[d].E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
 		if (rd > ready)
 			ready = rd;
@@ -1457,11 +1985,11 @@ static void cp_walk(struct ctx *c, size_t s, struct cptab *t)
 		cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (ready > t0 ? ready : t0));
 		at = ready;
 		if (ready == rs) {
-			j = k->o[j].sprev;
+			j = k->sprev[j];
 		} else if (ready == rd) {
 			j = d;
 		} else {
-			j = cp_host(c, i, j, t0, t, &at);
+			j = cp_host(c, w, i, j, t0, t, &at);
 		}
 	}
 }
@@ -1573,18 +2101,73 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
+/* Worker w's replay state, allocated at its first use (by that worker). */
+static struct wst *worker(struct ctx *c, size_t w)
+{
+	struct wst *s = &c->w[w];
+	if (s->k)
+		return s;
+	s->k = xcalloc(c->n, sizeof(*s->k));
+	/* the ops' replay state of every rank in one mapping, its pages made
+	 * at once (MAP_POPULATE: a fault per page costs more than the page) */
+	size_t tot = 0;
+	for (size_t i = 0; i < c->n; i++)
+		tot += c->k[i].n;
+	s->obn = (tot ? tot : 1) * sizeof(struct rop);
+	void *m = mmap(NULL, s->obn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	s->ob = m == MAP_FAILED ? NULL : m;
+	for (size_t i = 0, at = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		struct rst *z = &s->k[i];
+		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
+		z->o = s->ob ? s->ob + at : xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
+		at += k->n;
+		/* the rank's streams and steps in one block, near each other */
+		char *b = xmalloc(ns * sizeof(struct sst) + nb * sizeof(struct bst));
+		z->st = (struct sst *)b;
+		z->b = (struct bst *)(b + ns * sizeof(struct sst));
+	}
+	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
+	if (c->ng)
+		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
+	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
+	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
+	return s;
+}
+
+static void workers_free(struct ctx *c)
+{
+	for (size_t w = 0; w < c->nw; w++) {
+		struct wst *s = &c->w[w]; /* each rank's part: free_task */
+		if (s->ob)
+			munmap(s->ob, s->obn);
+		free(s->k);
+		free(s->g);
+		free(s->stack);
+		free(s->cmask);
+	}
+	free(c->w);
+	c->w = NULL;
+}
+
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps, *wend; };
 
-static void eval_fix(struct ctx *c, const struct scen *sc, double rep_mean, struct evald *e)
+/* Replays fix sc into e's per-step times and work ends. */
+static void eval_replay(const struct ctx *c, struct wst *s, const struct scen *sc, struct evald *e)
 {
 	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	run_scen(c, sc, e->steps);
-	if (c->replayed)
-		work_ends(c, e->wend);
+	run_scen(c, s, sc, e->steps);
+	if (s->replayed)
+		work_ends(c, s, e->wend);
 	else
 		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
+}
+
+/* Fix e's gain over the unmodified replay (rep_mean: its mean step, ms). */
+static void eval_gain(const struct ctx *c, double rep_mean, struct evald *e)
+{
 	e->f.step_ms_if_fixed = mean(e->steps, c->nsteps);
 	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
 	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
@@ -1599,6 +2182,43 @@ static struct evald *add_fix(struct evald **v, size_t *n, size_t *cap, const cha
 	e->f.rank = rank;
 	e->f.ranks = ranks;
 	return e;
+}
+
+/* The fixes to replay, each a scenario (its mask owned) and its place in
+ * the fixes, replayed at once on the workers (run_jobs). */
+struct fjob { struct scen sc; uint8_t *mask; size_t e; };
+struct fjobs { struct fjob *v; size_t n, cap; };
+
+static void add_job(struct fjobs *j, size_t e, struct scen sc, const uint8_t *mask, size_t n)
+{
+	GROW(j->v, j->cap, j->n + 1);
+	uint8_t *m = NULL;
+	if (mask) {
+		m = xmalloc(n ? n : 1);
+		memcpy(m, mask, n);
+	}
+	sc.mask = m;
+	j->v[j->n++] = (struct fjob){ sc, m, e };
+}
+
+struct fixrun { struct ctx *c; struct evald *v; const struct fjob *j; double rep_mean; };
+
+static void fix_task(void *arg, size_t w, size_t q)
+{
+	struct fixrun *f = arg;
+	eval_replay(f->c, worker(f->c, w), &f->j[q].sc, &f->v[f->j[q].e]);
+	eval_gain(f->c, f->rep_mean, &f->v[f->j[q].e]);
+}
+
+/* Replays every job into v[job's e] and empties the list. */
+static void run_jobs(struct ctx *c, struct evald *v, struct fjobs *j, double rep_mean)
+{
+	struct fixrun f = { c, v, j->v, rep_mean };
+	par_for(c->nw, j->n, fix_task, &f);
+	for (size_t q = 0; q < j->n; q++)
+		free(j->v[q].mask);
+	free(j->v);
+	memset(j, 0, sizeof(*j));
 }
 
 static char *rank_list(const struct analysis *a, const int *of, int which)
@@ -1622,6 +2242,26 @@ static char *rank_list(const struct analysis *a, const int *of, int which)
  * RANK_FIXES with the largest excess of duration and host gap over their
  * peers' medians, of those whose excess per step could make a material
  * gain (beyond lim_ms). */
+/* Rank i's excess over its peers (ranks in parallel): of every op, its
+ * duration and host gap above their peers' medians; a first launch later
+ * than its peers' (the anchor) can shift every step of the rank: at most
+ * that much per step. */
+static void excess_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct ctx *c = arg;
+	const struct rk *k = &c->k[i];
+	double e = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
+		e += (double)(k->d[j] > md ? k->d[j] - md : 0);
+		e += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
+	}
+	if (k->a0 != UNSET && k->a0 > k->ma0)
+		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+	c->ex[i] = e;
+}
+
 static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 {
 	if (c->n <= ALL_RANKS_MAX) {
@@ -1629,19 +2269,8 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 			out[i] = (int32_t)i;
 		return c->n;
 	}
-	double *ex = xcalloc(c->n, sizeof(*ex));
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t j = 0; j < c->k[i].n; j++) {
-			const struct rk *k = &c->k[i];
-			int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
-			ex[i] += (double)(k->d[j] > md ? k->d[j] - md : 0);
-			ex[i] += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
-		}
-	/* a first launch later than its peers' (the anchor) can shift every
-	 * step of the rank: at most that much per step */
-	for (size_t i = 0; i < c->n; i++)
-		if (c->k[i].a0 != UNSET && c->k[i].a0 > c->k[i].ma0)
-			ex[i] += (double)(c->k[i].a0 - c->k[i].ma0) * (double)c->nsteps;
+	double *ex = xmalloc(c->n * sizeof(*ex));
+	memcpy(ex, c->ex, c->n * sizeof(*ex));
 	/* a fix only lowers a path by what it takes off its ops, so a rank
 	 * whose excess per step is within lim_ms cannot gain more: left out */
 	double lim_ns = lim_ms * 1e6 * (double)c->nsteps;
@@ -1660,28 +2289,53 @@ static size_t rank_candidates(const struct ctx *c, int32_t *out, double lim_ms)
 	return m;
 }
 
+/* Rank i's tables and replay states (ranks in parallel). */
+static void free_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct ctx *c = arg;
+	rk_free(c, &c->k[i]);
+	if (c->sidx)
+		free(c->sidx[i]);
+	for (size_t q = 0; c->w && q < c->nw; q++)
+		if (c->w[q].k) {
+			if (!c->w[q].ob)
+				free(c->w[q].k[i].o);
+			free(c->w[q].k[i].st);
+		}
+}
+
 static void ctx_free(struct ctx *c)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		rk_free(&c->k[i]);
-		if (c->sidx)
-			free(c->sidx[i]);
-	}
+	par_for(c->nt, c->n, free_task, c);
+	workers_free(c);
+	if (c->big)
+		munmap(c->big, c->bign);
+	free(c->bigat);
 	free(c->k);
 	free(c->g);
 	free(c->gm);
 	free(c->sm);
+	free(c->sd);
+	free(c->sg);
 	free(c->sat);
 	free(c->sn);
 	free(c->med_all_d);
 	free(c->med_all_g);
 	free(c->mid);
-	free(c->stack);
 	free(c->csize);
-	free(c->cmask);
 	free(c->stepno);
 	free(c->sidx);
 	free(c->aord);
+	free(c->ex);
+	free(c->scls);
+	free(c->sj);
+	free(c->calign);
+	free(c->crank);
+	free(c->cr0);
+	for (size_t i = 0; c->inv && i < c->n; i++)
+		free(c->inv[i]);
+	free(c->inv);
 }
 
 static struct whatif *none(const char *why)
@@ -1693,7 +2347,8 @@ static struct whatif *none(const char *why)
 
 /* Measured step times, the unmodified replay against them (per step: the
  * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
-static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *rep, size_t left)
+static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif *w, const double *meas,
+			const double *rep, size_t left)
 {
 	struct cptab cp = { 0 };
 	w->nsteps = c->nsteps;
@@ -1707,7 +2362,7 @@ static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *r
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(c->k[i].we[q] - c->k[i].ws[q]);
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].b[q].we - ws->k[i].b[q].ws);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -1730,7 +2385,7 @@ static void base_replay(struct ctx *c, struct whatif *w, double *meas, double *r
 		}
 		if (worst > w->replay_error_pct)
 			w->replay_error_pct = worst;
-		cp_walk(c, s, &cp);
+		cp_walk(c, ws, s, &cp);
 	}
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
@@ -1828,8 +2483,7 @@ static void idle_note(const struct ctx *c, const struct evald *v, size_t nv, dou
 		return;
 	int sync = 0;
 	for (size_t i = 0; i < c->n && !sync; i++)
-		for (size_t j = 0; j < c->k[i].n && !sync; j++)
-			sync = c->k[i].r->ops[j].hdep >= 0;
+		sync = c->k[i].hassync;
 	size_t l = c->nsteps - 1;
 	double tail = c->rep[l] - v[q].steps[l];
 	int n = snprintf(u, un, "; fixing %s would end each step's GPU work %.1f ms sooner, but each step starts "
@@ -1918,14 +2572,18 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 		int ri = rank_index(c->a, best->rank);
 		uint8_t *mask = xcalloc(c->n, 1);
 		mask[ri] = 1;
-		double *t = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*t));
 		struct scen h = { SC_SET, mask, ri, PART_HOST, 0 }, d = { SC_SET, mask, ri, PART_DUR, 0 };
-		run_scen(c, &h, t);
-		double gh = rep_mean - mean(t, c->nsteps);
-		run_scen(c, &d, t);
-		double gd = rep_mean - mean(t, c->nsteps);
+		struct evald e2[2] = { 0 };
+		struct fjobs j = { 0 };
+		add_job(&j, 0, h, mask, c->n);
+		add_job(&j, 1, d, mask, c->n);
+		run_jobs(c, e2, &j, rep_mean);
+		double gh = e2[0].f.gain_ms, gd = e2[1].f.gain_ms; /* rep_mean - the mean step */
 		cause = gh >= gd ? "; its host is the cause" : "; its GPU work is the cause";
-		free(t);
+		for (int q = 0; q < 2; q++) {
+			free(e2[q].steps);
+			free(e2[q].wend);
+		}
 		free(mask);
 	}
 	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->what,
@@ -1956,7 +2614,7 @@ static int pg_desc_named(const char *d)
 	return *d && strcmp(d, "undefined") != 0;
 }
 
-static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, size_t first, double rep_mean)
+static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, size_t first, struct fjobs *jobs)
 {
 	const struct analysis *a = c->a;
 	struct pgx *g = NULL;
@@ -2039,9 +2697,9 @@ static void pg_fixes(struct ctx *c, struct evald **v, size_t *n, size_t *cap, si
 			else
 				snprintf(b, sizeof(b), "group %.60s %.60s", pg_desc_named(g[p].desc) ? g[p].desc : "pg",
 					 g[p].name);
-			struct evald *e = add_fix(v, n, cap, b, -1, ranks);
-			struct scen sc = { SC_SET, g[p].mask, -1, PART_DUR | PART_HOST, 0 };
-			eval_fix(c, &sc, rep_mean, e);
+			add_fix(v, n, cap, b, -1, ranks);
+			struct scen sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			add_job(jobs, *n - 1, sc, g[p].mask, a->n);
 		}
 	}
 	for (size_t q = 0; q < ng; q++)
@@ -2200,22 +2858,46 @@ static int build_balance(struct ctx *c)
 	return shared > 0;
 }
 
+/* The single-rank fixes replayed beside the unmodified and ideal replays
+ * (whatif_run: the ranks rank_candidates names with a threshold a little
+ * above the one it will have), each taken by all_fixes if it names that
+ * rank too (then its result is the same as a replay there). */
+struct spec { int32_t *rank; struct evald *e; size_t n; };
+
+static int spec_take(struct spec *sp, int32_t rank, const struct ctx *c, double rep_mean, struct evald *e)
+{
+	for (size_t x = 0; sp && x < sp->n; x++)
+		if (sp->rank[x] == rank && sp->e[x].steps) {
+			e->steps = sp->e[x].steps;
+			e->wend = sp->e[x].wend;
+			sp->e[x].steps = sp->e[x].wend = NULL;
+			eval_gain(c, rep_mean, e);
+			return 1;
+		}
+	return 0;
+}
+
 static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
-		      double rep_mean, double ideal_mean, double ideal_complete, struct evald **pv, size_t *pn)
+		      double rep_mean, double ideal_mean, double ideal_complete, struct spec *sp,
+		      struct evald **pv, size_t *pn)
 {
 	struct evald *v = NULL;
 	size_t n = 0, cap = 0;
+	struct fjobs jobs = { 0 };
 	uint8_t *mask = xcalloc(c->n, 1);
+	size_t *cmask = xcalloc(c->n + 1, sizeof(*cmask));
 	int32_t *cand = xmalloc(c->n * sizeof(*cand));
 	double lim = whatif_material_ms(w); /* rep_mean is w->replay_step_ms */
 	size_t nc = rank_candidates(c, cand, lim);
 	char b[64];
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
-		struct evald *e = add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
+			continue;
 		mask[cand[q]] = 1;
-		struct scen sc = { SC_SET, mask, cand[q], PART_DUR | PART_HOST, 0 };
-		eval_fix(c, &sc, rep_mean, e);
+		struct scen sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0 };
+		add_job(&jobs, n - 1, sc, mask, c->n);
 		mask[cand[q]] = 0;
 	}
 	w->nby_rank = n;
@@ -2231,15 +2913,15 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 				mask[i] = of[i] == g;
 			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
 			struct evald *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
-			struct scen sc = { SC_SET, mask, -1, PART_DUR | PART_HOST, 0 };
-			eval_fix(c, &sc, rep_mean, e);
+			struct scen sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			add_job(&jobs, n - 1, sc, mask, c->n);
 			/* a set that holds every rank of a work class has no peer for
 			 * that class's ops: their ideal is the set's own lower median */
-			memset(c->cmask, 0, (c->n + 1) * sizeof(*c->cmask));
+			memset(cmask, 0, (c->n + 1) * sizeof(*cmask));
 			for (size_t i = 0; i < c->n; i++)
-				c->cmask[c->k[i].cls] += mask[i] != 0;
+				cmask[c->k[i].cls] += mask[i] != 0;
 			for (size_t i = 0; i < c->n && !e->f.unknown; i++)
-				if (mask[i] && c->cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
+				if (mask[i] && cmask[c->k[i].cls] == c->csize[c->k[i].cls]) {
 					char u[200];
 					snprintf(u, sizeof(u), "no rank outside %s runs its ops: its ideal is the lower "
 						 "median of its own ranks, so a slowdown all of them carry is not seen", b);
@@ -2247,14 +2929,13 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 				}
 		}
 	}
-	pg_fixes(c, &v, &n, &cap, w->nby_rank, rep_mean);
+	pg_fixes(c, &v, &n, &cap, w->nby_rank, &jobs);
 	if (nst >= 2 && build_balance(c)) { /* a pipeline: every stage given the same work */
 		int *zero = xcalloc(c->n, sizeof(*zero));
-		struct evald *e = add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
+		add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
 		struct scen sc = { SC_BAL, NULL, -1, 0, 0 };
-		eval_fix(c, &sc, rep_mean, e);
+		add_job(&jobs, n - 1, sc, NULL, 0);
 		free(zero);
-		free_balance(c);
 	}
 	w->nby_group = n - w->nby_rank;
 	int present[WC__N] = { 0 };
@@ -2272,11 +2953,14 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	for (int cat = 0; cats && cat < WC__N; cat++) {
 		if (!present[cat])
 			continue;
-		struct evald *e = add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
+		add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
 		struct scen sc = { SC_CAT, NULL, -1, 0, cat };
-		eval_fix(c, &sc, rep_mean, e);
+		add_job(&jobs, n - 1, sc, NULL, 0);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;
+	run_jobs(c, v, &jobs, rep_mean);
+	free_balance(c);
+	free(cmask);
 	free(mask);
 	free(cand);
 	*pv = v;
@@ -2300,6 +2984,157 @@ static void phase(const char *what)
 	t0 = t;
 }
 
+/* Threads for the what-if: the analysis's (-j; 0: all cores). */
+static size_t what_threads(const struct analysis *a)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = a->opts.threads > 0 ? (size_t)a->opts.threads : (size_t)(cores > 0 ? cores : 1);
+	return nt ? nt : 1;
+}
+
+static void rk_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	rk_init(arg, i);
+}
+
+/* The first replays: 0 the unmodified one (with its comparison to the
+ * measured steps and the critical path, from its own worker state before
+ * anything reuses it), 1 the ideal one, 2... the single-rank fixes of
+ * struct spec. */
+struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; struct spec *sp; };
+
+static void first_task(void *arg, size_t wk, size_t q)
+{
+	struct first *f = arg;
+	struct wst *s = worker(f->c, wk);
+	if (q >= 2) { /* a single-rank fix (struct spec) */
+		int32_t ri = f->sp->rank[q - 2];
+		uint8_t *mask = xcalloc(f->c->n, 1);
+		mask[ri] = 1;
+		struct scen sc = { SC_SET, mask, ri, PART_DUR | PART_HOST, 0 };
+		eval_replay(f->c, s, &sc, &f->sp->e[q - 2]);
+		free(mask);
+	} else if (q == 0) {
+		struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
+		size_t left = run_scen(f->c, s, &sn, f->rep);
+		work_ends(f->c, s, f->rep_wend);
+		base_replay(f->c, s, f->w, f->meas, f->rep, left);
+	} else {
+		struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
+		run_scen(f->c, s, &sa, f->ideal);
+	}
+}
+
+/* The unmodified replay (first_task 0) on a thread of its own while the
+ * slots are built: it reads no slot, and worker 0's state is its own
+ * until the thread is joined. */
+static void *unmod_main(void *arg)
+{
+	first_task(arg, 0, 0);
+	return NULL;
+}
+
+/* After it: the ideal replay and the single-rank fixes (first_task 1, 2, ...). */
+static void later_task(void *arg, size_t wk, size_t q)
+{
+	first_task(arg, wk, q + 1);
+}
+
+/* The context of analysis a (stage: each rank's pipeline stage, -1 when
+ * none) and every rank's op tables, ranks on threads. */
+static void ctx_init(struct ctx *c, struct analysis *a, const int *stage)
+{
+	c->a = a;
+	c->n = a->n;
+	c->k = xcalloc(a->n, sizeof(*c->k));
+	c->nt = what_threads(a);
+	c->nw = c->nt < WORKERS_MAX ? c->nt : WORKERS_MAX;
+	c->w = xcalloc(c->nw, sizeof(*c->w));
+	c->csize = xcalloc(a->n + 1, sizeof(*c->csize));
+	for (size_t i = 0; i < a->n; i++) {
+		c->k[i].cls = stage[i] < 0 ? 0 : stage[i];
+		c->csize[c->k[i].cls]++;
+	}
+	c->bigat = xmalloc(a->n * sizeof(*c->bigat));
+	for (size_t i = 0; i < a->n; i++) {
+		c->bigat[i] = c->bign;
+		c->bign += rk_bytes(a->r[i].nops);
+	}
+	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->big = big == MAP_FAILED ? NULL : big;
+	par_for(c->nt, a->n, rk_task, c);
+	for (size_t i = 0; i < a->n; i++)
+		c->unexplained += c->k[i].unexplained;
+}
+
+/* The slots, with the unmodified replay on a thread of its own meanwhile;
+ * then the ideal replay and the single-rank fixes all_fixes will surely
+ * replay (rank_candidates with the material threshold from the measured
+ * step, 3 % (REPRO_PCT) above), at once: *sp. */
+static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
+{
+	pthread_t th;
+	int own = c->nw > 1 && pthread_create(&th, NULL, unmod_main, f) == 0;
+	if (!own)
+		first_task(f, 0, 0);
+	build_slots(c);
+	if (own)
+		pthread_join(th, NULL);
+	c->rep = f->rep;
+	c->rep_wend = f->rep_wend;
+	c->ex = xmalloc(c->n * sizeof(*c->ex));
+	if (c->n > ALL_RANKS_MAX)
+		par_for(c->nt, c->n, excess_task, c);
+	sp->rank = xmalloc(c->n * sizeof(int32_t));
+	double lim = 0.01 * mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
+	double unc = (double)c->a->clock_spread_ns / 1e6;
+	sp->n = rank_candidates(c, sp->rank, lim > unc ? lim : unc);
+	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
+	f->sp = sp;
+	par_for(c->nw, 1 + sp->n, later_task, f);
+}
+
+/* The what-if's step figures from the measured, unmodified and ideal steps. */
+static void whatif_figures(const struct ctx *c, struct whatif *w, const double *meas, const double *rep,
+			   const double *ideal)
+{
+	w->ok = 1;
+	w->steps_used = c->nsteps;
+	w->uncertainty_ms = (double)c->a->clock_spread_ns / 1e6;
+	w->measured_step_ms = mean(meas, c->nsteps);
+	double ux = 0;
+	for (size_t s = 0; s < c->nsteps; s++)
+		for (size_t i = 0; i < c->n; i++)
+			ux += (double)c->k[i].unx[c->sidx[i][s]];
+	w->unexplained_ms = ux / 1e6 / (double)c->nsteps / (double)c->n;
+	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
+	if (w->unexplained_share > 1)
+		w->unexplained_share = 1;
+	w->replay_step_ms = mean(rep, c->nsteps);
+	w->ideal_step_ms = mean(ideal, c->nsteps);
+	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+}
+
+/* Per step: its ideal and the fix worth most in it. */
+static void step_bests(const struct ctx *c, struct whatif *w, const double *rep, const double *ideal,
+		       const struct evald *v, size_t nv)
+{
+	for (size_t s = 0; s < c->nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->ideal_ms = ideal[s];
+		int bq = -1;
+		for (size_t q = 0; q < nv; q++)
+			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
+				bq = (int)q;
+		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
+			st->best = xstrdup(v[bq].f.what);
+			st->best_ms_if_fixed = v[bq].steps[s];
+			st->best_gain_ms = rep[s] - v[bq].steps[s];
+		}
+	}
+}
+
 void whatif_run(struct analysis *a)
 {
 	phase(NULL);
@@ -2318,19 +3153,9 @@ void whatif_run(struct analysis *a)
 		}
 	struct whatif *w = xcalloc(1, sizeof(*w));
 	struct ctx c = { 0 };
-	c.a = a;
-	c.n = a->n;
-	c.k = xcalloc(a->n, sizeof(*c.k));
-	c.stack = xmalloc(a->n * sizeof(*c.stack));
 	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
 	int nst = find_stages(a, stage, replica);
-	c.csize = xcalloc(a->n + 1, sizeof(*c.csize));
-	c.cmask = xcalloc(a->n + 1, sizeof(*c.cmask));
-	for (size_t i = 0; i < a->n; i++) {
-		c.k[i].cls = stage[i] < 0 ? 0 : stage[i];
-		c.csize[c.k[i].cls]++;
-		rk_init(&c, i);
-	}
+	ctx_init(&c, a, stage);
 	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
 	if (!c.nsteps) {
@@ -2342,41 +3167,17 @@ void whatif_run(struct analysis *a)
 		return;
 	}
 	build_groups(&c);
-	build_slots(&c);
 	build_anchors(&c);
-	phase("groups and slots");
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
-		meas[s] = job_step(&c, s) / 1e6;
-	struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
-	size_t left = run_scen(&c, &sn, rep);
-	double *rep_wend = xmalloc(c.nsteps * sizeof(double));
-	work_ends(&c, rep_wend);
-	c.rep = rep;
-	c.rep_wend = rep_wend;
-	phase("unmodified replay");
-	w->ok = 1;
-	w->steps_used = c.nsteps;
-	w->uncertainty_ms = (double)a->clock_spread_ns / 1e6;
-	w->measured_step_ms = mean(meas, c.nsteps);
-	double ux = 0;
-	for (size_t s = 0; s < c.nsteps; s++)
-		for (size_t i = 0; i < c.n; i++)
-			ux += (double)c.k[i].unx[c.sidx[i][s]];
-	w->unexplained_ms = ux / 1e6 / (double)c.nsteps / (double)c.n;
-	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
-	if (w->unexplained_share > 1)
-		w->unexplained_share = 1;
-	w->replay_step_ms = mean(rep, c.nsteps);
-	base_replay(&c, w, meas, rep, left);
-	phase("critical path");
-	struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
-	double *ideal = xmalloc(c.nsteps * sizeof(double));
-	run_scen(&c, &sa, ideal);
-	w->ideal_step_ms = mean(ideal, c.nsteps);
-	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
-	phase("ideal replay");
+		meas[s] = job_step(&c, NULL, s) / 1e6;
+	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
+	struct first f = { &c, w, meas, rep, rep_wend, ideal, NULL };
+	struct spec sp;
+	first_replays(&c, &f, &sp);
+	phase("slots and the first replays");
+	whatif_figures(&c, w, meas, rep, ideal);
 	struct evald *v;
 	size_t nv;
 	/* the ideal's gain over the complete steps (NAN with one step): an op
@@ -2385,21 +3186,15 @@ void whatif_run(struct analysis *a)
 	for (size_t s = 0; s + 1 < c.nsteps; s++)
 		icg += rep[s] - ideal[s];
 	icg = c.nsteps >= 2 ? icg / (double)(c.nsteps - 1) : NAN;
-	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &v, &nv);
-	phase("fixes");
-	for (size_t s = 0; s < c.nsteps; s++) {
-		struct whatif_step *st = &w->steps[s];
-		st->ideal_ms = ideal[s];
-		int bq = -1;
-		for (size_t q = 0; q < nv; q++)
-			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
-				bq = (int)q;
-		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
-			st->best = xstrdup(v[bq].f.what);
-			st->best_ms_if_fixed = v[bq].steps[s];
-			st->best_gain_ms = rep[s] - v[bq].steps[s];
-		}
+	all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &sp, &v, &nv);
+	for (size_t x = 0; x < sp.n; x++) { /* those all_fixes did not take */
+		free(sp.e[x].steps);
+		free(sp.e[x].wend);
 	}
+	free(sp.e);
+	free(sp.rank);
+	phase("fixes");
+	step_bests(&c, w, rep, ideal, v, nv);
 	w->by_rank = take(v, w->nby_rank);
 	w->by_group = take(v + w->nby_rank, w->nby_group);
 	w->by_op = take(v + w->nby_rank + w->nby_group, w->nby_op);

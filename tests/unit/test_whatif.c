@@ -619,6 +619,89 @@ static void test_gap_without_launch_is_a_dependency(void)
 	analysis_free(&a);
 }
 
+/* Two doubles the same, NaN included (figures compared bit for bit). */
+static int same_d(double x, double y)
+{
+	return x == y || (isnan(x) && isnan(y));
+}
+
+static int same_s(const char *x, const char *y)
+{
+	return (!x && !y) || (x && y && strcmp(x, y) == 0);
+}
+
+static int same_fixes(const struct whatif_fix *x, const struct whatif_fix *y, size_t n)
+{
+	int ok = 1;
+	for (size_t q = 0; q < n; q++)
+		ok &= same_s(x[q].what, y[q].what) && x[q].rank == y[q].rank && same_s(x[q].ranks, y[q].ranks) &&
+		      same_d(x[q].step_ms_if_fixed, y[q].step_ms_if_fixed) && same_d(x[q].gain_ms, y[q].gain_ms) &&
+		      same_d(x[q].gain_pct, y[q].gain_pct) && same_s(x[q].unknown, y[q].unknown);
+	return ok;
+}
+
+/* Every figure of two what-ifs the same. */
+static void check_same_whatif(const struct whatif *x, const struct whatif *y)
+{
+	CHECK(x && y && x->ok && y->ok);
+	if (!x || !y || !x->ok || !y->ok)
+		return;
+	CHECK(same_d(x->measured_step_ms, y->measured_step_ms) && same_d(x->replay_step_ms, y->replay_step_ms) &&
+	      same_d(x->ideal_step_ms, y->ideal_step_ms) && same_d(x->slowdown, y->slowdown) &&
+	      same_d(x->replay_error_pct, y->replay_error_pct) && same_d(x->unexplained_ms, y->unexplained_ms));
+	CHECK_STR(x->verdict, y->verdict);
+	CHECK(x->nby_rank == y->nby_rank && x->nby_group == y->nby_group && x->nby_op == y->nby_op);
+	if (x->nby_rank == y->nby_rank && x->nby_group == y->nby_group && x->nby_op == y->nby_op) {
+		CHECK(same_fixes(x->by_rank, y->by_rank, x->nby_rank));
+		CHECK(same_fixes(x->by_group, y->by_group, x->nby_group));
+		CHECK(same_fixes(x->by_op, y->by_op, x->nby_op));
+	}
+	CHECK(x->nsteps == y->nsteps && x->ncp == y->ncp);
+	for (size_t k = 0; x->nsteps == y->nsteps && k < x->nsteps; k++) {
+		const struct whatif_step *p = &x->steps[k], *q = &y->steps[k];
+		CHECK(p->number == q->number && same_d(p->replay_ms, q->replay_ms) && same_d(p->ideal_ms, q->ideal_ms) &&
+		      same_d(p->error_pct, q->error_pct) && same_s(p->reason, q->reason) && same_s(p->best, q->best) &&
+		      same_d(p->best_ms_if_fixed, q->best_ms_if_fixed) && same_d(p->best_gain_ms, q->best_gain_ms));
+	}
+	for (size_t k = 0; x->ncp == y->ncp && k < x->ncp; k++)
+		CHECK(x->cp[k].rank == y->cp[k].rank && x->cp[k].stream == y->cp[k].stream &&
+		      same_s(x->cp[k].what, y->cp[k].what) && same_d(x->cp[k].ms, y->cp[k].ms) &&
+		      same_d(x->cp[k].share, y->cp[k].share));
+}
+
+/* The replays run on the analysis's threads (-j): every figure is the same
+ * on 1, 2 and 4 of them, on a pipeline (rank, stage, replica and op-type
+ * fixes) and on a data-parallel run whose verdict names a rank (two more
+ * replays for its cause). */
+static void test_same_figures_on_any_thread_count(void)
+{
+	int64_t hp[4] = { 1300 * US, 800 * US, 1000 * US, 800 * US };
+	int64_t hd[4] = { 1000 * US, 1400 * US, 1000 * US, 1000 * US };
+	for (int set = 0; set < 2; set++) {
+		struct analysis a[3];
+		int nt[3] = { 1, 2, 4 };
+		for (int q = 0; q < 3; q++) {
+			struct trace_set s = { 0 };
+			double truth[NST];
+			if (set)
+				dp_build(4, hd, &s, truth);
+			else
+				pp_build(hp, 1, &s, truth, NULL);
+			struct analysis_opts o = opts();
+			o.threads = nt[q];
+			analysis_from_set(&s, &o, &a[q]);
+		}
+		if (set)
+			CHECK(a[0].whatif && a[0].whatif->verdict && strncmp(a[0].whatif->verdict, "fixing rank 1 ", 14) == 0);
+		else
+			CHECK(a[0].whatif && a[0].whatif->nby_group >= 4);
+		check_same_whatif(a[0].whatif, a[1].whatif);
+		check_same_whatif(a[0].whatif, a[2].whatif);
+		for (int q = 0; q < 3; q++)
+			analysis_free(&a[q]);
+	}
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -630,5 +713,6 @@ int main(void)
 	TEST(test_kineto_send_recv_peers);
 	TEST(test_step_barrier_and_unexplained);
 	TEST(test_gap_without_launch_is_a_dependency);
+	TEST(test_same_figures_on_any_thread_count);
 	return test_report();
 }
