@@ -23,10 +23,18 @@ python3 bench/report_speed/gen.py "$W/gen2" 3 40
 	echo '   '
 	echo '{"rank": 2, "global_step": 5, "loss": 1e-400, "profile": {"total_ms": 12.5, "ranges": []}}'
 	echo '{"rank": 2, "global_step": 6, "loss": -0.0, "profile": {"total_ms": 0.1, "overlap": {"per_stream_ms": {"compute": 3.0000000000000004}}}}'
-	sed -n '8,40p' "$W/gen2/rank_02_metrics.jsonl"
+	sed -n '8,20p' "$W/gen2/rank_02_metrics.jsonl"
+	# values nobody reads, of every kind the JSONL reader steps over or parses
+	echo '{"rank": 2, "global_step": 20, "loss": 0.5, "profile": {"total_ms": 3.0, "ranges": [{"stream": "compute", "tag": "epoch0_step20_fwd", "start_ms": 0.5, "end_ms": 2.0, "metadata": {"markers": [1]}}], "markers": [{"tag": "caf\u00e9 \"q\"", "t": 1e-5}], "overlap": {"per_stream_ms": {"compute": 1.5, "utilization": 2.0}, "overlap_ms": {"compute_comm": 0.25}, "active_segments": [{"start_ms": 1e999}], "utilization": {"compute": 0.5, "x": [true, false, null, {}, [], -0, 12345678901234567890]}}}}'
+	echo '{"rank": 2, "global_step": 21, "loss": 0.25, "profile": {"total_ms": 2.0, "markers": [{"tag": "café"}], "overlap": {"active_segments": [{"start_ms": 0.0, "end_ms": 1.0, "active_streams": ["compute"]}], "utilization": {"compute": 0.5}, "per_stream_ms": {"compute": 1.0, "allreduce": 0.5}, "overlap_ms": {"compute_comm": 0.5, "compute_allreduce": 0.5}, "active_segments": [1e999]}, "active_segments": {"a": [1, 2.5, "b", true]}}}'
+	sed -n '23,40p' "$W/gen2/rank_02_metrics.jsonl"
 	printf '{"rank": 2, "global_step": 99, "profile": {"total_'
 } >"$W/odd.jsonl"
 mv "$W/odd.jsonl" "$W/gen2/rank_02_metrics.jsonl"
+# damage inside a value the reader steps over: the error (line, offset) as the parser's
+python3 bench/report_speed/gen.py "$W/gen3" 2 10
+sed -i '4s/"active_streams": \["aux"\]/"active_streams": ["aux",]/' "$W/gen3/rank_01_metrics.jsonl"
+sed -i '6s/"utilization": {"compute"/"utilization": {"compute" 1, "c"/' "$W/gen3/rank_00_metrics.jsonl"
 
 run() { # NAME ARGS...: both binaries, from directories of the same depth
 	local name=$1
@@ -49,6 +57,9 @@ run report_data report --log-dir "$ROOT/tests/data/report/base" --label base \
 	--log-dir "$ROOT/tests/data/report/cand" --label cand --reference base --candidate cand --output out
 run gen report --log-dir "$W/gen" --label gen --output out
 run gen_skip_all report --log-dir "$W/gen" --label gen --skip-steps 100 --output out
+run gen3 report --log-dir "$W/gen3" --label g --output out
+run an_gen3_0 analyze "$W/gen3/rank_00_metrics.jsonl"
+run an_gen3_1 analyze "$W/gen3/rank_01_metrics.jsonl"
 run gen_two report --log-dir "$W/gen" --label a --log-dir "$W/gen2" --label b --reference a --candidate b \
 	--output out
 for d in tiny; do
