@@ -80,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -1124,6 +1125,21 @@ enum aorta_status ingest_aorta_jsonl_mem(const char *path, const void *buf, size
 	return st;
 }
 
+/* Once the first lines are read, room for the whole file's spans and steps
+ * at the same number a byte (2 % over, at most one span per 32 bytes), so
+ * the timeline's arrays are not copied as they grow: a plain file only. */
+static void reserve_from_size(struct jl *j, const char *path, long long done)
+{
+	struct stat sb;
+	if (done <= 0 || stat(path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= done)
+		return;
+	double scale = 1.02 * (double)sb.st_size / (double)done, most = (double)sb.st_size / 32;
+	const struct trace *t = j->t;
+	double sp = (double)t->n * scale, st = (double)t->nsteps * scale, rc = (double)t->nrec * scale;
+	trace_reserve(j->t, (size_t)(sp < most ? sp : most), (size_t)(st < most ? st : most),
+		      (size_t)(rc < most ? rc : most));
+}
+
 enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts *o,
 				     struct trace_set *out, struct aorta_error *e)
 {
@@ -1133,6 +1149,7 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 	size_t cap = 0, have = 0;
 	long long lineno = 1, off = 0; /* line number and offset of buf[0] */
 	enum aorta_status st;
+	int reserved = 0;
 
 	st = zread_open(path, &z, e);
 	if (st)
@@ -1169,6 +1186,11 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 		}
 		memmove(buf, buf + start, have - start);
 		have -= start;
+		if (!reserved && j.lines >= 8) {
+			reserved = 1;
+			if (!zread_is_gzip(z))
+				reserve_from_size(&j, path, off);
+		}
 		if (n == 0)
 			break;
 		if (have > MAX_LINE) {

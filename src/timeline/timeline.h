@@ -147,6 +147,9 @@ void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t e
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
+/* Room for this many spans, steps (host and GPU) and recorded steps in
+ * all (a reader that can estimate them: no copy as the arrays grow). */
+void trace_reserve(struct trace *t, size_t spans, size_t steps, size_t recs);
 /* Records the figures a format gives for step `number` (copied). */
 void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT]);
 /* Attaches collective metadata to span idx (copied). */
