@@ -53,76 +53,82 @@ static unsigned width_of(uint64_t range)
 	return w;
 }
 
-/* The decimal form of a double column: its exponent and the range of its
- * mantissas; 0 when some value has none. */
-static int dec_form(const struct step_row *rows, size_t n, int col, unsigned *exp, int64_t *lo, int64_t *hi)
+/* The decimal form of a double column, value by value: the smallest power
+ * 10^e that makes every value so far m / 10^e, and the range of the m. */
+struct dec {
+	unsigned e;
+	int ok;
+	int64_t lo, hi;
+};
+
+static void dec_add(struct dec *d, double x, int first)
 {
-	unsigned e = 0;
-	int64_t mn = INT64_MAX, mx = INT64_MIN;
-	for (size_t k = 0; k < n; k++) {
-		double x = rows[k].rec[col - SC_REC];
-		for (;;) {
-			double y = x * STEPS_P10[e];
-			if (!(fabs(y) < DEC_MAX))
-				return 0; /* NaN, infinite, or too many digits */
-			int64_t m = llround(y);
-			if (dbl_bits((double)m / STEPS_P10[e]) == dbl_bits(x)) {
-				mn = m < mn ? m : mn;
-				mx = m > mx ? m : mx;
-				break;
-			}
-			if (++e >= sizeof(STEPS_P10) / sizeof(STEPS_P10[0]))
-				return 0;
-			if (k) { /* the earlier mantissas at the next power */
-				mn *= 10;
-				mx *= 10;
-				if (!((double)llabs(mn) < DEC_MAX && (double)llabs(mx) < DEC_MAX))
-					return 0;
+	for (;;) {
+		double y = x * STEPS_P10[d->e];
+		if (!(fabs(y) < DEC_MAX)) { /* NaN, infinite, or too many digits */
+			d->ok = 0;
+			return;
+		}
+		int64_t m = llround(y);
+		if (dbl_bits((double)m / STEPS_P10[d->e]) == dbl_bits(x)) {
+			d->lo = first || m < d->lo ? m : d->lo;
+			d->hi = first || m > d->hi ? m : d->hi;
+			return;
+		}
+		if (++d->e >= sizeof(STEPS_P10) / sizeof(STEPS_P10[0])) {
+			d->ok = 0;
+			return;
+		}
+		if (!first) { /* the earlier mantissas at the next power */
+			d->lo *= 10;
+			d->hi *= 10;
+			if (!((double)llabs(d->lo) < DEC_MAX && (double)llabs(d->hi) < DEC_MAX)) {
+				d->ok = 0;
+				return;
 			}
 		}
 	}
-	*exp = e;
-	*lo = mn;
-	*hi = mx;
-	return 1;
 }
 
-/* Column col's description from the rows (no data written). */
-static struct step_col describe(const struct step_row *rows, size_t n, int col)
+/* The columns' descriptions from the rows (no data written), row by row:
+ * the rows are read three times, not once per column. */
+static void describe(struct step_col *col, const struct step_row *rows, size_t n)
 {
-	struct step_col c = { 0 };
+	uint64_t lo[SC__N], hi[SC__N]; /* integers offset by 2^63; doubles' bits */
+	memset(col, 0, SC__N * sizeof(*col));
+	for (int q = 0; q < SR__COUNT; q++)
+		col[SC_REC + q].kind = SC_BITS;
 	if (!n)
-		return c;
-	if (!is_dbl(col)) {
-		int64_t mn = INT64_MAX, mx = INT64_MIN;
-		for (size_t k = 0; k < n; k++) {
-			int64_t v = row_int(&rows[k], col);
-			mn = v < mn ? v : mn;
-			mx = v > mx ? v : mx;
-		}
-		c.kind = SC_INT;
-		c.base = mn;
-		c.width = (uint8_t)width_of((uint64_t)mx - (uint64_t)mn);
-		return c;
-	}
-	uint64_t bmn = UINT64_MAX, bmx = 0;
+		return;
+	for (int c = 0; c < SC__N; c++)
+		lo[c] = UINT64_MAX, hi[c] = 0;
 	for (size_t k = 0; k < n; k++) {
-		uint64_t b = dbl_bits(rows[k].rec[col - SC_REC]);
-		bmn = b < bmn ? b : bmn;
-		bmx = b > bmx ? b : bmx;
+		const struct step_row *r = &rows[k];
+		for (int c = 0; c < SC__N; c++) {
+			uint64_t v = is_dbl(c) ? dbl_bits(r->rec[c - SC_REC]) : (uint64_t)row_int(r, c) ^ (UINT64_C(1) << 63);
+			lo[c] = v < lo[c] ? v : lo[c];
+			hi[c] = v > hi[c] ? v : hi[c];
+		}
 	}
-	c.kind = SC_BITS;
-	c.base = (int64_t)bmn;
-	c.width = (uint8_t)width_of(bmx - bmn);
-	unsigned e;
-	int64_t mn, mx;
-	if (c.width && dec_form(rows, n, col, &e, &mn, &mx) && width_of((uint64_t)mx - (uint64_t)mn) < c.width) {
-		c.kind = SC_DEC;
-		c.exp = (uint8_t)e;
-		c.base = mn;
-		c.width = (uint8_t)width_of((uint64_t)mx - (uint64_t)mn);
+	struct dec d[SR__COUNT];
+	for (int q = 0; q < SR__COUNT; q++)
+		d[q] = (struct dec){ 0, lo[SC_REC + q] != hi[SC_REC + q], 0, 0 };
+	for (size_t k = 0; k < n; k++)
+		for (int q = 0; q < SR__COUNT; q++)
+			if (d[q].ok)
+				dec_add(&d[q], rows[k].rec[q], !k);
+	for (int c = 0; c < SC__N; c++) {
+		struct step_col *x = &col[c];
+		x->width = (uint8_t)width_of(hi[c] - lo[c]);
+		x->base = (int64_t)(is_dbl(c) ? lo[c] : lo[c] ^ (UINT64_C(1) << 63));
+		const struct dec *dq = is_dbl(c) ? &d[c - SC_REC] : NULL;
+		if (dq && dq->ok && width_of((uint64_t)dq->hi - (uint64_t)dq->lo) < x->width) {
+			x->kind = SC_DEC;
+			x->exp = (uint8_t)dq->e;
+			x->base = dq->lo;
+			x->width = (uint8_t)width_of((uint64_t)dq->hi - (uint64_t)dq->lo);
+		}
 	}
-	return c;
 }
 
 static uint64_t stored(const struct step_col *c, const struct step_row *r, int col)
@@ -138,23 +144,24 @@ static uint64_t stored(const struct step_col *c, const struct step_row *r, int c
 void steps_store_build(struct step_store *s, const struct step_row *rows, size_t n)
 {
 	size_t len = 0;
+	int kept[SC__N], nk = 0;
 	steps_store_release(s);
+	describe(s->col, rows, n);
 	for (int c = 0; c < SC__N; c++) {
-		s->col[c] = describe(rows, n, c);
 		s->col[c].off = len;
 		len += n * s->col[c].width;
+		if (s->col[c].width)
+			kept[nk++] = c;
 	}
 	if (!len)
 		return;
 	s->ndata = len + sizeof(uint64_t);
 	s->data = xcalloc(s->ndata, 1);
-	for (int c = 0; c < SC__N; c++) {
-		const struct step_col *d = &s->col[c];
-		unsigned char *p = s->data + d->off;
-		if (!d->width)
-			continue;
-		for (size_t k = 0; k < n; k++, p += d->width) {
-			uint64_t u = stored(d, &rows[k], c);
+	for (size_t k = 0; k < n; k++)
+		for (int q = 0; q < nk; q++) {
+			const struct step_col *d = &s->col[kept[q]];
+			uint64_t u = stored(d, &rows[k], kept[q]);
+			unsigned char *p = s->data + d->off + k * d->width;
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 			u = __builtin_bswap64(u);
 			memcpy(p, (const unsigned char *)&u + 8 - d->width, d->width);
@@ -162,7 +169,6 @@ void steps_store_build(struct step_store *s, const struct step_row *rows, size_t
 			memcpy(p, &u, d->width);
 #endif
 		}
-	}
 }
 
 void steps_store_release(struct step_store *s)
