@@ -322,6 +322,16 @@ static int cb_end(void *ctx)
 	return 1;
 }
 
+/* name[0, n) == k[0, n), inline: keys are a few bytes, a call to memcmp
+ * costs more than the compare */
+static inline int key_eq(const char *name, const unsigned char *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] != k[i])
+			return 0;
+	return 1;
+}
+
 static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct lp *p = ctx;
@@ -335,7 +345,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 		return 1;
 	}
 	for (int i = FIRST[role]; i < FIRST[role + 1]; i++)
-		if (KEYS[i].len == n && KEYS[i].name[0] == k[0] && !memcmp(KEYS[i].name, k, n)) {
+		if (KEYS[i].len == n && key_eq(KEYS[i].name, k, n)) {
 			if (f->u)
 				p->ku = KEYS[i].uid;
 			if (f->a && KEYS[i].aid && !(f->seen >> KEYS[i].aid & 1)) { /* the first one counts */
