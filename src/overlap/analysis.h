@@ -180,7 +180,8 @@ struct rank_result {
 static inline int64_t step_fig(const struct rank_result *r, size_t k, size_t off)
 {
 	const size_t head = sizeof(struct ov_step_figures);
-	return steps_int(&r->sv, k, off < head ? (int)(off / sizeof(int64_t)) : SC_COLL + (int)((off - head) / sizeof(int64_t)));
+	int col = off < head ? (int)(off / sizeof(int64_t)) : SC_COLL + (int)((off - head) / sizeof(int64_t));
+	return steps_int(&r->sv, k, col);
 }
 
 /* Step k's time in collectives of type c (exposed: its exposed part), as
