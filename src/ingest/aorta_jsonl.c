@@ -906,7 +906,7 @@ static void record(struct jl *j, int64_t number, double total_ms)
 	r[SR_RS_OVERLAP] = numor(&v[K_OV_RS], 0);
 	r[SR_AG_OVERLAP] = numor(&v[K_OV_AG], 0);
 	r[SR_IDLE] = numor(&v[K_OV_IDLE], 0);
-	r[SR_EXPOSED] = r[SR_COMM] > r[SR_OVERLAP] ? r[SR_COMM] - r[SR_OVERLAP] : 0;
+	r[SR_EXPOSED] = rec_exposed(r[SR_COMM], r[SR_OVERLAP]);
 	r[SR_LOSS] = numor(&v[K_LOSS], NAN);
 	trace_add_record(j->t, number, r);
 }

@@ -129,6 +129,15 @@ static void describe(struct step_col *col, const struct step_row *rows, size_t n
 			x->width = (uint8_t)width_of((uint64_t)dq->hi - (uint64_t)dq->lo);
 		}
 	}
+	struct step_col *ex = &col[SC_REC + SR_EXPOSED];
+	size_t k = 0;
+	if (ex->width) /* the reader's max(comm - overlap, 0) in every step: nothing to store */
+		for (; k < n; k++)
+			if (dbl_bits(rows[k].rec[SR_EXPOSED]) !=
+			    dbl_bits(rec_exposed(rows[k].rec[SR_COMM], rows[k].rec[SR_OVERLAP])))
+				break;
+	if (ex->width && k == n)
+		*ex = (struct step_col){ .kind = SC_EXPOSED };
 }
 
 static uint64_t stored(const struct step_col *c, const struct step_row *r, int col)
@@ -182,8 +191,9 @@ int steps_store_valid(const struct step_store *s, size_t n)
 	size_t len = 0;
 	for (int c = 0; c < SC__N; c++) {
 		const struct step_col *d = &s->col[c];
-		if (d->width > 8 || d->kind > SC_BITS || d->exp >= sizeof(STEPS_P10) / sizeof(STEPS_P10[0]) ||
-		    (d->kind != SC_INT) != is_dbl(c) || d->off != len)
+		if (d->width > 8 || d->kind > SC_EXPOSED || d->exp >= sizeof(STEPS_P10) / sizeof(STEPS_P10[0]) ||
+		    (d->kind != SC_INT) != is_dbl(c) || d->off != len ||
+		    (d->kind == SC_EXPOSED && (c != SC_REC + SR_EXPOSED || d->width)))
 			return 0;
 		len += n * d->width;
 	}

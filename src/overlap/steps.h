@@ -51,14 +51,17 @@ enum {
 	SC_COLL = SC_REC + SR__COUNT,
 	SC__N = SC_COLL + 2 * COLL__COUNT
 };
-enum { SC_INT, SC_DEC, SC_BITS }; /* int64 above base; decimal; a double's bits above base */
+/* int64 above base; decimal; a double's bits above base; the recorded
+ * exposed time as rec_exposed() of the recorded comm and overlap (nothing
+ * stored: every step's value was that, to the bit) */
+enum { SC_INT, SC_DEC, SC_BITS, SC_EXPOSED };
 
 struct step_col {
 	int64_t base;      /* SC_INT: the smallest value; SC_DEC: the smallest mantissa;
 			    * SC_BITS: the smallest bit pattern (as uint64) */
 	size_t off;        /* where the column's values start in data */
 	uint8_t width;     /* bytes a value, 0..8 (0: every value is base) */
-	uint8_t kind;      /* SC_INT, SC_DEC, SC_BITS */
+	uint8_t kind;      /* SC_INT, SC_DEC, SC_BITS, SC_EXPOSED */
 	uint8_t exp;       /* SC_DEC: the power of ten, 0..15 */
 };
 
@@ -102,6 +105,8 @@ static inline int64_t steps_int(const struct step_store *s, size_t k, int col)
 static inline double steps_dbl(const struct step_store *s, size_t k, int col)
 {
 	const struct step_col *c = &s->col[col];
+	if (c->kind == SC_EXPOSED)
+		return rec_exposed(steps_dbl(s, k, SC_REC + SR_COMM), steps_dbl(s, k, SC_REC + SR_OVERLAP));
 	uint64_t u = c->width ? steps_load(s, c, k) : 0;
 	if (c->kind == SC_DEC)
 		return (double)(int64_t)((uint64_t)c->base + u) / STEPS_P10[c->exp];

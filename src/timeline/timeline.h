@@ -57,6 +57,12 @@ enum step_rec {
 	SR_STEP, SR_COMPUTE, SR_OVERLAP, SR_AR_OVERLAP, SR_RS_OVERLAP, SR_AG_OVERLAP,
 	SR_COMM, SR_EXPOSED, SR_AUX, SR_IDLE, SR_LOSS, SR__COUNT
 };
+/* SR_EXPOSED from SR_COMM and SR_OVERLAP, as the JSONL reader records it
+ * (the step store keeps a column equal to it as the formula). */
+static inline double rec_exposed(double comm, double overlap)
+{
+	return comm > overlap ? comm - overlap : 0;
+}
 struct recorded_step {
 	int64_t number;        /* the step it belongs to (step_range.number) */
 	double v[SR__COUNT];

@@ -129,6 +129,36 @@ static void test_double_columns_as_decimals_where_exact(void)
 	steps_store_release(&s);
 }
 
+/* The recorded exposed time, max(comm - overlap, 0) as the JSONL reader
+ * computes it, is not stored when every step's is that to the bit; one
+ * step that differs (a saved analysis's rounded value) and it is. */
+static void test_exposed_kept_as_its_formula_when_it_is_one(void)
+{
+	enum { N = 50 };
+	static struct step_row rows[N];
+	memset(rows, 0, sizeof(rows));
+	for (int k = 0; k < N; k++) {
+		rows[k].rec[SR_COMM] = 6.0 + k * 0.001;
+		rows[k].rec[SR_OVERLAP] = k % 5 ? 3.812345 + k * 0.01 : 7.5; /* some steps overlap it all: 0 */
+		rows[k].rec[SR_EXPOSED] = rec_exposed(rows[k].rec[SR_COMM], rows[k].rec[SR_OVERLAP]);
+	}
+	struct step_store s;
+	check_round_trip(rows, N, &s);
+	CHECK_EQ_I(s.col[SC_REC + SR_EXPOSED].kind, SC_EXPOSED);
+	CHECK_EQ_I(s.col[SC_REC + SR_EXPOSED].width, 0);
+	CHECK(steps_dbl(&s, 0, SC_REC + SR_EXPOSED) == 0);
+	CHECK(steps_dbl(&s, 1, SC_REC + SR_EXPOSED) == 6.001 - 3.822345);
+	steps_store_release(&s);
+	rows[17].rec[SR_EXPOSED] = 2.163655; /* as a saved analysis prints it */
+	check_round_trip(rows, N, &s);
+	CHECK(s.col[SC_REC + SR_EXPOSED].kind != SC_EXPOSED);
+	CHECK(s.col[SC_REC + SR_EXPOSED].width > 0);
+	CHECK(steps_dbl(&s, 17, SC_REC + SR_EXPOSED) == 2.163655);
+	s.col[SC_REC + SR_COMM].kind = SC_EXPOSED; /* only the exposed column may be one */
+	CHECK(!steps_store_valid(&s, N));
+	steps_store_release(&s);
+}
+
 /* No steps, and one step: nothing stored or one value a column. */
 static void test_empty_and_single_step(void)
 {
@@ -178,6 +208,7 @@ int main(void)
 {
 	TEST(test_integer_columns_in_the_bytes_their_range_needs);
 	TEST(test_double_columns_as_decimals_where_exact);
+	TEST(test_exposed_kept_as_its_formula_when_it_is_one);
 	TEST(test_empty_and_single_step);
 	TEST(test_a_store_that_does_not_fit_its_bytes_is_refused);
 	return test_report();
