@@ -183,17 +183,17 @@ static int has_rec(const void *p, const struct io_ctx *c)
 
 static void put_recorded(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
-	const struct step_result *s = p;
+	const struct step_full *s = p;
 	(void)c;
 	jw_obj(w, k);
 	for (int q = 0; q < SR__COUNT; q++)
-		jw_num(w, REC_KEYS[q], s->rec[q], q == SR_LOSS ? 8 : 6);
+		jw_num(w, REC_KEYS[q], s->v.rec[q], q == SR_LOSS ? 8 : 6);
 	jw_obj_end(w);
 }
 
 static int get_recorded(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
-	struct step_result *s = p;
+	struct step_full *s = p;
 	if (!v)
 		return 0;
 	if (v->t != JN_OBJ)
@@ -205,39 +205,79 @@ static int get_recorded(struct rd *r, const struct jnode *v, const char *k, void
 			continue;
 		if ((x->t != JN_INT && x->t != JN_DBL) || !isfinite(x->d))
 			return io_fail(r, x, k, "%s: expected a number", REC_KEYS[q]);
-		s->rec[q] = x->d;
+		s->v.rec[q] = x->d;
 	}
 	return 0;
 }
 
 static void init_step(void *p, struct io_ctx *c, size_t i)
 {
-	struct step_result *s = p;
+	struct step_full *s = p;
 	(void)c, (void)i;
 	for (int q = 0; q < SR__COUNT; q++)
-		s->rec[q] = NAN;
+		s->v.rec[q] = NAN;
 }
 
 static int check_step(struct rd *r, const struct jnode *o, void *p, struct io_ctx *c)
 {
-	struct step_result *s = p;
+	struct step_full *s = p;
 	(void)c;
-	if (s->end_ns < s->start_ns)
+	if (s->s.end_ns < s->s.start_ns)
 		return io_fail(r, jdoc_get(o, "end_ns"), "end_ns", "the step ends (%lld) before it starts (%lld)",
-			       (long long)s->end_ns, (long long)s->start_ns);
-	return check_scalar_figs(r, o, &s->f); /* a step's JSON carries no per-collective figures */
+			       (long long)s->s.end_ns, (long long)s->s.start_ns);
+	return check_scalar_figs(r, o, &s->v.f); /* a step's JSON carries no per-collective figures */
 }
 
+/* A step whole (struct step_full): the rank keeps its number and window
+ * in steps[] and its figures in the step store (overlap/steps.h), so the
+ * rank's "steps" are written and read by the hooks below. */
 static const struct field STEP_F[] = {
-	F("step", FT_I64, FF_REQ, struct step_result, number),
-	F("start_ns", FT_I64, FF_REQ, struct step_result, start_ns),
-	F("end_ns", FT_I64, FF_REQ, struct step_result, end_ns),
-	F("figures", FT_FIGS, FF_REQ | FF_GE0, struct step_result, f),
-	{ .key = "overlap_pct", .type = FT_HOOK, .off = offsetof(struct step_result, f), .put = put_overlap_pct },
-	F("host_bound", FT_BOOL, 0, struct step_result, host_bound),
+	F("step", FT_I64, FF_REQ, struct step_full, s.number),
+	F("start_ns", FT_I64, FF_REQ, struct step_full, s.start_ns),
+	F("end_ns", FT_I64, FF_REQ, struct step_full, s.end_ns),
+	F("figures", FT_FIGS, FF_REQ | FF_GE0, struct step_full, v.f),
+	{ .key = "overlap_pct", .type = FT_HOOK, .off = offsetof(struct step_full, v.f), .put = put_overlap_pct },
+	F("host_bound", FT_BOOL, 0, struct step_full, v.host_bound),
 	{ .key = "recorded", .type = FT_HOOK, .put = put_recorded, .get = get_recorded, .when = has_rec },
 };
-const struct record REC_STEP = REC("step", struct step_result, STEP_F, init_step, check_step);
+const struct record REC_STEP = REC("step", struct step_full, STEP_F, init_step, check_step);
+
+static void put_steps(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+{
+	const struct rank_result *r = p;
+	struct step_full s;
+	jw_arr(w, k);
+	for (size_t j = 0; j < r->nsteps; j++) {
+		step_get(r, j, &s);
+		jw_obj(w, NULL);
+		io_write_fields(w, &REC_STEP, &s, c);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/* The steps read whole, then split into steps[] and the store. */
+static int get_steps(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+{
+	struct rank_result *rk = p;
+	struct step_full *full = NULL;
+	size_t n = 0;
+	if (!v)
+		return io_fail(r, NULL, k, "missing");
+	int st = io_read_arr(r, v, k, &REC_STEP, (void **)&full, &n, c);
+	struct step_row *rows = xmalloc((n ? n : 1) * sizeof(*rows));
+	free(rk->steps);
+	rk->steps = xcalloc(n ? n : 1, sizeof(*rk->steps));
+	rk->nsteps = n;
+	for (size_t j = 0; j < n; j++) {
+		rk->steps[j] = full[j].s;
+		rows[j] = full[j].v;
+	}
+	steps_store_build(&rk->sv, rows, n);
+	free(rows);
+	free(full);
+	return st;
+}
 
 /* ---- stream, collective, kernel rows ---------------------------------------- */
 
@@ -535,7 +575,7 @@ static void put_host_bound_steps(struct jw *w, const char *k, const void *p, con
 	const struct rank_result *r = p;
 	size_t hb = 0;
 	for (size_t j = r->nsteps - analysis_kept_steps(r, c->a->opts.skip_steps); j < r->nsteps; j++)
-		hb += (size_t)r->steps[j].host_bound;
+		hb += (size_t)step_host_bound(r, j);
 	jw_uint(w, k, hb);
 }
 
@@ -588,7 +628,7 @@ static const struct field RANK_F[] = {
 	FOBJ("total", FF_REQ, struct rank_result, total, REC_WINDOW),
 	{ .key = "steps_total", .type = FT_OBJ, .off = offsetof(struct rank_result, steps_sum), .sub = &REC_WINDOW,
 	  .when = has_steps },
-	FARR("steps", FF_REQ, struct rank_result, steps, nsteps, REC_STEP),
+	FHOOK("steps", FF_REQ, put_steps, get_steps),
 	FHOOK("step_stats", 0, put_step_stats, NULL),
 	FHOOK("host_bound_steps", 0, put_host_bound_steps, NULL),
 	FARR("streams", 0, struct rank_result, streams, nstreams, REC_STREAM),
@@ -605,8 +645,10 @@ static const struct field RANK_F[] = {
 	  .cnt = offsetof(struct rank_result, nops), .size = sizeof(struct wop) },
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, peers),
 	  .cnt = offsetof(struct rank_result, npeers), .size = sizeof(int32_t) },
-	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, step_coll),
-	  .cnt = offsetof(struct rank_result, nstep_coll), .size = sizeof(int64_t) },
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, steps),
+	  .cnt = offsetof(struct rank_result, nsteps), .size = sizeof(struct step_result) },
+	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, sv.data),
+	  .cnt = offsetof(struct rank_result, sv.ndata), .size = 1 },
 	FPACK(struct rank_result, t),
 	FPACK(struct rank_result, wait_set),
 	FPACK(struct rank_result, exposed_set),

@@ -138,6 +138,11 @@ void io_write_fields(struct jw *w, const struct record *rc, const void *rec, con
 int io_read_fields(struct rd *r, const struct jnode *obj, const struct record *rc, void *rec,
 		   struct io_ctx *c);
 
+/* Reads array v (member key of the current object) of records rc into a
+ * new array *out (the caller frees it, also on error) of *n elements. */
+int io_read_arr(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void **out,
+		size_t *n, struct io_ctx *c);
+
 /* Reads object v (member key of the current object) as record rc into rec:
  * the path grows by key while its fields are read, then rc->check runs. */
 int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void *rec,

@@ -149,16 +149,22 @@ static int read_string(struct rd *r, const struct jnode *v, const struct field *
 
 static int read_arr(struct rd *r, const struct jnode *v, const struct field *f, void *rec, struct io_ctx *c)
 {
-	const struct record *rc = f->sub;
-	char **pp = (char **)((char *)rec + f->off);
-	size_t *cnt = (size_t *)((char *)rec + f->cnt), len = strlen(r->where), off = r->obj_off;
+	return io_read_arr(r, v, f->key, f->sub, (void **)((char *)rec + f->off), (size_t *)((char *)rec + f->cnt),
+			   c);
+}
+
+int io_read_arr(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void **out,
+		size_t *cnt, struct io_ctx *c)
+{
+	char **pp = (char **)out;
+	size_t len = strlen(r->where), off = r->obj_off;
 	if (v->t != JN_ARR)
-		return io_fail(r, v, f->key, "expected an array, got %s", type_name(v));
+		return io_fail(r, v, key, "expected an array, got %s", type_name(v));
 	*pp = xcalloc(v->n ? v->n : 1, rc->size);
 	for (size_t k = 0; k < v->n && !r->failed; k++) {
 		char *el = *pp + k * rc->size;
 		(*cnt)++;
-		snprintf(r->where + len, sizeof(r->where) - len, "%s%s[%zu]", len ? "." : "", f->key, k);
+		snprintf(r->where + len, sizeof(r->where) - len, "%s%s[%zu]", len ? "." : "", key, k);
 		r->obj_off = v->v[k]->off;
 		if (rc->init)
 			rc->init(el, c, k);

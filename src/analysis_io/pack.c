@@ -8,9 +8,10 @@
  * a string as uint32 length + bytes (UINT32_MAX for NULL), an array as
  * uint64 count + its elements (pointers cleared) followed by the pointer
  * members of each element.  Members the JSON does not carry are FT_PACK
- * lines: an array sent whole (the join's calls; their process group is
- * re-pointed to their row's here) or bytes cleared (the timeline, the
- * interval sets).  Same binary on both ends, so sizes and padding agree.
+ * lines: an array sent whole (the join's calls, their process group
+ * re-pointed to their row's here; the steps and the bytes of their store,
+ * whose columns are checked against them) or bytes cleared (the timeline,
+ * the interval sets).  Same binary on both ends, so sizes and padding agree.
  */
 #include "analysis_io/analysis_io.h"
 #include "analysis_io/fields.h"
@@ -64,8 +65,12 @@ static void clear_ptrs(const struct record *rc, char *rec)
 /* Elements copied with their pointers cleared. */
 static void put_elems(struct bytes *b, const char *el, size_t n, size_t size, const struct record *rc)
 {
-	char *tmp = xmalloc(size);
 	put_u64(b, n);
+	if (!rc) { /* no pointers in them: the bytes as they are */
+		put(b, el, n * size);
+		return;
+	}
+	char *tmp = xmalloc(size);
 	for (size_t i = 0; i < n; i++) {
 		memcpy(tmp, el + i * size, size);
 		if (rc)
@@ -230,6 +235,11 @@ enum aorta_status rank_unpack(const char *p, size_t n, size_t *off, struct rank_
 			d.bad = 1;
 			r->inst[k].op = -1;
 		}
+	if (!steps_store_valid(&r->sv, r->nsteps)) { /* its columns must lie in its bytes */
+		d.bad = 1;
+		free(r->sv.data);
+		memset(&r->sv, 0, sizeof(r->sv));
+	}
 	ivset_init(&r->wait_set);
 	ivset_init(&r->exposed_set);
 	if (d.bad || d.off != d.n)

@@ -80,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -171,6 +172,8 @@ struct lp {
 	double uv[UP__N];
 	int u_loss_seen, u_loss_bad, u_overlap;
 	int u_numerr;            /* a number its parser would reject (integer or float overflow) */
+	/* the last event, when it was a key nobody reads: where yajl saw it */
+	const unsigned char *idle_key;
 };
 
 static int is_comm_key(const unsigned char *k, size_t n)
@@ -226,6 +229,7 @@ static uint8_t u_child(uint8_t u, uint8_t ku, int arr)
 /* A value begins: t its kind (T_*), d a number's value, s/n a string. */
 static void value(struct lp *p, int t, double d, const unsigned char *s, size_t n)
 {
+	p->idle_key = NULL;
 	if (!p->depth) {
 		p->root_obj = t == T_OBJ;
 		return;
@@ -311,9 +315,20 @@ static int cb_end(void *ctx)
 {
 	struct lp *p = ctx;
 	p->depth--;
+	p->idle_key = NULL;
 	p->ka = K_NONE;
 	p->ku = UK_NONE;
 	p->ps_comm = 0;
+	return 1;
+}
+
+/* name[0, n) == k[0, n), inline: keys are a few bytes, a call to memcmp
+ * costs more than the compare */
+static inline int key_eq(const char *name, const unsigned char *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] != k[i])
+			return 0;
 	return 1;
 }
 
@@ -325,10 +340,12 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 	p->ka = K_NONE;
 	p->ku = UK_NONE;
 	p->ps_comm = f->a == A_PS && is_comm_key(k, n);
-	if (!role || role == A_RANGES)
+	if (!role || role == A_RANGES) {
+		p->idle_key = p->ps_comm ? NULL : k;
 		return 1;
+	}
 	for (int i = FIRST[role]; i < FIRST[role + 1]; i++)
-		if (KEYS[i].len == n && KEYS[i].name[0] == k[0] && !memcmp(KEYS[i].name, k, n)) {
+		if (KEYS[i].len == n && key_eq(KEYS[i].name, k, n)) {
 			if (f->u)
 				p->ku = KEYS[i].uid;
 			if (f->a && KEYS[i].aid && !(f->seen >> KEYS[i].aid & 1)) { /* the first one counts */
@@ -337,6 +354,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 			}
 			break;
 		}
+	p->idle_key = p->ka || p->ku || p->ps_comm ? NULL : k;
 	return 1;
 }
 
@@ -467,6 +485,174 @@ static void lp_reset(struct lp *p)
 	p->nr = p->alen = 0;
 	p->u_numerr = p->u_overlap = p->u_loss_seen = p->u_loss_bad = 0;
 	memset(p->uv, 0, sizeof(p->uv));
+	p->idle_key = NULL;
+}
+
+/* ---- values nobody reads, skipped without the parser --------------------------- */
+
+/* upstream's profile.overlap.active_segments, profile.markers and
+ * profile.overlap.utilization: about 45 % of a line's bytes and more of its
+ * tokens, read by neither aorta nor overlap_report.py.  Where such a key
+ * sits in an object nobody reads it from (the callbacks say so: idle_key)
+ * and its value is of the plain kind below, the parser is handed "[]" in
+ * the value's place: the same events to the callbacks, as a value under a
+ * key nobody reads changes nothing.  A value of any other kind (an escape,
+ * a byte above 0x7e, an exponent, a long number, a comment, a syntax error)
+ * goes through the parser as it is; a line the parser rejects is parsed
+ * again whole, so errors and their offsets are the parser's as before. */
+static const struct skip_key { const char *k; size_t n; } SKIP[] = {
+#define SK(s) { s, sizeof(s) - 1 }
+	SK("\"markers\""), SK("\"active_segments\""), SK("\"utilization\""),
+#undef SK
+};
+enum { NSKIP = sizeof(SKIP) / sizeof(SKIP[0]) };
+
+static size_t plain_ws(const char *s, size_t i, size_t n)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* The end of a string at s[i] == '"' of printable ASCII without escapes, 0 if not one. */
+static size_t plain_string(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"')
+			return i + 1;
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			return 0;
+	}
+	return 0;
+}
+
+/* The end of a number at s[i]: -?(0|[1-9][0-9]*)(.[0-9]+)? short enough that
+ * cb_number would only note it (no exponent); 0 if not one. */
+static size_t plain_number(const char *s, size_t i, size_t n)
+{
+	size_t b = i;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	int dot = i < n && s[i] == '.';
+	if (dot) {
+		size_t d = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E'))
+		return 0;
+	return (dot ? i - b < 300 : i - b < 18) ? i : 0;
+}
+
+/* An object key and its colon at s[i]: the index after the colon's spaces, 0 if not. */
+static size_t plain_key(const char *s, size_t i, size_t n)
+{
+	i = plain_ws(s, i, n);
+	if (i >= n || s[i] != '"' || !(i = plain_string(s, i, n)))
+		return 0;
+	i = plain_ws(s, i, n);
+	return i < n && s[i] == ':' ? plain_ws(s, i + 1, n) : 0;
+}
+
+/* The end of the JSON value at s[i] when it is plain (arrays and objects
+ * of plain strings, numbers, true, false, null; nested at most 32 deep), 0
+ * if it is not or is not valid. */
+static size_t plain_value(const char *s, size_t i, size_t n)
+{
+	char open[32];
+	int d = 0;
+	for (;;) {
+		i = plain_ws(s, i, n);
+		if (i >= n)
+			return 0;
+		char c = s[i];
+		if (c == '[' || c == '{') {
+			if (d == (int)sizeof(open))
+				return 0;
+			open[d++] = c;
+			i = plain_ws(s, i + 1, n);
+			if (i < n && s[i] == (c == '[' ? ']' : '}')) {
+				i++;
+				d--;
+			} else if (c == '[') {
+				continue;
+			} else if (!(i = plain_key(s, i, n))) {
+				return 0;
+			} else {
+				continue;
+			}
+		} else if (c == '"') {
+			i = plain_string(s, i, n);
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			i = plain_number(s, i, n);
+		} else if (n - i >= 4 && (!memcmp(s + i, "true", 4) || !memcmp(s + i, "null", 4))) {
+			i += 4;
+		} else if (n - i >= 5 && !memcmp(s + i, "false", 5)) {
+			i += 5;
+		} else {
+			return 0;
+		}
+		if (!i)
+			return 0;
+		for (;;) { /* after a value: a comma, or the end of its container */
+			if (!d)
+				return i;
+			i = plain_ws(s, i, n);
+			if (i >= n)
+				return 0;
+			if (s[i] == ',') {
+				i++;
+				if (open[d - 1] == '{' && !(i = plain_key(s, i, n)))
+					return 0;
+				break;
+			}
+			if (s[i] != (open[d - 1] == '[' ? ']' : '}'))
+				return 0;
+			i++;
+			d--;
+		}
+	}
+}
+
+/* Parses line[0, n), the plain values of the SKIP keys left out: 1 when the
+ * line is valid JSON, 0 when the caller must parse it whole.  Each key is
+ * looked for once, after the previous one (upstream writes them in SKIP's
+ * order): one that comes earlier, or twice, is parsed like any other. */
+static int lp_parse_skipping(struct lp *p, yajl_handle h, const char *line, size_t n)
+{
+	size_t at = 0; /* line[0, at) is the parser's */
+	for (int i = 0; i < NSKIP; i++) {
+		const char *k = memmem(line + at, n - at, SKIP[i].k, SKIP[i].n);
+		if (!k)
+			continue;
+		size_t a = plain_ws(line, (size_t)(k - line) + SKIP[i].n, n), b = 0;
+		if (a < n && line[a] == ':')
+			b = plain_value(line, a = plain_ws(line, a + 1, n), n);
+		if (!b)
+			continue;
+		/* the parser up to the value: the key it saw last must be this
+		 * one, in an object nobody reads it from */
+		if (yajl_parse(h, (const unsigned char *)line + at, a - at) != yajl_status_ok)
+			return 0;
+		at = a;
+		if (p->idle_key != (const unsigned char *)k + 1)
+			continue;
+		if (yajl_parse(h, (const unsigned char *)"[]", 2) != yajl_status_ok)
+			return 0;
+		at = b;
+	}
+	return yajl_parse(h, (const unsigned char *)line + at, n - at) == yajl_status_ok &&
+	       yajl_complete_parse(h) == yajl_status_ok;
 }
 
 /* Parses line[0, n); 0 when it is valid JSON (*consumed: where yajl
@@ -474,9 +660,19 @@ static void lp_reset(struct lp *p)
 static int lp_parse(struct lp *p, const char *line, size_t n, int comments, yajl_handle *hp, size_t *consumed)
 {
 	yajl_handle h = yajl_alloc(&CALLBACKS, NULL, p);
+	lp_reset(p);
+	if (!comments && !hp) {
+		if (lp_parse_skipping(p, h, line, n)) {
+			yajl_free(h);
+			*consumed = n;
+			return 0;
+		}
+		yajl_free(h); /* the whole line, as if nothing had been tried */
+		h = yajl_alloc(&CALLBACKS, NULL, p);
+		lp_reset(p);
+	}
 	if (comments)
 		yajl_config(h, yajl_allow_comments, 1);
-	lp_reset(p);
 	yajl_status s = yajl_parse(h, (const unsigned char *)line, n);
 	*consumed = n;
 	if (s != yajl_status_ok)
@@ -710,7 +906,7 @@ static void record(struct jl *j, int64_t number, double total_ms)
 	r[SR_RS_OVERLAP] = numor(&v[K_OV_RS], 0);
 	r[SR_AG_OVERLAP] = numor(&v[K_OV_AG], 0);
 	r[SR_IDLE] = numor(&v[K_OV_IDLE], 0);
-	r[SR_EXPOSED] = r[SR_COMM] > r[SR_OVERLAP] ? r[SR_COMM] - r[SR_OVERLAP] : 0;
+	r[SR_EXPOSED] = rec_exposed(r[SR_COMM], r[SR_OVERLAP]);
 	r[SR_LOSS] = numor(&v[K_LOSS], NAN);
 	trace_add_record(j->t, number, r);
 }
@@ -939,6 +1135,21 @@ enum aorta_status ingest_aorta_jsonl_mem(const char *path, const void *buf, size
 	return st;
 }
 
+/* Once the first lines are read, room for the whole file's spans and steps
+ * at the same number a byte (2 % over, at most one span per 32 bytes), so
+ * the timeline's arrays are not copied as they grow: a plain file only. */
+static void reserve_from_size(struct jl *j, const char *path, long long done)
+{
+	struct stat sb;
+	if (done <= 0 || stat(path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= done)
+		return;
+	double scale = 1.02 * (double)sb.st_size / (double)done, most = (double)sb.st_size / 32;
+	const struct trace *t = j->t;
+	double sp = (double)t->n * scale, st = (double)t->nsteps * scale, rc = (double)t->nrec * scale;
+	trace_reserve(j->t, (size_t)(sp < most ? sp : most), (size_t)(st < most ? st : most),
+		      (size_t)(rc < most ? rc : most));
+}
+
 enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts *o,
 				     struct trace_set *out, struct aorta_error *e)
 {
@@ -948,6 +1159,7 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 	size_t cap = 0, have = 0;
 	long long lineno = 1, off = 0; /* line number and offset of buf[0] */
 	enum aorta_status st;
+	int reserved = 0;
 
 	st = zread_open(path, &z, e);
 	if (st)
@@ -984,6 +1196,11 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 		}
 		memmove(buf, buf + start, have - start);
 		have -= start;
+		if (!reserved && j.lines >= 8) {
+			reserved = 1;
+			if (!zread_is_gzip(z))
+				reserve_from_size(&j, path, off);
+		}
 		if (n == 0)
 			break;
 		if (have > MAX_LINE) {

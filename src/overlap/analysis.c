@@ -240,40 +240,23 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 	free(head);
 }
 
-/* The steps' figures: the scalars into each step, the per-collective
- * columns that some step has into r->step_coll (analysis.h). */
-static void step_figures(const struct ov_sets *s, const struct analysis_opts *o, struct rank_result *r)
+/* The steps' figures into rows[0..nsteps) (rec already there), then into
+ * the rank's step store (overlap/steps.h). */
+static void step_figures(const struct ov_sets *s, const struct analysis_opts *o, struct rank_result *r,
+			 struct step_row *rows)
 {
-	enum { NC = 2 * COLL__COUNT };
-	size_t m = r->nsteps;
-	int64_t *cc = xmalloc((m ? m : 1) * NC * sizeof(*cc));
-	uint32_t cols = 0;
 	struct ov_walk wk = { 0 };
-	for (size_t k = 0; k < m; k++) {
-		struct step_result *st = &r->steps[k];
+	for (size_t k = 0; k < r->nsteps; k++) {
+		struct step_row *st = &rows[k];
 		struct ov_figures f;
-		ov_figures_next(s, &wk, st->start_ns, st->end_ns, &f);
+		ov_figures_next(s, &wk, r->steps[k].start_ns, r->steps[k].end_ns, &f);
 		memcpy(&st->f, &f, sizeof(st->f));
 		st->host_bound = f.window_ns > 0 &&
 				 100.0 * (double)f.host_wait_ns >= o->host_bound_pct * (double)f.window_ns;
-		memcpy(cc + k * NC, f.coll_ns, sizeof(f.coll_ns));
-		memcpy(cc + k * NC + COLL__COUNT, f.coll_exposed_ns, sizeof(f.coll_exposed_ns));
-		for (int c = 0; c < NC; c++)
-			cols |= (uint32_t)(cc[k * NC + c] != 0) << c;
+		memcpy(st->coll, f.coll_ns, sizeof(f.coll_ns));
+		memcpy(st->coll + COLL__COUNT, f.coll_exposed_ns, sizeof(f.coll_exposed_ns));
 	}
-	size_t w = 0; /* columns kept, packed to the front of each row in place */
-	for (size_t k = 0; k < m; k++)
-		for (int c = 0; c < NC; c++)
-			if (cols >> c & 1u)
-				cc[w++] = cc[k * NC + c];
-	r->step_coll_cols = cols;
-	r->nstep_coll = w;
-	if (w) {
-		r->step_coll = xrealloc(cc, w * sizeof(*cc));
-	} else {
-		free(cc);
-		r->step_coll = NULL;
-	}
+	steps_store_build(&r->sv, rows, r->nsteps);
 }
 
 void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
@@ -333,23 +316,25 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	}
 	r->nsteps = m;
 	/* figures the input recorded per step (JSONL), matched by step number */
+	struct step_row *rows = xmalloc((m ? m : 1) * sizeof(*rows));
 	r->has_rec = t->nrec > 0;
 	for (size_t k = 0, c = 0; k < m; k++) {
-		struct step_result *st = &r->steps[k];
+		struct step_row *st = &rows[k];
 		for (int q = 0; q < SR__COUNT; q++)
 			st->rec[q] = NAN;
 		if (!t->nrec)
 			continue;
 		size_t c0 = c;
-		while (t->rec[c].number != st->number) {
+		while (t->rec[c].number != r->steps[k].number) {
 			c = (c + 1) % t->nrec;
 			if (c == c0)
 				break;
 		}
-		if (t->rec[c].number == st->number)
+		if (t->rec[c].number == r->steps[k].number)
 			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
 	}
-	step_figures(&s, o, r);
+	step_figures(&s, o, r, rows);
+	free(rows);
 	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
 	if (skip < m)
 		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
@@ -406,9 +391,8 @@ void analysis_set_skip(struct analysis *a, int skip)
 		memset(f, 0, sizeof(*f));
 		for (size_t k = r->nsteps - analysis_kept_steps(r, skip); k < r->nsteps; k++) {
 			int64_t *d = (int64_t *)f;
-			const int64_t *sx = (const int64_t *)&r->steps[k].f;
-			for (size_t q = 0; q < sizeof(r->steps[k].f) / sizeof(int64_t); q++)
-				d[q] += sx[q];
+			for (int q = 0; q < SC_NFIG; q++)
+				d[q] += steps_int(&r->sv, k, q);
 			for (int c = 0; c < COLL__COUNT; c++) {
 				f->coll_ns[c] += step_coll_ns(r, k, c, 0);
 				f->coll_exposed_ns[c] += step_coll_ns(r, k, c, 1);
@@ -527,7 +511,7 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 	int64_t *v = xmalloc(n * sizeof(*v));
 	double sum = 0;
 	for (size_t k = 0; k < n; k++) {
-		v[k] = *(const int64_t *)((const char *)&r->steps[k0 + k].f + fig_off);
+		v[k] = step_fig(r, k0 + k, fig_off);
 		sum += (double)v[k];
 	}
 	qsort(v, n, sizeof(*v), cmp_i64);
@@ -563,7 +547,7 @@ void analysis_free(struct analysis *a)
 		free(r->path);
 		free(r->skipped_first);
 		free(r->steps);
-		free(r->step_coll);
+		steps_store_release(&r->sv);
 		free(r->streams);
 		for (size_t k = 0; k < r->ncolls; k++) {
 			free(r->colls[k].pg);

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "overlap/engine.h"
+#include "overlap/steps.h"
 #include "overlap/whatif.h"
 #include "timeline/timeline.h"
 
@@ -47,12 +48,18 @@ struct clock_given {
 	int64_t offset_ns;
 };
 
+/* A step of a rank: its number and GPU window.  Its figures are in the
+ * rank's step store (overlap/steps.h), read through step_fig, step_rec,
+ * step_host_bound, step_coll_ns or, whole, step_get. */
 struct step_result {
 	int64_t number;
 	int64_t start_ns, end_ns;
-	struct ov_step_figures f; /* per-collective figures: step_coll_ns() */
-	int host_bound;
-	double rec[SR__COUNT];  /* figures the input recorded for this step (JSONL); NaN if none */
+};
+
+/* A step whole, as the analysis codecs read and write it. */
+struct step_full {
+	struct step_result s;
+	struct step_row v;
 };
 
 struct coll_row {
@@ -136,13 +143,7 @@ struct rank_result {
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
 	size_t nsteps;
-	/* the steps' per-collective figures (ov_figures coll_ns, then
-	 * coll_exposed_ns: column c of 2 x COLL__COUNT), only the columns
-	 * that are non-zero in some step (bits of step_coll_cols), nsteps rows
-	 * of popcount(step_coll_cols); read through step_coll_ns() */
-	int64_t *step_coll;
-	size_t nstep_coll;             /* nsteps x columns kept */
-	uint32_t step_coll_cols;
+	struct step_store sv;          /* the steps' figures, by column (overlap/steps.h) */
 	struct stream_row *streams;
 	size_t nstreams;
 	struct coll_row *colls;
@@ -174,17 +175,38 @@ struct rank_result {
 	size_t npeers;
 };
 
-_Static_assert(2 * COLL__COUNT <= 32, "step_coll_cols has a bit per column");
+/* Step k's figure at offset off of struct ov_figures (as FIGURES and
+ * REP_FIGS give it: a scalar, or one of coll_ns / coll_exposed_ns). */
+static inline int64_t step_fig(const struct rank_result *r, size_t k, size_t off)
+{
+	const size_t head = sizeof(struct ov_step_figures);
+	int col = off < head ? (int)(off / sizeof(int64_t)) : SC_COLL + (int)((off - head) / sizeof(int64_t));
+	return steps_int(&r->sv, k, col);
+}
 
 /* Step k's time in collectives of type c (exposed: its exposed part), as
  * ov_figures' coll_ns[c] / coll_exposed_ns[c] of the step's window. */
 static inline int64_t step_coll_ns(const struct rank_result *r, size_t k, int c, int exposed)
 {
-	unsigned col = (unsigned)(exposed ? COLL__COUNT : 0) + (unsigned)c;
-	uint32_t m = r->step_coll_cols;
-	if (!(m >> col & 1u))
-		return 0;
-	return r->step_coll[k * (size_t)__builtin_popcount(m) + (size_t)__builtin_popcount(m & ((1u << col) - 1u))];
+	return steps_int(&r->sv, k, SC_COLL + (exposed ? COLL__COUNT : 0) + c);
+}
+
+/* Step k's figure q (enum step_rec) as the input recorded it; NaN if none. */
+static inline double step_rec(const struct rank_result *r, size_t k, int q)
+{
+	return steps_dbl(&r->sv, k, SC_REC + q);
+}
+
+static inline int step_host_bound(const struct rank_result *r, size_t k)
+{
+	return (int)steps_int(&r->sv, k, SC_HB);
+}
+
+/* Step k whole. */
+static inline void step_get(const struct rank_result *r, size_t k, struct step_full *out)
+{
+	out->s = r->steps[k];
+	steps_store_get(&r->sv, k, &out->v);
 }
 
 /* One step across ranks: who caused the waiting in it. */

@@ -149,7 +149,7 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 		}
 		for (size_t k = k0; k < r->nsteps; k++) {
 			d->steps++;
-			d->host_bound_steps += (size_t)r->steps[k].host_bound;
+			d->host_bound_steps += (size_t)step_host_bound(r, k);
 		}
 		if (r->rank == a->late_rank) {
 			late = r;
@@ -183,7 +183,7 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 				    a->xsteps[x].by_rank[late_i] > a->clock_spread_ns &&
 				    a->xsteps[x].by_rank[late_i] > 0) {
 					d->late_steps++;
-					d->late_host_bound_steps += (size_t)late->steps[k].host_bound;
+					d->late_host_bound_steps += (size_t)step_host_bound(late, k);
 				}
 		}
 	}

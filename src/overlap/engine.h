@@ -47,10 +47,10 @@ struct ov_figures {
 	OV_SCALAR_FIGURES;
 	int64_t coll_ns[COLL__COUNT], coll_exposed_ns[COLL__COUNT];
 };
-/* A step's figures as the analysis keeps them: struct ov_figures without
- * the per-collective arrays (rank_result's step_coll holds those, only the
- * columns some step has), the same members at the same offsets, so the
- * figure tables (FIGURES, REP_FIGS' scalar entries) read either. */
+/* A step's scalar figures: struct ov_figures without the per-collective
+ * arrays, the same members at the same offsets, so the figure tables
+ * (FIGURES, REP_FIGS' scalar entries) read either (a rank keeps its steps'
+ * figures by column: overlap/steps.h). */
 struct ov_step_figures {
 	OV_SCALAR_FIGURES;
 };

@@ -345,7 +345,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		fputc('\n', f);
 		size_t hb = 0; /* over the kept steps, as the step figures */
 		for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
-			hb += (size_t)r->steps[j].host_bound;
+			hb += (size_t)step_host_bound(r, j);
 		size_t kept = analysis_kept_steps(r, a->opts.skip_steps);
 		if (kept)
 			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu%s\n",
@@ -427,11 +427,12 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 			fprintf(f, "   %-8s %10s %10s %10s %10s %10s %10s %s\n", "step", "window", "compute",
 				"comm", "exposed", "idle", "host wait", "");
 			for (size_t j = 0; j < r->nsteps; j++) {
-				const struct step_result *s = &r->steps[j];
+				struct step_full s;
+				step_get(r, j, &s);
 				fprintf(f, "   %-8lld %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %s\n",
-					(long long)s->number, ms(s->f.window_ns), ms(s->f.compute_ns),
-					ms(s->f.comm_ns), ms(s->f.exposed_comm_ns), ms(s->f.idle_ns),
-					ms(s->f.host_wait_ns), s->host_bound ? "host-bound" : "");
+					(long long)s.s.number, ms(s.v.f.window_ns), ms(s.v.f.compute_ns),
+					ms(s.v.f.comm_ns), ms(s.v.f.exposed_comm_ns), ms(s.v.f.idle_ns),
+					ms(s.v.f.host_wait_ns), s.v.host_bound ? "host-bound" : "");
 			}
 		}
 	}
@@ -547,9 +548,9 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 					(long long)st->start_ns, (long long)st->end_ns);
 				for (size_t k = 0; k < NFIGURES; k++) {
 					fputc(',', o.f);
-					fprint_ms(o.f, fig_value(&FIGURES[k], (const struct ov_figures *)&st->f));
+					fprint_ms(o.f, step_fig(r, j, FIGURES[k].off));
 				}
-				fprintf(o.f, ",%d\n", st->host_bound);
+				fprintf(o.f, ",%d\n", step_host_bound(r, j));
 			}
 		}
 		if ((s = out_commit(&o, e)))
@@ -711,7 +712,7 @@ enum aorta_status analysis_save_trace(const struct analysis *a, const char *path
 		}
 		for (size_t j = 0; j < r->nsteps; j++) {
 			snprintf(buf, sizeof(buf), "step %lld%s", (long long)r->steps[j].number,
-				 r->steps[j].host_bound ? " (host-bound)" : "");
+				 step_host_bound(r, j) ? " (host-bound)" : "");
 			ev(o.f, &first, pid, TID_STEPS, buf, "aorta_step", NULL,
 			   analysis_aligned(r, r->steps[j].start_ns), analysis_aligned(r, r->steps[j].end_ns));
 		}

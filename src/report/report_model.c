@@ -78,7 +78,7 @@ double rep_step_loss(const struct rep_rank *r, size_t k)
 {
 	/* what the run recorded itself (JSONL) feeds upstream's keys only
 	 * (report/upstream.h), and the loss */
-	return r->rr->has_rec && r->rr->nsteps ? r->rr->steps[k].rec[SR_LOSS] : NAN;
+	return r->rr->has_rec && r->rr->nsteps ? step_rec(r->rr, k, SR_LOSS) : NAN;
 }
 
 double rep_step_v(const struct rep_rank *r, size_t k, int f)
@@ -90,7 +90,7 @@ double rep_step_v(const struct rep_rank *r, size_t k, int f)
 		return rep_fig_ms(d, &rr->total);
 	if (d->coll >= 0) /* as rep_fig_ms: coll_ns - coll_exposed_ns of the step */
 		return (double)(step_coll_ns(rr, k, d->coll, 0) - step_coll_ns(rr, k, d->coll, 1)) * 1e-6;
-	return (double)*(const int64_t *)((const char *)&rr->steps[k].f + d->off) * 1e-6;
+	return (double)step_fig(rr, k, d->off) * 1e-6;
 }
 
 static void coll_add(struct rep_dataset *d, size_t *cap, const struct coll_row *c)

@@ -154,7 +154,9 @@ int rep_upstream_from_recorded(const struct analysis *a, struct rep_upstream *u)
 		struct rep_upstream_rank *rk = &u->ranks[u->nranks++];
 		rk->rank = r->rank;
 		for (size_t k = 0; k < r->nsteps; k++) {
-			const double *x = r->steps[k].rec;
+			double x[SR__COUNT];
+			for (int q = 0; q < SR__COUNT; q++)
+				x[q] = step_rec(r, k, q);
 #define Z(q) (isnan(x[q]) ? 0.0 : x[q])
 			u->count++;
 			u->loss_ok &= !isnan(x[SR_LOSS]);

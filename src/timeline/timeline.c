@@ -64,13 +64,8 @@ void trace_free(struct trace *t)
 	free(t);
 }
 
-static void grow_spans(struct trace *t, size_t need)
+static void resize_spans(struct trace *t, size_t c)
 {
-	if (need <= t->cap)
-		return;
-	size_t c = t->cap < 1024 ? 1024 : t->cap;
-	while (c < need)
-		c += c / 2;
 	t->start_ns = xrealloc(t->start_ns, c * sizeof(*t->start_ns));
 	t->end_ns = xrealloc(t->end_ns, c * sizeof(*t->end_ns));
 	t->launch_ns = xrealloc(t->launch_ns, c * sizeof(*t->launch_ns));
@@ -84,6 +79,16 @@ static void grow_spans(struct trace *t, size_t need)
 	t->coll_type = xrealloc(t->coll_type, c * sizeof(*t->coll_type));
 	t->hint = xrealloc(t->hint, c * sizeof(*t->hint));
 	t->cap = c;
+}
+
+static void grow_spans(struct trace *t, size_t need)
+{
+	if (need <= t->cap)
+		return;
+	size_t c = t->cap < 1024 ? 1024 : t->cap;
+	while (c < need)
+		c += c / 2;
+	resize_spans(t, c);
 }
 
 size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
@@ -135,6 +140,24 @@ void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64
 		t->gstep_last_start_ns = start_ns;
 	GROW(t->gsteps, t->gscap, t->ngsteps + 1);
 	t->gsteps[t->ngsteps++] = (struct step_range){ number, start_ns, end_ns };
+}
+
+void trace_reserve(struct trace *t, size_t spans, size_t steps, size_t recs)
+{
+	if (spans > t->cap)
+		resize_spans(t, spans);
+	if (steps > t->scap) {
+		t->steps = xrealloc(t->steps, steps * sizeof(*t->steps));
+		t->scap = steps;
+	}
+	if (steps > t->gscap) {
+		t->gsteps = xrealloc(t->gsteps, steps * sizeof(*t->gsteps));
+		t->gscap = steps;
+	}
+	if (recs > t->rcap) {
+		t->rec = xrealloc(t->rec, recs * sizeof(*t->rec));
+		t->rcap = recs;
+	}
 }
 
 void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT])
@@ -208,6 +231,17 @@ static int cmp_step_number(const void *a, const void *b)
 	return (x->number > y->number) - (x->number < y->number);
 }
 
+/* qsort of step ranges, skipped when they are in order already (a JSONL
+ * rank's 10,000 steps come in order; ties are equal ranges or merged). */
+static void sort_ranges(struct step_range *r, size_t n, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp(&r[i - 1], &r[i]) > 0) {
+			qsort(r, n, sizeof(*r), cmp);
+			return;
+		}
+}
+
 /* Merge duplicates: the same step number seen twice keeps the widest range.
  * Sorted by number first, so O(n log n) (a run of 10,000 steps per rank is
  * common in JSONL); the caller sorts the result by start again. */
@@ -215,7 +249,7 @@ static size_t dedupe_steps(struct step_range *r, size_t n)
 {
 	size_t m = 0;
 
-	qsort(r, n, sizeof(*r), cmp_step_number);
+	sort_ranges(r, n, cmp_step_number);
 	for (size_t i = 0; i < n; i++) {
 		if (m && r[m - 1].number == r[i].number) {
 			if (r[i].start_ns < r[m - 1].start_ns)
@@ -239,7 +273,7 @@ static long *gpu_to_host_steps(const struct trace *t)
 		byn[k] = t->steps[k];
 		byn[k].end_ns = (int64_t)k; /* carry the index */
 	}
-	qsort(byn, t->nsteps, sizeof(*byn), cmp_step_number);
+	sort_ranges(byn, t->nsteps, cmp_step_number);
 	for (size_t g = 0; g < t->ngsteps; g++) {
 		size_t lo = 0, hi = t->nsteps;
 		while (lo < hi) {
@@ -361,11 +395,11 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	trace_plausible_steps(t);
 	if (t->nsteps) {
 		t->nsteps = dedupe_steps(t->steps, t->nsteps);
-		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+		sort_ranges(t->steps, t->nsteps, cmp_step);
 	}
 	if (t->ngsteps) {
 		t->ngsteps = dedupe_steps(t->gsteps, t->ngsteps);
-		qsort(t->gsteps, t->ngsteps, sizeof(*t->gsteps), cmp_step);
+		sort_ranges(t->gsteps, t->ngsteps, cmp_step);
 	}
 
 	/* 3. launches by correlation */

@@ -57,6 +57,12 @@ enum step_rec {
 	SR_STEP, SR_COMPUTE, SR_OVERLAP, SR_AR_OVERLAP, SR_RS_OVERLAP, SR_AG_OVERLAP,
 	SR_COMM, SR_EXPOSED, SR_AUX, SR_IDLE, SR_LOSS, SR__COUNT
 };
+/* SR_EXPOSED from SR_COMM and SR_OVERLAP, as the JSONL reader records it
+ * (the step store keeps a column equal to it as the formula). */
+static inline double rec_exposed(double comm, double overlap)
+{
+	return comm > overlap ? comm - overlap : 0;
+}
 struct recorded_step {
 	int64_t number;        /* the step it belongs to (step_range.number) */
 	double v[SR__COUNT];
@@ -147,6 +153,9 @@ void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t e
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
 void trace_add_gpu_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
+/* Room for this many spans, steps (host and GPU) and recorded steps in
+ * all (a reader that can estimate them: no copy as the arrays grow). */
+void trace_reserve(struct trace *t, size_t spans, size_t steps, size_t recs);
 /* Records the figures a format gives for step `number` (copied). */
 void trace_add_record(struct trace *t, int64_t number, const double v[SR__COUNT]);
 /* Attaches collective metadata to span idx (copied). */

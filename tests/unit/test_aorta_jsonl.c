@@ -273,6 +273,63 @@ static void test_active_segments_do_not_change_what_is_read(void)
 	trace_set_release(&b);
 }
 
+/* The values nobody reads (active_segments, markers, utilization) are
+ * stepped over when plain and parsed when not (an escape, a byte above
+ * 0x7e, an exponent, a long integer, nesting beyond 32, a duplicate key):
+ * either way the line gives what it gives without them; damage inside one
+ * is the parser's error at the parser's offset. */
+static void test_unread_values_are_stepped_over_or_parsed_alike(void)
+{
+#define HEAD "{\"rank\":1,\"loss\":0.5,\"profile\":{\"total_ms\":10,\"ranges\":[{\"stream\":\"compute\",\"tag\":\"f\"," \
+	     "\"start_ms\":1,\"end_ms\":4,\"metadata\":{%s}}],%s\"overlap\":{\"per_stream_ms\":{\"compute\":4.5}," \
+	     "\"overlap_ms\":{\"compute_comm\":0.25}%s}}}\n"
+	static const char *const unread[][3] = {
+		{ "", "", "" },
+		{ "\"markers\":[1]", "\"markers\": [{\"t\": 1.5, \"m\": {}}], ",
+		  ", \"active_segments\": [{\"start_ms\": 0.0, \"end_ms\": 1.0, \"active_streams\": [\"compute\"]}], "
+		  "\"utilization\": {\"compute\": 0.45, \"x\": [true, false, null, [], -0, 12]}" },
+		{ "", "\"markers\": [\"caf\\u00e9 \\\"q\\\"\"], ",
+		  ", \"active_segments\": [1e999, 1E-400], \"utilization\": {\"c\": \"caf\xc3\xa9\", \"n\": 123456789012345678901}" },
+		{ "", "\"markers\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], ",
+		  ", \"active_segments\": [], \"active_segments\": {}, \"utilization\":{}" },
+	};
+	enum { NV = sizeof(unread) / sizeof(unread[0]) };
+	struct trace_set s[NV];
+	struct aorta_error e;
+	char buf[1024];
+	memset(s, 0, sizeof(s));
+	for (int k = 0; k < NV; k++) {
+		int n = snprintf(buf, sizeof(buf), HEAD, unread[k][0], unread[k][1], unread[k][2]);
+		CHECK(n > 0 && n < (int)sizeof(buf));
+		CHECK_EQ_I(ingest_aorta_jsonl_mem("u.jsonl", buf, (size_t)n, &opts, &s[k], &e), AORTA_OK);
+		CHECK_EQ_I(s[k].n, 1);
+		if (!s[k].n)
+			continue;
+		const struct trace *t = s[k].t[0];
+		CHECK_EQ_I(t->skipped, 0);
+		CHECK_EQ_I(t->n, 1);
+		CHECK_EQ_I(t->nrec, 1);
+		if (t->n && t->nrec) {
+			CHECK_STR(strtab_get(&t->names, t->name[0]), "aorta:compute:f");
+			CHECK_EQ_I(t->end_ns[0] - t->start_ns[0], 3000000);
+			CHECK_NEAR(t->rec[0].v[SR_COMPUTE], 4.5, 0);
+			CHECK_NEAR(t->rec[0].v[SR_OVERLAP], 0.25, 0);
+			CHECK_NEAR(t->rec[0].v[SR_LOSS], 0.5, 0);
+		}
+		trace_set_release(&s[k]);
+	}
+	/* a missing value inside markers: named at the parser's offset, just past the "}" */
+	int n = snprintf(buf, sizeof(buf), HEAD "{\"rank\":1,\"profile\":{\"total_ms\":10}}\n", "",
+			 "\"markers\": [{\"a\":}], ", "");
+	struct trace_set b = { 0 };
+	CHECK_EQ_I(ingest_aorta_jsonl_mem("m.jsonl", buf, (size_t)n, &opts, &b, &e), AORTA_EINPUT);
+	CHECK_EQ_I(e.line, 1);
+	CHECK_EQ_I(e.offset, (long long)(strstr(buf, ":}") - buf) + 2);
+	CHECK(strstr(e.msg, "invalid json (") != NULL);
+	trace_set_release(&b);
+#undef HEAD
+}
+
 /* The trainer's explicit collective field names the span; the recorded
  * figures are kept per step as upstream reads them. */
 static void test_collective_field_and_recorded_figures(void)
@@ -352,6 +409,7 @@ int main(void)
 	TEST(test_invalid_json_names_line_and_offset);
 	TEST(test_collective_field_and_recorded_figures);
 	TEST(test_active_segments_do_not_change_what_is_read);
+	TEST(test_unread_values_are_stepped_over_or_parsed_alike);
 	TEST(test_file_reader_matches_memory_reader);
 	return test_report();
 }

@@ -253,14 +253,15 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	CHECK_EQ_I(r->steps[0].number, 1);
 	CHECK_EQ_I(r->steps[0].start_ns, 100);
 	CHECK_EQ_I(r->steps[0].end_ns, 500);
-	CHECK_EQ_I(r->steps[0].f.comm_ns, 250);
-	CHECK_EQ_I(r->steps[0].f.overlap_ns, 50);
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, comm_ns)), 250);
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, overlap_ns)), 50);
 	CHECK_EQ_I(r->steps[1].start_ns, 500);
 	CHECK_EQ_I(r->steps[1].end_ns, 700);
-	CHECK_EQ_I(r->steps[1].f.comm_ns, 100);
-	CHECK_EQ_I(r->steps[1].f.overlap_ns, 100);
-	CHECK_EQ_I(r->steps[0].f.window_ns + r->steps[1].f.window_ns, r->total.window_ns);
-	CHECK_EQ_I(r->steps[0].f.exposed_comm_ns + r->steps[1].f.exposed_comm_ns,
+	CHECK_EQ_I(step_fig(r, 1, offsetof(struct ov_figures, comm_ns)), 100);
+	CHECK_EQ_I(step_fig(r, 1, offsetof(struct ov_figures, overlap_ns)), 100);
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, window_ns)) + step_fig(r, 1, offsetof(struct ov_figures, window_ns)), r->total.window_ns);
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, exposed_comm_ns)) +
+			   step_fig(r, 1, offsetof(struct ov_figures, exposed_comm_ns)),
 		   r->total.exposed_comm_ns);
 	/* per collective, kept beside the steps for the one type there is:
 	 * step 1 all-reduce [250,500) = 250, exposed [300,500) = 200 (the GEMM
@@ -270,7 +271,9 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 0), 100);
 	CHECK_EQ_I(step_coll_ns(r, 1, COLL_ALL_REDUCE, 1), 0);
 	CHECK_EQ_I(step_coll_ns(r, 0, COLL_ALL_GATHER, 0), 0);
-	CHECK_EQ_I(r->nstep_coll, 4); /* 2 steps x 2 columns: all-reduce's time and its exposed part */
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, coll_ns) + COLL_ALL_REDUCE * sizeof(int64_t)), 250);
+	CHECK_EQ_I(step_fig(r, 0, offsetof(struct ov_figures, coll_exposed_ns) + COLL_ALL_REDUCE * sizeof(int64_t)),
+		   200);
 	analysis_free(&a);
 }
 

@@ -142,7 +142,7 @@ static void test_ddp_late_rank_is_the_host_bound_one(void)
 	CHECK(a.matched_groups >= 150);
 	size_t hb0 = 0;
 	for (size_t j = 0; j < a.r[0].nsteps; j++)
-		hb0 += (size_t)a.r[0].steps[j].host_bound;
+		hb0 += (size_t)step_host_bound(&a.r[0], j);
 	CHECK_EQ_I(a.r[0].nsteps, 12);
 	CHECK(hb0 >= 10);
 	for (size_t i = 1; i < 4; i++) {
@@ -153,7 +153,7 @@ static void test_ddp_late_rank_is_the_host_bound_one(void)
 	/* per-step windows tile the step range: their sum is steps_total */
 	int64_t sum = 0;
 	for (size_t j = 0; j < a.r[1].nsteps; j++)
-		sum += a.r[1].steps[j].f.window_ns;
+		sum += step_fig(&a.r[1], j, offsetof(struct ov_figures, window_ns));
 	CHECK_EQ_I(sum, a.r[1].steps_sum.window_ns);
 	analysis_free(&a);
 }
