@@ -41,6 +41,20 @@ Plants (kind at where on rank):
                 go to OUTDIR/.repeat (k = 2) or OUTDIR/.repeatK; truth.json keeps
                 every run's figures (measured.*.runs) and their median step
                 (measured.*.median_of_runs_ms)
+  --cores-from N  each rank's cores taken from the N-th core on (default 0;
+                1 leaves core 0, which takes the interrupts, to the system)
+  --world N     ranks (GPUs): 4 (default) or 2 (DDP and FSDP cases whose
+                plants are on ranks 0 and 1 only)
+  --same-run    base and slowed as profiled blocks of one run, the plants
+                switched between them: base, slowed, base (each block PRE
+                unprofiled steps, the profiler's warm-up step, then --active
+                profiled ones).  The first base block's traces are the base
+                run's, the slowed block's the slowed run's; the truth
+                (expected_step_ms_if_fixed) is the median over both base
+                blocks' steps (measured.base and measured.base_after), so a
+                host-bound job's run-to-run spread (a whole run slower or
+                faster by several ms) drops out of the comparison.  Not for
+                plants that change the model (layers).
 Keeps NVLink multicast off (NCCL_NVLS_ENABLE=0 etc.).
 """
 import argparse
@@ -92,6 +106,8 @@ CASES = {
                          "rank 0's host sleeps 6 ms before forward; host-bound, every rank waits"),
     "fsdp_host_bwd_r3": ("fsdp", {"rank": 3}, [P(3, "in_bwd", "host_sleep", 5.0)], [],
                          "rank 3's host sleeps 5 ms inside backward; host-bound, not absorbed"),
+    "fsdp_host_bwd_r1": ("fsdp", {"rank": 1}, [P(1, "in_bwd", "host_sleep", 5.0)], [],
+                         "rank 1's host sleeps 5 ms inside backward (a case for --world 2 too)"),
     "fsdp_next_slowest_r2": ("fsdp", {"rank": 2},
                              [P(2, "before_fwd", "host_sleep", 6.0), P(0, "before_fwd", "host_sleep", 5.0)],
                              [P(0, "before_fwd", "host_sleep", 5.0)],
@@ -139,12 +155,16 @@ def mlp(n, dim, fn, dtype):
 
 class Planter:
     def __init__(self, rank, plants, dev, cal):
-        self.dev, self.cal = dev, cal
-        self.mine = [p for p in plants if p["rank"] == rank]
+        self.dev, self.cal, self.rank = dev, cal, rank
+        self.use(plants)
         self.took = []  # measured durations of this rank's plants (ms)
         if dev.type == "cuda":
             self.a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
             self.c = torch.empty_like(self.a)
+
+    def use(self, plants):
+        """The plants that fire from now on (--same-run switches them per block)."""
+        self.mine = [p for p in plants if p["rank"] == self.rank]
 
     def fire(self, where):
         for p in self.mine:
@@ -295,10 +315,12 @@ def build_pp(rank, dev, cpu, tap, groups, layers=None):
     return step
 
 
-def one_run(rank, dev, cpu, job, plants, path, cal, groups):
-    """Builds the job afresh, runs PRE + WARMUP + ACTIVE + POST steps, profiles
-    ACTIVE of them into path, returns the measured step times."""
-    planter = Planter(rank, plants, dev, cal)
+def one_run(rank, dev, cpu, job, blocks, cal, groups):
+    """Builds the job afresh and runs it: per block (plants, trace path),
+    PRE unprofiled steps, WARMUP and ACTIVE profiled ones (traced into the
+    block's path) with the block's plants; then POST unprofiled steps with the
+    last block's plants.  Returns per block the measured step times."""
+    planter = Planter(rank, blocks[0][0], dev, cal)
     tap = lambda g: planter.fire("in_bwd")
     torch.manual_seed(0)
     if job == "ddp":
@@ -306,18 +328,22 @@ def one_run(rank, dev, cpu, job, plants, path, cal, groups):
     elif job == "fsdp":
         step = build_fsdp(rank, dev, cpu, tap)
     else:
+        plants = blocks[0][0]
         layers = next((int(p["ms"]) for p in plants if p["rank"] == rank and p["kind"] == "layers"), None)
         step = build_pp(rank, dev, cpu, tap, groups, layers)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     sync()
     dist.barrier()
-    n = PRE + WARMUP + ACTIVE + POST
+    cyc = PRE + WARMUP + ACTIVE
+    nb = len(blocks)
+    n = nb * cyc + POST
     cuda = dev.type == "cuda"
     ev0 = [torch.cuda.Event(enable_timing=True) for _ in range(n)] if cuda else None
     ev1 = [torch.cuda.Event(enable_timing=True) for _ in range(n)] if cuda else None
     w0, w1 = [0.0] * n, [0.0] * n
     plant_ms = {}
-    tmp = path + ".tmp"
+    tmps = [path + ".tmp" for _, path in blocks]
+    exported = []
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
 
     def one(i):
@@ -331,23 +357,28 @@ def one_run(rank, dev, cpu, job, plants, path, cal, groups):
         w1[i] = time.perf_counter()
         plant_ms[i] = planter.measured()
 
+    def ready(p):  # the profiler's cycle k ends: block k's trace
+        p.export_chrome_trace(tmps[len(exported)])
+        exported.append(1)
+
     # Python's collector off while stepping (as trainers do): a collection in
     # the middle of a host-bound step would be noise no plant put there
     gc.collect()
     gc.disable()
     try:
-        with profile(activities=acts, schedule=schedule(wait=PRE, warmup=WARMUP, active=ACTIVE, repeat=1),
-                     on_trace_ready=lambda p: p.export_chrome_trace(tmp), record_shapes=True) as prof:
-            for i in range(PRE + WARMUP + ACTIVE):
+        with profile(activities=acts, schedule=schedule(wait=PRE, warmup=WARMUP, active=ACTIVE, repeat=nb),
+                     on_trace_ready=ready, record_shapes=True) as prof:
+            for i in range(nb * cyc):
+                planter.use(blocks[i // cyc][0])
                 one(i)
                 prof.step()
-        for i in range(PRE + WARMUP + ACTIVE, n):  # unprofiled, for the profiler's cost
+        for i in range(nb * cyc, n):  # unprofiled, for the profiler's cost
             one(i)
     finally:
         gc.enable()
     # A step runs from its start to the next step's start (as the trace's GPU
-    # windows do); the last profiled step is followed by the trace export, so
-    # it gets its own body plus the median gap between the other steps.
+    # windows do); the last profiled step of a block is followed by the trace
+    # export, so it gets its own body plus the median gap between the others.
     if cuda:
         body = [ev0[i].elapsed_time(ev1[i]) for i in range(n)]
         start = [0.0] + [ev0[0].elapsed_time(ev0[i]) for i in range(1, n)]
@@ -361,36 +392,42 @@ def one_run(rank, dev, cpu, job, plants, path, cal, groups):
         gaps = [start[i + 1] - start[i] - body[i] for i in idx[:-1]]
         g = statistics.median(gaps)
         return {str(i): start[i + 1] - start[i] if i != idx[-1] else body[i] + g for i in idx}, g
-    ev_steps, gap = steps(start, body, PROFILED)
-    w_steps, wgap = steps(wstart, wbody, PROFILED)
-    post = list(range(PRE + WARMUP + ACTIVE, n))
+    post = list(range(nb * cyc, n))
     post_steps, _ = steps(start, body, post)
-    with open(tmp, "rb") as f, gzip.GzipFile(path, "wb", 6, mtime=0) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(tmp)
+    for (_, path), tmp in zip(blocks, tmps):
+        with open(tmp, "rb") as f, gzip.GzipFile(path, "wb", 6, mtime=0) as g:
+            shutil.copyfileobj(f, g)
+        os.remove(tmp)
     dist.barrier()
     r4 = lambda v: round(v, 4)
-    return {
-        "rank": rank,
-        "steps": {k: r4(v) for k, v in ev_steps.items()},
-        "median_ms": r4(statistics.median(ev_steps.values())),
-        "source": "cuda_events" if cuda else "wall_clock",
-        "gap_ms": r4(gap),
-        "wall_steps": {k: r4(v) for k, v in w_steps.items()},
-        "wall_median_ms": r4(statistics.median(w_steps.values())),
-        "unprofiled_median_ms": r4(statistics.median(post_steps.values())),
-        "plant_ms": {str(s): [r4(v) for v in plant_ms[s]] for s in PROFILED if plant_ms[s]},
-    }
+    out = []
+    for b in range(nb):
+        prof_idx = [b * cyc + i for i in PROFILED]
+        ev_steps, gap = steps(start, body, prof_idx)
+        w_steps, wgap = steps(wstart, wbody, prof_idx)
+        out.append({
+            "rank": rank,
+            "steps": {k: r4(v) for k, v in ev_steps.items()},
+            "median_ms": r4(statistics.median(ev_steps.values())),
+            "source": "cuda_events" if cuda else "wall_clock",
+            "gap_ms": r4(gap),
+            "wall_steps": {k: r4(v) for k, v in w_steps.items()},
+            "wall_median_ms": r4(statistics.median(w_steps.values())),
+            "unprofiled_median_ms": r4(statistics.median(post_steps.values())),
+            "plant_ms": {str(s): [r4(v) for v in plant_ms[s]] for s in prof_idx if plant_ms[s]},
+        })
+    return out
 
 
-def set_active(n):
-    global ACTIVE, PROFILED
+def set_active(n, world=4):
+    global ACTIVE, PROFILED, WORLD
     ACTIVE = n
     PROFILED = list(range(FIRST, FIRST + ACTIVE))
+    WORLD = world
 
 
 def worker(rank, args, cases, port):
-    set_active(args.active)  # a spawned worker re-imports this module: set it again
+    set_active(args.active, args.world)  # a spawned worker re-imports this module: set it again
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), NCCL_NVLS_ENABLE="0",
                       TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
     if args.cpu:
@@ -401,12 +438,14 @@ def worker(rank, args, cases, port):
         dev = torch.device("cuda", rank)
         dist.init_process_group("nccl", rank=rank, world_size=WORLD, device_id=dev,
                                 timeout=datetime.timedelta(seconds=120))
-    # each rank on its own cores, away from the others' threads (less host jitter)
+    # each rank on its own cores, away from the others' threads (less host jitter);
+    # --cores-from N leaves the first N cores (interrupts, the system) to others
     cores = sorted(os.sched_getaffinity(0))
-    if len(cores) >= 2 * WORLD:
+    if len(cores) >= 2 * WORLD + args.cores_from:
+        cores = cores[args.cores_from:]
         k = len(cores) // WORLD
         os.sched_setaffinity(0, cores[rank * k:(rank + 1) * k])
-    groups = [dist.new_group(s) for s in STAGES]
+    groups = [dist.new_group(s) for s in STAGES] if WORLD == 4 else None  # pp only
     cal = calibrate(dev)
     cals = [None] * WORLD
     dist.all_gather_object(cals, cal)
@@ -420,15 +459,24 @@ def worker(rank, args, cases, port):
         for k in range(1, args.repeats + 1):
             sfx = "" if k == 1 else "_repeat" if k == 2 else f"_repeat{k}"
             top = args.out if k == 1 else os.path.join(args.out, ".repeat" if k == 2 else f".repeat{k}")
-            order += [("base" + sfx, base, top), ("slowed" + sfx, slowed, top)]
-        for run, plants, top in order:
-            d = os.path.join(top, case, run.split("_")[0])
-            os.makedirs(d, exist_ok=True)
+            if args.same_run:  # one run: base, slowed, base blocks
+                order.append([("base" + sfx, base, top), ("slowed" + sfx, slowed, top),
+                              ("base_after" + sfx, base, os.path.join(top, ".after"))])
+            else:
+                order += [[("base" + sfx, base, top)], [("slowed" + sfx, slowed, top)]]
+        for runs in order:
+            blocks = []
+            for run, plants, top in runs:
+                d = os.path.join(top, case, "slowed" if run.startswith("slowed") else "base")
+                os.makedirs(d, exist_ok=True)
+                blocks.append((plants, os.path.join(d, f"rank{rank}.json.gz")))
             t0 = time.time()
-            r = one_run(rank, dev, args.cpu, job, plants, os.path.join(d, f"rank{rank}.json.gz"), cal, groups)
-            allr = [None] * WORLD
-            dist.all_gather_object(allr, r)
-            res[run] = {"by_rank": allr, "seconds": round(time.time() - t0, 1)}
+            rs = one_run(rank, dev, args.cpu, job, blocks, cal, groups)
+            secs = round(time.time() - t0, 1)
+            for (run, _, _), r in zip(runs, rs):
+                allr = [None] * WORLD
+                dist.all_gather_object(allr, r)
+                res[run] = {"by_rank": allr, "seconds": secs if run == runs[0][0] else 0.0}
         if rank == 0:
             write_truth(args, case, res, cals)
     dist.barrier()
@@ -462,24 +510,32 @@ def write_truth(args, case, res, cals):
                     "per": "micro-batch (4 per step)" if job == "pp" else "step"},
         "calibration": cals,
         "measured": {run: {**summary(res[run]), **res[run],
+                           "profiled_steps": sorted(int(x) for x in res[run]["by_rank"][0]["steps"]),
                            **({"repeat": {k: v for k, v in summary(res[run + "_repeat"]).items() if k != "source"}}
                               if run + "_repeat" in res else {})}
-                     for run in ("base", "slowed")},
+                     for run in ("base", "slowed") + (("base_after",) if args.same_run else ())},
     }
+    if args.same_run:
+        truth["same_run"] = ("base, slowed and base_after are profiled blocks of one run, the plants switched"
+                             " between them; the truth is the median over both base blocks' steps")
     if args.repeats > 2:  # every run's figures, in the order they ran, and their median step
-        for run in ("base", "slowed"):
+        for run in ("base", "slowed") + (("base_after",) if args.same_run else ()):
             keys = [run] + [k for k in res if k.startswith(run + "_repeat")]
             runs = [{k: v for k, v in summary(res[x]).items() if k != "source"} for x in keys]
             truth["measured"][run]["runs"] = runs
             truth["measured"][run]["median_of_runs_ms"] = round(statistics.median(r["step_ms"] for r in runs), 4)
     truth["expected_step_ms_if_fixed"] = truth["measured"]["base"]["step_ms"]
+    if args.same_run:
+        both = list(truth["measured"]["base"]["steps"].values()) + list(truth["measured"]["base_after"]["steps"].values())
+        truth["expected_step_ms_if_fixed"] = round(statistics.median(both), 4)
     path = os.path.join(args.out, case, "truth.json")
     with open(path + ".tmp", "w") as f:
         json.dump(truth, f, indent=1)
     os.replace(path + ".tmp", path)
     b, s = truth["measured"]["base"], truth["measured"]["slowed"]
     rep = lambda m: " ".join(f"{r['step_ms']:.3f}" for r in m.get("runs", [m] + ([m["repeat"]] if "repeat" in m else [])))
-    print(f"{case}: base {rep(b)} ms, slowed {rep(s)} ms; unprofiled {b['unprofiled_step_ms']:.3f} / "
+    after = f", base after {rep(truth['measured']['base_after'])} ms" if args.same_run else ""
+    print(f"{case}: base {rep(b)} ms, slowed {rep(s)} ms{after}; truth {truth['expected_step_ms_if_fixed']:.3f} ms; unprofiled {b['unprofiled_step_ms']:.3f} / "
           f"{s['unprofiled_step_ms']:.3f}; {sum(r['seconds'] for r in res.values()):.1f} s", flush=True)
 
 
@@ -492,14 +548,23 @@ def main():
     ap.add_argument("--port", type=int, default=29711)
     ap.add_argument("--active", type=int, default=ACTIVE)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--same-run", action="store_true")
+    ap.add_argument("--cores-from", type=int, default=0)
+    ap.add_argument("--world", type=int, default=WORLD, choices=[2, 4])
     args = ap.parse_intermixed_args()
     if args.active < 2 or args.repeats < 1:
         sys.exit("make_fixtures.py: --active needs at least 2 steps, --repeats at least 1 run")
-    set_active(args.active)
+    set_active(args.active, args.world)
     cases = args.cases or [c for c in CASES if args.job is None or CASES[c][0] == args.job]
     for c in cases:
         if c not in CASES:
             sys.exit(f"make_fixtures.py: unknown case '{c}' (known: {', '.join(CASES)})")
+        ranks = [p["rank"] for p in CASES[c][2] + CASES[c][3]] + [CASES[c][1].get("rank", 0)]
+        if CASES[c][0] == "pp" and args.world != 4 or max(ranks) >= args.world:
+            sys.exit(f"make_fixtures.py: case '{c}' needs 4 ranks (--world {args.world})")
+        if args.same_run and any(p["kind"] == "layers" for p in CASES[c][2] + CASES[c][3]):
+            sys.exit(f"make_fixtures.py: --same-run: case '{c}' changes the model (a layers plant);"
+                     " its base and slowed need runs of their own")
     if not args.cpu:
         n = torch.cuda.device_count()
         if n < WORLD:

@@ -10,12 +10,15 @@
 #      step's start);
 #  (b) the prediction for the planted target (by_rank[R].step_ms_if_fixed, or
 #      by_group "stage S" for a stage) against the base run's measured step
-#      (truth.json measured.base.step_ms, CUDA events) within max(1.5 ms, 5 %);
+#      (truth.json expected_step_ms_if_fixed: measured.base.step_ms, CUDA
+#      events; for a --same-run pair the median over both base blocks' steps)
+#      within max(1.5 ms, 5 %);
 #      a fix the engine marks `ideal_unknown` (a stage without a peer outside
 #      it) is no prediction: counted apart as "unknown", neither pass nor fail,
 #      when the verdict says so too.
 # Prints one row per case and the base run's step as the engine measures it
-# on the base traces (like for like with its prediction) and the base repeat.
+# on the base traces (like for like with its prediction) and the base repeat
+# (for a --same-run pair: the base block after the slowed one).
 # Exit 0 when every case passes both or is an unknown the engine reports, 1 otherwise.
 #   AORTA_BIN=PATH (default ./build/aorta)   WHATIF_JSON=FILE: the rows as JSON
 set -uo pipefail
@@ -55,7 +58,7 @@ for n in sorted(os.listdir(d)):
         print(f"{n:26s} no what-if: {w.get('reason')}"); fails += 1; continue
     # (a) replay: the engine's own worst rank-step, and its steps against the events
     ev = tr["measured"]["slowed"]["by_rank"]
-    steps = tr["profiled_steps"]
+    steps = tr["measured"]["slowed"].get("profiled_steps", tr["profiled_steps"])
     worst = 0.0
     by = {s["step"]: s for s in w["steps"]}
     for s in steps[:-1]:
@@ -76,7 +79,7 @@ for n in sorted(os.listdir(d)):
         want = ",".join(map(str, tg["ranks"]))
         fix = [x for x in w.get("by_group", []) if x["fix"] == f"stage {tg['index']}" and x["ranks"] == want]
         label = f"stage {tg['index']}"
-    truth = tr["measured"]["base"]["step_ms"]
+    truth = tr["expected_step_ms_if_fixed"]  # the base run's step (--same-run: both base blocks')
     unk = bool(fix and fix[0].get("ideal_unknown") and "ideal is unknown" in (w.get("verdict") or ""))
     if fix:
         pred = fix[0]["step_ms_if_fixed"]
@@ -85,13 +88,15 @@ for n in sorted(os.listdir(d)):
     else:
         pred, err, ok_b = None, None, False
     ok = ok_a and ok_b
+    mb = tr["measured"]
+    rep_ms = (mb["base_after"] if "base_after" in mb else mb["base"].get("repeat", {})).get("step_ms", float("nan"))
     unknown += ok_a and not ok_b and unk
     fails += not ok and not (ok_a and unk)
     row.update(target=label, replay_error_pct=w["replay_error_pct"], replay_vs_events_pct=round(worst, 3),
                measured_step_ms=w["measured_step_ms"], replay_step_ms=w["replay_step_ms"],
                predicted_ms=pred, truth_base_ms=truth, error_ms=None if err is None else round(err, 3),
                error_pct=None if err is None else round(100 * err / truth, 2),
-               base_aorta_ms=wb.get("measured_step_ms"), base_repeat_ms=tr["measured"]["base"]["repeat"]["step_ms"],
+               base_aorta_ms=wb.get("measured_step_ms"), base_repeat_ms=rep_ms,
                slowed_truth_ms=tr["measured"]["slowed"]["step_ms"], verdict=w.get("verdict"),
                replay_ok=ok_a, prediction_ok=ok_b, ideal_unknown=fix[0].get("ideal_unknown") if fix else None)
     rows.append(row)
@@ -100,7 +105,7 @@ for n in sorted(os.listdir(d)):
     ba = wb.get("measured_step_ms")
     print(f"{n:26s} {label:8s} {w['replay_error_pct']:9.2f}% {worst:8.2f}%  {p:>9s} {truth:7.2f} {e:>13s} "
           f"{'ok' if ok else 'unkn' if ok_a and unk else 'FAIL':4s} {ba if ba is None else round(ba, 2)!s:>11s} "
-          f"{tr['measured']['base']['repeat']['step_ms']:8.2f} {tr['measured']['slowed']['step_ms']:7.2f}")
+          f"{rep_ms:8.2f} {tr['measured']['slowed']['step_ms']:7.2f}")
 print(f"{len(rows) - fails - unknown} of {len(rows)} cases pass (replay within 3 %, prediction within max(1.5 ms, 5 %)); "
       f"{unknown} with an ideal the engine reports unknown (unkn); {fails} fail")
 if jout:

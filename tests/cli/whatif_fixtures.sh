@@ -23,14 +23,23 @@ tg = t["target"]
 assert ("rank" in tg and 0 <= tg["rank"] < 4) or (tg.get("group") == "stage" and tg["ranks"] in t["groups"]["stage"]) \
     or tg.get("fix") == "the stage balance", "target"
 assert t["planted"]["slowed"] and t["planted"]["slowed"] != t["planted"]["base"], "nothing planted"
-for run in ("base", "slowed"):
+import statistics
+same = "same_run" in t  # base, slowed, base_after: profiled blocks of one run (make_fixtures.py --same-run)
+for run in ("base", "slowed") + (("base_after",) if same else ()):
     m = t["measured"][run]
+    ps = m.get("profiled_steps", t["profiled_steps"])
     assert m["source"] == "cuda_events", "source"
-    assert m["step_ms"] > 0 and sorted(map(int, m["steps"])) == t["profiled_steps"], f"{run} steps"
+    assert m["step_ms"] > 0 and sorted(map(int, m["steps"])) == ps, f"{run} steps"
     assert [r["rank"] for r in m["by_rank"]] == [0, 1, 2, 3], f"{run} by_rank"
     for r in m["by_rank"]:
-        assert sorted(map(int, r["steps"])) == t["profiled_steps"], f"{run} rank {r['rank']} steps"
-assert t["expected_step_ms_if_fixed"] == t["measured"]["base"]["step_ms"], "expected_step_ms_if_fixed"
+        assert sorted(map(int, r["steps"])) == ps, f"{run} rank {r['rank']} steps"
+if same:
+    b, s = t["measured"]["base"]["profiled_steps"], t["measured"]["slowed"]["profiled_steps"]
+    assert b[-1] < s[0] < s[-1] < t["measured"]["base_after"]["profiled_steps"][0], "blocks out of order"
+    both = list(t["measured"]["base"]["steps"].values()) + list(t["measured"]["base_after"]["steps"].values())
+    assert abs(t["expected_step_ms_if_fixed"] - statistics.median(both)) < 1e-3, "expected_step_ms_if_fixed"
+else:
+    assert t["expected_step_ms_if_fixed"] == t["measured"]["base"]["step_ms"], "expected_step_ms_if_fixed"
 PY
 	ok
 	for run in base slowed; do
@@ -47,7 +56,7 @@ bad = []
 for r in a["ranks"]:
     win = {s["step"]: s["step_ms"] for s in r["steps"]}
     truth = t["measured"][run]["by_rank"][r["rank"]]["steps"]
-    steps = t["profiled_steps"]
+    steps = t["measured"][run].get("profiled_steps", t["profiled_steps"])
     missing = [s for s in steps if s not in win]
     if missing:
         bad.append(f"rank {r['rank']}: steps {missing} not in the trace")
@@ -62,7 +71,7 @@ w = a["across_ranks"].get("what_if")
 if w is not None:
     if not w.get("ok"):
         bad.append(f"no what-if: {w.get('reason')}")
-    elif not (w["reproduced"] and w["replay_error_pct"] <= 3.0 and w["steps_used"] == len(t["profiled_steps"])):
+    elif not (w["reproduced"] and w["replay_error_pct"] <= 3.0 and w["steps_used"] == len(steps)):
         bad.append(f"replay off: {w['replay_error_pct']} % over {w['steps_used']} steps, reproduced {w['reproduced']}")
 if bad:
     sys.exit("; ".join(bad))
