@@ -130,6 +130,9 @@ static const struct config_schema schema[] = {
 	{ "debug.isolate", S, "none", "none|compute|comm: one side of every distributed step alone" },
 	{ "debug.instrumented", B, "true", "events, recorder and JSONL (false: host clock only)" },
 	{ "debug.graph_fail", B, "false", "make the CUDA-graph capture fail (tests the fallback)" },
+	{ "debug.host_delay_ms", F, "0", "a planted host delay: the host spins this long before each step's forward" },
+	{ "debug.host_delay_rank", I, "-1", "the rank that plants debug.host_delay_ms (-1: every rank)" },
+	{ "debug.host_delay_period", I, "0", "0: the delay in every step; N: only in steps s with s / N odd" },
 
 	{ "tracelens", IGN, NULL, NULL },
 	{ "torch_titan", IGN, NULL, NULL },
@@ -491,8 +494,19 @@ static enum aorta_status read_debug(const struct ctx *x, struct train_config *t)
 	    (st = get_bool(x, "debug.norm_early", &t->debug.norm_early)) ||
 	    (st = get_bool(x, "debug.instrumented", &t->debug.instrumented)) ||
 	    (st = get_bool(x, "debug.graph_fail", &t->debug.graph_fail)) ||
+	    (st = get_dbl(x, "debug.host_delay_ms", &t->debug.host_delay_ms)) ||
+	    (st = get_int(x, "debug.host_delay_rank", &t->debug.host_delay_rank)) ||
+	    (st = get_int(x, "debug.host_delay_period", &t->debug.host_delay_period)) ||
 	    (st = get_str(x, "debug.isolate", s, sizeof(s))))
 		return st;
+	if (!(t->debug.host_delay_ms >= 0 && t->debug.host_delay_ms <= 60000))
+		return bad(x, "debug.host_delay_ms", "%g: expected 0 to 60000 (ms)", t->debug.host_delay_ms);
+	if (t->debug.host_delay_period < 0)
+		return bad(x, "debug.host_delay_period", "%lld: expected 0 (every step) or a number of steps",
+			   t->debug.host_delay_period);
+	if (t->debug.host_delay_rank < -1)
+		return bad(x, "debug.host_delay_rank", "%lld: expected a rank, or -1 for every rank",
+			   t->debug.host_delay_rank);
 	/* the variables' own meanings: "0" off, anything else on */
 	if ((v = debug_env(x, "debug.distributed_executor", "AORTA_TRAIN_DIST")))
 		t->debug.distributed_executor = strcmp(v, "0") != 0;

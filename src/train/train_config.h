@@ -134,6 +134,11 @@ struct train_config {
 						* (AORTA_TRAIN_UNINSTRUMENTED inverted) */
 		int graph_fail;                /* debug.graph_fail: make the CUDA-graph capture fail,
 						* to test the eager fallback (AORTA_TRAIN_GRAPH_FAIL) */
+		double host_delay_ms;          /* debug.host_delay_ms: a planted host delay before
+						* each step's forward (what-if validation pairs) */
+		long long host_delay_rank;     /* debug.host_delay_rank: who plants it (-1: all) */
+		long long host_delay_period;   /* debug.host_delay_period: 0 every step, N: steps s
+						* with s / N odd (base and slowed blocks of one run) */
 	} debug;
 
 	struct {

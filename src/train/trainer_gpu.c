@@ -67,8 +67,8 @@
  *
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
- * <output_dir>/torch_profiler/rank<N>/ when profiling.enabled (rank 0 only
- * at world > 1).  SIGINT/SIGTERM end the run after the current step (at
+ * <output_dir>/torch_profiler/rank<N>/ when profiling.enabled (every rank
+ * that has a process of its own; none when ranks are threads of one process).  SIGINT/SIGTERM end the run after the current step (at
  * world > 1 after the step where some rank saw the signal, on every rank).
  */
 #include "train/trainer.h"
@@ -941,9 +941,7 @@ static enum aorta_status open_outputs(struct trainer *t, struct aorta_error *e)
 		logline(t->log, t->quiet, "profiling: not available when several ranks are threads of one process; "
 					  "run one rank per process (mpirun, or scripts/launch_cuda.sh with USE_MPI=1) "
 					  "to record CUPTI traces");
-	} else if (cfg->profiling.enabled && t->rank != 0) {
-		logline(t->log, t->quiet, "profiling: only rank 0 records a CUPTI trace (one activity buffer per process)");
-	} else if (cfg->profiling.enabled) {
+	} else if (cfg->profiling.enabled) { /* every rank, each in its own process: its own trace */
 		struct cupti_opts co = { 0 };
 		co.output_dir = cfg->training.output_dir;
 		co.rank = t->rank;
@@ -1190,6 +1188,17 @@ enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e)
 	double t0 = now_ms();
 
 	nvtx_push_step(s);
+	/* debug.host_delay_ms: a planted host delay before the step's forward
+	 * (the what-if's validation pairs): a spin, not a sleep, so it lasts
+	 * what it says whatever the scheduler does */
+	long per = t->cfg->debug.host_delay_period;
+	if (t->cfg->debug.host_delay_ms > 0 &&
+	    (t->cfg->debug.host_delay_rank < 0 || t->cfg->debug.host_delay_rank == t->rank) &&
+	    (per <= 0 || (s / per) % 2 == 1)) {
+		double until = now_ms() + t->cfg->debug.host_delay_ms;
+		while (now_ms() < until)
+			;
+	}
 	maybe_capture(t, s);
 	enum step_mode mode = x->exec ? STEP_REPLAY : STEP_EAGER;
 	if (mode == STEP_REPLAY) {

@@ -821,6 +821,27 @@ static void test_debug_keys_and_their_deprecated_variables(void)
 	CHECK_EQ_I(train_config_load("config/default.yaml", bad, 1, &t, &e), AORTA_EUSAGE);
 	CHECK(contains(e.msg, "debug.isolate") && contains(e.msg, "'both'"));
 
+	/* the planted host delay: off by default, on one rank, in alternate blocks */
+	CHECK_EQ_I(train_config_load("config/default.yaml", NULL, 0, &t, &e), AORTA_OK);
+	CHECK(t.debug.host_delay_ms == 0);
+	CHECK_EQ_I(t.debug.host_delay_rank, -1);
+	CHECK_EQ_I(t.debug.host_delay_period, 0);
+	train_config_release(&t);
+	const char *hd[] = { "debug.host_delay_ms=2.5", "debug.host_delay_rank=1", "debug.host_delay_period=7" };
+	CHECK_EQ_I(train_config_load("config/default.yaml", hd, 3, &t, &e), AORTA_OK);
+	CHECK(t.debug.host_delay_ms == 2.5);
+	CHECK_EQ_I(t.debug.host_delay_rank, 1);
+	CHECK_EQ_I(t.debug.host_delay_period, 7);
+	train_config_release(&t);
+	const char *hbad[][1] = { { "debug.host_delay_ms=-1" }, { "debug.host_delay_ms=1e9" },
+				  { "debug.host_delay_rank=-2" }, { "debug.host_delay_period=-1" } };
+	const char *hkey[] = { "debug.host_delay_ms", "debug.host_delay_ms", "debug.host_delay_rank",
+			       "debug.host_delay_period" };
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ_I(train_config_load("config/default.yaml", hbad[i], 1, &t, &e), AORTA_EUSAGE);
+		CHECK(contains(e.msg, hkey[i]));
+	}
+
 	/* a variable applies where the key is not written, with a warning */
 	setenv("AORTA_TRAIN_ISOLATE", "compute", 1);
 	setenv("AORTA_TRAIN_UNINSTRUMENTED", "1", 1);
