@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Runs every GPU test program (build/gpu-tests/test_*); each skips with a
-# message when no CUDA device is present.  Prints "N passed, N failed, N skipped".
+# Runs every GPU test program (build/gpu-tests/test_*) and the GPU test
+# scripts that need more than one program (train_mpi_traces.sh: aorta train
+# under mpirun); each skips with a message when no CUDA device (or what else
+# it needs) is present.  Prints "N passed, N failed, N skipped".
 set -u
 B=${1:-build}
 passed=0 failed=0 skipped=0
-for t in "$B"/gpu-tests/test_*; do
-	[ -x "$t" ] || continue
+for t in "$B"/gpu-tests/test_* "$(dirname "$0")"/train_mpi_traces.sh; do
+	[ -x "$t" ] || [ "${t%.sh}" != "$t" ] || continue
 	t0=$SECONDS
-	out=$("$t" 2>&1); rc=$?
+	if [ "${t%.sh}" != "$t" ]; then out=$(bash "$t" "$B" 2>&1); rc=$?; else out=$("$t" 2>&1); rc=$?; fi
 	printf '%s\n' "$out" | tail -n 40
 	echo "  $(basename "$t"): $((SECONDS - t0)) s"
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
