@@ -355,7 +355,7 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	 * neither is kept (about 600 bytes a step of aorta JSONL) */
 	int own_clock = analysis_own_clock(t->format);
 	coll_table(t, &s, r, !own_clock);
-	if (!own_clock)
+	if (!own_clock && !o->no_what_if)
 		whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
 	if (!o->no_peer_tools) { /* two more interval-set builds of the whole trace */

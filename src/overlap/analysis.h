@@ -37,6 +37,8 @@ struct analysis_opts {
 	size_t nclock_given;
 	int no_peer_tools;    /* leave the HTA and TraceLens figures (rank_result hta, tracelens)
 			       * zero: for a caller that outputs neither (report) */
+	int no_what_if;       /* neither op tables nor the what-if replay (--no-what-if): the
+			       * analysis's what_if says why (ok 0) */
 };
 
 /* A clock offset supplied by the user: rank `rank` (or every rank of host

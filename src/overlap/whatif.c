@@ -3140,6 +3140,10 @@ void whatif_run(struct analysis *a)
 	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
+	if (a->opts.no_what_if) { /* analysis_rank kept no op table either */
+		a->whatif = none("skipped (--no-what-if)");
+		return;
+	}
 	if (a->n < 2 || !a->clocks_aligned) {
 		a->whatif = none(a->n < 2 ? "one rank: nothing to replay across ranks"
 				 : "no cross-rank figures (see no_cross_rank_reason)");

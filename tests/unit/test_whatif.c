@@ -35,7 +35,7 @@ enum { NONE, ALLREDUCE, SEND, RECV };
 
 static struct analysis_opts opts(void)
 {
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 	return o;
 }
 
