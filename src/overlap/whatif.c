@@ -393,12 +393,13 @@ struct sop {
 	uint8_t hasl;                /* its launch is known */
 };
 
-/* What one replay reads and writes for one op (one replay state per worker,
- * so scenarios replay at once on several threads). */
+/* What one replay writes for one op (one replay state per worker, so
+ * scenarios replay at once on several threads).  The scenario's duration,
+ * transfer and host gap of an op are not stored: the replay takes them from
+ * the rank's measured arrays and the scenario as it reaches the op
+ * (op_dur, op_gap, op_xfer). */
 struct rop {
 	int64_t S, E, L;             /* replayed start, end, launch */
-	int64_t d2;                  /* this replay's duration; of a matched call, its transfer */
-	int64_t g2;                  /* this replay's host gap */
 };
 
 /* A call of a matched collective of the join: its size and type (the class
@@ -447,6 +448,17 @@ struct sst { int64_t lastE; int32_t head; };
  * it, its ops not yet ended (the step barrier). */
 struct bst { int64_t ws, we, bE; int32_t brem, wlast; };
 
+enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
+enum { PART_DUR = 1, PART_HOST = 2 };
+
+struct scen {
+	int type;
+	const uint8_t *mask;  /* SC_SET: the ranks fixed (index as a->r) */
+	int single;           /* SC_SET of one rank: its index, else -1 */
+	int part;             /* SC_SET: PART_DUR | PART_HOST */
+	int cat;              /* SC_CAT */
+};
+
 /* One replay's state of one rank. */
 struct rst {
 	struct rop *o;               /* per op */
@@ -455,6 +467,7 @@ struct rst {
 	size_t hp;                   /* position in launch order */
 	int64_t a2;                  /* the first launch's anchor in this replay */
 	int inq;
+	int fix;                     /* the scenario changes this rank's ops (else: as measured) */
 };
 
 struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
@@ -467,6 +480,8 @@ struct wst {
 	size_t nstack;
 	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
 	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
+	struct scen sc;              /* the last run_scen's scenario (its mask: only while it runs) */
+	int64_t *md, *mg;            /* SC_SET of several ranks: per slot, the set's medians (set_medians) */
 	struct rop *ob;              /* every rank's o[], one mapping (NULL: each rank's own allocation) */
 	size_t obn;                  /* its bytes */
 };
@@ -480,6 +495,7 @@ struct ctx {
 	struct cgrp *g;              /* the collectives' members (at, n); the replay state is per worker */
 	size_t ng;
 	struct slotm *gm;            /* group members */
+	int64_t *gx, *gxi;           /* beside gm: each call's measured and ideal transfer (matched calls) */
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
 	int64_t *med_all_d, *med_all_g; /* per slot */
@@ -920,6 +936,17 @@ static void build_groups(struct ctx *c)
 		}
 	par_for(c->nt, c->ng, xfer_task, c);
 	ideal_xfers(c);
+	/* beside the members, for the replay (arrive): a call's transfers */
+	c->gx = xmalloc((total ? total : 1) * sizeof(*c->gx));
+	c->gxi = xmalloc((total ? total : 1) * sizeof(*c->gxi));
+	for (size_t q = 0; q < c->ng; q++)
+		for (size_t m = 0; m < c->g[q].n; m++) {
+			struct slotm u = c->gm[c->g[q].at + m];
+			int32_t in = c->k[u.ri].r->ops[u.j].inst;
+			int on = c->g[q].n >= 2;
+			c->gx[c->g[q].at + m] = on ? c->k[u.ri].x[in] : 0;
+			c->gxi[c->g[q].at + m] = on ? c->k[u.ri].xi[in] : 0;
+		}
 }
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
@@ -1364,17 +1391,6 @@ static void build_slots(struct ctx *c)
 
 /* ---- one replay ------------------------------------------------------------------ */
 
-enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
-enum { PART_DUR = 1, PART_HOST = 2 };
-
-struct scen {
-	int type;
-	const uint8_t *mask;  /* SC_SET: the ranks fixed (index as a->r) */
-	int single;           /* SC_SET of one rank: its index, else -1 */
-	int part;             /* SC_SET: PART_DUR | PART_HOST */
-	int cat;              /* SC_CAT */
-};
-
 /* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
  * median over its members outside the set (the whole slot when none). */
 static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg)
@@ -1501,98 +1517,143 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 	return changed;
 }
 
-/* A rank the scenario leaves as measured: its durations (a matched call's:
- * its transfer) and host gaps, S, E and L reset. */
-static void fill_measured(const struct ctx *c, const struct rk *k, struct rop *z)
+/* Whether scenario sc changes rank i's ops at all (else they replay as
+ * measured). */
+static int rank_fixed(const struct ctx *c, const struct scen *sc, size_t i)
 {
-	for (size_t j = 0; j < k->n; j++)
-		z[j] = (struct rop){ UNSET, UNSET, UNSET, k->d[j], k->gap[j] };
-	for (size_t x = 0; x < k->ngops; x++)
-		if (c->g[k->gc[x].grp].n >= 2) /* matched with its peers (build_groups) */
-			z[k->gc[x].j].d2 = k->x[k->gc[x].inst];
+	switch (sc->type) {
+	case SC_ALL: case SC_CAT: return 1;
+	case SC_SET: return sc->mask[i] != 0;
+	case SC_BAL: return c->bal != NULL;
+	default: return 0;
+	}
 }
 
-/* The ops of rank i that scenario sc changes (md, mg: the set's medians):
- * their d2 and g2; returns how many differ from the measured values.  A
- * matched call's transfer is set from the rank's call table after its
- * duration and gap (its d2 holds whether they changed until then). */
-static size_t fill_rank(const struct ctx *c, struct wst *s, const struct scen *sc, size_t i, const int64_t *md,
-			const int64_t *mg)
+/* The duration of op j (not a matched call) of fixed rank i under
+ * scenario sc (md: the set's medians): the ideal the scenario gives it,
+ * at most what it took (but for the stage balance, which moves work). */
+static int64_t dur_fixed(const struct ctx *c, const struct scen *sc, const int64_t *md, const struct rk *k,
+			 size_t i, size_t j)
+{
+	int64_t d = k->d[j], d2 = d;
+	int32_t q = k->slot[j];
+	switch (sc->type) {
+	case SC_ALL:
+		if (q >= 0)
+			d2 = c->med_all_d[q];
+		break;
+	case SC_CAT: /* an op type's compute or copies (a transfer: op_xfer; host gaps: op_gap) */
+		if (sc->cat == k->cat[j] && sc->cat != WC_HOST && sc->cat < WC_COLL && q >= 0)
+			d2 = c->med_all_d[q];
+		break;
+	case SC_BAL:
+		return c->bal[i][j];
+	case SC_SET:
+		if (sc->part & PART_DUR)
+			d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : d;
+		break;
+	default:
+		break;
+	}
+	return d2 < d ? d2 : d; /* fixing never makes an op slower */
+}
+
+/* The host gap before op j (launch known) of fixed rank i under sc. */
+static int64_t gap_fixed(const struct ctx *c, const struct scen *sc, const int64_t *mg, const struct rk *k,
+			 size_t j)
+{
+	int64_t g = k->gap[j];
+	int32_t q = k->slot[j];
+	switch (sc->type) {
+	case SC_ALL:
+		return q >= 0 ? c->med_all_g[q] : g;
+	case SC_CAT:
+		return sc->cat == WC_HOST && q >= 0 ? c->med_all_g[q] : g;
+	case SC_SET:
+		if (sc->part & PART_HOST)
+			return sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : g;
+		return g;
+	default:
+		return g;
+	}
+}
+
+/* The transfer of a matched call whose measured transfer is xm and ideal
+ * xi (op j of rank k) under sc: its type's ideal when the scenario fixes
+ * transfers of its type (at most xm). */
+static inline int64_t xfer_of(const struct scen *sc, const struct rk *k, size_t j, int64_t xm, int64_t xi)
+{
+	if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat >= WC_COLL && sc->cat == k->cat[j]))
+		return xi < xm ? xi : xm;
+	return xm;
+}
+
+/* In worker state s's replay (its scenario s->sc): the duration of op j of
+ * rank i (not a matched call), its host gap (launch known) and the
+ * transfer of matched call m (index as c->gm). */
+static inline int64_t op_dur(const struct ctx *c, const struct wst *s, size_t i, size_t j)
 {
 	const struct rk *k = &c->k[i];
-	struct rop *z = s->k[i].o;
-	size_t changed = 0;
+	return s->k[i].fix ? dur_fixed(c, &s->sc, s->md, k, i, j) : k->d[j];
+}
+
+static inline int64_t op_gap(const struct ctx *c, const struct wst *s, size_t i, size_t j)
+{
+	const struct rk *k = &c->k[i];
+	return s->k[i].fix ? gap_fixed(c, &s->sc, s->mg, k, j) : k->gap[j];
+}
+
+static inline int64_t op_xfer(const struct ctx *c, const struct wst *s, size_t m)
+{
+	struct slotm u = c->gm[m];
+	return s->k[u.ri].fix ? xfer_of(&s->sc, &c->k[u.ri], (size_t)u.j, c->gx[m], c->gxi[m]) : c->gx[m];
+}
+
+/* Whether fixed rank i has an op whose duration, host gap or (a matched
+ * call) transfer scenario s->sc changes. */
+static int rank_changes(const struct ctx *c, const struct wst *s, size_t i)
+{
+	const struct rk *k = &c->k[i];
+	const struct scen *sc = &s->sc;
 	for (size_t j = 0; j < k->n; j++) {
-		int32_t q = k->slot[j];
-		int host = k->o[j].hasl;
-		int64_t d2 = k->d[j], g2 = k->gap[j];
-		if (sc->type == SC_ALL) {
-			if (q >= 0)
-				d2 = c->med_all_d[q];
-			if (q >= 0 && host)
-				g2 = c->med_all_g[q];
-		} else if (sc->type == SC_CAT) {
-			if (sc->cat == WC_HOST && q >= 0 && host)
-				g2 = c->med_all_g[q];
-			else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-				; /* its transfer: below */
-			else if (sc->cat == k->cat[j] && q >= 0)
-				d2 = c->med_all_d[q];
-		} else if (sc->type == SC_BAL) {
-			if (c->bal)
-				d2 = c->bal[i][j];
-		} else { /* SC_SET, the rank in the set */
-			if (sc->part & PART_DUR)
-				d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
-			if ((sc->part & PART_HOST) && host)
-				g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
-		}
-		/* fixing never makes an op slower: the ideal is at most what it took
-		 * (balancing the stages moves work: the light stages' ops grow) */
-		if (d2 > k->d[j] && sc->type != SC_BAL)
-			d2 = k->d[j];
-		int dg = d2 != k->d[j] || g2 != k->gap[j];
-		if (k->o[j].grp >= 0)
-			d2 = dg;
-		else
-			changed += dg;
-		z[j] = (struct rop){ UNSET, UNSET, UNSET, d2, g2 };
+		if (dur_fixed(c, sc, s->md, k, i, j) != k->d[j])
+			return 1;
+		if (k->o[j].hasl && gap_fixed(c, sc, s->mg, k, j) != k->gap[j])
+			return 1;
 	}
 	for (size_t x = 0; x < k->ngops; x++) {
 		const struct gcall *g = &k->gc[x];
 		if (c->g[g->grp].n < 2) /* a plain op (build_groups) */
 			continue;
-		int64_t xm = k->x[g->inst], x2 = xm;
-		if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == k->cat[g->j] && sc->cat >= WC_COLL))
-			x2 = k->xi[g->inst] < xm ? k->xi[g->inst] : xm;
-		changed += z[g->j].d2 || x2 != xm;
-		z[g->j].d2 = x2;
+		int64_t xm = k->x[g->inst];
+		if (xfer_of(sc, k, (size_t)g->j, xm, k->xi[g->inst]) != xm)
+			return 1;
 	}
-	return changed;
+	return 0;
 }
 
-/* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
- * worker state s; returns how many differ from the measured values (0:
- * the replay would be the unmodified one). */
-static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
+/* Sets scenario sc in worker state s (the set's medians, each rank's
+ * anchor and whether the scenario fixes it); returns whether any value
+ * differs from the measured ones (0: the replay would be the unmodified
+ * one). */
+static int set_scen(const struct ctx *c, struct wst *s, const struct scen *sc)
 {
-	size_t changed = 0;
-	int64_t *md = NULL, *mg = NULL;
+	s->sc = *sc;
+	free(s->md);
+	free(s->mg);
+	s->md = s->mg = NULL;
 	if (sc->type == SC_SET && sc->single < 0) {
-		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
-		mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*mg));
-		set_medians(c, s->cmask, sc->mask, md, mg);
+		s->md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*s->md));
+		s->mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*s->mg));
+		set_medians(c, s->cmask, sc->mask, s->md, s->mg);
 	}
+	int changed = fill_anchors(c, s, sc) > 0;
 	for (size_t i = 0; i < c->n; i++) {
-		int fixed = sc->type == SC_SET && sc->mask[i];
-		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal))
-			fill_measured(c, &c->k[i], s->k[i].o);
-		else
-			changed += fill_rank(c, s, sc, i, md, mg);
+		s->k[i].fix = rank_fixed(c, sc, i);
+		if (s->k[i].fix && !changed)
+			changed = rank_changes(c, s, i);
 	}
-	free(md);
-	free(mg);
-	return changed + fill_anchors(c, s, sc);
+	return changed;
 }
 
 static void push(struct wst *s, size_t i)
@@ -1641,7 +1702,7 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 			__builtin_prefetch(&z->o[nx]);
 		}
 		__builtin_prefetch(z->st);
-		z->o[u.j].E = g->last_s + z->o[u.j].d2; /* a matched call's d2: its transfer */
+		z->o[u.j].E = g->last_s + op_xfer(c, s, g->at + m); /* the last arrival + its transfer */
 		if (z->o[u.j].E < z->o[u.j].S)
 			z->o[u.j].E = z->o[u.j].S;
 		ended(&c->k[u.ri], z, u.j);
@@ -1679,7 +1740,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, in
 	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
 		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
 	if (p->grp < 0) {
-		oj->E = oj->S + oj->d2;
+		oj->E = oj->S + op_dur(c, s, i, (size_t)j);
 		ended(k, z, j);
 	} else
 		arrive(c, s, i, j);
@@ -1700,10 +1761,11 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
 				if (z->o[h].E == UNSET)
 					break;
-				if (z->o[h].E + z->o[j].g2 > base)
-					base = z->o[h].E + z->o[j].g2;
+				int64_t g2 = op_gap(c, s, i, (size_t)j);
+				if (z->o[h].E + g2 > base)
+					base = z->o[h].E + g2;
 			} else if (z->hp) {
-				base += z->o[j].g2;
+				base += op_gap(c, s, i, (size_t)j);
 			}
 			z->o[j].L = base;
 			z->hp++;
@@ -1748,7 +1810,7 @@ static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
 	}
 }
 
-/* One replay of the whole trace with the parameters fill() set.  Returns
+/* One replay of the whole trace in the scenario set_scen set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
  * followed to the end). */
 static size_t replay(const struct ctx *c, struct wst *s)
@@ -1761,7 +1823,9 @@ static size_t replay(const struct ctx *c, struct wst *s)
 	s->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
-		struct rst *z = &s->k[i]; /* S, E and L: fill() reset them */
+		struct rst *z = &s->k[i];
+		for (size_t j = 0; j < k->n; j++)
+			z->o[j] = (struct rop){ UNSET, UNSET, UNSET };
 		z->hp = 0;
 		for (size_t q = 0; q < k->nstr; q++)
 			z->st[q] = (struct sst){ UNSET, k->shead[q] };
@@ -1859,7 +1923,7 @@ static double job_step(const struct ctx *c, const struct wst *w, size_t s)
 static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc, double *out)
 {
 	s->replayed = 0;
-	if (!fill(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
+	if (!set_scen(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
 		memcpy(out, c->rep, c->nsteps * sizeof(*out));
 		return 0;
 	}
@@ -1920,7 +1984,7 @@ static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32
 	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hord[p]].L > t0; p--) {
 		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
 		int64_t prev = p ? z[k->hord[p - 1]].L : INT64_MIN;
-		if (h >= 0 && z[h].E + z[o].g2 >= prev) {
+		if (h >= 0 && z[h].E + op_gap(c, s, i, (size_t)o) >= prev) {
 			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
 			*at = z[h].E;
 			return h;
@@ -2145,6 +2209,8 @@ static void workers_free(struct ctx *c)
 		free(s->g);
 		free(s->stack);
 		free(s->cmask);
+		free(s->md);
+		free(s->mg);
 	}
 	free(c->w);
 	c->w = NULL;
@@ -2315,6 +2381,8 @@ static void ctx_free(struct ctx *c)
 	free(c->k);
 	free(c->g);
 	free(c->gm);
+	free(c->gx);
+	free(c->gxi);
 	free(c->sm);
 	free(c->sd);
 	free(c->sg);
