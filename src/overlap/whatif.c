@@ -384,14 +384,20 @@ static int op_cat(const struct wop *o)
 	}
 }
 
+/* A launch, in launch order: its op, the op the host waited for before it
+ * (-1). */
+struct hlo { int32_t j, hdep; };
+
 /* What every replay reads of one op and none changes. */
 struct sop {
-	int64_t lat;                 /* measured latency */
+	int32_t lat;                 /* measured latency (ns); LAT_BIG: in k->latx (op_lat) */
 	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 */
-	int32_t step, dep, hdep;     /* as struct wop */
+	int32_t step, dep;           /* as struct wop */
 	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
 	uint8_t hasl;                /* its launch is known */
 };
+
+#define LAT_BIG INT32_MIN    /* struct sop lat: the latency does not fit in 32 bits (k->latx) */
 
 /* What one replay writes for one op (one replay state per worker, so
  * scenarios replay at once on several threads).  The scenario's duration,
@@ -411,7 +417,9 @@ struct gcall { uint64_t bytes; int32_t j, inst, grp; uint8_t type; };
 struct rk {
 	/* what the replay reads on every visit of the rank, first (one cache line) */
 	struct sop *o;               /* per op */
-	int32_t *hord;               /* launch order */
+	struct hlo *hl;              /* the launches in launch order */
+	int32_t *hord;               /* launch order (during rk_host) */
+	int64_t *latx;               /* per op, its latency where some op's is beyond int32 (else NULL) */
 	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
 	size_t n;
@@ -466,6 +474,7 @@ struct rst {
 	struct bst *b;               /* per step index */
 	size_t hp;                   /* position in launch order */
 	int64_t a2;                  /* the first launch's anchor in this replay */
+	int64_t lastL;               /* the last launch replayed (hp > 0) */
 	int inq;
 	int fix;                     /* the scenario changes this rank's ops (else: as measured) */
 };
@@ -528,6 +537,12 @@ struct ctx {
 	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
 };
 
+/* Op j's latency (p: its struct sop). */
+static inline int64_t op_lat(const struct rk *k, const struct sop *p, size_t j)
+{
+	return p->lat != LAT_BIG ? p->lat : k->latx[j];
+}
+
 /* Op j's measured start and end on the aligned clock. */
 static inline int64_t meas_s(const struct rk *k, size_t j)
 {
@@ -584,7 +599,6 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		p->grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		p->step = o->step;
 		p->dep = o->dep;
-		p->hdep = o->hdep;
 		k->hassync |= o->hdep >= 0;
 		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
 		p->hasl = la[j] != UNSET;
@@ -644,6 +658,11 @@ static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
 		else
 			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
 	}
+	k->hl = xmalloc((k->nh ? k->nh : 1) * sizeof(*k->hl));
+	for (size_t p = 0; p < k->nh; p++)
+		k->hl[p] = (struct hlo){ k->hord[p], r->ops[k->hord[p]].hdep };
+	free(k->hord); /* k->hl has it */
+	k->hord = NULL;
 }
 
 /* Step barriers (each step's latest end, measured) and each op's latency:
@@ -673,14 +692,22 @@ static void rk_latency(struct rk *k, const int64_t *ts, const int64_t *te, const
 			ready = k->bm[r->ops[j].step - 1];
 		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
 			ready = te[r->ops[j].dep];
-		k->o[j].lat = ready == UNSET ? 0 : ts[j] - ready;
+		int64_t lat = ready == UNSET ? 0 : ts[j] - ready;
+		if (lat > INT32_MIN && lat <= INT32_MAX) {
+			k->o[j].lat = (int32_t)lat;
+		} else { /* seconds late: kept whole beside (op_lat) */
+			if (!k->latx)
+				k->latx = xcalloc(k->n, sizeof(*k->latx));
+			k->latx[j] = lat;
+			k->o[j].lat = LAT_BIG;
+		}
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
-		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
+		if (lat > LAT_MAX_NS && ready != UNSET) {
 			k->unexplained++;
 			if (r->ops[j].step >= 0)
-				k->unx[r->ops[j].step] += k->o[j].lat;
+				k->unx[r->ops[j].step] += lat;
 		}
 	}
 }
@@ -757,7 +784,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(const struct ctx *c, struct rk *k)
 {
-	void *p[] = { k->x, k->xi, k->gc, k->hord, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->x, k->xi, k->gc, k->hord, k->hl, k->latx, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	if (c->big)
@@ -1736,7 +1763,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, in
 		if (z->o[p->dep].E > ready)
 			ready = z->o[p->dep].E;
 	}
-	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + p->lat;
+	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + op_lat(k, p, (size_t)j);
 	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
 		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
 	if (p->grp < 0) {
@@ -1755,9 +1782,8 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 	for (int prog = 1; prog;) {
 		prog = 0;
 		while (z->hp < k->nh) {
-			int32_t j = k->hord[z->hp];
-			int32_t h = k->o[j].hdep;
-			int64_t base = z->hp ? z->o[k->hord[z->hp - 1]].L : z->a2; /* the first: its anchor */
+			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
+			int64_t base = z->hp ? z->lastL : z->a2; /* the first: its anchor */
 			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
 				if (z->o[h].E == UNSET)
 					break;
@@ -1767,7 +1793,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 			} else if (z->hp) {
 				base += op_gap(c, s, i, (size_t)j);
 			}
-			z->o[j].L = base;
+			z->o[j].L = z->lastL = base;
 			z->hp++;
 			prog = 1;
 		}
@@ -1804,7 +1830,7 @@ static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
 		}
 	}
 	if (z->hp < k->nh) {
-		int32_t j = k->hord[z->hp];
+		int32_t j = k->hl[z->hp].j;
 		__builtin_prefetch(&z->o[j]);
 		__builtin_prefetch(&k->o[j]);
 	}
@@ -1981,9 +2007,9 @@ static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32
 {
 	const struct rk *k = &c->k[i];
 	const struct rop *z = s->k[i].o;
-	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hord[p]].L > t0; p--) {
-		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
-		int64_t prev = p ? z[k->hord[p - 1]].L : INT64_MIN;
+	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hl[p].j].L > t0; p--) {
+		int32_t o = k->hl[p].j, h = k->hl[p].hdep;
+		int64_t prev = p ? z[k->hl[p - 1].j].L : INT64_MIN;
 		if (h >= 0 && z[h].E + op_gap(c, s, i, (size_t)o) >= prev) {
 			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
 			*at = z[h].E;
@@ -1993,7 +2019,7 @@ static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32
 			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - t0);
 			break;
 		}
-		int64_t from = z[k->hord[p - 1]].L;
+		int64_t from = z[k->hl[p - 1].j].L;
 		cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (from > t0 ? from : t0));
 	}
 	return -1;
