@@ -447,14 +447,16 @@ struct rk {
 	int64_t a0, ma0, astep;
 };
 
-/* One replay's state of one stream: the end of the op it moved past last
- * (UNSET: none), the op at its head (-1: it is done). */
-struct sst { int64_t lastE; int32_t head; };
+/* Scenarios replayed in one pass, each in a lane of its own (replay_lanes):
+ * which op can start next does not depend on any time (only on what has
+ * started, ended and been launched), so every lane follows the same order
+ * and each op's measured inputs are read once for all of them. */
+#define LANES_MAX 4
 
-/* One replay's state of one step index of a rank: its window (first
- * start, end), its latest end so far and the first op (in op order) with
- * it, its ops not yet ended (the step barrier). */
-struct bst { int64_t ws, we, bE; int32_t brem, wlast; };
+/* One replay's state of one step index of a rank, per lane: its window
+ * (first start, end), its latest end so far and the first op (in op order)
+ * with it. */
+struct bst { int64_t ws, we, bE; int32_t wlast; };
 
 enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
 enum { PART_DUR = 1, PART_HOST = 2 };
@@ -467,31 +469,38 @@ struct scen {
 	int cat;              /* SC_CAT */
 };
 
-/* One replay's state of one rank. */
+/* One replay's state of one rank (K lanes: the worker's). */
 struct rst {
-	struct rop *o;               /* per op */
-	struct sst *st;              /* per stream, then the steps (b) in the same block */
-	struct bst *b;               /* per step index */
+	struct rop *o;               /* per op, per lane: o[j * K + v] */
+	int64_t *lastE;              /* per stream, per lane: the end of the op it moved past last (UNSET: none) */
+	struct bst *b;               /* per step index, per lane */
+	int32_t *head;               /* per stream: the op at its head (-1: it is done) */
+	int32_t *brem;               /* per step index: its ops not yet ended (the step barrier) */
 	size_t hp;                   /* position in launch order */
-	int64_t a2;                  /* the first launch's anchor in this replay */
-	int64_t lastL;               /* the last launch replayed (hp > 0) */
+	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
+	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
 	int inq;
-	int fix;                     /* the scenario changes this rank's ops (else: as measured) */
+	unsigned fix;                /* bit v: lane v's scenario changes this rank's ops (else: as measured) */
 };
 
-struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
+/* A matched collective: its members in c->gm; in a replay, how many have
+ * arrived. */
+struct cgrp { size_t at, n, arrived; };
+/* ... and per lane its last arrival: start, rank, op. */
+struct glast { int64_t s; int32_t r, o; };
 
 /* One worker's replay state: per rank, per collective, the work list. */
 struct wst {
 	struct rst *k;
 	struct cgrp *g;
+	struct glast *gl;            /* per collective, per lane */
 	int32_t *stack;
 	size_t nstack;
 	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
-	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
-	struct scen sc;              /* the last run_scen's scenario (its mask: only while it runs) */
-	int64_t *md, *mg;            /* SC_SET of several ranks: per slot, the set's medians (set_medians) */
-	struct rop *ob;              /* every rank's o[], one mapping (NULL: each rank's own allocation) */
+	size_t K, kcap;              /* lanes of the last pass; lanes allocated */
+	struct scen sc[LANES_MAX];   /* each lane's scenario (its mask: only while it runs) */
+	int64_t *md[LANES_MAX], *mg[LANES_MAX]; /* SC_SET of several ranks: per slot, the set's medians */
+	char *ob;                    /* every rank's o[], one mapping (NULL: each rank's own allocation) */
 	size_t obn;                  /* its bytes */
 };
 
@@ -1510,13 +1519,13 @@ static void build_anchors(struct ctx *c)
 	}
 }
 
-/* The anchors' ideal for scenario sc into each rank's a2 (fixing never
- * makes a first launch later); returns how many moved. */
-static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen *sc)
+/* The anchors' ideal for scenario sc into each rank's a2 of lane v (fixing
+ * never makes a first launch later); returns how many moved. */
+static size_t fill_anchors(const struct ctx *c, struct wst *s, size_t v0, const struct scen *sc)
 {
 	size_t changed = 0;
 	for (size_t i = 0; i < c->n; i++)
-		s->k[i].a2 = c->k[i].a0;
+		s->k[i].a2[v0] = c->k[i].a0;
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = anchor_group(c, a);
 		size_t K = b - a, out = 0;
@@ -1536,7 +1545,7 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
 				v = sc->single >= 0 ? k->ma0 : set;
 			if (v < k->a0) {
-				s->k[c->aord[p]].a2 = v;
+				s->k[c->aord[p]].a2[v0] = v;
 				changed++;
 			}
 		}
@@ -1615,37 +1624,38 @@ static inline int64_t xfer_of(const struct scen *sc, const struct rk *k, size_t 
 	return xm;
 }
 
-/* In worker state s's replay (its scenario s->sc): the duration of op j of
- * rank i (not a matched call), its host gap (launch known) and the
- * transfer of matched call m (index as c->gm). */
-static inline int64_t op_dur(const struct ctx *c, const struct wst *s, size_t i, size_t j)
+/* In lane v of worker state s's replay (its scenario s->sc[v]): the
+ * duration of op j of rank i (not a matched call), its host gap (launch
+ * known) and the transfer of matched call m (index as c->gm). */
+static inline int64_t op_dur(const struct ctx *c, const struct wst *s, size_t v, size_t i, size_t j)
 {
 	const struct rk *k = &c->k[i];
-	return s->k[i].fix ? dur_fixed(c, &s->sc, s->md, k, i, j) : k->d[j];
+	return s->k[i].fix >> v & 1 ? dur_fixed(c, &s->sc[v], s->md[v], k, i, j) : k->d[j];
 }
 
-static inline int64_t op_gap(const struct ctx *c, const struct wst *s, size_t i, size_t j)
+static inline int64_t op_gap(const struct ctx *c, const struct wst *s, size_t v, size_t i, size_t j)
 {
 	const struct rk *k = &c->k[i];
-	return s->k[i].fix ? gap_fixed(c, &s->sc, s->mg, k, j) : k->gap[j];
+	return s->k[i].fix >> v & 1 ? gap_fixed(c, &s->sc[v], s->mg[v], k, j) : k->gap[j];
 }
 
-static inline int64_t op_xfer(const struct ctx *c, const struct wst *s, size_t m)
+static inline int64_t op_xfer(const struct ctx *c, const struct wst *s, size_t v, size_t m)
 {
 	struct slotm u = c->gm[m];
-	return s->k[u.ri].fix ? xfer_of(&s->sc, &c->k[u.ri], (size_t)u.j, c->gx[m], c->gxi[m]) : c->gx[m];
+	return s->k[u.ri].fix >> v & 1 ? xfer_of(&s->sc[v], &c->k[u.ri], (size_t)u.j, c->gx[m], c->gxi[m])
+				       : c->gx[m];
 }
 
 /* Whether fixed rank i has an op whose duration, host gap or (a matched
- * call) transfer scenario s->sc changes. */
-static int rank_changes(const struct ctx *c, const struct wst *s, size_t i)
+ * call) transfer the scenario of lane v changes. */
+static int rank_changes(const struct ctx *c, const struct wst *s, size_t v, size_t i)
 {
 	const struct rk *k = &c->k[i];
-	const struct scen *sc = &s->sc;
+	const struct scen *sc = &s->sc[v];
 	for (size_t j = 0; j < k->n; j++) {
-		if (dur_fixed(c, sc, s->md, k, i, j) != k->d[j])
+		if (dur_fixed(c, sc, s->md[v], k, i, j) != k->d[j])
 			return 1;
-		if (k->o[j].hasl && gap_fixed(c, sc, s->mg, k, j) != k->gap[j])
+		if (k->o[j].hasl && gap_fixed(c, sc, s->mg[v], k, j) != k->gap[j])
 			return 1;
 	}
 	for (size_t x = 0; x < k->ngops; x++) {
@@ -1659,26 +1669,27 @@ static int rank_changes(const struct ctx *c, const struct wst *s, size_t i)
 	return 0;
 }
 
-/* Sets scenario sc in worker state s (the set's medians, each rank's
- * anchor and whether the scenario fixes it); returns whether any value
- * differs from the measured ones (0: the replay would be the unmodified
- * one). */
-static int set_scen(const struct ctx *c, struct wst *s, const struct scen *sc)
+/* Sets scenario sc in lane v of worker state s (the set's medians, each
+ * rank's anchor and whether the scenario fixes it); returns whether any
+ * value differs from the measured ones (0: the replay would be the
+ * unmodified one). */
+static int set_scen(const struct ctx *c, struct wst *s, size_t v, const struct scen *sc)
 {
-	s->sc = *sc;
-	free(s->md);
-	free(s->mg);
-	s->md = s->mg = NULL;
+	s->sc[v] = *sc;
+	free(s->md[v]);
+	free(s->mg[v]);
+	s->md[v] = s->mg[v] = NULL;
 	if (sc->type == SC_SET && sc->single < 0) {
-		s->md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*s->md));
-		s->mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*s->mg));
-		set_medians(c, s->cmask, sc->mask, s->md, s->mg);
+		s->md[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+		s->mg[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+		set_medians(c, s->cmask, sc->mask, s->md[v], s->mg[v]);
 	}
-	int changed = fill_anchors(c, s, sc) > 0;
+	int changed = fill_anchors(c, s, v, sc) > 0;
 	for (size_t i = 0; i < c->n; i++) {
-		s->k[i].fix = rank_fixed(c, sc, i);
-		if (s->k[i].fix && !changed)
-			changed = rank_changes(c, s, i);
+		unsigned f = (unsigned)rank_fixed(c, sc, i);
+		s->k[i].fix = (s->k[i].fix & ~(1u << v)) | f << v;
+		if (f && !changed)
+			changed = rank_changes(c, s, v, i);
 	}
 	return changed;
 }
@@ -1691,17 +1702,22 @@ static void push(struct wst *s, size_t i)
 	s->stack[s->nstack++] = (int32_t)i;
 }
 
-/* Op j of rank k (its replay state z) has its end: its step's barrier moves. */
-static void ended(const struct rk *k, struct rst *z, int32_t j)
+/* Op j of rank k (its replay state z) has its end in every lane: its
+ * step's barrier moves. */
+static void ended(const struct rk *k, const struct wst *s, struct rst *z, int32_t j)
 {
 	int32_t q = k->o[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
-	struct bst *b = &z->b[q];
-	b->brem--;
-	if (z->o[j].E > b->bE || (z->o[j].E == b->bE && j < b->wlast)) {
-		b->bE = z->o[j].E;
-		b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
+	size_t K = s->K;
+	z->brem[q]--;
+	for (size_t v = 0; v < K; v++) {
+		struct bst *b = &z->b[(size_t)q * K + v];
+		int64_t E = z->o[(size_t)j * K + v].E;
+		if (E > b->bE || (E == b->bE && j < b->wlast)) {
+			b->bE = E;
+			b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
+		}
 	}
 }
 
@@ -1709,13 +1725,14 @@ static void ended(const struct rk *k, struct rst *z, int32_t j)
  * call ends at the last arrival plus its transfer. */
 static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 {
-	struct cgrp *g = &s->g[c->k[i].o[j].grp];
+	size_t K = s->K, q = (size_t)c->k[i].o[j].grp;
+	struct cgrp *g = &s->g[q];
+	struct glast *gl = &s->gl[q * K];
+	const struct rop *oj = &s->k[i].o[(size_t)j * K];
 	g->arrived++;
-	if (s->k[i].o[j].S > g->last_s || g->last_r < 0) {
-		g->last_s = s->k[i].o[j].S;
-		g->last_r = (int32_t)i;
-		g->last_o = j;
-	}
+	for (size_t v = 0; v < K; v++)
+		if (oj[v].S > gl[v].s || gl[v].r < 0)
+			gl[v] = (struct glast){ oj[v].S, (int32_t)i, j };
 	if (g->arrived < g->n)
 		return;
 	for (size_t m = 0; m < g->n; m++) {
@@ -1726,51 +1743,70 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 		int32_t nx = c->k[u.ri].o[u.j].snext;
 		if (nx >= 0) {
 			__builtin_prefetch(&c->k[u.ri].o[nx]);
-			__builtin_prefetch(&z->o[nx]);
+			__builtin_prefetch(&z->o[(size_t)nx * K]);
 		}
-		__builtin_prefetch(z->st);
-		z->o[u.j].E = g->last_s + op_xfer(c, s, g->at + m); /* the last arrival + its transfer */
-		if (z->o[u.j].E < z->o[u.j].S)
-			z->o[u.j].E = z->o[u.j].S;
-		ended(&c->k[u.ri], z, u.j);
+		__builtin_prefetch(z->head);
+		struct rop *o = &z->o[(size_t)u.j * K];
+		for (size_t v = 0; v < K; v++) {
+			o[v].E = gl[v].s + op_xfer(c, s, v, g->at + m); /* the last arrival + its transfer */
+			if (o[v].E < o[v].S)
+				o[v].E = o[v].S;
+		}
+		ended(&c->k[u.ri], s, z, u.j);
 		push(s, (size_t)u.ri);
 	}
 }
 
-/* The start of op j once what it waits for is known (ready: the end of the
- * op before it on its stream, UNSET if none); 0 when not yet. */
-static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, int64_t ready)
+/* The start of op j, the head of stream q, once what it waits for is
+ * known (in every lane at once: whether it is known does not depend on
+ * the lane); 0 when not yet. */
+static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, size_t q)
 {
 	const struct rk *k = &c->k[i];
 	struct rst *z = &s->k[i];
 	const struct sop *p = &k->o[j];
-	struct rop *oj = &z->o[j];
+	size_t K = s->K;
+	struct rop *oj = &z->o[(size_t)j * K];
+	int64_t ready[LANES_MAX];
+	for (size_t v = 0; v < K; v++)
+		ready[v] = z->lastE[q * K + v]; /* the end of the op before it on its stream, UNSET if none */
 	if (p->hasl) {
-		if (oj->L == UNSET)
+		if (oj[0].L == UNSET)
 			return 0;
-		if (oj->L > ready)
-			ready = oj->L;
+		for (size_t v = 0; v < K; v++)
+			if (oj[v].L > ready[v])
+				ready[v] = oj[v].L;
 	}
 	if (p->bar) { /* the step barrier */
-		if (z->b[p->step - 1].brem)
+		if (z->brem[p->step - 1])
 			return 0;
-		if (z->b[p->step - 1].bE > ready)
-			ready = z->b[p->step - 1].bE;
+		const struct bst *b = &z->b[(size_t)(p->step - 1) * K];
+		for (size_t v = 0; v < K; v++)
+			if (b[v].bE > ready[v])
+				ready[v] = b[v].bE;
 	}
 	if (p->dep >= 0) {
-		if (z->o[p->dep].E == UNSET)
+		const struct rop *d = &z->o[(size_t)p->dep * K];
+		if (d[0].E == UNSET)
 			return 0;
-		if (z->o[p->dep].E > ready)
-			ready = z->o[p->dep].E;
+		for (size_t v = 0; v < K; v++)
+			if (d[v].E > ready[v])
+				ready[v] = d[v].E;
 	}
-	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + op_lat(k, p, (size_t)j);
-	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
-		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
+	int64_t lat = op_lat(k, p, (size_t)j);
+	struct bst *b = p->step >= 0 && (size_t)p->step < k->nbs ? &z->b[(size_t)p->step * K] : NULL;
+	for (size_t v = 0; v < K; v++) {
+		oj[v].S = ready[v] == UNSET ? meas_s(k, (size_t)j) : ready[v] + lat;
+		if (b && oj[v].S < b[v].ws)
+			b[v].ws = oj[v].S; /* the step's first start (the windows of replay_lanes) */
+	}
 	if (p->grp < 0) {
-		oj->E = oj->S + op_dur(c, s, i, (size_t)j);
-		ended(k, z, j);
-	} else
+		for (size_t v = 0; v < K; v++)
+			oj[v].E = oj[v].S + op_dur(c, s, v, i, (size_t)j);
+		ended(k, s, z, j);
+	} else {
 		arrive(c, s, i, j);
+	}
 	return 1;
 }
 
@@ -1779,37 +1815,42 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 {
 	const struct rk *k = &c->k[i];
 	struct rst *z = &s->k[i];
+	size_t K = s->K;
 	for (int prog = 1; prog;) {
 		prog = 0;
 		while (z->hp < k->nh) {
 			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
-			int64_t base = z->hp ? z->lastL : z->a2; /* the first: its anchor */
-			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
-				if (z->o[h].E == UNSET)
-					break;
-				int64_t g2 = op_gap(c, s, i, (size_t)j);
-				if (z->o[h].E + g2 > base)
-					base = z->o[h].E + g2;
-			} else if (z->hp) {
-				base += op_gap(c, s, i, (size_t)j);
+			if (h >= 0 && z->o[(size_t)h * K].E == UNSET)
+				break; /* after a sync: the op waited for, then the host's own time */
+			struct rop *oj = &z->o[(size_t)j * K];
+			for (size_t v = 0; v < K; v++) {
+				int64_t base = z->hp ? z->lastL[v] : z->a2[v]; /* the first: its anchor */
+				if (h >= 0) {
+					int64_t e = z->o[(size_t)h * K + v].E + op_gap(c, s, v, i, (size_t)j);
+					if (e > base)
+						base = e;
+				} else if (z->hp) {
+					base += op_gap(c, s, v, i, (size_t)j);
+				}
+				oj[v].L = z->lastL[v] = base;
 			}
-			z->o[j].L = z->lastL = base;
 			z->hp++;
 			prog = 1;
 		}
 		for (size_t q = 0; q < k->nstr; q++) {
-			struct sst *t = &z->st[q];
-			while (t->head >= 0) {
-				int32_t j = t->head;
-				if (z->o[j].S == UNSET) {
-					if (!try_start(c, s, i, j, t->lastE))
+			while (z->head[q] >= 0) {
+				int32_t j = z->head[q];
+				const struct rop *oj = &z->o[(size_t)j * K];
+				if (oj[0].S == UNSET) {
+					if (!try_start(c, s, i, j, q))
 						break;
 					prog = 1;
 				}
-				if (z->o[j].E == UNSET)
+				if (oj[0].E == UNSET)
 					break;
-				t->lastE = z->o[j].E;
-				t->head = k->o[j].snext;
+				for (size_t v = 0; v < K; v++)
+					z->lastE[q * K + v] = oj[v].E;
+				z->head[q] = k->o[j].snext;
 				prog = 1;
 			}
 		}
@@ -1823,40 +1864,47 @@ static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
 	const struct rk *k = &c->k[i];
 	const struct rst *z = &s->k[i];
 	for (size_t q = 0; q < k->nstr && q < 4; q++) {
-		int32_t h = z->st[q].head;
+		int32_t h = z->head[q];
 		if (h >= 0) {
-			__builtin_prefetch(&z->o[h]);
+			__builtin_prefetch(&z->o[(size_t)h * s->K]);
 			__builtin_prefetch(&k->o[h]);
 		}
 	}
 	if (z->hp < k->nh) {
 		int32_t j = k->hl[z->hp].j;
-		__builtin_prefetch(&z->o[j]);
+		__builtin_prefetch(&z->o[(size_t)j * s->K]);
 		__builtin_prefetch(&k->o[j]);
 	}
 }
 
-/* One replay of the whole trace in the scenario set_scen set.  Returns
+/* One replay of the whole trace in the s->K lanes set_scen set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
- * followed to the end). */
+ * followed to the end; the same in every lane). */
 static size_t replay(const struct ctx *c, struct wst *s)
 {
+	size_t K = s->K;
 	for (size_t q = 0; q < c->ng; q++) {
 		s->g[q].arrived = 0;
-		s->g[q].last_s = INT64_MIN;
-		s->g[q].last_r = -1;
+		for (size_t v = 0; v < K; v++)
+			s->gl[q * K + v] = (struct glast){ INT64_MIN, -1, -1 };
 	}
 	s->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
-		for (size_t j = 0; j < k->n; j++)
-			z->o[j] = (struct rop){ UNSET, UNSET, UNSET };
+		for (size_t x = 0; x < k->n * K; x++)
+			z->o[x] = (struct rop){ UNSET, UNSET, UNSET };
 		z->hp = 0;
-		for (size_t q = 0; q < k->nstr; q++)
-			z->st[q] = (struct sst){ UNSET, k->shead[q] };
-		for (size_t q = 0; q < k->nbs; q++)
-			z->b[q] = (struct bst){ INT64_MAX, 0, UNSET, (int32_t)k->bn[q], -1 };
+		for (size_t q = 0; q < k->nstr; q++) {
+			z->head[q] = k->shead[q];
+			for (size_t v = 0; v < K; v++)
+				z->lastE[q * K + v] = UNSET;
+		}
+		for (size_t q = 0; q < k->nbs; q++) {
+			z->brem[q] = (int32_t)k->bn[q];
+			for (size_t v = 0; v < K; v++)
+				z->b[q * K + v] = (struct bst){ INT64_MAX, 0, UNSET, -1 };
+		}
 		z->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
@@ -1875,9 +1923,10 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		for (size_t q = 0; q < k->nstr; q++)
-			for (int32_t j = z->st[q].head; j >= 0; j = k->o[j].snext) {
+			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext) {
 				left++;
-				z->o[j].S = z->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
+				for (size_t v = 0; v < K; v++) /* not replayed: left where it was */
+					z->o[(size_t)j * K + v].S = z->o[(size_t)j * K + v].E = meas_s(k, (size_t)j);
 			}
 	}
 	return left;
@@ -1897,85 +1946,109 @@ static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last
 	}
 }
 
-/* cut_windows of a replay: from each step's first start (ws) and latest end (bE). */
-static void cut_replay(size_t ns, struct bst *b)
+/* cut_windows of lane v of a replay (K lanes): from each step's first
+ * start (ws) and latest end (bE). */
+static void cut_replay(size_t ns, struct bst *b, size_t K, size_t v)
 {
 	for (size_t q = 0; q < ns; q++) {
-		b[q].we = q + 1 < ns ? b[q + 1].ws : b[q].bE;
-		if (b[q].ws == INT64_MAX)
-			b[q].ws = b[q].we = 0;
-		if (b[q].we < b[q].ws)
-			b[q].we = b[q].ws;
+		struct bst *x = &b[q * K + v];
+		x->we = q + 1 < ns ? b[(q + 1) * K + v].ws : x->bE;
+		if (x->ws == INT64_MAX)
+			x->ws = x->we = 0;
+		if (x->we < x->ws)
+			x->we = x->ws;
 	}
 }
 
-/* Step windows from the replayed (S, E) of worker state z, over every op
- * (a replay that stalled: the ops left where they were are not tracked). */
-static void windows(const struct rk *k, struct rst *z)
+/* Step windows of lane v from the replayed (S, E) of worker state s, over
+ * every op (a replay that stalled: the ops left where they were are not
+ * tracked). */
+static void windows(const struct rk *k, const struct wst *s, struct rst *z, size_t v)
 {
-	size_t ns = k->r->nsteps;
+	size_t ns = k->r->nsteps, K = s->K;
 	for (size_t q = 0; q < ns; q++) {
-		z->b[q].ws = INT64_MAX;
-		z->b[q].bE = INT64_MIN;
-		z->b[q].wlast = -1;
+		struct bst *b = &z->b[q * K + v];
+		b->ws = INT64_MAX;
+		b->bE = INT64_MIN;
+		b->wlast = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		if (z->o[j].S < z->b[q].ws)
-			z->b[q].ws = z->o[j].S;
-		if (z->o[j].E > z->b[q].bE) {
-			z->b[q].bE = z->o[j].E;
-			z->b[q].wlast = (int32_t)j;
+		struct bst *b = &z->b[(size_t)q * K + v];
+		const struct rop *o = &z->o[j * K + v];
+		if (o->S < b->ws)
+			b->ws = o->S;
+		if (o->E > b->bE) {
+			b->bE = o->E;
+			b->wlast = (int32_t)j;
 		}
 	}
-	cut_replay(ns, z->b);
+	cut_replay(ns, z->b, K, v);
 }
 
 /* The job's step time of common step s: the mean over ranks of their
- * window (ns), from worker state w's windows (NULL: the measured ones). */
-static double job_step(const struct ctx *c, const struct wst *w, size_t s)
+ * window (ns), from lane v of worker state w's windows (NULL: the measured
+ * ones). */
+static double job_step(const struct ctx *c, const struct wst *w, size_t v, size_t s)
 {
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		sum += w ? (double)(w->k[i].b[q].we - w->k[i].b[q].ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
+		const struct bst *b = w ? &w->k[i].b[(size_t)q * w->K + v] : NULL;
+		sum += w ? (double)(b->we - b->ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
 }
 
-/* Replays scenario sc in worker state s; fills per-step job times (ms) into out[nsteps]. */
-static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc, double *out)
+/* Replays the scenarios sc[0..n) (n <= the worker's lanes) in worker state
+ * s at once, each one's per-step job times (ms) into out[x]; replayed[x]
+ * 0 where scenario x changes nothing and the unmodified replay is known
+ * (its steps copied), else 1 with its lane in lane[x] (for work_ends,
+ * cp_walk).  Returns the ops the replay left (0 when none replayed). */
+static size_t replay_lanes(const struct ctx *c, struct wst *s, size_t n, const struct scen *sc, double **out,
+			   int *replayed, size_t *lane)
 {
-	s->replayed = 0;
-	if (!set_scen(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
-		memcpy(out, c->rep, c->nsteps * sizeof(*out));
+	size_t K = 0;
+	for (size_t x = 0; x < n; x++) {
+		replayed[x] = 0;
+		if (!set_scen(c, s, K, &sc[x]) && c->rep) { /* nothing to change: the unmodified replay's steps */
+			memcpy(out[x], c->rep, c->nsteps * sizeof(*out[x]));
+			continue;
+		}
+		replayed[x] = 1;
+		lane[x] = K++;
+	}
+	if (!K)
 		return 0;
-	}
-	s->replayed = 1;
+	s->K = K;
 	size_t left = replay(c, s);
-	for (size_t i = 0; i < c->n; i++) {
-		if (left) /* ops left where they were: their times are not tracked */
-			windows(&c->k[i], &s->k[i]);
-		else /* from what the replay tracked: each step's first start and latest end */
-			cut_replay(c->k[i].r->nsteps, s->k[i].b);
+	for (size_t x = 0; x < n; x++) {
+		if (!replayed[x])
+			continue;
+		for (size_t i = 0; i < c->n; i++) {
+			if (left) /* ops left where they were: their times are not tracked */
+				windows(&c->k[i], s, &s->k[i], lane[x]);
+			else /* from what the replay tracked: each step's first start and latest end */
+				cut_replay(c->k[i].r->nsteps, s->k[i].b, K, lane[x]);
+		}
+		for (size_t q = 0; q < c->nsteps; q++)
+			out[x][q] = job_step(c, s, lane[x], q) / 1e6;
 	}
-	for (size_t q = 0; q < c->nsteps; q++)
-		out[q] = job_step(c, s, q) / 1e6;
 	return left;
 }
 
 /* The latest end of each common step's ops over the ranks (ms, aligned
- * clock), from worker state w's last replay. */
-static void work_ends(const struct ctx *c, const struct wst *w, double *out)
+ * clock), from lane v of worker state w's last replay. */
+static void work_ends(const struct ctx *c, const struct wst *w, size_t v, double *out)
 {
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = w->k[i].b[c->sidx[i][s]].wlast;
-			if (o >= 0 && w->k[i].o[o].E > e)
-				e = w->k[i].o[o].E;
+			int32_t o = w->k[i].b[(size_t)c->sidx[i][s] * w->K + v].wlast;
+			if (o >= 0 && w->k[i].o[(size_t)o * w->K + v].E > e)
+				e = w->k[i].o[(size_t)o * w->K + v].E;
 		}
 		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
 	}
@@ -2000,46 +2073,51 @@ static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t
 	t->e[t->n++] = (struct cpent){ ri, stream, cat, ns };
 }
 
-/* Host launches before op j back to t0 (or to the op a sync waited for):
- * returns that op (-1: the walk ends on the host). */
-static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32_t j, int64_t t0,
+/* Op j of rank i in lane v of worker state s's last replay. */
+static inline const struct rop *lop(const struct wst *s, size_t i, size_t j, size_t v)
+{
+	return &s->k[i].o[j * s->K + v];
+}
+
+/* Host launches before op j back to t0 (or to the op a sync waited for),
+ * lane v: returns that op (-1: the walk ends on the host). */
+static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t v, size_t i, int32_t j, int64_t t0,
 			struct cptab *t, int64_t *at)
 {
 	const struct rk *k = &c->k[i];
-	const struct rop *z = s->k[i].o;
-	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hl[p].j].L > t0; p--) {
+	for (int32_t p = k->hpos[j]; p >= 0 && lop(s, i, (size_t)k->hl[p].j, v)->L > t0; p--) {
 		int32_t o = k->hl[p].j, h = k->hl[p].hdep;
-		int64_t prev = p ? z[k->hl[p - 1].j].L : INT64_MIN;
-		if (h >= 0 && z[h].E + op_gap(c, s, i, (size_t)o) >= prev) {
-			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
-			*at = z[h].E;
+		int64_t L = lop(s, i, (size_t)o, v)->L;
+		int64_t prev = p ? lop(s, i, (size_t)k->hl[p - 1].j, v)->L : INT64_MIN;
+		if (h >= 0 && lop(s, i, (size_t)h, v)->E + op_gap(c, s, v, i, (size_t)o) >= prev) {
+			int64_t he = lop(s, i, (size_t)h, v)->E;
+			cp_add(t, (int32_t)i, -1, WC_HOST, L - (he > t0 ? he : t0));
+			*at = he;
 			return h;
 		}
 		if (!p) { /* before its first launch the host was busy since t0 */
-			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - t0);
+			cp_add(t, (int32_t)i, -1, WC_HOST, L - t0);
 			break;
 		}
-		int64_t from = z[k->hl[p - 1].j].L;
-		cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (from > t0 ? from : t0));
+		cp_add(t, (int32_t)i, -1, WC_HOST, L - (prev > t0 ? prev : t0));
 	}
 	return -1;
 }
 
-/* The critical path of common step s in worker state w's last replay,
- * from its last end back to its first start, into t. */
-static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct cptab *t)
+/* The critical path of common step s in lane v of worker state w's last
+ * replay, from its last end back to its first start, into t. */
+static void cp_walk(const struct ctx *c, const struct wst *w, size_t v, size_t s, struct cptab *t)
 {
 	int64_t t0 = INT64_MAX, tend = INT64_MIN;
-	size_t i = 0;
+	size_t i = 0, K = w->K;
 	int32_t j = -1;
 	for (size_t r = 0; r < c->n; r++) {
-		const struct rst *zr = &w->k[r];
-		int32_t q = c->sidx[r][s];
-		if (zr->b[q].ws < t0)
-			t0 = zr->b[q].ws;
-		int32_t o = zr->b[q].wlast;
-		if (o >= 0 && zr->o[o].E > tend) {
-			tend = zr->o[o].E;
+		const struct bst *b = &w->k[r].b[(size_t)c->sidx[r][s] * K + v];
+		if (b->ws < t0)
+			t0 = b->ws;
+		int32_t o = b->wlast;
+		if (o >= 0 && lop(w, r, (size_t)o, v)->E > tend) {
+			tend = lop(w, r, (size_t)o, v)->E;
 			i = r;
 			j = o;
 		}
@@ -2047,26 +2125,25 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
 		const struct rk *k = &c->k[i];
-		const struct rop *z = w->k[i].o;
 		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
-			const struct cgrp *g = &w->g[k->o[j].grp];
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
-			i = (size_t)g->last_r;
-			j = g->last_o;
+			const struct glast *g = &w->gl[(size_t)k->o[j].grp * K + v];
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->s > t0 ? g->s : t0));
+			i = (size_t)g->r;
+			j = g->o;
 			k = &c->k[i];
-			z = w->k[i].o;
-			at = g->last_s;
+			at = g->s;
 		} else {
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (z[j].S > t0 ? z[j].S : t0));
-			at = z[j].S;
+			int64_t S = lop(w, i, (size_t)j, v)->S;
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (S > t0 ? S : t0));
+			at = S;
 		}
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->sprev[j] >= 0 ? z[k->sprev[j]].E : UNSET;
-		int64_t rl = k->o[j].hasl ? z[j].L : UNSET;
+		int64_t rs = k->sprev[j] >= 0 ? lop(w, i, (size_t)k->sprev[j], v)->E : UNSET;
+		int64_t rl = k->o[j].hasl ? lop(w, i, (size_t)j, v)->L : UNSET;
 		int32_t d = k->r->ops[j].dep;
-		int64_t rd = d >= 0 ? z[d].E : UNSET;
+		int64_t rd = d >= 0 ? lop(w, i, (size_t)d, v)->E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
 		if (rd > ready)
 			ready = rd;
@@ -2079,7 +2156,7 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 		} else if (ready == rd) {
 			j = d;
 		} else {
-			j = cp_host(c, w, i, j, t0, t, &at);
+			j = cp_host(c, w, v, i, j, t0, t, &at);
 		}
 	}
 }
@@ -2191,35 +2268,40 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
-/* Worker w's replay state, allocated at its first use (by that worker). */
-static struct wst *worker(struct ctx *c, size_t w)
+/* Worker w's replay state with room for kcap lanes, allocated at its first
+ * use (by that worker; a later use takes it as it is: at most its lanes). */
+static struct wst *worker(struct ctx *c, size_t w, size_t kcap)
 {
 	struct wst *s = &c->w[w];
 	if (s->k)
 		return s;
+	s->kcap = kcap;
 	s->k = xcalloc(c->n, sizeof(*s->k));
 	/* the ops' replay state of every rank in one mapping, its pages made
 	 * at once (MAP_POPULATE: a fault per page costs more than the page) */
 	size_t tot = 0;
 	for (size_t i = 0; i < c->n; i++)
 		tot += c->k[i].n;
-	s->obn = (tot ? tot : 1) * sizeof(struct rop);
+	s->obn = (tot ? tot : 1) * kcap * sizeof(struct rop);
 	void *m = mmap(NULL, s->obn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	s->ob = m == MAP_FAILED ? NULL : m;
 	for (size_t i = 0, at = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
-		z->o = s->ob ? s->ob + at : xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
-		at += k->n;
+		z->o = s->ob ? (struct rop *)s->ob + at : xmalloc((k->n ? k->n : 1) * kcap * sizeof(*z->o));
+		at += k->n * kcap;
 		/* the rank's streams and steps in one block, near each other */
-		char *b = xmalloc(ns * sizeof(struct sst) + nb * sizeof(struct bst));
-		z->st = (struct sst *)b;
-		z->b = (struct bst *)(b + ns * sizeof(struct sst));
+		char *b = xmalloc(ns * kcap * sizeof(int64_t) + nb * kcap * sizeof(struct bst) + (ns + nb) * sizeof(int32_t));
+		z->lastE = (int64_t *)b;
+		z->b = (struct bst *)(b + ns * kcap * sizeof(int64_t));
+		z->head = (int32_t *)(z->b + nb * kcap);
+		z->brem = z->head + ns;
 	}
 	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
 	if (c->ng)
 		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
+	s->gl = xmalloc((c->ng ? c->ng : 1) * kcap * sizeof(*s->gl));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
 	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
 	return s;
@@ -2233,10 +2315,13 @@ static void workers_free(struct ctx *c)
 			munmap(s->ob, s->obn);
 		free(s->k);
 		free(s->g);
+		free(s->gl);
 		free(s->stack);
 		free(s->cmask);
-		free(s->md);
-		free(s->mg);
+		for (size_t v = 0; v < LANES_MAX; v++) {
+			free(s->md[v]);
+			free(s->mg[v]);
+		}
 	}
 	free(c->w);
 	c->w = NULL;
@@ -2245,16 +2330,24 @@ static void workers_free(struct ctx *c)
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps, *wend; };
 
-/* Replays fix sc into e's per-step times and work ends. */
-static void eval_replay(const struct ctx *c, struct wst *s, const struct scen *sc, struct evald *e)
+/* Replays fixes sc[0..n) (n <= the worker's lanes) at once into e[x]'s
+ * per-step times and work ends. */
+static void eval_replays(const struct ctx *c, struct wst *s, size_t n, const struct scen *sc, struct evald **e)
 {
-	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	run_scen(c, s, sc, e->steps);
-	if (s->replayed)
-		work_ends(c, s, e->wend);
-	else
-		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
+	double *out[LANES_MAX];
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	for (size_t x = 0; x < n; x++) {
+		e[x]->steps = out[x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		e[x]->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	}
+	replay_lanes(c, s, n, sc, out, replayed, lane);
+	for (size_t x = 0; x < n; x++) {
+		if (replayed[x])
+			work_ends(c, s, lane[x], e[x]->wend);
+		else
+			memcpy(e[x]->wend, c->rep_wend, c->nsteps * sizeof(double));
+	}
 }
 
 /* Fix e's gain over the unmodified replay (rep_mean: its mean step, ms). */
@@ -2298,8 +2391,9 @@ struct fixrun { struct ctx *c; struct evald *v; const struct fjob *j; double rep
 static void fix_task(void *arg, size_t w, size_t q)
 {
 	struct fixrun *f = arg;
-	eval_replay(f->c, worker(f->c, w), &f->j[q].sc, &f->v[f->j[q].e]);
-	eval_gain(f->c, f->rep_mean, &f->v[f->j[q].e]);
+	struct evald *e = &f->v[f->j[q].e];
+	eval_replays(f->c, worker(f->c, w, 1), 1, &f->j[q].sc, &e);
+	eval_gain(f->c, f->rep_mean, e);
 }
 
 /* Replays every job into v[job's e] and empties the list. */
@@ -2393,7 +2487,7 @@ static void free_task(void *arg, size_t w, size_t i)
 		if (c->w[q].k) {
 			if (!c->w[q].ob)
 				free(c->w[q].k[i].o);
-			free(c->w[q].k[i].st);
+			free(c->w[q].k[i].lastE); /* its block (worker) */
 		}
 }
 
@@ -2441,7 +2535,7 @@ static struct whatif *none(const char *why)
 
 /* Measured step times, the unmodified replay against them (per step: the
  * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
-static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif *w, const double *meas,
+static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, struct whatif *w, const double *meas,
 			const double *rep, size_t left)
 {
 	struct cptab cp = { 0 };
@@ -2456,7 +2550,8 @@ static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].b[q].we - ws->k[i].b[q].ws);
+			const struct bst *b = &ws->k[i].b[(size_t)q * ws->K + v];
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -2479,7 +2574,7 @@ static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif
 		}
 		if (worst > w->replay_error_pct)
 			w->replay_error_pct = worst;
-		cp_walk(c, ws, s, &cp);
+		cp_walk(c, ws, v, s, &cp);
 	}
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
@@ -3092,48 +3187,7 @@ static void rk_task(void *arg, size_t w, size_t i)
 	rk_init(arg, i);
 }
 
-/* The first replays: 0 the unmodified one (with its comparison to the
- * measured steps and the critical path, from its own worker state before
- * anything reuses it), 1 the ideal one, 2... the single-rank fixes of
- * struct spec. */
-struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; struct spec *sp; };
-
-static void first_task(void *arg, size_t wk, size_t q)
-{
-	struct first *f = arg;
-	struct wst *s = worker(f->c, wk);
-	if (q >= 2) { /* a single-rank fix (struct spec) */
-		int32_t ri = f->sp->rank[q - 2];
-		uint8_t *mask = xcalloc(f->c->n, 1);
-		mask[ri] = 1;
-		struct scen sc = { SC_SET, mask, ri, PART_DUR | PART_HOST, 0 };
-		eval_replay(f->c, s, &sc, &f->sp->e[q - 2]);
-		free(mask);
-	} else if (q == 0) {
-		struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
-		size_t left = run_scen(f->c, s, &sn, f->rep);
-		work_ends(f->c, s, f->rep_wend);
-		base_replay(f->c, s, f->w, f->meas, f->rep, left);
-	} else {
-		struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
-		run_scen(f->c, s, &sa, f->ideal);
-	}
-}
-
-/* The unmodified replay (first_task 0) on a thread of its own while the
- * slots are built: it reads no slot, and worker 0's state is its own
- * until the thread is joined. */
-static void *unmod_main(void *arg)
-{
-	first_task(arg, 0, 0);
-	return NULL;
-}
-
-/* After it: the ideal replay and the single-rank fixes (first_task 1, 2, ...). */
-static void later_task(void *arg, size_t wk, size_t q)
-{
-	first_task(arg, wk, q + 1);
-}
+struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
 
 /* The context of analysis a (stage: each rank's pipeline stage, -1 when
  * none) and every rank's op tables, ranks on threads. */
@@ -3162,21 +3216,15 @@ static void ctx_init(struct ctx *c, struct analysis *a, const int *stage)
 		c->unexplained += c->k[i].unexplained;
 }
 
-/* The slots, with the unmodified replay on a thread of its own meanwhile;
- * then the ideal replay and the single-rank fixes all_fixes will surely
- * replay (rank_candidates with the material threshold from the measured
- * step, 3 % (REPRO_PCT) above), at once: *sp. */
+/* The slots, then the first replays in one pass on worker 0 (replay_lanes):
+ * the unmodified one (lane 0, with its comparison to the measured steps and
+ * the critical path), the ideal one (lane 1) and the single-rank fixes
+ * all_fixes will surely replay (rank_candidates with the material threshold
+ * from the measured step, 3 % (REPRO_PCT) above; at most LANES_MAX - 2 of
+ * them, all_fixes replays any other): *sp. */
 static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 {
-	pthread_t th;
-	int own = c->nw > 1 && pthread_create(&th, NULL, unmod_main, f) == 0;
-	if (!own)
-		first_task(f, 0, 0);
 	build_slots(c);
-	if (own)
-		pthread_join(th, NULL);
-	c->rep = f->rep;
-	c->rep_wend = f->rep_wend;
 	c->ex = xmalloc(c->n * sizeof(*c->ex));
 	if (c->n > ALL_RANKS_MAX)
 		par_for(c->nt, c->n, excess_task, c);
@@ -3184,9 +3232,33 @@ static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 	double lim = 0.01 * mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
 	double unc = (double)c->a->clock_spread_ns / 1e6;
 	sp->n = rank_candidates(c, sp->rank, lim > unc ? lim : unc);
+	if (sp->n > LANES_MAX - 2)
+		sp->n = LANES_MAX - 2;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
-	f->sp = sp;
-	par_for(c->nw, 1 + sp->n, later_task, f);
+	size_t n = 2 + sp->n;
+	struct scen sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0 }, { SC_ALL, NULL, -1, 0, 0 } };
+	double *out[LANES_MAX] = { f->rep, f->ideal };
+	uint8_t *mask[LANES_MAX] = { 0 };
+	for (size_t x = 0; x < sp->n; x++) {
+		int32_t ri = sp->rank[x];
+		mask[x] = xcalloc(c->n, 1);
+		mask[x][ri] = 1;
+		sc[2 + x] = (struct scen){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0 };
+		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	}
+	struct wst *s = worker(c, 0, n);
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	size_t left = replay_lanes(c, s, n, sc, out, replayed, lane); /* c->rep unknown: every lane replays */
+	work_ends(c, s, lane[0], f->rep_wend);
+	base_replay(c, s, lane[0], f->w, f->meas, f->rep, left);
+	for (size_t x = 0; x < sp->n; x++) {
+		work_ends(c, s, lane[2 + x], sp->e[x].wend);
+		free(mask[x]);
+	}
+	c->rep = f->rep;
+	c->rep_wend = f->rep_wend;
 }
 
 /* The what-if's step figures from the measured, unmodified and ideal steps. */
@@ -3269,9 +3341,9 @@ void whatif_run(struct analysis *a)
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
-		meas[s] = job_step(&c, NULL, s) / 1e6;
+		meas[s] = job_step(&c, NULL, 0, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
-	struct first f = { &c, w, meas, rep, rep_wend, ideal, NULL };
+	struct first f = { &c, w, meas, rep, rep_wend, ideal };
 	struct spec sp;
 	first_replays(&c, &f, &sp);
 	phase("slots and the first replays");
