@@ -386,7 +386,7 @@ static int op_cat(const struct wop *o)
 
 /* A launch, in launch order: its op, the op the host waited for before it
  * (-1). */
-struct hlo { int32_t j, hdep; };
+struct hlo { int32_t j, hdep; uint16_t hsid; /* hdep's stream (index) */ };
 
 /* What every replay reads of one op and none changes. */
 struct sop {
@@ -395,6 +395,7 @@ struct sop {
 	int32_t step, dep;           /* as struct wop */
 	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
 	uint8_t hasl;                /* its launch is known */
+	uint16_t dsid;               /* dep's stream (index, rk_streams), whether it has ended (op_ended) */
 };
 
 #define LAT_BIG INT32_MIN    /* struct sop lat: the latency does not fit in 32 bits (k->latx) */
@@ -419,6 +420,7 @@ struct rk {
 	struct sop *o;               /* per op */
 	struct hlo *hl;              /* the launches in launch order */
 	int32_t *hord;               /* launch order (during rk_host) */
+	uint16_t *qof;               /* per op: its stream (index; during rk_init) */
 	int64_t *latx;               /* per op, its latency where some op's is beyond int32 (else NULL) */
 	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
@@ -476,6 +478,7 @@ struct rst {
 	struct bst *b;               /* per step index, per lane */
 	int32_t *head;               /* per stream: the op at its head (-1: it is done) */
 	int32_t *brem;               /* per step index: its ops not yet ended (the step barrier) */
+	uint8_t *hst;                /* per stream: its head has started */
 	size_t hp;                   /* position in launch order */
 	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
 	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
@@ -544,6 +547,7 @@ struct ctx {
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
 	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
+	int manystreams;             /* a rank has more streams than struct sop's dsid holds */
 };
 
 /* Op j's latency (p: its struct sop). */
@@ -635,6 +639,7 @@ static void rk_streams(struct rk *k)
 			last[ns++] = -1;
 		}
 		k->sprev[j] = last[q];
+		k->qof[j] = (uint16_t)q; /* rk_init: more than UINT16_MAX streams is refused (whatif_run) */
 		k->o[j].snext = -1;
 		if (last[q] >= 0)
 			k->o[last[q]].snext = (int32_t)j;
@@ -642,6 +647,8 @@ static void rk_streams(struct rk *k)
 	}
 	k->nstr = ns;
 	k->shead = xrealloc(k->shead, (ns ? ns : 1) * sizeof(*k->shead));
+	for (size_t j = 0; j < n; j++)
+		k->o[j].dsid = k->o[j].dep >= 0 ? k->qof[k->o[j].dep] : 0;
 	free(sid);
 	free(last);
 }
@@ -668,8 +675,10 @@ static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
 			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
 	}
 	k->hl = xmalloc((k->nh ? k->nh : 1) * sizeof(*k->hl));
-	for (size_t p = 0; p < k->nh; p++)
-		k->hl[p] = (struct hlo){ k->hord[p], r->ops[k->hord[p]].hdep };
+	for (size_t p = 0; p < k->nh; p++) {
+		int32_t h = r->ops[k->hord[p]].hdep;
+		k->hl[p] = (struct hlo){ k->hord[p], h, h >= 0 ? k->qof[h] : 0 };
+	}
 	free(k->hord); /* k->hl has it */
 	k->hord = NULL;
 }
@@ -782,8 +791,11 @@ static void rk_init(struct ctx *c, size_t i)
 		la[j] = r->ops[j].launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, r->ops[j].launch_ns);
 	}
 	rk_ops(k, ts, te, la);
+	k->qof = xmalloc(n1 * sizeof(*k->qof));
 	rk_streams(k);
 	rk_host(k, te, la);
+	free(k->qof);
+	k->qof = NULL;
 	rk_latency(k, ts, te, la);
 	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
@@ -1757,6 +1769,23 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 	}
 }
 
+/* Whether op d of rank k, on its stream q (index), has ended in this
+ * replay (in every lane: it does not depend on the lane): its stream has
+ * moved past it (ops end in their stream's order), or it is the head,
+ * started and, a matched call, its collective complete.  The replay state
+ * is not reset between replays: what has started, ended or been launched
+ * is read from the heads, hst and hp, and a time only once written. */
+static inline int op_ended(const struct wst *s, const struct rst *z, const struct rk *k, int32_t d, size_t q)
+{
+	int32_t h = z->head[q];
+	if (h < 0 || h > d)
+		return 1;
+	if (h < d || !z->hst[q])
+		return 0;
+	int32_t g = k->o[d].grp;
+	return g < 0 || s->g[g].arrived >= s->g[g].n;
+}
+
 /* The start of op j, the head of stream q, once what it waits for is
  * known (in every lane at once: whether it is known does not depend on
  * the lane); 0 when not yet. */
@@ -1771,7 +1800,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	for (size_t v = 0; v < K; v++)
 		ready[v] = z->lastE[q * K + v]; /* the end of the op before it on its stream, UNSET if none */
 	if (p->hasl) {
-		if (oj[0].L == UNSET)
+		if ((size_t)k->hpos[j] >= z->hp) /* not launched yet */
 			return 0;
 		for (size_t v = 0; v < K; v++)
 			if (oj[v].L > ready[v])
@@ -1787,7 +1816,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	}
 	if (p->dep >= 0) {
 		const struct rop *d = &z->o[(size_t)p->dep * K];
-		if (d[0].E == UNSET)
+		if (!op_ended(s, z, k, p->dep, p->dsid))
 			return 0;
 		for (size_t v = 0; v < K; v++)
 			if (d[v].E > ready[v])
@@ -1820,7 +1849,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 		prog = 0;
 		while (z->hp < k->nh) {
 			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
-			if (h >= 0 && z->o[(size_t)h * K].E == UNSET)
+			if (h >= 0 && !op_ended(s, z, k, h, k->hl[z->hp].hsid))
 				break; /* after a sync: the op waited for, then the host's own time */
 			struct rop *oj = &z->o[(size_t)j * K];
 			for (size_t v = 0; v < K; v++) {
@@ -1840,17 +1869,19 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 		for (size_t q = 0; q < k->nstr; q++) {
 			while (z->head[q] >= 0) {
 				int32_t j = z->head[q];
-				const struct rop *oj = &z->o[(size_t)j * K];
-				if (oj[0].S == UNSET) {
+				if (!z->hst[q]) {
 					if (!try_start(c, s, i, j, q))
 						break;
+					z->hst[q] = 1;
 					prog = 1;
 				}
-				if (oj[0].E == UNSET)
+				if (!op_ended(s, z, k, j, q))
 					break;
+				const struct rop *oj = &z->o[(size_t)j * K];
 				for (size_t v = 0; v < K; v++)
 					z->lastE[q * K + v] = oj[v].E;
 				z->head[q] = k->o[j].snext;
+				z->hst[q] = 0;
 				prog = 1;
 			}
 		}
@@ -1892,11 +1923,10 @@ static size_t replay(const struct ctx *c, struct wst *s)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
-		for (size_t x = 0; x < k->n * K; x++)
-			z->o[x] = (struct rop){ UNSET, UNSET, UNSET };
-		z->hp = 0;
+		z->hp = 0; /* S, E and L: written before they are read (op_ended) */
 		for (size_t q = 0; q < k->nstr; q++) {
 			z->head[q] = k->shead[q];
+			z->hst[q] = 0;
 			for (size_t v = 0; v < K; v++)
 				z->lastE[q * K + v] = UNSET;
 		}
@@ -1925,8 +1955,13 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		for (size_t q = 0; q < k->nstr; q++)
 			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext) {
 				left++;
-				for (size_t v = 0; v < K; v++) /* not replayed: left where it was */
-					z->o[(size_t)j * K + v].S = z->o[(size_t)j * K + v].E = meas_s(k, (size_t)j);
+				int unl = k->o[j].hasl && (size_t)k->hpos[j] >= z->hp; /* never launched */
+				for (size_t v = 0; v < K; v++) { /* not replayed: left where it was */
+					struct rop *o = &z->o[(size_t)j * K + v];
+					o->S = o->E = meas_s(k, (size_t)j);
+					if (unl)
+						o->L = UNSET;
+				}
 			}
 	}
 	return left;
@@ -2292,11 +2327,12 @@ static struct wst *worker(struct ctx *c, size_t w, size_t kcap)
 		z->o = s->ob ? (struct rop *)s->ob + at : xmalloc((k->n ? k->n : 1) * kcap * sizeof(*z->o));
 		at += k->n * kcap;
 		/* the rank's streams and steps in one block, near each other */
-		char *b = xmalloc(ns * kcap * sizeof(int64_t) + nb * kcap * sizeof(struct bst) + (ns + nb) * sizeof(int32_t));
+		char *b = xmalloc(ns * kcap * sizeof(int64_t) + nb * kcap * sizeof(struct bst) + (ns + nb) * sizeof(int32_t) + ns);
 		z->lastE = (int64_t *)b;
 		z->b = (struct bst *)(b + ns * kcap * sizeof(int64_t));
 		z->head = (int32_t *)(z->b + nb * kcap);
 		z->brem = z->head + ns;
+		z->hst = (uint8_t *)(z->brem + nb);
 	}
 	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
 	if (c->ng)
@@ -3212,8 +3248,10 @@ static void ctx_init(struct ctx *c, struct analysis *a, const int *stage)
 	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c->big = big == MAP_FAILED ? NULL : big;
 	par_for(c->nt, a->n, rk_task, c);
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n; i++) {
 		c->unexplained += c->k[i].unexplained;
+		c->manystreams |= c->k[i].nstr > UINT16_MAX;
+	}
 }
 
 /* The slots, then the first replays in one pass on worker 0 (replay_lanes):
@@ -3328,12 +3366,13 @@ void whatif_run(struct analysis *a)
 	ctx_init(&c, a, stage);
 	phase("op tables");
 	common_steps(&c, a->opts.skip_steps);
-	if (!c.nsteps) {
+	if (!c.nsteps || c.manystreams) {
 		ctx_free(&c);
 		free(stage);
 		free(replica);
 		free(w);
-		a->whatif = none("no step that every rank has");
+		a->whatif = none(c.manystreams ? "a rank has more than 65535 streams: more than the replay follows"
+			       : "no step that every rank has");
 		return;
 	}
 	build_groups(&c);
