@@ -391,7 +391,8 @@ struct hlo { int32_t j, hdep; uint16_t hsid; /* hdep's stream (index) */ };
 /* What every replay reads of one op and none changes. */
 struct sop {
 	int32_t lat;                 /* measured latency (ns); LAT_BIG: in k->latx (op_lat) */
-	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 */
+	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 (once the
+	                              * collectives are built: its call's index in c->gm) */
 	int32_t step, dep;           /* as struct wop */
 	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
 	uint8_t hasl;                /* its launch is known */
@@ -406,7 +407,8 @@ struct sop {
  * the rank's measured arrays and the scenario as it reaches the op
  * (op_dur, op_gap, op_xfer). */
 struct rop {
-	int64_t S, E, L;             /* replayed start, end, launch */
+	int64_t E, L;                /* replayed end, launch (the start: E - duration, of a matched
+	                              * call in struct wst gs; op_start) */
 };
 
 /* A call of a matched collective of the join: its size and type (the class
@@ -497,6 +499,9 @@ struct wst {
 	struct rst *k;
 	struct cgrp *g;
 	struct glast *gl;            /* per collective, per lane */
+	int64_t *gs;                 /* per call of a matched collective (index as c->gm), per lane: its start */
+	uint8_t **lft;               /* after a replay that stalled: per rank, per op, 1 if left where it
+	                              * was (S = E = its measured start), else NULL */
 	int32_t *stack;
 	size_t nstack;
 	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
@@ -517,6 +522,8 @@ struct ctx {
 	size_t ng;
 	struct slotm *gm;            /* group members */
 	int64_t *gx, *gxi;           /* beside gm: each call's measured and ideal transfer (matched calls) */
+	int32_t *gmq;                /* beside gm: its collective */
+	size_t ngm;                  /* gm's calls */
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
 	int64_t *med_all_d, *med_all_g; /* per slot */
@@ -987,6 +994,8 @@ static void build_groups(struct ctx *c)
 	/* beside the members, for the replay (arrive): a call's transfers */
 	c->gx = xmalloc((total ? total : 1) * sizeof(*c->gx));
 	c->gxi = xmalloc((total ? total : 1) * sizeof(*c->gxi));
+	c->gmq = xmalloc((total ? total : 1) * sizeof(*c->gmq));
+	c->ngm = total;
 	for (size_t q = 0; q < c->ng; q++)
 		for (size_t m = 0; m < c->g[q].n; m++) {
 			struct slotm u = c->gm[c->g[q].at + m];
@@ -994,6 +1003,9 @@ static void build_groups(struct ctx *c)
 			int on = c->g[q].n >= 2;
 			c->gx[c->g[q].at + m] = on ? c->k[u.ri].x[in] : 0;
 			c->gxi[c->g[q].at + m] = on ? c->k[u.ri].xi[in] : 0;
+			c->gmq[c->g[q].at + m] = (int32_t)q;
+			if (on) /* the replay finds the call's place from its op */
+				c->k[u.ri].o[u.j].grp = (int32_t)(c->g[q].at + m);
 		}
 }
 
@@ -1706,6 +1718,14 @@ static int set_scen(const struct ctx *c, struct wst *s, size_t v, const struct s
 	return changed;
 }
 
+static void lft_free(const struct ctx *c, struct wst *s)
+{
+	for (size_t i = 0; s->lft && i < c->n; i++)
+		free(s->lft[i]);
+	free(s->lft);
+	s->lft = NULL;
+}
+
 static void push(struct wst *s, size_t i)
 {
 	if (s->k[i].inq)
@@ -1733,18 +1753,19 @@ static void ended(const struct rk *k, const struct wst *s, struct rst *z, int32_
 	}
 }
 
-/* A call of a matched collective started: when its last call has, every
- * call ends at the last arrival plus its transfer. */
-static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
+/* A call of a matched collective started at S[v] (per lane): when its last
+ * call has, every call ends at the last arrival plus its transfer. */
+static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j, const int64_t *S)
 {
-	size_t K = s->K, q = (size_t)c->k[i].o[j].grp;
+	size_t K = s->K, m0 = (size_t)c->k[i].o[j].grp, q = (size_t)c->gmq[m0];
 	struct cgrp *g = &s->g[q];
 	struct glast *gl = &s->gl[q * K];
-	const struct rop *oj = &s->k[i].o[(size_t)j * K];
 	g->arrived++;
-	for (size_t v = 0; v < K; v++)
-		if (oj[v].S > gl[v].s || gl[v].r < 0)
-			gl[v] = (struct glast){ oj[v].S, (int32_t)i, j };
+	for (size_t v = 0; v < K; v++) {
+		s->gs[m0 * K + v] = S[v];
+		if (S[v] > gl[v].s || gl[v].r < 0)
+			gl[v] = (struct glast){ S[v], (int32_t)i, j };
+	}
 	if (g->arrived < g->n)
 		return;
 	for (size_t m = 0; m < g->n; m++) {
@@ -1759,10 +1780,11 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 		}
 		__builtin_prefetch(z->head);
 		struct rop *o = &z->o[(size_t)u.j * K];
+		const int64_t *sm = &s->gs[(g->at + m) * K];
 		for (size_t v = 0; v < K; v++) {
 			o[v].E = gl[v].s + op_xfer(c, s, v, g->at + m); /* the last arrival + its transfer */
-			if (o[v].E < o[v].S)
-				o[v].E = o[v].S;
+			if (o[v].E < sm[v])
+				o[v].E = sm[v];
 		}
 		ended(&c->k[u.ri], s, z, u.j);
 		push(s, (size_t)u.ri);
@@ -1775,15 +1797,16 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
  * started and, a matched call, its collective complete.  The replay state
  * is not reset between replays: what has started, ended or been launched
  * is read from the heads, hst and hp, and a time only once written. */
-static inline int op_ended(const struct wst *s, const struct rst *z, const struct rk *k, int32_t d, size_t q)
+static inline int op_ended(const struct ctx *c, const struct wst *s, const struct rst *z, const struct rk *k,
+			   int32_t d, size_t q)
 {
 	int32_t h = z->head[q];
 	if (h < 0 || h > d)
 		return 1;
 	if (h < d || !z->hst[q])
 		return 0;
-	int32_t g = k->o[d].grp;
-	return g < 0 || s->g[g].arrived >= s->g[g].n;
+	int32_t m = k->o[d].grp;
+	return m < 0 || s->g[c->gmq[m]].arrived >= s->g[c->gmq[m]].n;
 }
 
 /* The start of op j, the head of stream q, once what it waits for is
@@ -1816,7 +1839,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	}
 	if (p->dep >= 0) {
 		const struct rop *d = &z->o[(size_t)p->dep * K];
-		if (!op_ended(s, z, k, p->dep, p->dsid))
+		if (!op_ended(c, s, z, k, p->dep, p->dsid))
 			return 0;
 		for (size_t v = 0; v < K; v++)
 			if (d[v].E > ready[v])
@@ -1824,17 +1847,18 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	}
 	int64_t lat = op_lat(k, p, (size_t)j);
 	struct bst *b = p->step >= 0 && (size_t)p->step < k->nbs ? &z->b[(size_t)p->step * K] : NULL;
+	int64_t S[LANES_MAX];
 	for (size_t v = 0; v < K; v++) {
-		oj[v].S = ready[v] == UNSET ? meas_s(k, (size_t)j) : ready[v] + lat;
-		if (b && oj[v].S < b[v].ws)
-			b[v].ws = oj[v].S; /* the step's first start (the windows of replay_lanes) */
+		S[v] = ready[v] == UNSET ? meas_s(k, (size_t)j) : ready[v] + lat;
+		if (b && S[v] < b[v].ws)
+			b[v].ws = S[v]; /* the step's first start (the windows of replay_lanes) */
 	}
 	if (p->grp < 0) {
 		for (size_t v = 0; v < K; v++)
-			oj[v].E = oj[v].S + op_dur(c, s, v, i, (size_t)j);
+			oj[v].E = S[v] + op_dur(c, s, v, i, (size_t)j);
 		ended(k, s, z, j);
 	} else {
-		arrive(c, s, i, j);
+		arrive(c, s, i, j, S);
 	}
 	return 1;
 }
@@ -1849,7 +1873,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 		prog = 0;
 		while (z->hp < k->nh) {
 			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
-			if (h >= 0 && !op_ended(s, z, k, h, k->hl[z->hp].hsid))
+			if (h >= 0 && !op_ended(c, s, z, k, h, k->hl[z->hp].hsid))
 				break; /* after a sync: the op waited for, then the host's own time */
 			struct rop *oj = &z->o[(size_t)j * K];
 			for (size_t v = 0; v < K; v++) {
@@ -1875,7 +1899,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 					z->hst[q] = 1;
 					prog = 1;
 				}
-				if (!op_ended(s, z, k, j, q))
+				if (!op_ended(c, s, z, k, j, q))
 					break;
 				const struct rop *oj = &z->o[(size_t)j * K];
 				for (size_t v = 0; v < K; v++)
@@ -1958,13 +1982,42 @@ static size_t replay(const struct ctx *c, struct wst *s)
 				int unl = k->o[j].hasl && (size_t)k->hpos[j] >= z->hp; /* never launched */
 				for (size_t v = 0; v < K; v++) { /* not replayed: left where it was */
 					struct rop *o = &z->o[(size_t)j * K + v];
-					o->S = o->E = meas_s(k, (size_t)j);
+					o->E = meas_s(k, (size_t)j);
 					if (unl)
 						o->L = UNSET;
 				}
 			}
 	}
+	/* which ops were left (the same in every replay: it depends on no time) */
+	if (left && !s->lft)
+		s->lft = xcalloc(c->n, sizeof(*s->lft));
+	if (!left && s->lft)
+		lft_free(c, s);
+	for (size_t i = 0; left && i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		const struct rst *z = &s->k[i];
+		if (!s->lft[i])
+			s->lft[i] = xmalloc(k->n ? k->n : 1);
+		memset(s->lft[i], 0, k->n ? k->n : 1);
+		for (size_t q = 0; q < k->nstr; q++)
+			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext)
+				s->lft[i][j] = 1;
+	}
 	return left;
+}
+
+/* Op j's start in lane v of worker state w's last replay: its measured
+ * start where the replay left it, a matched call's as it arrived, else its
+ * end less its duration. */
+static int64_t op_start(const struct ctx *c, const struct wst *w, size_t v, size_t i, size_t j)
+{
+	const struct rk *k = &c->k[i];
+	if (w->lft && w->lft[i][j])
+		return meas_s(k, j);
+	int32_t m = k->o[j].grp;
+	if (m >= 0)
+		return w->gs[(size_t)m * w->K + v];
+	return w->k[i].o[j * w->K + v].E - op_dur(c, w, v, i, j);
 }
 
 /* Step windows as analysis_rank cuts them, from each step's first start
@@ -1998,8 +2051,10 @@ static void cut_replay(size_t ns, struct bst *b, size_t K, size_t v)
 /* Step windows of lane v from the replayed (S, E) of worker state s, over
  * every op (a replay that stalled: the ops left where they were are not
  * tracked). */
-static void windows(const struct rk *k, const struct wst *s, struct rst *z, size_t v)
+static void windows(const struct ctx *c, const struct wst *s, size_t i, size_t v)
 {
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
 	size_t ns = k->r->nsteps, K = s->K;
 	for (size_t q = 0; q < ns; q++) {
 		struct bst *b = &z->b[q * K + v];
@@ -2013,8 +2068,9 @@ static void windows(const struct rk *k, const struct wst *s, struct rst *z, size
 			continue;
 		struct bst *b = &z->b[(size_t)q * K + v];
 		const struct rop *o = &z->o[j * K + v];
-		if (o->S < b->ws)
-			b->ws = o->S;
+		int64_t S = op_start(c, s, v, i, j);
+		if (S < b->ws)
+			b->ws = S;
 		if (o->E > b->bE) {
 			b->bE = o->E;
 			b->wlast = (int32_t)j;
@@ -2064,7 +2120,7 @@ static size_t replay_lanes(const struct ctx *c, struct wst *s, size_t n, const s
 			continue;
 		for (size_t i = 0; i < c->n; i++) {
 			if (left) /* ops left where they were: their times are not tracked */
-				windows(&c->k[i], s, &s->k[i], lane[x]);
+				windows(c, s, i, lane[x]);
 			else /* from what the replay tracked: each step's first start and latest end */
 				cut_replay(c->k[i].r->nsteps, s->k[i].b, K, lane[x]);
 		}
@@ -2161,14 +2217,14 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t v, size_t s
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
 		const struct rk *k = &c->k[i];
 		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
-			const struct glast *g = &w->gl[(size_t)k->o[j].grp * K + v];
+			const struct glast *g = &w->gl[(size_t)c->gmq[k->o[j].grp] * K + v];
 			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->s > t0 ? g->s : t0));
 			i = (size_t)g->r;
 			j = g->o;
 			k = &c->k[i];
 			at = g->s;
 		} else {
-			int64_t S = lop(w, i, (size_t)j, v)->S;
+			int64_t S = op_start(c, w, v, i, (size_t)j);
 			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (S > t0 ? S : t0));
 			at = S;
 		}
@@ -2338,6 +2394,7 @@ static struct wst *worker(struct ctx *c, size_t w, size_t kcap)
 	if (c->ng)
 		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
 	s->gl = xmalloc((c->ng ? c->ng : 1) * kcap * sizeof(*s->gl));
+	s->gs = xmalloc((c->ngm ? c->ngm : 1) * kcap * sizeof(*s->gs));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
 	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
 	return s;
@@ -2352,6 +2409,8 @@ static void workers_free(struct ctx *c)
 		free(s->k);
 		free(s->g);
 		free(s->gl);
+		free(s->gs);
+		lft_free(c, s);
 		free(s->stack);
 		free(s->cmask);
 		for (size_t v = 0; v < LANES_MAX; v++) {
@@ -2539,6 +2598,7 @@ static void ctx_free(struct ctx *c)
 	free(c->gm);
 	free(c->gx);
 	free(c->gxi);
+	free(c->gmq);
 	free(c->sm);
 	free(c->sd);
 	free(c->sg);
