@@ -414,7 +414,7 @@ struct rop {
 /* A call of a matched collective of the join: its size and type (the class
  * of its ideal transfer), its op, its call (index as r->inst) and its
  * collective (matched with two or more calls when c->g[grp].n >= 2). */
-struct gcall { uint64_t bytes; int32_t j, inst, grp; uint8_t type; };
+struct gcall { uint64_t bytes; int32_t j, inst, grp, m; uint8_t type; }; /* m: its place in c->gm */
 
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
@@ -624,7 +624,7 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		p->hasl = la[j] != UNSET;
 		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
 		if (p->grp >= 0 && k->ngops < r->ninst)
-			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, ci->type };
+			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, -1, ci->type };
 		k->slot[j] = -1;
 	}
 }
@@ -986,8 +986,10 @@ static void build_groups(struct ctx *c)
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
 			int32_t j = c->k[i].gc[x].j, q = c->k[i].gc[x].grp;
-			if (q >= 0)
+			if (q >= 0) {
+				c->k[i].gc[x].m = (int32_t)(c->g[q].at + c->g[q].n);
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
+			}
 		}
 	par_for(c->nt, c->ng, xfer_task, c);
 	ideal_xfers(c);
@@ -996,16 +998,18 @@ static void build_groups(struct ctx *c)
 	c->gxi = xmalloc((total ? total : 1) * sizeof(*c->gxi));
 	c->gmq = xmalloc((total ? total : 1) * sizeof(*c->gmq));
 	c->ngm = total;
-	for (size_t q = 0; q < c->ng; q++)
-		for (size_t m = 0; m < c->g[q].n; m++) {
-			struct slotm u = c->gm[c->g[q].at + m];
-			int32_t in = c->k[u.ri].r->ops[u.j].inst;
-			int on = c->g[q].n >= 2;
-			c->gx[c->g[q].at + m] = on ? c->k[u.ri].x[in] : 0;
-			c->gxi[c->g[q].at + m] = on ? c->k[u.ri].xi[in] : 0;
-			c->gmq[c->g[q].at + m] = (int32_t)q;
+	for (size_t i = 0; i < c->n; i++) /* rank by rank: each rank's tables in order */
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			struct rk *k = &c->k[i];
+			const struct gcall *g = &k->gc[x];
+			if (g->grp < 0)
+				continue;
+			int on = c->g[g->grp].n >= 2;
+			c->gx[g->m] = on ? k->x[g->inst] : 0;
+			c->gxi[g->m] = on ? k->xi[g->inst] : 0;
+			c->gmq[g->m] = g->grp;
 			if (on) /* the replay finds the call's place from its op */
-				c->k[u.ri].o[u.j].grp = (int32_t)(c->g[q].at + m);
+				k->o[g->j].grp = g->m;
 		}
 }
 
