@@ -422,7 +422,7 @@ struct rk {
 	struct sop *o;               /* per op */
 	struct hlo *hl;              /* the launches in launch order */
 	int32_t *hord;               /* launch order (during rk_host) */
-	uint16_t *qof;               /* per op: its stream (index; during rk_init) */
+	uint16_t *qof;               /* per op: its stream (index; until build_groups) */
 	int64_t *latx;               /* per op, its latency where some op's is beyond int32 (else NULL) */
 	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
@@ -480,7 +480,8 @@ struct rst {
 	struct bst *b;               /* per step index, per lane */
 	int32_t *head;               /* per stream: the op at its head (-1: it is done) */
 	int32_t *brem;               /* per step index: its ops not yet ended (the step barrier) */
-	uint8_t *hst;                /* per stream: its head has started */
+	uint8_t *hst;                /* per stream: its head has not started (0), has ended (1), is a
+	                              * matched call waiting for its collective (2) */
 	size_t hp;                   /* position in launch order */
 	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
 	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
@@ -523,6 +524,7 @@ struct ctx {
 	struct slotm *gm;            /* group members */
 	int64_t *gx, *gxi;           /* beside gm: each call's measured and ideal transfer (matched calls) */
 	int32_t *gmq;                /* beside gm: its collective */
+	uint16_t *gmsid;             /* beside gm: its op's stream (index) */
 	size_t ngm;                  /* gm's calls */
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
@@ -801,8 +803,6 @@ static void rk_init(struct ctx *c, size_t i)
 	k->qof = xmalloc(n1 * sizeof(*k->qof));
 	rk_streams(k);
 	rk_host(k, te, la);
-	free(k->qof);
-	k->qof = NULL;
 	rk_latency(k, ts, te, la);
 	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
 	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
@@ -812,7 +812,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(const struct ctx *c, struct rk *k)
 {
-	void *p[] = { k->x, k->xi, k->gc, k->hord, k->hl, k->latx, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->qof, k->x, k->xi, k->gc, k->hord, k->hl, k->latx, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	if (c->big)
@@ -997,6 +997,7 @@ static void build_groups(struct ctx *c)
 	c->gx = xmalloc((total ? total : 1) * sizeof(*c->gx));
 	c->gxi = xmalloc((total ? total : 1) * sizeof(*c->gxi));
 	c->gmq = xmalloc((total ? total : 1) * sizeof(*c->gmq));
+	c->gmsid = xmalloc((total ? total : 1) * sizeof(*c->gmsid));
 	c->ngm = total;
 	for (size_t i = 0; i < c->n; i++) /* rank by rank: each rank's tables in order */
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
@@ -1008,9 +1009,14 @@ static void build_groups(struct ctx *c)
 			c->gx[g->m] = on ? k->x[g->inst] : 0;
 			c->gxi[g->m] = on ? k->xi[g->inst] : 0;
 			c->gmq[g->m] = g->grp;
+			c->gmsid[g->m] = k->qof[g->j];
 			if (on) /* the replay finds the call's place from its op */
 				k->o[g->j].grp = g->m;
 		}
+	for (size_t i = 0; i < c->n; i++) { /* the ops' streams: read no more */
+		free(c->k[i].qof);
+		c->k[i].qof = NULL;
+	}
 }
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
@@ -1790,27 +1796,22 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j, cons
 			if (o[v].E < sm[v])
 				o[v].E = sm[v];
 		}
+		z->hst[c->gmsid[g->at + m]] = 1; /* the head of its stream (it waited there) */
 		ended(&c->k[u.ri], s, z, u.j);
 		push(s, (size_t)u.ri);
 	}
 }
 
-/* Whether op d of rank k, on its stream q (index), has ended in this
- * replay (in every lane: it does not depend on the lane): its stream has
- * moved past it (ops end in their stream's order), or it is the head,
- * started and, a matched call, its collective complete.  The replay state
- * is not reset between replays: what has started, ended or been launched
- * is read from the heads, hst and hp, and a time only once written. */
-static inline int op_ended(const struct ctx *c, const struct wst *s, const struct rst *z, const struct rk *k,
-			   int32_t d, size_t q)
+/* Whether op d of a rank (replay state z), on its stream q (index), has
+ * ended in this replay (in every lane: it does not depend on the lane):
+ * its stream has moved past it (ops end in their stream's order), or it is
+ * the head and has ended.  The replay state is not reset between replays:
+ * what has started, ended or been launched is read from the heads, hst and
+ * hp, and a time only once written. */
+static inline int op_ended(const struct rst *z, int32_t d, size_t q)
 {
 	int32_t h = z->head[q];
-	if (h < 0 || h > d)
-		return 1;
-	if (h < d || !z->hst[q])
-		return 0;
-	int32_t m = k->o[d].grp;
-	return m < 0 || s->g[c->gmq[m]].arrived >= s->g[c->gmq[m]].n;
+	return h < 0 || h > d || (h == d && z->hst[q] == 1);
 }
 
 /* The start of op j, the head of stream q, once what it waits for is
@@ -1843,7 +1844,7 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	}
 	if (p->dep >= 0) {
 		const struct rop *d = &z->o[(size_t)p->dep * K];
-		if (!op_ended(c, s, z, k, p->dep, p->dsid))
+		if (!op_ended(z, p->dep, p->dsid))
 			return 0;
 		for (size_t v = 0; v < K; v++)
 			if (d[v].E > ready[v])
@@ -1860,8 +1861,10 @@ static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, si
 	if (p->grp < 0) {
 		for (size_t v = 0; v < K; v++)
 			oj[v].E = S[v] + op_dur(c, s, v, i, (size_t)j);
+		z->hst[q] = 1;
 		ended(k, s, z, j);
 	} else {
+		z->hst[q] = 2; /* until its collective is complete (arrive) */
 		arrive(c, s, i, j, S);
 	}
 	return 1;
@@ -1877,7 +1880,7 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 		prog = 0;
 		while (z->hp < k->nh) {
 			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
-			if (h >= 0 && !op_ended(c, s, z, k, h, k->hl[z->hp].hsid))
+			if (h >= 0 && !op_ended(z, h, k->hl[z->hp].hsid))
 				break; /* after a sync: the op waited for, then the host's own time */
 			struct rop *oj = &z->o[(size_t)j * K];
 			for (size_t v = 0; v < K; v++) {
@@ -1898,12 +1901,11 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 			while (z->head[q] >= 0) {
 				int32_t j = z->head[q];
 				if (!z->hst[q]) {
-					if (!try_start(c, s, i, j, q))
+					if (!try_start(c, s, i, j, q)) /* sets hst */
 						break;
-					z->hst[q] = 1;
 					prog = 1;
 				}
-				if (!op_ended(c, s, z, k, j, q))
+				if (z->hst[q] != 1)
 					break;
 				const struct rop *oj = &z->o[(size_t)j * K];
 				for (size_t v = 0; v < K; v++)
@@ -2603,6 +2605,7 @@ static void ctx_free(struct ctx *c)
 	free(c->gx);
 	free(c->gxi);
 	free(c->gmq);
+	free(c->gmsid);
 	free(c->sm);
 	free(c->sd);
 	free(c->sg);
