@@ -41,11 +41,15 @@
  *
  * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
- * It runs on the analysis's threads (-j): the set-up per rank, collective
- * or slot range, and the replays at once, each in its own worker state
- * (struct wst, at most WORKERS_MAX); each result is written to its own
- * place and read in the fixes' order, so no figure depends on the thread
- * count (bench/RESULTS.md "What-if cost").
+ * A replay of many ranks is bound by cache misses (each rank's ops are
+ * visited a collective's worth at a time): the order in which ops start
+ * depends on no time, so the first replays (unmodified, ideal, the sure
+ * single-rank fix) run as lanes of one pass (replay_lanes) that reads
+ * each op's inputs once.  It runs on the analysis's threads (-j): the
+ * set-up per rank, collective or slot range, and the later fixes at once,
+ * each in its own worker state (struct wst, at most WORKERS_MAX); each
+ * result is written to its own place and read in the fixes' order, so no
+ * figure depends on the thread count (bench/RESULTS.md "What-if cost").
  */
 #include "overlap/whatif.h"
 
@@ -72,7 +76,7 @@
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
-#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 40 bytes an op) */
+#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 16 bytes an op a lane) */
 #ifndef MAP_POPULATE
 #define MAP_POPULATE 0       /* not Linux: the pages fault in one by one */
 #endif
