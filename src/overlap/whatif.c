@@ -3410,12 +3410,58 @@ static void step_bests(const struct ctx *c, struct whatif *w, const double *rep,
 	}
 }
 
+static void run_skip(struct analysis *a, int skip);
+
 void whatif_run(struct analysis *a)
+{
+	run_skip(a, a->opts.skip_steps);
+}
+
+/* The what-if's thread (whatif_start): the skip as it was when it started. */
+struct whatif_job { pthread_t th; struct analysis *a; int skip; };
+
+static void *job_main(void *arg)
+{
+	struct whatif_job *j = arg;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_skip(j->a, j->skip);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) /* as analysis_finish says it (bench/whatif_cost) */
+		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", j->a->n,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return NULL;
+}
+
+int whatif_start(struct analysis *a)
+{
+	struct whatif_job *j = xcalloc(1, sizeof(*j));
+	j->a = a;
+	j->skip = a->opts.skip_steps;
+	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
+		free(j);
+		return 0;
+	}
+	a->whatif_job = j;
+	return 1;
+}
+
+void whatif_wait(struct analysis *a)
+{
+	struct whatif_job *j = a->whatif_job;
+	if (!j)
+		return;
+	pthread_join(j->th, NULL);
+	a->whatif_job = NULL;
+	free(j);
+}
+
+static void run_skip(struct analysis *a, int skip)
 {
 	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
-	if (a->opts.no_what_if) { /* analysis_rank kept no op table either */
+	if (a->opts.what_if == WHATIF_SKIP) { /* analysis_rank kept no op table either */
 		a->whatif = none("skipped (--no-what-if)");
 		return;
 	}
@@ -3436,7 +3482,7 @@ void whatif_run(struct analysis *a)
 	int nst = find_stages(a, stage, replica);
 	ctx_init(&c, a, stage);
 	phase("op tables");
-	common_steps(&c, a->opts.skip_steps);
+	common_steps(&c, skip);
 	if (!c.nsteps || c.manystreams) {
 		ctx_free(&c);
 		free(stage);

@@ -664,7 +664,7 @@ static void test_no_what_if(void)
 	struct analysis a;
 	dp_build(2, h, &s, truth);
 	struct analysis_opts o = opts();
-	o.no_what_if = 1;
+	o.what_if = WHATIF_SKIP;
 	analysis_from_set(&s, &o, &a);
 	CHECK(a.n == 2 && a.clocks_aligned);
 	for (size_t i = 0; i < a.n; i++)
@@ -759,6 +759,34 @@ static void test_same_figures_on_any_thread_count(void)
 	}
 }
 
+/* WHATIF_BACKGROUND (analyze: the replay while the files are written):
+ * once waited for, the same what-if as run in line, the skip it started
+ * with kept even where the caller changes it meanwhile. */
+static void test_background_same_as_in_line(void)
+{
+	int64_t hd[4] = { 1000 * US, 1400 * US, 1000 * US, 1000 * US };
+	struct analysis a[2];
+	for (int q = 0; q < 2; q++) {
+		struct trace_set s = { 0 };
+		double truth[NST];
+		dp_build(4, hd, &s, truth);
+		struct analysis_opts o = opts();
+		o.threads = 2;
+		o.skip_steps = 1;
+		o.what_if = q ? WHATIF_BACKGROUND : WHATIF_RUN;
+		analysis_from_set(&s, &o, &a[q]);
+		if (q) {
+			analysis_set_skip(&a[q], 0); /* as analyze's analysis_adapt_skip may */
+			whatif_wait(&a[q]);
+			CHECK(a[q].whatif_job == NULL);
+		}
+	}
+	CHECK(a[0].whatif && a[0].whatif->steps_used == NST - 1);
+	check_same_whatif(a[0].whatif, a[1].whatif);
+	for (int q = 0; q < 2; q++)
+		analysis_free(&a[q]);
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -773,5 +801,6 @@ int main(void)
 	TEST(test_same_figures_on_any_thread_count);
 	TEST(test_latency_beyond_32_bits_is_replayed_whole);
 	TEST(test_no_what_if);
+	TEST(test_background_same_as_in_line);
 	return test_report();
 }
