@@ -544,6 +544,7 @@ int analysis_waiting_material(const struct analysis *a)
 
 void analysis_free(struct analysis *a)
 {
+	whatif_wait(a); /* a what-if still running reads the ranks */
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		trace_free(r->t);
@@ -570,7 +571,6 @@ void analysis_free(struct analysis *a)
 	for (size_t k = 0; k < a->nxsteps; k++)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
-	whatif_wait(a);
 	whatif_free(a->whatif);
 	free(a->owned_why);
 	free(a->r);
