@@ -9,10 +9,15 @@
 # (git-ignored).  Then, in the same run, alternating, REPEATS times each:
 #   with:    AORTA_BIN (default build/aorta: a build that has the what-if)
 #   without: the same binary with --no-what-if when its help offers that
-#            switch, else BASE_BIN (default: main's HEAD, built here into
-#            bench/out/whatif_cost/main, the analysis before the what-if)
+#            switch (the measure), else BASE_BIN (default: main's HEAD, built
+#            here into bench/out/whatif_cost/main, the analysis before the
+#            what-if)
+#   base:    with --no-what-if measured, BASE_BIN too when it is given (a
+#            build before the what-if existed, for the rows of RESULTS.md
+#            against it): its medians and what the what-if adds over it
 # Prints every run's wall time, CPU time (user + sys) and peak RSS (GNU
-# time), the what-if phase (AORTA_TIMING=1), the medians and the added cost
+# time), the what-if phase (AORTA_TIMING=1; where analyze runs the what-if
+# beside its writing, that thread's time), the medians and the added cost
 # in percent (CPU time is the steadier figure on a shared machine), and whether the what-if's JSON exists in one and
 # not the other.  The machine's load matters: run it on an idle machine.
 #   MAIN_REPO=/work/main   where main's HEAD is taken from (git archive, built
@@ -30,10 +35,12 @@ OUT=bench/out/whatif_cost
 mkdir -p "$OUT"
 [ -f "$D/rank$((RANKS - 1)).json.gz" ] || python3 bench/analyze_scale/gen.py "$D" "$RANKS" --steps "$STEPS"
 
+R=
 if "$A" analyze -h 2>&1 | grep -q -- '--no-what-if'; then
 	B=$A
 	BFLAGS=(--no-what-if)
 	bwhat="$A --no-what-if"
+	R=${BASE_BIN:-}
 else
 	B=${BASE_BIN:-}
 	BFLAGS=()
@@ -59,8 +66,9 @@ echo "without what-if: $bwhat"
 echo "input: $D ($RANKS ranks x $STEPS steps)"
 P=${PREV_BIN:-}
 [ -z "$P" ] || echo "previous:        $P"
+[ -z "$R" ] || echo "base:            $R (no what-if; for reference)"
 printf '%-8s %-8s %10s %10s %14s\n' run what "wall (s)" "CPU (s)" "peak RSS (MB)"
-with=() without=() cwith=() cwithout=() prev=() cprev=()
+with=() without=() cwith=() cwithout=() prev=() cprev=() base=() cbase=()
 for i in $(seq 1 "$REPEATS"); do
 	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$A" analyze -q --json "$OUT/with.json" "$D" 2>"$OUT/with.log"
 	read -r w u sy kb < "$OUT/t"
@@ -72,6 +80,13 @@ for i in $(seq 1 "$REPEATS"); do
 	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 	without+=("$w") cwithout+=("$c")
 	printf '%-8s %-8s %10s %10s %14d\n' "$i" without "$w" "$c" $((kb / 1024))
+	if [ -n "$R" ]; then
+		/usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$R" analyze -q --json "$OUT/base.json" "$D" 2>"$OUT/base.log"
+		read -r w u sy kb < "$OUT/t"
+		c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
+		base+=("$w") cbase+=("$c")
+		printf '%-8s %-8s %10s %10s %14d\n' "$i" base "$w" "$c" $((kb / 1024))
+	fi
 	[ -n "$P" ] || continue
 	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$P" analyze -q --json "$OUT/prev.json" "$D" 2>"$OUT/prev.log"
 	read -r w u sy kb < "$OUT/t"
@@ -86,6 +101,11 @@ echo "median wall: with $mw s, without $mo s; the what-if adds $(awk -v a="$mw" 
 cw=$(median "${cwith[@]}")
 co=$(median "${cwithout[@]}")
 echo "median CPU (user + sys): with $cw s, without $co s; the what-if adds $(awk -v a="$cw" -v b="$co" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %"
+if [ -n "$R" ]; then
+	mr=$(median "${base[@]}")
+	cr=$(median "${cbase[@]}")
+	echo "base (reference): median wall $mr s, the what-if adds $(awk -v a="$mw" -v b="$mr" 'BEGIN {printf "%.1f", (a - b) / b * 100}') % over it; median CPU $cr s, adds $(awk -v a="$cw" -v b="$cr" 'BEGIN {printf "%.1f", (a - b) / b * 100}') %"
+fi
 if [ -n "$P" ]; then
 	mp=$(median "${prev[@]}")
 	cp=$(median "${cprev[@]}")
@@ -93,4 +113,4 @@ if [ -n "$P" ]; then
 	cmp -s "$OUT/with.json" "$OUT/prev.json" && echo "with and previous: the same JSON" || echo "with and previous: the JSON differs"
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-echo "what_if in the JSON: with $(jq -r '.across_ranks.what_if | if . then "yes (slowdown \(.slowdown))" else "no" end' "$OUT/with.json"), without $(jq -r '.across_ranks.what_if | if . then "yes" else "no" end' "$OUT/without.json")"
+echo "what_if in the JSON: with $(jq -r '.across_ranks.what_if | if .ok then "yes (slowdown \(.slowdown))" else "no" end' "$OUT/with.json"), without $(jq -r '.across_ranks.what_if | if .ok then "yes" elif . then "no (\(.reason))" else "no" end' "$OUT/without.json")"

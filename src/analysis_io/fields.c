@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlap/whatif.h"
+
 #ifndef AORTA_VERSION
 #define AORTA_VERSION "0.1.0"
 #endif
@@ -1063,6 +1065,7 @@ static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, 
 
 static void put_whatif(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
+	whatif_wait((struct analysis *)p); /* a what-if still running (WHATIF_BACKGROUND) */
 	const struct whatif *wi = ((const struct analysis *)p)->whatif;
 	if (!wi) {
 		jw_null(w, k);

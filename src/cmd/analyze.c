@@ -18,13 +18,14 @@
 #include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "pipeline/pipeline.h"
+#include "overlap/whatif.h"
 #include "report/analysis_out.h"
 #include "timeline/rules.h"
 
 int cmd_analyze(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL, *offsets = NULL;
-	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, no_align = 0, use_mpi = 0;
+	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, no_align = 0, use_mpi = 0, no_whatif = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
 		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/3)"),
@@ -39,6 +40,8 @@ int cmd_analyze(int argc, char **argv)
 		OPT_INT(0, "skip-steps", &skip, "N", "leave the first N steps out of step statistics (warm-up)"),
 		OPT_INT(0, "top", &top, "N", "rows in the top-kernel table (default 10)"),
 		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
+		OPT_BOOL(0, "no-what-if", &no_whatif, "skip the what-if replay and its op tables (faster, less memory; "
+			 "what_if then says so)"),
 		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
@@ -101,7 +104,7 @@ int cmd_analyze(int argc, char **argv)
 		return e.code;
 	}
 	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL,
-				    no_align, given, ngiven, 0 };
+				    no_align, given, ngiven, 0, no_whatif ? WHATIF_SKIP : WHATIF_BACKGROUND };
 	struct analysis a;
 	enum aorta_status st;
 	int root = 1;
@@ -157,6 +160,7 @@ int cmd_analyze(int argc, char **argv)
 		goto fail;
 	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
 		goto fail;
+	whatif_wait(&a); /* the replay ran while the files were written */
 	if (!quiet)
 		analysis_print(stdout, &a, per_step);
 	analysis_free(&a);

@@ -41,11 +41,15 @@
  *
  * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
- * It runs on the analysis's threads (-j): the set-up per rank, collective
- * or slot range, and the replays at once, each in its own worker state
- * (struct wst, at most WORKERS_MAX); each result is written to its own
- * place and read in the fixes' order, so no figure depends on the thread
- * count (bench/RESULTS.md "What-if cost").
+ * A replay of many ranks is bound by cache misses (each rank's ops are
+ * visited a collective's worth at a time): the order in which ops start
+ * depends on no time, so the first replays (unmodified, ideal, the sure
+ * single-rank fix) run as lanes of one pass (replay_lanes) that reads
+ * each op's inputs once.  It runs on the analysis's threads (-j): the
+ * set-up per rank, collective or slot range, and the later fixes at once,
+ * each in its own worker state (struct wst, at most WORKERS_MAX); each
+ * result is written to its own place and read in the fixes' order, so no
+ * figure depends on the thread count (bench/RESULTS.md "What-if cost").
  */
 #include "overlap/whatif.h"
 
@@ -72,7 +76,7 @@
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
-#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 40 bytes an op) */
+#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 16 bytes an op a lane) */
 #ifndef MAP_POPULATE
 #define MAP_POPULATE 0       /* not Linux: the pages fault in one by one */
 #endif
@@ -384,33 +388,46 @@ static int op_cat(const struct wop *o)
 	}
 }
 
+/* A launch, in launch order: its op, the op the host waited for before it
+ * (-1). */
+struct hlo { int32_t j, hdep; uint16_t hsid; /* hdep's stream (index) */ };
+
 /* What every replay reads of one op and none changes. */
 struct sop {
-	int64_t lat;                 /* measured latency */
-	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 */
-	int32_t step, dep, hdep;     /* as struct wop */
+	int32_t lat;                 /* measured latency (ns); LAT_BIG: in k->latx (op_lat) */
+	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 (once the
+	                              * collectives are built: its call's index in c->gm) */
+	int32_t step, dep;           /* as struct wop */
 	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
 	uint8_t hasl;                /* its launch is known */
+	uint16_t dsid;               /* dep's stream (index, rk_streams), whether it has ended (op_ended) */
 };
 
-/* What one replay reads and writes for one op (one replay state per worker,
- * so scenarios replay at once on several threads). */
+#define LAT_BIG INT32_MIN    /* struct sop lat: the latency does not fit in 32 bits (k->latx) */
+
+/* What one replay writes for one op (one replay state per worker, so
+ * scenarios replay at once on several threads).  The scenario's duration,
+ * transfer and host gap of an op are not stored: the replay takes them from
+ * the rank's measured arrays and the scenario as it reaches the op
+ * (op_dur, op_gap, op_xfer). */
 struct rop {
-	int64_t S, E, L;             /* replayed start, end, launch */
-	int64_t d2;                  /* this replay's duration; of a matched call, its transfer */
-	int64_t g2;                  /* this replay's host gap */
+	int64_t E, L;                /* replayed end, launch (the start: E - duration, of a matched
+	                              * call in struct wst gs; op_start) */
 };
 
 /* A call of a matched collective of the join: its size and type (the class
  * of its ideal transfer), its op, its call (index as r->inst) and its
  * collective (matched with two or more calls when c->g[grp].n >= 2). */
-struct gcall { uint64_t bytes; int32_t j, inst, grp; uint8_t type; };
+struct gcall { uint64_t bytes; int32_t j, inst, grp, m; uint8_t type; }; /* m: its place in c->gm */
 
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rk {
 	/* what the replay reads on every visit of the rank, first (one cache line) */
 	struct sop *o;               /* per op */
-	int32_t *hord;               /* launch order */
+	struct hlo *hl;              /* the launches in launch order */
+	int32_t *hord;               /* launch order (during rk_host) */
+	uint16_t *qof;               /* per op: its stream (index; until build_groups) */
+	int64_t *latx;               /* per op, its latency where some op's is beyond int32 (else NULL) */
 	size_t nh, nstr, nbs;        /* launches, streams, step indices */
 	const struct rank_result *r;
 	size_t n;
@@ -438,36 +455,65 @@ struct rk {
 	int64_t a0, ma0, astep;
 };
 
-/* One replay's state of one stream: the end of the op it moved past last
- * (UNSET: none), the op at its head (-1: it is done). */
-struct sst { int64_t lastE; int32_t head; };
+/* Scenarios replayed in one pass, each in a lane of its own (replay_lanes):
+ * which op can start next does not depend on any time (only on what has
+ * started, ended and been launched), so every lane follows the same order
+ * and each op's measured inputs are read once for all of them. */
+#define LANES_MAX 4
 
-/* One replay's state of one step index of a rank: its window (first
- * start, end), its latest end so far and the first op (in op order) with
- * it, its ops not yet ended (the step barrier). */
-struct bst { int64_t ws, we, bE; int32_t brem, wlast; };
+/* One replay's state of one step index of a rank, per lane: its window
+ * (first start, end), its latest end so far and the first op (in op order)
+ * with it. */
+struct bst { int64_t ws, we, bE; int32_t wlast; };
 
-/* One replay's state of one rank. */
-struct rst {
-	struct rop *o;               /* per op */
-	struct sst *st;              /* per stream, then the steps (b) in the same block */
-	struct bst *b;               /* per step index */
-	size_t hp;                   /* position in launch order */
-	int64_t a2;                  /* the first launch's anchor in this replay */
-	int inq;
+enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
+enum { PART_DUR = 1, PART_HOST = 2 };
+
+struct scen {
+	int type;
+	const uint8_t *mask;  /* SC_SET: the ranks fixed (index as a->r) */
+	int single;           /* SC_SET of one rank: its index, else -1 */
+	int part;             /* SC_SET: PART_DUR | PART_HOST */
+	int cat;              /* SC_CAT */
 };
 
-struct cgrp { size_t at, n, arrived; int64_t last_s; int32_t last_r, last_o; };
+/* One replay's state of one rank (K lanes: the worker's). */
+struct rst {
+	struct rop *o;               /* per op, per lane: o[j * K + v] */
+	int64_t *lastE;              /* per stream, per lane: the end of the op it moved past last (UNSET: none) */
+	struct bst *b;               /* per step index, per lane */
+	int32_t *head;               /* per stream: the op at its head (-1: it is done) */
+	int32_t *brem;               /* per step index: its ops not yet ended (the step barrier) */
+	uint8_t *hst;                /* per stream: its head has not started (0), has ended (1), is a
+	                              * matched call waiting for its collective (2) */
+	size_t hp;                   /* position in launch order */
+	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
+	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
+	int inq;
+	unsigned fix;                /* bit v: lane v's scenario changes this rank's ops (else: as measured) */
+};
+
+/* A matched collective: its members in c->gm; in a replay, how many have
+ * arrived. */
+struct cgrp { size_t at, n, arrived; };
+/* ... and per lane its last arrival: start, rank, op. */
+struct glast { int64_t s; int32_t r, o; };
 
 /* One worker's replay state: per rank, per collective, the work list. */
 struct wst {
 	struct rst *k;
 	struct cgrp *g;
+	struct glast *gl;            /* per collective, per lane */
+	int64_t *gs;                 /* per call of a matched collective (index as c->gm), per lane: its start */
+	uint8_t **lft;               /* after a replay that stalled: per rank, per op, 1 if left where it
+	                              * was (S = E = its measured start), else NULL */
 	int32_t *stack;
 	size_t nstack;
 	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
-	int replayed;                /* the last run_scen replayed (0: it copied the unmodified replay) */
-	struct rop *ob;              /* every rank's o[], one mapping (NULL: each rank's own allocation) */
+	size_t K, kcap;              /* lanes of the last pass; lanes allocated */
+	struct scen sc[LANES_MAX];   /* each lane's scenario (its mask: only while it runs) */
+	int64_t *md[LANES_MAX], *mg[LANES_MAX]; /* SC_SET of several ranks: per slot, the set's medians */
+	char *ob;                    /* every rank's o[], one mapping (NULL: each rank's own allocation) */
 	size_t obn;                  /* its bytes */
 };
 
@@ -480,6 +526,10 @@ struct ctx {
 	struct cgrp *g;              /* the collectives' members (at, n); the replay state is per worker */
 	size_t ng;
 	struct slotm *gm;            /* group members */
+	int64_t *gx, *gxi;           /* beside gm: each call's measured and ideal transfer (matched calls) */
+	int32_t *gmq;                /* beside gm: its collective */
+	uint16_t *gmsid;             /* beside gm: its op's stream (index) */
+	size_t ngm;                  /* gm's calls */
 	struct slotm *sm;            /* slot members, slot by slot */
 	size_t *sat, *sn, nslot;
 	int64_t *med_all_d, *med_all_g; /* per slot */
@@ -510,7 +560,14 @@ struct ctx {
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
 	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
+	int manystreams;             /* a rank has more streams than struct sop's dsid holds */
 };
+
+/* Op j's latency (p: its struct sop). */
+static inline int64_t op_lat(const struct rk *k, const struct sop *p, size_t j)
+{
+	return p->lat != LAT_BIG ? p->lat : k->latx[j];
+}
 
 /* Op j's measured start and end on the aligned clock. */
 static inline int64_t meas_s(const struct rk *k, size_t j)
@@ -568,13 +625,12 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		p->grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
 		p->step = o->step;
 		p->dep = o->dep;
-		p->hdep = o->hdep;
 		k->hassync |= o->hdep >= 0;
 		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
 		p->hasl = la[j] != UNSET;
 		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
 		if (p->grp >= 0 && k->ngops < r->ninst)
-			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, ci->type };
+			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, -1, ci->type };
 		k->slot[j] = -1;
 	}
 }
@@ -596,6 +652,7 @@ static void rk_streams(struct rk *k)
 			last[ns++] = -1;
 		}
 		k->sprev[j] = last[q];
+		k->qof[j] = (uint16_t)q; /* rk_init: more than UINT16_MAX streams is refused (whatif_run) */
 		k->o[j].snext = -1;
 		if (last[q] >= 0)
 			k->o[last[q]].snext = (int32_t)j;
@@ -603,6 +660,8 @@ static void rk_streams(struct rk *k)
 	}
 	k->nstr = ns;
 	k->shead = xrealloc(k->shead, (ns ? ns : 1) * sizeof(*k->shead));
+	for (size_t j = 0; j < n; j++)
+		k->o[j].dsid = k->o[j].dep >= 0 ? k->qof[k->o[j].dep] : 0;
 	free(sid);
 	free(last);
 }
@@ -628,6 +687,13 @@ static void rk_host(struct rk *k, const int64_t *te, const int64_t *la)
 		else
 			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
 	}
+	k->hl = xmalloc((k->nh ? k->nh : 1) * sizeof(*k->hl));
+	for (size_t p = 0; p < k->nh; p++) {
+		int32_t h = r->ops[k->hord[p]].hdep;
+		k->hl[p] = (struct hlo){ k->hord[p], h, h >= 0 ? k->qof[h] : 0 };
+	}
+	free(k->hord); /* k->hl has it */
+	k->hord = NULL;
 }
 
 /* Step barriers (each step's latest end, measured) and each op's latency:
@@ -657,14 +723,22 @@ static void rk_latency(struct rk *k, const int64_t *ts, const int64_t *te, const
 			ready = k->bm[r->ops[j].step - 1];
 		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
 			ready = te[r->ops[j].dep];
-		k->o[j].lat = ready == UNSET ? 0 : ts[j] - ready;
+		int64_t lat = ready == UNSET ? 0 : ts[j] - ready;
+		if (lat > INT32_MIN && lat <= INT32_MAX) {
+			k->o[j].lat = (int32_t)lat;
+		} else { /* seconds late: kept whole beside (op_lat) */
+			if (!k->latx)
+				k->latx = xcalloc(k->n, sizeof(*k->latx));
+			k->latx[j] = lat;
+			k->o[j].lat = LAT_BIG;
+		}
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
-		if (k->o[j].lat > LAT_MAX_NS && ready != UNSET) {
+		if (lat > LAT_MAX_NS && ready != UNSET) {
 			k->unexplained++;
 			if (r->ops[j].step >= 0)
-				k->unx[r->ops[j].step] += k->o[j].lat;
+				k->unx[r->ops[j].step] += lat;
 		}
 	}
 }
@@ -730,6 +804,7 @@ static void rk_init(struct ctx *c, size_t i)
 		la[j] = r->ops[j].launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, r->ops[j].launch_ns);
 	}
 	rk_ops(k, ts, te, la);
+	k->qof = xmalloc(n1 * sizeof(*k->qof));
 	rk_streams(k);
 	rk_host(k, te, la);
 	rk_latency(k, ts, te, la);
@@ -741,7 +816,7 @@ static void rk_init(struct ctx *c, size_t i)
 
 static void rk_free(const struct ctx *c, struct rk *k)
 {
-	void *p[] = { k->x, k->xi, k->gc, k->hord, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->qof, k->x, k->xi, k->gc, k->hord, k->hl, k->latx, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	if (c->big)
@@ -915,11 +990,37 @@ static void build_groups(struct ctx *c)
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t x = 0; x < c->k[i].ngops; x++) {
 			int32_t j = c->k[i].gc[x].j, q = c->k[i].gc[x].grp;
-			if (q >= 0)
+			if (q >= 0) {
+				c->k[i].gc[x].m = (int32_t)(c->g[q].at + c->g[q].n);
 				c->gm[c->g[q].at + c->g[q].n++] = (struct slotm){ (int32_t)i, (int32_t)j };
+			}
 		}
 	par_for(c->nt, c->ng, xfer_task, c);
 	ideal_xfers(c);
+	/* beside the members, for the replay (arrive): a call's transfers */
+	c->gx = xmalloc((total ? total : 1) * sizeof(*c->gx));
+	c->gxi = xmalloc((total ? total : 1) * sizeof(*c->gxi));
+	c->gmq = xmalloc((total ? total : 1) * sizeof(*c->gmq));
+	c->gmsid = xmalloc((total ? total : 1) * sizeof(*c->gmsid));
+	c->ngm = total;
+	for (size_t i = 0; i < c->n; i++) /* rank by rank: each rank's tables in order */
+		for (size_t x = 0; x < c->k[i].ngops; x++) {
+			struct rk *k = &c->k[i];
+			const struct gcall *g = &k->gc[x];
+			if (g->grp < 0)
+				continue;
+			int on = c->g[g->grp].n >= 2;
+			c->gx[g->m] = on ? k->x[g->inst] : 0;
+			c->gxi[g->m] = on ? k->xi[g->inst] : 0;
+			c->gmq[g->m] = g->grp;
+			c->gmsid[g->m] = k->qof[g->j];
+			if (on) /* the replay finds the call's place from its op */
+				k->o[g->j].grp = g->m;
+		}
+	for (size_t i = 0; i < c->n; i++) { /* the ops' streams: read no more */
+		free(c->k[i].qof);
+		c->k[i].qof = NULL;
+	}
 }
 
 struct skey { int cls; int64_t step; uint32_t hash, occ; int32_t ri, j; };
@@ -1364,17 +1465,6 @@ static void build_slots(struct ctx *c)
 
 /* ---- one replay ------------------------------------------------------------------ */
 
-enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
-enum { PART_DUR = 1, PART_HOST = 2 };
-
-struct scen {
-	int type;
-	const uint8_t *mask;  /* SC_SET: the ranks fixed (index as a->r) */
-	int single;           /* SC_SET of one rank: its index, else -1 */
-	int part;             /* SC_SET: PART_DUR | PART_HOST */
-	int cat;              /* SC_CAT */
-};
-
 /* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
  * median over its members outside the set (the whole slot when none). */
 static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg)
@@ -1467,13 +1557,13 @@ static void build_anchors(struct ctx *c)
 	}
 }
 
-/* The anchors' ideal for scenario sc into each rank's a2 (fixing never
- * makes a first launch later); returns how many moved. */
-static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen *sc)
+/* The anchors' ideal for scenario sc into each rank's a2 of lane v (fixing
+ * never makes a first launch later); returns how many moved. */
+static size_t fill_anchors(const struct ctx *c, struct wst *s, size_t v0, const struct scen *sc)
 {
 	size_t changed = 0;
 	for (size_t i = 0; i < c->n; i++)
-		s->k[i].a2 = c->k[i].a0;
+		s->k[i].a2[v0] = c->k[i].a0;
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = anchor_group(c, a);
 		size_t K = b - a, out = 0;
@@ -1493,7 +1583,7 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
 				v = sc->single >= 0 ? k->ma0 : set;
 			if (v < k->a0) {
-				s->k[c->aord[p]].a2 = v;
+				s->k[c->aord[p]].a2[v0] = v;
 				changed++;
 			}
 		}
@@ -1501,98 +1591,153 @@ static size_t fill_anchors(const struct ctx *c, struct wst *s, const struct scen
 	return changed;
 }
 
-/* A rank the scenario leaves as measured: its durations (a matched call's:
- * its transfer) and host gaps, S, E and L reset. */
-static void fill_measured(const struct ctx *c, const struct rk *k, struct rop *z)
+/* Whether scenario sc changes rank i's ops at all (else they replay as
+ * measured). */
+static int rank_fixed(const struct ctx *c, const struct scen *sc, size_t i)
 {
-	for (size_t j = 0; j < k->n; j++)
-		z[j] = (struct rop){ UNSET, UNSET, UNSET, k->d[j], k->gap[j] };
-	for (size_t x = 0; x < k->ngops; x++)
-		if (c->g[k->gc[x].grp].n >= 2) /* matched with its peers (build_groups) */
-			z[k->gc[x].j].d2 = k->x[k->gc[x].inst];
+	switch (sc->type) {
+	case SC_ALL: case SC_CAT: return 1;
+	case SC_SET: return sc->mask[i] != 0;
+	case SC_BAL: return c->bal != NULL;
+	default: return 0;
+	}
 }
 
-/* The ops of rank i that scenario sc changes (md, mg: the set's medians):
- * their d2 and g2; returns how many differ from the measured values.  A
- * matched call's transfer is set from the rank's call table after its
- * duration and gap (its d2 holds whether they changed until then). */
-static size_t fill_rank(const struct ctx *c, struct wst *s, const struct scen *sc, size_t i, const int64_t *md,
-			const int64_t *mg)
+/* The duration of op j (not a matched call) of fixed rank i under
+ * scenario sc (md: the set's medians): the ideal the scenario gives it,
+ * at most what it took (but for the stage balance, which moves work). */
+static int64_t dur_fixed(const struct ctx *c, const struct scen *sc, const int64_t *md, const struct rk *k,
+			 size_t i, size_t j)
+{
+	int64_t d = k->d[j], d2 = d;
+	int32_t q = k->slot[j];
+	switch (sc->type) {
+	case SC_ALL:
+		if (q >= 0)
+			d2 = c->med_all_d[q];
+		break;
+	case SC_CAT: /* an op type's compute or copies (a transfer: op_xfer; host gaps: op_gap) */
+		if (sc->cat == k->cat[j] && sc->cat != WC_HOST && sc->cat < WC_COLL && q >= 0)
+			d2 = c->med_all_d[q];
+		break;
+	case SC_BAL:
+		return c->bal[i][j];
+	case SC_SET:
+		if (sc->part & PART_DUR)
+			d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : d;
+		break;
+	default:
+		break;
+	}
+	return d2 < d ? d2 : d; /* fixing never makes an op slower */
+}
+
+/* The host gap before op j (launch known) of fixed rank i under sc. */
+static int64_t gap_fixed(const struct ctx *c, const struct scen *sc, const int64_t *mg, const struct rk *k,
+			 size_t j)
+{
+	int64_t g = k->gap[j];
+	int32_t q = k->slot[j];
+	switch (sc->type) {
+	case SC_ALL:
+		return q >= 0 ? c->med_all_g[q] : g;
+	case SC_CAT:
+		return sc->cat == WC_HOST && q >= 0 ? c->med_all_g[q] : g;
+	case SC_SET:
+		if (sc->part & PART_HOST)
+			return sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : g;
+		return g;
+	default:
+		return g;
+	}
+}
+
+/* The transfer of a matched call whose measured transfer is xm and ideal
+ * xi (op j of rank k) under sc: its type's ideal when the scenario fixes
+ * transfers of its type (at most xm). */
+static inline int64_t xfer_of(const struct scen *sc, const struct rk *k, size_t j, int64_t xm, int64_t xi)
+{
+	if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat >= WC_COLL && sc->cat == k->cat[j]))
+		return xi < xm ? xi : xm;
+	return xm;
+}
+
+/* In lane v of worker state s's replay (its scenario s->sc[v]): the
+ * duration of op j of rank i (not a matched call), its host gap (launch
+ * known) and the transfer of matched call m (index as c->gm). */
+static inline int64_t op_dur(const struct ctx *c, const struct wst *s, size_t v, size_t i, size_t j)
 {
 	const struct rk *k = &c->k[i];
-	struct rop *z = s->k[i].o;
-	size_t changed = 0;
+	return s->k[i].fix >> v & 1 ? dur_fixed(c, &s->sc[v], s->md[v], k, i, j) : k->d[j];
+}
+
+static inline int64_t op_gap(const struct ctx *c, const struct wst *s, size_t v, size_t i, size_t j)
+{
+	const struct rk *k = &c->k[i];
+	return s->k[i].fix >> v & 1 ? gap_fixed(c, &s->sc[v], s->mg[v], k, j) : k->gap[j];
+}
+
+static inline int64_t op_xfer(const struct ctx *c, const struct wst *s, size_t v, size_t m)
+{
+	struct slotm u = c->gm[m];
+	return s->k[u.ri].fix >> v & 1 ? xfer_of(&s->sc[v], &c->k[u.ri], (size_t)u.j, c->gx[m], c->gxi[m])
+				       : c->gx[m];
+}
+
+/* Whether fixed rank i has an op whose duration, host gap or (a matched
+ * call) transfer the scenario of lane v changes. */
+static int rank_changes(const struct ctx *c, const struct wst *s, size_t v, size_t i)
+{
+	const struct rk *k = &c->k[i];
+	const struct scen *sc = &s->sc[v];
 	for (size_t j = 0; j < k->n; j++) {
-		int32_t q = k->slot[j];
-		int host = k->o[j].hasl;
-		int64_t d2 = k->d[j], g2 = k->gap[j];
-		if (sc->type == SC_ALL) {
-			if (q >= 0)
-				d2 = c->med_all_d[q];
-			if (q >= 0 && host)
-				g2 = c->med_all_g[q];
-		} else if (sc->type == SC_CAT) {
-			if (sc->cat == WC_HOST && q >= 0 && host)
-				g2 = c->med_all_g[q];
-			else if (sc->cat == k->cat[j] && sc->cat >= WC_COLL)
-				; /* its transfer: below */
-			else if (sc->cat == k->cat[j] && q >= 0)
-				d2 = c->med_all_d[q];
-		} else if (sc->type == SC_BAL) {
-			if (c->bal)
-				d2 = c->bal[i][j];
-		} else { /* SC_SET, the rank in the set */
-			if (sc->part & PART_DUR)
-				d2 = sc->single >= 0 ? peer_med(c, k, j, 0) : q >= 0 ? md[q] : k->d[j];
-			if ((sc->part & PART_HOST) && host)
-				g2 = sc->single >= 0 ? peer_med(c, k, j, 1) : q >= 0 ? mg[q] : k->gap[j];
-		}
-		/* fixing never makes an op slower: the ideal is at most what it took
-		 * (balancing the stages moves work: the light stages' ops grow) */
-		if (d2 > k->d[j] && sc->type != SC_BAL)
-			d2 = k->d[j];
-		int dg = d2 != k->d[j] || g2 != k->gap[j];
-		if (k->o[j].grp >= 0)
-			d2 = dg;
-		else
-			changed += dg;
-		z[j] = (struct rop){ UNSET, UNSET, UNSET, d2, g2 };
+		if (dur_fixed(c, sc, s->md[v], k, i, j) != k->d[j])
+			return 1;
+		if (k->o[j].hasl && gap_fixed(c, sc, s->mg[v], k, j) != k->gap[j])
+			return 1;
 	}
 	for (size_t x = 0; x < k->ngops; x++) {
 		const struct gcall *g = &k->gc[x];
 		if (c->g[g->grp].n < 2) /* a plain op (build_groups) */
 			continue;
-		int64_t xm = k->x[g->inst], x2 = xm;
-		if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == k->cat[g->j] && sc->cat >= WC_COLL))
-			x2 = k->xi[g->inst] < xm ? k->xi[g->inst] : xm;
-		changed += z[g->j].d2 || x2 != xm;
-		z[g->j].d2 = x2;
+		int64_t xm = k->x[g->inst];
+		if (xfer_of(sc, k, (size_t)g->j, xm, k->xi[g->inst]) != xm)
+			return 1;
+	}
+	return 0;
+}
+
+/* Sets scenario sc in lane v of worker state s (the set's medians, each
+ * rank's anchor and whether the scenario fixes it); returns whether any
+ * value differs from the measured ones (0: the replay would be the
+ * unmodified one). */
+static int set_scen(const struct ctx *c, struct wst *s, size_t v, const struct scen *sc)
+{
+	s->sc[v] = *sc;
+	free(s->md[v]);
+	free(s->mg[v]);
+	s->md[v] = s->mg[v] = NULL;
+	if (sc->type == SC_SET && sc->single < 0) {
+		s->md[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+		s->mg[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
+		set_medians(c, s->cmask, sc->mask, s->md[v], s->mg[v]);
+	}
+	int changed = fill_anchors(c, s, v, sc) > 0;
+	for (size_t i = 0; i < c->n; i++) {
+		unsigned f = (unsigned)rank_fixed(c, sc, i);
+		s->k[i].fix = (s->k[i].fix & ~(1u << v)) | f << v;
+		if (f && !changed)
+			changed = rank_changes(c, s, v, i);
 	}
 	return changed;
 }
 
-/* Sets d2 and g2 for scenario sc and resets the replayed S, E and L in
- * worker state s; returns how many differ from the measured values (0:
- * the replay would be the unmodified one). */
-static size_t fill(const struct ctx *c, struct wst *s, const struct scen *sc)
+static void lft_free(const struct ctx *c, struct wst *s)
 {
-	size_t changed = 0;
-	int64_t *md = NULL, *mg = NULL;
-	if (sc->type == SC_SET && sc->single < 0) {
-		md = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*md));
-		mg = xmalloc((c->nslot ? c->nslot : 1) * sizeof(*mg));
-		set_medians(c, s->cmask, sc->mask, md, mg);
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		int fixed = sc->type == SC_SET && sc->mask[i];
-		if (sc->type == SC_NONE || (sc->type == SC_SET && !fixed) || (sc->type == SC_BAL && !c->bal))
-			fill_measured(c, &c->k[i], s->k[i].o);
-		else
-			changed += fill_rank(c, s, sc, i, md, mg);
-	}
-	free(md);
-	free(mg);
-	return changed + fill_anchors(c, s, sc);
+	for (size_t i = 0; s->lft && i < c->n; i++)
+		free(s->lft[i]);
+	free(s->lft);
+	s->lft = NULL;
 }
 
 static void push(struct wst *s, size_t i)
@@ -1603,30 +1748,37 @@ static void push(struct wst *s, size_t i)
 	s->stack[s->nstack++] = (int32_t)i;
 }
 
-/* Op j of rank k (its replay state z) has its end: its step's barrier moves. */
-static void ended(const struct rk *k, struct rst *z, int32_t j)
+/* Op j of rank k (its replay state z) has its end in every lane: its
+ * step's barrier moves. */
+static void ended(const struct rk *k, const struct wst *s, struct rst *z, int32_t j)
 {
 	int32_t q = k->o[j].step;
 	if (q < 0 || (size_t)q >= k->nbs)
 		return;
-	struct bst *b = &z->b[q];
-	b->brem--;
-	if (z->o[j].E > b->bE || (z->o[j].E == b->bE && j < b->wlast)) {
-		b->bE = z->o[j].E;
-		b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
+	size_t K = s->K;
+	z->brem[q]--;
+	for (size_t v = 0; v < K; v++) {
+		struct bst *b = &z->b[(size_t)q * K + v];
+		int64_t E = z->o[(size_t)j * K + v].E;
+		if (E > b->bE || (E == b->bE && j < b->wlast)) {
+			b->bE = E;
+			b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
+		}
 	}
 }
 
-/* A call of a matched collective started: when its last call has, every
- * call ends at the last arrival plus its transfer. */
-static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
+/* A call of a matched collective started at S[v] (per lane): when its last
+ * call has, every call ends at the last arrival plus its transfer. */
+static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j, const int64_t *S)
 {
-	struct cgrp *g = &s->g[c->k[i].o[j].grp];
+	size_t K = s->K, m0 = (size_t)c->k[i].o[j].grp, q = (size_t)c->gmq[m0];
+	struct cgrp *g = &s->g[q];
+	struct glast *gl = &s->gl[q * K];
 	g->arrived++;
-	if (s->k[i].o[j].S > g->last_s || g->last_r < 0) {
-		g->last_s = s->k[i].o[j].S;
-		g->last_r = (int32_t)i;
-		g->last_o = j;
+	for (size_t v = 0; v < K; v++) {
+		s->gs[m0 * K + v] = S[v];
+		if (S[v] > gl[v].s || gl[v].r < 0)
+			gl[v] = (struct glast){ S[v], (int32_t)i, j };
 	}
 	if (g->arrived < g->n)
 		return;
@@ -1638,51 +1790,87 @@ static void arrive(const struct ctx *c, struct wst *s, size_t i, int32_t j)
 		int32_t nx = c->k[u.ri].o[u.j].snext;
 		if (nx >= 0) {
 			__builtin_prefetch(&c->k[u.ri].o[nx]);
-			__builtin_prefetch(&z->o[nx]);
+			__builtin_prefetch(&z->o[(size_t)nx * K]);
 		}
-		__builtin_prefetch(z->st);
-		z->o[u.j].E = g->last_s + z->o[u.j].d2; /* a matched call's d2: its transfer */
-		if (z->o[u.j].E < z->o[u.j].S)
-			z->o[u.j].E = z->o[u.j].S;
-		ended(&c->k[u.ri], z, u.j);
+		__builtin_prefetch(z->head);
+		struct rop *o = &z->o[(size_t)u.j * K];
+		const int64_t *sm = &s->gs[(g->at + m) * K];
+		for (size_t v = 0; v < K; v++) {
+			o[v].E = gl[v].s + op_xfer(c, s, v, g->at + m); /* the last arrival + its transfer */
+			if (o[v].E < sm[v])
+				o[v].E = sm[v];
+		}
+		z->hst[c->gmsid[g->at + m]] = 1; /* the head of its stream (it waited there) */
+		ended(&c->k[u.ri], s, z, u.j);
 		push(s, (size_t)u.ri);
 	}
 }
 
-/* The start of op j once what it waits for is known (ready: the end of the
- * op before it on its stream, UNSET if none); 0 when not yet. */
-static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, int64_t ready)
+/* Whether op d of a rank (replay state z), on its stream q (index), has
+ * ended in this replay (in every lane: it does not depend on the lane):
+ * its stream has moved past it (ops end in their stream's order), or it is
+ * the head and has ended.  The replay state is not reset between replays:
+ * what has started, ended or been launched is read from the heads, hst and
+ * hp, and a time only once written. */
+static inline int op_ended(const struct rst *z, int32_t d, size_t q)
+{
+	int32_t h = z->head[q];
+	return h < 0 || h > d || (h == d && z->hst[q] == 1);
+}
+
+/* The start of op j, the head of stream q, once what it waits for is
+ * known (in every lane at once: whether it is known does not depend on
+ * the lane); 0 when not yet. */
+static int try_start(const struct ctx *c, struct wst *s, size_t i, int32_t j, size_t q)
 {
 	const struct rk *k = &c->k[i];
 	struct rst *z = &s->k[i];
 	const struct sop *p = &k->o[j];
-	struct rop *oj = &z->o[j];
+	size_t K = s->K;
+	struct rop *oj = &z->o[(size_t)j * K];
+	int64_t ready[LANES_MAX];
+	for (size_t v = 0; v < K; v++)
+		ready[v] = z->lastE[q * K + v]; /* the end of the op before it on its stream, UNSET if none */
 	if (p->hasl) {
-		if (oj->L == UNSET)
+		if ((size_t)k->hpos[j] >= z->hp) /* not launched yet */
 			return 0;
-		if (oj->L > ready)
-			ready = oj->L;
+		for (size_t v = 0; v < K; v++)
+			if (oj[v].L > ready[v])
+				ready[v] = oj[v].L;
 	}
 	if (p->bar) { /* the step barrier */
-		if (z->b[p->step - 1].brem)
+		if (z->brem[p->step - 1])
 			return 0;
-		if (z->b[p->step - 1].bE > ready)
-			ready = z->b[p->step - 1].bE;
+		const struct bst *b = &z->b[(size_t)(p->step - 1) * K];
+		for (size_t v = 0; v < K; v++)
+			if (b[v].bE > ready[v])
+				ready[v] = b[v].bE;
 	}
 	if (p->dep >= 0) {
-		if (z->o[p->dep].E == UNSET)
+		const struct rop *d = &z->o[(size_t)p->dep * K];
+		if (!op_ended(z, p->dep, p->dsid))
 			return 0;
-		if (z->o[p->dep].E > ready)
-			ready = z->o[p->dep].E;
+		for (size_t v = 0; v < K; v++)
+			if (d[v].E > ready[v])
+				ready[v] = d[v].E;
 	}
-	oj->S = ready == UNSET ? meas_s(k, (size_t)j) : ready + p->lat;
-	if (p->step >= 0 && (size_t)p->step < k->nbs && oj->S < z->b[p->step].ws)
-		z->b[p->step].ws = oj->S; /* the step's first start (the windows of run_scen) */
+	int64_t lat = op_lat(k, p, (size_t)j);
+	struct bst *b = p->step >= 0 && (size_t)p->step < k->nbs ? &z->b[(size_t)p->step * K] : NULL;
+	int64_t S[LANES_MAX];
+	for (size_t v = 0; v < K; v++) {
+		S[v] = ready[v] == UNSET ? meas_s(k, (size_t)j) : ready[v] + lat;
+		if (b && S[v] < b[v].ws)
+			b[v].ws = S[v]; /* the step's first start (the windows of replay_lanes) */
+	}
 	if (p->grp < 0) {
-		oj->E = oj->S + oj->d2;
-		ended(k, z, j);
-	} else
-		arrive(c, s, i, j);
+		for (size_t v = 0; v < K; v++)
+			oj[v].E = S[v] + op_dur(c, s, v, i, (size_t)j);
+		z->hst[q] = 1;
+		ended(k, s, z, j);
+	} else {
+		z->hst[q] = 2; /* until its collective is complete (arrive) */
+		arrive(c, s, i, j, S);
+	}
 	return 1;
 }
 
@@ -1691,37 +1879,43 @@ static void advance(const struct ctx *c, struct wst *s, size_t i)
 {
 	const struct rk *k = &c->k[i];
 	struct rst *z = &s->k[i];
+	size_t K = s->K;
 	for (int prog = 1; prog;) {
 		prog = 0;
 		while (z->hp < k->nh) {
-			int32_t j = k->hord[z->hp];
-			int32_t h = k->o[j].hdep;
-			int64_t base = z->hp ? z->o[k->hord[z->hp - 1]].L : z->a2; /* the first: its anchor */
-			if (h >= 0) { /* after a sync: the op waited for, then the host's own time */
-				if (z->o[h].E == UNSET)
-					break;
-				if (z->o[h].E + z->o[j].g2 > base)
-					base = z->o[h].E + z->o[j].g2;
-			} else if (z->hp) {
-				base += z->o[j].g2;
+			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
+			if (h >= 0 && !op_ended(z, h, k->hl[z->hp].hsid))
+				break; /* after a sync: the op waited for, then the host's own time */
+			struct rop *oj = &z->o[(size_t)j * K];
+			for (size_t v = 0; v < K; v++) {
+				int64_t base = z->hp ? z->lastL[v] : z->a2[v]; /* the first: its anchor */
+				if (h >= 0) {
+					int64_t e = z->o[(size_t)h * K + v].E + op_gap(c, s, v, i, (size_t)j);
+					if (e > base)
+						base = e;
+				} else if (z->hp) {
+					base += op_gap(c, s, v, i, (size_t)j);
+				}
+				oj[v].L = z->lastL[v] = base;
 			}
-			z->o[j].L = base;
 			z->hp++;
 			prog = 1;
 		}
 		for (size_t q = 0; q < k->nstr; q++) {
-			struct sst *t = &z->st[q];
-			while (t->head >= 0) {
-				int32_t j = t->head;
-				if (z->o[j].S == UNSET) {
-					if (!try_start(c, s, i, j, t->lastE))
+			while (z->head[q] >= 0) {
+				int32_t j = z->head[q];
+				if (!z->hst[q]) {
+					if (!try_start(c, s, i, j, q)) /* sets hst */
 						break;
 					prog = 1;
 				}
-				if (z->o[j].E == UNSET)
+				if (z->hst[q] != 1)
 					break;
-				t->lastE = z->o[j].E;
-				t->head = k->o[j].snext;
+				const struct rop *oj = &z->o[(size_t)j * K];
+				for (size_t v = 0; v < K; v++)
+					z->lastE[q * K + v] = oj[v].E;
+				z->head[q] = k->o[j].snext;
+				z->hst[q] = 0;
 				prog = 1;
 			}
 		}
@@ -1735,38 +1929,46 @@ static void prefetch_rank(const struct ctx *c, const struct wst *s, size_t i)
 	const struct rk *k = &c->k[i];
 	const struct rst *z = &s->k[i];
 	for (size_t q = 0; q < k->nstr && q < 4; q++) {
-		int32_t h = z->st[q].head;
+		int32_t h = z->head[q];
 		if (h >= 0) {
-			__builtin_prefetch(&z->o[h]);
+			__builtin_prefetch(&z->o[(size_t)h * s->K]);
 			__builtin_prefetch(&k->o[h]);
 		}
 	}
 	if (z->hp < k->nh) {
-		int32_t j = k->hord[z->hp];
-		__builtin_prefetch(&z->o[j]);
+		int32_t j = k->hl[z->hp].j;
+		__builtin_prefetch(&z->o[(size_t)j * s->K]);
 		__builtin_prefetch(&k->o[j]);
 	}
 }
 
-/* One replay of the whole trace with the parameters fill() set.  Returns
+/* One replay of the whole trace in the s->K lanes set_scen set.  Returns
  * the number of ops left unreplayed (a stall: 0 when the graph could be
- * followed to the end). */
+ * followed to the end; the same in every lane). */
 static size_t replay(const struct ctx *c, struct wst *s)
 {
+	size_t K = s->K;
 	for (size_t q = 0; q < c->ng; q++) {
 		s->g[q].arrived = 0;
-		s->g[q].last_s = INT64_MIN;
-		s->g[q].last_r = -1;
+		for (size_t v = 0; v < K; v++)
+			s->gl[q * K + v] = (struct glast){ INT64_MIN, -1, -1 };
 	}
 	s->nstack = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
-		struct rst *z = &s->k[i]; /* S, E and L: fill() reset them */
-		z->hp = 0;
-		for (size_t q = 0; q < k->nstr; q++)
-			z->st[q] = (struct sst){ UNSET, k->shead[q] };
-		for (size_t q = 0; q < k->nbs; q++)
-			z->b[q] = (struct bst){ INT64_MAX, 0, UNSET, (int32_t)k->bn[q], -1 };
+		struct rst *z = &s->k[i];
+		z->hp = 0; /* S, E and L: written before they are read (op_ended) */
+		for (size_t q = 0; q < k->nstr; q++) {
+			z->head[q] = k->shead[q];
+			z->hst[q] = 0;
+			for (size_t v = 0; v < K; v++)
+				z->lastE[q * K + v] = UNSET;
+		}
+		for (size_t q = 0; q < k->nbs; q++) {
+			z->brem[q] = (int32_t)k->bn[q];
+			for (size_t v = 0; v < K; v++)
+				z->b[q * K + v] = (struct bst){ INT64_MAX, 0, UNSET, -1 };
+		}
 		z->inq = 0;
 	}
 	for (size_t i = c->n; i-- > 0;)
@@ -1785,12 +1987,47 @@ static size_t replay(const struct ctx *c, struct wst *s)
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		for (size_t q = 0; q < k->nstr; q++)
-			for (int32_t j = z->st[q].head; j >= 0; j = k->o[j].snext) {
+			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext) {
 				left++;
-				z->o[j].S = z->o[j].E = meas_s(k, (size_t)j); /* not replayed: left where it was */
+				int unl = k->o[j].hasl && (size_t)k->hpos[j] >= z->hp; /* never launched */
+				for (size_t v = 0; v < K; v++) { /* not replayed: left where it was */
+					struct rop *o = &z->o[(size_t)j * K + v];
+					o->E = meas_s(k, (size_t)j);
+					if (unl)
+						o->L = UNSET;
+				}
 			}
 	}
+	/* which ops were left (the same in every replay: it depends on no time) */
+	if (left && !s->lft)
+		s->lft = xcalloc(c->n, sizeof(*s->lft));
+	if (!left && s->lft)
+		lft_free(c, s);
+	for (size_t i = 0; left && i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		const struct rst *z = &s->k[i];
+		if (!s->lft[i])
+			s->lft[i] = xmalloc(k->n ? k->n : 1);
+		memset(s->lft[i], 0, k->n ? k->n : 1);
+		for (size_t q = 0; q < k->nstr; q++)
+			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext)
+				s->lft[i][j] = 1;
+	}
 	return left;
+}
+
+/* Op j's start in lane v of worker state w's last replay: its measured
+ * start where the replay left it, a matched call's as it arrived, else its
+ * end less its duration. */
+static int64_t op_start(const struct ctx *c, const struct wst *w, size_t v, size_t i, size_t j)
+{
+	const struct rk *k = &c->k[i];
+	if (w->lft && w->lft[i][j])
+		return meas_s(k, j);
+	int32_t m = k->o[j].grp;
+	if (m >= 0)
+		return w->gs[(size_t)m * w->K + v];
+	return w->k[i].o[j * w->K + v].E - op_dur(c, w, v, i, j);
 }
 
 /* Step windows as analysis_rank cuts them, from each step's first start
@@ -1807,85 +2044,112 @@ static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last
 	}
 }
 
-/* cut_windows of a replay: from each step's first start (ws) and latest end (bE). */
-static void cut_replay(size_t ns, struct bst *b)
+/* cut_windows of lane v of a replay (K lanes): from each step's first
+ * start (ws) and latest end (bE). */
+static void cut_replay(size_t ns, struct bst *b, size_t K, size_t v)
 {
 	for (size_t q = 0; q < ns; q++) {
-		b[q].we = q + 1 < ns ? b[q + 1].ws : b[q].bE;
-		if (b[q].ws == INT64_MAX)
-			b[q].ws = b[q].we = 0;
-		if (b[q].we < b[q].ws)
-			b[q].we = b[q].ws;
+		struct bst *x = &b[q * K + v];
+		x->we = q + 1 < ns ? b[(q + 1) * K + v].ws : x->bE;
+		if (x->ws == INT64_MAX)
+			x->ws = x->we = 0;
+		if (x->we < x->ws)
+			x->we = x->ws;
 	}
 }
 
-/* Step windows from the replayed (S, E) of worker state z, over every op
- * (a replay that stalled: the ops left where they were are not tracked). */
-static void windows(const struct rk *k, struct rst *z)
+/* Step windows of lane v from the replayed (S, E) of worker state s, over
+ * every op (a replay that stalled: the ops left where they were are not
+ * tracked). */
+static void windows(const struct ctx *c, const struct wst *s, size_t i, size_t v)
 {
-	size_t ns = k->r->nsteps;
+	const struct rk *k = &c->k[i];
+	struct rst *z = &s->k[i];
+	size_t ns = k->r->nsteps, K = s->K;
 	for (size_t q = 0; q < ns; q++) {
-		z->b[q].ws = INT64_MAX;
-		z->b[q].bE = INT64_MIN;
-		z->b[q].wlast = -1;
+		struct bst *b = &z->b[q * K + v];
+		b->ws = INT64_MAX;
+		b->bE = INT64_MIN;
+		b->wlast = -1;
 	}
 	for (size_t j = 0; j < k->n; j++) {
 		int32_t q = k->r->ops[j].step;
 		if (q < 0)
 			continue;
-		if (z->o[j].S < z->b[q].ws)
-			z->b[q].ws = z->o[j].S;
-		if (z->o[j].E > z->b[q].bE) {
-			z->b[q].bE = z->o[j].E;
-			z->b[q].wlast = (int32_t)j;
+		struct bst *b = &z->b[(size_t)q * K + v];
+		const struct rop *o = &z->o[j * K + v];
+		int64_t S = op_start(c, s, v, i, j);
+		if (S < b->ws)
+			b->ws = S;
+		if (o->E > b->bE) {
+			b->bE = o->E;
+			b->wlast = (int32_t)j;
 		}
 	}
-	cut_replay(ns, z->b);
+	cut_replay(ns, z->b, K, v);
 }
 
 /* The job's step time of common step s: the mean over ranks of their
- * window (ns), from worker state w's windows (NULL: the measured ones). */
-static double job_step(const struct ctx *c, const struct wst *w, size_t s)
+ * window (ns), from lane v of worker state w's windows (NULL: the measured
+ * ones). */
+static double job_step(const struct ctx *c, const struct wst *w, size_t v, size_t s)
 {
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		sum += w ? (double)(w->k[i].b[q].we - w->k[i].b[q].ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
+		const struct bst *b = w ? &w->k[i].b[(size_t)q * w->K + v] : NULL;
+		sum += w ? (double)(b->we - b->ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
 }
 
-/* Replays scenario sc in worker state s; fills per-step job times (ms) into out[nsteps]. */
-static size_t run_scen(const struct ctx *c, struct wst *s, const struct scen *sc, double *out)
+/* Replays the scenarios sc[0..n) (n <= the worker's lanes) in worker state
+ * s at once, each one's per-step job times (ms) into out[x]; replayed[x]
+ * 0 where scenario x changes nothing and the unmodified replay is known
+ * (its steps copied), else 1 with its lane in lane[x] (for work_ends,
+ * cp_walk).  Returns the ops the replay left (0 when none replayed). */
+static size_t replay_lanes(const struct ctx *c, struct wst *s, size_t n, const struct scen *sc, double **out,
+			   int *replayed, size_t *lane)
 {
-	s->replayed = 0;
-	if (!fill(c, s, sc) && c->rep) { /* nothing to change: the unmodified replay's steps */
-		memcpy(out, c->rep, c->nsteps * sizeof(*out));
+	size_t K = 0;
+	for (size_t x = 0; x < n; x++) {
+		replayed[x] = 0;
+		if (!set_scen(c, s, K, &sc[x]) && c->rep) { /* nothing to change: the unmodified replay's steps */
+			memcpy(out[x], c->rep, c->nsteps * sizeof(*out[x]));
+			continue;
+		}
+		replayed[x] = 1;
+		lane[x] = K++;
+	}
+	if (!K)
 		return 0;
-	}
-	s->replayed = 1;
+	s->K = K;
 	size_t left = replay(c, s);
-	for (size_t i = 0; i < c->n; i++) {
-		if (left) /* ops left where they were: their times are not tracked */
-			windows(&c->k[i], &s->k[i]);
-		else /* from what the replay tracked: each step's first start and latest end */
-			cut_replay(c->k[i].r->nsteps, s->k[i].b);
+	for (size_t x = 0; x < n; x++) {
+		if (!replayed[x])
+			continue;
+		for (size_t i = 0; i < c->n; i++) {
+			if (left) /* ops left where they were: their times are not tracked */
+				windows(c, s, i, lane[x]);
+			else /* from what the replay tracked: each step's first start and latest end */
+				cut_replay(c->k[i].r->nsteps, s->k[i].b, K, lane[x]);
+		}
+		for (size_t q = 0; q < c->nsteps; q++)
+			out[x][q] = job_step(c, s, lane[x], q) / 1e6;
 	}
-	for (size_t q = 0; q < c->nsteps; q++)
-		out[q] = job_step(c, s, q) / 1e6;
 	return left;
 }
 
 /* The latest end of each common step's ops over the ranks (ms, aligned
- * clock), from worker state w's last replay. */
-static void work_ends(const struct ctx *c, const struct wst *w, double *out)
+ * clock), from lane v of worker state w's last replay. */
+static void work_ends(const struct ctx *c, const struct wst *w, size_t v, double *out)
 {
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = w->k[i].b[c->sidx[i][s]].wlast;
-			if (o >= 0 && w->k[i].o[o].E > e)
-				e = w->k[i].o[o].E;
+			int32_t o = w->k[i].b[(size_t)c->sidx[i][s] * w->K + v].wlast;
+			if (o >= 0 && w->k[i].o[(size_t)o * w->K + v].E > e)
+				e = w->k[i].o[(size_t)o * w->K + v].E;
 		}
 		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
 	}
@@ -1910,46 +2174,51 @@ static void cp_add(struct cptab *t, int32_t ri, int32_t stream, int cat, int64_t
 	t->e[t->n++] = (struct cpent){ ri, stream, cat, ns };
 }
 
-/* Host launches before op j back to t0 (or to the op a sync waited for):
- * returns that op (-1: the walk ends on the host). */
-static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t i, int32_t j, int64_t t0,
+/* Op j of rank i in lane v of worker state s's last replay. */
+static inline const struct rop *lop(const struct wst *s, size_t i, size_t j, size_t v)
+{
+	return &s->k[i].o[j * s->K + v];
+}
+
+/* Host launches before op j back to t0 (or to the op a sync waited for),
+ * lane v: returns that op (-1: the walk ends on the host). */
+static int32_t cp_host(const struct ctx *c, const struct wst *s, size_t v, size_t i, int32_t j, int64_t t0,
 			struct cptab *t, int64_t *at)
 {
 	const struct rk *k = &c->k[i];
-	const struct rop *z = s->k[i].o;
-	for (int32_t p = k->hpos[j]; p >= 0 && z[k->hord[p]].L > t0; p--) {
-		int32_t o = k->hord[p], h = k->r->ops[o].hdep;
-		int64_t prev = p ? z[k->hord[p - 1]].L : INT64_MIN;
-		if (h >= 0 && z[h].E + z[o].g2 >= prev) {
-			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (z[h].E > t0 ? z[h].E : t0));
-			*at = z[h].E;
+	for (int32_t p = k->hpos[j]; p >= 0 && lop(s, i, (size_t)k->hl[p].j, v)->L > t0; p--) {
+		int32_t o = k->hl[p].j, h = k->hl[p].hdep;
+		int64_t L = lop(s, i, (size_t)o, v)->L;
+		int64_t prev = p ? lop(s, i, (size_t)k->hl[p - 1].j, v)->L : INT64_MIN;
+		if (h >= 0 && lop(s, i, (size_t)h, v)->E + op_gap(c, s, v, i, (size_t)o) >= prev) {
+			int64_t he = lop(s, i, (size_t)h, v)->E;
+			cp_add(t, (int32_t)i, -1, WC_HOST, L - (he > t0 ? he : t0));
+			*at = he;
 			return h;
 		}
 		if (!p) { /* before its first launch the host was busy since t0 */
-			cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - t0);
+			cp_add(t, (int32_t)i, -1, WC_HOST, L - t0);
 			break;
 		}
-		int64_t from = z[k->hord[p - 1]].L;
-		cp_add(t, (int32_t)i, -1, WC_HOST, z[o].L - (from > t0 ? from : t0));
+		cp_add(t, (int32_t)i, -1, WC_HOST, L - (prev > t0 ? prev : t0));
 	}
 	return -1;
 }
 
-/* The critical path of common step s in worker state w's last replay,
- * from its last end back to its first start, into t. */
-static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct cptab *t)
+/* The critical path of common step s in lane v of worker state w's last
+ * replay, from its last end back to its first start, into t. */
+static void cp_walk(const struct ctx *c, const struct wst *w, size_t v, size_t s, struct cptab *t)
 {
 	int64_t t0 = INT64_MAX, tend = INT64_MIN;
-	size_t i = 0;
+	size_t i = 0, K = w->K;
 	int32_t j = -1;
 	for (size_t r = 0; r < c->n; r++) {
-		const struct rst *zr = &w->k[r];
-		int32_t q = c->sidx[r][s];
-		if (zr->b[q].ws < t0)
-			t0 = zr->b[q].ws;
-		int32_t o = zr->b[q].wlast;
-		if (o >= 0 && zr->o[o].E > tend) {
-			tend = zr->o[o].E;
+		const struct bst *b = &w->k[r].b[(size_t)c->sidx[r][s] * K + v];
+		if (b->ws < t0)
+			t0 = b->ws;
+		int32_t o = b->wlast;
+		if (o >= 0 && lop(w, r, (size_t)o, v)->E > tend) {
+			tend = lop(w, r, (size_t)o, v)->E;
 			i = r;
 			j = o;
 		}
@@ -1957,26 +2226,25 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 	int64_t at = tend;
 	for (size_t guard = 0; j >= 0 && at > t0 && guard < 100000000; guard++) {
 		const struct rk *k = &c->k[i];
-		const struct rop *z = w->k[i].o;
 		if (k->o[j].grp >= 0) { /* the transfer, then the last arrival's start */
-			const struct cgrp *g = &w->g[k->o[j].grp];
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->last_s > t0 ? g->last_s : t0));
-			i = (size_t)g->last_r;
-			j = g->last_o;
+			const struct glast *g = &w->gl[(size_t)c->gmq[k->o[j].grp] * K + v];
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (g->s > t0 ? g->s : t0));
+			i = (size_t)g->r;
+			j = g->o;
 			k = &c->k[i];
-			z = w->k[i].o;
-			at = g->last_s;
+			at = g->s;
 		} else {
-			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (z[j].S > t0 ? z[j].S : t0));
-			at = z[j].S;
+			int64_t S = op_start(c, w, v, i, (size_t)j);
+			cp_add(t, (int32_t)i, k->r->ops[j].stream, k->cat[j], at - (S > t0 ? S : t0));
+			at = S;
 		}
 		if (at <= t0)
 			break;
 		/* what set its start: the stream, the launch or the dependency */
-		int64_t rs = k->sprev[j] >= 0 ? z[k->sprev[j]].E : UNSET;
-		int64_t rl = k->o[j].hasl ? z[j].L : UNSET;
+		int64_t rs = k->sprev[j] >= 0 ? lop(w, i, (size_t)k->sprev[j], v)->E : UNSET;
+		int64_t rl = k->o[j].hasl ? lop(w, i, (size_t)j, v)->L : UNSET;
 		int32_t d = k->r->ops[j].dep;
-		int64_t rd = d >= 0 ? z[d].E : UNSET;
+		int64_t rd = d >= 0 ? lop(w, i, (size_t)d, v)->E : UNSET;
 		int64_t ready = rs > rl ? rs : rl;
 		if (rd > ready)
 			ready = rd;
@@ -1989,7 +2257,7 @@ static void cp_walk(const struct ctx *c, const struct wst *w, size_t s, struct c
 		} else if (ready == rd) {
 			j = d;
 		} else {
-			j = cp_host(c, w, i, j, t0, t, &at);
+			j = cp_host(c, w, v, i, j, t0, t, &at);
 		}
 	}
 }
@@ -2101,35 +2369,42 @@ static double mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
-/* Worker w's replay state, allocated at its first use (by that worker). */
-static struct wst *worker(struct ctx *c, size_t w)
+/* Worker w's replay state with room for kcap lanes, allocated at its first
+ * use (by that worker; a later use takes it as it is: at most its lanes). */
+static struct wst *worker(struct ctx *c, size_t w, size_t kcap)
 {
 	struct wst *s = &c->w[w];
 	if (s->k)
 		return s;
+	s->kcap = kcap;
 	s->k = xcalloc(c->n, sizeof(*s->k));
 	/* the ops' replay state of every rank in one mapping, its pages made
 	 * at once (MAP_POPULATE: a fault per page costs more than the page) */
 	size_t tot = 0;
 	for (size_t i = 0; i < c->n; i++)
 		tot += c->k[i].n;
-	s->obn = (tot ? tot : 1) * sizeof(struct rop);
+	s->obn = (tot ? tot : 1) * kcap * sizeof(struct rop);
 	void *m = mmap(NULL, s->obn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	s->ob = m == MAP_FAILED ? NULL : m;
 	for (size_t i = 0, at = 0; i < c->n; i++) {
 		const struct rk *k = &c->k[i];
 		struct rst *z = &s->k[i];
 		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
-		z->o = s->ob ? s->ob + at : xmalloc((k->n ? k->n : 1) * sizeof(*z->o));
-		at += k->n;
+		z->o = s->ob ? (struct rop *)s->ob + at : xmalloc((k->n ? k->n : 1) * kcap * sizeof(*z->o));
+		at += k->n * kcap;
 		/* the rank's streams and steps in one block, near each other */
-		char *b = xmalloc(ns * sizeof(struct sst) + nb * sizeof(struct bst));
-		z->st = (struct sst *)b;
-		z->b = (struct bst *)(b + ns * sizeof(struct sst));
+		char *b = xmalloc(ns * kcap * sizeof(int64_t) + nb * kcap * sizeof(struct bst) + (ns + nb) * sizeof(int32_t) + ns);
+		z->lastE = (int64_t *)b;
+		z->b = (struct bst *)(b + ns * kcap * sizeof(int64_t));
+		z->head = (int32_t *)(z->b + nb * kcap);
+		z->brem = z->head + ns;
+		z->hst = (uint8_t *)(z->brem + nb);
 	}
 	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
 	if (c->ng)
 		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
+	s->gl = xmalloc((c->ng ? c->ng : 1) * kcap * sizeof(*s->gl));
+	s->gs = xmalloc((c->ngm ? c->ngm : 1) * kcap * sizeof(*s->gs));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
 	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
 	return s;
@@ -2143,8 +2418,15 @@ static void workers_free(struct ctx *c)
 			munmap(s->ob, s->obn);
 		free(s->k);
 		free(s->g);
+		free(s->gl);
+		free(s->gs);
+		lft_free(c, s);
 		free(s->stack);
 		free(s->cmask);
+		for (size_t v = 0; v < LANES_MAX; v++) {
+			free(s->md[v]);
+			free(s->mg[v]);
+		}
 	}
 	free(c->w);
 	c->w = NULL;
@@ -2153,16 +2435,24 @@ static void workers_free(struct ctx *c)
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct evald { struct whatif_fix f; double *steps, *wend; };
 
-/* Replays fix sc into e's per-step times and work ends. */
-static void eval_replay(const struct ctx *c, struct wst *s, const struct scen *sc, struct evald *e)
+/* Replays fixes sc[0..n) (n <= the worker's lanes) at once into e[x]'s
+ * per-step times and work ends. */
+static void eval_replays(const struct ctx *c, struct wst *s, size_t n, const struct scen *sc, struct evald **e)
 {
-	e->steps = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	e->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
-	run_scen(c, s, sc, e->steps);
-	if (s->replayed)
-		work_ends(c, s, e->wend);
-	else
-		memcpy(e->wend, c->rep_wend, c->nsteps * sizeof(double));
+	double *out[LANES_MAX];
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	for (size_t x = 0; x < n; x++) {
+		e[x]->steps = out[x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		e[x]->wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	}
+	replay_lanes(c, s, n, sc, out, replayed, lane);
+	for (size_t x = 0; x < n; x++) {
+		if (replayed[x])
+			work_ends(c, s, lane[x], e[x]->wend);
+		else
+			memcpy(e[x]->wend, c->rep_wend, c->nsteps * sizeof(double));
+	}
 }
 
 /* Fix e's gain over the unmodified replay (rep_mean: its mean step, ms). */
@@ -2206,8 +2496,9 @@ struct fixrun { struct ctx *c; struct evald *v; const struct fjob *j; double rep
 static void fix_task(void *arg, size_t w, size_t q)
 {
 	struct fixrun *f = arg;
-	eval_replay(f->c, worker(f->c, w), &f->j[q].sc, &f->v[f->j[q].e]);
-	eval_gain(f->c, f->rep_mean, &f->v[f->j[q].e]);
+	struct evald *e = &f->v[f->j[q].e];
+	eval_replays(f->c, worker(f->c, w, 1), 1, &f->j[q].sc, &e);
+	eval_gain(f->c, f->rep_mean, e);
 }
 
 /* Replays every job into v[job's e] and empties the list. */
@@ -2301,7 +2592,7 @@ static void free_task(void *arg, size_t w, size_t i)
 		if (c->w[q].k) {
 			if (!c->w[q].ob)
 				free(c->w[q].k[i].o);
-			free(c->w[q].k[i].st);
+			free(c->w[q].k[i].lastE); /* its block (worker) */
 		}
 }
 
@@ -2315,6 +2606,10 @@ static void ctx_free(struct ctx *c)
 	free(c->k);
 	free(c->g);
 	free(c->gm);
+	free(c->gx);
+	free(c->gxi);
+	free(c->gmq);
+	free(c->gmsid);
 	free(c->sm);
 	free(c->sd);
 	free(c->sg);
@@ -2347,7 +2642,7 @@ static struct whatif *none(const char *why)
 
 /* Measured step times, the unmodified replay against them (per step: the
  * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
-static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif *w, const double *meas,
+static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, struct whatif *w, const double *meas,
 			const double *rep, size_t left)
 {
 	struct cptab cp = { 0 };
@@ -2362,7 +2657,8 @@ static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(ws->k[i].b[q].we - ws->k[i].b[q].ws);
+			const struct bst *b = &ws->k[i].b[(size_t)q * ws->K + v];
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -2385,7 +2681,7 @@ static void base_replay(const struct ctx *c, const struct wst *ws, struct whatif
 		}
 		if (worst > w->replay_error_pct)
 			w->replay_error_pct = worst;
-		cp_walk(c, ws, s, &cp);
+		cp_walk(c, ws, v, s, &cp);
 	}
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
@@ -2998,48 +3294,7 @@ static void rk_task(void *arg, size_t w, size_t i)
 	rk_init(arg, i);
 }
 
-/* The first replays: 0 the unmodified one (with its comparison to the
- * measured steps and the critical path, from its own worker state before
- * anything reuses it), 1 the ideal one, 2... the single-rank fixes of
- * struct spec. */
-struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; struct spec *sp; };
-
-static void first_task(void *arg, size_t wk, size_t q)
-{
-	struct first *f = arg;
-	struct wst *s = worker(f->c, wk);
-	if (q >= 2) { /* a single-rank fix (struct spec) */
-		int32_t ri = f->sp->rank[q - 2];
-		uint8_t *mask = xcalloc(f->c->n, 1);
-		mask[ri] = 1;
-		struct scen sc = { SC_SET, mask, ri, PART_DUR | PART_HOST, 0 };
-		eval_replay(f->c, s, &sc, &f->sp->e[q - 2]);
-		free(mask);
-	} else if (q == 0) {
-		struct scen sn = { SC_NONE, NULL, -1, 0, 0 };
-		size_t left = run_scen(f->c, s, &sn, f->rep);
-		work_ends(f->c, s, f->rep_wend);
-		base_replay(f->c, s, f->w, f->meas, f->rep, left);
-	} else {
-		struct scen sa = { SC_ALL, NULL, -1, 0, 0 };
-		run_scen(f->c, s, &sa, f->ideal);
-	}
-}
-
-/* The unmodified replay (first_task 0) on a thread of its own while the
- * slots are built: it reads no slot, and worker 0's state is its own
- * until the thread is joined. */
-static void *unmod_main(void *arg)
-{
-	first_task(arg, 0, 0);
-	return NULL;
-}
-
-/* After it: the ideal replay and the single-rank fixes (first_task 1, 2, ...). */
-static void later_task(void *arg, size_t wk, size_t q)
-{
-	first_task(arg, wk, q + 1);
-}
+struct first { struct ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
 
 /* The context of analysis a (stage: each rank's pipeline stage, -1 when
  * none) and every rank's op tables, ranks on threads. */
@@ -3064,25 +3319,21 @@ static void ctx_init(struct ctx *c, struct analysis *a, const int *stage)
 	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c->big = big == MAP_FAILED ? NULL : big;
 	par_for(c->nt, a->n, rk_task, c);
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n; i++) {
 		c->unexplained += c->k[i].unexplained;
+		c->manystreams |= c->k[i].nstr > UINT16_MAX;
+	}
 }
 
-/* The slots, with the unmodified replay on a thread of its own meanwhile;
- * then the ideal replay and the single-rank fixes all_fixes will surely
- * replay (rank_candidates with the material threshold from the measured
- * step, 3 % (REPRO_PCT) above), at once: *sp. */
+/* The slots, then the first replays in one pass on worker 0 (replay_lanes):
+ * the unmodified one (lane 0, with its comparison to the measured steps and
+ * the critical path), the ideal one (lane 1) and the single-rank fixes
+ * all_fixes will surely replay (rank_candidates with the material threshold
+ * from the measured step, 3 % (REPRO_PCT) above; at most LANES_MAX - 2 of
+ * them, all_fixes replays any other): *sp. */
 static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 {
-	pthread_t th;
-	int own = c->nw > 1 && pthread_create(&th, NULL, unmod_main, f) == 0;
-	if (!own)
-		first_task(f, 0, 0);
 	build_slots(c);
-	if (own)
-		pthread_join(th, NULL);
-	c->rep = f->rep;
-	c->rep_wend = f->rep_wend;
 	c->ex = xmalloc(c->n * sizeof(*c->ex));
 	if (c->n > ALL_RANKS_MAX)
 		par_for(c->nt, c->n, excess_task, c);
@@ -3090,9 +3341,33 @@ static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 	double lim = 0.01 * mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
 	double unc = (double)c->a->clock_spread_ns / 1e6;
 	sp->n = rank_candidates(c, sp->rank, lim > unc ? lim : unc);
+	if (sp->n > LANES_MAX - 2)
+		sp->n = LANES_MAX - 2;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
-	f->sp = sp;
-	par_for(c->nw, 1 + sp->n, later_task, f);
+	size_t n = 2 + sp->n;
+	struct scen sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0 }, { SC_ALL, NULL, -1, 0, 0 } };
+	double *out[LANES_MAX] = { f->rep, f->ideal };
+	uint8_t *mask[LANES_MAX] = { 0 };
+	for (size_t x = 0; x < sp->n; x++) {
+		int32_t ri = sp->rank[x];
+		mask[x] = xcalloc(c->n, 1);
+		mask[x][ri] = 1;
+		sc[2 + x] = (struct scen){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0 };
+		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	}
+	struct wst *s = worker(c, 0, n);
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	size_t left = replay_lanes(c, s, n, sc, out, replayed, lane); /* c->rep unknown: every lane replays */
+	work_ends(c, s, lane[0], f->rep_wend);
+	base_replay(c, s, lane[0], f->w, f->meas, f->rep, left);
+	for (size_t x = 0; x < sp->n; x++) {
+		work_ends(c, s, lane[2 + x], sp->e[x].wend);
+		free(mask[x]);
+	}
+	c->rep = f->rep;
+	c->rep_wend = f->rep_wend;
 }
 
 /* The what-if's step figures from the measured, unmodified and ideal steps. */
@@ -3135,11 +3410,61 @@ static void step_bests(const struct ctx *c, struct whatif *w, const double *rep,
 	}
 }
 
+static void run_skip(struct analysis *a, int skip);
+
 void whatif_run(struct analysis *a)
+{
+	run_skip(a, a->opts.skip_steps);
+}
+
+/* The what-if's thread (whatif_start): the skip as it was when it started. */
+struct whatif_job { pthread_t th; struct analysis *a; int skip; };
+
+static void *job_main(void *arg)
+{
+	struct whatif_job *j = arg;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_skip(j->a, j->skip);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) /* as analysis_finish says it (bench/whatif_cost) */
+		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", j->a->n,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return NULL;
+}
+
+int whatif_start(struct analysis *a)
+{
+	struct whatif_job *j = xcalloc(1, sizeof(*j));
+	j->a = a;
+	j->skip = a->opts.skip_steps;
+	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
+		free(j);
+		return 0;
+	}
+	a->whatif_job = j;
+	return 1;
+}
+
+void whatif_wait(struct analysis *a)
+{
+	struct whatif_job *j = a->whatif_job;
+	if (!j)
+		return;
+	pthread_join(j->th, NULL);
+	a->whatif_job = NULL;
+	free(j);
+}
+
+static void run_skip(struct analysis *a, int skip)
 {
 	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
+	if (a->opts.what_if == WHATIF_SKIP) { /* analysis_rank kept no op table either */
+		a->whatif = none("skipped (--no-what-if)");
+		return;
+	}
 	if (a->n < 2 || !a->clocks_aligned) {
 		a->whatif = none(a->n < 2 ? "one rank: nothing to replay across ranks"
 				 : "no cross-rank figures (see no_cross_rank_reason)");
@@ -3157,13 +3482,14 @@ void whatif_run(struct analysis *a)
 	int nst = find_stages(a, stage, replica);
 	ctx_init(&c, a, stage);
 	phase("op tables");
-	common_steps(&c, a->opts.skip_steps);
-	if (!c.nsteps) {
+	common_steps(&c, skip);
+	if (!c.nsteps || c.manystreams) {
 		ctx_free(&c);
 		free(stage);
 		free(replica);
 		free(w);
-		a->whatif = none("no step that every rank has");
+		a->whatif = none(c.manystreams ? "a rank has more than 65535 streams: more than the replay follows"
+			       : "no step that every rank has");
 		return;
 	}
 	build_groups(&c);
@@ -3171,9 +3497,9 @@ void whatif_run(struct analysis *a)
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
 	/* the measured windows: rk_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
-		meas[s] = job_step(&c, NULL, s) / 1e6;
+		meas[s] = job_step(&c, NULL, 0, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
-	struct first f = { &c, w, meas, rep, rep_wend, ideal, NULL };
+	struct first f = { &c, w, meas, rep, rep_wend, ideal };
 	struct spec sp;
 	first_replays(&c, &f, &sp);
 	phase("slots and the first replays");

@@ -91,6 +91,13 @@ struct rank_result;
 void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r);
 /* The what-if of a joined analysis: a->whatif (replaced if set). */
 void whatif_run(struct analysis *a);
+/* whatif_run on a thread of its own (0 when none could start: run it
+ * then); until whatif_wait returns, a->whatif is not set and a must not
+ * change but for what analysis_set_skip changes (the what-if reads the
+ * skip as it was here).  A caller that reads a->whatif waits first
+ * (analysis_free, the JSON writer and analyze's summary do). */
+int whatif_start(struct analysis *a);
+void whatif_wait(struct analysis *a);
 void whatif_free(struct whatif *w);
 /* The fix the verdict names: the largest gain, or the narrowest fix (a
  * rank, then a group) that gets at least 90 % of it; NULL when none. */

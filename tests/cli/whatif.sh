@@ -26,6 +26,19 @@ for d in tests/data/straggler/*/; do
 			ok || bad "$d: rank 1 (slowed every step) is not the best fix";;
 	esac
 done
+# --no-what-if: the what-if says it was skipped (terminal and JSON), the
+# other figures are those of a run with it, and compare shows the other side
+d=tests/data/straggler/ddp_const_r1
+"$A" analyze --no-what-if --json "$T/n.json" "$d" >"$T/n.txt" 2>/dev/null || bad "analyze --no-what-if $d failed"
+grep -q "not replayed: skipped (--no-what-if)" "$T/n.txt" && ok || bad "--no-what-if: the summary does not say it skipped"
+jq -e '.across_ranks.what_if == {"ok": false, "reason": "skipped (--no-what-if)"}' "$T/n.json" >/dev/null &&
+	ok || bad "--no-what-if: what_if is $(jq -c '.across_ranks.what_if' "$T/n.json")"
+"$A" analyze -q --json "$T/y.json" "$d" 2>/dev/null
+cmp -s <(jq -S 'del(.tool, .inputs, .across_ranks.what_if, .diagnosis)' "$T/n.json") \
+	<(jq -S 'del(.tool, .inputs, .across_ranks.what_if, .diagnosis)' "$T/y.json") &&
+	ok || bad "--no-what-if changes a figure besides the what-if's"
+"$A" compare "$T/y.json" "$T/n.json" 2>/dev/null | grep -q "rank 1 .* n/a" && ok ||
+	bad "compare against a run without the what-if shows no 'n/a' side"
 # compare: the what-ifs side by side
 "$A" compare --json "$T/c.json" tests/data/straggler/ddp_none tests/data/straggler/ddp_const_r1 >"$T/c.txt" 2>/dev/null
 grep -q "what-if (gain if fixed" "$T/c.txt" && ok || bad "compare shows no what-if"

@@ -48,7 +48,7 @@ struct plan {
 
 static struct analysis_opts opts(void)
 {
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 	return o;
 }
 

@@ -141,7 +141,7 @@ static void test_figures_and_join_by_hand(void)
 	struct trace_set s;
 	struct aorta_error e;
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 
 	CHECK_EQ_I(rd(table_csv, &s, &e), AORTA_OK);
 	analysis_from_set(&s, &o, &a);

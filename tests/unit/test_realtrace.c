@@ -99,7 +99,7 @@ static void test_whole_trace_figures_match_the_independent_union(void)
 		if (!ok)
 			continue;
 		struct analysis a;
-		struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+		struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 		analysis_from_set(&s, &o, &a);
 		CHECK_EQ_I(a.n, 1);
 		const struct ov_figures *t = &a.r[0].total;
@@ -133,7 +133,7 @@ static void test_ddp_late_rank_is_the_host_bound_one(void)
 		SKIP("../shared/data is not present");
 	struct analysis a;
 	struct aorta_error e = { 0 };
-	struct analysis_opts o = { NULL, 0, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+	struct analysis_opts o = { NULL, 0, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 	char *in[] = { dir };
 	CHECK_EQ_I(analysis_run(in, 1, &o, &a, &e), AORTA_OK);
 	CHECK_EQ_I(a.n, 4);

@@ -35,7 +35,7 @@ enum { NONE, ALLREDUCE, SEND, RECV };
 
 static struct analysis_opts opts(void)
 {
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0 };
+	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
 	return o;
 }
 
@@ -88,6 +88,10 @@ static void finish(struct tb *b, int n, int64_t lstep[MAXR][NST], struct trace_s
 
 /* ---- data parallel: one all-reduce per step ------------------------------------- */
 
+/* Extra latency of rank r's GEMM in step k (beyond LAT; 0 but where a test
+ * sets it). */
+static int64_t extra_lat[MAXR][NST];
+
 /* The schedule of the header for n ranks with host times h[r], rank r's
  * first launch off[r] after T0 (off NULL: all at T0); the truth per step
  * (the mean over ranks of each rank's window) into step_ns. */
@@ -100,7 +104,7 @@ static void dp_build_off(int n, const int64_t *h, const int64_t *off, struct tra
 		int64_t last = INT64_MIN;
 		for (int r = 0; r < n; r++) {
 			L[r][k] = k ? arend[k - 1] + h[r] : T0 + (off ? off[r] : 0);
-			gs[r][k] = L[r][k] + LAT;
+			gs[r][k] = L[r][k] + LAT + extra_lat[r][k];
 			if (gs[r][k] + G > last)
 				last = gs[r][k] + G;
 		}
@@ -619,6 +623,59 @@ static void test_gap_without_launch_is_a_dependency(void)
 	analysis_free(&a);
 }
 
+/* A GEMM that starts 3 s after its launch with nothing else to explain
+ * it: its latency (kept per op to replay the delay) does not fit in 32 bits
+ * and must still be replayed whole, so the replay gives back every step
+ * (rank 1's step 1 and, through the all-reduce, rank 0's are 3 s longer). */
+static void test_latency_beyond_32_bits_is_replayed_whole(void)
+{
+	int64_t h[2] = { 1000 * US, 1000 * US };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	extra_lat[1][1] = 3000000 * US;
+	dp_build(2, h, &s, truth);
+	extra_lat[1][1] = 0;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	CHECK(truth[1] > 1.5e9); /* rank 0 waits the 3 s at the all-reduce, rank 1 in its GEMM */
+	CHECK_EQ_I(w->nsteps, NST);
+	for (int k = 0; k < NST && k < (int)w->nsteps; k++) {
+		CHECK_NEAR(w->steps[k].measured_ms, truth[k] / 1e6, 1e-9);
+		CHECK_NEAR(w->steps[k].replay_ms, truth[k] / 1e6, 1e-9);
+	}
+	CHECK(w->reproduced);
+	analysis_free(&a);
+}
+
+/* --no-what-if: no op table is kept and nothing is replayed; the what-if
+ * says why instead of any figure. */
+static void test_no_what_if(void)
+{
+	int64_t h[2] = { 1000 * US, 1400 * US };
+	double truth[NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	dp_build(2, h, &s, truth);
+	struct analysis_opts o = opts();
+	o.what_if = WHATIF_SKIP;
+	analysis_from_set(&s, &o, &a);
+	CHECK(a.n == 2 && a.clocks_aligned);
+	for (size_t i = 0; i < a.n; i++)
+		CHECK(a.r[i].nops == 0 && a.r[i].ops == NULL);
+	const struct whatif *w = a.whatif;
+	CHECK(w && !w->ok);
+	if (w)
+		CHECK_STR(w->why, "skipped (--no-what-if)");
+	analysis_free(&a);
+}
+
 /* Two doubles the same, NaN included (figures compared bit for bit). */
 static int same_d(double x, double y)
 {
@@ -702,6 +759,34 @@ static void test_same_figures_on_any_thread_count(void)
 	}
 }
 
+/* WHATIF_BACKGROUND (analyze: the replay while the files are written):
+ * once waited for, the same what-if as run in line, the skip it started
+ * with kept even where the caller changes it meanwhile. */
+static void test_background_same_as_in_line(void)
+{
+	int64_t hd[4] = { 1000 * US, 1400 * US, 1000 * US, 1000 * US };
+	struct analysis a[2];
+	for (int q = 0; q < 2; q++) {
+		struct trace_set s = { 0 };
+		double truth[NST];
+		dp_build(4, hd, &s, truth);
+		struct analysis_opts o = opts();
+		o.threads = 2;
+		o.skip_steps = 1;
+		o.what_if = q ? WHATIF_BACKGROUND : WHATIF_RUN;
+		analysis_from_set(&s, &o, &a[q]);
+		if (q) {
+			analysis_set_skip(&a[q], 0); /* as analyze's analysis_adapt_skip may */
+			whatif_wait(&a[q]);
+			CHECK(a[q].whatif_job == NULL);
+		}
+	}
+	CHECK(a[0].whatif && a[0].whatif->steps_used == NST - 1);
+	check_same_whatif(a[0].whatif, a[1].whatif);
+	for (int q = 0; q < 2; q++)
+		analysis_free(&a[q]);
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -714,5 +799,8 @@ int main(void)
 	TEST(test_step_barrier_and_unexplained);
 	TEST(test_gap_without_launch_is_a_dependency);
 	TEST(test_same_figures_on_any_thread_count);
+	TEST(test_latency_beyond_32_bits_is_replayed_whole);
+	TEST(test_no_what_if);
+	TEST(test_background_same_as_in_line);
 	return test_report();
 }
