@@ -1992,7 +1992,7 @@ static size_t replay(const struct ctx *c, struct wst *s)
 				int unl = k->o[j].hasl && (size_t)k->hpos[j] >= z->hp; /* never launched */
 				for (size_t v = 0; v < K; v++) { /* not replayed: left where it was */
 					struct rop *o = &z->o[(size_t)j * K + v];
-					o->E = meas_s(k, (size_t)j);
+					o->E = meas_e(k, (size_t)j);
 					if (unl)
 						o->L = UNSET;
 				}
@@ -2654,6 +2654,7 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 		st->measured_ms = meas[s];
 		st->replay_ms = rep[s];
 		double worst = 0;
+		size_t sleft = 0; /* ops of this step the replay could not reach */
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
@@ -2662,14 +2663,22 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
+			for (size_t j = 0; left && ws->lft && j < c->k[i].n; j++)
+				sleft += ws->lft[i][j] && c->a->r[i].ops[j].step == q;
 		}
 		st->error_pct = worst;
-		st->reproduced = worst <= REPRO_PCT;
+		/* a step with ops left where the trace has them is not replayed,
+		 * whatever its window: no fix can be weighed there */
+		st->reproduced = worst <= REPRO_PCT && !sleft;
 		if (!st->reproduced) {
 			char b[256];
-			if (left)
-				snprintf(b, sizeof(b), "the replay stalled with %zu ops left: a match or an inferred "
-					 "dependency contradicts the trace's order", left);
+			if (sleft)
+				snprintf(b, sizeof(b), "the replay stalled with %zu ops of this step left where the trace "
+					 "has them (%zu in all): a match or an inferred dependency contradicts the trace's "
+					 "order", sleft, left);
+			else if (left)
+				snprintf(b, sizeof(b), "the replay stalled in another step with %zu ops left: a match or "
+					 "an inferred dependency contradicts the trace's order", left);
 			else if (c->unexplained)
 				snprintf(b, sizeof(b), "%llu ops start later than their stream, launch and any other "
 					 "stream's end explain (a dependency the trace does not show)",

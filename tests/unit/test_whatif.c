@@ -41,6 +41,8 @@ static struct analysis_opts opts(void)
 
 struct tb { struct trace *t; int64_t corr; };
 
+static const char *pg_of = "0"; /* the process group of the next op()'s collective */
+
 static void op(struct tb *b, int stream, int64_t L, int64_t s, int64_t e, const char *name, int coll, int peer,
 	       int with_peer)
 {
@@ -51,7 +53,7 @@ static void op(struct tb *b, int stream, int64_t L, int64_t s, int64_t e, const 
 		return;
 	struct coll_meta m = { 0 };
 	const char *cn = coll == ALLREDUCE ? "allreduce" : coll == SEND ? "send" : "recv";
-	m.pg_name = strtab_intern(&b->t->names, "0", 1);
+	m.pg_name = strtab_intern(&b->t->names, pg_of, strlen(pg_of));
 	m.coll_name = strtab_intern(&b->t->names, cn, strlen(cn));
 	m.in_nelems = m.out_nelems = 1 << 20;
 	m.dtype_bytes = 4;
@@ -654,6 +656,60 @@ static void test_latency_beyond_32_bits_is_replayed_whole(void)
 	analysis_free(&a);
 }
 
+/* Two all-reduces of two process groups, x and y, that rank 0 issues x then
+ * y and rank 1 y then x on one stream (a deadlock on real GPUs; here a
+ * trace whose group names are wrong): the join pairs x with x and y with y,
+ * so the replay cannot follow the graph (rank 0's x waits for rank 1's x,
+ * which comes after rank 1's y, which waits for rank 0's y, after rank 0's
+ * x).  The ops it cannot reach are left where the trace has them, start
+ * and end, so the replayed windows are the measured ones; every step with
+ * such ops is not reproduced and says that the replay stalled (no fix can
+ * be weighed there), and every fix's replay still ends with finite figures. */
+static void test_a_replay_that_stalls_leaves_ops_where_they_were(void)
+{
+	struct tb b[2];
+	int64_t L[MAXR][NST];
+	struct trace_set s = { 0 };
+	struct analysis a;
+	begin(b, 2);
+	for (int k = 0; k < NST; k++) {
+		int64_t B = T0 + k * (G + 3 * X + 50 * US);
+		for (int r = 0; r < 2; r++) {
+			L[r][k] = B - LAT;
+			op(&b[r], 7, L[r][k], B, B + G, GEMM, NONE, -1, 0);
+			for (int q = 0; q < 2; q++) {
+				pg_of = (q == 0) == (r == 0) ? "x" : "y";
+				op(&b[r], 7, L[r][k] + (q + 1) * 10 * US, B + G + q * X, B + G + (q + 1) * X, AR, ALLREDUCE, -1, 0);
+			}
+			pg_of = "0";
+			trace_add_host_sync(b[r].t, L[r][k] + 33 * US, B + G + 2 * X + 2 * US);
+		}
+	}
+	finish(b, 2, L, &s);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	const struct whatif *w = a.whatif;
+	CHECK(w && w->ok);
+	if (!w || !w->ok) {
+		analysis_free(&a);
+		return;
+	}
+	CHECK_EQ_I(w->nsteps, NST);
+	for (int k = 0; k < NST && k < (int)w->nsteps; k++) {
+		CHECK_NEAR(w->steps[k].measured_ms, (k + 1 < NST ? G + 3 * X + 50 * US : G + 2 * X) / 1e6, 1e-9);
+		CHECK_NEAR(w->steps[k].replay_ms, w->steps[k].measured_ms, 1e-9);
+		CHECK(!w->steps[k].reproduced);
+		CHECK(w->steps[k].reason && strstr(w->steps[k].reason, "the replay stalled with "));
+	}
+	CHECK(!w->reproduced);
+	CHECK(w->nby_rank == 2);
+	for (size_t q = 0; q < w->nby_rank; q++)
+		CHECK(isfinite(w->by_rank[q].step_ms_if_fixed) && w->by_rank[q].step_ms_if_fixed > 0 &&
+		      w->by_rank[q].step_ms_if_fixed <= w->replay_step_ms + 1e-9);
+	CHECK(isfinite(w->ideal_step_ms) && w->ideal_step_ms > 0);
+	analysis_free(&a);
+}
+
 /* --no-what-if: no op table is kept and nothing is replayed; the what-if
  * says why instead of any figure. */
 static void test_no_what_if(void)
@@ -801,6 +857,7 @@ int main(void)
 	TEST(test_same_figures_on_any_thread_count);
 	TEST(test_latency_beyond_32_bits_is_replayed_whole);
 	TEST(test_no_what_if);
+	TEST(test_a_replay_that_stalls_leaves_ops_where_they_were);
 	TEST(test_background_same_as_in_line);
 	return test_report();
 }
