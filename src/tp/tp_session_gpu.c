@@ -291,7 +291,7 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
  * segfault (test_tp prints the stack).  The workers tear down at once, so
  * one thread's ncclCommDestroy runs beside the other's destroys, frees and
  * stream destroys.  Serialising only the ncclCommDestroy calls across the
- * process did not stop it (1 of 17 runs; 3 of 65 before).  A concurrent
+ * process did not stop it (1 of 17 runs; 2 of 48 before).  A concurrent
  * stress of 300 open/all-reduce/close rounds of two communicators did not
  * reproduce it either.  Next to try: finalize on every worker at once (it is
  * collective), then tear down one rank after the other. */
