@@ -10,12 +10,13 @@
 #  - in every traced step of the second cycle rank 1's first launch comes at
 #    least 3 ms after its ProfilerStep begins, and in the first cycle within
 #    1 ms; rank 0's first launch within 1 ms in both.
-# Skips (exit 0, "0 passed, 0 failed, 1 skipped") without 2 GPUs or mpirun.
+# Skips (exit 0, "0 passed, 0 failed, 1 skipped") without 2 GPUs, nvidia-smi or mpirun.
 set -u
 B=${1:-build}
 A=$B/aorta
 say_skip() { echo "skipped: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 command -v mpirun >/dev/null 2>&1 || say_skip "no mpirun"
+command -v nvidia-smi >/dev/null 2>&1 || say_skip "no nvidia-smi (no NVIDIA driver)"
 n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "${n:-0}" -ge 2 ] || say_skip "fewer than 2 GPUs"
 [ -f "$B/libaorta-mpi.so" ] || say_skip "no MPI plug-in in $B"
