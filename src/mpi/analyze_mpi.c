@@ -21,7 +21,9 @@
  * the same files (tests/cli/mpi_analyze.sh).  Memory per process follows its
  * own share of the files; the join's follows ranks x collectives.
  * A read error on any process ends the job on every process with the error
- * of the lowest process that had one.  --trace-out needs every rank's
+ * of the lowest process that had one, which process 0 prints itself before
+ * MPI_Finalize (*is_root is then 0 everywhere: nothing is left to report;
+ * otherwise *is_root is 1 on process 0 alone).  --trace-out needs every rank's
  * timeline in one process and is refused under MPI.
  */
 #include <dlfcn.h>
@@ -193,6 +195,13 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 		if (e)
 			*e = mye;
 		st = mye.code ? mye.code : AORTA_EINPUT;
+		/* process 0 says it now, before MPI_Finalize: the other processes'
+		 * non-zero exits make mpirun end the job at once, which cut process
+		 * 0 off before its caller printed (1 run in 5 lost the message);
+		 * then no process has anything left to report */
+		if (me == 0)
+			aorta_error_print(&mye);
+		*is_root = 0;
 		goto out;
 	}
 
