@@ -68,7 +68,8 @@
  * Outputs: <output_dir>/rank_<NN>_metrics.jsonl (metrics.c, flushed per
  * step), <output_dir>/rank<N>.log, and CUPTI Kineto traces under
  * <output_dir>/torch_profiler/rank<N>/ when profiling.enabled (every rank
- * that has a process of its own; none when ranks are threads of one process).  SIGINT/SIGTERM end the run after the current step (at
+ * that has a process of its own; none when ranks are threads of one
+ * process).  SIGINT/SIGTERM end the run after the current step (at
  * world > 1 after the step where some rank saw the signal, on every rank).
  */
 #include "train/trainer.h"
@@ -1180,6 +1181,22 @@ static void record_step(struct trainer *t, long s, const struct rec_step *rs, fl
 	pending_take(&t->pend, rs, t->dist ? &t->dx : NULL);
 }
 
+/* debug.host_delay_ms: the planted host delay before step s's forward (the
+ * what-if's validation pairs), on its rank and, with a period, in every
+ * second block of steps; a spin, not a sleep, so it lasts what it says
+ * whatever the scheduler does. */
+static void plant_host_delay(const struct trainer *t, long s)
+{
+	const struct train_config *c = t->cfg;
+	long per = (long)c->debug.host_delay_period;
+	if (!(c->debug.host_delay_ms > 0) || (c->debug.host_delay_rank >= 0 && c->debug.host_delay_rank != t->rank) ||
+	    (per > 0 && (s / per) % 2 == 0))
+		return;
+	double until = now_ms() + c->debug.host_delay_ms;
+	while (now_ms() < until)
+		;
+}
+
 enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e)
 {
 	const long s = t->next;
@@ -1188,17 +1205,7 @@ enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e)
 	double t0 = now_ms();
 
 	nvtx_push_step(s);
-	/* debug.host_delay_ms: a planted host delay before the step's forward
-	 * (the what-if's validation pairs): a spin, not a sleep, so it lasts
-	 * what it says whatever the scheduler does */
-	long per = t->cfg->debug.host_delay_period;
-	if (t->cfg->debug.host_delay_ms > 0 &&
-	    (t->cfg->debug.host_delay_rank < 0 || t->cfg->debug.host_delay_rank == t->rank) &&
-	    (per <= 0 || (s / per) % 2 == 1)) {
-		double until = now_ms() + t->cfg->debug.host_delay_ms;
-		while (now_ms() < until)
-			;
-	}
+	plant_host_delay(t, s);
 	maybe_capture(t, s);
 	enum step_mode mode = x->exec ? STEP_REPLAY : STEP_EAGER;
 	if (mode == STEP_REPLAY) {
