@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""trim.py SRC_DIR DST_DIR - makes the what-if fixtures small enough to commit.
+"""trim.py [--repeats] SRC_DIR DST_DIR - makes the what-if fixtures small enough to commit.
 
 Copies SRC_DIR/<case>/{truth.json,base/,slowed/} to DST_DIR, keeping from
 every rank's Kineto trace what aorta reads (as bench/straggler/trim.py does:
@@ -13,7 +13,8 @@ the runtime calls that neither launch, order nor wait for GPU work
 the caching allocator's and autograd's bookkeeping), and the kernels' launch
 geometry and occupancy arguments.  Timestamps and every kept event are
 unchanged; bench/whatif/trim_check.sh shows the analysis JSON is the same on
-the full and the trimmed traces.
+the full and the trimmed traces.  The repeat runs' folders (.repeat*, .after)
+are left out unless --repeats is given.
 """
 import gzip
 import json
@@ -44,13 +45,13 @@ def keep(e):
     return True
 
 
-def copy(a, b):
+def copy(a, b, hidden=False):
     if os.path.isdir(a):
         os.makedirs(b, exist_ok=True)
         for f in sorted(os.listdir(a)):
-            if f.startswith("."):  # .repeat: the repeat runs' traces, not kept
+            if f.startswith(".") and not hidden:  # .repeat: the repeat runs' traces, not kept
                 continue
-            copy(os.path.join(a, f), os.path.join(b, f))
+            copy(os.path.join(a, f), os.path.join(b, f), hidden)
     elif a.endswith(".json.gz"):
         d = json.load(gzip.open(a))
         d["traceEvents"] = [e for e in d["traceEvents"] if keep(e)]
@@ -62,9 +63,10 @@ def copy(a, b):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: trim.py SRC_DIR DST_DIR")
-    copy(sys.argv[1], sys.argv[2])
+    args = [a for a in sys.argv[1:] if a != "--repeats"]
+    if len(args) != 2:
+        sys.exit("usage: trim.py [--repeats] SRC_DIR DST_DIR   (--repeats: the repeat runs' folders too)")
+    copy(args[0], args[1], len(args) != len(sys.argv) - 1)
 
 
 if __name__ == "__main__":

@@ -201,6 +201,18 @@ void comm_nccl_raw_close(ncclComm_t nc, int abort)
 	ncclCommDestroy(nc);
 }
 
+void comm_nccl_raw_finalize(ncclComm_t nc)
+{
+	if (nc)
+		ncclCommFinalize(nc);
+}
+
+void comm_nccl_raw_destroy(ncclComm_t nc)
+{
+	if (nc)
+		ncclCommDestroy(nc);
+}
+
 /* ---- polling ------------------------------------------------------------- */
 
 /* Polls nc until its pending operation (creation, enqueue, finalize) is

@@ -103,10 +103,15 @@ enum aorta_status comm_nccl_share_id(struct comm *c, ncclUniqueId *id, struct ao
  * CTA limits, CGA cluster size and CTA policy (an SM-limited communicator:
  * maxCTAs = the SMs a collective may use; timeout and abort_check unused).
  * comm_nccl_raw_close: abort 0 finalizes and destroys, 1 aborts (a peer
- * failed or work may never finish); NULL is fine. */
+ * failed or work may never finish); NULL is fine.  The same close in two
+ * halves, for owners that finalize every rank at once and then destroy one
+ * rank after another: comm_nccl_raw_finalize (ncclCommFinalize, which the
+ * communicator's ranks call together), then comm_nccl_raw_destroy. */
 enum aorta_status comm_nccl_raw_open(ncclComm_t *nc, int size, const ncclUniqueId *id, int rank,
 				     const struct comm_nccl_opts *o, struct aorta_error *e);
 void comm_nccl_raw_close(ncclComm_t nc, int abort);
+void comm_nccl_raw_finalize(ncclComm_t nc);
+void comm_nccl_raw_destroy(ncclComm_t nc);
 
 /* Rank `rank` of `size` on GPU `device` (made current for the calling
  * thread), node groups of node_size consecutive ranks (must divide size).

@@ -42,7 +42,7 @@ _Static_assert(MAXR <= COMM_CACHE_RANKS, "the communicator cache holds COMM_CACH
 
 enum buf_id { B_A, B_B, B_Y, B_P, B_C, B_CO, B_R1, B_R2, NBUF };
 enum kind { K_AG, K_RS, K_BULK_AG, K_BULK_RS };
-enum job_id { J_SETUP, J_COMMINIT, J_COMMFREE, J_PREP, J_CHECK, J_RUN, J_TEARDOWN };
+enum job_id { J_SETUP, J_COMMINIT, J_COMMFREE, J_PREP, J_CHECK, J_RUN, J_FINALIZE, J_TEARDOWN };
 enum run_what { R_GEMM, R_COMM, R_SERIAL, R_CFG };
 
 /* the problem in elements, derived once per measure */
@@ -94,6 +94,7 @@ struct rank_ctx {
 	long long xseq, posted, cons[MAXR];
 	float *times;               /* ms per timed iteration */
 	double chk_err;             /* max |out - ref| / max |ref| on this rank */
+	int finalized;              /* J_FINALIZE ran: teardown only destroys the communicators */
 	enum aorta_status st;
 	struct aorta_error err;
 };
@@ -109,6 +110,7 @@ struct job {
 	uint64_t seed;
 	ncclUniqueId uid;
 	int num_sm, cga;
+	int only;                   /* J_TEARDOWN: the one rank that acts */
 };
 
 struct tp_session {

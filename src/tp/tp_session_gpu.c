@@ -285,26 +285,51 @@ static enum aorta_status job_run(struct rank_ctx *rc, const struct job *j)
 	return AORTA_OK;
 }
 
-/* Known fault: in about 1 run of test_tp in 20 on 2 x H100 (CUDA 13.0,
- * NCCL 2.28) one worker dies here, inside ncclCommDestroy -> cuMemUnmap
+/* Closing a session: J_FINALIZE on every worker at once (ncclCommFinalize
+ * is called by a communicator's ranks together), then J_TEARDOWN one rank
+ * after the other (job.only), so that no worker destroys a communicator,
+ * frees memory or destroys a stream while another does.  Why: with every
+ * worker tearing down at once, about 1 run of test_tp in 20 on 2 x H100
+ * (CUDA 13.0, NCCL 2.28) died inside ncclCommDestroy -> cuMemUnmap
  * (libcuda) -> free: glibc's "double free or corruption (out)", or a
- * segfault (test_tp prints the stack).  The workers tear down at once, so
- * one thread's ncclCommDestroy runs beside the other's destroys, frees and
- * stream destroys.  Serialising only the ncclCommDestroy calls across the
- * process did not stop it (1 of 17 runs; 2 of 48 before).  A concurrent
- * stress of 300 open/all-reduce/close rounds of two communicators did not
- * reproduce it either.  Next to try: finalize on every worker at once (it is
- * collective), then tear down one rank after the other. */
+ * segfault (test_tp prints the stack).  Serialising only the
+ * ncclCommDestroy calls across the process did not stop it (1 of 17 runs;
+ * 2 of 48 before), and a concurrent stress of 300 open/all-reduce/close
+ * rounds of two communicators did not reproduce it.  In this order, 141
+ * runs of test_tp on 2 x H200 all passed (the fault's rate was measured on
+ * 2 x H100; on H200 it was seen, about 1 run in 25, not measured). */
+static void job_finalize(struct rank_ctx *rc)
+{
+	if (rc->s->abort)
+		return; /* a peer failed: teardown aborts the communicators instead */
+	gpuSetDevice(rc->rank);
+	if (rc->main)
+		gpuDeviceSynchronize();
+	for (int i = 0; i < rc->s->cc.n; i++)
+		comm_nccl_raw_finalize(rc->s->cc.e[i].c[rc->rank]);
+	comm_nccl_raw_finalize(rc->nccl);
+	rc->finalized = 1;
+}
+
+/* closes nc: only destroys it where job_finalize ran */
+static void close_comm(struct rank_ctx *rc, ncclComm_t nc)
+{
+	if (rc->finalized && !rc->s->abort)
+		comm_nccl_raw_destroy(nc);
+	else
+		comm_nccl_raw_close(nc, rc->s->abort);
+}
+
 static void job_teardown(struct rank_ctx *rc)
 {
 	gpuSetDevice(rc->rank);
 	if (rc->main)
 		gpuDeviceSynchronize();
 	for (int i = 0; i < rc->s->cc.n; i++) {
-		comm_nccl_raw_close(rc->s->cc.e[i].c[rc->rank], rc->s->abort);
+		close_comm(rc, rc->s->cc.e[i].c[rc->rank]);
 		rc->s->cc.e[i].c[rc->rank] = NULL;
 	}
-	comm_nccl_raw_close(rc->nccl, rc->s->abort);
+	close_comm(rc, rc->nccl);
 	rc->nccl = NULL;
 	for (int i = 0; i < rc->nplans; i++)
 		tpg_plan_free(&rc->plans[i]);
@@ -378,7 +403,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&s->mu);
 
 		memset(&rc->err, 0, sizeof(rc->err));
-		if (j.id != J_SETUP && j.id != J_TEARDOWN)
+		if (j.id != J_SETUP && j.id != J_FINALIZE && j.id != J_TEARDOWN)
 			gpuSetDevice(rc->rank);
 		switch (j.id) {
 		case J_SETUP:
@@ -400,8 +425,12 @@ static void *worker(void *arg)
 		case J_RUN:
 			st = job_run(rc, &j);
 			break;
+		case J_FINALIZE:
+			job_finalize(rc);
+			break;
 		case J_TEARDOWN:
-			job_teardown(rc);
+			if (j.only == rc->rank)
+				job_teardown(rc);
 			break;
 		}
 		if (st != AORTA_OK) {
@@ -413,8 +442,6 @@ static void *worker(void *arg)
 		s->ndone++;
 		pthread_cond_broadcast(&s->finished);
 		pthread_mutex_unlock(&s->mu);
-		if (j.id == J_TEARDOWN)
-			break;
 	}
 	return NULL;
 }
@@ -511,8 +538,17 @@ void tp_gpu_close(struct tp_session *s)
 	pthread_mutex_unlock(&s->mu);
 	if (started == s->tp && idle && s->gen > 0) {
 		memset(&j, 0, sizeof(j));
-		j.id = J_TEARDOWN;
+		j.id = J_FINALIZE;
 		dispatch(s, &j, NULL);
+		j.id = J_TEARDOWN;
+		for (j.only = 0; j.only < s->tp; j.only++) {
+			pthread_mutex_lock(&s->mu);
+			idle = s->ndone >= s->tp;
+			pthread_mutex_unlock(&s->mu);
+			if (!idle)
+				break; /* a worker is stuck (dispatch timed out) */
+			dispatch(s, &j, NULL);
+		}
 		pthread_mutex_lock(&s->mu);
 		idle = s->ndone >= s->tp;
 		pthread_mutex_unlock(&s->mu);

@@ -388,10 +388,11 @@ static void test_tp2_ring_rs_repeated(void)
 
 /* A fatal signal (a heap check's abort, a segfault) prints the stack of the
  * thread that took it before the default action: the device has no
- * debugger.  This test dies in about 1 run of 20 on 2 GPUs; the stack is
- * always tp_gpu_close's job_teardown -> ncclCommDestroy -> cuMemUnmap in
- * libcuda -> free (glibc "double free or corruption (out)") or a segfault
- * there (tp_session_gpu.c, job_teardown, has what was tried). */
+ * debugger.  This test died in about 1 run of 20 on 2 GPUs while
+ * tp_gpu_close tore every rank down at once (job_teardown ->
+ * ncclCommDestroy -> cuMemUnmap in libcuda -> free); it now finalizes
+ * every rank at once and tears down one rank after the other
+ * (tp_session_gpu.c, above job_finalize). */
 static void on_fatal(int sig)
 {
 	static const char m[] = "test_tp: fatal signal; the stack of the thread that took it:\n";
