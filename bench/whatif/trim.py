@@ -63,10 +63,11 @@ def copy(a, b, hidden=False):
 
 
 def main():
+    repeats = "--repeats" in sys.argv[1:]
     args = [a for a in sys.argv[1:] if a != "--repeats"]
     if len(args) != 2:
         sys.exit("usage: trim.py [--repeats] SRC_DIR DST_DIR   (--repeats: the repeat runs' folders too)")
-    copy(args[0], args[1], len(args) != len(sys.argv) - 1)
+    copy(args[0], args[1], repeats)
 
 
 if __name__ == "__main__":
