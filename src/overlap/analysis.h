@@ -174,7 +174,7 @@ struct rank_result {
 	double clock_drift;            /* ns per ns (1e-6 = 1 ppm) */
 	struct ivset wait_set;         /* waiting intervals (for --trace-out) */
 	struct ivset exposed_set;      /* exposed comm (for --trace-out) */
-	struct wop *ops;               /* the what-if's op table (whatif.h), in start order */
+	struct whatif_op *ops;               /* the what-if's op table (whatif.h), in start order */
 	size_t nops;
 	int32_t *peers;                /* ranks it sent to or received from (point to point), sorted */
 	size_t npeers;

@@ -6,7 +6,7 @@
  * step time if that were fixed, the gain, the slowdown measured / ideal)
  * and the cross-rank critical path of each step.
  *
- * The op table (struct wop) is built per rank by analysis_rank from the
+ * The op table (struct whatif_op) is built per rank by analysis_rank from the
  * timeline and travels with the rank (rank_io.c), so the replay needs no
  * trace and runs the same under MPI.  struct whatif is owned by the
  * analysis and freed by whatif_free.
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* One device op of a rank, in the order of its start (own clock). */
-struct wop {
+struct whatif_op {
 	int64_t start_ns, end_ns;
 	int64_t launch_ns;   /* start of the host call that launched it, INT64_MIN if unknown */
 	int32_t stream;      /* the trace's stream id */

@@ -1,0 +1,170 @@
+/*
+ * result.c - struct whatif from the replays: the unmodified replay
+ * against the measured steps, the critical path, the figures and the best
+ * fix of each step; and its release.
+ */
+#include "overlap/whatif/private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct whatif *wi_none(const char *why)
+{
+	struct whatif *w = xcalloc(1, sizeof(*w));
+	w->why = xstrdup(why);
+	return w;
+}
+
+/* Measured step times, the unmodified replay against them (per step: the
+ * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
+void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, size_t v, struct whatif *w, const double *meas,
+			const double *rep, size_t left)
+{
+	struct path_table cp = { 0 };
+	w->nsteps = c->nsteps;
+	w->steps = xcalloc(c->nsteps ? c->nsteps : 1, sizeof(*w->steps));
+	for (size_t s = 0; s < c->nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->number = c->stepno[s];
+		st->measured_ms = meas[s];
+		st->replay_ms = rep[s];
+		double worst = 0;
+		size_t sleft = 0; /* ops of this step the replay could not reach */
+		for (size_t i = 0; i < c->n; i++) {
+			int32_t q = c->sidx[i][s];
+			const struct step_result *sr = &c->a->r[i].steps[q];
+			const struct step_times *b = &ws->k[i].b[(size_t)q * ws->K + v];
+			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
+			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
+			if (e > worst)
+				worst = e;
+			for (size_t j = 0; left && ws->lft && j < c->k[i].n; j++)
+				sleft += ws->lft[i][j] && c->a->r[i].ops[j].step == q;
+		}
+		st->error_pct = worst;
+		/* a step with ops left where the trace has them is not replayed,
+		 * whatever its window: no fix can be weighed there */
+		st->reproduced = worst <= REPRO_PCT && !sleft;
+		if (!st->reproduced) {
+			char b[256];
+			if (sleft)
+				snprintf(b, sizeof(b), "the replay stalled with %zu ops of this step left where the trace "
+					 "has them (%zu in all): a match or an inferred dependency contradicts the trace's "
+					 "order", sleft, left);
+			else if (left)
+				snprintf(b, sizeof(b), "the replay stalled in another step with %zu ops left: a match or "
+					 "an inferred dependency contradicts the trace's order", left);
+			else if (c->unexplained)
+				snprintf(b, sizeof(b), "%llu ops start later than their stream, launch and any other "
+					 "stream's end explain (a dependency the trace does not show)",
+					 (unsigned long long)c->unexplained);
+			else
+				snprintf(b, sizeof(b), "the collectives' transfers do not reproduce the ends (calls "
+					 "matched across steps or clocks off by more than the spread)");
+			st->reason = xstrdup(b);
+		}
+		if (worst > w->replay_error_pct)
+			w->replay_error_pct = worst;
+		wi_path_walk(c, ws, v, s, &cp);
+	}
+	w->reproduced = 1;
+	for (size_t s = 0; s < c->nsteps; s++)
+		w->reproduced &= w->steps[s].reproduced;
+	/* the critical path: its pieces by share, the largest first (at most 12) */
+	for (size_t x = 0; x < cp.n; x++)
+		for (size_t y = x + 1; y < cp.n; y++)
+			if (cp.e[y].ns > cp.e[x].ns) {
+				struct path_piece tmp = cp.e[x];
+				cp.e[x] = cp.e[y];
+				cp.e[y] = tmp;
+			}
+	w->ncp = cp.n < 12 ? cp.n : 12;
+	w->cp = xcalloc(w->ncp ? w->ncp : 1, sizeof(*w->cp));
+	for (size_t q = 0; q < w->ncp; q++) {
+		char b[64];
+		w->cp[q].rank = c->a->r[cp.e[q].ri].rank;
+		w->cp[q].stream = cp.e[q].stream;
+		w->cp[q].what = xstrdup(wi_cat_name(cp.e[q].cat, b, sizeof(b)));
+		w->cp[q].ms = (double)cp.e[q].ns / 1e6 / (double)(c->nsteps ? c->nsteps : 1);
+		w->cp[q].share = cp.total ? (double)cp.e[q].ns / (double)cp.total : NAN;
+	}
+	free(cp.e);
+}
+
+struct whatif_fix *wi_take_fixes(struct fix_eval *v, size_t n)
+{
+	struct whatif_fix *f = xcalloc(n ? n : 1, sizeof(*f));
+	for (size_t q = 0; q < n; q++)
+		f[q] = v[q].f;
+	return f;
+}
+
+/* The what-if's step figures from the measured, unmodified and ideal steps. */
+void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep,
+			   const double *ideal)
+{
+	w->ok = 1;
+	w->steps_used = c->nsteps;
+	w->uncertainty_ms = (double)c->a->clock_spread_ns / 1e6;
+	w->measured_step_ms = wi_mean(meas, c->nsteps);
+	double ux = 0;
+	for (size_t s = 0; s < c->nsteps; s++)
+		for (size_t i = 0; i < c->n; i++)
+			ux += (double)c->k[i].unx[c->sidx[i][s]];
+	w->unexplained_ms = ux / 1e6 / (double)c->nsteps / (double)c->n;
+	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
+	if (w->unexplained_share > 1)
+		w->unexplained_share = 1;
+	w->replay_step_ms = wi_mean(rep, c->nsteps);
+	w->ideal_step_ms = wi_mean(ideal, c->nsteps);
+	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+}
+
+/* Per step: its ideal and the fix worth most in it. */
+void wi_step_bests(const struct whatif_ctx *c, struct whatif *w, const double *rep, const double *ideal,
+		       const struct fix_eval *v, size_t nv)
+{
+	for (size_t s = 0; s < c->nsteps; s++) {
+		struct whatif_step *st = &w->steps[s];
+		st->ideal_ms = ideal[s];
+		int bq = -1;
+		for (size_t q = 0; q < nv; q++)
+			if (bq < 0 || v[q].steps[s] < v[bq].steps[s])
+				bq = (int)q;
+		if (bq >= 0 && rep[s] - v[bq].steps[s] > 0) {
+			st->best = xstrdup(v[bq].f.what);
+			st->best_ms_if_fixed = v[bq].steps[s];
+			st->best_gain_ms = rep[s] - v[bq].steps[s];
+		}
+	}
+}
+
+void whatif_free(struct whatif *w)
+{
+	if (!w)
+		return;
+	struct whatif_fix *f[3] = { w->by_rank, w->by_group, w->by_op };
+	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
+	for (int k = 0; k < 3; k++) {
+		for (size_t q = 0; q < n[k]; q++) {
+			free(f[k][q].what);
+			free(f[k][q].ranks);
+			free(f[k][q].unknown);
+		}
+		free(f[k]);
+	}
+	for (size_t s = 0; s < w->nsteps; s++) {
+		free(w->steps[s].reason);
+		free(w->steps[s].best);
+	}
+	free(w->steps);
+	for (size_t q = 0; q < w->ncp; q++)
+		free(w->cp[q].what);
+	free(w->cp);
+	free(w->stage);
+	free(w->why);
+	free(w->verdict);
+	free(w);
+}

@@ -1,0 +1,399 @@
+/*
+ * whatif.c - the what-if stage after the join (whatif_run): pipeline
+ * stages and replicas, the steps every rank has, each rank's inputs, the
+ * slots and first replays, the fixes and the verdict, in that order.
+ */
+#include "overlap/whatif/private.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/pool.h"
+
+int wi_rank_index(const struct analysis *a, int rank)
+{
+	size_t lo = 0, hi = a->n; /* a->r is sorted by rank */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (a->r[m].rank < rank)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < a->n && a->r[lo].rank == rank ? (int)lo : -1;
+}
+
+/* Pipeline stages from the send/recv peers: the ranks linked by them are
+ * one replica; in each, the stage of a rank is its distance from the
+ * replica's end rank (one peer) with the lowest rank, else from its lowest
+ * rank.  stage[i] = -1 and replica[i] = -1 without point to point.
+ * Returns the number of stages. */
+static int find_stages(const struct analysis *a, int *stage, int *replica)
+{
+	int nst = 0, nrep = 0;
+	int32_t *queue = xmalloc((a->n ? a->n : 1) * sizeof(*queue));
+	for (size_t i = 0; i < a->n; i++)
+		stage[i] = replica[i] = -1;
+	for (size_t i = 0; i < a->n; i++) {
+		if (replica[i] >= 0 || !a->r[i].npeers)
+			continue;
+		size_t qn = 0; /* the component, breadth first from i */
+		queue[qn++] = (int32_t)i;
+		replica[i] = nrep;
+		for (size_t h = 0; h < qn; h++)
+			for (size_t p = 0; p < a->r[queue[h]].npeers; p++) {
+				int x = wi_rank_index(a, a->r[queue[h]].peers[p]);
+				if (x >= 0 && replica[x] < 0) {
+					replica[x] = nrep;
+					queue[qn++] = x;
+				}
+			}
+		int32_t root = queue[0];
+		for (size_t h = 0; h < qn; h++)
+			if (a->r[queue[h]].npeers == 1 && (a->r[root].npeers != 1 || queue[h] < root))
+				root = queue[h];
+		qn = 0;
+		queue[qn++] = root;
+		stage[root] = 0;
+		for (size_t h = 0; h < qn; h++)
+			for (size_t p = 0; p < a->r[queue[h]].npeers; p++) {
+				int x = wi_rank_index(a, a->r[queue[h]].peers[p]);
+				if (x >= 0 && stage[x] < 0 && replica[x] == nrep) {
+					stage[x] = stage[queue[h]] + 1;
+					if (stage[x] + 1 > nst)
+						nst = stage[x] + 1;
+					queue[qn++] = x;
+				}
+			}
+		nrep++;
+	}
+	free(queue);
+	return nst;
+}
+
+/* Step numbers every rank has, the first `skip` left out (none left out
+ * when that would leave none); per rank the index of each in its steps. */
+static void common_steps(struct whatif_ctx *c, int skip)
+{
+	const struct rank_result *r0 = &c->a->r[0];
+	c->stepno = xmalloc((r0->nsteps ? r0->nsteps : 1) * sizeof(*c->stepno));
+	c->sidx = xcalloc(c->n, sizeof(*c->sidx));
+	for (size_t i = 0; i < c->n; i++)
+		c->sidx[i] = xmalloc((r0->nsteps ? r0->nsteps : 1) * sizeof(int32_t));
+	size_t m = 0;
+	for (size_t q = 0; q < r0->nsteps; q++) {
+		int64_t num = r0->steps[q].number;
+		int all = 1;
+		for (size_t i = 0; i < c->n && all; i++) {
+			const struct rank_result *r = &c->a->r[i];
+			int found = -1;
+			for (size_t x = 0; x < r->nsteps && found < 0; x++)
+				if (r->steps[x].number == num)
+					found = (int)x;
+			all = found >= 0;
+			c->sidx[i][m] = found;
+		}
+		if (all)
+			c->stepno[m++] = num;
+	}
+	size_t k0 = skip > 0 && (size_t)skip < m ? (size_t)skip : 0;
+	for (size_t s = k0; s < m; s++) {
+		c->stepno[s - k0] = c->stepno[s];
+		for (size_t i = 0; i < c->n; i++)
+			c->sidx[i][s - k0] = c->sidx[i][s];
+	}
+	c->nsteps = m - k0;
+}
+
+/* Rank i's tables and replay states (ranks in parallel). */
+static void free_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct whatif_ctx *c = arg;
+	wi_rank_free(c, &c->k[i]);
+	if (c->sidx)
+		free(c->sidx[i]);
+	for (size_t q = 0; c->w && q < c->nw; q++)
+		if (c->w[q].k) {
+			if (!c->w[q].ob)
+				free(c->w[q].k[i].o);
+			free(c->w[q].k[i].lastE); /* its block (worker) */
+		}
+}
+
+static void ctx_free(struct whatif_ctx *c)
+{
+	pool_for(c->nt, c->n, free_task, c);
+	wi_workers_free(c);
+	if (c->big)
+		munmap(c->big, c->bign);
+	free(c->bigat);
+	free(c->k);
+	free(c->g);
+	free(c->gm);
+	free(c->gx);
+	free(c->gxi);
+	free(c->gmq);
+	free(c->gmsid);
+	free(c->sm);
+	free(c->sd);
+	free(c->sg);
+	free(c->sat);
+	free(c->sn);
+	free(c->med_all_d);
+	free(c->med_all_g);
+	free(c->mid);
+	free(c->csize);
+	free(c->stepno);
+	free(c->sidx);
+	free(c->aord);
+	free(c->ex);
+	free(c->scls);
+	free(c->sj);
+	free(c->calign);
+	free(c->crank);
+	free(c->cr0);
+	for (size_t i = 0; c->inv && i < c->n; i++)
+		free(c->inv[i]);
+	free(c->inv);
+}
+
+/* AORTA_TIMING=1: each phase's wall time on stderr (bench/whatif_cost). */
+static void phase(const char *what)
+{
+	static struct timespec t0;
+	static int on = -1;
+	if (on < 0)
+		on = getenv("AORTA_TIMING") != NULL;
+	if (!on)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (what)
+		fprintf(stderr, "aorta: timing: what-if %s: %.3f ms\n", what,
+			(double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+	t0 = t;
+}
+
+static void rk_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	wi_rank_init(arg, i);
+}
+
+struct first_out { struct whatif_ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
+
+/* The context of analysis a (stage: each rank's pipeline stage, -1 when
+ * none) and every rank's op tables, ranks on threads. */
+static void ctx_init(struct whatif_ctx *c, struct analysis *a, const int *stage)
+{
+	c->a = a;
+	c->n = a->n;
+	c->k = xcalloc(a->n, sizeof(*c->k));
+	c->nt = pool_threads(a->opts.threads);
+	c->nw = c->nt < WORKERS_MAX ? c->nt : WORKERS_MAX;
+	c->w = xcalloc(c->nw, sizeof(*c->w));
+	c->csize = xcalloc(a->n + 1, sizeof(*c->csize));
+	for (size_t i = 0; i < a->n; i++) {
+		c->k[i].cls = stage[i] < 0 ? 0 : stage[i];
+		c->csize[c->k[i].cls]++;
+	}
+	c->bigat = xmalloc(a->n * sizeof(*c->bigat));
+	for (size_t i = 0; i < a->n; i++) {
+		c->bigat[i] = c->bign;
+		c->bign += wi_rank_bytes(a->r[i].nops);
+	}
+	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->big = big == MAP_FAILED ? NULL : big;
+	pool_for(c->nt, a->n, rk_task, c);
+	for (size_t i = 0; i < a->n; i++) {
+		c->unexplained += c->k[i].unexplained;
+		c->manystreams |= c->k[i].nstr > UINT16_MAX;
+	}
+}
+
+/* The slots, then the first replays in one pass on worker 0 (replay_lanes):
+ * the unmodified one (lane 0, with its comparison to the measured steps and
+ * the critical path), the ideal one (lane 1) and the single-rank fixes
+ * all_fixes will surely replay (rank_candidates with the material threshold
+ * from the measured step, 3 % (REPRO_PCT) above; at most LANES_MAX - 2 of
+ * them, all_fixes replays any other): *sp. */
+static void first_replays(struct whatif_ctx *c, struct first_out *f, struct early_fixes *sp)
+{
+	wi_build_slots(c);
+	c->ex = xmalloc(c->n * sizeof(*c->ex));
+	if (c->n > ALL_RANKS_MAX)
+		pool_for(c->nt, c->n, wi_excess_task, c);
+	sp->rank = xmalloc(c->n * sizeof(int32_t));
+	double lim = 0.01 * wi_mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
+	double unc = (double)c->a->clock_spread_ns / 1e6;
+	sp->n = wi_rank_candidates(c, sp->rank, lim > unc ? lim : unc);
+	if (sp->n > LANES_MAX - 2)
+		sp->n = LANES_MAX - 2;
+	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
+	size_t n = 2 + sp->n;
+	struct scenario sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0 }, { SC_ALL, NULL, -1, 0, 0 } };
+	double *out[LANES_MAX] = { f->rep, f->ideal };
+	uint8_t *mask[LANES_MAX] = { 0 };
+	for (size_t x = 0; x < sp->n; x++) {
+		int32_t ri = sp->rank[x];
+		mask[x] = xcalloc(c->n, 1);
+		mask[x][ri] = 1;
+		sc[2 + x] = (struct scenario){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0 };
+		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	}
+	struct replay_state *s = wi_worker(c, 0, n);
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	size_t left = wi_replay_lanes(c, s, n, sc, out, replayed, lane); /* c->rep unknown: every lane replays */
+	wi_work_ends(c, s, lane[0], f->rep_wend);
+	wi_base_replay(c, s, lane[0], f->w, f->meas, f->rep, left);
+	for (size_t x = 0; x < sp->n; x++) {
+		wi_work_ends(c, s, lane[2 + x], sp->e[x].wend);
+		free(mask[x]);
+	}
+	c->rep = f->rep;
+	c->rep_wend = f->rep_wend;
+}
+
+static void run_skip(struct analysis *a, int skip);
+
+void whatif_run(struct analysis *a)
+{
+	run_skip(a, a->opts.skip_steps);
+}
+
+/* The what-if's thread (whatif_start): the skip as it was when it started. */
+struct whatif_job { pthread_t th; struct analysis *a; int skip; };
+
+static void *job_main(void *arg)
+{
+	struct whatif_job *j = arg;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_skip(j->a, j->skip);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) /* as analysis_finish says it (bench/whatif_cost) */
+		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", j->a->n,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return NULL;
+}
+
+int whatif_start(struct analysis *a)
+{
+	struct whatif_job *j = xcalloc(1, sizeof(*j));
+	j->a = a;
+	j->skip = a->opts.skip_steps;
+	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
+		free(j);
+		return 0;
+	}
+	a->whatif_job = j;
+	return 1;
+}
+
+void whatif_wait(struct analysis *a)
+{
+	struct whatif_job *j = a->whatif_job;
+	if (!j)
+		return;
+	pthread_join(j->th, NULL);
+	a->whatif_job = NULL;
+	free(j);
+}
+
+static void run_skip(struct analysis *a, int skip)
+{
+	phase(NULL);
+	whatif_free(a->whatif);
+	a->whatif = NULL;
+	if (a->opts.what_if == WHATIF_SKIP) { /* analysis_rank kept no op table either */
+		a->whatif = wi_none("skipped (--no-what-if)");
+		return;
+	}
+	if (a->n < 2 || !a->clocks_aligned) {
+		a->whatif = wi_none(a->n < 2 ? "one rank: nothing to replay across ranks"
+				 : "no cross-rank figures (see no_cross_rank_reason)");
+		return;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->r[i].nops) {
+			a->whatif = wi_none("a rank has no op table (an analysis read back from JSON keeps none): "
+					 "run analyze on the traces");
+			return;
+		}
+	struct whatif *w = xcalloc(1, sizeof(*w));
+	struct whatif_ctx c = { 0 };
+	int *stage = xmalloc(a->n * sizeof(int)), *replica = xmalloc(a->n * sizeof(int));
+	int nst = find_stages(a, stage, replica);
+	ctx_init(&c, a, stage);
+	phase("op tables");
+	common_steps(&c, skip);
+	if (!c.nsteps || c.manystreams) {
+		ctx_free(&c);
+		free(stage);
+		free(replica);
+		free(w);
+		a->whatif = wi_none(c.manystreams ? "a rank has more than 65535 streams: more than the replay follows"
+			       : "no step that every rank has");
+		return;
+	}
+	wi_build_groups(&c);
+	wi_build_anchors(&c);
+	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
+	/* the measured windows: rk_init cut them */
+	for (size_t s = 0; s < c.nsteps; s++)
+		meas[s] = wi_job_step(&c, NULL, 0, s) / 1e6;
+	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
+	struct first_out f = { &c, w, meas, rep, rep_wend, ideal };
+	struct early_fixes sp;
+	first_replays(&c, &f, &sp);
+	phase("slots and the first replays");
+	wi_figures(&c, w, meas, rep, ideal);
+	struct fix_eval *v;
+	size_t nv;
+	/* the ideal's gain over the complete steps (NAN with one step): an op
+	 * type gains at most that there too (the verdict's rule) */
+	double icg = 0;
+	for (size_t s = 0; s + 1 < c.nsteps; s++)
+		icg += rep[s] - ideal[s];
+	icg = c.nsteps >= 2 ? icg / (double)(c.nsteps - 1) : NAN;
+	wi_all_fixes(&c, w, stage, replica, nst, w->replay_step_ms, w->ideal_step_ms, icg, &sp, &v, &nv);
+	for (size_t x = 0; x < sp.n; x++) { /* those all_fixes did not take */
+		free(sp.e[x].steps);
+		free(sp.e[x].wend);
+	}
+	free(sp.e);
+	free(sp.rank);
+	phase("fixes");
+	wi_step_bests(&c, w, rep, ideal, v, nv);
+	w->by_rank = wi_take_fixes(v, w->nby_rank);
+	w->by_group = wi_take_fixes(v + w->nby_rank, w->nby_group);
+	w->by_op = wi_take_fixes(v + w->nby_rank + w->nby_group, w->nby_op);
+	wi_verdict(&c, w, whatif_best(w), w->replay_step_ms, v, nv);
+	for (size_t q = 0; q < nv; q++) {
+		free(v[q].steps);
+		free(v[q].wend);
+	}
+	free(v);
+	w->stage = stage;
+	w->nstage = nst ? a->n : 0;
+	if (!nst) {
+		free(stage);
+		w->stage = NULL;
+	}
+	free(replica);
+	free(meas);
+	free(rep);
+	free(rep_wend);
+	free(ideal);
+	ctx_free(&c);
+	phase("verdict and free");
+	a->whatif = w;
+}
