@@ -2,8 +2,8 @@
  * pipeline.c - inputs to a finished struct analysis: the worker pool.
  *
  * Design.  inputs_expand gives the sorted file list (with the format of
- * directory members already sniffed); workers take files by an atomic
- * index, read each with ingest_file_as (one open, one sniff), run the
+ * directory members already sniffed); the threads of base/pool.c take
+ * files by an atomic index, read each with ingest_file_as (one open, one sniff), run the
  * per-rank engine (analysis_rank) and keep only the results, so a worker
  * holds one timeline at a time.  Errors: the first failing file in input
  * order wins, whatever thread saw it first.  Progress lines are one call
@@ -12,18 +12,17 @@
 #include "pipeline/pipeline.h"
 #include "ingest/ingest.h"
 #include "ingest/upstream_sums.h"
+#include "base/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-struct pool {
+struct reading {
 	const struct input_list *in;
 	const struct analysis_opts *o;
-	atomic_size_t next;
 	atomic_size_t done;
 	pthread_mutex_t lock;
 	struct rank_result *res;
@@ -40,7 +39,7 @@ struct pool {
 
 /* File i is read (uf: its records, or NULL): folds every file that is
  * ready, in order.  Called under p->lock. */
-static void fold_ready(struct pool *p, size_t i, struct up_file *uf)
+static void fold_ready(struct reading *p, size_t i, struct up_file *uf)
 {
 	p->slot[i] = uf;
 	p->ready[i] = 1;
@@ -84,67 +83,66 @@ static enum aorta_status check_usable(const char *path, const struct trace *t, s
 			  "%snothing usable: no GPU kernel, memory copy or memset in the trace", which);
 }
 
-static void *worker(void *arg)
+/* File i of the list: read, checked, each of its ranks analysed (files
+ * in parallel, pool_for). */
+static void read_one(void *arg, size_t worker, size_t i)
 {
-	struct pool *p = arg;
-	size_t i, nfiles = p->in->n;
-
-	while ((i = atomic_fetch_add(&p->next, 1)) < nfiles) {
-		const struct input *f = &p->in->v[i];
-		struct trace_set s = { 0 };
-		struct aorta_error e = { 0 };
-		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
-		struct up_file *uf = NULL;
-		if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
-			uf = xmalloc(sizeof(*uf));
-			up_file_init(uf);
-			ingest_want_upstream(uf);
-		}
-		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
-		ingest_want_upstream(NULL);
-		if (p->up) {
-			pthread_mutex_lock(&p->lock);
-			fold_ready(p, i, uf);
-			pthread_mutex_unlock(&p->lock);
-		}
-		for (size_t k = 0; !st && k < s.n; k++)
-			st = check_usable(f->path, s.t[k], s.n, &e);
-		if (st) {
-			pthread_mutex_lock(&p->lock);
-			if (p->err_file == SIZE_MAX || i < p->err_file) {
-				p->err = e;
-				p->err.code = st;
-				p->err_file = i;
-			}
-			pthread_mutex_unlock(&p->lock);
-			trace_set_release(&s);
-			continue;
-		}
-		const char *fmt = s.n ? s.t[0]->format : "no rank";
-		for (size_t k = 0; k < s.n; k++) {
-			struct trace *t = s.t[k];
-			struct rank_result r;
-			if (t->rank < 0 && s.n == 1)
-				t->rank = io.rank_hint;
-			analysis_rank(t, p->o, &r);
-			r.rank = t->rank;
-			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
-				r.t = t; /* 2: the first file's timeline only (report's Gantt chart) */
-				s.t[k] = NULL;
-			}
-			pthread_mutex_lock(&p->lock);
-			GROW(p->res, p->cap, p->nres + 1);
-			p->res[p->nres++] = r;
-			pthread_mutex_unlock(&p->lock);
-		}
-		for (size_t k = 0; k < s.n; k++)
-			trace_free(s.t[k]);
-		free(s.t);
-		size_t d = atomic_fetch_add(&p->done, 1) + 1;
-		if (nfiles > 1)
-			aorta_note("read %zu/%zu: %s (%s)", d, nfiles, f->path, fmt);
+	struct reading *p = arg;
+	size_t nfiles = p->in->n;
+	(void)worker;
+	const struct input *f = &p->in->v[i];
+	struct trace_set s = { 0 };
+	struct aorta_error e = { 0 };
+	struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
+	struct up_file *uf = NULL;
+	if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
+		uf = xmalloc(sizeof(*uf));
+		up_file_init(uf);
+		ingest_want_upstream(uf);
 	}
-	return NULL;
+	enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
+	ingest_want_upstream(NULL);
+	if (p->up) {
+		pthread_mutex_lock(&p->lock);
+		fold_ready(p, i, uf);
+		pthread_mutex_unlock(&p->lock);
+	}
+	for (size_t k = 0; !st && k < s.n; k++)
+		st = check_usable(f->path, s.t[k], s.n, &e);
+	if (st) {
+		pthread_mutex_lock(&p->lock);
+		if (p->err_file == SIZE_MAX || i < p->err_file) {
+			p->err = e;
+			p->err.code = st;
+			p->err_file = i;
+		}
+		pthread_mutex_unlock(&p->lock);
+		trace_set_release(&s);
+		return;
+	}
+	const char *fmt = s.n ? s.t[0]->format : "no rank";
+	for (size_t k = 0; k < s.n; k++) {
+		struct trace *t = s.t[k];
+		struct rank_result r;
+		if (t->rank < 0 && s.n == 1)
+			t->rank = io.rank_hint;
+		analysis_rank(t, p->o, &r);
+		r.rank = t->rank;
+		if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
+			r.t = t; /* 2: the first file's timeline only (report's Gantt chart) */
+			s.t[k] = NULL;
+		}
+		pthread_mutex_lock(&p->lock);
+		GROW(p->res, p->cap, p->nres + 1);
+		p->res[p->nres++] = r;
+		pthread_mutex_unlock(&p->lock);
+	}
+	for (size_t k = 0; k < s.n; k++)
+		trace_free(s.t[k]);
+	free(s.t);
+	size_t d = atomic_fetch_add(&p->done, 1) + 1;
+	if (nfiles > 1)
+		aorta_note("read %zu/%zu: %s (%s)", d, nfiles, f->path, fmt);
 }
 
 size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, int *world_size)
@@ -191,7 +189,7 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 				     struct up_sums *up, struct rank_result **res, size_t *nres,
 				     struct aorta_error *e)
 {
-	struct pool p = { 0 };
+	struct reading p = { 0 };
 	p.in = in;
 	p.o = o;
 	p.up = up;
@@ -200,27 +198,9 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 		p.ready = xcalloc(in->n ? in->n : 1, 1);
 	}
 	p.err_file = SIZE_MAX;
-	atomic_init(&p.next, 0);
 	atomic_init(&p.done, 0);
 	pthread_mutex_init(&p.lock, NULL);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
-	if (nt > in->n)
-		nt = in->n;
-	if (nt <= 1) {
-		worker(&p);
-	} else {
-		pthread_t *th = xmalloc(nt * sizeof(*th));
-		size_t started = 0;
-		for (; started < nt; started++)
-			if (pthread_create(&th[started], NULL, worker, &p) != 0)
-				break;
-		if (!started)
-			worker(&p); /* no thread could start: read in this one */
-		for (size_t i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-		free(th);
-	}
+	pool_for(pool_threads(o->threads), in->n, read_one, &p);
 	pthread_mutex_destroy(&p.lock);
 	for (size_t i = 0; up && i < in->n; i++) /* after an error: what was not folded */
 		if (p.slot[i]) {
