@@ -1065,7 +1065,6 @@ static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, 
 
 static void put_whatif(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
-	whatif_wait((struct analysis *)p); /* a what-if still running (WHATIF_BACKGROUND) */
 	const struct whatif *wi = ((const struct analysis *)p)->whatif;
 	if (!wi) {
 		jw_null(w, k);

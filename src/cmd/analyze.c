@@ -18,7 +18,6 @@
 #include "base/plugin.h"
 #include "cmd/cmds.h"
 #include "pipeline/pipeline.h"
-#include "overlap/whatif.h"
 #include "report/analysis_out.h"
 #include "timeline/rules.h"
 
@@ -104,7 +103,7 @@ int cmd_analyze(int argc, char **argv)
 		return e.code;
 	}
 	struct analysis_opts ao = { rules, threads, skip, top, host_bound, trace_out != NULL,
-				    no_align, given, ngiven, 0, no_whatif ? WHATIF_SKIP : WHATIF_BACKGROUND };
+				    no_align, given, ngiven, 0, no_whatif ? WHATIF_SKIP : WHATIF_RUN };
 	struct analysis a;
 	enum aorta_status st;
 	int root = 1;
@@ -160,7 +159,6 @@ int cmd_analyze(int argc, char **argv)
 		goto fail;
 	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
 		goto fail;
-	whatif_wait(&a); /* the replay ran while the files were written */
 	if (!quiet)
 		analysis_print(stdout, &a, per_step);
 	analysis_free(&a);

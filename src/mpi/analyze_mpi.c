@@ -253,6 +253,7 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 			a->ninputs = nfiles;
 			files = NULL;
 			analysis_finish(a);
+			whatif_run(a);
 			st = analysis_check_gaps(a, e);
 		}
 	}

@@ -460,20 +460,12 @@ void analysis_finish(struct analysis *a)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	analysis_join(a);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	int bg = a->opts.what_if == WHATIF_BACKGROUND && whatif_start(a); /* its time: its thread says */
-	if (!bg)
-		whatif_run(a);
-	struct timespec t2;
-	clock_gettime(CLOCK_MONOTONIC, &t2);
 	if (getenv("AORTA_TIMING")) { /* bench/analyze_scale: the join's cost against ranks */
 		size_t calls = 0;
 		for (size_t i = 0; i < a->n; i++)
 			calls += a->r[i].ninst;
 		fprintf(stderr, "aorta: timing: join of %zu ranks, %zu collective calls: %.3f ms\n", a->n, calls,
 			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-		if (!bg)
-			fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", a->n,
-				(double)(t2.tv_sec - t1.tv_sec) * 1e3 + (double)(t2.tv_nsec - t1.tv_nsec) / 1e6);
 	}
 }
 
@@ -493,6 +485,7 @@ void analysis_from_set(struct trace_set *s, const struct analysis_opts *o, struc
 	a->n = s->n;
 	trace_set_release(s);
 	analysis_finish(a);
+	whatif_run(a);
 }
 
 /* ---- statistics and teardown --------------------------------------------- */
@@ -544,7 +537,6 @@ int analysis_waiting_material(const struct analysis *a)
 
 void analysis_free(struct analysis *a)
 {
-	whatif_wait(a); /* a what-if still running reads the ranks */
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
 		trace_free(r->t);

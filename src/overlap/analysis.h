@@ -38,11 +38,10 @@ struct analysis_opts {
 	int no_peer_tools;    /* leave the HTA and TraceLens figures (rank_result hta, tracelens)
 			       * zero: for a caller that outputs neither (report) */
 	int what_if;          /* WHATIF_RUN (0), WHATIF_SKIP: neither op tables nor the replay
-			       * (--no-what-if; what_if says why, ok 0), WHATIF_BACKGROUND: the
-			       * replay on a thread of its own after the join (whatif_wait) */
+			       * (--no-what-if; what_if says why, ok 0) */
 };
 
-enum { WHATIF_RUN, WHATIF_SKIP, WHATIF_BACKGROUND };
+enum { WHATIF_RUN, WHATIF_SKIP };
 
 /* A clock offset supplied by the user: rank `rank` (or every rank of host
  * `host` when host[0]) reads offset_ns ahead of the reference clock, so
@@ -260,7 +259,6 @@ struct analysis {
 	char **inputs;
 	size_t ninputs;
 	struct whatif *whatif;   /* the what-if replay (whatif.c), NULL if not run */
-	struct whatif_job *whatif_job; /* its thread while it runs (WHATIF_BACKGROUND), else NULL */
 };
 
 /* One rank's figures from its timeline (r is filled; t is kept by r only

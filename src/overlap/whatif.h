@@ -89,15 +89,12 @@ struct rank_result;
  * analysis_rank; device work is cls != C_NONE).  Fills r->ops and links
  * r->inst[k].op both ways; call after the collective table. */
 void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r);
-/* The what-if of a joined analysis: a->whatif (replaced if set). */
+/* The what-if of a joined analysis into a->whatif (replaced if set), with
+ * the skip a->opts.skip_steps has now: the pipeline's last stage, after
+ * the join (analysis_run, the MPI plug-in's process 0, analysis_from_set).
+ * Its work runs on a->opts.threads threads (base/pool.h) and is done when
+ * it returns; AORTA_TIMING=1 prints its time. */
 void whatif_run(struct analysis *a);
-/* whatif_run on a thread of its own (0 when none could start: run it
- * then); until whatif_wait returns, a->whatif is not set and a must not
- * change but for what analysis_set_skip changes (the what-if reads the
- * skip as it was here).  A caller that reads a->whatif waits first
- * (analysis_free, the JSON writer and analyze's summary do). */
-int whatif_start(struct analysis *a);
-void whatif_wait(struct analysis *a);
 void whatif_free(struct whatif *w);
 /* The fix the verdict names: the largest gain, or the narrowest fix (a
  * rank, then a group) that gets at least 90 % of it; NULL when none. */

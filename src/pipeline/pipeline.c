@@ -329,5 +329,6 @@ enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const str
 	if (st)
 		return st;
 	analysis_finish(a);
+	whatif_run(a);
 	return analysis_check_gaps(a, e);
 }

@@ -5,7 +5,6 @@
  */
 #include "overlap/whatif/private.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,54 +261,10 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 	c->rep_wend = f->rep_wend;
 }
 
-static void run_skip(struct analysis *a, int skip);
-
-void whatif_run(struct analysis *a)
+/* The what-if of a (its skip: a->opts.skip_steps as it is now) into a->whatif. */
+static void run(struct analysis *a)
 {
-	run_skip(a, a->opts.skip_steps);
-}
-
-/* The what-if's thread (whatif_start): the skip as it was when it started. */
-struct whatif_job { pthread_t th; struct analysis *a; int skip; };
-
-static void *job_main(void *arg)
-{
-	struct whatif_job *j = arg;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	run_skip(j->a, j->skip);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (getenv("AORTA_TIMING")) /* as analysis_finish says it (bench/whatif_cost) */
-		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", j->a->n,
-			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	return NULL;
-}
-
-int whatif_start(struct analysis *a)
-{
-	struct whatif_job *j = xcalloc(1, sizeof(*j));
-	j->a = a;
-	j->skip = a->opts.skip_steps;
-	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
-		free(j);
-		return 0;
-	}
-	a->whatif_job = j;
-	return 1;
-}
-
-void whatif_wait(struct analysis *a)
-{
-	struct whatif_job *j = a->whatif_job;
-	if (!j)
-		return;
-	pthread_join(j->th, NULL);
-	a->whatif_job = NULL;
-	free(j);
-}
-
-static void run_skip(struct analysis *a, int skip)
-{
+	int skip = a->opts.skip_steps;
 	phase(NULL);
 	whatif_free(a->whatif);
 	a->whatif = NULL;
@@ -396,4 +351,15 @@ static void run_skip(struct analysis *a, int skip)
 	ctx_free(&c);
 	phase("verdict and free");
 	a->whatif = w;
+}
+
+void whatif_run(struct analysis *a)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run(a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("AORTA_TIMING")) /* bench/whatif_cost */
+		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", a->n,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
