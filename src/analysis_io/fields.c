@@ -644,7 +644,7 @@ static const struct field RANK_F[] = {
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, inst),
 	  .cnt = offsetof(struct rank_result, ninst), .size = sizeof(struct comm_inst) },
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, ops),
-	  .cnt = offsetof(struct rank_result, nops), .size = sizeof(struct whatif_op) },
+	  .cnt = offsetof(struct rank_result, ops_bytes), .size = 1 },
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, peers),
 	  .cnt = offsetof(struct rank_result, npeers), .size = sizeof(int32_t) },
 	{ .key = NULL, .type = FT_PACK, .off = offsetof(struct rank_result, steps),

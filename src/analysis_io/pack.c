@@ -224,14 +224,15 @@ enum aorta_status rank_unpack(const char *p, size_t n, size_t *off, struct rank_
 		}
 		r->inst[k].pg = r->colls[r->inst[k].row].pg;
 	}
-	for (size_t k = 0; k < r->nops; k++) /* the what-if's links out of range are dropped, not followed */
-		if (r->ops[k].inst >= (int32_t)r->ninst || r->ops[k].dep >= (int32_t)r->nops ||
-		    r->ops[k].hdep >= (int32_t)r->nops || r->ops[k].step >= (int32_t)r->nsteps) {
-			d.bad = 1;
-			r->ops[k].inst = r->ops[k].dep = r->ops[k].hdep = r->ops[k].step = -1;
-		}
+	if (r->ops && !whatif_ops_valid(r)) { /* the what-if's table whole and its links in range, or dropped */
+		d.bad = 1;
+		free(r->ops);
+		r->ops = NULL;
+		r->ops_bytes = 0;
+	}
+	size_t nops = whatif_op_count(r);
 	for (size_t k = 0; k < r->ninst; k++)
-		if (r->inst[k].op >= (int32_t)r->nops) {
+		if (r->inst[k].op >= (int32_t)nops) {
 			d.bad = 1;
 			r->inst[k].op = -1;
 		}

@@ -173,8 +173,8 @@ struct rank_result {
 	double clock_drift;            /* ns per ns (1e-6 = 1 ppm) */
 	struct ivset wait_set;         /* waiting intervals (for --trace-out) */
 	struct ivset exposed_set;      /* exposed comm (for --trace-out) */
-	struct whatif_op *ops;               /* the what-if's op table (whatif.h), in start order */
-	size_t nops;
+	unsigned char *ops;            /* the what-if's op table, one block (whatif.h), NULL if none */
+	size_t ops_bytes;              /* its bytes */
 	int32_t *peers;                /* ranks it sent to or received from (point to point), sorted */
 	size_t npeers;
 };

@@ -6,9 +6,10 @@
  * step time if that were fixed, the gain, the slowdown measured / ideal)
  * and the cross-rank critical path of each step.
  *
- * The op table (struct whatif_op) is built per rank by analysis_rank from the
- * timeline and travels with the rank (rank_io.c), so the replay needs no
- * trace and runs the same under MPI.  struct whatif is owned by the
+ * The op table (whatif_ops: one block of about 12 bytes an op, its layout
+ * private to overlap/whatif/) is built per rank by analysis_rank from the
+ * timeline and travels with the rank (analysis_io/pack.c), so the replay
+ * needs no trace and runs the same under MPI.  struct whatif is owned by the
  * analysis and freed by whatif_free.
  */
 #ifndef AORTA_WHATIF_H
@@ -16,21 +17,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* One device op of a rank, in the order of its start (own clock). */
-struct whatif_op {
-	int64_t start_ns, end_ns;
-	int64_t launch_ns;   /* start of the host call that launched it, INT64_MIN if unknown */
-	int32_t stream;      /* the trace's stream id */
-	int32_t step;        /* index into the rank's steps[] (step windows), -1 if none */
-	int32_t dep;         /* op of another stream whose end it waited for (inferred), -1 */
-	int32_t hdep;        /* op whose end the host waited for before launching it (inferred), -1 */
-	int32_t inst;        /* index into the rank's inst[] (a collective call), -1 */
-	uint32_t hash;       /* FNV-1a of the name: the same op on another rank */
-	uint8_t kind;        /* enum span_kind */
-	uint8_t bar;         /* 1: it waited for its rank's previous step to end (inferred) */
-	uint8_t pad[2];
-};
 
 /* One fix: what, the step if it were fixed, the gain. */
 struct whatif_fix {
@@ -86,9 +72,14 @@ struct trace;
 struct rank_result;
 
 /* The op table of one rank from its timeline (cls: the classes of
- * analysis_rank; device work is cls != C_NONE).  Fills r->ops and links
- * r->inst[k].op both ways; call after the collective table. */
+ * analysis_rank; device work is cls != C_NONE).  Fills r->ops (one block,
+ * r->ops_bytes) and r->inst[k].op; call after the collective table. */
 void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r);
+/* The ops in r's op table (0: none). */
+size_t whatif_op_count(const struct rank_result *r);
+/* Whether r's op table (as unpacked) is whole: its arrays within its
+ * bytes, its links and steps in range (analysis_io/pack.c). */
+int whatif_ops_valid(const struct rank_result *r);
 /* The what-if of a joined analysis into a->whatif (replaced if set), with
  * the skip a->opts.skip_steps has now: the pipeline's last stage, after
  * the join (analysis_run, the MPI plug-in's process 0, analysis_from_set).

@@ -724,7 +724,7 @@ static void test_no_what_if(void)
 	analysis_from_set(&s, &o, &a);
 	CHECK(a.n == 2 && a.clocks_aligned);
 	for (size_t i = 0; i < a.n; i++)
-		CHECK(a.r[i].nops == 0 && a.r[i].ops == NULL);
+		CHECK(a.r[i].ops_bytes == 0 && a.r[i].ops == NULL && whatif_op_count(&a.r[i]) == 0);
 	const struct whatif *w = a.whatif;
 	CHECK(w && !w->ok);
 	if (w)

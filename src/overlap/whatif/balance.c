@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every fix: ranks, groups, op types. */
-void wi_balance_free(struct whatif_ctx *c)
-{
-	if (!c->bal)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		free(c->bal[i]);
-	free(c->bal);
-	c->bal = NULL;
-}
-
 /* The stage balance: the work moved between pipeline stages until each
  * does the same.  Per step and compute op name (GEMM, attention, other
  * compute) that ranks of two or more work classes run: each rank's work is
@@ -31,10 +20,19 @@ void wi_balance_free(struct whatif_ctx *c)
  * that), and an op only one class runs (the loss of the last stage, the
  * embedding of the first) keeps its duration.  The counterfactual the
  * OSDI'25 artifact's ideal (the mean per op type over all stages)
- * includes and a per-stage ideal cannot see.  Sets c->bal; returns 0
- * (c->bal NULL) when no op is shared by two classes. */
+ * includes and a per-stage ideal cannot see.  Kept per rank: its (step,
+ * name) pairs and the factor of each (wi_balanced scales an op as the
+ * replay reaches it). */
 struct balance_key { int64_t step; uint32_t hash, li; uint8_t used; };
 struct balance_entry { int32_t key, cls, ri, li; int64_t sum; };
+
+/* The stage balance: per rank its (step index, name) pairs (open
+ * addressing, li their index) and each pair's factor. */
+struct balance {
+	struct balance_key **loc;
+	size_t *cap;
+	double **fac;
+};
 
 static size_t bkey_find(const struct balance_key *t, size_t cap, int64_t step, uint32_t hash)
 {
@@ -54,10 +52,20 @@ static int cmp_bent(const void *x, const void *y)
 	return (p->sum > q->sum) - (p->sum < q->sum);
 }
 
-/* Per rank: each compute op's (step, name) as a local index (lidx, -1 for
- * the rest) and one entry per (rank, step, name) with its summed duration,
- * keyed by (step number, name) across ranks. */
-static struct balance_entry *balance_entries(struct whatif_ctx *c, int32_t **lidx, size_t *nl, size_t *ne)
+/* Whether op j of rank k is compute the balance moves (a step, GEMM,
+ * attention or other compute, not a communication kernel). */
+static int balanced_op(const struct rank_input *k, size_t j, int32_t st)
+{
+	if (st < 0 || (k->flags[j] & OPF_CALL))
+		return 0;
+	const struct ot_key *key = ot_key(&k->t, j);
+	return wi_kind_cat(key->kind) <= WC_COMPUTE && key->kind != K_COMM;
+}
+
+/* Per rank its compute ops' (step, name) pairs (b->loc; *nl of them) and
+ * one entry per (rank, step, name) with its summed duration, keyed by
+ * (step number, name) across ranks. */
+static struct balance_entry *balance_entries(struct whatif_ctx *c, struct balance *bl, size_t *nl, size_t *ne)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < c->n; i++)
@@ -73,46 +81,64 @@ static struct balance_entry *balance_entries(struct whatif_ctx *c, int32_t **lid
 		while (oc < 2 * k->n)
 			oc *= 2;
 		struct balance_key *loc = xcalloc(oc, sizeof(*loc)); /* (step index, name) -> entry of this rank */
-		lidx[i] = xmalloc((k->n ? k->n : 1) * sizeof(int32_t));
 		size_t first = m;
+		uint32_t run = 0;
 		for (size_t j = 0; j < k->n; j++) {
-			const struct whatif_op *o = &k->r->ops[j];
-			lidx[i][j] = -1;
-			if (o->step < 0 || k->cat[j] > WC_COMPUTE || o->kind == K_COMM) /* compute only */
+			int32_t st = ot_step_at(&k->t, &run, j);
+			if (!balanced_op(k, j, st)) /* compute only */
 				continue;
-			size_t h = bkey_find(loc, oc, o->step, o->hash);
+			uint32_t hash = ot_key(&k->t, j)->hash;
+			size_t h = bkey_find(loc, oc, st, hash);
 			if (!loc[h].used) {
-				int64_t sn = k->r->steps[o->step].number;
-				size_t y = bkey_find(t, cap, sn, o->hash);
+				int64_t sn = k->r->steps[st].number;
+				size_t y = bkey_find(t, cap, sn, hash);
 				if (!t[y].used)
-					t[y] = (struct balance_key){ .step = sn, .hash = o->hash, .li = (uint32_t)nk++, .used = 1 };
+					t[y] = (struct balance_key){ .step = sn, .hash = hash, .li = (uint32_t)nk++, .used = 1 };
 				uint32_t li = (uint32_t)(m - first);
-				loc[h] = (struct balance_key){ .step = o->step, .hash = o->hash, .li = li, .used = 1 };
+				loc[h] = (struct balance_key){ .step = st, .hash = hash, .li = li, .used = 1 };
 				v[m] = (struct balance_entry){ (int32_t)t[y].li, k->cls, (int32_t)i, (int32_t)li, 0 };
 				m++;
 			}
-			lidx[i][j] = (int32_t)loc[h].li;
-			v[first + loc[h].li].sum += k->d[j];
+			v[first + loc[h].li].sum += meas_e(k, j) - meas_s(k, j);
 		}
 		nl[i] = m - first;
-		free(loc);
+		bl->loc[i] = loc;
+		bl->cap[i] = oc;
 	}
 	free(t);
 	*ne = m;
 	return v;
 }
 
+void wi_balance_free(struct whatif_ctx *c)
+{
+	struct balance *bl = c->bal;
+	if (!bl)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(bl->loc[i]);
+		free(bl->fac[i]);
+	}
+	free(bl->loc);
+	free(bl->cap);
+	free(bl->fac);
+	free(bl);
+	c->bal = NULL;
+}
+
 int wi_balance_build(struct whatif_ctx *c)
 {
 	size_t m, shared = 0;
-	int32_t **lidx = xcalloc(c->n, sizeof(*lidx));
+	struct balance *bl = xcalloc(1, sizeof(*bl));
+	bl->loc = xcalloc(c->n, sizeof(*bl->loc));
+	bl->cap = xcalloc(c->n, sizeof(*bl->cap));
+	bl->fac = xcalloc(c->n, sizeof(*bl->fac));
 	size_t *nl = xcalloc(c->n, sizeof(*nl));
-	struct balance_entry *v = balance_entries(c, lidx, nl, &m);
-	double **fac = xcalloc(c->n, sizeof(*fac));
+	struct balance_entry *v = balance_entries(c, bl, nl, &m);
 	for (size_t i = 0; i < c->n; i++) {
-		fac[i] = xmalloc((nl[i] ? nl[i] : 1) * sizeof(double));
+		bl->fac[i] = xmalloc((nl[i] ? nl[i] : 1) * sizeof(double));
 		for (size_t l = 0; l < nl[i]; l++)
-			fac[i][l] = 1.0;
+			bl->fac[i][l] = 1.0;
 	}
 	qsort(v, m, sizeof(*v), cmp_bent);
 	for (size_t a = 0, b; a < m; a = b) { /* one (step, name): v[a, b) */
@@ -134,27 +160,26 @@ int wi_balance_build(struct whatif_ctx *c)
 				;
 			double typ = (double)v[p + (q - p - 1) / 2].sum;
 			for (size_t x = p; typ > 0 && x < q; x++) {
-				fac[v[x].ri][v[x].li] = target / typ;
+				bl->fac[v[x].ri][v[x].li] = target / typ;
 				shared++;
 			}
 		}
 	}
 	free(v);
-	if (shared) {
-		c->bal = xcalloc(c->n, sizeof(*c->bal));
-		for (size_t i = 0; i < c->n; i++) {
-			struct rank_input *k = &c->k[i];
-			c->bal[i] = xmalloc((k->n ? k->n : 1) * sizeof(int64_t));
-			for (size_t j = 0; j < k->n; j++)
-				c->bal[i][j] = lidx[i][j] >= 0 ? (int64_t)llround((double)k->d[j] * fac[i][lidx[i][j]]) : k->d[j];
-		}
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		free(lidx[i]);
-		free(fac[i]);
-	}
-	free(lidx);
-	free(fac);
 	free(nl);
+	c->bal = bl;
+	if (!shared)
+		wi_balance_free(c);
 	return shared > 0;
+}
+
+int64_t wi_balanced(const struct whatif_ctx *c, size_t i, size_t j, int64_t d)
+{
+	const struct rank_input *k = &c->k[i];
+	int32_t st = ot_step(&k->t, j);
+	if (!balanced_op(k, j, st))
+		return d;
+	const struct balance_key *loc = c->bal->loc[i];
+	size_t h = bkey_find(loc, c->bal->cap[i], st, ot_key(&k->t, j)->hash);
+	return (int64_t)llround((double)d * c->bal->fac[i][loc[h].li]);
 }

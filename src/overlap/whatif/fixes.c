@@ -60,7 +60,7 @@ void wi_add_job(struct fix_jobs *j, size_t e, struct scenario sc, const uint8_t 
 		memcpy(m, mask, n);
 	}
 	sc.mask = m;
-	j->v[j->n++] = (struct fix_job){ sc, m, e };
+	j->v[j->n++] = (struct fix_job){ sc, m, NULL, e };
 }
 
 struct fix_batch { struct whatif_ctx *c; struct fix_eval *v; const struct fix_job *j; double rep_mean; };
@@ -73,13 +73,38 @@ static void fix_task(void *arg, size_t w, size_t q)
 	eval_gain(f->c, f->rep_mean, e);
 }
 
+/* The ideals of the jobs that fix a set of several ranks (their medians
+ * outside the set), found at once. */
+static void job_medians(const struct whatif_ctx *c, struct fix_jobs *j)
+{
+	size_t n = 0;
+	const uint8_t **masks = xmalloc((j->n ? j->n : 1) * sizeof(*masks));
+	int64_t **md = xmalloc((j->n ? j->n : 1) * sizeof(*md));
+	for (size_t q = 0; q < j->n; q++) {
+		struct fix_job *jb = &j->v[q];
+		if (jb->sc.type != SC_SET || jb->sc.single >= 0)
+			continue;
+		jb->md = xmalloc((c->nslot ? 2 * c->nslot : 1) * sizeof(*jb->md));
+		jb->sc.md = jb->md;
+		jb->sc.mg = jb->md + c->nslot;
+		masks[n] = jb->mask;
+		md[n++] = jb->md;
+	}
+	wi_set_medians(c, masks, md, n);
+	free(masks);
+	free(md);
+}
+
 /* Replays every job into v[job's e] and empties the list. */
 void wi_run_jobs(struct whatif_ctx *c, struct fix_eval *v, struct fix_jobs *j, double rep_mean)
 {
+	job_medians(c, j);
 	struct fix_batch f = { c, v, j->v, rep_mean };
 	pool_for(c->nw, j->n, fix_task, &f);
-	for (size_t q = 0; q < j->n; q++)
+	for (size_t q = 0; q < j->n; q++) {
 		free(j->v[q].mask);
+		free(j->v[q].md);
+	}
 	free(j->v);
 	memset(j, 0, sizeof(*j));
 }
@@ -115,11 +140,19 @@ void wi_excess_task(void *arg, size_t w, size_t i)
 	struct whatif_ctx *c = arg;
 	const struct rank_input *k = &c->k[i];
 	double e = 0;
+	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
+	struct meas_walk mw;
+	mw_init(k, &mw);
 	for (size_t j = 0; j < k->n; j++) {
-		int64_t md = wi_peer_median(c, k, j, 0), mg = wi_peer_median(c, k, j, 1);
-		e += (double)(k->d[j] > md ? k->d[j] - md : 0);
-		e += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
+		size_t q = op_stream(k, j);
+		int32_t slot = op_slot(c, k, j, q, pos[q]++);
+		int64_t d = meas_e(k, j) - meas_s(k, j), g = mw_gap(k, &mw, (int32_t)j, q);
+		int64_t md = wi_peer_median(c, slot, d, 0), mg = wi_peer_median(c, slot, g, 1);
+		e += (double)(d > md ? d - md : 0);
+		e += (double)(g > mg ? g - mg : 0);
 	}
+	mw_release(k, &mw);
+	free(pos);
 	if (k->a0 != UNSET && k->a0 > k->ma0)
 		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
 	c->ex[i] = e;
@@ -259,7 +292,7 @@ static void pg_fixes(struct whatif_ctx *c, struct fix_eval **v, size_t *n, size_
 				snprintf(b, sizeof(b), "group %.60s %.60s", pg_desc_named(g[p].desc) ? g[p].desc : "pg",
 					 g[p].name);
 			add_fix(v, n, cap, b, -1, ranks);
-			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL };
 			wi_add_job(jobs, *n - 1, sc, g[p].mask, a->n);
 		}
 	}
@@ -300,7 +333,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
 			continue;
 		mask[cand[q]] = 1;
-		struct scenario sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0 };
+		struct scenario sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0, NULL, NULL };
 		wi_add_job(&jobs, n - 1, sc, mask, c->n);
 		mask[cand[q]] = 0;
 	}
@@ -317,7 +350,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 				mask[i] = of[i] == g;
 			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
 			struct fix_eval *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
-			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 };
+			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL };
 			wi_add_job(&jobs, n - 1, sc, mask, c->n);
 			/* a set that holds every rank of a work class has no peer for
 			 * that class's ops: their ideal is the set's own lower median */
@@ -337,7 +370,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	if (nst >= 2 && wi_balance_build(c)) { /* a pipeline: every stage given the same work */
 		int *zero = xcalloc(c->n, sizeof(*zero));
 		add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
-		struct scenario sc = { SC_BAL, NULL, -1, 0, 0 };
+		struct scenario sc = { SC_BAL, NULL, -1, 0, 0, NULL, NULL };
 		wi_add_job(&jobs, n - 1, sc, NULL, 0);
 		free(zero);
 	}
@@ -345,7 +378,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	int present[WC__N] = { 0 };
 	for (size_t i = 0; i < c->n; i++) {
 		for (size_t j = 0; j < c->k[i].n; j++)
-			present[c->k[i].cat[j]] = 1;
+			present[wi_op_cat(c, &c->k[i], j)] = 1;
 		present[WC_HOST] |= c->k[i].nh > 0; /* an op with a launch (l != UNSET) */
 	}
 	/* An op type's fix sets its ops to the ideal's values and leaves the rest
@@ -358,7 +391,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		if (!present[cat])
 			continue;
 		add_fix(&v, &n, &cap, wi_cat_name(cat, b, sizeof(b)), -1, NULL);
-		struct scenario sc = { SC_CAT, NULL, -1, 0, cat };
+		struct scenario sc = { SC_CAT, NULL, -1, 0, cat, NULL, NULL };
 		wi_add_job(&jobs, n - 1, sc, NULL, 0);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;

@@ -1,7 +1,10 @@
 /*
  * inputs.c - each rank's measured inputs to the replay on the aligned
- * clock: durations, host gaps, latencies, streams, the launch order, the
- * step barriers and the measured step windows (ranks in parallel).
+ * clock, read from its op table (ranks in parallel): its streams, the ops
+ * others wait for, the launch order's waits, its first launch, the step
+ * barriers, the delays nothing explains and the measured step windows.
+ * Durations, gaps and latencies are not kept: the replay reads them from
+ * the op table as it reaches each op.
  */
 #include "overlap/whatif/private.h"
 
@@ -19,15 +22,24 @@ const char *wi_cat_name(int c, char *buf, size_t n)
 	return buf;
 }
 
-int wi_op_cat(const struct whatif_op *o)
+int wi_kind_cat(int kind)
 {
-	switch ((enum span_kind)o->kind) {
+	switch ((enum span_kind)kind) {
 	case K_GEMM: return WC_GEMM;
 	case K_ATTENTION: return WC_ATTN;
 	case K_MEMCPY_H2D: case K_MEMCPY_D2H: case K_MEMCPY_D2D: case K_MEMCPY_P2P: case K_MEMCPY_OTHER:
 	case K_MEMSET: return WC_MEMORY;
 	default: return WC_COMPUTE;
 	}
+}
+
+int wi_op_cat(const struct whatif_ctx *c, const struct rank_input *k, size_t j)
+{
+	if (k->flags[j] & OPF_CALL) {
+		ptrdiff_t x = wi_find_op(k->calls, k->ncalls, sizeof(*k->calls), (int32_t)j);
+		return WC_COLL + c->gm[k->calls[x].m].type;
+	}
+	return wi_kind_cat(ot_key(&k->t, j)->kind);
 }
 
 /* Step windows as analysis_rank cuts them, from each step's first start
@@ -44,196 +56,203 @@ static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last
 	}
 }
 
-/* The measured step windows (ts, te: each op's measured start and end). */
-static void windows_meas(struct rank_input *k, const int64_t *ts, const int64_t *te)
+/* Streams: a dense index in order of first appearance (per key), each
+ * stream's first op; flags of what the op table says per op. */
+static void rank_streams(struct rank_input *k)
 {
-	size_t ns = k->r->nsteps;
-	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
-	for (size_t q = 0; q < ns; q++) {
-		k->mws[q] = INT64_MAX;
-		last[q] = INT64_MIN;
-	}
+	const struct op_view *t = &k->t;
+	size_t ns = 0, cap = 0, hcap = 0;
+	int32_t *sid = NULL;
+	k->kq = xmalloc((t->nkey ? t->nkey : 1) * sizeof(*k->kq));
+	uint8_t *seen = xcalloc(t->nkey ? t->nkey : 1, 1);
 	for (size_t j = 0; j < k->n; j++) {
-		int32_t q = k->r->ops[j].step;
-		if (q < 0)
+		uint16_t kv = t->key[j];
+		size_t kx = kv != OT_ESC16 ? kv : (size_t)ot_escape(t, OT_E_KEY, j);
+		k->flags[j] = ot_has_launch(t, j) ? OPF_LAUNCH : 0;
+		if (seen[kx])
 			continue;
-		if (ts[j] < k->mws[q])
-			k->mws[q] = ts[j];
-		if (te[j] > last[q])
-			last[q] = te[j];
-	}
-	cut_windows(ns, k->mws, k->mwe, last);
-	free(last);
-}
-
-/* Per op: duration, collective, category, step and dependencies (la: each
- * op's measured launch, aligned, UNSET if unknown). */
-static void rk_ops(struct rank_input *k, const int64_t *ts, const int64_t *te, const int64_t *la)
-{
-	const struct rank_result *r = k->r;
-	for (size_t j = 0; j < k->n; j++) {
-		const struct whatif_op *o = &r->ops[j];
-		struct op_input *p = &k->o[j];
-		k->d[j] = te[j] - ts[j];
-		const struct comm_inst *ci = o->inst >= 0 ? &r->inst[o->inst] : NULL;
-		p->grp = ci && ci->grp >= 0 && ci->wait_ns >= 0 ? (int32_t)ci->grp : -1;
-		p->step = o->step;
-		p->dep = o->dep;
-		k->hassync |= o->hdep >= 0;
-		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
-		p->hasl = la[j] != UNSET;
-		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : wi_op_cat(o));
-		if (p->grp >= 0 && k->ngops < r->ninst)
-			k->gc[k->ngops++] = (struct matched_call){ ci->bytes, (int32_t)j, o->inst, p->grp, -1, ci->type };
-		k->slot[j] = -1;
-	}
-}
-
-/* Streams: a dense index; per op the previous and the next op on its
- * stream, per stream its first op. */
-static void rk_streams(struct rank_input *k)
-{
-	size_t n = k->n, ns = 0;
-	int32_t *sid = xmalloc((n ? n : 1) * sizeof(*sid)), *last = xmalloc((n ? n : 1) * sizeof(*last));
-	k->shead = xmalloc((n ? n : 1) * sizeof(*k->shead));
-	for (size_t j = 0; j < n; j++) {
+		seen[kx] = 1;
 		size_t q;
-		for (q = 0; q < ns && sid[q] != k->r->ops[j].stream; q++)
+		for (q = 0; q < ns && sid[q] != t->keys[kx].stream; q++)
 			;
 		if (q == ns) {
-			sid[ns] = k->r->ops[j].stream;
-			k->shead[ns] = (int32_t)j;
-			last[ns++] = -1;
+			GROW(sid, cap, ns + 1);
+			GROW(k->shead, hcap, ns + 1);
+			sid[ns] = t->keys[kx].stream;
+			k->shead[ns++] = (int32_t)j;
 		}
-		k->sprev[j] = last[q];
-		k->qof[j] = (uint16_t)q; /* rk_init: more than UINT16_MAX streams is refused (whatif_run) */
-		k->o[j].snext = -1;
-		if (last[q] >= 0)
-			k->o[last[q]].snext = (int32_t)j;
-		last[q] = (int32_t)j;
+		if (ns > UINT16_MAX) { /* more streams than the replay follows (whatif_run refuses it) */
+			k->nstr = ns;
+			free(sid);
+			free(seen);
+			k->manystreams = 1;
+			return;
+		}
+		k->kq[kx] = (uint16_t)q;
 	}
 	k->nstr = ns;
-	k->shead = xrealloc(k->shead, (ns ? ns : 1) * sizeof(*k->shead));
-	for (size_t j = 0; j < n; j++)
-		k->o[j].dsid = k->o[j].dep >= 0 ? k->qof[k->o[j].dep] : 0;
 	free(sid);
+	free(seen);
+}
+
+/* The inferred waits (dependencies, host synchronisations, step
+ * barriers) as flags and lists, and the ops whose end is waited for. */
+static void rank_waits(struct rank_input *k)
+{
+	const struct op_view *t = &k->t;
+	k->ndeps = t->ndep;
+	k->nhdeps = t->nhdep;
+	k->deps = xmalloc((t->ndep ? t->ndep : 1) * sizeof(*k->deps));
+	k->hdeps = xmalloc((t->nhdep ? t->nhdep : 1) * sizeof(*k->hdeps));
+	k->refs = xmalloc((t->ndep + t->nhdep ? t->ndep + t->nhdep : 1) * sizeof(*k->refs));
+	size_t nr = 0;
+	for (size_t x = 0; x < t->ndep; x++) {
+		const struct ot_link *l = &t->dep[x];
+		k->deps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to) };
+		k->flags[l->j] |= OPF_DEP;
+		k->refs[nr++] = l->to;
+	}
+	for (size_t x = 0; x < t->nhdep; x++) {
+		const struct ot_link *l = &t->hdep[x];
+		k->hdeps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to) };
+		k->flags[l->j] |= OPF_HDEP;
+		k->refs[nr++] = l->to;
+	}
+	for (size_t x = 0; x < t->nbar; x++)
+		k->flags[t->bar[x]] |= OPF_BAR;
+	k->hassync = t->nhdep > 0;
+	qsort(k->refs, nr, sizeof(*k->refs), wi_cmp_i32);
+	size_t m = 0;
+	for (size_t x = 0; x < nr; x++)
+		if (!m || k->refs[m - 1] != k->refs[x])
+			k->refs[m++] = k->refs[x];
+	k->nrefs = m;
+	for (size_t x = 0; x < m; x++)
+		k->flags[k->refs[x]] |= OPF_REF;
+	for (size_t x = 0; x < k->ndeps; x++)
+		k->deps[x].ref = (int32_t)wi_find_op(k->refs, m, sizeof(*k->refs), k->deps[x].d);
+	for (size_t x = 0; x < k->nhdeps; x++)
+		k->hdeps[x].ref = (int32_t)wi_find_op(k->refs, m, sizeof(*k->refs), k->hdeps[x].d);
+}
+
+/* The host: its launch order (the streams' launches merged, unless some
+ * stream launches out of its own order: then kept whole, lorder), where
+ * each launch that waited for an op comes in it, and the first launch. */
+static void rank_host(struct rank_input *k)
+{
+	const struct op_view *t = &k->t;
+	int64_t *last = xmalloc((k->nstr ? k->nstr : 1) * sizeof(*last));
+	for (size_t q = 0; q < k->nstr; q++)
+		last[q] = INT64_MIN;
+	int merged = 1;
+	k->nh = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		if (!(k->flags[j] & OPF_LAUNCH))
+			continue;
+		size_t q = op_stream(k, j);
+		int64_t l = ot_launch(t, j);
+		if (l < last[q])
+			merged = 0;
+		last[q] = l;
+		k->nh++;
+	}
 	free(last);
-}
-
-/* Host: the launch order and the gaps in it; after a sync, the time behind
- * the op waited for. */
-static void rk_host(struct rank_input *k, const int64_t *te, const int64_t *la)
-{
-	const struct rank_result *r = k->r;
-	k->hord = wi_launch_order(r->ops, k->n, &k->nh);
-	for (size_t j = 0; j < k->n; j++)
-		k->hpos[j] = -1;
-	for (size_t p = 0; p < k->nh; p++)
-		k->hpos[k->hord[p]] = (int32_t)p;
-	k->a0 = k->ma0 = k->nh ? la[k->hord[0]] : UNSET;
+	if (!merged) {
+		struct launch_key *lk = xmalloc((k->nh ? k->nh : 1) * sizeof(*lk));
+		for (size_t j = 0, m = 0; j < k->n; j++)
+			if (k->flags[j] & OPF_LAUNCH)
+				lk[m++] = (struct launch_key){ ot_launch(t, j), (int32_t)j };
+		k->lorder = wi_sort_launches(lk, k->nh);
+	}
+	k->hdord = xmalloc((k->nhdeps ? k->nhdeps : 1) * sizeof(*k->hdord));
+	k->hdpos = xmalloc((k->nhdeps ? k->nhdeps : 1) * sizeof(*k->hdpos));
+	struct host_walk h;
+	hw_init(k, &h);
+	size_t q, nhd = 0;
+	int32_t pos;
+	k->a0 = k->ma0 = UNSET;
 	k->astep = INT64_MIN;
-	if (k->nh && r->ops[k->hord[0]].step >= 0)
-		k->astep = r->steps[r->ops[k->hord[0]].step].number;
-	for (size_t p = 0; p < k->nh; p++) {
-		int32_t j = k->hord[p];
-		if (r->ops[j].hdep >= 0) /* the host time after the wait: its gap */
-			k->gap[j] = la[j] - te[r->ops[j].hdep];
-		else
-			k->gap[j] = p ? la[j] - la[k->hord[p - 1]] : 0;
+	for (int32_t j; (j = hw_next(k, &h, &q, &pos)) >= 0;) {
+		if (h.p == 1) {
+			k->a0 = k->ma0 = meas_l(k, (size_t)j);
+			int32_t s = ot_step(t, (size_t)j);
+			if (s >= 0)
+				k->astep = k->r->steps[s].number;
+		}
+		if (k->flags[j] & OPF_HDEP) {
+			k->hdord[nhd] = (int32_t)wi_find_op(k->hdeps, k->nhdeps, sizeof(*k->hdeps), j);
+			k->hdpos[nhd++] = h.p - 1;
+		}
 	}
-	k->hl = xmalloc((k->nh ? k->nh : 1) * sizeof(*k->hl));
-	for (size_t p = 0; p < k->nh; p++) {
-		int32_t h = r->ops[k->hord[p]].hdep;
-		k->hl[p] = (struct host_launch){ k->hord[p], h, h >= 0 ? k->qof[h] : 0 };
-	}
-	free(k->hord); /* k->hl has it */
-	k->hord = NULL;
+	hw_release(&h);
 }
 
-/* Step barriers (each step's latest end, measured) and each op's latency:
- * its start minus the measured ready time. */
-static void rk_latency(struct rank_input *k, const int64_t *ts, const int64_t *te, const int64_t *la)
+/* Step barriers (each step's latest end, measured), the delays nothing
+ * explains (a start later than its stream, launch, step barrier and
+ * dependency allow, beyond launch latency) and the measured windows. */
+static void rank_steps(struct rank_input *k)
 {
-	const struct rank_result *r = k->r;
+	const struct op_view *t = &k->t;
 	size_t nb = k->nbs ? k->nbs : 1;
 	k->bm = xmalloc(nb * sizeof(int64_t));
 	k->unx = xcalloc(nb, sizeof(int64_t));
 	k->bn = xcalloc(nb, sizeof(size_t));
-	for (size_t q = 0; q < k->nbs; q++)
+	k->mws = xmalloc(nb * sizeof(int64_t));
+	k->mwe = xmalloc(nb * sizeof(int64_t));
+	int64_t *last = xmalloc(nb * sizeof(*last));
+	for (size_t q = 0; q < k->nbs; q++) {
 		k->bm[q] = UNSET;
-	for (size_t j = 0; j < k->n; j++) {
-		int32_t q = r->ops[j].step;
-		if (q >= 0 && (size_t)q < k->nbs) {
-			k->bn[q]++;
-			if (te[j] > k->bm[q])
-				k->bm[q] = te[j];
-		}
+		k->mws[q] = INT64_MAX;
+		last[q] = INT64_MIN;
 	}
+	uint32_t run = 0;
 	for (size_t j = 0; j < k->n; j++) {
-		int64_t ready = k->sprev[j] >= 0 ? te[k->sprev[j]] : UNSET;
-		if (la[j] != UNSET && la[j] > ready)
-			ready = la[j];
-		if (r->ops[j].bar && r->ops[j].step >= 1 && k->bm[r->ops[j].step - 1] > ready)
-			ready = k->bm[r->ops[j].step - 1];
-		if (r->ops[j].dep >= 0 && te[r->ops[j].dep] > ready)
-			ready = te[r->ops[j].dep];
-		int64_t lat = ready == UNSET ? 0 : ts[j] - ready;
-		if (lat > INT32_MIN && lat <= INT32_MAX) {
-			k->o[j].lat = (int32_t)lat;
-		} else { /* seconds late: kept whole beside (op_lat) */
-			if (!k->latx)
-				k->latx = xcalloc(k->n, sizeof(*k->latx));
-			k->latx[j] = lat;
-			k->o[j].lat = LAT_BIG;
+		int32_t q = ot_step_at(t, &run, j);
+		if (q < 0 || (size_t)q >= k->nbs)
+			continue;
+		int64_t ts = meas_s(k, j), te = meas_e(k, j);
+		k->bn[q]++;
+		if (te > k->bm[q])
+			k->bm[q] = te;
+		if (ts < k->mws[q])
+			k->mws[q] = ts;
+		if (te > last[q])
+			last[q] = te;
+	}
+	cut_windows(k->nbs, k->mws, k->mwe, last);
+	free(last);
+	int64_t *prev = xmalloc((k->nstr ? k->nstr : 1) * sizeof(*prev)); /* per stream: the last op's end */
+	for (size_t q = 0; q < k->nstr; q++)
+		prev[q] = UNSET;
+	run = 0;
+	for (size_t j = 0, d = 0; j < k->n; j++) {
+		size_t q = op_stream(k, j);
+		int32_t st = ot_step_at(t, &run, j);
+		int64_t ready = prev[q], te = meas_e(k, j);
+		prev[q] = te;
+		int64_t la = meas_l(k, j);
+		if (la != UNSET && la > ready)
+			ready = la;
+		if ((k->flags[j] & OPF_BAR) && st >= 1 && k->bm[st - 1] > ready)
+			ready = k->bm[st - 1];
+		if (k->flags[j] & OPF_DEP) {
+			while (k->deps[d].j < (int32_t)j)
+				d++;
+			int64_t de = meas_e(k, (size_t)k->deps[d].d);
+			if (de > ready)
+				ready = de;
 		}
+		int64_t lat = ready == UNSET ? 0 : meas_s(k, j) - ready;
 		/* a delay beyond launch latency after whatever explains the start
 		 * (an inferred dependency included: without launches it is the
 		 * latest-ending candidate, not a known one) */
 		if (lat > LAT_MAX_NS && ready != UNSET) {
 			k->unexplained++;
-			if (r->ops[j].step >= 0)
-				k->unx[r->ops[j].step] += lat;
+			if (st >= 0)
+				k->unx[st] += lat;
 		}
 	}
-}
-
-/* Bytes of rank i's per-op arrays in the what-if's one mapping (rk_arrays),
- * a multiple of the page. */
-size_t wi_rank_bytes(size_t n)
-{
-	size_t n1 = n ? n : 1;
-	size_t b = n1 * (sizeof(struct op_input) + 2 * sizeof(int64_t) + 3 * sizeof(int32_t) + 1);
-	return (b + 4095) & ~(size_t)4095;
-}
-
-/* Rank i's per-op arrays (zeroed): from its part of c->big, its pages made
- * at once (MADV_POPULATE_WRITE: a fault per page costs more), else each
- * its own allocation. */
-static void rk_arrays(struct whatif_ctx *c, size_t i)
-{
-	struct rank_input *k = &c->k[i];
-	size_t n1 = k->n ? k->n : 1;
-	if (!c->big) {
-		k->o = xcalloc(n1, sizeof(*k->o));
-		k->d = xcalloc(n1, sizeof(int64_t));
-		k->gap = xcalloc(n1, sizeof(int64_t));
-		k->sprev = xcalloc(n1, sizeof(int32_t));
-		k->hpos = xcalloc(n1, sizeof(int32_t));
-		k->slot = xcalloc(n1, sizeof(int32_t));
-		k->cat = xcalloc(n1, 1);
-		return;
-	}
-	char *b = c->big + c->bigat[i];
-#ifdef MADV_POPULATE_WRITE
-	madvise(b, wi_rank_bytes(k->n), MADV_POPULATE_WRITE); /* where it fails: a fault per page */
-#endif
-	k->o = (struct op_input *)b;
-	k->d = (int64_t *)(b + n1 * sizeof(struct op_input));
-	k->gap = k->d + n1;
-	k->sprev = (int32_t *)(k->gap + n1);
-	k->hpos = k->sprev + n1;
-	k->slot = k->hpos + n1;
-	k->cat = (uint8_t *)(k->slot + n1);
+	free(prev);
 }
 
 /* Measured inputs of one rank on the aligned clock (ranks in parallel:
@@ -242,41 +261,26 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 {
 	struct rank_input *k = &c->k[i];
 	const struct rank_result *r = &c->a->r[i];
-	size_t n = r->nops, n1 = n ? n : 1;
 	k->r = r;
-	k->n = n;
+	k->clock_offset_ns = r->clock_offset_ns;
+	k->clock_t0_ns = r->clock_t0_ns;
+	k->clock_drift = r->clock_drift;
+	ot_view(r, &k->t);
+	k->n = k->t.n;
 	k->nbs = r->nsteps;
-	rk_arrays(c, i);
-	k->x = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->xi = xcalloc(r->ninst ? r->ninst : 1, sizeof(int64_t));
-	k->gc = xmalloc((r->ninst ? r->ninst : 1) * sizeof(*k->gc));
-	/* measured start, end and launch (aligned) for the passes below; not kept */
-	int64_t *ts = xmalloc(3 * n1 * sizeof(*ts)), *te = ts + n1, *la = te + n1;
-	for (size_t j = 0; j < n; j++) {
-		ts[j] = meas_s(k, j);
-		te[j] = meas_e(k, j);
-		la[j] = r->ops[j].launch_ns == INT64_MIN ? UNSET : analysis_aligned(r, r->ops[j].launch_ns);
-	}
-	rk_ops(k, ts, te, la);
-	k->qof = xmalloc(n1 * sizeof(*k->qof));
-	rk_streams(k);
-	rk_host(k, te, la);
-	rk_latency(k, ts, te, la);
-	k->mws = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	k->mwe = xmalloc((r->nsteps ? r->nsteps : 1) * sizeof(int64_t));
-	windows_meas(k, ts, te); /* while the rank's ops are in cache */
-	free(ts);
+	k->flags = xmalloc(k->n ? k->n : 1);
+	rank_streams(k);
+	if (k->manystreams)
+		return;
+	rank_waits(k);
+	rank_host(k);
+	rank_steps(k);
 }
 
-void wi_rank_free(const struct whatif_ctx *c, struct rank_input *k)
+void wi_rank_free(struct rank_input *k)
 {
-	void *p[] = { k->qof, k->x, k->xi, k->gc, k->hord, k->hl, k->latx, k->shead, k->mws, k->mwe, k->bm, k->unx, k->bn };
+	void *p[] = { k->flags, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
+		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
-	if (c->big)
-		return; /* the per-op arrays: c->big */
-	void *a[] = { k->o, k->d, k->gap, k->sprev, k->hpos, k->slot, k->cat };
-	for (size_t q = 0; q < sizeof(a) / sizeof(a[0]); q++)
-		free(a[q]);
 }
-

@@ -11,6 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One op while the table is built (the timeline is at hand). */
+struct built_op {
+	int64_t start_ns, end_ns;
+	int64_t launch_ns;   /* INT64_MIN if unknown */
+	int32_t stream, step, dep, hdep; /* step: index into the rank's steps, -1; dep, hdep: -1 */
+	uint32_t name;       /* the trace's name id */
+	uint32_t hash;       /* FNV-1a of the name */
+	uint8_t kind, bar;
+};
+
 static uint32_t fnv1a(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -18,8 +28,6 @@ static uint32_t fnv1a(const char *s)
 		h = (h ^ (uint8_t)*s) * 16777619u;
 	return h;
 }
-
-struct launch_key { int64_t t; int32_t j; };
 
 static int cmp_lkey(const void *a, const void *b)
 {
@@ -29,14 +37,10 @@ static int cmp_lkey(const void *a, const void *b)
 	return (x->j > y->j) - (x->j < y->j);
 }
 
-/* Ops with a known launch, in launch order (ties by start order). */
-int32_t *wi_launch_order(const struct whatif_op *op, size_t n, size_t *nh)
+/* The ops of k[0..m) (launch, op) in launch order (ties by start order);
+ * k is freed. */
+int32_t *wi_sort_launches(struct launch_key *k, size_t m)
 {
-	struct launch_key *k = xmalloc((n ? n : 1) * sizeof(*k));
-	size_t m = 0;
-	for (size_t j = 0; j < n; j++)
-		if (op[j].launch_ns != INT64_MIN)
-			k[m++] = (struct launch_key){ op[j].launch_ns, (int32_t)j };
 	/* launches mostly come in start order: insertion sort while it moves
 	 * little, else qsort (the keys are distinct: the same order either way) */
 	size_t moves = 0;
@@ -58,13 +62,24 @@ int32_t *wi_launch_order(const struct whatif_op *op, size_t n, size_t *nh)
 	for (size_t q = 0; q < m; q++)
 		h[q] = k[q].j;
 	free(k);
-	*nh = m;
 	return h;
+}
+
+/* Ops with a known launch, in launch order (ties by start order). */
+static int32_t *launch_order(const struct built_op *op, size_t n, size_t *nh)
+{
+	struct launch_key *k = xmalloc((n ? n : 1) * sizeof(*k));
+	size_t m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (op[j].launch_ns != INT64_MIN)
+			k[m++] = (struct launch_key){ op[j].launch_ns, (int32_t)j };
+	*nh = m;
+	return wi_sort_launches(k, m);
 }
 
 /* Per step index, the latest end of its ops (INT64_MIN: none); *ns the
  * number of step indices. */
-static int64_t *step_ends(const struct whatif_op *op, size_t n, size_t *ns)
+static int64_t *step_ends(const struct built_op *op, size_t n, size_t *ns)
 {
 	size_t m = 0;
 	for (size_t j = 0; j < n; j++)
@@ -83,7 +98,7 @@ static int64_t *step_ends(const struct whatif_op *op, size_t n, size_t *ns)
 /* The step barrier: op j waited for the end of its rank's previous step
  * when that end is later than its stream and launch allow and not later
  * than its start (+ ROUND_NS).  Returns that end, else UNSET. */
-static int64_t step_bar(const struct whatif_op *o, const int64_t *be, size_t nbe, int64_t ready)
+static int64_t step_bar(const struct built_op *o, const int64_t *be, size_t nbe, int64_t ready)
 {
 	if (o->step < 1 || (size_t)o->step > nbe)
 		return UNSET;
@@ -97,7 +112,7 @@ static int64_t step_bar(const struct whatif_op *o, const int64_t *be, size_t nbe
  * record).  Where the trace has no launch for the op (an op table without
  * launch times), any such gap is taken as a wait for the latest-ending op
  * of another stream that ended within it, however long ago. */
-static void infer_deps(struct whatif_op *op, size_t n)
+static void infer_deps(struct built_op *op, size_t n)
 {
 	int32_t sid[64], last[64][2];
 	int ns = 0;
@@ -149,17 +164,25 @@ int wi_cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int wi_cmp_i32(const void *a, const void *b)
+{
+	int32_t x, y;
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return (x > y) - (x < y);
+}
+
 /* Host synchronisations: where a sync record (ends[]) ended between two
  * launches, the later launch waited for the op it synchronised on: of the
  * last op launched on each stream before it, the latest-ending one that
  * ended by the sync's end (+ SYNC_LAG_NS). */
-static void infer_syncs(struct whatif_op *op, size_t n, int64_t *ends, size_t nends)
+static void infer_syncs(struct built_op *op, size_t n, int64_t *ends, size_t nends)
 {
 	if (!nends)
 		return;
 	qsort(ends, nends, sizeof(*ends), wi_cmp_i64);
 	size_t nh;
-	int32_t *h = wi_launch_order(op, n, &nh);
+	int32_t *h = launch_order(op, n, &nh);
 	int32_t sid[64], last[64]; /* per stream, the op launched last so far */
 	int ns = 0;
 	for (size_t p = 0; p < nh; p++) {
@@ -195,6 +218,191 @@ static void infer_syncs(struct whatif_op *op, size_t n, int64_t *ends, size_t ne
 	free(h);
 }
 
+
+/* ---- the block ---------------------------------------------------------------- */
+
+/* The block's head: counts and where each array starts (bytes from the
+ * block's start; every array aligned to its element). */
+struct ot_head {
+	uint64_t n, nkey, nrun, ndep, nhdep, nbar, nesc[OT_E__N];
+	int64_t base;
+	uint64_t o_esc[OT_E__N], o_start, o_keys, o_runs, o_dep, o_hdep, o_bar, o_key, o_dur, o_lag;
+};
+
+/* A growing list of escapes. */
+struct esc_list { struct ot_esc *v; size_t n, cap; };
+
+static void esc_add(struct esc_list *l, size_t j, int64_t v)
+{
+	GROW(l->v, l->cap, l->n + 1);
+	l->v[l->n++] = (struct ot_esc){ (uint32_t)j, 0, v };
+}
+
+static void put24(uint8_t *p, size_t j, uint32_t v)
+{
+	p += 3 * j;
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+}
+
+/* The keys (name, kind, stream) of the ops, by open addressing. */
+struct key_table { struct ot_key *k; uint32_t *name; int32_t *slot; size_t n, cap, tcap; };
+
+static size_t key_of(struct key_table *t, const struct built_op *o)
+{
+	if (2 * (t->n + 1) > t->tcap) { /* rehash at half full */
+		size_t nc = t->tcap ? 2 * t->tcap : 64;
+		int32_t *s = xmalloc(nc * sizeof(*s));
+		for (size_t h = 0; h < nc; h++)
+			s[h] = -1;
+		for (size_t x = 0; x < t->n; x++) {
+			size_t h = ((size_t)t->name[x] * 2654435761u ^ (size_t)t->k[x].stream * 40503u ^ t->k[x].kind) & (nc - 1);
+			while (s[h] >= 0)
+				h = (h + 1) & (nc - 1);
+			s[h] = (int32_t)x;
+		}
+		free(t->slot);
+		t->slot = s;
+		t->tcap = nc;
+	}
+	size_t h = ((size_t)o->name * 2654435761u ^ (size_t)o->stream * 40503u ^ o->kind) & (t->tcap - 1);
+	for (; t->slot[h] >= 0; h = (h + 1) & (t->tcap - 1)) {
+		const struct ot_key *k = &t->k[t->slot[h]];
+		if (t->name[t->slot[h]] == o->name && k->stream == o->stream && k->kind == o->kind)
+			return (size_t)t->slot[h];
+	}
+	size_t cap = t->cap;
+	GROW(t->k, t->cap, t->n + 1);
+	if (t->cap != cap)
+		t->name = xrealloc(t->name, t->cap * sizeof(*t->name));
+	t->k[t->n] = (struct ot_key){ o->hash, o->stream, o->kind, { 0 } };
+	t->name[t->n] = o->name;
+	t->slot[h] = (int32_t)t->n;
+	return t->n++;
+}
+
+static size_t align8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+/* The block of ops op[0..n) into r->ops (r->ops_bytes). */
+static void encode(const struct built_op *op, size_t n, struct rank_result *r)
+{
+	struct esc_list esc[OT_E__N] = { { 0 } };
+	struct key_table kt = { 0 };
+	struct ot_head h = { 0 };
+	h.n = n;
+	h.base = n ? op[0].start_ns : 0;
+	uint32_t *start = xmalloc((n ? n : 1) * sizeof(*start));
+	uint16_t *key = xmalloc((n ? n : 1) * sizeof(*key));
+	uint8_t *dur = xmalloc(3 * n + 1), *lag = xmalloc(3 * n + 1);
+	struct ot_run *runs = NULL;
+	size_t rcap = 0;
+	for (size_t j = 0; j < n; j++) {
+		const struct built_op *o = &op[j];
+		int64_t s = o->start_ns - h.base, d = o->end_ns - o->start_ns;
+		if (s >= 0 && s < (int64_t)OT_ESC32) {
+			start[j] = (uint32_t)s;
+		} else {
+			start[j] = OT_ESC32;
+			esc_add(&esc[OT_E_START], j, o->start_ns);
+		}
+		if (d >= 0 && d < (int64_t)OT_ESC24) {
+			put24(dur, j, (uint32_t)d);
+		} else {
+			put24(dur, j, OT_ESC24);
+			esc_add(&esc[OT_E_DUR], j, d);
+		}
+		int64_t l = o->launch_ns == INT64_MIN ? -1 : o->start_ns - o->launch_ns;
+		if (o->launch_ns == INT64_MIN) {
+			put24(lag, j, OT_NONE24);
+		} else if (l >= 0 && l < (int64_t)OT_ESC24) {
+			put24(lag, j, (uint32_t)l);
+		} else {
+			put24(lag, j, OT_ESC24);
+			esc_add(&esc[OT_E_LAG], j, l);
+		}
+		size_t kx = key_of(&kt, o);
+		if (kx < OT_ESC16) {
+			key[j] = (uint16_t)kx;
+		} else {
+			key[j] = OT_ESC16;
+			esc_add(&esc[OT_E_KEY], j, (int64_t)kx);
+		}
+		if (!j || o->step != op[j - 1].step) {
+			GROW(runs, rcap, h.nrun + 1);
+			runs[h.nrun++] = (struct ot_run){ (uint32_t)j, o->step };
+		}
+		h.ndep += o->dep >= 0;
+		h.nhdep += o->hdep >= 0;
+		h.nbar += o->bar;
+	}
+	h.nkey = kt.n;
+	size_t at = align8(sizeof(h));
+	for (int e = 0; e < OT_E__N; e++) {
+		h.nesc[e] = esc[e].n;
+		h.o_esc[e] = at;
+		at += esc[e].n * sizeof(struct ot_esc);
+	}
+	h.o_start = at;
+	at += n * sizeof(uint32_t);
+	h.o_keys = at;
+	at += h.nkey * sizeof(struct ot_key);
+	h.o_runs = at;
+	at += h.nrun * sizeof(struct ot_run);
+	h.o_dep = at;
+	at += h.ndep * sizeof(struct ot_link);
+	h.o_hdep = at;
+	at += h.nhdep * sizeof(struct ot_link);
+	h.o_bar = at;
+	at += h.nbar * sizeof(uint32_t);
+	h.o_key = at;
+	at += n * sizeof(uint16_t);
+	h.o_dur = at;
+	at += 3 * n + 1;
+	h.o_lag = at;
+	at += 3 * n + 1;
+	unsigned char *b = xcalloc(1, at);
+	for (int e = 0; e < OT_E__N; e++)
+		if (esc[e].n)
+			memcpy(b + h.o_esc[e], esc[e].v, esc[e].n * sizeof(struct ot_esc));
+	if (n) {
+		memcpy(b + h.o_start, start, n * sizeof(uint32_t));
+		memcpy(b + h.o_key, key, n * sizeof(uint16_t));
+	}
+	if (h.nkey)
+		memcpy(b + h.o_keys, kt.k, h.nkey * sizeof(struct ot_key));
+	if (h.nrun)
+		memcpy(b + h.o_runs, runs, h.nrun * sizeof(struct ot_run));
+	struct ot_link *dep = (struct ot_link *)(void *)(b + h.o_dep), *hdep = (struct ot_link *)(void *)(b + h.o_hdep);
+	uint32_t *bar = (uint32_t *)(void *)(b + h.o_bar);
+	for (size_t j = 0, a = 0, c = 0, d = 0; j < n; j++) {
+		if (op[j].dep >= 0)
+			dep[a++] = (struct ot_link){ (uint32_t)j, op[j].dep };
+		if (op[j].hdep >= 0)
+			hdep[c++] = (struct ot_link){ (uint32_t)j, op[j].hdep };
+		if (op[j].bar)
+			bar[d++] = (uint32_t)j;
+	}
+	memcpy(b + h.o_dur, dur, 3 * n + 1);
+	memcpy(b + h.o_lag, lag, 3 * n + 1);
+	memcpy(b, &h, sizeof(h));
+	for (int e = 0; e < OT_E__N; e++)
+		free(esc[e].v);
+	free(kt.k);
+	free(kt.name);
+	free(kt.slot);
+	free(start);
+	free(key);
+	free(dur);
+	free(lag);
+	free(runs);
+	r->ops = b;
+	r->ops_bytes = at;
+}
+
 void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r)
 {
 	int32_t *smap = xmalloc((t->nsteps ? t->nsteps : 1) * sizeof(*smap));
@@ -206,7 +414,7 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		nsync += t->kind[i] == K_SYNC;
 	}
 	nsync += t->nhsync;
-	struct whatif_op *op = xcalloc(n ? n : 1, sizeof(*op));
+	struct built_op *op = xcalloc(n ? n : 1, sizeof(*op));
 	uint32_t *hn = xmalloc((t->names.n ? t->names.n : 1) * sizeof(*hn)); /* per name, once */
 	for (size_t k = 0; k < t->names.n; k++)
 		hn[k] = fnv1a(strtab_get(&t->names, (uint32_t)k));
@@ -222,19 +430,18 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 			sync[nsync++] = t->end_ns[i];
 		if (cls[i] == C_NONE)
 			continue;
-		struct whatif_op *o = &op[j];
+		struct built_op *o = &op[j];
 		o->start_ns = t->start_ns[i];
 		o->end_ns = t->end_ns[i];
 		o->launch_ns = t->launch_ns[i];
 		o->stream = t->stream[i];
 		o->step = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? smap[t->step[i]] : -1;
-		o->dep = o->hdep = o->inst = -1;
+		o->dep = o->hdep = -1;
+		o->name = t->name[i];
 		o->hash = t->name[i] < t->names.n ? hn[t->name[i]] : 0;
 		o->kind = t->kind[i];
-		if (comm && qi < r->ninst) {
-			o->inst = (int32_t)qi;
+		if (comm && qi < r->ninst)
 			r->inst[qi].op = (int32_t)j;
-		}
 		j++;
 	}
 	infer_deps(op, n);
@@ -242,6 +449,131 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	free(hn);
 	free(sync);
 	free(smap);
-	r->ops = op;
-	r->nops = n;
+	encode(op, n, r);
+	free(op);
+}
+
+void ot_view(const struct rank_result *r, struct op_view *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (!r->ops)
+		return;
+	const unsigned char *b = r->ops;
+	struct ot_head h;
+	memcpy(&h, b, sizeof(h));
+	t->n = h.n;
+	t->base = h.base;
+	t->start = (const uint32_t *)(const void *)(b + h.o_start);
+	t->dur = b + h.o_dur;
+	t->lag = b + h.o_lag;
+	t->key = (const uint16_t *)(const void *)(b + h.o_key);
+	t->keys = (const struct ot_key *)(const void *)(b + h.o_keys);
+	t->nkey = h.nkey;
+	t->runs = (const struct ot_run *)(const void *)(b + h.o_runs);
+	t->nrun = h.nrun;
+	t->dep = (const struct ot_link *)(const void *)(b + h.o_dep);
+	t->ndep = h.ndep;
+	t->hdep = (const struct ot_link *)(const void *)(b + h.o_hdep);
+	t->nhdep = h.nhdep;
+	t->bar = (const uint32_t *)(const void *)(b + h.o_bar);
+	t->nbar = h.nbar;
+	for (int e = 0; e < OT_E__N; e++) {
+		t->esc[e] = (const struct ot_esc *)(const void *)(b + h.o_esc[e]);
+		t->nesc[e] = h.nesc[e];
+	}
+}
+
+size_t whatif_op_count(const struct rank_result *r)
+{
+	struct ot_head h;
+	if (!r->ops)
+		return 0;
+	memcpy(&h, r->ops, sizeof(h));
+	return h.n;
+}
+
+/* Whether [o, o + n * size) lies in a block of `bytes`, aligned to `al`. */
+static int in_block(uint64_t o, uint64_t n, size_t size, uint64_t bytes, size_t al)
+{
+	return o % al == 0 && o <= bytes && n <= (bytes - o) / (size ? size : 1);
+}
+
+int whatif_ops_valid(const struct rank_result *r)
+{
+	struct ot_head h;
+	if (!r->ops)
+		return 1;
+	if (r->ops_bytes < sizeof(h))
+		return 0;
+	memcpy(&h, r->ops, sizeof(h));
+	uint64_t b = r->ops_bytes;
+	int ok = h.n < UINT32_MAX && in_block(h.o_start, h.n, 4, b, 4) && in_block(h.o_keys, h.nkey, sizeof(struct ot_key), b, 4) &&
+		 in_block(h.o_runs, h.nrun, sizeof(struct ot_run), b, 4) &&
+		 in_block(h.o_dep, h.ndep, sizeof(struct ot_link), b, 4) &&
+		 in_block(h.o_hdep, h.nhdep, sizeof(struct ot_link), b, 4) && in_block(h.o_bar, h.nbar, 4, b, 4) &&
+		 in_block(h.o_key, h.n, 2, b, 2) && in_block(h.o_dur, 3 * h.n + 1, 1, b, 1) &&
+		 in_block(h.o_lag, 3 * h.n + 1, 1, b, 1);
+	for (int e = 0; ok && e < OT_E__N; e++)
+		ok = in_block(h.o_esc[e], h.nesc[e], sizeof(struct ot_esc), b, 8);
+	if (!ok)
+		return 0;
+	struct op_view t;
+	ot_view(r, &t);
+	for (size_t x = 0; ok && x < t.nrun; x++)
+		ok = t.runs[x].j < t.n && (!x || t.runs[x].j > t.runs[x - 1].j) && (x || t.runs[x].j == 0) &&
+		     t.runs[x].step >= -1 && t.runs[x].step < (int64_t)r->nsteps;
+	for (size_t x = 0; ok && x < t.ndep; x++)
+		ok = t.dep[x].j < t.n && t.dep[x].to >= 0 && (size_t)t.dep[x].to < t.n && (!x || t.dep[x].j > t.dep[x - 1].j);
+	for (size_t x = 0; ok && x < t.nhdep; x++)
+		ok = t.hdep[x].j < t.n && t.hdep[x].to >= 0 && (size_t)t.hdep[x].to < t.n &&
+		     (!x || t.hdep[x].j > t.hdep[x - 1].j);
+	for (size_t x = 0; ok && x < t.nbar; x++)
+		ok = t.bar[x] < t.n;
+	for (int e = 0; ok && e < OT_E__N; e++)
+		for (size_t x = 0; ok && x < t.nesc[e]; x++)
+			ok = t.esc[e][x].j < t.n && (!x || t.esc[e][x].j > t.esc[e][x - 1].j) &&
+			     (e != OT_E_KEY || (t.esc[e][x].v >= 0 && (uint64_t)t.esc[e][x].v < t.nkey));
+	for (size_t j = 0; ok && j < t.n; j++)
+		ok = t.key[j] == OT_ESC16 ? ot_escape(&t, OT_E_KEY, j) >= 0 && wi_find_op(t.esc[OT_E_KEY], t.nesc[OT_E_KEY],
+											   sizeof(struct ot_esc), (int32_t)j) >= 0
+					   : t.key[j] < t.nkey;
+	return ok && (t.n == 0 || t.nrun > 0);
+}
+
+ptrdiff_t wi_find_op(const void *v, size_t n, size_t size, int32_t j)
+{
+	const char *p = v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		int32_t x;
+		memcpy(&x, p + m * size, sizeof(x));
+		if (x < j)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	int32_t x = 0;
+	if (lo < n)
+		memcpy(&x, p + lo * size, sizeof(x));
+	return lo < n && x == j ? (ptrdiff_t)lo : -1;
+}
+
+int64_t ot_escape(const struct op_view *t, int which, size_t j)
+{
+	ptrdiff_t x = wi_find_op(t->esc[which], t->nesc[which], sizeof(struct ot_esc), (int32_t)j);
+	return x >= 0 ? t->esc[which][x].v : 0;
+}
+
+int32_t ot_step(const struct op_view *t, size_t j)
+{
+	size_t lo = 0, hi = t->nrun; /* the last run starting at or before j */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (t->runs[m].j <= j)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo ? t->runs[lo - 1].step : -1;
 }

@@ -5,6 +5,7 @@
  * The what-if is what fixing a rank, a group or an operation type is worth:
  * a deterministic replay of the joined timeline.  Its files, one job each:
  *   optable.c      the op table of one rank, from its timeline (analysis_rank)
+ *   walk.c         a rank's measured ops in launch and stream order
  *   inputs.c       each rank's measured inputs on the aligned clock
  *   collectives.c  the join's matched collectives as the replay's calls
  *   slots.c        slots (the same op on the ranks of a work class) and
@@ -18,9 +19,9 @@
  *   result.c       struct whatif from the replays
  *   whatif.c       the stage: stages, common steps, the order of the work
  *
- * The model.  Per rank, analysis_rank keeps an op table (struct wop): every
- * device op in start order with its stream, host launch time, step and
- * collective call.  On the aligned clock the replay re-times every op:
+ * The model.  Per rank, analysis_rank keeps an op table: every device op
+ * in start order with its stream, host launch time, step and collective
+ * call.  On the aligned clock the replay re-times every op:
  *   host     L_j = L_prev + gap_j, the launches in launch order, gap_j the
  *            measured launch-to-launch time; after a synchronisation the
  *            trace records (Kineto cuda_sync) the host waits for the op it
@@ -55,26 +56,35 @@
  * through whatever set each start (stream, launch, dependency, last
  * arrival).
  *
+ * Memory follows the events: the op table holds 12 bytes an op (start,
+ * duration, launch and a key for name, kind and stream; steps as runs; the
+ * inferred dependencies as lists beside), the what-if adds one byte an op
+ * (flags) and reads every duration, gap and latency from the op table as it
+ * reaches the op, and a replay keeps no time per op: per stream its head
+ * and the launches not yet started, per step its window, per collective its
+ * last arrival, per op that another waits for its end.  The critical path
+ * of the unmodified replay reads its times as the measured ones but where
+ * the replay moved them (kept aside while it runs).  A rank's launch order
+ * is its streams' launches merged (each stream launches in its own order;
+ * a rank where one does not keeps its order whole).
+ *
  * Cost: one replay is O(ops + calls); the fixes are at most 8 + groups +
  * types + 3 replays, so the what-if costs a few passes over the op tables.
- * A replay of many ranks is bound by cache misses (each rank's ops are
- * visited a collective's worth at a time): the order in which ops start
- * depends on no time, so the first replays (unmodified, ideal, the sure
- * single-rank fix) run as lanes of one pass (replay_lanes) that reads
- * each op's inputs once.  It runs on the analysis's threads (-j): the
- * set-up per rank, collective or slot range, and the later fixes at once,
- * each in its own worker state (struct wst, at most WORKERS_MAX); each
- * result is written to its own place and read in the fixes' order, so no
- * figure depends on the thread count (bench/RESULTS.md "What-if cost").
+ * The order in which ops start depends on no time, so the first replays
+ * (unmodified, ideal, the sure single-rank fix) run as lanes of one pass
+ * (wi_replay_lanes) that reads each op's inputs once.  It runs on the
+ * analysis's threads (-j, base/pool.h): the set-up per rank, collective or
+ * slot range, and the later fixes at once, each in its own replay state
+ * (at most WORKERS_MAX); each result is written to its own place and read
+ * in the fixes' order, so no figure depends on the thread count
+ * (bench/RESULTS.md "What-if cost").
  */
-#include "overlap/whatif.h"
 #ifndef AORTA_WHATIF_PRIVATE_H
 #define AORTA_WHATIF_PRIVATE_H
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/mman.h>
 
 #include "overlap/analysis.h"
 #include "overlap/whatif.h"
@@ -84,72 +94,152 @@
 #define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
 #define ROUND_NS 10          /* ends and starts this close are the same instant (rounding of us/ms inputs) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
-#define NARROW_SHARE 0.9    /* a rank or group fix with this share of the best gain is named instead */
-#define UNX_SHARE 0.05      /* unexplained delays of this share of the step make the verdict inconclusive */
+#define NARROW_SHARE 0.9     /* a rank or group fix with this share of the best gain is named instead */
+#define UNX_SHARE 0.05       /* unexplained delays of this share of the step make the verdict inconclusive */
 #define REPRO_PCT 3.0        /* the replay must reproduce each rank's step within this */
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
-#define WORKERS_MAX 4        /* replays at once (each holds its own replay state: 16 bytes an op a lane) */
-#ifndef MAP_POPULATE
-#define MAP_POPULATE 0       /* not Linux: the pages fault in one by one */
-#endif
+#define WORKERS_MAX 4        /* replays at once (each holds its own replay state) */
+#define LANES_MAX 4          /* scenarios replayed in one pass */
 #define UNSET INT64_MIN
+
+/* ---- the op table (optable.c): one block per rank --------------------------- */
+
+#define OT_ESC32 UINT32_MAX  /* start: the value is in the escapes */
+#define OT_ESC24 0xFFFFFEu   /* duration, launch lag: the value is in the escapes */
+#define OT_NONE24 0xFFFFFFu  /* launch lag: no launch known */
+#define OT_ESC16 UINT16_MAX  /* key: the value is in the escapes */
+enum { OT_E_START, OT_E_DUR, OT_E_LAG, OT_E_KEY, OT_E__N };
+
+/* A value that does not fit its field, by op. */
+struct ot_esc { uint32_t j, pad; int64_t v; };
+/* What ops share: the name (its FNV-1a hash), the kind and the stream. */
+struct ot_key { uint32_t hash; int32_t stream; uint8_t kind, pad[3]; };
+/* Ops j.. (up to the next run) belong to step index `step` (-1: none). */
+struct ot_run { uint32_t j; int32_t step; };
+/* Op j waited for op `to` (a dependency, a host synchronisation). */
+struct ot_link { uint32_t j; int32_t to; };
+
+/* One rank's op table, read in place (its block: optable.c).  Ops in start
+ * order; times in the rank's own clock: start = base + start[j] (escape),
+ * end = start + dur, launch = start - lag. */
+struct op_view {
+	size_t n;
+	int64_t base;
+	const uint32_t *start;
+	const uint8_t *dur, *lag;    /* 3 bytes an op, little end first */
+	const uint16_t *key;
+	const struct ot_key *keys;
+	size_t nkey;
+	const struct ot_run *runs;
+	size_t nrun;
+	const struct ot_link *dep, *hdep;
+	size_t ndep, nhdep;
+	const uint32_t *bar;         /* ops that waited for their rank's previous step (inferred) */
+	size_t nbar;
+	const struct ot_esc *esc[OT_E__N];
+	size_t nesc[OT_E__N];
+};
+
+void ot_view(const struct rank_result *r, struct op_view *t);
+int64_t ot_escape(const struct op_view *t, int which, size_t j);
+/* The step index of op j (binary search over the runs; -1: none). */
+int32_t ot_step(const struct op_view *t, size_t j);
+
+static inline uint32_t ot_u24(const uint8_t *p, size_t j)
+{
+	p += 3 * j;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+
+static inline int64_t ot_start(const struct op_view *t, size_t j)
+{
+	uint32_t v = t->start[j];
+	return v != OT_ESC32 ? t->base + (int64_t)v : ot_escape(t, OT_E_START, j);
+}
+
+static inline int64_t ot_dur(const struct op_view *t, size_t j)
+{
+	uint32_t v = ot_u24(t->dur, j);
+	return v != OT_ESC24 ? (int64_t)v : ot_escape(t, OT_E_DUR, j);
+}
+
+static inline int64_t ot_end(const struct op_view *t, size_t j)
+{
+	return ot_start(t, j) + ot_dur(t, j);
+}
+
+static inline int ot_has_launch(const struct op_view *t, size_t j)
+{
+	return ot_u24(t->lag, j) != OT_NONE24;
+}
+
+/* Op j's launch (own clock), INT64_MIN when unknown. */
+static inline int64_t ot_launch(const struct op_view *t, size_t j)
+{
+	uint32_t v = ot_u24(t->lag, j);
+	if (v == OT_NONE24)
+		return INT64_MIN;
+	return ot_start(t, j) - (v != OT_ESC24 ? (int64_t)v : ot_escape(t, OT_E_LAG, j));
+}
+
+static inline const struct ot_key *ot_key(const struct op_view *t, size_t j)
+{
+	uint16_t v = t->key[j];
+	return &t->keys[v != OT_ESC16 ? v : (size_t)ot_escape(t, OT_E_KEY, j)];
+}
+
+/* A forward cursor over the step runs (ops visited in increasing j). */
+static inline int32_t ot_step_at(const struct op_view *t, uint32_t *run, size_t j)
+{
+	while (*run + 1 < t->nrun && t->runs[*run + 1].j <= j)
+		(*run)++;
+	return *run < t->nrun && t->runs[*run].j <= j ? t->runs[*run].step : -1;
+}
+
+/* ---- a rank's measured inputs (inputs.c) ---------------------------------------- */
 
 enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
 
-/* A launch, in launch order: its op, the op the host waited for before it
- * (-1). */
-struct host_launch { int32_t j, hdep; uint16_t hsid; /* hdep's stream (index) */ };
-
-/* What every replay reads of one op and none changes. */
-struct op_input {
-	int32_t lat;                 /* measured latency (ns); LAT_BIG: in k->latx (op_lat) */
-	int32_t snext, grp;          /* next op on its stream, -1; matched collective, -1 (once the
-	                              * collectives are built: its call's index in c->gm) */
-	int32_t step, dep;           /* as struct whatif_op */
-	uint8_t bar;                 /* it waits for its rank's previous step (step >= 1) */
-	uint8_t hasl;                /* its launch is known */
-	uint16_t dsid;               /* dep's stream (index, rk_streams), whether it has ended (op_ended) */
+/* Per op, what the replay checks before it looks an op up in a list. */
+enum {
+	OPF_DEP = 1,                 /* it waited for another stream's op (deps) */
+	OPF_HDEP = 2,                /* its launch waited for an op (hdeps) */
+	OPF_BAR = 4,                 /* it waited for its rank's previous step (step >= 1) */
+	OPF_REF = 8,                 /* another op or the host waits for its end (refs) */
+	OPF_CALL = 16,               /* a call of a matched collective (calls) */
+	OPF_LAUNCH = 32,             /* its launch is known */
 };
 
-#define LAT_BIG INT32_MIN    /* struct op_input lat: the latency does not fit in 32 bits (k->latx) */
-
-/* What one replay writes for one op (one replay state per worker, so
- * scenarios replay at once on several threads).  The scenario's duration,
- * transfer and host gap of an op are not stored: the replay takes them from
- * the rank's measured arrays and the scenario as it reaches the op
- * (op_dur, op_gap, op_xfer). */
-struct op_times {
-	int64_t E, L;                /* replayed end, launch (the start: E - duration, of a matched
-	                              * call in struct replay_state gs; op_start) */
-};
-
-/* A call of a matched collective of the join: its size and type (the class
- * of its ideal transfer), its op, its call (index as r->inst) and its
- * collective (matched with two or more calls when c->g[grp].n >= 2). */
-struct matched_call { uint64_t bytes; int32_t j, inst, grp, m; uint8_t type; }; /* m: its place in c->gm */
+/* A dependency of op j on op d (on stream dq), whose end is refs' entry ref. */
+struct dep_in { int32_t j, d, ref; uint16_t dq; };
+/* A matched call: its op and its place m in the collectives' members. */
+struct call_in { int32_t j, m; };
 
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rank_input {
-	/* what the replay reads on every visit of the rank, first (one cache line) */
-	struct op_input *o;               /* per op */
-	struct host_launch *hl;              /* the launches in launch order */
-	int32_t *hord;               /* launch order (during rk_host) */
-	uint16_t *qof;               /* per op: its stream (index; until build_groups) */
-	int64_t *latx;               /* per op, its latency where some op's is beyond int32 (else NULL) */
-	size_t nh, nstr, nbs;        /* launches, streams, step indices */
+	struct op_view t;
+	/* its clock (as analysis_aligned reads it from r: copied here, where
+	 * the replay reads it for every op) */
+	int64_t clock_offset_ns, clock_t0_ns;
+	double clock_drift;
 	const struct rank_result *r;
-	size_t n;
-	int64_t *d, *gap;            /* duration, host gap (after a sync: behind the op waited for) */
-	int64_t *x;                  /* per call (index as r->inst): its transfer, when matched */
-	int32_t *slot;
-	uint8_t *cat;
-	struct matched_call *gc;            /* the calls of the join's matched collectives, in op order */
-	size_t ngops;
-	int32_t *hpos;               /* an op's place in the launch order (-1: launch unknown) */
-	int32_t *sprev;              /* per op: the previous op on its stream, -1 */
+	size_t n, nstr, nbs, nh;     /* ops, streams, step indices, launches */
+	uint8_t *flags;              /* per op: OPF_* */
+	uint16_t *kq;                /* per key: its stream (dense index, in order of first appearance) */
 	int32_t *shead;              /* per stream: its first op */
-	int64_t *xi;                 /* per call: its ideal transfer */
+	struct dep_in *deps;         /* sorted by j */
+	size_t ndeps;
+	struct dep_in *hdeps;        /* the launches that waited for an op, sorted by j */
+	size_t nhdeps;
+	int32_t *hdord;              /* their launch order: indices into hdeps */
+	size_t *hdpos;               /* beside hdord: the launch's place in the launch order */
+	int32_t *refs;               /* ops whose end is waited for, sorted */
+	size_t nrefs;
+	struct call_in *calls;       /* sorted by j */
+	size_t ncalls;
+	int32_t *lorder;             /* the launch order, where a stream's launches are not in its order, else NULL */
+	int32_t *slot;               /* per op, its slot, where its class is not aligned, else NULL */
 	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
 	/* step barriers, per step index: measured latest end; ops;
 	 * unexplained delay (ns) */
@@ -158,22 +248,98 @@ struct rank_input {
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	int cls;                     /* work class (stage or 0) */
 	int hassync;                 /* a launch waited for a synchronisation (an op with hdep) */
+	int manystreams;             /* more streams than a dense index holds (nothing else set up) */
 	/* the first launch (aligned; UNSET without launches), its peers' lower
 	 * median (the ranks of its class whose first launch is in the same
 	 * step); the step number of the first launch */
 	int64_t a0, ma0, astep;
 };
 
-/* Scenarios replayed in one pass, each in a lane of its own (replay_lanes):
- * which op can start next does not depend on any time (only on what has
- * started, ended and been launched), so every lane follows the same order
- * and each op's measured inputs are read once for all of them. */
-#define LANES_MAX 4
+/* A time of rank k on the aligned clock (analysis_aligned). */
+static inline int64_t rank_aligned(const struct rank_input *k, int64_t t)
+{
+	return t - k->clock_offset_ns - (int64_t)(k->clock_drift * (double)(t - k->clock_t0_ns));
+}
 
-/* One replay's state of one step index of a rank, per lane: its window
- * (first start, end), its latest end so far and the first op (in op order)
- * with it. */
-struct step_times { int64_t ws, we, bE; int32_t wlast; };
+/* Op j's measured start, end and launch on the aligned clock. */
+static inline int64_t meas_s(const struct rank_input *k, size_t j)
+{
+	return rank_aligned(k, ot_start(&k->t, j));
+}
+
+static inline int64_t meas_e(const struct rank_input *k, size_t j)
+{
+	return rank_aligned(k, ot_end(&k->t, j));
+}
+
+static inline int64_t meas_l(const struct rank_input *k, size_t j)
+{
+	int64_t l = ot_launch(&k->t, j);
+	return l == INT64_MIN ? UNSET : rank_aligned(k, l);
+}
+
+static inline size_t op_stream(const struct rank_input *k, size_t j)
+{
+	uint16_t v = k->t.key[j];
+	return k->kq[v != OT_ESC16 ? v : (size_t)ot_escape(&k->t, OT_E_KEY, j)];
+}
+
+/* The next op on stream q after op j (-1: none). */
+static inline int32_t next_on_stream(const struct rank_input *k, int32_t j, size_t q)
+{
+	for (size_t x = (size_t)j + 1; x < k->n; x++)
+		if (op_stream(k, x) == q)
+			return (int32_t)x;
+	return -1;
+}
+
+/* The previous op on stream q before op j (-1: none). */
+static inline int32_t prev_on_stream(const struct rank_input *k, int32_t j, size_t q)
+{
+	for (int32_t x = j - 1; x >= 0; x--)
+		if (op_stream(k, (size_t)x) == q)
+			return x;
+	return -1;
+}
+
+/* Index of op j in a sorted list of records whose first member is j (-1). */
+ptrdiff_t wi_find_op(const void *v, size_t n, size_t size, int32_t j);
+
+/* ---- a rank's measured ops in order (walk.c) ---------------------------------- */
+
+/* The host in launch order: the streams' launches merged by (launch, op),
+ * or the rank's lorder. */
+struct host_walk {
+	int32_t *hc;                 /* per stream: its next op with a launch (merge), -1 */
+	int32_t *hpos;               /* beside: that op's place in the stream */
+	int64_t *hl;                 /* beside: that op's launch (own clock) */
+	size_t p;                    /* launches walked */
+};
+void hw_init(const struct rank_input *k, struct host_walk *h);
+/* Back to the first launch (the arrays kept). */
+void hw_reset(const struct rank_input *k, struct host_walk *h);
+void hw_release(struct host_walk *h);
+/* The next op in launch order, -1 after the last; *q its stream, *pos its
+ * place there (-1 where the rank keeps its order whole). */
+int32_t hw_next(const struct rank_input *k, struct host_walk *h, size_t *q, int32_t *pos);
+
+/* Measured gaps queued per stream until read in the stream's order. */
+struct gap_queue { int32_t *j; int64_t *g; size_t at, len, cap; };
+
+/* A rank's ops with their measured host gaps: the host walked as far as
+ * the ops read need, each op's gap queued on its stream. */
+struct meas_walk {
+	struct host_walk h;
+	struct gap_queue *q;         /* per stream */
+	int64_t la_prev;             /* the last launch walked (aligned), UNSET before the first */
+};
+void mw_init(const struct rank_input *k, struct meas_walk *w);
+void mw_release(const struct rank_input *k, struct meas_walk *w);
+/* The measured host gap of op j on stream q (0 without a launch); each op
+ * once, the ops of a stream in its order. */
+int64_t mw_gap(const struct rank_input *k, struct meas_walk *w, int32_t j, size_t q);
+
+/* ---- the replay context ------------------------------------------------------------ */
 
 enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
 enum { PART_DUR = 1, PART_HOST = 2 };
@@ -184,109 +350,133 @@ struct scenario {
 	int single;           /* SC_SET of one rank: its index, else -1 */
 	int part;             /* SC_SET: PART_DUR | PART_HOST */
 	int cat;              /* SC_CAT */
+	const int64_t *md, *mg; /* SC_SET of several ranks: per slot, the set's medians (fixes.c) */
+};
+
+/* A call of a matched collective: its rank and op, the class of its ideal
+ * transfer (type and size) and its type. */
+struct member { int32_t ri, j; uint32_t xcls; uint8_t type, pad[3]; };
+
+/* A matched collective: its members in c->gm; its measured last arrival. */
+struct coll_group { size_t at, n; int64_t last; };
+
+/* One replay's state of one step index of a rank, per lane: its window
+ * (first start, end), its latest end so far and the first op (in op order)
+ * with it. */
+struct step_times { int64_t ws, we, bE; int32_t wlast; };
+
+/* ... and per lane a collective's last arrival: start, rank, op. */
+struct last_arrival { int64_t s; int32_t r, o; };
+
+/* Launches the replay's host has timed and its device not yet started,
+ * per stream in launch order: op, then its launch in each lane. */
+struct launch_queue { int32_t *j; int64_t *L; size_t at, len, cap; };
+
+/* One replay's state of one stream of a rank (the lane-independent part). */
+struct stream_replay {
+	int32_t head;                /* the op at its head (-1: it is done) */
+	int32_t pos;                 /* its place in the stream */
+	uint32_t run;                /* the step-run cursor at the head */
+	uint8_t hst;                 /* its head has not started (0), has ended (1), is a matched call
+	                              * waiting for its collective (2) */
+	int64_t prev_te;             /* the measured end of the op before the head (UNSET: none) */
+	struct launch_queue lq;
 };
 
 /* One replay's state of one rank (K lanes: the worker's). */
 struct rank_replay {
-	struct op_times *o;               /* per op, per lane: o[j * K + v] */
+	struct stream_replay *s;     /* per stream */
 	int64_t *lastE;              /* per stream, per lane: the end of the op it moved past last (UNSET: none) */
-	struct step_times *b;               /* per step index, per lane */
-	int32_t *head;               /* per stream: the op at its head (-1: it is done) */
+	int64_t *headE, *headS;      /* per stream, per lane: its head's end once ended; a waiting call's start */
+	struct step_times *b;        /* per step index, per lane */
 	int32_t *brem;               /* per step index: its ops not yet ended (the step barrier) */
-	uint8_t *hst;                /* per stream: its head has not started (0), has ended (1), is a
-	                              * matched call waiting for its collective (2) */
-	size_t hp;                   /* position in launch order */
+	int64_t *refE;               /* per ref, per lane: its end once ended */
+	struct host_walk hw;         /* the host as timed (hp) */
+	/* the host as the unmodified replay would have walked it (launched:
+	 * before the hdord entry ehd, at ehp launches), and as timed so far
+	 * (hp launches, the last at lastL, its measured launch la_prev) */
+	size_t ehp, ehd, hp, lp;     /* lp: the lorder place (a rank with lorder) */
+	int64_t la_prev;
 	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
 	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
 	int inq;
 	unsigned fix;                /* bit v: lane v's scenario changes this rank's ops (else: as measured) */
 };
 
-/* A matched collective: its members in c->gm; in a replay, how many have
- * arrived. */
-struct coll_group { size_t at, n, arrived; };
-/* ... and per lane its last arrival: start, rank, op. */
-struct last_arrival { int64_t s; int32_t r, o; };
+/* Where the unmodified replay moved an op from its measured end or launch
+ * (recorded for one lane while it runs; the critical path reads them). */
+struct moved { int32_t ri, j; int64_t E, L; uint8_t hasE, hasL, used, pad; };
+struct moved_map { struct moved *e; size_t n, cap; };
 
 /* One worker's replay state: per rank, per collective, the work list. */
 struct replay_state {
 	struct rank_replay *k;
-	struct coll_group *g;
-	struct last_arrival *gl;            /* per collective, per lane */
-	int64_t *gs;                 /* per call of a matched collective (index as c->gm), per lane: its start */
-	uint8_t **lft;               /* after a replay that stalled: per rank, per op, 1 if left where it
-	                              * was (S = E = its measured start), else NULL */
+	size_t *arrived;             /* per collective: its calls arrived */
+	struct last_arrival *gl;     /* per collective, per lane */
 	int32_t *stack;
 	size_t nstack;
-	size_t *cmask;               /* of each work class, the ranks in the set being fixed (set_medians) */
 	size_t K, kcap;              /* lanes of the last pass; lanes allocated */
-	struct scenario sc[LANES_MAX];   /* each lane's scenario (its mask: only while it runs) */
-	int64_t *md[LANES_MAX], *mg[LANES_MAX]; /* SC_SET of several ranks: per slot, the set's medians */
-	char *ob;                    /* every rank's o[], one mapping (NULL: each rank's own allocation) */
-	size_t obn;                  /* its bytes */
+	struct scenario sc[LANES_MAX]; /* each lane's scenario (its mask: only while it runs) */
+	int mlane;                   /* the lane whose moves are recorded, -1 */
+	struct moved_map moved;
+	size_t left;                 /* ops the last pass left unreplayed (a stall) */
 };
 
 struct op_ref { int32_t ri, j; };
+
+/* A work class whose ranks run the same ops on each stream in the same
+ * order as its first rank: its slots by stream and place. */
+struct class_slots { int32_t **at; size_t nstr; };
 
 struct whatif_ctx {
 	struct analysis *a;
 	struct rank_input *k;
 	size_t n;
-	struct coll_group *g;              /* the collectives' members (at, n); the replay state is per worker */
+	struct coll_group *g;        /* the collectives */
 	size_t ng;
-	struct op_ref *gm;            /* group members */
-	int64_t *gx, *gxi;           /* beside gm: each call's measured and ideal transfer (matched calls) */
+	struct member *gm;           /* their members */
 	int32_t *gmq;                /* beside gm: its collective */
-	uint16_t *gmsid;             /* beside gm: its op's stream (index) */
-	size_t ngm;                  /* gm's calls */
-	struct op_ref *sm;            /* slot members, slot by slot */
+	uint32_t *gmi;               /* beside gm while the collectives are built: its call (r->inst) */
+	size_t ngm;
+	int64_t *xideal;             /* per transfer class: its ideal */
+	struct op_ref *sm;           /* slot members of classes not aligned, slot by slot */
 	size_t *sat, *sn, nslot;
+	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
 	int64_t *med_all_d, *med_all_g; /* per slot */
 	int64_t *mid;                /* per slot: its two order statistics around the middle, of the
-	                              * durations then the gaps (peer_med) */
+	                              * durations then the gaps (wi_peer_median) */
+	int32_t *scls;               /* per slot: its work class */
+	uint8_t *calign;             /* per work class: aligned (its every rank runs the first rank's ops
+	                              * on each stream in the same order): slots by place (cslot) */
+	struct class_slots *cslot;   /* per work class */
+	int32_t *crank;              /* the ranks by work class (rank order in each) */
+	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
+	size_t *csize;               /* ranks per work class */
 	int64_t *stepno;             /* the common steps */
 	int32_t **sidx;              /* per rank, per common step: its step index */
 	size_t nsteps;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
 	const double *rep;           /* the unmodified replay's steps (ms), once known */
-	size_t *csize;               /* ranks per work class */
-	struct replay_state *w;               /* per worker thread, allocated at its first replay */
+	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
+	struct replay_state *w;      /* per worker thread, allocated at its first replay */
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	size_t nt;                   /* threads for the set-up */
-	int64_t *sd, *sg;            /* beside sm: each member's duration and host gap */
-	int32_t *scls;               /* per slot: its work class */
-	int32_t *sj;                 /* per slot of an aligned class: its first rank's op, else -1 */
-	uint8_t *calign;             /* per work class: aligned (its every rank runs only ops its first rank
-	                              * runs): its slots' members are not kept in sm */
-	int32_t **inv;               /* per rank of an aligned class but its first: per op of the first rank,
-	                              * the rank's op in that slot (-1: none) */
-	int32_t *crank;              /* the ranks by work class (rank order in each) */
-	size_t *cr0;                 /* per work class: where its ranks start in crank (n + 2) */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
-	char *big;                   /* every rank's per-op arrays (rk_arrays), one mapping, or NULL */
-	size_t *bigat, bign;         /* per rank: where its part starts; the mapping's bytes */
-	const double *rep_wend;      /* the unmodified replay's work ends per step (ms), once known */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
-	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
-	int manystreams;             /* a rank has more streams than struct op_input's dsid holds */
+	struct balance *bal;         /* the stage balance (SC_BAL), else NULL */
+	int manystreams;             /* a rank has more streams than a dense index holds */
 };
 
-/* Op j's latency (p: its struct op_input). */
-static inline int64_t op_lat(const struct rank_input *k, const struct op_input *p, size_t j)
+/* Op j's slot (q its stream, pos its place there; -1: none). */
+static inline int32_t op_slot(const struct whatif_ctx *c, const struct rank_input *k, size_t j, size_t q,
+			      int32_t pos)
 {
-	return p->lat != LAT_BIG ? p->lat : k->latx[j];
-}
-
-/* Op j's measured start and end on the aligned clock. */
-static inline int64_t meas_s(const struct rank_input *k, size_t j)
-{
-	return analysis_aligned(k->r, k->r->ops[j].start_ns);
-}
-
-static inline int64_t meas_e(const struct rank_input *k, size_t j)
-{
-	return analysis_aligned(k->r, k->r->ops[j].end_ns);
+	if (k->slot)
+		return k->slot[j];
+	if (!c->calign || !c->calign[k->cls])
+		return -1;
+	return c->cslot[k->cls].at[q][pos];
 }
 
 /* Pieces of the critical path (path.c): per rank, stream and category. */
@@ -296,9 +486,9 @@ struct path_table { struct path_piece *e; size_t n, cap; int64_t total; };
 /* One evaluated fix: its per-step times and work ends (ms) beside the result. */
 struct fix_eval { struct whatif_fix f; double *steps, *wend; };
 
-/* The fixes to replay, each a scenario (its mask owned) and its place in
- * the fixes, replayed at once on the workers (run_jobs). */
-struct fix_job { struct scenario sc; uint8_t *mask; size_t e; };
+/* The fixes to replay, each a scenario (its mask and medians owned) and its
+ * place in the fixes, replayed at once on the workers (wi_run_jobs). */
+struct fix_job { struct scenario sc; uint8_t *mask; int64_t *md; size_t e; };
 struct fix_jobs { struct fix_job *v; size_t n, cap; };
 
 /* The single-rank fixes replayed beside the unmodified and ideal replays
@@ -307,65 +497,85 @@ struct fix_jobs { struct fix_job *v; size_t n, cap; };
  * rank too (then its result is the same as a replay there). */
 struct early_fixes { int32_t *rank; struct fix_eval *e; size_t n; };
 
-
 /* optable.c */
-int32_t *wi_launch_order(const struct whatif_op *op, size_t n, size_t *nh);
 int wi_cmp_i64(const void *a, const void *b);
+int wi_cmp_i32(const void *a, const void *b); /* the first int32_t of two records */
+struct launch_key { int64_t t; int32_t j; };
+int32_t *wi_sort_launches(struct launch_key *k, size_t m);
 
 /* inputs.c */
 const char *wi_cat_name(int c, char *buf, size_t n);
-int wi_op_cat(const struct whatif_op *o);
-size_t wi_rank_bytes(size_t n);
+int wi_kind_cat(int kind);
+int wi_op_cat(const struct whatif_ctx *c, const struct rank_input *k, size_t j);
 void wi_rank_init(struct whatif_ctx *c, size_t i);
-void wi_rank_free(const struct whatif_ctx *c, struct rank_input *k);
+void wi_rank_free(struct rank_input *k);
 
 /* collectives.c */
 void wi_build_groups(struct whatif_ctx *c);
+/* Member m's measured transfer (its end - the last arrival, at least 0). */
+int64_t wi_xfer(const struct whatif_ctx *c, size_t m);
 
 /* slots.c */
-int64_t wi_peer_median(const struct whatif_ctx *c, const struct rank_input *k, size_t j, int part);
+int64_t wi_peer_median(const struct whatif_ctx *c, int32_t slot, int64_t own, int part);
 void wi_occurrences(const struct rank_input *k, uint32_t *occ);
 void wi_build_slots(struct whatif_ctx *c);
-void wi_set_medians(const struct whatif_ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg);
+/* The ideal durations and gaps of the sets masks[0..n) (their ranks
+ * fixed at once): per slot, the median over its members outside each set
+ * (the whole slot when none), into md[x] and md[x] + nslot. */
+void wi_set_medians(const struct whatif_ctx *c, const uint8_t *const *masks, int64_t *const *md, size_t n);
 size_t wi_anchor_group(const struct whatif_ctx *c, size_t a);
 void wi_build_anchors(struct whatif_ctx *c);
 
 /* scenario.c */
-int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const int64_t *md, const struct rank_input *k, size_t i, size_t j);
-int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, const int64_t *mg, const struct rank_input *k, size_t j);
+int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const struct rank_input *k, size_t i,
+		     size_t j, int32_t slot, int64_t d);
+int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g);
 int wi_set_scenario(const struct whatif_ctx *c, struct replay_state *s, size_t v, const struct scenario *sc);
 
 /* replay.c */
-int64_t wi_op_start(const struct whatif_ctx *c, const struct replay_state *w, size_t v, size_t i, size_t j);
+size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_t n, const struct scenario *sc,
+		       double **out, int *replayed, size_t *lane);
 double wi_job_step(const struct whatif_ctx *c, const struct replay_state *w, size_t v, size_t s);
-size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_t n, const struct scenario *sc, double **out, int *replayed, size_t *lane);
 void wi_work_ends(const struct whatif_ctx *c, const struct replay_state *w, size_t v, double *out);
 struct replay_state *wi_worker(struct whatif_ctx *c, size_t w, size_t kcap);
 void wi_workers_free(struct whatif_ctx *c);
+/* Whether op j of rank i was left where it was by the last pass (a stall). */
+int wi_left(const struct whatif_ctx *c, const struct replay_state *s, size_t i, size_t j);
+const struct moved *wi_moved(const struct replay_state *s, size_t i, size_t j);
 
 /* path.c */
-void wi_path_walk(const struct whatif_ctx *c, const struct replay_state *w, size_t v, size_t s, struct path_table *t);
+/* The critical path of every common step, summed into t, of the lane v
+ * whose moves worker state w recorded (its last replay). */
+void wi_path_walk(const struct whatif_ctx *c, const struct replay_state *w, size_t v, struct path_table *t);
 
 /* fixes.c */
 void wi_add_job(struct fix_jobs *j, size_t e, struct scenario sc, const uint8_t *mask, size_t n);
 void wi_run_jobs(struct whatif_ctx *c, struct fix_eval *v, struct fix_jobs *j, double rep_mean);
 void wi_excess_task(void *arg, size_t w, size_t i);
 size_t wi_rank_candidates(const struct whatif_ctx *c, int32_t *out, double lim_ms);
-void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, const int *replica, int nst, double rep_mean, double ideal_mean, double ideal_complete, struct early_fixes *sp, struct fix_eval **pv, size_t *pn);
+void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, const int *replica, int nst,
+		  double rep_mean, double ideal_mean, double ideal_complete, struct early_fixes *sp,
+		  struct fix_eval **pv, size_t *pn);
 
 /* balance.c */
 void wi_balance_free(struct whatif_ctx *c);
 int wi_balance_build(struct whatif_ctx *c);
+/* Op j of rank i's duration d with the stages balanced. */
+int64_t wi_balanced(const struct whatif_ctx *c, size_t i, size_t j, int64_t d);
 
 /* verdict.c */
-void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean, const struct fix_eval *v, size_t nv);
+void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean,
+		const struct fix_eval *v, size_t nv);
 
 /* result.c */
 struct whatif *wi_none(const char *why);
-void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, size_t v, struct whatif *w, const double *meas, const double *rep, size_t left);
+void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, size_t v, struct whatif *w,
+		    const double *meas, const double *rep, size_t left);
 struct whatif_fix *wi_take_fixes(struct fix_eval *v, size_t n);
-void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep, const double *ideal);
-void wi_step_bests(const struct whatif_ctx *c, struct whatif *w, const double *rep, const double *ideal, const struct fix_eval *v, size_t nv);
+void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep,
+		const double *ideal);
+void wi_step_bests(const struct whatif_ctx *c, struct whatif *w, const double *rep, const double *ideal,
+		   const struct fix_eval *v, size_t nv);
 
 /* whatif.c */
 int wi_rank_index(const struct analysis *a, int rank);
@@ -378,36 +588,13 @@ static inline double wi_mean(const double *v, size_t n)
 	return n ? s / (double)n : NAN;
 }
 
-/* The transfer of a matched call whose measured transfer is xm and ideal
- * xi (op j of rank k) under sc: its type's ideal when the scenario fixes
- * transfers of its type (at most xm). */
-static inline int64_t xfer_of(const struct scenario *sc, const struct rank_input *k, size_t j, int64_t xm, int64_t xi)
+/* The transfer of member m (measured xm, ideal xi) under sc: its type's
+ * ideal when the scenario fixes transfers of its type (at most xm). */
+static inline int64_t xfer_of(const struct scenario *sc, const struct member *u, int64_t xm, int64_t xi)
 {
-	if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat >= WC_COLL && sc->cat == k->cat[j]))
+	if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat >= WC_COLL && sc->cat == WC_COLL + u->type))
 		return xi < xm ? xi : xm;
 	return xm;
-}
-
-/* In lane v of worker state s's replay (its scenario s->sc[v]): the
- * duration of op j of rank i (not a matched call), its host gap (launch
- * known) and the transfer of matched call m (index as c->gm). */
-static inline int64_t op_dur(const struct whatif_ctx *c, const struct replay_state *s, size_t v, size_t i, size_t j)
-{
-	const struct rank_input *k = &c->k[i];
-	return s->k[i].fix >> v & 1 ? wi_dur_fixed(c, &s->sc[v], s->md[v], k, i, j) : k->d[j];
-}
-
-static inline int64_t op_gap(const struct whatif_ctx *c, const struct replay_state *s, size_t v, size_t i, size_t j)
-{
-	const struct rank_input *k = &c->k[i];
-	return s->k[i].fix >> v & 1 ? wi_gap_fixed(c, &s->sc[v], s->mg[v], k, j) : k->gap[j];
-}
-
-static inline int64_t op_xfer(const struct whatif_ctx *c, const struct replay_state *s, size_t v, size_t m)
-{
-	struct op_ref u = c->gm[m];
-	return s->k[u.ri].fix >> v & 1 ? xfer_of(&s->sc[v], &c->k[u.ri], (size_t)u.j, c->gx[m], c->gxi[m])
-				       : c->gx[m];
 }
 
 #endif

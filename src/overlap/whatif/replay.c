@@ -2,20 +2,23 @@
  * replay.c - the replay: every rank's ops re-timed across ranks on the
  * joined collectives, in lanes of scenarios that share one pass (which op
  * can start next depends on no time), and the step windows it gives.
+ *
+ * A replay keeps no time per op.  Per stream: its head, the end of the op
+ * before it and the launches the host has timed but the device not yet
+ * started (a queue); per step its window and latest end; per collective
+ * its last arrival; per op another op or the host waits for (refs) its
+ * end.  Durations, gaps and latencies are read from the op table as the
+ * replay reaches each op.  The host launches in launch order as far as its
+ * waits allow (ehp: the order in which ops start, and so every tie, is the
+ * one an eager host gives), and its launch times are worked out when a
+ * stream's head needs one (hp), so the queues hold only what the streams
+ * have not reached yet.  After a stall the ops left where they were count
+ * with their measured times (their start and end).
  */
 #include "overlap/whatif/private.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-static void lft_free(const struct whatif_ctx *c, struct replay_state *s)
-{
-	for (size_t i = 0; s->lft && i < c->n; i++)
-		free(s->lft[i]);
-	free(s->lft);
-	s->lft = NULL;
-}
 
 static void push(struct replay_state *s, size_t i)
 {
@@ -25,21 +28,216 @@ static void push(struct replay_state *s, size_t i)
 	s->stack[s->nstack++] = (int32_t)i;
 }
 
-/* Op j of rank k (its replay state z) has its end in every lane: its
- * step's barrier moves. */
-static void ended(const struct rank_input *k, const struct replay_state *s, struct rank_replay *z, int32_t j)
+/* ---- where the recorded lane moved an op ---------------------------------------- */
+
+static size_t moved_hash(int32_t ri, int32_t j, size_t cap)
 {
-	int32_t q = k->o[j].step;
-	if (q < 0 || (size_t)q >= k->nbs)
-		return;
-	size_t K = s->K;
-	z->brem[q]--;
+	return ((size_t)(uint32_t)ri * 2654435761u ^ (size_t)(uint32_t)j * 40503u) & (cap - 1);
+}
+
+static struct moved *moved_at(struct moved_map *mm, int32_t ri, int32_t j)
+{
+	if (2 * (mm->n + 1) > mm->cap) {
+		struct moved *old = mm->e;
+		size_t oc = mm->cap;
+		mm->cap = oc ? 2 * oc : 256;
+		mm->e = xcalloc(mm->cap, sizeof(*mm->e));
+		for (size_t x = 0; x < oc; x++)
+			if (old[x].used) {
+				size_t h = moved_hash(old[x].ri, old[x].j, mm->cap);
+				while (mm->e[h].used)
+					h = (h + 1) & (mm->cap - 1);
+				mm->e[h] = old[x];
+			}
+		free(old);
+	}
+	size_t h = moved_hash(ri, j, mm->cap);
+	while (mm->e[h].used && (mm->e[h].ri != ri || mm->e[h].j != j))
+		h = (h + 1) & (mm->cap - 1);
+	if (!mm->e[h].used) {
+		mm->e[h] = (struct moved){ ri, j, 0, 0, 0, 0, 1, 0 };
+		mm->n++;
+	}
+	return &mm->e[h];
+}
+
+const struct moved *wi_moved(const struct replay_state *s, size_t i, size_t j)
+{
+	const struct moved_map *mm = &s->moved;
+	if (!mm->n)
+		return NULL;
+	size_t h = moved_hash((int32_t)i, (int32_t)j, mm->cap);
+	for (; mm->e[h].used; h = (h + 1) & (mm->cap - 1))
+		if (mm->e[h].ri == (int32_t)i && mm->e[h].j == (int32_t)j)
+			return &mm->e[h];
+	return NULL;
+}
+
+static void record_E(struct replay_state *s, const struct rank_input *k, size_t i, int32_t j, int64_t E)
+{
+	if (E != meas_e(k, (size_t)j)) {
+		struct moved *m = moved_at(&s->moved, (int32_t)i, j);
+		m->E = E;
+		m->hasE = 1;
+	}
+}
+
+static void record_L(struct replay_state *s, const struct rank_input *k, size_t i, int32_t j, int64_t L)
+{
+	if (L != meas_l(k, (size_t)j)) {
+		struct moved *m = moved_at(&s->moved, (int32_t)i, j);
+		m->L = L;
+		m->hasL = 1;
+	}
+}
+
+/* ---- the host --------------------------------------------------------------------- */
+
+/* Launches the host makes at once, in launch order, until one waits for
+ * an op that has not ended (the eager host: ehp, ehd); 1 when it made any. */
+static int host_eager(const struct rank_input *k, struct rank_replay *z);
+
+/* Whether op d of a rank (replay state z), on its stream q, has ended in
+ * this replay (in every lane: it does not depend on the lane): its stream
+ * has moved past it (ops end in their stream's order), or it is the head
+ * and has ended. */
+static inline int op_ended(const struct rank_replay *z, int32_t d, size_t q)
+{
+	int32_t h = z->s[q].head;
+	return h < 0 || h > d || (h == d && z->s[q].hst == 1);
+}
+
+static int host_eager(const struct rank_input *k, struct rank_replay *z)
+{
+	int prog = 0;
+	while (z->ehp < k->nh) {
+		if (z->ehd < k->nhdeps && k->hdpos[z->ehd] == z->ehp) { /* after a sync: the op waited for */
+			const struct dep_in *hd = &k->hdeps[k->hdord[z->ehd]];
+			if (!op_ended(z, hd->d, hd->dq))
+				break;
+			z->ehd++;
+			z->ehp++;
+		}
+		size_t to = z->ehd < k->nhdeps ? k->hdpos[z->ehd] : k->nh;
+		if (to > z->ehp)
+			z->ehp = to;
+		prog = 1;
+	}
+	return prog;
+}
+
+/* Whether the eager host has launched op j (its launch known). */
+static int launched(const struct rank_input *k, const struct rank_replay *z, int32_t j)
+{
+	if (z->ehp >= k->nh)
+		return 1;
+	int32_t f = k->hdeps[k->hdord[z->ehd]].j; /* the launch it waits at */
+	int64_t lj = ot_launch(&k->t, (size_t)j), lf = ot_launch(&k->t, (size_t)f);
+	return lj < lf || (lj == lf && j < f);
+}
+
+/* The next launch's time in every lane, queued on its stream:
+ * L = L_prev + gap, after a sync max(L_prev, E_hdep + gap); the first at
+ * the rank's anchor. */
+static void host_step(const struct whatif_ctx *c, struct replay_state *s, size_t i)
+{
+	const struct rank_input *k = &c->k[i];
+	struct rank_replay *z = &s->k[i];
+	size_t q, K = s->K;
+	int32_t pos, j = hw_next(k, &z->hw, &q, &pos);
+	int64_t la = meas_l(k, (size_t)j), g;
+	const struct dep_in *hd = NULL;
+	if (k->flags[j] & OPF_HDEP) { /* the host's own time after the op it waited for */
+		hd = &k->hdeps[wi_find_op(k->hdeps, k->nhdeps, sizeof(*k->hdeps), j)];
+		g = la - meas_e(k, (size_t)hd->d);
+	} else {
+		g = z->hp ? la - z->la_prev : 0;
+	}
+	z->la_prev = la;
+	int32_t slot = z->fix ? op_slot(c, k, (size_t)j, q, pos) : -1;
+	struct launch_queue *lq = &z->s[q].lq;
+	if (lq->at + lq->len == lq->cap) {
+		if (lq->at && lq->at >= lq->len) { /* at least half the room at the front: moved down */
+			memmove(lq->j, lq->j + lq->at, lq->len * sizeof(*lq->j));
+			memmove(lq->L, lq->L + lq->at * s->kcap, lq->len * s->kcap * sizeof(*lq->L));
+			lq->at = 0;
+		} else {
+			lq->cap = lq->cap ? 2 * lq->cap : 8;
+			lq->j = xrealloc(lq->j, lq->cap * sizeof(*lq->j));
+			lq->L = xrealloc(lq->L, lq->cap * s->kcap * sizeof(*lq->L));
+		}
+	}
+	size_t e = lq->at + lq->len++;
+	lq->j[e] = j;
+	int64_t *L = &lq->L[e * s->kcap];
 	for (size_t v = 0; v < K; v++) {
-		struct step_times *b = &z->b[(size_t)q * K + v];
-		int64_t E = z->o[(size_t)j * K + v].E;
-		if (E > b->bE || (E == b->bE && j < b->wlast)) {
-			b->bE = E;
-			b->wlast = j; /* the first op (in op order) with the latest end, as windows() */
+		int64_t gv = z->fix >> v & 1 ? wi_gap_fixed(c, &s->sc[v], slot, g) : g;
+		int64_t base = z->hp ? z->lastL[v] : z->a2[v]; /* the first: its anchor */
+		if (hd) {
+			int64_t at = z->refE[(size_t)hd->ref * K + v] + gv;
+			if (at > base)
+				base = at;
+		} else if (z->hp) {
+			base += gv;
+		}
+		L[v] = z->lastL[v] = base;
+	}
+	z->hp++;
+	if (s->mlane >= 0)
+		record_L(s, k, i, j, L[s->mlane]);
+}
+
+/* Op j's launches (every lane), the host timed as far as it; x: its place
+ * in its stream's queue. */
+static const int64_t *launch_of(const struct whatif_ctx *c, struct replay_state *s, size_t i, int32_t j, size_t q,
+				size_t *x)
+{
+	const struct launch_queue *lq = &s->k[i].s[q].lq;
+	for (;;) {
+		for (size_t y = 0; y < lq->len; y++)
+			if (lq->j[lq->at + y] == j) {
+				*x = y;
+				return &lq->L[(lq->at + y) * s->kcap];
+			}
+		host_step(c, s, i);
+	}
+}
+
+static void launch_pop(struct launch_queue *lq, size_t x, size_t kcap)
+{
+	if (x) { /* a stream that launches out of its order (lorder): closed up */
+		memmove(lq->j + lq->at + x, lq->j + lq->at + x + 1, (lq->len - x - 1) * sizeof(*lq->j));
+		memmove(lq->L + (lq->at + x) * kcap, lq->L + (lq->at + x + 1) * kcap,
+			(lq->len - x - 1) * kcap * sizeof(*lq->L));
+	} else {
+		lq->at++;
+	}
+	if (!--lq->len)
+		lq->at = 0;
+}
+
+/* ---- the device ------------------------------------------------------------------- */
+
+/* Op j of rank k (replay state z; st its step index) has its end E[] in
+ * every lane: the ops waiting for it and its step's barrier learn it. */
+static void ended(struct replay_state *s, const struct rank_input *k, size_t i, struct rank_replay *z, int32_t j,
+		  int32_t st, const int64_t *E)
+{
+	size_t K = s->K;
+	if (k->flags[j] & OPF_REF) {
+		size_t r = (size_t)wi_find_op(k->refs, k->nrefs, sizeof(*k->refs), j);
+		memcpy(&z->refE[r * K], E, K * sizeof(*E));
+	}
+	if (s->mlane >= 0)
+		record_E(s, k, i, j, E[s->mlane]);
+	if (st < 0 || (size_t)st >= k->nbs)
+		return;
+	z->brem[st]--;
+	for (size_t v = 0; v < K; v++) {
+		struct step_times *b = &z->b[(size_t)st * K + v];
+		if (E[v] > b->bE || (E[v] == b->bE && j < b->wlast)) {
+			b->bE = E[v];
+			b->wlast = j; /* the first op (in op order) with the latest end */
 		}
 	}
 }
@@ -48,51 +246,37 @@ static void ended(const struct rank_input *k, const struct replay_state *s, stru
  * call has, every call ends at the last arrival plus its transfer. */
 static void arrive(const struct whatif_ctx *c, struct replay_state *s, size_t i, int32_t j, const int64_t *S)
 {
-	size_t K = s->K, m0 = (size_t)c->k[i].o[j].grp, q = (size_t)c->gmq[m0];
-	struct coll_group *g = &s->g[q];
-	struct last_arrival *gl = &s->gl[q * K];
-	g->arrived++;
-	for (size_t v = 0; v < K; v++) {
-		s->gs[m0 * K + v] = S[v];
+	const struct rank_input *ki = &c->k[i];
+	size_t K = s->K, m0 = (size_t)ki->calls[wi_find_op(ki->calls, ki->ncalls, sizeof(*ki->calls), j)].m;
+	size_t gq = (size_t)c->gmq[m0];
+	const struct coll_group *g = &c->g[gq];
+	struct last_arrival *gl = &s->gl[gq * K];
+	s->arrived[gq]++;
+	for (size_t v = 0; v < K; v++)
 		if (S[v] > gl[v].s || gl[v].r < 0)
 			gl[v] = (struct last_arrival){ S[v], (int32_t)i, j };
-	}
-	if (g->arrived < g->n)
+	if (s->arrived[gq] < g->n)
 		return;
-	for (size_t m = 0; m < g->n; m++) {
-		struct op_ref u = c->gm[g->at + m];
-		struct rank_replay *z = &s->k[u.ri];
-		/* the op after it on its stream is what the rank's replay reads next:
-		 * fetched now, while the other calls end (the ranks' ops are far apart) */
-		int32_t nx = c->k[u.ri].o[u.j].snext;
-		if (nx >= 0) {
-			__builtin_prefetch(&c->k[u.ri].o[nx]);
-			__builtin_prefetch(&z->o[(size_t)nx * K]);
-		}
-		__builtin_prefetch(z->head);
-		struct op_times *o = &z->o[(size_t)u.j * K];
-		const int64_t *sm = &s->gs[(g->at + m) * K];
+	for (size_t m = g->at; m < g->at + g->n; m++) {
+		const struct member *u = &c->gm[m];
+		const struct rank_input *k = &c->k[u->ri];
+		struct rank_replay *z = &s->k[u->ri];
+		size_t q = op_stream(k, (size_t)u->j);
+		struct stream_replay *sr = &z->s[q];
+		int32_t st = ot_step_at(&k->t, &sr->run, (size_t)u->j);
+		int64_t xm = wi_xfer(c, m), xi = c->xideal[u->xcls];
+		int64_t *E = &z->headE[q * K];
+		const int64_t *hs = &z->headS[q * K];
+		struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * K] : NULL;
 		for (size_t v = 0; v < K; v++) {
-			o[v].E = gl[v].s + op_xfer(c, s, v, g->at + m); /* the last arrival + its transfer */
-			if (o[v].E < sm[v])
-				o[v].E = sm[v];
+			E[v] = gl[v].s + (z->fix >> v & 1 ? xfer_of(&s->sc[v], u, xm, xi) : xm); /* last arrival + its transfer */
+			if (b && hs[v] < b[v].ws)
+				b[v].ws = hs[v]; /* the step's first start, once the call has ended */
 		}
-		z->hst[c->gmsid[g->at + m]] = 1; /* the head of its stream (it waited there) */
-		ended(&c->k[u.ri], s, z, u.j);
-		push(s, (size_t)u.ri);
+		sr->hst = 1; /* the head of its stream (it waited there) */
+		ended(s, k, (size_t)u->ri, z, u->j, st, E);
+		push(s, (size_t)u->ri);
 	}
-}
-
-/* Whether op d of a rank (replay state z), on its stream q (index), has
- * ended in this replay (in every lane: it does not depend on the lane):
- * its stream has moved past it (ops end in their stream's order), or it is
- * the head and has ended.  The replay state is not reset between replays:
- * what has started, ended or been launched is read from the heads, hst and
- * hp, and a time only once written. */
-static inline int op_ended(const struct rank_replay *z, int32_t d, size_t q)
-{
-	int32_t h = z->head[q];
-	return h < 0 || h > d || (h == d && z->hst[q] == 1);
 }
 
 /* The start of op j, the head of stream q, once what it waits for is
@@ -102,52 +286,69 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 {
 	const struct rank_input *k = &c->k[i];
 	struct rank_replay *z = &s->k[i];
-	const struct op_input *p = &k->o[j];
-	size_t K = s->K;
-	struct op_times *oj = &z->o[(size_t)j * K];
+	struct stream_replay *sr = &z->s[q];
+	size_t K = s->K, lx = 0;
+	uint8_t f = k->flags[j];
 	int64_t ready[LANES_MAX];
+	const int64_t *L = NULL;
 	for (size_t v = 0; v < K; v++)
 		ready[v] = z->lastE[q * K + v]; /* the end of the op before it on its stream, UNSET if none */
-	if (p->hasl) {
-		if ((size_t)k->hpos[j] >= z->hp) /* not launched yet */
+	if (f & OPF_LAUNCH) {
+		if (!launched(k, z, j))
 			return 0;
+		L = launch_of(c, s, i, j, q, &lx);
 		for (size_t v = 0; v < K; v++)
-			if (oj[v].L > ready[v])
-				ready[v] = oj[v].L;
+			if (L[v] > ready[v])
+				ready[v] = L[v];
 	}
-	if (p->bar) { /* the step barrier */
-		if (z->brem[p->step - 1])
+	int32_t st = ot_step_at(&k->t, &sr->run, (size_t)j);
+	int bar = (f & OPF_BAR) && st >= 1 && (size_t)st <= k->nbs;
+	if (bar) { /* the step barrier */
+		if (z->brem[st - 1])
 			return 0;
-		const struct step_times *b = &z->b[(size_t)(p->step - 1) * K];
+		const struct step_times *b = &z->b[(size_t)(st - 1) * K];
 		for (size_t v = 0; v < K; v++)
 			if (b[v].bE > ready[v])
 				ready[v] = b[v].bE;
 	}
-	if (p->dep >= 0) {
-		const struct op_times *d = &z->o[(size_t)p->dep * K];
-		if (!op_ended(z, p->dep, p->dsid))
+	const struct dep_in *dp = NULL;
+	if (f & OPF_DEP) {
+		dp = &k->deps[wi_find_op(k->deps, k->ndeps, sizeof(*k->deps), j)];
+		if (!op_ended(z, dp->d, dp->dq))
 			return 0;
 		for (size_t v = 0; v < K; v++)
-			if (d[v].E > ready[v])
-				ready[v] = d[v].E;
+			if (z->refE[(size_t)dp->ref * K + v] > ready[v])
+				ready[v] = z->refE[(size_t)dp->ref * K + v];
 	}
-	int64_t lat = op_lat(k, p, (size_t)j);
-	struct step_times *b = p->step >= 0 && (size_t)p->step < k->nbs ? &z->b[(size_t)p->step * K] : NULL;
-	int64_t S[LANES_MAX];
-	for (size_t v = 0; v < K; v++) {
-		S[v] = ready[v] == UNSET ? meas_s(k, (size_t)j) : ready[v] + lat;
-		if (b && S[v] < b[v].ws)
-			b[v].ws = S[v]; /* the step's first start (the windows of replay_lanes) */
-	}
-	if (p->grp < 0) {
-		for (size_t v = 0; v < K; v++)
-			oj[v].E = S[v] + op_dur(c, s, v, i, (size_t)j);
-		z->hst[q] = 1;
-		ended(k, s, z, j);
-	} else {
-		z->hst[q] = 2; /* until its collective is complete (arrive) */
+	/* its measured latency: its start after whatever was ready, measured */
+	int64_t ts = meas_s(k, (size_t)j), mr = sr->prev_te, la = meas_l(k, (size_t)j);
+	if (la != UNSET && la > mr)
+		mr = la;
+	if ((f & OPF_BAR) && st >= 1 && k->bm[st - 1] > mr)
+		mr = k->bm[st - 1];
+	if (dp && meas_e(k, (size_t)dp->d) > mr)
+		mr = meas_e(k, (size_t)dp->d);
+	int64_t lat = mr == UNSET ? 0 : ts - mr, S[LANES_MAX];
+	for (size_t v = 0; v < K; v++)
+		S[v] = ready[v] == UNSET ? ts : ready[v] + lat;
+	if (L)
+		launch_pop(&sr->lq, lx, s->kcap);
+	if (f & OPF_CALL) {
+		memcpy(&z->headS[q * K], S, K * sizeof(*S));
+		sr->hst = 2; /* until its collective is complete (arrive) */
 		arrive(c, s, i, j, S);
+		return 1;
 	}
+	struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * K] : NULL;
+	int64_t d = meas_e(k, (size_t)j) - ts, *E = &z->headE[q * K];
+	int32_t slot = z->fix ? op_slot(c, k, (size_t)j, q, sr->pos) : -1;
+	for (size_t v = 0; v < K; v++) {
+		if (b && S[v] < b[v].ws)
+			b[v].ws = S[v]; /* the step's first start (the windows of wi_replay_lanes) */
+		E[v] = S[v] + (z->fix >> v & 1 ? wi_dur_fixed(c, &s->sc[v], k, i, (size_t)j, slot, d) : d);
+	}
+	sr->hst = 1;
+	ended(s, k, i, z, j, st, E);
 	return 1;
 }
 
@@ -158,86 +359,57 @@ static void advance(const struct whatif_ctx *c, struct replay_state *s, size_t i
 	struct rank_replay *z = &s->k[i];
 	size_t K = s->K;
 	for (int prog = 1; prog;) {
-		prog = 0;
-		while (z->hp < k->nh) {
-			int32_t j = k->hl[z->hp].j, h = k->hl[z->hp].hdep;
-			if (h >= 0 && !op_ended(z, h, k->hl[z->hp].hsid))
-				break; /* after a sync: the op waited for, then the host's own time */
-			struct op_times *oj = &z->o[(size_t)j * K];
-			for (size_t v = 0; v < K; v++) {
-				int64_t base = z->hp ? z->lastL[v] : z->a2[v]; /* the first: its anchor */
-				if (h >= 0) {
-					int64_t e = z->o[(size_t)h * K + v].E + op_gap(c, s, v, i, (size_t)j);
-					if (e > base)
-						base = e;
-				} else if (z->hp) {
-					base += op_gap(c, s, v, i, (size_t)j);
-				}
-				oj[v].L = z->lastL[v] = base;
-			}
-			z->hp++;
-			prog = 1;
-		}
+		prog = host_eager(k, z);
 		for (size_t q = 0; q < k->nstr; q++) {
-			while (z->head[q] >= 0) {
-				int32_t j = z->head[q];
-				if (!z->hst[q]) {
+			struct stream_replay *sr = &z->s[q];
+			while (sr->head >= 0) {
+				int32_t j = sr->head;
+				if (!sr->hst) {
 					if (!try_start(c, s, i, j, q)) /* sets hst */
 						break;
 					prog = 1;
 				}
-				if (z->hst[q] != 1)
+				if (sr->hst != 1)
 					break;
-				const struct op_times *oj = &z->o[(size_t)j * K];
-				for (size_t v = 0; v < K; v++)
-					z->lastE[q * K + v] = oj[v].E;
-				z->head[q] = k->o[j].snext;
-				z->hst[q] = 0;
+				memcpy(&z->lastE[q * K], &z->headE[q * K], K * sizeof(int64_t));
+				sr->prev_te = meas_e(k, (size_t)j);
+				sr->head = next_on_stream(k, j, q);
+				sr->pos++;
+				sr->hst = 0;
 				prog = 1;
 			}
 		}
 	}
 }
 
-/* The ops rank i's replay reads first (each stream's head, the next
- * launch), fetched while the rank before it on the work list advances. */
-static void prefetch_rank(const struct whatif_ctx *c, const struct replay_state *s, size_t i)
-{
-	const struct rank_input *k = &c->k[i];
-	const struct rank_replay *z = &s->k[i];
-	for (size_t q = 0; q < k->nstr && q < 4; q++) {
-		int32_t h = z->head[q];
-		if (h >= 0) {
-			__builtin_prefetch(&z->o[(size_t)h * s->K]);
-			__builtin_prefetch(&k->o[h]);
-		}
-	}
-	if (z->hp < k->nh) {
-		int32_t j = k->hl[z->hp].j;
-		__builtin_prefetch(&z->o[(size_t)j * s->K]);
-		__builtin_prefetch(&k->o[j]);
-	}
-}
+/* ---- a pass ------------------------------------------------------------------------ */
 
-/* One replay of the whole trace in the s->K lanes set_scen set.  Returns
- * the number of ops left unreplayed (a stall: 0 when the graph could be
- * followed to the end; the same in every lane). */
-static size_t replay(const struct whatif_ctx *c, struct replay_state *s)
+static void replay_reset(const struct whatif_ctx *c, struct replay_state *s)
 {
 	size_t K = s->K;
 	for (size_t q = 0; q < c->ng; q++) {
-		s->g[q].arrived = 0;
+		s->arrived[q] = 0;
 		for (size_t v = 0; v < K; v++)
 			s->gl[q * K + v] = (struct last_arrival){ INT64_MIN, -1, -1 };
 	}
 	s->nstack = 0;
+	s->moved.n = 0;
+	if (s->moved.e)
+		memset(s->moved.e, 0, s->moved.cap * sizeof(*s->moved.e));
 	for (size_t i = 0; i < c->n; i++) {
 		const struct rank_input *k = &c->k[i];
 		struct rank_replay *z = &s->k[i];
-		z->hp = 0; /* S, E and L: written before they are read (op_ended) */
+		z->hp = z->ehp = z->ehd = 0;
+		z->la_prev = UNSET;
+		hw_reset(k, &z->hw);
 		for (size_t q = 0; q < k->nstr; q++) {
-			z->head[q] = k->shead[q];
-			z->hst[q] = 0;
+			struct stream_replay *sr = &z->s[q];
+			sr->head = k->shead[q];
+			sr->pos = 0;
+			sr->run = 0;
+			sr->hst = 0;
+			sr->prev_te = UNSET;
+			sr->lq.at = sr->lq.len = 0;
 			for (size_t v = 0; v < K; v++)
 				z->lastE[q * K + v] = UNSET;
 		}
@@ -248,67 +420,64 @@ static size_t replay(const struct whatif_ctx *c, struct replay_state *s)
 		}
 		z->inq = 0;
 	}
+}
+
+/* After a stall, the ops left where they were (from each stream's head
+ * on): counted, and for the recorded lane their launches (timed as far as
+ * the host launched, as host_step records them; never launched: UNSET). */
+static size_t left_ops(const struct whatif_ctx *c, struct replay_state *s)
+{
+	size_t left = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rank_input *k = &c->k[i];
+		struct rank_replay *z = &s->k[i];
+		for (size_t q = 0; q < k->nstr; q++)
+			for (int32_t j = z->s[q].head; j >= 0; j = next_on_stream(k, j, q))
+				left++;
+	}
+	if (!left || s->mlane < 0)
+		return left;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rank_input *k = &c->k[i];
+		struct rank_replay *z = &s->k[i];
+		while (z->hp < z->ehp) /* the launches the host made: timed (and recorded) */
+			host_step(c, s, i);
+		for (size_t q = 0; q < k->nstr; q++)
+			for (int32_t j = z->s[q].head; j >= 0; j = next_on_stream(k, j, q))
+				if ((k->flags[j] & OPF_LAUNCH) && !launched(k, z, j))
+					record_L(s, k, i, j, UNSET); /* never launched */
+	}
+	return left;
+}
+
+/* One replay of the whole trace in the s->K lanes wi_set_scenario set.
+ * Returns the number of ops left unreplayed (a stall: 0 when the graph
+ * could be followed to the end; the same in every lane). */
+static size_t replay(const struct whatif_ctx *c, struct replay_state *s)
+{
+	replay_reset(c, s);
 	for (size_t i = c->n; i-- > 0;)
 		push(s, i);
 	while (s->nstack) {
 		size_t i = (size_t)s->stack[--s->nstack];
 		s->k[i].inq = 0;
-		if (s->nstack)
-			prefetch_rank(c, s, (size_t)s->stack[s->nstack - 1]);
 		advance(c, s, i);
 	}
-	size_t left = 0;
-	/* the ops without an end are those from each stream's head on (an op
-	 * ends before its stream moves past it; only the op there has started) */
-	for (size_t i = 0; i < c->n; i++) {
-		const struct rank_input *k = &c->k[i];
-		struct rank_replay *z = &s->k[i];
-		for (size_t q = 0; q < k->nstr; q++)
-			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext) {
-				left++;
-				int unl = k->o[j].hasl && (size_t)k->hpos[j] >= z->hp; /* never launched */
-				for (size_t v = 0; v < K; v++) { /* not replayed: left where it was */
-					struct op_times *o = &z->o[(size_t)j * K + v];
-					o->E = meas_e(k, (size_t)j);
-					if (unl)
-						o->L = UNSET;
-				}
-			}
-	}
-	/* which ops were left (the same in every replay: it depends on no time) */
-	if (left && !s->lft)
-		s->lft = xcalloc(c->n, sizeof(*s->lft));
-	if (!left && s->lft)
-		lft_free(c, s);
-	for (size_t i = 0; left && i < c->n; i++) {
-		const struct rank_input *k = &c->k[i];
-		const struct rank_replay *z = &s->k[i];
-		if (!s->lft[i])
-			s->lft[i] = xmalloc(k->n ? k->n : 1);
-		memset(s->lft[i], 0, k->n ? k->n : 1);
-		for (size_t q = 0; q < k->nstr; q++)
-			for (int32_t j = z->head[q]; j >= 0; j = k->o[j].snext)
-				s->lft[i][j] = 1;
-	}
-	return left;
+	s->left = left_ops(c, s);
+	return s->left;
 }
 
-/* Op j's start in lane v of worker state w's last replay: its measured
- * start where the replay left it, a matched call's as it arrived, else its
- * end less its duration. */
-int64_t wi_op_start(const struct whatif_ctx *c, const struct replay_state *w, size_t v, size_t i, size_t j)
+int wi_left(const struct whatif_ctx *c, const struct replay_state *s, size_t i, size_t j)
 {
-	const struct rank_input *k = &c->k[i];
-	if (w->lft && w->lft[i][j])
-		return meas_s(k, j);
-	int32_t m = k->o[j].grp;
-	if (m >= 0)
-		return w->gs[(size_t)m * w->K + v];
-	return w->k[i].o[j * w->K + v].E - op_dur(c, w, v, i, j);
+	if (!s->left)
+		return 0;
+	int32_t h = s->k[i].s[op_stream(&c->k[i], j)].head;
+	return h >= 0 && (int32_t)j >= h;
 }
 
-/* cut_windows of lane v of a replay (K lanes): from each step's first
- * start (ws) and latest end (bE). */
+/* Step windows as analysis_rank cuts them, lane v of a replay (K lanes):
+ * from each step's first start (ws) and latest end (bE) to the next step's
+ * first start (the last step: to its last end). */
 static void cut_replay(size_t ns, struct step_times *b, size_t K, size_t v)
 {
 	for (size_t q = 0; q < ns; q++) {
@@ -321,35 +490,26 @@ static void cut_replay(size_t ns, struct step_times *b, size_t K, size_t v)
 	}
 }
 
-/* Step windows of lane v from the replayed (S, E) of worker state s, over
- * every op (a replay that stalled: the ops left where they were are not
- * tracked). */
-static void windows(const struct whatif_ctx *c, const struct replay_state *s, size_t i, size_t v)
+/* After a stall, rank i's ops left where they were into the windows of
+ * lane v at their measured start and end. */
+static void fold_left(const struct whatif_ctx *c, struct replay_state *s, size_t i, size_t v)
 {
 	const struct rank_input *k = &c->k[i];
 	struct rank_replay *z = &s->k[i];
-	size_t ns = k->r->nsteps, K = s->K;
-	for (size_t q = 0; q < ns; q++) {
-		struct step_times *b = &z->b[q * K + v];
-		b->ws = INT64_MAX;
-		b->bE = INT64_MIN;
-		b->wlast = -1;
-	}
-	for (size_t j = 0; j < k->n; j++) {
-		int32_t q = k->r->ops[j].step;
-		if (q < 0)
-			continue;
-		struct step_times *b = &z->b[(size_t)q * K + v];
-		const struct op_times *o = &z->o[j * K + v];
-		int64_t S = wi_op_start(c, s, v, i, j);
-		if (S < b->ws)
-			b->ws = S;
-		if (o->E > b->bE) {
-			b->bE = o->E;
-			b->wlast = (int32_t)j;
+	for (size_t q = 0; q < k->nstr; q++)
+		for (int32_t j = z->s[q].head; j >= 0; j = next_on_stream(k, j, q)) {
+			int32_t st = ot_step(&k->t, (size_t)j);
+			if (st < 0)
+				continue;
+			struct step_times *b = &z->b[(size_t)st * s->K + v];
+			int64_t S = meas_s(k, (size_t)j), E = meas_e(k, (size_t)j);
+			if (S < b->ws)
+				b->ws = S;
+			if (E > b->bE || (E == b->bE && j < b->wlast)) {
+				b->bE = E;
+				b->wlast = j;
+			}
 		}
-	}
-	cut_replay(ns, z->b, K, v);
 }
 
 /* The job's step time of common step s: the mean over ranks of their
@@ -369,10 +529,10 @@ double wi_job_step(const struct whatif_ctx *c, const struct replay_state *w, siz
 /* Replays the scenarios sc[0..n) (n <= the worker's lanes) in worker state
  * s at once, each one's per-step job times (ms) into out[x]; replayed[x]
  * 0 where scenario x changes nothing and the unmodified replay is known
- * (its steps copied), else 1 with its lane in lane[x] (for work_ends,
- * cp_walk).  Returns the ops the replay left (0 when none replayed). */
-size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_t n, const struct scenario *sc, double **out,
-			   int *replayed, size_t *lane)
+ * (its steps copied), else 1 with its lane in lane[x] (for wi_work_ends,
+ * wi_path_walk).  Returns the ops the replay left (0 when none replayed). */
+size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_t n, const struct scenario *sc,
+		       double **out, int *replayed, size_t *lane)
 {
 	size_t K = 0;
 	for (size_t x = 0; x < n; x++) {
@@ -392,10 +552,9 @@ size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_
 		if (!replayed[x])
 			continue;
 		for (size_t i = 0; i < c->n; i++) {
-			if (left) /* ops left where they were: their times are not tracked */
-				windows(c, s, i, lane[x]);
-			else /* from what the replay tracked: each step's first start and latest end */
-				cut_replay(c->k[i].r->nsteps, s->k[i].b, K, lane[x]);
+			if (left) /* ops left where they were: at their measured times */
+				fold_left(c, s, i, lane[x]);
+			cut_replay(c->k[i].nbs, s->k[i].b, K, lane[x]);
 		}
 		for (size_t q = 0; q < c->nsteps; q++)
 			out[x][q] = wi_job_step(c, s, lane[x], q) / 1e6;
@@ -410,13 +569,15 @@ void wi_work_ends(const struct whatif_ctx *c, const struct replay_state *w, size
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			int32_t o = w->k[i].b[(size_t)c->sidx[i][s] * w->K + v].wlast;
-			if (o >= 0 && w->k[i].o[(size_t)o * w->K + v].E > e)
-				e = w->k[i].o[(size_t)o * w->K + v].E;
+			const struct step_times *b = &w->k[i].b[(size_t)c->sidx[i][s] * w->K + v];
+			if (b->wlast >= 0 && b->bE > e)
+				e = b->bE;
 		}
 		out[s] = e == INT64_MIN ? NAN : (double)e / 1e6;
 	}
 }
+
+/* ---- the workers' states ---------------------------------------------------------- */
 
 /* Worker w's replay state with room for kcap lanes, allocated at its first
  * use (by that worker; a later use takes it as it is: at most its lanes). */
@@ -426,56 +587,50 @@ struct replay_state *wi_worker(struct whatif_ctx *c, size_t w, size_t kcap)
 	if (s->k)
 		return s;
 	s->kcap = kcap;
+	s->mlane = -1;
 	s->k = xcalloc(c->n, sizeof(*s->k));
-	/* the ops' replay state of every rank in one mapping, its pages made
-	 * at once (MAP_POPULATE: a fault per page costs more than the page) */
-	size_t tot = 0;
-	for (size_t i = 0; i < c->n; i++)
-		tot += c->k[i].n;
-	s->obn = (tot ? tot : 1) * kcap * sizeof(struct op_times);
-	void *m = mmap(NULL, s->obn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	s->ob = m == MAP_FAILED ? NULL : m;
-	for (size_t i = 0, at = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n; i++) {
 		const struct rank_input *k = &c->k[i];
 		struct rank_replay *z = &s->k[i];
-		size_t nb = k->nbs ? k->nbs : 1, ns = k->nstr ? k->nstr : 1;
-		z->o = s->ob ? (struct op_times *)s->ob + at : xmalloc((k->n ? k->n : 1) * kcap * sizeof(*z->o));
-		at += k->n * kcap;
-		/* the rank's streams and steps in one block, near each other */
-		char *b = xmalloc(ns * kcap * sizeof(int64_t) + nb * kcap * sizeof(struct step_times) + (ns + nb) * sizeof(int32_t) + ns);
-		z->lastE = (int64_t *)b;
-		z->b = (struct step_times *)(b + ns * kcap * sizeof(int64_t));
-		z->head = (int32_t *)(z->b + nb * kcap);
-		z->brem = z->head + ns;
-		z->hst = (uint8_t *)(z->brem + nb);
+		size_t ns = k->nstr ? k->nstr : 1, nb = k->nbs ? k->nbs : 1, nr = k->nrefs ? k->nrefs : 1;
+		/* the rank's streams, steps and refs in one block, near each other */
+		size_t bytes = 3 * ns * kcap * sizeof(int64_t) + nr * kcap * sizeof(int64_t) +
+			       nb * kcap * sizeof(struct step_times) + ns * sizeof(struct stream_replay) +
+			       nb * sizeof(int32_t);
+		char *b = xcalloc(1, bytes);
+		z->lastE = (int64_t *)(void *)b;
+		z->headE = z->lastE + ns * kcap;
+		z->headS = z->headE + ns * kcap;
+		z->refE = z->headS + ns * kcap;
+		z->b = (struct step_times *)(void *)(z->refE + nr * kcap);
+		z->s = (struct stream_replay *)(void *)(z->b + nb * kcap);
+		z->brem = (int32_t *)(void *)(z->s + ns);
+		hw_init(k, &z->hw);
 	}
-	s->g = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->g));
-	if (c->ng)
-		memcpy(s->g, c->g, c->ng * sizeof(*s->g));
+	s->arrived = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->arrived));
 	s->gl = xmalloc((c->ng ? c->ng : 1) * kcap * sizeof(*s->gl));
-	s->gs = xmalloc((c->ngm ? c->ngm : 1) * kcap * sizeof(*s->gs));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
-	s->cmask = xcalloc(c->n + 1, sizeof(*s->cmask));
 	return s;
 }
 
 void wi_workers_free(struct whatif_ctx *c)
 {
-	for (size_t w = 0; w < c->nw; w++) {
-		struct replay_state *s = &c->w[w]; /* each rank's part: free_task */
-		if (s->ob)
-			munmap(s->ob, s->obn);
-		free(s->k);
-		free(s->g);
-		free(s->gl);
-		free(s->gs);
-		lft_free(c, s);
-		free(s->stack);
-		free(s->cmask);
-		for (size_t v = 0; v < LANES_MAX; v++) {
-			free(s->md[v]);
-			free(s->mg[v]);
+	for (size_t w = 0; c->w && w < c->nw; w++) {
+		struct replay_state *s = &c->w[w];
+		for (size_t i = 0; s->k && i < c->n; i++) {
+			struct rank_replay *z = &s->k[i];
+			for (size_t q = 0; q < c->k[i].nstr; q++) {
+				free(z->s[q].lq.j);
+				free(z->s[q].lq.L);
+			}
+			hw_release(&z->hw);
+			free(z->lastE); /* its block */
 		}
+		free(s->k);
+		free(s->arrived);
+		free(s->gl);
+		free(s->stack);
+		free(s->moved.e);
 	}
 	free(c->w);
 	c->w = NULL;

@@ -17,6 +17,17 @@ struct whatif *wi_none(const char *why)
 	return w;
 }
 
+/* Rank i's ops of step index q the last replay left where they were. */
+static size_t left_in_step(const struct whatif_ctx *c, const struct replay_state *ws, size_t i, int32_t q)
+{
+	const struct rank_input *k = &c->k[i];
+	size_t n = 0;
+	for (size_t s = 0; s < k->nstr; s++)
+		for (int32_t j = ws->k[i].s[s].head; j >= 0; j = next_on_stream(k, j, s))
+			n += ot_step(&k->t, (size_t)j) == q;
+	return n;
+}
+
 /* Measured step times, the unmodified replay against them (per step: the
  * worst rank's error, the reason when over REPRO_PCT) and the critical path. */
 void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, size_t v, struct whatif *w, const double *meas,
@@ -40,8 +51,8 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
-			for (size_t j = 0; left && ws->lft && j < c->k[i].n; j++)
-				sleft += ws->lft[i][j] && c->a->r[i].ops[j].step == q;
+			if (left)
+				sleft += left_in_step(c, ws, i, q);
 		}
 		st->error_pct = worst;
 		/* a step with ops left where the trace has them is not replayed,
@@ -67,8 +78,8 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 		}
 		if (worst > w->replay_error_pct)
 			w->replay_error_pct = worst;
-		wi_path_walk(c, ws, v, s, &cp);
 	}
+	wi_path_walk(c, ws, v, &cp);
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
 		w->reproduced &= w->steps[s].reproduced;

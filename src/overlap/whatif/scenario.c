@@ -55,27 +55,28 @@ static int rank_fixed(const struct whatif_ctx *c, const struct scenario *sc, siz
 }
 
 /* The duration of op j (not a matched call) of fixed rank i under
- * scenario sc (md: the set's medians): the ideal the scenario gives it,
- * at most what it took (but for the stage balance, which moves work). */
-int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const int64_t *md, const struct rank_input *k,
-			 size_t i, size_t j)
+ * scenario sc, its measured duration d and slot given: the ideal the
+ * scenario gives it, at most what it took (but for the stage balance,
+ * which moves work). */
+int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const struct rank_input *k, size_t i,
+		     size_t j, int32_t slot, int64_t d)
 {
-	int64_t d = k->d[j], d2 = d;
-	int32_t q = k->slot[j];
+	int64_t d2 = d;
 	switch (sc->type) {
 	case SC_ALL:
-		if (q >= 0)
-			d2 = c->med_all_d[q];
+		if (slot >= 0)
+			d2 = c->med_all_d[slot];
 		break;
 	case SC_CAT: /* an op type's compute or copies (a transfer: op_xfer; host gaps: op_gap) */
-		if (sc->cat == k->cat[j] && sc->cat != WC_HOST && sc->cat < WC_COLL && q >= 0)
-			d2 = c->med_all_d[q];
+		if (sc->cat != WC_HOST && sc->cat < WC_COLL && slot >= 0 && !(k->flags[j] & OPF_CALL) &&
+		    wi_kind_cat(ot_key(&k->t, j)->kind) == sc->cat)
+			d2 = c->med_all_d[slot];
 		break;
 	case SC_BAL:
-		return c->bal[i][j];
+		return wi_balanced(c, i, j, d);
 	case SC_SET:
 		if (sc->part & PART_DUR)
-			d2 = sc->single >= 0 ? wi_peer_median(c, k, j, 0) : q >= 0 ? md[q] : d;
+			d2 = sc->single >= 0 ? wi_peer_median(c, slot, d, 0) : slot >= 0 ? sc->md[slot] : d;
 		break;
 	default:
 		break;
@@ -83,20 +84,18 @@ int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, cons
 	return d2 < d ? d2 : d; /* fixing never makes an op slower */
 }
 
-/* The host gap before op j (launch known) of fixed rank i under sc. */
-int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, const int64_t *mg, const struct rank_input *k,
-			 size_t j)
+/* The host gap before an op (launch known) of a fixed rank under sc, its
+ * measured gap g and slot given. */
+int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g)
 {
-	int64_t g = k->gap[j];
-	int32_t q = k->slot[j];
 	switch (sc->type) {
 	case SC_ALL:
-		return q >= 0 ? c->med_all_g[q] : g;
+		return slot >= 0 ? c->med_all_g[slot] : g;
 	case SC_CAT:
-		return sc->cat == WC_HOST && q >= 0 ? c->med_all_g[q] : g;
+		return sc->cat == WC_HOST && slot >= 0 ? c->med_all_g[slot] : g;
 	case SC_SET:
 		if (sc->part & PART_HOST)
-			return sc->single >= 0 ? wi_peer_median(c, k, j, 1) : q >= 0 ? mg[q] : g;
+			return sc->single >= 0 ? wi_peer_median(c, slot, g, 1) : slot >= 0 ? sc->mg[slot] : g;
 		return g;
 	default:
 		return g;
@@ -104,49 +103,47 @@ int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, cons
 }
 
 /* Whether fixed rank i has an op whose duration, host gap or (a matched
- * call) transfer the scenario of lane v changes. */
-static int rank_changes(const struct whatif_ctx *c, const struct replay_state *s, size_t v, size_t i)
+ * call) transfer the scenario sc changes. */
+static int rank_changes(const struct whatif_ctx *c, const struct scenario *sc, size_t i)
 {
 	const struct rank_input *k = &c->k[i];
-	const struct scenario *sc = &s->sc[v];
-	for (size_t j = 0; j < k->n; j++) {
-		if (wi_dur_fixed(c, sc, s->md[v], k, i, j) != k->d[j])
-			return 1;
-		if (k->o[j].hasl && wi_gap_fixed(c, sc, s->mg[v], k, j) != k->gap[j])
-			return 1;
+	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
+	struct meas_walk w;
+	mw_init(k, &w);
+	int changed = 0;
+	for (size_t j = 0; j < k->n && !changed; j++) {
+		size_t q = op_stream(k, j);
+		int32_t slot = op_slot(c, k, j, q, pos[q]++);
+		int64_t d = meas_e(k, j) - meas_s(k, j);
+		if (wi_dur_fixed(c, sc, k, i, j, slot, d) != d)
+			changed = 1;
+		else if (k->flags[j] & OPF_LAUNCH) {
+			int64_t g = mw_gap(k, &w, (int32_t)j, q);
+			changed = wi_gap_fixed(c, sc, slot, g) != g;
+		}
 	}
-	for (size_t x = 0; x < k->ngops; x++) {
-		const struct matched_call *g = &k->gc[x];
-		if (c->g[g->grp].n < 2) /* a plain op (build_groups) */
-			continue;
-		int64_t xm = k->x[g->inst];
-		if (xfer_of(sc, k, (size_t)g->j, xm, k->xi[g->inst]) != xm)
-			return 1;
+	mw_release(k, &w);
+	free(pos);
+	for (size_t x = 0; x < k->ncalls && !changed; x++) {
+		size_t m = (size_t)k->calls[x].m;
+		int64_t xm = wi_xfer(c, m);
+		changed = xfer_of(sc, &c->gm[m], xm, c->xideal[c->gm[m].xcls]) != xm;
 	}
-	return 0;
+	return changed;
 }
 
-/* Sets scenario sc in lane v of worker state s (the set's medians, each
- * rank's anchor and whether the scenario fixes it); returns whether any
- * value differs from the measured ones (0: the replay would be the
- * unmodified one). */
+/* Sets scenario sc in lane v of worker state s (each rank's anchor and
+ * whether the scenario fixes it); returns whether any value differs from
+ * the measured ones (0: the replay would be the unmodified one). */
 int wi_set_scenario(const struct whatif_ctx *c, struct replay_state *s, size_t v, const struct scenario *sc)
 {
 	s->sc[v] = *sc;
-	free(s->md[v]);
-	free(s->mg[v]);
-	s->md[v] = s->mg[v] = NULL;
-	if (sc->type == SC_SET && sc->single < 0) {
-		s->md[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-		s->mg[v] = xmalloc((c->nslot ? c->nslot : 1) * sizeof(int64_t));
-		wi_set_medians(c, s->cmask, sc->mask, s->md[v], s->mg[v]);
-	}
 	int changed = fill_anchors(c, s, v, sc) > 0;
 	for (size_t i = 0; i < c->n; i++) {
 		unsigned f = (unsigned)rank_fixed(c, sc, i);
 		s->k[i].fix = (s->k[i].fix & ~(1u << v)) | f << v;
 		if (f && !changed)
-			changed = rank_changes(c, s, v, i);
+			changed = rank_changes(c, sc, i);
 	}
 	return changed;
 }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/pool.h"
@@ -109,57 +108,30 @@ static void common_steps(struct whatif_ctx *c, int skip)
 	c->nsteps = m - k0;
 }
 
-/* Rank i's tables and replay states (ranks in parallel). */
+/* Rank i's inputs (ranks in parallel). */
 static void free_task(void *arg, size_t w, size_t i)
 {
 	(void)w;
 	struct whatif_ctx *c = arg;
-	wi_rank_free(c, &c->k[i]);
+	wi_rank_free(&c->k[i]);
 	if (c->sidx)
 		free(c->sidx[i]);
-	for (size_t q = 0; c->w && q < c->nw; q++)
-		if (c->w[q].k) {
-			if (!c->w[q].ob)
-				free(c->w[q].k[i].o);
-			free(c->w[q].k[i].lastE); /* its block (worker) */
-		}
 }
 
 static void ctx_free(struct whatif_ctx *c)
 {
-	pool_for(c->nt, c->n, free_task, c);
 	wi_workers_free(c);
-	if (c->big)
-		munmap(c->big, c->bign);
-	free(c->bigat);
-	free(c->k);
-	free(c->g);
-	free(c->gm);
-	free(c->gx);
-	free(c->gxi);
-	free(c->gmq);
-	free(c->gmsid);
-	free(c->sm);
-	free(c->sd);
-	free(c->sg);
-	free(c->sat);
-	free(c->sn);
-	free(c->med_all_d);
-	free(c->med_all_g);
-	free(c->mid);
-	free(c->csize);
-	free(c->stepno);
-	free(c->sidx);
-	free(c->aord);
-	free(c->ex);
-	free(c->scls);
-	free(c->sj);
-	free(c->calign);
-	free(c->crank);
-	free(c->cr0);
-	for (size_t i = 0; c->inv && i < c->n; i++)
-		free(c->inv[i]);
-	free(c->inv);
+	pool_for(c->nt, c->n, free_task, c);
+	for (size_t cl = 0; c->cslot && cl <= c->n; cl++) {
+		for (size_t q = 0; q < c->cslot[cl].nstr; q++)
+			free(c->cslot[cl].at[q]);
+		free(c->cslot[cl].at);
+	}
+	void *p[] = { c->k, c->g, c->gm, c->gmq, c->gmi, c->xideal, c->sm, c->sd, c->sg, c->sat, c->sn,
+		      c->med_all_d, c->med_all_g, c->mid, c->csize, c->stepno, c->sidx, c->aord, c->ex, c->scls,
+		      c->calign, c->cslot, c->crank, c->cr0 };
+	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
+		free(p[q]);
 }
 
 /* AORTA_TIMING=1: each phase's wall time on stderr (bench/whatif_cost). */
@@ -202,17 +174,10 @@ static void ctx_init(struct whatif_ctx *c, struct analysis *a, const int *stage)
 		c->k[i].cls = stage[i] < 0 ? 0 : stage[i];
 		c->csize[c->k[i].cls]++;
 	}
-	c->bigat = xmalloc(a->n * sizeof(*c->bigat));
-	for (size_t i = 0; i < a->n; i++) {
-		c->bigat[i] = c->bign;
-		c->bign += wi_rank_bytes(a->r[i].nops);
-	}
-	void *big = mmap(NULL, c->bign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	c->big = big == MAP_FAILED ? NULL : big;
 	pool_for(c->nt, a->n, rk_task, c);
 	for (size_t i = 0; i < a->n; i++) {
 		c->unexplained += c->k[i].unexplained;
-		c->manystreams |= c->k[i].nstr > UINT16_MAX;
+		c->manystreams |= c->k[i].manystreams;
 	}
 }
 
@@ -225,9 +190,11 @@ static void ctx_init(struct whatif_ctx *c, struct analysis *a, const int *stage)
 static void first_replays(struct whatif_ctx *c, struct first_out *f, struct early_fixes *sp)
 {
 	wi_build_slots(c);
+	phase("slots");
 	c->ex = xmalloc(c->n * sizeof(*c->ex));
 	if (c->n > ALL_RANKS_MAX)
 		pool_for(c->nt, c->n, wi_excess_task, c);
+	phase("each rank's excess");
 	sp->rank = xmalloc(c->n * sizeof(int32_t));
 	double lim = 0.01 * wi_mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
 	double unc = (double)c->a->clock_spread_ns / 1e6;
@@ -236,23 +203,26 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 		sp->n = LANES_MAX - 2;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
 	size_t n = 2 + sp->n;
-	struct scenario sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0 }, { SC_ALL, NULL, -1, 0, 0 } };
+	struct scenario sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0, NULL, NULL }, { SC_ALL, NULL, -1, 0, 0, NULL, NULL } };
 	double *out[LANES_MAX] = { f->rep, f->ideal };
 	uint8_t *mask[LANES_MAX] = { 0 };
 	for (size_t x = 0; x < sp->n; x++) {
 		int32_t ri = sp->rank[x];
 		mask[x] = xcalloc(c->n, 1);
 		mask[x][ri] = 1;
-		sc[2 + x] = (struct scenario){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0 };
+		sc[2 + x] = (struct scenario){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0, NULL, NULL };
 		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	}
 	struct replay_state *s = wi_worker(c, 0, n);
 	int replayed[LANES_MAX];
 	size_t lane[LANES_MAX];
-	size_t left = wi_replay_lanes(c, s, n, sc, out, replayed, lane); /* c->rep unknown: every lane replays */
+	s->mlane = 0; /* c->rep unknown: every lane replays, the unmodified one in lane 0 (its moves recorded) */
+	size_t left = wi_replay_lanes(c, s, n, sc, out, replayed, lane);
+	phase("the first replays");
 	wi_work_ends(c, s, lane[0], f->rep_wend);
 	wi_base_replay(c, s, lane[0], f->w, f->meas, f->rep, left);
+	s->mlane = -1;
 	for (size_t x = 0; x < sp->n; x++) {
 		wi_work_ends(c, s, lane[2 + x], sp->e[x].wend);
 		free(mask[x]);
@@ -278,7 +248,7 @@ static void run(struct analysis *a)
 		return;
 	}
 	for (size_t i = 0; i < a->n; i++)
-		if (!a->r[i].nops) {
+		if (!whatif_op_count(&a->r[i])) {
 			a->whatif = wi_none("a rank has no op table (an analysis read back from JSON keeps none): "
 					 "run analyze on the traces");
 			return;
@@ -309,7 +279,7 @@ static void run(struct analysis *a)
 	struct first_out f = { &c, w, meas, rep, rep_wend, ideal };
 	struct early_fixes sp;
 	first_replays(&c, &f, &sp);
-	phase("slots and the first replays");
+	phase("the critical path");
 	wi_figures(&c, w, meas, rep, ideal);
 	struct fix_eval *v;
 	size_t nv;
