@@ -66,8 +66,7 @@ static void rank_streams(struct rank_input *k)
 	k->kq = xmalloc((t->nkey ? t->nkey : 1) * sizeof(*k->kq));
 	uint8_t *seen = xcalloc(t->nkey ? t->nkey : 1, 1);
 	for (size_t j = 0; j < k->n; j++) {
-		uint16_t kv = t->key[j];
-		size_t kx = kv != OT_ESC16 ? kv : (size_t)ot_escape(t, OT_E_KEY, j);
+		size_t kx = ot_keyi(t, j);
 		k->flags[j] = ot_has_launch(t, j) ? OPF_LAUNCH : 0;
 		if (seen[kx])
 			continue;

@@ -11,15 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One op while the table is built (the timeline is at hand). */
-struct built_op {
-	int64_t start_ns, end_ns;
-	int64_t launch_ns;   /* INT64_MIN if unknown */
-	int32_t stream, step, dep, hdep; /* step: index into the rank's steps, -1; dep, hdep: -1 */
-	uint32_t name;       /* the trace's name id */
-	uint32_t hash;       /* FNV-1a of the name */
-	uint8_t kind, bar;
+/* The ops while the table is built, read from the timeline (each its
+ * span idx[j]) and what is inferred for them: step index (-1: none), the
+ * op of another stream it waited for, the op the host waited for before
+ * launching it (-1: none), whether it waited for its step barrier.  No
+ * array here is larger than a few bytes an op, so building the table of a
+ * large trace adds little to the timeline it is built from. */
+struct build {
+	const struct trace *t;
+	int32_t *idx, *step, *dep, *hdep;
+	uint8_t *bar;
+	const uint32_t *hn;  /* per name of the trace: its FNV-1a hash */
+	size_t n;
 };
+
+static inline int64_t b_start(const struct build *b, size_t j) { return b->t->start_ns[b->idx[j]]; }
+static inline int64_t b_end(const struct build *b, size_t j) { return b->t->end_ns[b->idx[j]]; }
+static inline int64_t b_launch(const struct build *b, size_t j) { return b->t->launch_ns[b->idx[j]]; }
+static inline int32_t b_stream(const struct build *b, size_t j) { return b->t->stream[b->idx[j]]; }
 
 static uint32_t fnv1a(const char *s)
 {
@@ -66,31 +75,31 @@ int32_t *wi_sort_launches(struct launch_key *k, size_t m)
 }
 
 /* Ops with a known launch, in launch order (ties by start order). */
-static int32_t *launch_order(const struct built_op *op, size_t n, size_t *nh)
+static int32_t *launch_order(const struct build *b, size_t *nh)
 {
-	struct launch_key *k = xmalloc((n ? n : 1) * sizeof(*k));
+	struct launch_key *k = xmalloc((b->n ? b->n : 1) * sizeof(*k));
 	size_t m = 0;
-	for (size_t j = 0; j < n; j++)
-		if (op[j].launch_ns != INT64_MIN)
-			k[m++] = (struct launch_key){ op[j].launch_ns, (int32_t)j };
+	for (size_t j = 0; j < b->n; j++)
+		if (b_launch(b, j) != INT64_MIN)
+			k[m++] = (struct launch_key){ b_launch(b, j), (int32_t)j };
 	*nh = m;
 	return wi_sort_launches(k, m);
 }
 
 /* Per step index, the latest end of its ops (INT64_MIN: none); *ns the
  * number of step indices. */
-static int64_t *step_ends(const struct built_op *op, size_t n, size_t *ns)
+static int64_t *step_ends(const struct build *b, size_t *ns)
 {
 	size_t m = 0;
-	for (size_t j = 0; j < n; j++)
-		if (op[j].step >= 0 && (size_t)op[j].step + 1 > m)
-			m = (size_t)op[j].step + 1;
+	for (size_t j = 0; j < b->n; j++)
+		if (b->step[j] >= 0 && (size_t)b->step[j] + 1 > m)
+			m = (size_t)b->step[j] + 1;
 	int64_t *be = xmalloc((m ? m : 1) * sizeof(*be));
 	for (size_t q = 0; q < m; q++)
 		be[q] = INT64_MIN;
-	for (size_t j = 0; j < n; j++)
-		if (op[j].step >= 0 && op[j].end_ns > be[op[j].step])
-			be[op[j].step] = op[j].end_ns;
+	for (size_t j = 0; j < b->n; j++)
+		if (b->step[j] >= 0 && b_end(b, j) > be[b->step[j]])
+			be[b->step[j]] = b_end(b, j);
 	*ns = m;
 	return be;
 }
@@ -98,12 +107,13 @@ static int64_t *step_ends(const struct built_op *op, size_t n, size_t *ns)
 /* The step barrier: op j waited for the end of its rank's previous step
  * when that end is later than its stream and launch allow and not later
  * than its start (+ ROUND_NS).  Returns that end, else UNSET. */
-static int64_t step_bar(const struct built_op *o, const int64_t *be, size_t nbe, int64_t ready)
+static int64_t step_bar(const struct build *bd, size_t j, const int64_t *be, size_t nbe, int64_t ready)
 {
-	if (o->step < 1 || (size_t)o->step > nbe)
+	int32_t st = bd->step[j];
+	if (st < 1 || (size_t)st > nbe)
 		return UNSET;
-	int64_t b = be[o->step - 1];
-	return b != INT64_MIN && b > ready && b <= o->start_ns + ROUND_NS ? b : UNSET;
+	int64_t b = be[st - 1];
+	return b != INT64_MIN && b > ready && b <= b_start(bd, j) + ROUND_NS ? b : UNSET;
 }
 
 /* Cross-stream dependencies: an op that starts later than its stream, its
@@ -112,43 +122,44 @@ static int64_t step_bar(const struct built_op *o, const int64_t *be, size_t nbe,
  * record).  Where the trace has no launch for the op (an op table without
  * launch times), any such gap is taken as a wait for the latest-ending op
  * of another stream that ended within it, however long ago. */
-static void infer_deps(struct built_op *op, size_t n)
+static void infer_deps(struct build *bd)
 {
 	int32_t sid[64], last[64][2];
 	int ns = 0;
 	size_t nbe;
-	int64_t *be = step_ends(op, n, &nbe);
-	for (size_t j = 0; j < n; j++) {
+	int64_t *be = step_ends(bd, &nbe);
+	for (size_t j = 0; j < bd->n; j++) {
 		int k;
-		for (k = 0; k < ns && sid[k] != op[j].stream; k++)
+		int64_t start = b_start(bd, j), launch = b_launch(bd, j);
+		for (k = 0; k < ns && sid[k] != b_stream(bd, j); k++)
 			;
 		if (k == ns) {
 			if (ns == 64)
 				continue; /* more streams than any trace has: no inference for the rest */
-			sid[ns] = op[j].stream;
+			sid[ns] = b_stream(bd, j);
 			last[ns][0] = last[ns][1] = -1;
 			ns++;
 		}
-		int64_t ready = last[k][0] >= 0 ? op[last[k][0]].end_ns : INT64_MIN;
-		if (op[j].launch_ns > ready)
-			ready = op[j].launch_ns;
-		int64_t b = step_bar(&op[j], be, nbe, ready == INT64_MIN ? UNSET : ready);
-		op[j].bar = b != UNSET;
+		int64_t ready = last[k][0] >= 0 ? b_end(bd, (size_t)last[k][0]) : INT64_MIN;
+		if (launch > ready)
+			ready = launch;
+		int64_t b = step_bar(bd, j, be, nbe, ready == INT64_MIN ? UNSET : ready);
+		bd->bar[j] = b != UNSET;
 		if (b != UNSET)
 			ready = b;
-		int nolaunch = op[j].launch_ns == INT64_MIN;
-		if (ready == INT64_MIN ? nolaunch : op[j].start_ns - ready > LAT_MAX_NS) {
+		int nolaunch = launch == INT64_MIN;
+		if (ready == INT64_MIN ? nolaunch : start - ready > LAT_MAX_NS) {
 			int64_t best = INT64_MIN;
 			for (int q = 0; q < ns; q++)
 				for (int b2 = 0; q != k && b2 < 2; b2++) {
 					int32_t c = last[q][b2];
 					if (c < 0)
 						continue;
-					int64_t e = op[c].end_ns;
-					if (e <= op[j].start_ns + (nolaunch ? ROUND_NS : DEP_SLACK_NS) && e > ready &&
-					    (nolaunch || op[j].start_ns - e <= DEP_LAG_NS) && e > best) {
+					int64_t e = b_end(bd, (size_t)c);
+					if (e <= start + (nolaunch ? ROUND_NS : DEP_SLACK_NS) && e > ready &&
+					    (nolaunch || start - e <= DEP_LAG_NS) && e > best) {
 						best = e;
-						op[j].dep = c;
+						bd->dep[j] = c;
 					}
 				}
 		}
@@ -176,18 +187,18 @@ int wi_cmp_i32(const void *a, const void *b)
  * launches, the later launch waited for the op it synchronised on: of the
  * last op launched on each stream before it, the latest-ending one that
  * ended by the sync's end (+ SYNC_LAG_NS). */
-static void infer_syncs(struct built_op *op, size_t n, int64_t *ends, size_t nends)
+static void infer_syncs(struct build *bd, int64_t *ends, size_t nends)
 {
 	if (!nends)
 		return;
 	qsort(ends, nends, sizeof(*ends), wi_cmp_i64);
 	size_t nh;
-	int32_t *h = launch_order(op, n, &nh);
+	int32_t *h = launch_order(bd, &nh);
 	int32_t sid[64], last[64]; /* per stream, the op launched last so far */
 	int ns = 0;
 	for (size_t p = 0; p < nh; p++) {
 		if (p) {
-			int64_t lo = op[h[p - 1]].launch_ns, hi = op[h[p]].launch_ns;
+			int64_t lo = b_launch(bd, (size_t)h[p - 1]), hi = b_launch(bd, (size_t)h[p]);
 			size_t a = 0, b = nends; /* the last sync end <= hi */
 			while (a < b) {
 				size_t m = (a + b) / 2;
@@ -199,43 +210,126 @@ static void infer_syncs(struct built_op *op, size_t n, int64_t *ends, size_t nen
 			if (a && ends[a - 1] > lo) {
 				int64_t se = ends[a - 1], best = INT64_MIN;
 				for (int q = 0; q < ns; q++) {
-					int64_t e = op[last[q]].end_ns;
+					int64_t e = b_end(bd, (size_t)last[q]);
 					if (e <= se + SYNC_LAG_NS && e > best) {
 						best = e;
-						op[h[p]].hdep = last[q];
+						bd->hdep[h[p]] = last[q];
 					}
 				}
 			}
 		}
 		int q;
-		for (q = 0; q < ns && sid[q] != op[h[p]].stream; q++)
+		for (q = 0; q < ns && sid[q] != b_stream(bd, (size_t)h[p]); q++)
 			;
 		if (q == ns && ns < 64)
-			sid[ns++] = op[h[p]].stream;
+			sid[ns++] = b_stream(bd, (size_t)h[p]);
 		if (q < ns)
 			last[q] = h[p];
 	}
 	free(h);
 }
 
-
 /* ---- the block ---------------------------------------------------------------- */
 
 /* The block's head: counts and where each array starts (bytes from the
  * block's start; every array aligned to its element). */
 struct ot_head {
-	uint64_t n, nkey, nrun, ndep, nhdep, nbar, nesc[OT_E__N];
+	uint64_t n, nkey, nrun, ndep, nhdep, nbar, nesc[OT_E__N], kw; /* kw: bytes of a key */
 	int64_t base;
 	uint64_t o_esc[OT_E__N], o_start, o_keys, o_runs, o_dep, o_hdep, o_bar, o_key, o_dur, o_lag;
 };
 
-/* A growing list of escapes. */
-struct esc_list { struct ot_esc *v; size_t n, cap; };
+/* The keys (name, kind, stream) of the ops, by open addressing. */
+struct key_table { struct ot_key *k; uint32_t *name; int32_t *slot; size_t n, cap, tcap; };
 
-static void esc_add(struct esc_list *l, size_t j, int64_t v)
+static size_t key_hash(uint32_t name, int32_t stream, uint8_t kind, size_t cap)
 {
-	GROW(l->v, l->cap, l->n + 1);
-	l->v[l->n++] = (struct ot_esc){ (uint32_t)j, 0, v };
+	return ((size_t)name * 2654435761u ^ (size_t)stream * 40503u ^ kind) & (cap - 1);
+}
+
+/* Op j's key (added when new). */
+static size_t key_of(struct key_table *t, const struct build *b, size_t j)
+{
+	uint32_t name = b->t->name[b->idx[j]];
+	int32_t stream = b_stream(b, j);
+	uint8_t kind = b->t->kind[b->idx[j]];
+	if (2 * (t->n + 1) > t->tcap) { /* rehash at half full */
+		size_t nc = t->tcap ? 2 * t->tcap : 64;
+		int32_t *s = xmalloc(nc * sizeof(*s));
+		for (size_t h = 0; h < nc; h++)
+			s[h] = -1;
+		for (size_t x = 0; x < t->n; x++) {
+			size_t h = key_hash(t->name[x], t->k[x].stream, t->k[x].kind, nc);
+			while (s[h] >= 0)
+				h = (h + 1) & (nc - 1);
+			s[h] = (int32_t)x;
+		}
+		free(t->slot);
+		t->slot = s;
+		t->tcap = nc;
+	}
+	size_t h = key_hash(name, stream, kind, t->tcap);
+	for (; t->slot[h] >= 0; h = (h + 1) & (t->tcap - 1)) {
+		const struct ot_key *k = &t->k[t->slot[h]];
+		if (t->name[t->slot[h]] == name && k->stream == stream && k->kind == kind)
+			return (size_t)t->slot[h];
+	}
+	size_t cap = t->cap;
+	GROW(t->k, t->cap, t->n + 1);
+	if (t->cap != cap)
+		t->name = xrealloc(t->name, t->cap * sizeof(*t->name));
+	t->k[t->n] = (struct ot_key){ name < b->t->names.n ? b->hn[name] : 0, stream, kind, { 0 } };
+	t->name[t->n] = name;
+	t->slot[h] = (int32_t)t->n;
+	return t->n++;
+}
+
+static size_t align8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+/* Op j's fields as the block holds them, and which escape each needs. */
+struct op_fields { uint32_t start, dur, lag; int64_t vstart, vdur, vlag; };
+
+static void op_fields(const struct build *b, size_t j, int64_t base, struct op_fields *f)
+{
+	int64_t st = b_start(b, j), s = st - base, d = b_end(b, j) - st, la = b_launch(b, j);
+	f->vstart = st;
+	f->vdur = d;
+	f->vlag = la == INT64_MIN ? 0 : st - la;
+	f->start = s >= 0 && s < (int64_t)OT_ESC32 ? (uint32_t)s : OT_ESC32;
+	f->dur = d >= 0 && d < (int64_t)OT_ESC24 ? (uint32_t)d : OT_ESC24;
+	f->lag = la == INT64_MIN ? OT_NONE24 : f->vlag >= 0 && f->vlag < (int64_t)OT_ESC24 ? (uint32_t)f->vlag : OT_ESC24;
+}
+
+/* Where each array of a block of head h starts; returns the block's bytes. */
+static size_t layout(struct ot_head *h)
+{
+	size_t at = align8(sizeof(*h));
+	for (int e = 0; e < OT_E__N; e++) {
+		h->o_esc[e] = at;
+		at += h->nesc[e] * sizeof(struct ot_esc);
+	}
+	h->o_start = at;
+	at += h->n * sizeof(uint32_t);
+	h->o_keys = at;
+	at += h->nkey * sizeof(struct ot_key);
+	h->o_runs = at;
+	at += h->nrun * sizeof(struct ot_run);
+	h->o_dep = at;
+	at += h->ndep * sizeof(struct ot_link);
+	h->o_hdep = at;
+	at += h->nhdep * sizeof(struct ot_link);
+	h->o_bar = at;
+	at += h->nbar * sizeof(uint32_t);
+	h->o_key = at;
+	at += h->n * h->kw;
+	h->o_dur = at;
+	at += 3 * h->n + 1;
+	h->o_lag = at;
+	at += 3 * h->n + 1;
+	return at;
 }
 
 static void put24(uint8_t *p, size_t j, uint32_t v)
@@ -246,161 +340,75 @@ static void put24(uint8_t *p, size_t j, uint32_t v)
 	p[2] = (uint8_t)(v >> 16);
 }
 
-/* The keys (name, kind, stream) of the ops, by open addressing. */
-struct key_table { struct ot_key *k; uint32_t *name; int32_t *slot; size_t n, cap, tcap; };
-
-static size_t key_of(struct key_table *t, const struct built_op *o)
+/* The block of the ops into r->ops (r->ops_bytes): counted in one pass,
+ * written in a second straight into the block (no copy of the table). */
+static void encode(const struct build *bd, struct rank_result *r)
 {
-	if (2 * (t->n + 1) > t->tcap) { /* rehash at half full */
-		size_t nc = t->tcap ? 2 * t->tcap : 64;
-		int32_t *s = xmalloc(nc * sizeof(*s));
-		for (size_t h = 0; h < nc; h++)
-			s[h] = -1;
-		for (size_t x = 0; x < t->n; x++) {
-			size_t h = ((size_t)t->name[x] * 2654435761u ^ (size_t)t->k[x].stream * 40503u ^ t->k[x].kind) & (nc - 1);
-			while (s[h] >= 0)
-				h = (h + 1) & (nc - 1);
-			s[h] = (int32_t)x;
-		}
-		free(t->slot);
-		t->slot = s;
-		t->tcap = nc;
-	}
-	size_t h = ((size_t)o->name * 2654435761u ^ (size_t)o->stream * 40503u ^ o->kind) & (t->tcap - 1);
-	for (; t->slot[h] >= 0; h = (h + 1) & (t->tcap - 1)) {
-		const struct ot_key *k = &t->k[t->slot[h]];
-		if (t->name[t->slot[h]] == o->name && k->stream == o->stream && k->kind == o->kind)
-			return (size_t)t->slot[h];
-	}
-	size_t cap = t->cap;
-	GROW(t->k, t->cap, t->n + 1);
-	if (t->cap != cap)
-		t->name = xrealloc(t->name, t->cap * sizeof(*t->name));
-	t->k[t->n] = (struct ot_key){ o->hash, o->stream, o->kind, { 0 } };
-	t->name[t->n] = o->name;
-	t->slot[h] = (int32_t)t->n;
-	return t->n++;
-}
-
-static size_t align8(size_t x)
-{
-	return (x + 7) & ~(size_t)7;
-}
-
-/* The block of ops op[0..n) into r->ops (r->ops_bytes). */
-static void encode(const struct built_op *op, size_t n, struct rank_result *r)
-{
-	struct esc_list esc[OT_E__N] = { { 0 } };
 	struct key_table kt = { 0 };
 	struct ot_head h = { 0 };
+	struct op_fields f;
+	size_t n = bd->n;
 	h.n = n;
-	h.base = n ? op[0].start_ns : 0;
-	uint32_t *start = xmalloc((n ? n : 1) * sizeof(*start));
-	uint16_t *key = xmalloc((n ? n : 1) * sizeof(*key));
-	uint8_t *dur = xmalloc(3 * n + 1), *lag = xmalloc(3 * n + 1);
-	struct ot_run *runs = NULL;
-	size_t rcap = 0;
+	h.base = n ? b_start(bd, 0) : 0;
 	for (size_t j = 0; j < n; j++) {
-		const struct built_op *o = &op[j];
-		int64_t s = o->start_ns - h.base, d = o->end_ns - o->start_ns;
-		if (s >= 0 && s < (int64_t)OT_ESC32) {
-			start[j] = (uint32_t)s;
-		} else {
-			start[j] = OT_ESC32;
-			esc_add(&esc[OT_E_START], j, o->start_ns);
-		}
-		if (d >= 0 && d < (int64_t)OT_ESC24) {
-			put24(dur, j, (uint32_t)d);
-		} else {
-			put24(dur, j, OT_ESC24);
-			esc_add(&esc[OT_E_DUR], j, d);
-		}
-		int64_t l = o->launch_ns == INT64_MIN ? -1 : o->start_ns - o->launch_ns;
-		if (o->launch_ns == INT64_MIN) {
-			put24(lag, j, OT_NONE24);
-		} else if (l >= 0 && l < (int64_t)OT_ESC24) {
-			put24(lag, j, (uint32_t)l);
-		} else {
-			put24(lag, j, OT_ESC24);
-			esc_add(&esc[OT_E_LAG], j, l);
-		}
-		size_t kx = key_of(&kt, o);
-		if (kx < OT_ESC16) {
-			key[j] = (uint16_t)kx;
-		} else {
-			key[j] = OT_ESC16;
-			esc_add(&esc[OT_E_KEY], j, (int64_t)kx);
-		}
-		if (!j || o->step != op[j - 1].step) {
-			GROW(runs, rcap, h.nrun + 1);
-			runs[h.nrun++] = (struct ot_run){ (uint32_t)j, o->step };
-		}
-		h.ndep += o->dep >= 0;
-		h.nhdep += o->hdep >= 0;
-		h.nbar += o->bar;
+		op_fields(bd, j, h.base, &f);
+		h.nesc[OT_E_START] += f.start == OT_ESC32;
+		h.nesc[OT_E_DUR] += f.dur == OT_ESC24;
+		h.nesc[OT_E_LAG] += f.lag == OT_ESC24;
+		h.nesc[OT_E_KEY] += key_of(&kt, bd, j) >= OT_ESC16;
+		h.nrun += !j || bd->step[j] != bd->step[j - 1];
+		h.ndep += bd->dep[j] >= 0;
+		h.nhdep += bd->hdep[j] >= 0;
+		h.nbar += bd->bar[j];
 	}
 	h.nkey = kt.n;
-	size_t at = align8(sizeof(h));
-	for (int e = 0; e < OT_E__N; e++) {
-		h.nesc[e] = esc[e].n;
-		h.o_esc[e] = at;
-		at += esc[e].n * sizeof(struct ot_esc);
-	}
-	h.o_start = at;
-	at += n * sizeof(uint32_t);
-	h.o_keys = at;
-	at += h.nkey * sizeof(struct ot_key);
-	h.o_runs = at;
-	at += h.nrun * sizeof(struct ot_run);
-	h.o_dep = at;
-	at += h.ndep * sizeof(struct ot_link);
-	h.o_hdep = at;
-	at += h.nhdep * sizeof(struct ot_link);
-	h.o_bar = at;
-	at += h.nbar * sizeof(uint32_t);
-	h.o_key = at;
-	at += n * sizeof(uint16_t);
-	h.o_dur = at;
-	at += 3 * n + 1;
-	h.o_lag = at;
-	at += 3 * n + 1;
-	unsigned char *b = xcalloc(1, at);
+	h.kw = h.nkey < 255 ? 1 : 2;
+	size_t bytes = layout(&h);
+	unsigned char *b = xcalloc(1, bytes);
+	memcpy(b, &h, sizeof(h));
+	struct ot_esc *esc[OT_E__N];
 	for (int e = 0; e < OT_E__N; e++)
-		if (esc[e].n)
-			memcpy(b + h.o_esc[e], esc[e].v, esc[e].n * sizeof(struct ot_esc));
-	if (n) {
-		memcpy(b + h.o_start, start, n * sizeof(uint32_t));
-		memcpy(b + h.o_key, key, n * sizeof(uint16_t));
-	}
+		esc[e] = (struct ot_esc *)(void *)(b + h.o_esc[e]);
+	uint32_t *start = (uint32_t *)(void *)(b + h.o_start), *bar = (uint32_t *)(void *)(b + h.o_bar);
+	struct ot_run *runs = (struct ot_run *)(void *)(b + h.o_runs);
+	struct ot_link *dep = (struct ot_link *)(void *)(b + h.o_dep), *hdep = (struct ot_link *)(void *)(b + h.o_hdep);
+	size_t ne[OT_E__N] = { 0 }, nr = 0, nd = 0, nhd = 0, nb = 0;
 	if (h.nkey)
 		memcpy(b + h.o_keys, kt.k, h.nkey * sizeof(struct ot_key));
-	if (h.nrun)
-		memcpy(b + h.o_runs, runs, h.nrun * sizeof(struct ot_run));
-	struct ot_link *dep = (struct ot_link *)(void *)(b + h.o_dep), *hdep = (struct ot_link *)(void *)(b + h.o_hdep);
-	uint32_t *bar = (uint32_t *)(void *)(b + h.o_bar);
-	for (size_t j = 0, a = 0, c = 0, d = 0; j < n; j++) {
-		if (op[j].dep >= 0)
-			dep[a++] = (struct ot_link){ (uint32_t)j, op[j].dep };
-		if (op[j].hdep >= 0)
-			hdep[c++] = (struct ot_link){ (uint32_t)j, op[j].hdep };
-		if (op[j].bar)
-			bar[d++] = (uint32_t)j;
+	for (size_t j = 0; j < n; j++) {
+		op_fields(bd, j, h.base, &f);
+		start[j] = f.start;
+		put24(b + h.o_dur, j, f.dur);
+		put24(b + h.o_lag, j, f.lag);
+		if (f.start == OT_ESC32)
+			esc[OT_E_START][ne[OT_E_START]++] = (struct ot_esc){ (uint32_t)j, 0, f.vstart };
+		if (f.dur == OT_ESC24)
+			esc[OT_E_DUR][ne[OT_E_DUR]++] = (struct ot_esc){ (uint32_t)j, 0, f.vdur };
+		if (f.lag == OT_ESC24)
+			esc[OT_E_LAG][ne[OT_E_LAG]++] = (struct ot_esc){ (uint32_t)j, 0, f.vlag };
+		size_t kx = key_of(&kt, bd, j);
+		if (h.kw == 1) {
+			b[h.o_key + j] = (unsigned char)kx;
+		} else {
+			uint16_t k16 = kx < OT_ESC16 ? (uint16_t)kx : OT_ESC16;
+			memcpy(b + h.o_key + 2 * j, &k16, sizeof(k16));
+			if (kx >= OT_ESC16)
+				esc[OT_E_KEY][ne[OT_E_KEY]++] = (struct ot_esc){ (uint32_t)j, 0, (int64_t)kx };
+		}
+		if (!j || bd->step[j] != bd->step[j - 1])
+			runs[nr++] = (struct ot_run){ (uint32_t)j, bd->step[j] };
+		if (bd->dep[j] >= 0)
+			dep[nd++] = (struct ot_link){ (uint32_t)j, bd->dep[j] };
+		if (bd->hdep[j] >= 0)
+			hdep[nhd++] = (struct ot_link){ (uint32_t)j, bd->hdep[j] };
+		if (bd->bar[j])
+			bar[nb++] = (uint32_t)j;
 	}
-	memcpy(b + h.o_dur, dur, 3 * n + 1);
-	memcpy(b + h.o_lag, lag, 3 * n + 1);
-	memcpy(b, &h, sizeof(h));
-	for (int e = 0; e < OT_E__N; e++)
-		free(esc[e].v);
 	free(kt.k);
 	free(kt.name);
 	free(kt.slot);
-	free(start);
-	free(key);
-	free(dur);
-	free(lag);
-	free(runs);
 	r->ops = b;
-	r->ops_bytes = at;
+	r->ops_bytes = bytes;
 }
 
 void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r)
@@ -414,10 +422,17 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		nsync += t->kind[i] == K_SYNC;
 	}
 	nsync += t->nhsync;
-	struct built_op *op = xcalloc(n ? n : 1, sizeof(*op));
+	struct build bd = { t, NULL, NULL, NULL, NULL, NULL, NULL, n };
+	size_t n1 = n ? n : 1;
+	bd.idx = xmalloc(n1 * sizeof(*bd.idx));
+	bd.step = xmalloc(n1 * sizeof(*bd.step));
+	bd.dep = xmalloc(n1 * sizeof(*bd.dep));
+	bd.hdep = xmalloc(n1 * sizeof(*bd.hdep));
+	bd.bar = xcalloc(n1, 1);
 	uint32_t *hn = xmalloc((t->names.n ? t->names.n : 1) * sizeof(*hn)); /* per name, once */
 	for (size_t k = 0; k < t->names.n; k++)
 		hn[k] = fnv1a(strtab_get(&t->names, (uint32_t)k));
+	bd.hn = hn;
 	int64_t *sync = xmalloc((nsync ? nsync : 1) * sizeof(*sync));
 	size_t j = 0, q = 0;
 	nsync = 0;
@@ -430,27 +445,24 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 			sync[nsync++] = t->end_ns[i];
 		if (cls[i] == C_NONE)
 			continue;
-		struct built_op *o = &op[j];
-		o->start_ns = t->start_ns[i];
-		o->end_ns = t->end_ns[i];
-		o->launch_ns = t->launch_ns[i];
-		o->stream = t->stream[i];
-		o->step = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? smap[t->step[i]] : -1;
-		o->dep = o->hdep = -1;
-		o->name = t->name[i];
-		o->hash = t->name[i] < t->names.n ? hn[t->name[i]] : 0;
-		o->kind = t->kind[i];
+		bd.idx[j] = (int32_t)i;
+		bd.step[j] = t->step[i] >= 0 && (size_t)t->step[i] < t->nsteps ? smap[t->step[i]] : -1;
+		bd.dep[j] = bd.hdep[j] = -1;
 		if (comm && qi < r->ninst)
 			r->inst[qi].op = (int32_t)j;
 		j++;
 	}
-	infer_deps(op, n);
-	infer_syncs(op, n, sync, nsync);
-	free(hn);
-	free(sync);
 	free(smap);
-	encode(op, n, r);
-	free(op);
+	infer_deps(&bd);
+	infer_syncs(&bd, sync, nsync);
+	free(sync);
+	encode(&bd, r);
+	free(hn);
+	free(bd.idx);
+	free(bd.step);
+	free(bd.dep);
+	free(bd.hdep);
+	free(bd.bar);
 }
 
 void ot_view(const struct rank_result *r, struct op_view *t)
@@ -466,7 +478,8 @@ void ot_view(const struct rank_result *r, struct op_view *t)
 	t->start = (const uint32_t *)(const void *)(b + h.o_start);
 	t->dur = b + h.o_dur;
 	t->lag = b + h.o_lag;
-	t->key = (const uint16_t *)(const void *)(b + h.o_key);
+	t->key8 = h.kw == 1 ? b + h.o_key : NULL;
+	t->key16 = h.kw == 1 ? NULL : (const uint16_t *)(const void *)(b + h.o_key);
 	t->keys = (const struct ot_key *)(const void *)(b + h.o_keys);
 	t->nkey = h.nkey;
 	t->runs = (const struct ot_run *)(const void *)(b + h.o_runs);
@@ -511,7 +524,7 @@ int whatif_ops_valid(const struct rank_result *r)
 		 in_block(h.o_runs, h.nrun, sizeof(struct ot_run), b, 4) &&
 		 in_block(h.o_dep, h.ndep, sizeof(struct ot_link), b, 4) &&
 		 in_block(h.o_hdep, h.nhdep, sizeof(struct ot_link), b, 4) && in_block(h.o_bar, h.nbar, 4, b, 4) &&
-		 in_block(h.o_key, h.n, 2, b, 2) && in_block(h.o_dur, 3 * h.n + 1, 1, b, 1) &&
+		 (h.kw == 1 || h.kw == 2) && in_block(h.o_key, h.n, h.kw, b, h.kw) && in_block(h.o_dur, 3 * h.n + 1, 1, b, 1) &&
 		 in_block(h.o_lag, 3 * h.n + 1, 1, b, 1);
 	for (int e = 0; ok && e < OT_E__N; e++)
 		ok = in_block(h.o_esc[e], h.nesc[e], sizeof(struct ot_esc), b, 8);
@@ -534,9 +547,10 @@ int whatif_ops_valid(const struct rank_result *r)
 			ok = t.esc[e][x].j < t.n && (!x || t.esc[e][x].j > t.esc[e][x - 1].j) &&
 			     (e != OT_E_KEY || (t.esc[e][x].v >= 0 && (uint64_t)t.esc[e][x].v < t.nkey));
 	for (size_t j = 0; ok && j < t.n; j++)
-		ok = t.key[j] == OT_ESC16 ? ot_escape(&t, OT_E_KEY, j) >= 0 && wi_find_op(t.esc[OT_E_KEY], t.nesc[OT_E_KEY],
-											   sizeof(struct ot_esc), (int32_t)j) >= 0
-					   : t.key[j] < t.nkey;
+		ok = t.key8 ? t.key8[j] < t.nkey
+			    : t.key16[j] == OT_ESC16 ? wi_find_op(t.esc[OT_E_KEY], t.nesc[OT_E_KEY], sizeof(struct ot_esc),
+								  (int32_t)j) >= 0
+						     : t.key16[j] < t.nkey;
 	return ok && (t.n == 0 || t.nrun > 0);
 }
 

@@ -128,7 +128,8 @@ struct op_view {
 	int64_t base;
 	const uint32_t *start;
 	const uint8_t *dur, *lag;    /* 3 bytes an op, little end first */
-	const uint16_t *key;
+	const uint8_t *key8;         /* the key, a byte an op where the rank has fewer than 255 keys, */
+	const uint16_t *key16;       /* else two */
 	const struct ot_key *keys;
 	size_t nkey;
 	const struct ot_run *runs;
@@ -183,10 +184,17 @@ static inline int64_t ot_launch(const struct op_view *t, size_t j)
 	return ot_start(t, j) - (v != OT_ESC24 ? (int64_t)v : ot_escape(t, OT_E_LAG, j));
 }
 
+static inline size_t ot_keyi(const struct op_view *t, size_t j)
+{
+	if (t->key8)
+		return t->key8[j];
+	uint16_t v = t->key16[j];
+	return v != OT_ESC16 ? v : (size_t)ot_escape(t, OT_E_KEY, j);
+}
+
 static inline const struct ot_key *ot_key(const struct op_view *t, size_t j)
 {
-	uint16_t v = t->key[j];
-	return &t->keys[v != OT_ESC16 ? v : (size_t)ot_escape(t, OT_E_KEY, j)];
+	return &t->keys[ot_keyi(t, j)];
 }
 
 /* A forward cursor over the step runs (ops visited in increasing j). */
@@ -280,8 +288,7 @@ static inline int64_t meas_l(const struct rank_input *k, size_t j)
 
 static inline size_t op_stream(const struct rank_input *k, size_t j)
 {
-	uint16_t v = k->t.key[j];
-	return k->kq[v != OT_ESC16 ? v : (size_t)ot_escape(&k->t, OT_E_KEY, j)];
+	return k->kq[ot_keyi(&k->t, j)];
 }
 
 /* The next op on stream q after op j (-1: none). */
