@@ -56,6 +56,22 @@ static void cut_windows(size_t ns, int64_t *ws, int64_t *we, const int64_t *last
 	}
 }
 
+/* Each op's distance to the next op on its stream (snext). */
+static void stream_links(struct rank_input *k)
+{
+	int32_t *last = xmalloc((k->nstr ? k->nstr : 1) * sizeof(*last));
+	for (size_t q = 0; q < k->nstr; q++)
+		last[q] = -1;
+	k->snext = xcalloc(k->n ? k->n : 1, 1);
+	for (size_t j = 0; j < k->n; j++) {
+		size_t q = op_stream(k, j);
+		if (last[q] >= 0)
+			k->snext[last[q]] = j - (size_t)last[q] < SNEXT_FAR ? (uint8_t)(j - (size_t)last[q]) : SNEXT_FAR;
+		last[q] = (int32_t)j;
+	}
+	free(last);
+}
+
 /* Streams: a dense index in order of first appearance (per key), each
  * stream's first op; flags of what the op table says per op. */
 static void rank_streams(struct rank_input *k)
@@ -271,6 +287,7 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 	rank_streams(k);
 	if (k->manystreams)
 		return;
+	stream_links(k);
 	rank_waits(k);
 	rank_host(k);
 	rank_steps(k);
@@ -278,7 +295,7 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 
 void wi_rank_free(struct rank_input *k)
 {
-	void *p[] = { k->flags, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
+	void *p[] = { k->flags, k->snext, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
 		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);

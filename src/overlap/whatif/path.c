@@ -112,10 +112,10 @@ static void path_walk(const struct whatif_ctx *c, const struct replay_state *w, 
 		      struct path_table *t, struct path_cache *pc)
 {
 	int64_t t0 = INT64_MAX, tend = INT64_MIN;
-	size_t i = 0, K = w->K;
+	size_t i = 0;
 	int32_t j = -1;
 	for (size_t r = 0; r < c->n; r++) {
-		const struct step_times *b = &w->k[r].b[(size_t)c->sidx[r][s] * K + v];
+		const struct step_times *b = &w->k[r].b[(size_t)c->sidx[r][s] * LANES_MAX + v];
 		if (b->ws < t0)
 			t0 = b->ws;
 		if (b->wlast >= 0 && b->bE > tend) { /* the op with the latest end: its end is bE */
@@ -129,7 +129,7 @@ static void path_walk(const struct whatif_ctx *c, const struct replay_state *w, 
 		const struct rank_input *k = &c->k[i];
 		if (k->flags[j] & OPF_CALL) { /* the transfer, then the last arrival's start */
 			size_t m = (size_t)k->calls[wi_find_op(k->calls, k->ncalls, sizeof(*k->calls), j)].m;
-			const struct last_arrival *g = &w->gl[(size_t)c->gmq[m] * K + v];
+			const struct last_arrival *g = &w->gl[(size_t)c->gmq[m] * LANES_MAX + v];
 			cp_add(t, (int32_t)i, ot_key(&k->t, (size_t)j)->stream, wi_op_cat(c, k, (size_t)j),
 			       at - (g->s > t0 ? g->s : t0));
 			i = (size_t)g->r;

@@ -124,16 +124,17 @@ struct ot_link { uint32_t j; int32_t to; };
  * order; times in the rank's own clock: start = base + start[j] (escape),
  * end = start + dur, launch = start - lag. */
 struct op_view {
-	size_t n;
-	int64_t base;
+	/* what the replay reads for every op, first (one cache line) */
 	const uint32_t *start;
 	const uint8_t *dur, *lag;    /* 3 bytes an op, little end first */
 	const uint8_t *key8;         /* the key, a byte an op where the rank has fewer than 255 keys, */
 	const uint16_t *key16;       /* else two */
+	const struct ot_run *runs;
+	int64_t base;
+	size_t nrun;
+	size_t n;
 	const struct ot_key *keys;
 	size_t nkey;
-	const struct ot_run *runs;
-	size_t nrun;
 	const struct ot_link *dep, *hdep;
 	size_t ndep, nhdep;
 	const uint32_t *bar;         /* ops that waited for their rank's previous step (inferred) */
@@ -226,15 +227,18 @@ struct call_in { int32_t j, m; };
 
 /* One rank's measured inputs (read-only once the set-up is done). */
 struct rank_input {
-	struct op_view t;
-	/* its clock (as analysis_aligned reads it from r: copied here, where
-	 * the replay reads it for every op) */
+	/* what the replay reads on every visit of the rank, first: its clock
+	 * (as analysis_aligned reads it from r, copied here), its sizes, its
+	 * per-op flags and the op table's own first line */
 	int64_t clock_offset_ns, clock_t0_ns;
 	double clock_drift;
-	const struct rank_result *r;
-	size_t n, nstr, nbs, nh;     /* ops, streams, step indices, launches */
 	uint8_t *flags;              /* per op: OPF_* */
+	uint8_t *snext;              /* per op: the next op on its stream this many ops on (0: none;
+	                              * SNEXT_FAR: at least that far, found by a scan) */
 	uint16_t *kq;                /* per key: its stream (dense index, in order of first appearance) */
+	size_t n, nstr, nbs, nh;     /* ops, streams, step indices, launches */
+	struct op_view t;
+	const struct rank_result *r;
 	int32_t *shead;              /* per stream: its first op */
 	struct dep_in *deps;         /* sorted by j */
 	size_t ndeps;
@@ -266,6 +270,8 @@ struct rank_input {
 /* A time of rank k on the aligned clock (analysis_aligned). */
 static inline int64_t rank_aligned(const struct rank_input *k, int64_t t)
 {
+	if (k->clock_drift == 0) /* the drift term is 0 exactly: no conversion */
+		return t - k->clock_offset_ns;
 	return t - k->clock_offset_ns - (int64_t)(k->clock_drift * (double)(t - k->clock_t0_ns));
 }
 
@@ -291,10 +297,15 @@ static inline size_t op_stream(const struct rank_input *k, size_t j)
 	return k->kq[ot_keyi(&k->t, j)];
 }
 
+#define SNEXT_FAR 255
+
 /* The next op on stream q after op j (-1: none). */
 static inline int32_t next_on_stream(const struct rank_input *k, int32_t j, size_t q)
 {
-	for (size_t x = (size_t)j + 1; x < k->n; x++)
+	uint8_t d = k->snext[j];
+	if (d != SNEXT_FAR)
+		return d ? j + d : -1;
+	for (size_t x = (size_t)j + SNEXT_FAR; x < k->n; x++)
 		if (op_stream(k, x) == q)
 			return (int32_t)x;
 	return -1;
@@ -379,13 +390,17 @@ struct last_arrival { int64_t s; int32_t r, o; };
  * per stream in launch order: op, then its launch in each lane. */
 struct launch_queue { int32_t *j; int64_t *L; size_t at, len, cap; };
 
-/* One replay's state of one stream of a rank (the lane-independent part). */
+/* One replay's state of one stream of a rank (the lane-independent part):
+ * its head and what the replay reads of it, read from the op table once. */
 struct stream_replay {
 	int32_t head;                /* the op at its head (-1: it is done) */
 	int32_t pos;                 /* its place in the stream */
 	uint32_t run;                /* the step-run cursor at the head */
+	int32_t st;                  /* the head's step index (-1: none) */
 	uint8_t hst;                 /* its head has not started (0), has ended (1), is a matched call
 	                              * waiting for its collective (2) */
+	uint8_t f;                   /* the head's flags */
+	int64_t ts, te, la;          /* the head's measured start, end and launch (UNSET: unknown) */
 	int64_t prev_te;             /* the measured end of the op before the head (UNSET: none) */
 	struct launch_queue lq;
 };

@@ -20,6 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The stride of the per-lane arrays: every lane's value of one item
+ * together, LANES_MAX of them whatever the pass's lanes (a copy of an
+ * item is a fixed four values, not a call). */
+#define LS LANES_MAX
+
 static void push(struct replay_state *s, size_t i)
 {
 	if (s->k[i].inq)
@@ -73,9 +78,9 @@ const struct moved *wi_moved(const struct replay_state *s, size_t i, size_t j)
 	return NULL;
 }
 
-static void record_E(struct replay_state *s, const struct rank_input *k, size_t i, int32_t j, int64_t E)
+static void record_E(struct replay_state *s, size_t i, int32_t j, int64_t E, int64_t te)
 {
-	if (E != meas_e(k, (size_t)j)) {
+	if (E != te) {
 		struct moved *m = moved_at(&s->moved, (int32_t)i, j);
 		m->E = E;
 		m->hasE = 1;
@@ -127,7 +132,7 @@ static int host_eager(const struct rank_input *k, struct rank_replay *z)
 }
 
 /* Whether the eager host has launched op j (its launch known). */
-static int launched(const struct rank_input *k, const struct rank_replay *z, int32_t j)
+static inline int launched(const struct rank_input *k, const struct rank_replay *z, int32_t j)
 {
 	if (z->ehp >= k->nh)
 		return 1;
@@ -159,22 +164,22 @@ static void host_step(const struct whatif_ctx *c, struct replay_state *s, size_t
 	if (lq->at + lq->len == lq->cap) {
 		if (lq->at && lq->at >= lq->len) { /* at least half the room at the front: moved down */
 			memmove(lq->j, lq->j + lq->at, lq->len * sizeof(*lq->j));
-			memmove(lq->L, lq->L + lq->at * s->kcap, lq->len * s->kcap * sizeof(*lq->L));
+			memmove(lq->L, lq->L + lq->at * LS, lq->len * LS * sizeof(*lq->L));
 			lq->at = 0;
 		} else {
 			lq->cap = lq->cap ? 2 * lq->cap : 8;
 			lq->j = xrealloc(lq->j, lq->cap * sizeof(*lq->j));
-			lq->L = xrealloc(lq->L, lq->cap * s->kcap * sizeof(*lq->L));
+			lq->L = xrealloc(lq->L, lq->cap * LS * sizeof(*lq->L));
 		}
 	}
 	size_t e = lq->at + lq->len++;
 	lq->j[e] = j;
-	int64_t *L = &lq->L[e * s->kcap];
+	int64_t *L = &lq->L[e * LS];
 	for (size_t v = 0; v < K; v++) {
 		int64_t gv = z->fix >> v & 1 ? wi_gap_fixed(c, &s->sc[v], slot, g) : g;
 		int64_t base = z->hp ? z->lastL[v] : z->a2[v]; /* the first: its anchor */
 		if (hd) {
-			int64_t at = z->refE[(size_t)hd->ref * K + v] + gv;
+			int64_t at = z->refE[(size_t)hd->ref * LS + v] + gv;
 			if (at > base)
 				base = at;
 		} else if (z->hp) {
@@ -197,18 +202,18 @@ static const int64_t *launch_of(const struct whatif_ctx *c, struct replay_state 
 		for (size_t y = 0; y < lq->len; y++)
 			if (lq->j[lq->at + y] == j) {
 				*x = y;
-				return &lq->L[(lq->at + y) * s->kcap];
+				return &lq->L[(lq->at + y) * LS];
 			}
 		host_step(c, s, i);
 	}
 }
 
-static void launch_pop(struct launch_queue *lq, size_t x, size_t kcap)
+static void launch_pop(struct launch_queue *lq, size_t x)
 {
 	if (x) { /* a stream that launches out of its order (lorder): closed up */
 		memmove(lq->j + lq->at + x, lq->j + lq->at + x + 1, (lq->len - x - 1) * sizeof(*lq->j));
-		memmove(lq->L + (lq->at + x) * kcap, lq->L + (lq->at + x + 1) * kcap,
-			(lq->len - x - 1) * kcap * sizeof(*lq->L));
+		memmove(lq->L + (lq->at + x) * LS, lq->L + (lq->at + x + 1) * LS,
+			(lq->len - x - 1) * LS * sizeof(*lq->L));
 	} else {
 		lq->at++;
 	}
@@ -218,23 +223,26 @@ static void launch_pop(struct launch_queue *lq, size_t x, size_t kcap)
 
 /* ---- the device ------------------------------------------------------------------- */
 
-/* Op j of rank k (replay state z; st its step index) has its end E[] in
- * every lane: the ops waiting for it and its step's barrier learn it. */
+/* Op j of rank k (replay state z; sr its stream: its head's step and
+ * measured end) has its end E[] in every lane: the ops waiting for it and
+ * its step's barrier learn it. */
 static void ended(struct replay_state *s, const struct rank_input *k, size_t i, struct rank_replay *z, int32_t j,
-		  int32_t st, const int64_t *E)
+		  const struct stream_replay *sr, const int64_t *E)
 {
 	size_t K = s->K;
-	if (k->flags[j] & OPF_REF) {
+	int32_t st = sr->st;
+	if (sr->f & OPF_REF) {
 		size_t r = (size_t)wi_find_op(k->refs, k->nrefs, sizeof(*k->refs), j);
-		memcpy(&z->refE[r * K], E, K * sizeof(*E));
+		for (size_t v = 0; v < LS; v++) /* the item whole */
+			z->refE[r * LS + v] = E[v];
 	}
 	if (s->mlane >= 0)
-		record_E(s, k, i, j, E[s->mlane]);
+		record_E(s, i, j, E[s->mlane], sr->te);
 	if (st < 0 || (size_t)st >= k->nbs)
 		return;
 	z->brem[st]--;
 	for (size_t v = 0; v < K; v++) {
-		struct step_times *b = &z->b[(size_t)st * K + v];
+		struct step_times *b = &z->b[(size_t)st * LS + v];
 		if (E[v] > b->bE || (E[v] == b->bE && j < b->wlast)) {
 			b->bE = E[v];
 			b->wlast = j; /* the first op (in op order) with the latest end */
@@ -250,7 +258,7 @@ static void arrive(const struct whatif_ctx *c, struct replay_state *s, size_t i,
 	size_t K = s->K, m0 = (size_t)ki->calls[wi_find_op(ki->calls, ki->ncalls, sizeof(*ki->calls), j)].m;
 	size_t gq = (size_t)c->gmq[m0];
 	const struct coll_group *g = &c->g[gq];
-	struct last_arrival *gl = &s->gl[gq * K];
+	struct last_arrival *gl = &s->gl[gq * LS];
 	s->arrived[gq]++;
 	for (size_t v = 0; v < K; v++)
 		if (S[v] > gl[v].s || gl[v].r < 0)
@@ -263,18 +271,20 @@ static void arrive(const struct whatif_ctx *c, struct replay_state *s, size_t i,
 		struct rank_replay *z = &s->k[u->ri];
 		size_t q = op_stream(k, (size_t)u->j);
 		struct stream_replay *sr = &z->s[q];
-		int32_t st = ot_step_at(&k->t, &sr->run, (size_t)u->j);
-		int64_t xm = wi_xfer(c, m), xi = c->xideal[u->xcls];
-		int64_t *E = &z->headE[q * K];
-		const int64_t *hs = &z->headS[q * K];
-		struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * K] : NULL;
+		int32_t st = sr->st;
+		int64_t xm = sr->te - g->last, xi = c->xideal[u->xcls]; /* its measured transfer (wi_xfer) */
+		if (xm < 0)
+			xm = 0;
+		int64_t *E = &z->headE[q * LS];
+		const int64_t *hs = &z->headS[q * LS];
+		struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * LS] : NULL;
 		for (size_t v = 0; v < K; v++) {
 			E[v] = gl[v].s + (z->fix >> v & 1 ? xfer_of(&s->sc[v], u, xm, xi) : xm); /* last arrival + its transfer */
 			if (b && hs[v] < b[v].ws)
 				b[v].ws = hs[v]; /* the step's first start, once the call has ended */
 		}
 		sr->hst = 1; /* the head of its stream (it waited there) */
-		ended(s, k, (size_t)u->ri, z, u->j, st, E);
+		ended(s, k, (size_t)u->ri, z, u->j, sr, E);
 		push(s, (size_t)u->ri);
 	}
 }
@@ -288,11 +298,12 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 	struct rank_replay *z = &s->k[i];
 	struct stream_replay *sr = &z->s[q];
 	size_t K = s->K, lx = 0;
-	uint8_t f = k->flags[j];
+	uint8_t f = sr->f;
+	int32_t st = sr->st;
 	int64_t ready[LANES_MAX];
 	const int64_t *L = NULL;
-	for (size_t v = 0; v < K; v++)
-		ready[v] = z->lastE[q * K + v]; /* the end of the op before it on its stream, UNSET if none */
+	for (size_t v = 0; v < LS; v++) /* the item whole */
+		ready[v] = z->lastE[q * LS + v]; /* the end of the op before it on its stream, UNSET if none */
 	if (f & OPF_LAUNCH) {
 		if (!launched(k, z, j))
 			return 0;
@@ -301,12 +312,11 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 			if (L[v] > ready[v])
 				ready[v] = L[v];
 	}
-	int32_t st = ot_step_at(&k->t, &sr->run, (size_t)j);
 	int bar = (f & OPF_BAR) && st >= 1 && (size_t)st <= k->nbs;
 	if (bar) { /* the step barrier */
 		if (z->brem[st - 1])
 			return 0;
-		const struct step_times *b = &z->b[(size_t)(st - 1) * K];
+		const struct step_times *b = &z->b[(size_t)(st - 1) * LS];
 		for (size_t v = 0; v < K; v++)
 			if (b[v].bE > ready[v])
 				ready[v] = b[v].bE;
@@ -317,30 +327,31 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 		if (!op_ended(z, dp->d, dp->dq))
 			return 0;
 		for (size_t v = 0; v < K; v++)
-			if (z->refE[(size_t)dp->ref * K + v] > ready[v])
-				ready[v] = z->refE[(size_t)dp->ref * K + v];
+			if (z->refE[(size_t)dp->ref * LS + v] > ready[v])
+				ready[v] = z->refE[(size_t)dp->ref * LS + v];
 	}
 	/* its measured latency: its start after whatever was ready, measured */
-	int64_t ts = meas_s(k, (size_t)j), mr = sr->prev_te, la = meas_l(k, (size_t)j);
-	if (la != UNSET && la > mr)
-		mr = la;
+	int64_t ts = sr->ts, mr = sr->prev_te;
+	if (sr->la != UNSET && sr->la > mr)
+		mr = sr->la;
 	if ((f & OPF_BAR) && st >= 1 && k->bm[st - 1] > mr)
 		mr = k->bm[st - 1];
 	if (dp && meas_e(k, (size_t)dp->d) > mr)
 		mr = meas_e(k, (size_t)dp->d);
-	int64_t lat = mr == UNSET ? 0 : ts - mr, S[LANES_MAX];
+	int64_t lat = mr == UNSET ? 0 : ts - mr, S[LANES_MAX] = { 0 };
 	for (size_t v = 0; v < K; v++)
 		S[v] = ready[v] == UNSET ? ts : ready[v] + lat;
 	if (L)
-		launch_pop(&sr->lq, lx, s->kcap);
+		launch_pop(&sr->lq, lx);
 	if (f & OPF_CALL) {
-		memcpy(&z->headS[q * K], S, K * sizeof(*S));
+		for (size_t v = 0; v < LS; v++) /* the item whole */
+			z->headS[q * LS + v] = S[v];
 		sr->hst = 2; /* until its collective is complete (arrive) */
 		arrive(c, s, i, j, S);
 		return 1;
 	}
-	struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * K] : NULL;
-	int64_t d = meas_e(k, (size_t)j) - ts, *E = &z->headE[q * K];
+	struct step_times *b = st >= 0 && (size_t)st < k->nbs ? &z->b[(size_t)st * LS] : NULL;
+	int64_t d = sr->te - ts, *E = &z->headE[q * LS];
 	int32_t slot = z->fix ? op_slot(c, k, (size_t)j, q, sr->pos) : -1;
 	for (size_t v = 0; v < K; v++) {
 		if (b && S[v] < b[v].ws)
@@ -348,8 +359,21 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 		E[v] = S[v] + (z->fix >> v & 1 ? wi_dur_fixed(c, &s->sc[v], k, i, (size_t)j, slot, d) : d);
 	}
 	sr->hst = 1;
-	ended(s, k, i, z, j, st, E);
+	ended(s, k, i, z, j, sr, E);
 	return 1;
+}
+
+/* Stream q's head is op j (-1: none): what the replay reads of it. */
+static void head_set(const struct rank_input *k, struct stream_replay *sr, int32_t j)
+{
+	sr->head = j;
+	if (j < 0)
+		return;
+	sr->f = k->flags[j];
+	sr->st = ot_step_at(&k->t, &sr->run, (size_t)j);
+	sr->ts = meas_s(k, (size_t)j);
+	sr->te = meas_e(k, (size_t)j);
+	sr->la = sr->f & OPF_LAUNCH ? meas_l(k, (size_t)j) : UNSET;
 }
 
 /* Replays rank i as far as what it waits for allows. */
@@ -357,7 +381,6 @@ static void advance(const struct whatif_ctx *c, struct replay_state *s, size_t i
 {
 	const struct rank_input *k = &c->k[i];
 	struct rank_replay *z = &s->k[i];
-	size_t K = s->K;
 	for (int prog = 1; prog;) {
 		prog = host_eager(k, z);
 		for (size_t q = 0; q < k->nstr; q++) {
@@ -371,9 +394,10 @@ static void advance(const struct whatif_ctx *c, struct replay_state *s, size_t i
 				}
 				if (sr->hst != 1)
 					break;
-				memcpy(&z->lastE[q * K], &z->headE[q * K], K * sizeof(int64_t));
-				sr->prev_te = meas_e(k, (size_t)j);
-				sr->head = next_on_stream(k, j, q);
+				for (size_t v = 0; v < LS; v++) /* the item whole */
+					z->lastE[q * LS + v] = z->headE[q * LS + v];
+				sr->prev_te = sr->te;
+				head_set(k, sr, next_on_stream(k, j, q));
 				sr->pos++;
 				sr->hst = 0;
 				prog = 1;
@@ -390,7 +414,7 @@ static void replay_reset(const struct whatif_ctx *c, struct replay_state *s)
 	for (size_t q = 0; q < c->ng; q++) {
 		s->arrived[q] = 0;
 		for (size_t v = 0; v < K; v++)
-			s->gl[q * K + v] = (struct last_arrival){ INT64_MIN, -1, -1 };
+			s->gl[q * LS + v] = (struct last_arrival){ INT64_MIN, -1, -1 };
 	}
 	s->nstack = 0;
 	s->moved.n = 0;
@@ -404,19 +428,19 @@ static void replay_reset(const struct whatif_ctx *c, struct replay_state *s)
 		hw_reset(k, &z->hw);
 		for (size_t q = 0; q < k->nstr; q++) {
 			struct stream_replay *sr = &z->s[q];
-			sr->head = k->shead[q];
 			sr->pos = 0;
 			sr->run = 0;
 			sr->hst = 0;
+			head_set(k, sr, k->shead[q]);
 			sr->prev_te = UNSET;
 			sr->lq.at = sr->lq.len = 0;
 			for (size_t v = 0; v < K; v++)
-				z->lastE[q * K + v] = UNSET;
+				z->lastE[q * LS + v] = UNSET;
 		}
 		for (size_t q = 0; q < k->nbs; q++) {
 			z->brem[q] = (int32_t)k->bn[q];
 			for (size_t v = 0; v < K; v++)
-				z->b[q * K + v] = (struct step_times){ INT64_MAX, 0, UNSET, -1 };
+				z->b[q * LS + v] = (struct step_times){ INT64_MAX, 0, UNSET, -1 };
 		}
 		z->inq = 0;
 	}
@@ -475,14 +499,14 @@ int wi_left(const struct whatif_ctx *c, const struct replay_state *s, size_t i, 
 	return h >= 0 && (int32_t)j >= h;
 }
 
-/* Step windows as analysis_rank cuts them, lane v of a replay (K lanes):
+/* Step windows as analysis_rank cuts them, lane v of a replay:
  * from each step's first start (ws) and latest end (bE) to the next step's
  * first start (the last step: to its last end). */
-static void cut_replay(size_t ns, struct step_times *b, size_t K, size_t v)
+static void cut_replay(size_t ns, struct step_times *b, size_t v)
 {
 	for (size_t q = 0; q < ns; q++) {
-		struct step_times *x = &b[q * K + v];
-		x->we = q + 1 < ns ? b[(q + 1) * K + v].ws : x->bE;
+		struct step_times *x = &b[q * LS + v];
+		x->we = q + 1 < ns ? b[(q + 1) * LS + v].ws : x->bE;
 		if (x->ws == INT64_MAX)
 			x->ws = x->we = 0;
 		if (x->we < x->ws)
@@ -501,7 +525,7 @@ static void fold_left(const struct whatif_ctx *c, struct replay_state *s, size_t
 			int32_t st = ot_step(&k->t, (size_t)j);
 			if (st < 0)
 				continue;
-			struct step_times *b = &z->b[(size_t)st * s->K + v];
+			struct step_times *b = &z->b[(size_t)st * LS + v];
 			int64_t S = meas_s(k, (size_t)j), E = meas_e(k, (size_t)j);
 			if (S < b->ws)
 				b->ws = S;
@@ -520,7 +544,7 @@ double wi_job_step(const struct whatif_ctx *c, const struct replay_state *w, siz
 	double sum = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		int32_t q = c->sidx[i][s];
-		const struct step_times *b = w ? &w->k[i].b[(size_t)q * w->K + v] : NULL;
+		const struct step_times *b = w ? &w->k[i].b[(size_t)q * LS + v] : NULL;
 		sum += w ? (double)(b->we - b->ws) : (double)(c->k[i].mwe[q] - c->k[i].mws[q]);
 	}
 	return sum / (double)c->n;
@@ -554,7 +578,7 @@ size_t wi_replay_lanes(const struct whatif_ctx *c, struct replay_state *s, size_
 		for (size_t i = 0; i < c->n; i++) {
 			if (left) /* ops left where they were: at their measured times */
 				fold_left(c, s, i, lane[x]);
-			cut_replay(c->k[i].nbs, s->k[i].b, K, lane[x]);
+			cut_replay(c->k[i].nbs, s->k[i].b, lane[x]);
 		}
 		for (size_t q = 0; q < c->nsteps; q++)
 			out[x][q] = wi_job_step(c, s, lane[x], q) / 1e6;
@@ -569,7 +593,7 @@ void wi_work_ends(const struct whatif_ctx *c, const struct replay_state *w, size
 	for (size_t s = 0; s < c->nsteps; s++) {
 		int64_t e = INT64_MIN;
 		for (size_t i = 0; i < c->n; i++) {
-			const struct step_times *b = &w->k[i].b[(size_t)c->sidx[i][s] * w->K + v];
+			const struct step_times *b = &w->k[i].b[(size_t)c->sidx[i][s] * LS + v];
 			if (b->wlast >= 0 && b->bE > e)
 				e = b->bE;
 		}
@@ -579,8 +603,9 @@ void wi_work_ends(const struct whatif_ctx *c, const struct replay_state *w, size
 
 /* ---- the workers' states ---------------------------------------------------------- */
 
-/* Worker w's replay state with room for kcap lanes, allocated at its first
- * use (by that worker; a later use takes it as it is: at most its lanes). */
+/* Worker w's replay state with room for kcap lanes (each item's lanes
+ * LANES_MAX apart: LS), allocated at its first use (by that worker; a
+ * later use takes it as it is: at most its lanes). */
 struct replay_state *wi_worker(struct whatif_ctx *c, size_t w, size_t kcap)
 {
 	struct replay_state *s = &c->w[w];
@@ -594,21 +619,23 @@ struct replay_state *wi_worker(struct whatif_ctx *c, size_t w, size_t kcap)
 		struct rank_replay *z = &s->k[i];
 		size_t ns = k->nstr ? k->nstr : 1, nb = k->nbs ? k->nbs : 1, nr = k->nrefs ? k->nrefs : 1;
 		/* the rank's streams, steps and refs in one block, near each other */
-		size_t bytes = 3 * ns * kcap * sizeof(int64_t) + nr * kcap * sizeof(int64_t) +
-			       nb * kcap * sizeof(struct step_times) + ns * sizeof(struct stream_replay) +
-			       nb * sizeof(int32_t);
+		size_t bytes = ns * sizeof(struct stream_replay) + 3 * ns * LS * sizeof(int64_t) + ns * sizeof(int64_t) +
+			       nb * LS * sizeof(struct step_times) + nr * LS * sizeof(int64_t) +
+			       (nb + 2 * ns) * sizeof(int32_t);
 		char *b = xcalloc(1, bytes);
-		z->lastE = (int64_t *)(void *)b;
-		z->headE = z->lastE + ns * kcap;
-		z->headS = z->headE + ns * kcap;
-		z->refE = z->headS + ns * kcap;
-		z->b = (struct step_times *)(void *)(z->refE + nr * kcap);
-		z->s = (struct stream_replay *)(void *)(z->b + nb * kcap);
-		z->brem = (int32_t *)(void *)(z->s + ns);
-		hw_init(k, &z->hw);
+		z->s = (struct stream_replay *)(void *)b; /* the streams first: read on every visit */
+		z->lastE = (int64_t *)(void *)(z->s + ns);
+		z->headE = z->lastE + ns * LS;
+		z->headS = z->headE + ns * LS;
+		z->hw.hl = z->headS + ns * LS;
+		z->b = (struct step_times *)(void *)(z->hw.hl + ns);
+		z->refE = (int64_t *)(void *)(z->b + nb * LS);
+		z->brem = (int32_t *)(void *)(z->refE + nr * LS);
+		z->hw.hc = z->brem + nb;
+		z->hw.hpos = z->hw.hc + ns;
 	}
 	s->arrived = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->arrived));
-	s->gl = xmalloc((c->ng ? c->ng : 1) * kcap * sizeof(*s->gl));
+	s->gl = xmalloc((c->ng ? c->ng : 1) * LS * sizeof(*s->gl));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
 	return s;
 }
@@ -623,8 +650,7 @@ void wi_workers_free(struct whatif_ctx *c)
 				free(z->s[q].lq.j);
 				free(z->s[q].lq.L);
 			}
-			hw_release(&z->hw);
-			free(z->lastE); /* its block */
+			free(z->s); /* its block (the host walk's arrays too) */
 		}
 		free(s->k);
 		free(s->arrived);

@@ -46,7 +46,7 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
-			const struct step_times *b = &ws->k[i].b[(size_t)q * ws->K + v];
+			const struct step_times *b = &ws->k[i].b[(size_t)q * LANES_MAX + v];
 			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
