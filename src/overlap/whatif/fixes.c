@@ -141,17 +141,14 @@ void wi_excess_task(void *arg, size_t w, size_t i)
 	const struct rank_input *k = &c->k[i];
 	double e = 0;
 	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
-	struct meas_walk mw;
-	mw_init(k, &mw);
 	for (size_t j = 0; j < k->n; j++) {
 		size_t q = op_stream(k, j);
 		int32_t slot = op_slot(c, k, j, q, pos[q]++);
-		int64_t d = meas_e(k, j) - meas_s(k, j), g = mw_gap(k, &mw, (int32_t)j, q);
+		int64_t d = meas_e(k, j) - meas_s(k, j), g = op_gap(k, j);
 		int64_t md = wi_peer_median(c, slot, d, 0), mg = wi_peer_median(c, slot, g, 1);
 		e += (double)(d > md ? d - md : 0);
 		e += (double)(g > mg ? g - mg : 0);
 	}
-	mw_release(k, &mw);
 	free(pos);
 	if (k->a0 != UNSET && k->a0 > k->ma0)
 		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;

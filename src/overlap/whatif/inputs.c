@@ -2,9 +2,10 @@
  * inputs.c - each rank's measured inputs to the replay on the aligned
  * clock, read from its op table (ranks in parallel): its streams, the ops
  * others wait for, the launch order's waits, its first launch, the step
- * barriers, the delays nothing explains and the measured step windows.
- * Durations, gaps and latencies are not kept: the replay reads them from
- * the op table as it reaches each op.
+ * barriers, the delays nothing explains and the measured step windows;
+ * and each op's host gap (two bytes an op: a launch-to-launch time of
+ * 65 us or more is kept aside).  Durations and latencies are not kept:
+ * the replay reads them from the op table as it reaches each op.
  */
 #include "overlap/whatif/private.h"
 
@@ -183,23 +184,39 @@ static void rank_host(struct rank_input *k)
 	k->hdpos = xmalloc((k->nhdeps ? k->nhdeps : 1) * sizeof(*k->hdpos));
 	struct host_walk h;
 	hw_init(k, &h);
-	size_t q, nhd = 0;
+	size_t q, nhd = 0, cap = 0;
 	int32_t pos;
+	int64_t la_prev = UNSET;
 	k->a0 = k->ma0 = UNSET;
 	k->astep = INT64_MIN;
+	k->gap = xcalloc(k->n ? k->n : 1, sizeof(*k->gap));
 	for (int32_t j; (j = hw_next(k, &h, &q, &pos)) >= 0;) {
+		int64_t la = meas_l(k, (size_t)j), g;
 		if (h.p == 1) {
-			k->a0 = k->ma0 = meas_l(k, (size_t)j);
+			k->a0 = k->ma0 = la;
 			int32_t s = ot_step(t, (size_t)j);
 			if (s >= 0)
 				k->astep = k->r->steps[s].number;
 		}
-		if (k->flags[j] & OPF_HDEP) {
+		if (k->flags[j] & OPF_HDEP) { /* the host's own time after the op it waited for */
 			k->hdord[nhd] = (int32_t)wi_find_op(k->hdeps, k->nhdeps, sizeof(*k->hdeps), j);
+			g = la - meas_e(k, (size_t)k->hdeps[k->hdord[nhd]].d);
 			k->hdpos[nhd++] = h.p - 1;
+		} else {
+			g = la_prev == UNSET ? 0 : la - la_prev;
+		}
+		la_prev = la;
+		if (g >= 0 && g < GAP_ESC) {
+			k->gap[j] = (uint16_t)g;
+		} else {
+			k->gap[j] = GAP_ESC;
+			GROW(k->gapx, cap, k->ngapx + 1);
+			k->gapx[k->ngapx++] = (struct ot_esc){ (uint32_t)j, 0, g };
 		}
 	}
 	hw_release(&h);
+	if (k->ngapx) /* launch order is not op order */
+		qsort(k->gapx, k->ngapx, sizeof(*k->gapx), wi_cmp_i32);
 }
 
 /* Step barriers (each step's latest end, measured), the delays nothing
@@ -295,7 +312,7 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 
 void wi_rank_free(struct rank_input *k)
 {
-	void *p[] = { k->flags, k->snext, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
+	void *p[] = { k->flags, k->snext, k->gap, k->gapx, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
 		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);

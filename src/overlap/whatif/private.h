@@ -145,6 +145,8 @@ struct op_view {
 
 void ot_view(const struct rank_result *r, struct op_view *t);
 int64_t ot_escape(const struct op_view *t, int which, size_t j);
+/* Index of op j in a sorted list of records whose first member is j (-1). */
+ptrdiff_t wi_find_op(const void *v, size_t n, size_t size, int32_t j);
 /* The step index of op j (binary search over the runs; -1: none). */
 int32_t ot_step(const struct op_view *t, size_t j);
 
@@ -235,6 +237,7 @@ struct rank_input {
 	uint8_t *flags;              /* per op: OPF_* */
 	uint8_t *snext;              /* per op: the next op on its stream this many ops on (0: none;
 	                              * SNEXT_FAR: at least that far, found by a scan) */
+	uint16_t *gap;               /* per op: its measured host gap (0 without a launch; GAP_ESC: in gapx) */
 	uint16_t *kq;                /* per key: its stream (dense index, in order of first appearance) */
 	size_t n, nstr, nbs, nh;     /* ops, streams, step indices, launches */
 	struct op_view t;
@@ -250,6 +253,8 @@ struct rank_input {
 	size_t nrefs;
 	struct call_in *calls;       /* sorted by j */
 	size_t ncalls;
+	struct ot_esc *gapx;         /* the gaps that do not fit gap, by op */
+	size_t ngapx;
 	int32_t *lorder;             /* the launch order, where a stream's launches are not in its order, else NULL */
 	int32_t *slot;               /* per op, its slot, where its class is not aligned, else NULL */
 	int64_t *mws, *mwe;          /* the measured step windows, per step index of the rank */
@@ -311,6 +316,20 @@ static inline int32_t next_on_stream(const struct rank_input *k, int32_t j, size
 	return -1;
 }
 
+#define GAP_ESC UINT16_MAX
+
+/* Op j's measured host gap: the time since the launch before it in launch
+ * order, or after a synchronisation the host's own time after the op it
+ * waited for (0 without a launch, and for the first launch). */
+static inline int64_t op_gap(const struct rank_input *k, size_t j)
+{
+	uint16_t g = k->gap[j];
+	if (g != GAP_ESC)
+		return g;
+	ptrdiff_t x = wi_find_op(k->gapx, k->ngapx, sizeof(*k->gapx), (int32_t)j);
+	return x >= 0 ? k->gapx[x].v : 0;
+}
+
 /* The previous op on stream q before op j (-1: none). */
 static inline int32_t prev_on_stream(const struct rank_input *k, int32_t j, size_t q)
 {
@@ -320,10 +339,7 @@ static inline int32_t prev_on_stream(const struct rank_input *k, int32_t j, size
 	return -1;
 }
 
-/* Index of op j in a sorted list of records whose first member is j (-1). */
-ptrdiff_t wi_find_op(const void *v, size_t n, size_t size, int32_t j);
-
-/* ---- a rank's measured ops in order (walk.c) ---------------------------------- */
+/* ---- a rank's launch order (walk.c) -------------------------------------------- */
 
 /* The host in launch order: the streams' launches merged by (launch, op),
  * or the rank's lorder. */
@@ -340,22 +356,6 @@ void hw_release(struct host_walk *h);
 /* The next op in launch order, -1 after the last; *q its stream, *pos its
  * place there (-1 where the rank keeps its order whole). */
 int32_t hw_next(const struct rank_input *k, struct host_walk *h, size_t *q, int32_t *pos);
-
-/* Measured gaps queued per stream until read in the stream's order. */
-struct gap_queue { int32_t *j; int64_t *g; size_t at, len, cap; };
-
-/* A rank's ops with their measured host gaps: the host walked as far as
- * the ops read need, each op's gap queued on its stream. */
-struct meas_walk {
-	struct host_walk h;
-	struct gap_queue *q;         /* per stream */
-	int64_t la_prev;             /* the last launch walked (aligned), UNSET before the first */
-};
-void mw_init(const struct rank_input *k, struct meas_walk *w);
-void mw_release(const struct rank_input *k, struct meas_walk *w);
-/* The measured host gap of op j on stream q (0 without a launch); each op
- * once, the ops of a stream in its order. */
-int64_t mw_gap(const struct rank_input *k, struct meas_walk *w, int32_t j, size_t q);
 
 /* ---- the replay context ------------------------------------------------------------ */
 
@@ -416,9 +416,8 @@ struct rank_replay {
 	struct host_walk hw;         /* the host as timed (hp) */
 	/* the host as the unmodified replay would have walked it (launched:
 	 * before the hdord entry ehd, at ehp launches), and as timed so far
-	 * (hp launches, the last at lastL, its measured launch la_prev) */
-	size_t ehp, ehd, hp, lp;     /* lp: the lorder place (a rank with lorder) */
-	int64_t la_prev;
+	 * (hp launches, the last at lastL) */
+	size_t ehp, ehd, hp;
 	int64_t a2[LANES_MAX];       /* the first launch's anchor in this replay */
 	int64_t lastL[LANES_MAX];    /* the last launch replayed (hp > 0) */
 	int inq;

@@ -150,15 +150,10 @@ static void host_step(const struct whatif_ctx *c, struct replay_state *s, size_t
 	struct rank_replay *z = &s->k[i];
 	size_t q, K = s->K;
 	int32_t pos, j = hw_next(k, &z->hw, &q, &pos);
-	int64_t la = meas_l(k, (size_t)j), g;
+	int64_t g = op_gap(k, (size_t)j);
 	const struct dep_in *hd = NULL;
-	if (k->flags[j] & OPF_HDEP) { /* the host's own time after the op it waited for */
+	if (k->flags[j] & OPF_HDEP) /* after a sync: behind the op waited for */
 		hd = &k->hdeps[wi_find_op(k->hdeps, k->nhdeps, sizeof(*k->hdeps), j)];
-		g = la - meas_e(k, (size_t)hd->d);
-	} else {
-		g = z->hp ? la - z->la_prev : 0;
-	}
-	z->la_prev = la;
 	int32_t slot = z->fix ? op_slot(c, k, (size_t)j, q, pos) : -1;
 	struct launch_queue *lq = &z->s[q].lq;
 	if (lq->at + lq->len == lq->cap) {
@@ -424,7 +419,6 @@ static void replay_reset(const struct whatif_ctx *c, struct replay_state *s)
 		const struct rank_input *k = &c->k[i];
 		struct rank_replay *z = &s->k[i];
 		z->hp = z->ehp = z->ehd = 0;
-		z->la_prev = UNSET;
 		hw_reset(k, &z->hw);
 		for (size_t q = 0; q < k->nstr; q++) {
 			struct stream_replay *sr = &z->s[q];

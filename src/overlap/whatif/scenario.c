@@ -108,8 +108,6 @@ static int rank_changes(const struct whatif_ctx *c, const struct scenario *sc, s
 {
 	const struct rank_input *k = &c->k[i];
 	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
-	struct meas_walk w;
-	mw_init(k, &w);
 	int changed = 0;
 	for (size_t j = 0; j < k->n && !changed; j++) {
 		size_t q = op_stream(k, j);
@@ -118,11 +116,10 @@ static int rank_changes(const struct whatif_ctx *c, const struct scenario *sc, s
 		if (wi_dur_fixed(c, sc, k, i, j, slot, d) != d)
 			changed = 1;
 		else if (k->flags[j] & OPF_LAUNCH) {
-			int64_t g = mw_gap(k, &w, (int32_t)j, q);
+			int64_t g = op_gap(k, j);
 			changed = wi_gap_fixed(c, sc, slot, g) != g;
 		}
 	}
-	mw_release(k, &w);
 	free(pos);
 	for (size_t x = 0; x < k->ncalls && !changed; x++) {
 		size_t m = (size_t)k->calls[x].m;

@@ -504,11 +504,8 @@ static size_t slot_members(struct whatif_ctx *c)
 		const struct rank_input *k = &c->k[i];
 		if (!k->slot)
 			continue;
-		struct meas_walk w;
-		mw_init(k, &w);
 		for (size_t j = 0; j < k->n; j++) {
-			size_t s = op_stream(k, j);
-			int64_t g = mw_gap(k, &w, (int32_t)j, s);
+			int64_t g = op_gap(k, j);
 			int32_t q = k->slot[j];
 			if (q < 0)
 				continue;
@@ -517,7 +514,6 @@ static size_t slot_members(struct whatif_ctx *c)
 			c->sd[x] = meas_e(k, j) - meas_s(k, j);
 			c->sg[x] = g;
 		}
-		mw_release(k, &w);
 	}
 	for (size_t x = 0; x < c->n; x++)
 		if (c->csize[c->k[x].cls] > kmax)
@@ -532,14 +528,13 @@ static size_t slot_members(struct whatif_ctx *c)
 /* An aligned class's ranks' durations and gaps of GATHER_BLOCK ops of its
  * first rank at a time: vd[x * K + r], vg[...] of the first rank's op
  * j0 + x on the class's rank r (crank order); each rank walks its streams
- * forward from block to block (cur, w). */
+ * forward from block to block (cur). */
 struct gather {
 	const struct whatif_ctx *c;
 	size_t cl, K, j0, nb;
 	size_t *fp0, *fp1;           /* per stream: the first rank's places of the block */
 	const struct stream_ops *fo; /* the first rank's stream ops */
 	int64_t *vd, *vg;
-	struct meas_walk *w;         /* per rank */
 	int32_t **cur;               /* per rank, per stream: its op at place fp0 (its walk's cursor) */
 };
 
@@ -554,7 +549,7 @@ static void gather_task(void *arg, size_t worker, size_t r)
 		for (size_t p = g->fp0[q]; p < g->fp1[q]; p++) {
 			size_t x = (size_t)g->fo->at[q][p] - g->j0;
 			g->vd[x * g->K + r] = meas_e(k, (size_t)j) - meas_s(k, (size_t)j);
-			g->vg[x * g->K + r] = mw_gap(k, &g->w[r], j, q);
+			g->vg[x * g->K + r] = op_gap(k, (size_t)j);
 			j = next_on_stream(k, j, q);
 		}
 		g->cur[r][q] = j;
@@ -570,17 +565,15 @@ static void gather(const struct whatif_ctx *c, size_t cl,
 	const struct rank_input *f = &c->k[c->crank[c->cr0[cl]]];
 	struct stream_ops fo;
 	stream_ops(f, &fo);
-	struct gather g = { c, cl, c->cr0[cl + 1] - c->cr0[cl], 0, 0, NULL, NULL, &fo, NULL, NULL, NULL, NULL };
+	struct gather g = { c, cl, c->cr0[cl + 1] - c->cr0[cl], 0, 0, NULL, NULL, &fo, NULL, NULL, NULL };
 	size_t ns = f->nstr ? f->nstr : 1;
 	g.fp0 = xcalloc(ns, sizeof(*g.fp0));
 	g.fp1 = xcalloc(ns, sizeof(*g.fp1));
 	g.vd = xmalloc(GATHER_BLOCK * g.K * sizeof(*g.vd));
 	g.vg = xmalloc(GATHER_BLOCK * g.K * sizeof(*g.vg));
-	g.w = xmalloc(g.K * sizeof(*g.w));
 	g.cur = xmalloc(g.K * sizeof(*g.cur));
 	for (size_t r = 0; r < g.K; r++) {
 		const struct rank_input *k = &c->k[c->crank[c->cr0[cl] + r]];
-		mw_init(k, &g.w[r]);
 		g.cur[r] = xmalloc(ns * sizeof(int32_t));
 		for (size_t q = 0; q < k->nstr; q++)
 			g.cur[r][q] = k->shead[q];
@@ -603,10 +596,8 @@ static void gather(const struct whatif_ctx *c, size_t cl,
 		free(at);
 	}
 	for (size_t r = 0; r < g.K; r++) {
-		mw_release(&c->k[c->crank[c->cr0[cl] + r]], &g.w[r]);
 		free(g.cur[r]);
 	}
-	free(g.w);
 	free(g.cur);
 	free(g.fp0);
 	free(g.fp1);

@@ -1,11 +1,8 @@
 /*
- * walk.c - a rank's measured ops in the orders the what-if reads them: the
- * host in launch order (its streams' launches merged by launch time and
- * op, each stream launching in its own order; a rank where one does not
- * keeps its launch order whole, lorder), and each op's measured host gap
- * (the time since the launch before it, or after a synchronisation the
- * host's own time after the op it waited for) queued on its stream until
- * that stream's walk reads it.  No time is kept per op.
+ * walk.c - a rank's host in launch order: its streams' launches merged by
+ * launch time and op (each stream launching in its own order; a rank
+ * where one does not keeps its launch order whole, lorder), read by the
+ * set-up (each op's gap), the replay and the critical path.
  */
 #include "overlap/whatif/private.h"
 
@@ -80,80 +77,4 @@ int32_t hw_next(const struct rank_input *k, struct host_walk *h, size_t *q, int3
 	h->hl[best] = h->hc[best] >= 0 ? ot_launch(&k->t, (size_t)h->hc[best]) : 0;
 	h->p++;
 	return j;
-}
-
-void mw_init(const struct rank_input *k, struct meas_walk *w)
-{
-	hw_init(k, &w->h);
-	w->q = xcalloc(k->nstr ? k->nstr : 1, sizeof(*w->q));
-	w->la_prev = UNSET;
-}
-
-void mw_release(const struct rank_input *k, struct meas_walk *w)
-{
-	for (size_t q = 0; q < k->nstr; q++) {
-		free(w->q[q].j);
-		free(w->q[q].g);
-	}
-	free(w->q);
-	hw_release(&w->h);
-}
-
-/* The next launch's measured gap onto its stream's queue; 0 after the last. */
-static int walk_host(const struct rank_input *k, struct meas_walk *w)
-{
-	size_t q;
-	int32_t pos, j = hw_next(k, &w->h, &q, &pos);
-	if (j < 0)
-		return 0;
-	int64_t la = meas_l(k, (size_t)j), g;
-	if (k->flags[j] & OPF_HDEP) { /* the host's own time after the op it waited for */
-		const struct dep_in *hd = &k->hdeps[wi_find_op(k->hdeps, k->nhdeps, sizeof(*k->hdeps), j)];
-		g = la - meas_e(k, (size_t)hd->d);
-	} else {
-		g = w->la_prev == UNSET ? 0 : la - w->la_prev;
-	}
-	w->la_prev = la;
-	struct gap_queue *gq = &w->q[q];
-	if (gq->at + gq->len == gq->cap) {
-		if (gq->at && gq->at >= gq->len) { /* at least half the room at the front: moved down */
-			memmove(gq->j, gq->j + gq->at, gq->len * sizeof(*gq->j));
-			memmove(gq->g, gq->g + gq->at, gq->len * sizeof(*gq->g));
-			gq->at = 0;
-		} else {
-			gq->cap = gq->cap ? 2 * gq->cap : 16;
-			gq->j = xrealloc(gq->j, gq->cap * sizeof(*gq->j));
-			gq->g = xrealloc(gq->g, gq->cap * sizeof(*gq->g));
-		}
-	}
-	gq->j[gq->at + gq->len] = j;
-	gq->g[gq->at + gq->len] = g;
-	gq->len++;
-	return 1;
-}
-
-int64_t mw_gap(const struct rank_input *k, struct meas_walk *w, int32_t j, size_t q)
-{
-	if (!(k->flags[j] & OPF_LAUNCH))
-		return 0;
-	struct gap_queue *gq = &w->q[q];
-	for (;;) {
-		for (size_t x = 0; x < gq->len; x++) {
-			if (gq->j[gq->at + x] != j)
-				continue;
-			int64_t g = gq->g[gq->at + x];
-			if (!x) {
-				gq->at++;
-			} else { /* a stream launched out of its order (lorder): closed up */
-				memmove(gq->j + gq->at + x, gq->j + gq->at + x + 1, (gq->len - x - 1) * sizeof(*gq->j));
-				memmove(gq->g + gq->at + x, gq->g + gq->at + x + 1, (gq->len - x - 1) * sizeof(*gq->g));
-			}
-			gq->len--;
-			if (!gq->len)
-				gq->at = 0;
-			return g;
-		}
-		if (!walk_host(k, w))
-			return 0; /* not reached: every op with a launch is in the launch order */
-	}
 }
