@@ -348,14 +348,16 @@ static void encode(const struct build *bd, struct rank_result *r)
 	struct ot_head h = { 0 };
 	struct op_fields f;
 	size_t n = bd->n;
+	uint32_t *kx = xmalloc((n ? n : 1) * sizeof(*kx)); /* each op's key, found once */
 	h.n = n;
 	h.base = n ? b_start(bd, 0) : 0;
 	for (size_t j = 0; j < n; j++) {
 		op_fields(bd, j, h.base, &f);
+		kx[j] = (uint32_t)key_of(&kt, bd, j);
 		h.nesc[OT_E_START] += f.start == OT_ESC32;
 		h.nesc[OT_E_DUR] += f.dur == OT_ESC24;
 		h.nesc[OT_E_LAG] += f.lag == OT_ESC24;
-		h.nesc[OT_E_KEY] += key_of(&kt, bd, j) >= OT_ESC16;
+		h.nesc[OT_E_KEY] += kx[j] >= OT_ESC16;
 		h.nrun += !j || bd->step[j] != bd->step[j - 1];
 		h.ndep += bd->dep[j] >= 0;
 		h.nhdep += bd->hdep[j] >= 0;
@@ -386,14 +388,13 @@ static void encode(const struct build *bd, struct rank_result *r)
 			esc[OT_E_DUR][ne[OT_E_DUR]++] = (struct ot_esc){ (uint32_t)j, 0, f.vdur };
 		if (f.lag == OT_ESC24)
 			esc[OT_E_LAG][ne[OT_E_LAG]++] = (struct ot_esc){ (uint32_t)j, 0, f.vlag };
-		size_t kx = key_of(&kt, bd, j);
 		if (h.kw == 1) {
-			b[h.o_key + j] = (unsigned char)kx;
+			b[h.o_key + j] = (unsigned char)kx[j];
 		} else {
-			uint16_t k16 = kx < OT_ESC16 ? (uint16_t)kx : OT_ESC16;
+			uint16_t k16 = kx[j] < OT_ESC16 ? (uint16_t)kx[j] : OT_ESC16;
 			memcpy(b + h.o_key + 2 * j, &k16, sizeof(k16));
-			if (kx >= OT_ESC16)
-				esc[OT_E_KEY][ne[OT_E_KEY]++] = (struct ot_esc){ (uint32_t)j, 0, (int64_t)kx };
+			if (kx[j] >= OT_ESC16)
+				esc[OT_E_KEY][ne[OT_E_KEY]++] = (struct ot_esc){ (uint32_t)j, 0, (int64_t)kx[j] };
 		}
 		if (!j || bd->step[j] != bd->step[j - 1])
 			runs[nr++] = (struct ot_run){ (uint32_t)j, bd->step[j] };
@@ -404,6 +405,7 @@ static void encode(const struct build *bd, struct rank_result *r)
 		if (bd->bar[j])
 			bar[nb++] = (uint32_t)j;
 	}
+	free(kx);
 	free(kt.k);
 	free(kt.name);
 	free(kt.slot);

@@ -537,7 +537,6 @@ void wi_build_groups(struct whatif_ctx *c);
 int64_t wi_xfer(const struct whatif_ctx *c, size_t m);
 
 /* slots.c */
-int64_t wi_peer_median(const struct whatif_ctx *c, int32_t slot, int64_t own, int part);
 void wi_occurrences(const struct rank_input *k, uint32_t *occ);
 void wi_build_slots(struct whatif_ctx *c);
 /* The ideal durations and gaps of the sets masks[0..n) (their ranks
@@ -548,9 +547,6 @@ size_t wi_anchor_group(const struct whatif_ctx *c, size_t a);
 void wi_build_anchors(struct whatif_ctx *c);
 
 /* scenario.c */
-int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const struct rank_input *k, size_t i,
-		     size_t j, int32_t slot, int64_t d);
-int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g);
 int wi_set_scenario(const struct whatif_ctx *c, struct replay_state *s, size_t v, const struct scenario *sc);
 
 /* replay.c */
@@ -607,6 +603,66 @@ static inline double wi_mean(const double *v, size_t n)
 	for (size_t q = 0; q < n; q++)
 		s += v[q];
 	return n ? s / (double)n : NAN;
+}
+
+/* The median of an op's peers (its slot without itself, the lower median
+ * of the K - 1 others): position t = (K - 2) / 2 of the others is V(t) if
+ * fewer than t + 1 values are below own, else V(t + 1).  Part 0: duration,
+ * 1: host gap; an op without a slot is its own peer. */
+static inline int64_t wi_peer_median(const struct whatif_ctx *c, int32_t slot, int64_t own, int part)
+{
+	if (slot < 0)
+		return own;
+	const int64_t *mid = &c->mid[4 * (size_t)slot + 2 * (size_t)part];
+	return mid[0] < own ? mid[0] : mid[1];
+}
+
+/* The duration of op j (not a matched call) of fixed rank i under
+ * scenario sc, its measured duration d and slot given: the ideal the
+ * scenario gives it, at most what it took (but for the stage balance,
+ * which moves work). */
+static inline int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const struct rank_input *k, size_t i,
+		     size_t j, int32_t slot, int64_t d)
+{
+	int64_t d2 = d;
+	switch (sc->type) {
+	case SC_ALL:
+		if (slot >= 0)
+			d2 = c->med_all_d[slot];
+		break;
+	case SC_CAT: /* an op type's compute or copies (a transfer: op_xfer; host gaps: op_gap) */
+		if (sc->cat != WC_HOST && sc->cat < WC_COLL && slot >= 0 && !(k->flags[j] & OPF_CALL) &&
+		    wi_kind_cat(ot_key(&k->t, j)->kind) == sc->cat)
+			d2 = c->med_all_d[slot];
+		break;
+	case SC_BAL:
+		return wi_balanced(c, i, j, d);
+	case SC_SET:
+		if (sc->part & PART_DUR)
+			d2 = sc->single >= 0 ? wi_peer_median(c, slot, d, 0) : slot >= 0 ? sc->md[slot] : d;
+		break;
+	default:
+		break;
+	}
+	return d2 < d ? d2 : d; /* fixing never makes an op slower */
+}
+
+/* The host gap before an op (launch known) of a fixed rank under sc, its
+ * measured gap g and slot given. */
+static inline int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g)
+{
+	switch (sc->type) {
+	case SC_ALL:
+		return slot >= 0 ? c->med_all_g[slot] : g;
+	case SC_CAT:
+		return sc->cat == WC_HOST && slot >= 0 ? c->med_all_g[slot] : g;
+	case SC_SET:
+		if (sc->part & PART_HOST)
+			return sc->single >= 0 ? wi_peer_median(c, slot, g, 1) : slot >= 0 ? sc->mg[slot] : g;
+		return g;
+	default:
+		return g;
+	}
 }
 
 /* The transfer of member m (measured xm, ideal xi) under sc: its type's

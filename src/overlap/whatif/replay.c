@@ -366,9 +366,14 @@ static void head_set(const struct rank_input *k, struct stream_replay *sr, int32
 		return;
 	sr->f = k->flags[j];
 	sr->st = ot_step_at(&k->t, &sr->run, (size_t)j);
-	sr->ts = meas_s(k, (size_t)j);
-	sr->te = meas_e(k, (size_t)j);
-	sr->la = sr->f & OPF_LAUNCH ? meas_l(k, (size_t)j) : UNSET;
+	int64_t s0 = ot_start(&k->t, (size_t)j); /* decoded once */
+	sr->ts = rank_aligned(k, s0);
+	sr->te = rank_aligned(k, s0 + ot_dur(&k->t, (size_t)j));
+	sr->la = UNSET;
+	if (sr->f & OPF_LAUNCH) {
+		uint32_t v = ot_u24(k->t.lag, (size_t)j);
+		sr->la = rank_aligned(k, s0 - (v != OT_ESC24 ? (int64_t)v : ot_escape(&k->t, OT_E_LAG, (size_t)j)));
+	}
 }
 
 /* Replays rank i as far as what it waits for allows. */

@@ -54,54 +54,6 @@ static int rank_fixed(const struct whatif_ctx *c, const struct scenario *sc, siz
 	}
 }
 
-/* The duration of op j (not a matched call) of fixed rank i under
- * scenario sc, its measured duration d and slot given: the ideal the
- * scenario gives it, at most what it took (but for the stage balance,
- * which moves work). */
-int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scenario *sc, const struct rank_input *k, size_t i,
-		     size_t j, int32_t slot, int64_t d)
-{
-	int64_t d2 = d;
-	switch (sc->type) {
-	case SC_ALL:
-		if (slot >= 0)
-			d2 = c->med_all_d[slot];
-		break;
-	case SC_CAT: /* an op type's compute or copies (a transfer: op_xfer; host gaps: op_gap) */
-		if (sc->cat != WC_HOST && sc->cat < WC_COLL && slot >= 0 && !(k->flags[j] & OPF_CALL) &&
-		    wi_kind_cat(ot_key(&k->t, j)->kind) == sc->cat)
-			d2 = c->med_all_d[slot];
-		break;
-	case SC_BAL:
-		return wi_balanced(c, i, j, d);
-	case SC_SET:
-		if (sc->part & PART_DUR)
-			d2 = sc->single >= 0 ? wi_peer_median(c, slot, d, 0) : slot >= 0 ? sc->md[slot] : d;
-		break;
-	default:
-		break;
-	}
-	return d2 < d ? d2 : d; /* fixing never makes an op slower */
-}
-
-/* The host gap before an op (launch known) of a fixed rank under sc, its
- * measured gap g and slot given. */
-int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g)
-{
-	switch (sc->type) {
-	case SC_ALL:
-		return slot >= 0 ? c->med_all_g[slot] : g;
-	case SC_CAT:
-		return sc->cat == WC_HOST && slot >= 0 ? c->med_all_g[slot] : g;
-	case SC_SET:
-		if (sc->part & PART_HOST)
-			return sc->single >= 0 ? wi_peer_median(c, slot, g, 1) : slot >= 0 ? sc->mg[slot] : g;
-		return g;
-	default:
-		return g;
-	}
-}
-
 /* Whether fixed rank i has an op whose duration, host gap or (a matched
  * call) transfer the scenario sc changes. */
 static int rank_changes(const struct whatif_ctx *c, const struct scenario *sc, size_t i)

@@ -79,18 +79,6 @@ static void slot_medians(const struct whatif_ctx *c, size_t q, const int64_t *vd
 	}
 }
 
-/* The median of an op's peers (its slot without itself, the lower median
- * of the K - 1 others): position t = (K - 2) / 2 of the others is V(t) if
- * fewer than t + 1 values are below own, else V(t + 1).  Part 0: duration,
- * 1: host gap; an op without a slot is its own peer. */
-int64_t wi_peer_median(const struct whatif_ctx *c, int32_t slot, int64_t own, int part)
-{
-	if (slot < 0)
-		return own;
-	const int64_t *mid = &c->mid[4 * (size_t)slot + 2 * (size_t)part];
-	return mid[0] < own ? mid[0] : mid[1];
-}
-
 /* The occurrence of each op's (step, name) in its rank, in op order (an
  * open-addressing count), into occ[]; ops without a step get UINT32_MAX. */
 void wi_occurrences(const struct rank_input *k, uint32_t *occ)
@@ -526,9 +514,10 @@ static size_t slot_members(struct whatif_ctx *c)
 #define GATHER_BLOCK 64 /* ops of the first rank per block: K x 64 x 16 bytes of values */
 
 /* An aligned class's ranks' durations and gaps of GATHER_BLOCK ops of its
- * first rank at a time: vd[x * K + r], vg[...] of the first rank's op
- * j0 + x on the class's rank r (crank order); each rank walks its streams
- * forward from block to block (cur). */
+ * first rank at a time: vd[r * GATHER_BLOCK + x], vg[...] of the first
+ * rank's op j0 + x on the class's rank r (crank order: each rank writes
+ * its own run of values), read back slot by slot; each rank walks its
+ * streams forward from block to block (cur). */
 struct gather {
 	const struct whatif_ctx *c;
 	size_t cl, K, j0, nb;
@@ -547,9 +536,9 @@ static void gather_task(void *arg, size_t worker, size_t r)
 	for (size_t q = 0; q < k->nstr; q++) {
 		int32_t j = g->cur[r][q];
 		for (size_t p = g->fp0[q]; p < g->fp1[q]; p++) {
-			size_t x = (size_t)g->fo->at[q][p] - g->j0;
-			g->vd[x * g->K + r] = meas_e(k, (size_t)j) - meas_s(k, (size_t)j);
-			g->vg[x * g->K + r] = op_gap(k, (size_t)j);
+			size_t x = r * GATHER_BLOCK + (size_t)g->fo->at[q][p] - g->j0;
+			g->vd[x] = meas_e(k, (size_t)j) - meas_s(k, (size_t)j);
+			g->vg[x] = op_gap(k, (size_t)j);
 			j = next_on_stream(k, j, q);
 		}
 		g->cur[r][q] = j;
@@ -571,6 +560,7 @@ static void gather(const struct whatif_ctx *c, size_t cl,
 	g.fp1 = xcalloc(ns, sizeof(*g.fp1));
 	g.vd = xmalloc(GATHER_BLOCK * g.K * sizeof(*g.vd));
 	g.vg = xmalloc(GATHER_BLOCK * g.K * sizeof(*g.vg));
+	int64_t *cd = xmalloc(2 * g.K * sizeof(*cd)), *cg = cd + g.K; /* one slot's values */
 	g.cur = xmalloc(g.K * sizeof(*g.cur));
 	for (size_t r = 0; r < g.K; r++) {
 		const struct rank_input *k = &c->k[c->crank[c->cr0[cl] + r]];
@@ -590,8 +580,13 @@ static void gather(const struct whatif_ctx *c, size_t cl,
 		for (size_t x = 0; x < g.nb; x++) {
 			size_t q = op_stream(f, g.j0 + x);
 			int32_t s = c->cslot[cl].at[q][at[q]++];
-			if (s >= 0)
-				fn(arg, c, cl, s, g.vd + x * g.K, g.vg + x * g.K);
+			if (s < 0)
+				continue;
+			for (size_t r = 0; r < g.K; r++) {
+				cd[r] = g.vd[r * GATHER_BLOCK + x];
+				cg[r] = g.vg[r * GATHER_BLOCK + x];
+			}
+			fn(arg, c, cl, s, cd, cg);
 		}
 		free(at);
 	}
@@ -603,6 +598,7 @@ static void gather(const struct whatif_ctx *c, size_t cl,
 	free(g.fp1);
 	free(g.vd);
 	free(g.vg);
+	free(cd);
 	stream_ops_free(&fo);
 }
 

@@ -181,12 +181,33 @@ static void ctx_init(struct whatif_ctx *c, struct analysis *a, const int *stage)
 	}
 }
 
+/* One of the first passes: worker x replays sc[0..n) into out[0..n). */
+struct first_pass {
+	struct whatif_ctx *c;
+	size_t n;
+	const struct scenario *sc;
+	double **out;
+	int replayed[LANES_MAX];
+	size_t lane[LANES_MAX];
+	size_t left;
+};
+
+static void first_pass_task(void *arg, size_t w, size_t x)
+{
+	(void)w;
+	struct first_pass *p = (struct first_pass *)arg + x;
+	struct replay_state *s = wi_worker(p->c, x, p->n);
+	s->mlane = x ? -1 : 0; /* the unmodified replay in lane 0 of worker 0: its moves recorded */
+	p->left = wi_replay_lanes(p->c, s, p->n, p->sc, p->out, p->replayed, p->lane);
+}
+
 /* The slots, then the first replays in one pass on worker 0 (replay_lanes):
  * the unmodified one (lane 0, with its comparison to the measured steps and
  * the critical path), the ideal one (lane 1) and the single-rank fixes
  * all_fixes will surely replay (rank_candidates with the material threshold
  * from the measured step, 3 % (REPRO_PCT) above; at most LANES_MAX - 2 of
- * them, all_fixes replays any other): *sp. */
+ * them, all_fixes replays any other): *sp; with two workers or more the
+ * early fixes in a pass of their own on worker 1, at the same time. */
 static void first_replays(struct whatif_ctx *c, struct first_out *f, struct early_fixes *sp)
 {
 	wi_build_slots(c);
@@ -214,17 +235,25 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	}
-	struct replay_state *s = wi_worker(c, 0, n);
-	int replayed[LANES_MAX];
-	size_t lane[LANES_MAX];
-	s->mlane = 0; /* c->rep unknown: every lane replays, the unmodified one in lane 0 (its moves recorded) */
-	size_t left = wi_replay_lanes(c, s, n, sc, out, replayed, lane);
+	/* one pass of every lane, or with two workers the unmodified and ideal
+	 * lanes on one and the early fixes on the other at once (the order ops
+	 * start in is every pass's: the same figures) */
+	struct first_pass fp[2] = { { c, n, sc, out, { 0 }, { 0 }, 0 }, { c, 0, sc + 2, out + 2, { 0 }, { 0 }, 0 } };
+	size_t npass = 1;
+	if (c->nw >= 2 && sp->n) {
+		fp[0].n = 2;
+		fp[1].n = sp->n;
+		npass = 2;
+	}
+	pool_for(npass, npass, first_pass_task, fp);
 	phase("the first replays");
-	wi_work_ends(c, s, lane[0], f->rep_wend);
-	wi_base_replay(c, s, lane[0], f->w, f->meas, f->rep, left);
+	struct replay_state *s = &c->w[0], *s1 = &c->w[npass - 1];
+	const size_t *sl = npass == 2 ? fp[1].lane : fp[0].lane + 2; /* the early fixes' lanes */
+	wi_work_ends(c, s, fp[0].lane[0], f->rep_wend);
+	wi_base_replay(c, s, fp[0].lane[0], f->w, f->meas, f->rep, fp[0].left);
 	s->mlane = -1;
 	for (size_t x = 0; x < sp->n; x++) {
-		wi_work_ends(c, s, lane[2 + x], sp->e[x].wend);
+		wi_work_ends(c, s1, sl[x], sp->e[x].wend);
 		free(mask[x]);
 	}
 	c->rep = f->rep;
