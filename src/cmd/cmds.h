@@ -15,6 +15,12 @@ enum aorta_status run_load(const char *input, const struct analysis_opts *o, str
 
 int run_is_saved_analysis(const char *input);
 
+/* Reads a clock-offsets file (clock_offsets.c): one 'KEY OFFSET_NS' per
+ * line, KEY a rank number or a host name, '#' comments; *out is the
+ * caller's.  Errors name the file and line. */
+enum aorta_status clock_offsets_load(const char *path, struct clock_given **out, size_t *n,
+				     struct aorta_error *e);
+
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);

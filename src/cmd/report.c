@@ -35,6 +35,7 @@
 #include "cmd/cmds.h"
 #include "ingest/upstream_sums.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/upstream.h"
 #include "report/compare.h"
 #include "report/report_charts.h"
 #include "report/report_html.h"
@@ -182,8 +183,8 @@ static enum aorta_status load_run(const char *in, const char *prefer, const stru
 {
 	struct stat sb;
 	size_t n = 0;
-	if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && rep_upstream_files(in)) {
-		char **v = !strcmp(prefer, "jsonl") ? rep_upstream_paths(in, &n) : NULL;
+	if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && pipeline_upstream_files(in)) {
+		char **v = !strcmp(prefer, "jsonl") ? pipeline_upstream_paths(in, &n) : NULL;
 		char *argv[1] = { (char *)in };
 		enum aorta_status st = v ? analysis_run_upstream(v, n, ao, up, a, e)
 					 : analysis_run_upstream(argv, 1, ao, up, a, e);
@@ -208,8 +209,8 @@ static enum aorta_status upstream_of(struct rep_dataset *d, const struct up_sums
 	d->analysis_from = d->format && !strcmp(d->format, "aorta-analysis") ? "saved analysis"
 			   : d->format && !strcmp(d->format, "aorta-jsonl")   ? "jsonl"
 									    : "traces";
-	if (dir && rep_upstream_files(d->input))
-		return rep_upstream_from_sums(d->input, up, &d->up) ? AORTA_OK : rep_upstream_read(d->input, &d->up, e);
+	if (dir && pipeline_upstream_files(d->input))
+		return pipeline_upstream_from_sums(d->input, up, &d->up) ? AORTA_OK : pipeline_upstream_read(d->input, &d->up, e);
 	rep_upstream_from_recorded(d->a, &d->up);
 	return AORTA_OK;
 }

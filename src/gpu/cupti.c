@@ -12,7 +12,7 @@
  * window (warm-up) are dropped there.  At the end of a window the device is
  * synchronised, CUPTI is flushed (forced), the host ProfilerStep#N ranges
  * and their GPU-side annotations are added, events are sorted by start and
- * handed to kineto_write (src/ingest/kineto_write.c).
+ * handed to kineto_write (src/timeline/kineto_write.c).
  *
  * Kernel names are demangled with the C++ runtime's __cxa_demangle (found
  * with dlsym, so the file stays C), as Kineto writes them.
@@ -35,7 +35,7 @@
 
 #include "base/strtab.h"
 #include "gpu/gpu.h"
-#include "ingest/kineto_write.h"
+#include "timeline/kineto_write.h"
 
 #define BUF_BYTES (8u << 20)
 

@@ -319,11 +319,6 @@ double analysis_caused_time_share(const struct analysis *a);
 /* Whether the waiting caused is material (the second half of the rule). */
 int analysis_waiting_material(const struct analysis *a);
 
-/* Reads a clock-offsets file: one 'KEY OFFSET_NS' per line, KEY a rank
- * number or a host name, '#' comments.  Errors name the file and line. */
-enum aorta_status clock_offsets_load(const char *path, struct clock_given **out, size_t *n,
-				     struct aorta_error *e);
-
 /* A format whose ranks each run on a clock of their own (aorta JSONL: each
  * rank's steps laid end to end), so arrivals cannot be compared across
  * ranks: the join matches nothing where a rank has it, and analysis_rank

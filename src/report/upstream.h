@@ -9,11 +9,11 @@
  * profile.overlap.per_stream_ms.compute (0 when a key is missing).  Then:
  * count = records; mean_X = sum(X) / count in record order;
  * overlap_ratio = mean_overlap / mean_compute, 0 when compute <= 0
- * (docs/metrics.md "Report").  The records are read as
- * ingest/upstream_sums.h reads them: in the pass that reads the JSONL for
- * the analysis where report reads it (rep_upstream_from_sums), else by a
- * pass of their own (rep_upstream_read); the sums are added in the same
- * order with doubles, so the figures equal Python's to the bit.
+ * (docs/metrics.md "Report").  The records are read by the pipeline
+ * (pipeline/upstream.h: in the pass that reads the JSONL for the analysis
+ * where report reads it, else by a pass of their own); the sums are added
+ * in the same order with doubles, so the figures equal Python's to the
+ * bit.
  */
 #ifndef AORTA_REPORT_UPSTREAM_H
 #define AORTA_REPORT_UPSTREAM_H
@@ -41,23 +41,6 @@ void rep_upstream_free(struct rep_upstream *u);
 /* overlap_ratio of one rank (0 when its compute is 0), NaN when absent. */
 double rep_upstream_rank_ratio(const struct rep_upstream *u, int rank);
 
-/* Number of rank_*_metrics.jsonl files directly in dir (0: none, or not a
- * directory). */
-size_t rep_upstream_files(const char *dir);
-/* Their paths ("dir/name"), sorted by name (caller frees each and the array). */
-char **rep_upstream_paths(const char *dir, size_t *n);
-/* Reads every rank_*_metrics.jsonl of dir into u.  A line that is not an
- * upstream record (no profile.overlap object) or not JSON is left out and
- * counted (bad_lines, first_bad: file and line); overlap_report.py would
- * stop there.  Only an unreadable file is an error. */
-enum aorta_status rep_upstream_read(const char *dir, struct rep_upstream *u, struct aorta_error *e);
-/* The same from the records the analysis's own pass gathered
- * (pipeline.h's analysis_run_upstream): 1 and u filled when s holds
- * exactly dir's rank_*_metrics.jsonl files, in overlap_report.py's order,
- * each read as it reads them; else 0 (u untouched: read them with
- * rep_upstream_read). */
-struct up_sums;
-int rep_upstream_from_sums(const char *dir, const struct up_sums *s, struct rep_upstream *u);
 /* The same from the figures an analysis kept of its JSONL (rank_result
  * rec: every step of every rank, in rank order).  0 when it has none. */
 int rep_upstream_from_recorded(const struct analysis *a, struct rep_upstream *u);

@@ -22,6 +22,7 @@
 
 #include "base/zread.h"
 
+#include "cmd/cmds.h"
 #include "ingest/ingest.h"
 #include "pipeline/pipeline.h"
 #include "overlap/diagnosis.h"

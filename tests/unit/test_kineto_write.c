@@ -8,7 +8,7 @@
  * (the correlation join) and step.  Also: the fixed-point printer, the
  * upstream path layout, and an injected write failure leaving no file.
  */
-#include "ingest/kineto_write.h"
+#include "timeline/kineto_write.h"
 
 #include "base/output.h"
 #include "ingest/ingest.h"

@@ -14,6 +14,7 @@
 
 #include "overlap/analysis.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/upstream.h"
 #include "report/report_charts.h"
 #include "report/report_html.h"
 #include "report/report_model.h"
@@ -68,7 +69,7 @@ static void test_upstream_jsonl_matches_overlap_report(void)
 	/* upstream's keys: overlap_report.py's output on the same folder
 	 * (tests/data/upstream, every record, no skip), to the bit */
 	struct rep_upstream u;
-	CHECK_EQ_I(rep_upstream_read("data/h200x4/aorta_ddp", &u, &e), AORTA_OK);
+	CHECK_EQ_I(pipeline_upstream_read("data/h200x4/aorta_ddp", &u, &e), AORTA_OK);
 	CHECK_EQ_I(u.files, 4);
 	CHECK_EQ_I(u.count, 240);
 	CHECK_EQ_I(u.bad_lines, 0);
@@ -114,7 +115,7 @@ static void test_cut_last_line_is_counted_and_left_out(void)
 	/* upstream's keys from the recorded figures: the two whole records,
 	 * the cut line left out and counted, missing keys 0 as upstream */
 	struct rep_upstream u;
-	CHECK_EQ_I(rep_upstream_read(dir, &u, &e), AORTA_OK);
+	CHECK_EQ_I(pipeline_upstream_read(dir, &u, &e), AORTA_OK);
 	CHECK_EQ_I(u.count, 2);
 	CHECK_EQ_I(u.bad_lines, 1);
 	CHECK(strstr(u.first_bad, "line 4") != NULL);

@@ -15,7 +15,7 @@
  * wrapper) into the real output FILE, so the atomic out_open/out_commit
  * machinery, its error checks and its fault injection see every byte.
  */
-#include "ingest/kineto_write.h"
+#include "timeline/kineto_write.h"
 
 #include <errno.h>
 #include <limits.h>
