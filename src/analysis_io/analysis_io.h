@@ -27,6 +27,12 @@ enum aorta_status analysis_save_json(const struct analysis *a, const char *path,
  * with analysis_free; on error a is empty).  Errors are AORTA_EINPUT with
  * the file, the byte offset and the path of the bad field. */
 enum aorta_status analysis_json_read(const char *path, struct analysis *a, struct aorta_error *e);
+/* The same from a stream already open at its start (its first bytes may
+ * have been peeked: the one open of a named input, cmd/runs.c); z stays
+ * the caller's. */
+struct zread;
+enum aorta_status analysis_json_read_stream(const char *path, struct zread *z, struct analysis *a,
+					    struct aorta_error *e);
 /* The same on text in memory (NUL-terminated); path only names it. */
 enum aorta_status analysis_json_parse(const char *path, const char *text, struct analysis *a,
 				      struct aorta_error *e);

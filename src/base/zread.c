@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -403,12 +404,21 @@ static enum infl_kind pick_inflater(void)
 	return isal.ok ? INFL_ISAL : INFL_ZLIB;
 }
 
+/* Every file zread_open opened (zread_opens: the tests' count of opens). */
+static atomic_size_t opens;
+
+size_t zread_opens(void)
+{
+	return atomic_load(&opens);
+}
+
 enum aorta_status zread_open(const char *path, struct zread **out, struct aorta_error *e)
 {
 	struct zread *z;
 	int fd;
 
 	*out = NULL;
+	atomic_fetch_add(&opens, 1);
 	if (strcmp(path, "-") == 0) {
 		fd = dup(0); /* standard input; closing ours leaves fd 0 alone */
 		if (fd < 0)
@@ -638,20 +648,14 @@ enum aorta_status zread_rest(struct zread *z, char **buf, size_t *len, struct ao
 	return AORTA_OK;
 }
 
-enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size_t *len,
-			    struct aorta_error *e)
+enum aorta_status zread_take(struct zread *z, size_t max_bytes, char **buf, size_t *len,
+			     struct aorta_error *e)
 {
-	struct zread *z;
-	enum aorta_status st;
 	size_t cap = 1 << 16, n = 0;
-	char *b;
+	char *b = xmalloc(cap + 1);
 
 	*buf = NULL;
 	*len = 0;
-	st = zread_open(path, &z, e);
-	if (st != AORTA_OK)
-		return st;
-	b = xmalloc(cap + 1);
 	for (;;) {
 		if (max_bytes && n >= max_bytes)
 			break;
@@ -665,18 +669,32 @@ enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size
 		ssize_t r = zread_read(z, b + n, want, e);
 		if (r < 0) {
 			free(b);
-			zread_close(z);
 			return e ? e->code : AORTA_EINPUT;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	zread_close(z);
 	b[n] = '\0';
 	*buf = b;
 	*len = n;
 	return AORTA_OK;
+}
+
+enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size_t *len,
+			    struct aorta_error *e)
+{
+	struct zread *z;
+	enum aorta_status st;
+
+	*buf = NULL;
+	*len = 0;
+	st = zread_open(path, &z, e);
+	if (st != AORTA_OK)
+		return st;
+	st = zread_take(z, max_bytes, buf, len, e);
+	zread_close(z);
+	return st;
 }
 
 enum aorta_status zread_whole(const char *path, size_t cap, const char *what, char **buf,

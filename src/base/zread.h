@@ -45,6 +45,12 @@ enum aorta_status zread_rest(struct zread *z, char **buf, size_t *len, struct ao
 /* The whole (decompressed) file in one malloc'd, NUL-terminated buffer;
  * the caller frees *buf.  For small formats and sniffing; max_bytes bounds
  * it (0: no bound) and reading stops quietly there. */
+/* zread_all of a stream already open (z stays open, its bytes read). */
+enum aorta_status zread_take(struct zread *z, size_t max_bytes, char **buf, size_t *len,
+			     struct aorta_error *e);
+/* How many files zread_open has opened in this process (the tests' check
+ * that each input is opened once). */
+size_t zread_opens(void);
 enum aorta_status zread_all(const char *path, size_t max_bytes, char **buf, size_t *len,
 			    struct aorta_error *e);
 

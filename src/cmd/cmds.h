@@ -8,12 +8,22 @@
 #include "base/error.h"
 #include "overlap/analysis.h"
 
-/* One run as a struct analysis (runs.c): a saved analysis is read back,
- * anything else goes through analysis_run.  On error *a is freed. */
+#include "ingest/ingest.h"
+
+/* One named input, opened once (runs.c): a regular file's stream and the
+ * kind sniffed from its first bytes (FMT_AORTA_ANALYSIS: a saved
+ * analysis); else (a folder, a glob, a pipe) no stream, FMT_UNKNOWN. */
+struct run_input { const char *path; struct zread *z; enum trace_format format; };
+void run_open(const char *input, struct run_input *ri);
+void run_close(struct run_input *ri);
+/* The run ri names as a struct analysis, read from its stream (closed
+ * here): a saved analysis is read back, anything else goes through the
+ * pipeline.  On error *a is freed. */
+enum aorta_status run_read(struct run_input *ri, const struct analysis_opts *o, struct analysis *a,
+			   struct aorta_error *e);
+/* run_open and run_read. */
 enum aorta_status run_load(const char *input, const struct analysis_opts *o, struct analysis *a,
 			   struct aorta_error *e);
-
-int run_is_saved_analysis(const char *input);
 
 /* Reads a clock-offsets file (clock_offsets.c): one 'KEY OFFSET_NS' per
  * line, KEY a rank number or a host name, '#' comments; *out is the

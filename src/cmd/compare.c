@@ -84,7 +84,10 @@ int cmd_compare(int argc, char **argv)
 	}
 	struct analysis *a = xcalloc((size_t)nargs, sizeof(*a));
 	enum aorta_status st = AORTA_OK;
-	struct analysis_opts ao = { .rules = rules, .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0 };
+	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+	ao.rules = rules;
+	ao.threads = threads;
+	ao.skip_steps = skip;
 	for (int i = 0; i < nargs && !st; i++) {
 		st = run_load(argv[i], &ao, &a[i], &e);
 		if (!st && !a[i].n)

@@ -179,10 +179,11 @@ static int find_label(char **labels, int n, const char *l)
  * the JSONL (the folder walk prefers the traces); where the JSONL is read,
  * overlap_report.py's records are gathered into up in the same pass. */
 static enum aorta_status load_run(const char *in, const char *prefer, const struct analysis_opts *ao,
-				  struct up_sums *up, struct analysis *a, struct aorta_error *e)
+				  struct up_sums *up, struct analysis *a, int *saved, struct aorta_error *e)
 {
 	struct stat sb;
 	size_t n = 0;
+	*saved = 0;
 	if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode) && pipeline_upstream_files(in)) {
 		char **v = !strcmp(prefer, "jsonl") ? pipeline_upstream_paths(in, &n) : NULL;
 		char *argv[1] = { (char *)in };
@@ -195,7 +196,10 @@ static enum aorta_status load_run(const char *in, const char *prefer, const stru
 			analysis_free(a);
 		return st;
 	}
-	return run_load(in, ao, a, e);
+	struct run_input ri;
+	run_open(in, &ri);
+	*saved = ri.format == FMT_AORTA_ANALYSIS;
+	return run_read(&ri, ao, a, e);
 }
 
 /* Upstream's keys of a run (report/upstream.h): from its JSONL files where
@@ -392,14 +396,17 @@ int cmd_report(int argc, char **argv)
 	inputs_upstream_jsonl_read = 1; /* upstream_of reads them: not "left out" */
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
-	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
-				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */,
-				    .no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */ };
+	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+	ao.threads = threads;
+	ao.skip_steps = skip;
+	ao.keep_traces = 2 /* the first file's timeline: the Gantt chart */;
+	ao.no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */;
 	struct up_sums *ups = xcalloc((size_t)dirs.n, sizeof(*ups));
+	int *saved = xcalloc((size_t)dirs.n, sizeof(*saved));
 	for (int i = 0; i < dirs.n; i++)
 		up_sums_init(&ups[i]);
 	for (int i = 0; i < dirs.n && !st; i++) {
-		st = load_run(dirs.v[i], prefer, &ao, &ups[i], &an[i], &e);
+		st = load_run(dirs.v[i], prefer, &ao, &ups[i], &an[i], &saved[i], &e);
 		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))
 			analysis_free(&an[i]);
 	}
@@ -410,6 +417,7 @@ int cmd_report(int argc, char **argv)
 		}
 		free(an);
 		free(ups);
+		free(saved);
 		aorta_error_print(&e);
 		rc = st;
 		goto done;
@@ -430,11 +438,12 @@ int cmd_report(int argc, char **argv)
 	rep.o.skip_steps = skip;
 	for (int i = 0; i < dirs.n; i++) {
 		rep_dataset_from_analysis(labels[i], dirs.v[i], &an[i], &rep.ds[i]);
-		if (run_is_saved_analysis(dirs.v[i]))
+		if (saved[i])
 			rep.ds[i].format = "aorta-analysis";
 		rep.nds = (size_t)i + 1;
 	}
 	free(an);
+	free(saved);
 	for (size_t i = 0; i < rep.nds && !st; i++)
 		st = upstream_of(&rep.ds[i], &ups[i], &e);
 	for (int i = 0; i < dirs.n; i++)

@@ -118,7 +118,7 @@ void hwq_switch_of(const int64_t *start_ns, const int64_t *end_ns, const int32_t
 enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, struct aorta_error *e)
 {
 	int ns = r->raw.streams;
-	struct ingest_opts io = { NULL, -1 };
+	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	memset(&ts, 0, sizeof(ts));
 	enum aorta_status st = ingest_kineto(path, &io, &ts, e);

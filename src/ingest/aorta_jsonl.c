@@ -15,7 +15,7 @@
  * message size at its real element size), when a number >= 0, is the
  * span's bytes (0: unknown).
  *
- * Upstream's records.  When asked (ingest_want_upstream), the same pass gathers
+ * Upstream's records.  When asked (ingest_opts up), the same pass gathers
  * what overlap_report.py reads of each line (ingest/upstream_sums.h: loss
  * and four profile.overlap figures, the last of a repeated key counting as
  * in Python), so `aorta report` needs no second pass over the files; a
@@ -695,13 +695,6 @@ static void lp_release(struct lp *p)
 
 /* ---- the reader ------------------------------------------------------------ */
 
-static _Thread_local struct up_file *want_up;
-
-void ingest_want_upstream(struct up_file *f)
-{
-	want_up = f;
-}
-
 struct jl {
 	const char *path;
 	const struct ingest_opts *o;
@@ -1068,8 +1061,7 @@ static void jl_init(struct jl *j, const char *path, const struct ingest_opts *o)
 	j->path = path;
 	j->o = o;
 	j->t = trace_new(path, "aorta-jsonl");
-	j->up = want_up;
-	want_up = NULL;
+	j->up = o ? o->up : NULL;
 	if (j->up)
 		j->up->exact = 1;
 }
@@ -1161,7 +1153,7 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 	enum aorta_status st;
 	int reserved = 0;
 
-	st = zread_open(path, &z, e);
+	st = ingest_stream_open(path, o, &z, e);
 	if (st)
 		return st;
 	jl_init(&j, path, o);
@@ -1221,7 +1213,7 @@ enum aorta_status ingest_aorta_jsonl(const char *path, const struct ingest_opts 
 	jl_emit(&j, out);
 out:
 	free(buf);
-	zread_close(z);
+	ingest_stream_close(o, z);
 	jl_release(&j);
 	return st;
 }

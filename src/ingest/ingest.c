@@ -189,14 +189,11 @@ enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
 	return f;
 }
 
-/* The stream ingest_file_as opened, for the reader it calls on this thread. */
-static _Thread_local struct zread *cur_z;
-static _Thread_local const char *cur_path;
-
-enum aorta_status ingest_stream_open(const char *path, struct zread **z, struct aorta_error *e)
+enum aorta_status ingest_stream_open(const char *path, const struct ingest_opts *o, struct zread **z,
+				     struct aorta_error *e)
 {
-	if (cur_z && cur_path && !strcmp(path, cur_path)) {
-		*z = cur_z;
+	if (o && o->z) {
+		*z = o->z;
 		return AORTA_OK;
 	}
 	enum aorta_status st = zread_open(path, z, e);
@@ -205,9 +202,9 @@ enum aorta_status ingest_stream_open(const char *path, struct zread **z, struct 
 	return st;
 }
 
-void ingest_stream_close(struct zread *z)
+void ingest_stream_close(const struct ingest_opts *o, struct zread *z)
 {
-	if (z != cur_z)
+	if (!o || z != o->z)
 		zread_close(z);
 }
 
@@ -234,6 +231,55 @@ static enum aorta_status jsonl_from_stream(const char *path, struct zread *z,
 	return st;
 }
 
+enum aorta_status ingest_stream(const char *path, struct zread *z, enum trace_format f,
+				const struct ingest_opts *o, struct trace_set *out, struct aorta_error *e)
+{
+	enum aorta_status st;
+	const char *buf;
+	size_t len;
+
+	if (e)
+		e->msg[0] = '\0';
+	if ((st = zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, e)))
+		return st;
+	if (f == FMT_UNKNOWN)
+		f = ingest_sniff_buf(path, buf, len, e);
+	int bom = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3);
+	if (bom) { /* the readers start after a BOM */
+		char skip[3];
+		if (zread_read(z, skip, 3, e) != 3)
+			return AORTA_EINPUT;
+	}
+	zread_set_limit(z, INGEST_MAX_TRACE_BYTES, "a trace (INGEST_MAX_TRACE_BYTES)");
+	struct ingest_opts io = *o; /* the readers read this stream */
+	io.z = z;
+	switch (f) {
+	case FMT_KINETO: st = ingest_kineto(path, &io, out, e); break;
+	case FMT_ROCPROF_CSV: st = ingest_rocprof_csv(path, &io, out, e); break;
+	case FMT_ROCPROF_JSON: st = ingest_rocprof_json(path, &io, out, e); break;
+	case FMT_OPTABLE: st = ingest_optable(path, &io, out, e); break;
+	case FMT_NSYS:
+	case FMT_ROCPD: /* SQLite opens the file itself (a regular file: sniff checked) */
+		io.z = NULL;
+		st = f == FMT_NSYS ? ingest_nsys(path, &io, out, e) : ingest_rocpd(path, &io, out, e);
+		break;
+	case FMT_AORTA_JSONL:
+		if (is_regular(path) && !bom) /* streamed, a line at a time */
+			st = ingest_aorta_jsonl(path, &io, out, e);
+		else
+			st = jsonl_from_stream(path, z, &io, out, e);
+		break;
+	case FMT_AORTA_ANALYSIS:
+		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+				"an aorta analysis, not a trace (give it to 'aorta compare')");
+		break;
+	default:
+		st = e && e->code ? e->code : AORTA_EINPUT;
+		break;
+	}
+	return st;
+}
+
 enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 				 const struct ingest_opts *o, struct trace_set *out,
 				 struct aorta_error *e)
@@ -245,55 +291,7 @@ enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 		e->msg[0] = '\0';
 	if ((st = zread_open(path, &z, e)))
 		return st;
-	const char *buf;
-	size_t len;
-	if ((st = zread_peek(z, INGEST_SNIFF_BYTES, &buf, &len, e))) {
-		zread_close(z);
-		return st;
-	}
-	if (f == FMT_UNKNOWN)
-		f = ingest_sniff_buf(path, buf, len, e);
-	int bom = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3);
-	if (bom) { /* the readers start after a BOM */
-		char skip[3];
-		if (zread_read(z, skip, 3, e) != 3) {
-			zread_close(z);
-			return AORTA_EINPUT;
-		}
-	}
-	zread_set_limit(z, INGEST_MAX_TRACE_BYTES, "a trace (INGEST_MAX_TRACE_BYTES)");
-	cur_z = z;
-	cur_path = path;
-	switch (f) {
-	case FMT_KINETO: st = ingest_kineto(path, o, out, e); break;
-	case FMT_ROCPROF_CSV: st = ingest_rocprof_csv(path, o, out, e); break;
-	case FMT_ROCPROF_JSON: st = ingest_rocprof_json(path, o, out, e); break;
-	case FMT_OPTABLE: st = ingest_optable(path, o, out, e); break;
-	case FMT_NSYS:
-	case FMT_ROCPD: /* SQLite opens the file itself (a regular file: sniff checked) */
-		zread_close(z);
-		z = cur_z = NULL;
-		st = f == FMT_NSYS ? ingest_nsys(path, o, out, e) : ingest_rocpd(path, o, out, e);
-		break;
-	case FMT_AORTA_JSONL:
-		if (is_regular(path) && !bom) { /* the reader opens it itself */
-			zread_close(z);
-			z = cur_z = NULL;
-			st = ingest_aorta_jsonl(path, o, out, e);
-		} else {
-			st = jsonl_from_stream(path, z, o, out, e);
-		}
-		break;
-	case FMT_AORTA_ANALYSIS:
-		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
-				"an aorta analysis, not a trace (give it to 'aorta compare')");
-		break;
-	default:
-		st = e && e->code ? e->code : AORTA_EINPUT;
-		break;
-	}
-	cur_z = NULL;
-	cur_path = NULL;
+	st = ingest_stream(path, z, f, o, out, e);
 	zread_close(z);
 	return st;
 }

@@ -38,17 +38,19 @@ enum trace_format {
 };
 
 struct zread;
+struct up_file;
 
+/* What a reader is given besides the path (set what you need by name,
+ * the rest is 0). */
 struct ingest_opts {
 	const struct rules *rules; /* NULL: built-in table */
 	int rank_hint;             /* rank from the file name, -1 if none */
+	struct zread *z;           /* the stream to read, already opened and sniffed (the caller's:
+	                            * ingest_stream sets it), NULL: the reader opens path */
+	struct up_file *up;        /* aorta JSONL: also gather overlap_report.py's records of the file
+	                            * into it (ingest/upstream_sums.h), in the same pass; NULL: none.
+	                            * Other formats leave it. */
 };
-
-/* The next aorta JSONL read on this thread also gathers overlap_report.py's
- * records of the file into f (ingest/upstream_sums.h), in the same pass;
- * the read takes the request (NULL: none).  Other formats leave it. */
-struct up_file;
-void ingest_want_upstream(struct up_file *f);
 
 /* Bytes the sniff looks at, and the size caps of the readers (each named in
  * its error when exceeded). */
@@ -78,13 +80,18 @@ enum aorta_status ingest_file(const char *path, const struct ingest_opts *o,
 enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 				 const struct ingest_opts *o, struct trace_set *out,
 				 struct aorta_error *e);
+/* The same from a stream the caller opened (z: at its start, its first
+ * INGEST_SNIFF_BYTES peeked; f its format, FMT_UNKNOWN: sniffed here from
+ * the peeked bytes); z is the caller's to close. */
+enum aorta_status ingest_stream(const char *path, struct zread *z, enum trace_format f,
+				const struct ingest_opts *o, struct trace_set *out, struct aorta_error *e);
 
-/* For readers: the stream to read path from.  Inside ingest_file on the
- * same thread and path, the stream it already opened and sniffed (kept in a
- * thread-local, so a pipe is read once); else a fresh one (bounded by
+/* For readers: the stream to read path from: o->z when the caller gave one
+ * (a pipe is read once), else a fresh one (bounded by
  * INGEST_MAX_TRACE_BYTES).  The close closes only what the open opened. */
-enum aorta_status ingest_stream_open(const char *path, struct zread **z, struct aorta_error *e);
-void ingest_stream_close(struct zread *z);
+enum aorta_status ingest_stream_open(const char *path, const struct ingest_opts *o, struct zread **z,
+				     struct aorta_error *e);
+void ingest_stream_close(const struct ingest_opts *o, struct zread *z);
 
 enum aorta_status ingest_kineto(const char *path, const struct ingest_opts *o,
 				struct trace_set *out, struct aorta_error *e);

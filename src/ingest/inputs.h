@@ -40,6 +40,8 @@
 struct input {
 	char *path;
 	enum trace_format format; /* FMT_UNKNOWN: sniffed when read */
+	struct zread *z;          /* a named input the caller opened and sniffed already (its to close),
+	                           * read from there; else NULL (the reader opens path) */
 	dev_t dev;                /* identity of a regular file (have_id), */
 	ino_t ino;                /* so one file under two names is read once */
 	int have_id, is_link;

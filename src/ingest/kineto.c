@@ -1714,11 +1714,11 @@ enum aorta_status ingest_kineto(const char *path, const struct ingest_opts *o,
 	memset(&s, 0, sizeof(s));
 	s.path = path;
 	s.e = e;
-	st = ingest_stream_open(path, &s.z, e);
+	st = ingest_stream_open(path, o, &s.z, e);
 	if (st != AORTA_OK)
 		return st;
 	st = run_scan(&s, o, out);
-	ingest_stream_close(s.z);
+	ingest_stream_close(o, s.z);
 	return st;
 }
 

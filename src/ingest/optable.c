@@ -932,12 +932,12 @@ enum aorta_status ingest_optable(const char *path, const struct ingest_opts *o,
 	size_t n;
 	char *b;
 
-	if ((st = ingest_stream_open(path, &z, e)))
+	if ((st = ingest_stream_open(path, o, &z, e)))
 		return st;
 	/* read whole: rows of one rank may come in any order */
 	zread_set_limit(z, INGEST_MAX_SMALL_BYTES, "an op table");
 	st = zread_rest(z, &b, &n, e);
-	ingest_stream_close(z);
+	ingest_stream_close(o, z);
 	if (st)
 		return st;
 	st = ingest_optable_mem(path, b, n, o, out, e);

@@ -617,14 +617,17 @@ static enum aorta_status read_mem(struct rdr *r, const char *buf, size_t len,
 	return st;
 }
 
-static enum aorta_status read_path(struct rdr *r, const char *path, struct aorta_error *e)
+/* Reads path (o: its opened stream, when the caller has one; NULL for a
+ * file beside it, opened here). */
+static enum aorta_status read_path(struct rdr *r, const char *path, const struct ingest_opts *o,
+				   struct aorta_error *e)
 {
 	struct zread *z = NULL;
 	struct csv c;
 	enum aorta_status st;
 	char *buf;
 
-	st = ingest_stream_open(path, &z, e);
+	st = ingest_stream_open(path, o, &z, e);
 	if (st)
 		return st;
 	buf = xmalloc(1 << 16);
@@ -647,7 +650,7 @@ static enum aorta_status read_path(struct rdr *r, const char *path, struct aorta
 out:
 	csv_release(&c);
 	free(buf);
-	ingest_stream_close(z);
+	ingest_stream_close(o, z);
 	return st;
 }
 
@@ -727,7 +730,7 @@ enum aorta_status ingest_rocprof_csv(const char *path, const struct ingest_opts 
 	r.path = path;
 	r.o = o;
 	begin_file(&r, path, FK_NONE, 0);
-	st = read_path(&r, path, e);
+	st = read_path(&r, path, o, e);
 	if (st)
 		goto fail;
 	is_kernel = r.kind == FK_KERNEL;
@@ -756,7 +759,7 @@ enum aorta_status ingest_rocprof_csv(const char *path, const struct ingest_opts 
 			if (!file_exists(sib))
 				continue;
 			begin_file(&r, sib, sibs[i].k, sibs[i].marker);
-			st = read_path(&r, sib, e);
+			st = read_path(&r, sib, NULL, e);
 			if (st)
 				goto fail;
 		}

@@ -884,7 +884,7 @@ enum aorta_status ingest_rocprof_json(const char *path, const struct ingest_opts
 	unsigned char *buf;
 	long long total = 0;
 
-	st = ingest_stream_open(path, &z, e);
+	st = ingest_stream_open(path, o, &z, e);
 	if (st)
 		return st;
 	jr_init(&r, path, o);
@@ -909,6 +909,6 @@ out:
 	free(buf);
 	yajl_free(h);
 	jr_release(&r);
-	ingest_stream_close(z);
+	ingest_stream_close(o, z);
 	return st;
 }

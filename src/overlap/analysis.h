@@ -43,6 +43,13 @@ struct analysis_opts {
 
 enum { WHATIF_RUN, WHATIF_SKIP };
 
+/* The one set of defaults every caller starts from (analyze's: every core,
+ * no warm-up skip, 10 top kernels, host-bound at 30 %, clocks aligned from
+ * the collectives, the what-if run); a caller sets what differs by name:
+ *   struct analysis_opts o = ANALYSIS_OPTS_INIT;
+ *   o.skip_steps = 5; */
+#define ANALYSIS_OPTS_INIT { .top_kernels = 10, .host_bound_pct = 30.0 }
+
 /* A clock offset supplied by the user: rank `rank` (or every rank of host
  * `host` when host[0]) reads offset_ns ahead of the reference clock, so
  * aligned time = own time - offset_ns. */

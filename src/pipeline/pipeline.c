@@ -93,15 +93,15 @@ static void read_one(void *arg, size_t worker, size_t i)
 	const struct input *f = &p->in->v[i];
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
-	struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
+	struct ingest_opts io = { .rules = p->o->rules, .rank_hint = rank_from_name(f->path) };
 	struct up_file *uf = NULL;
 	if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
 		uf = xmalloc(sizeof(*uf));
 		up_file_init(uf);
-		ingest_want_upstream(uf);
+		io.up = uf;
 	}
-	enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
-	ingest_want_upstream(NULL);
+	enum aorta_status st = f->z ? ingest_stream(f->path, f->z, f->format, &io, &s, &e)
+				    : ingest_file_as(f->path, f->format, &io, &s, &e);
 	if (p->up) {
 		pthread_mutex_lock(&p->lock);
 		fold_ready(p, i, uf);
@@ -302,24 +302,25 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 	return AORTA_OK;
 }
 
-enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
-			       struct analysis *a, struct aorta_error *e)
-{
-	return analysis_run_upstream(inputs, n, o, NULL, a, e);
-}
-
-enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const struct analysis_opts *o,
-					struct up_sums *up, struct analysis *a, struct aorta_error *e)
+/* The runs of inputs[0..n), or of the one input the caller opened (op). */
+static enum aorta_status run(char *const *inputs, size_t n, const struct opened_input *op,
+			     const struct analysis_opts *o, struct up_sums *up, struct analysis *a,
+			     struct aorta_error *e)
 {
 	struct input_list in;
 	enum aorta_status st;
+	char *one = op ? (char *)op->path : NULL;
 
 	memset(a, 0, sizeof(*a));
 	a->opts = *o;
 	a->late_rank = -1;
-	st = inputs_expand(inputs, n, aorta_strict, &in, e);
+	st = op ? inputs_expand(&one, 1, aorta_strict, &in, e) : inputs_expand(inputs, n, aorta_strict, &in, e);
 	if (st)
 		return st;
+	if (op && in.n == 1 && !strcmp(in.v[0].path, op->path)) { /* read from the caller's stream */
+		in.v[0].z = op->z;
+		in.v[0].format = op->format;
+	}
 	a->inputs = xcalloc(in.n ? in.n : 1, sizeof(*a->inputs));
 	a->ninputs = in.n;
 	for (size_t i = 0; i < in.n; i++)
@@ -331,4 +332,22 @@ enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const str
 	analysis_finish(a);
 	whatif_run(a);
 	return analysis_check_gaps(a, e);
+}
+
+enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
+			       struct analysis *a, struct aorta_error *e)
+{
+	return run(inputs, n, NULL, o, NULL, a, e);
+}
+
+enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const struct analysis_opts *o,
+					struct up_sums *up, struct analysis *a, struct aorta_error *e)
+{
+	return run(inputs, n, NULL, o, up, a, e);
+}
+
+enum aorta_status analysis_run_opened(const struct opened_input *op, const struct analysis_opts *o,
+				      struct up_sums *up, struct analysis *a, struct aorta_error *e)
+{
+	return run(NULL, 0, op, o, up, a, e);
 }

@@ -21,6 +21,17 @@
 enum aorta_status analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 			       struct analysis *a, struct aorta_error *e);
 
+/* analysis_run of one named input the caller opened already (cmd/runs.c:
+ * its one open and sniff), read from that stream: path, the stream (at its
+ * start, its first bytes peeked) and the format sniffed (FMT_UNKNOWN: the
+ * reader words why).  The stream stays the caller's to close; up as in
+ * analysis_run_upstream (NULL: none). */
+struct zread;
+struct opened_input { const char *path; struct zread *z; enum trace_format format; };
+struct up_sums;
+enum aorta_status analysis_run_opened(const struct opened_input *op, const struct analysis_opts *o,
+				      struct up_sums *up, struct analysis *a, struct aorta_error *e);
+
 /* analysis_run that also gathers overlap_report.py's records of every
  * rank_*_metrics.jsonl it reads as aorta JSONL, in the same pass (the
  * reader takes them with the spans), folded into up (up_sums_init'ed by

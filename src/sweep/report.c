@@ -366,7 +366,9 @@ static int gantt_panel(const struct sweep *s, size_t c, int k, struct gpanel *g)
 	char *tp = recipe_subst(&s->r, &s->r.cells[c], s->r.traces, out, tn);
 	struct analysis a;
 	struct aorta_error e = { 0 };
-	struct analysis_opts ao = { NULL, 0, s->r.skip_steps, 10, 30.0, 1, 0, NULL, 0, 0, 0 };
+	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+	ao.skip_steps = s->r.skip_steps;
+	ao.keep_traces = 1;
 	memset(&a, 0, sizeof(a));
 	memset(g, 0, sizeof(*g));
 	int q = aorta_quiet;

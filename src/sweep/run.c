@@ -522,7 +522,8 @@ static int run_trial(struct sweep *s, size_t c, int k, struct trial *t, struct a
 		char *tp = recipe_subst(r, cl, r->traces, out, trial);
 		struct analysis an;
 		struct aorta_error ae = { 0 };
-		struct analysis_opts ao = { NULL, 0, r->skip_steps, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+		struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+		ao.skip_steps = r->skip_steps;
 		memset(&an, 0, sizeof(an));
 		int q = aorta_quiet;
 		aorta_quiet = 1; /* the engine's per-file progress lines */

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace_set ts = { 0 };
 	struct aorta_error e;
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	enum aorta_status st;
 
 	if (size & 1)

@@ -47,7 +47,7 @@ static void run(enum aorta_status (*reader)(const char *, const struct ingest_op
 					    struct trace_set *, struct aorta_error *),
 		const char *path)
 {
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
 	enum aorta_status st = reader(path, &o, &s, &e);

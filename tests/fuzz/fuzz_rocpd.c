@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fclose(f);
 
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
 	enum aorta_status st = ingest_rocpd(path, &o, &s, &e);

@@ -456,7 +456,7 @@ static void test_cupti_capture_reads_back_with_the_kernel_count(void)
 	CHECK(strstr(stats.last_path, "/torch_profiler/rank0/") != NULL);
 	CHECK(strstr(stats.last_path, ".3.pt.trace.json") != NULL);
 
-	struct ingest_opts io = { NULL, -1 };
+	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	struct aorta_error e;
 	memset(&ts, 0, sizeof(ts));

@@ -19,7 +19,7 @@
 #include "testing.h"
 #include "trace_util.h"
 
-static const struct ingest_opts opts = { NULL, -1 };
+static const struct ingest_opts opts = { .rules = NULL, .rank_hint = -1 };
 
 
 static size_t count_stream(const struct trace *t, int32_t s)

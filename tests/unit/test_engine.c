@@ -245,7 +245,8 @@ static void test_steps_by_correlation_cross_boundaries_and_empty_step(void)
 	struct trace_set s = { 0 };
 	trace_set_add(&s, t);
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	analysis_from_set(&s, &o, &a);
 	CHECK_EQ_I(a.n, 1);
 	struct rank_result *r = &a.r[0];
@@ -324,7 +325,8 @@ static void test_cross_rank_wait_and_late_rank(void)
 		trace_set_add(&s, t);
 	}
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	analysis_from_set(&s, &o, &a);
 	CHECK_EQ_I(a.matched_groups, 3);
 	CHECK_EQ_I(a.late_rank, 1);

@@ -49,7 +49,8 @@ struct plan {
 
 static struct analysis_opts opts(void)
 {
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	return o;
 }
 
@@ -523,7 +524,7 @@ static void test_nsys_host_name(void)
 	if (stat(path, &st) != 0)
 		SKIP("../shared/data is not present (set AORTA_SHARED_DATA)");
 	struct trace_set s = { 0 };
-	struct ingest_opts io = { NULL, -1 };
+	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 	struct aorta_error e = { 0 };
 	CHECK_EQ_I(ingest_file(path, &io, &s, &e), AORTA_OK);
 	CHECK_EQ_I(s.n, 2);
@@ -613,7 +614,7 @@ static int load_dir(const char *dir, struct trace_set *s)
 		return 0;
 	int ok = 1;
 	for (size_t i = 0; i < nf; i++) {
-		struct ingest_opts io = { NULL, rank_from_name(files[i]) };
+		struct ingest_opts io = { .rules = NULL, .rank_hint = rank_from_name(files[i]) };
 		struct trace_set one = { 0 };
 		if (ingest_file(files[i], &io, &one, &e)) {
 			ok = 0;

@@ -57,7 +57,7 @@ static const char *data_glob(const char *dir, const char *prefix)
 
 static enum aorta_status load_file(const char *path, struct trace_set *ts, struct aorta_error *e)
 {
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 
 	memset(ts, 0, sizeof(*ts));
 	return ingest_kineto(path, &o, ts, e);
@@ -65,7 +65,7 @@ static enum aorta_status load_file(const char *path, struct trace_set *ts, struc
 
 static enum aorta_status load_mem(const char *json, struct trace_set *ts, struct aorta_error *e)
 {
-	struct ingest_opts o = { NULL, 7 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = 7 };
 
 	memset(ts, 0, sizeof(*ts));
 	memset(e, 0, sizeof(*e));
@@ -785,7 +785,7 @@ static void test_snippet_nul_byte_is_an_error(void)
 	static const char j[] = "{\"traceEvents\":[{\0}]}";
 	struct trace_set ts;
 	struct aorta_error e;
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 
 	memset(&ts, 0, sizeof(ts));
 	CHECK_EQ_I(ingest_kineto_mem("nul", j, sizeof(j) - 1, &o, &ts, &e), AORTA_EINPUT);

@@ -159,7 +159,7 @@ static const char *nm(const struct trace *t, uint32_t id)
  * the fast path. */
 static char *read_fp(const char *json, size_t len, long window, int nofast, uint64_t *nfast)
 {
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	struct aorta_error e;
 	enum aorta_status st;
@@ -243,7 +243,7 @@ static uint64_t same_both_ways(const char *json, size_t len, long window)
 static void test_every_category_layout_is_taken_and_agrees(void)
 {
 	const char *txt[NEV];
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	struct aorta_error e;
 	uint64_t before;
@@ -450,7 +450,7 @@ static void test_escapes_and_control_chars_in_strings_fall_back(void)
 	/* an escaped name is decoded: "ProfilerStep\u00233" is a step */
 	{
 		char *a = with_name("ProfilerStep\\u00233"), *b = with_name("ProfilerStep#3");
-		struct ingest_opts o = { NULL, -1 };
+		struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 		struct trace_set ts;
 		struct aorta_error e;
 		int64_t ka = -1, kb = -2;
@@ -571,7 +571,7 @@ static void test_members_after_the_layout_fall_back(void)
 		size_t n = strlen(ev);
 		char *out = xmalloc(n + 64);
 		const char *one[1];
-		struct ingest_opts o = { NULL, -1 };
+		struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 		struct trace_set ts;
 		struct aorta_error e;
 		sprintf(out, "%.*s, \"cat\": \"kernel\"%s", (int)(n - 4), ev, ev + n - 4);

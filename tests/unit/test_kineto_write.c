@@ -128,7 +128,7 @@ static const struct kw_event *runtime_of(int64_t corr)
 
 static void check_roundtrip(const char *path)
 {
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	struct aorta_error e;
 
@@ -227,7 +227,7 @@ static void test_empty_trace_parses_to_the_end(void)
 {
 	struct kw_trace t;
 	struct aorta_error e;
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	struct trace_set ts;
 	char path[512];
 

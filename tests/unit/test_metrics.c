@@ -128,7 +128,7 @@ static void test_round_trip_through_the_jsonl_reader(void)
 	fclose(f);
 	struct trace_set ts = { 0 };
 	struct aorta_error e = { 0 };
-	struct ingest_opts io = { NULL, -1 };
+	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 	CHECK_EQ_I(ingest_sniff(path, &e), FMT_AORTA_JSONL);
 	CHECK_EQ_I(ingest_file(path, &io, &ts, &e), AORTA_OK);
 	CHECK_EQ_I(ts.n, 1);

@@ -24,7 +24,7 @@
 #include "ingest/sqlite_util.h"
 #include "timeline/timeline.h"
 
-static const struct ingest_opts opts = { NULL, -1 };
+static const struct ingest_opts opts = { .rules = NULL, .rank_hint = -1 };
 
 static int have(const char *path)
 {
@@ -212,7 +212,7 @@ static void test_mock_single_rank_takes_rank_hint(void)
 	char p[1024];
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
-	struct ingest_opts o = { NULL, 3 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = 3 };
 	uint64_t b;
 
 	nsys_path(p, sizeof(p), "mock.sqlite");

@@ -49,7 +49,7 @@ static const char table_jsonl[] =
 
 static enum aorta_status rd(const char *text, struct trace_set *s, struct aorta_error *e)
 {
-	struct ingest_opts o = { NULL, -1 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = -1 };
 	memset(s, 0, sizeof(*s));
 	memset(e, 0, sizeof(*e));
 	return ingest_optable_mem("t.csv", text, strlen(text), &o, s, e);
@@ -141,8 +141,8 @@ static void test_figures_and_join_by_hand(void)
 	struct trace_set s;
 	struct aorta_error e;
 	struct analysis a;
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
-
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	CHECK_EQ_I(rd(table_csv, &s, &e), AORTA_OK);
 	analysis_from_set(&s, &o, &a);
 	CHECK_EQ_I(a.n, 2);

@@ -25,7 +25,8 @@ static void test_packed_ranks_rejoin_to_the_same_analysis(void)
 {
 	char *in[] = { (char *)"data/h200x4/fsdp2_bs8", (char *)"tests/data/straggler/ddp_intermittent_r1" };
 	for (size_t s = 0; s < 2; s++) {
-		struct analysis_opts o = { NULL, 2, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+		struct analysis_opts o = ANALYSIS_OPTS_INIT;
+		o.threads = 2;
 		struct analysis a, b;
 		struct aorta_error e = { 0 };
 		char **files = NULL;
@@ -75,7 +76,8 @@ static void test_packed_ranks_rejoin_to_the_same_analysis(void)
 static void test_damaged_bytes_are_refused(void)
 {
 	char *in[] = { (char *)"data/h200x4/fsdp2_bs8/fsdp2_rank0.json.gz" };
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	struct analysis a;
 	struct aorta_error e = { 0 };
 	if (analysis_run(in, 1, &o, &a, &e)) {

@@ -84,7 +84,7 @@ static void test_whole_trace_figures_match_the_independent_union(void)
 			continue; /* listed in the reference but not shipped (e.g. b200) */
 		struct trace_set s = { 0 };
 		struct aorta_error e = { 0 };
-		struct ingest_opts io = { NULL, -1 };
+		struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 		int ok = 0;
 		for (int c = 0; c < ncand && !ok; c++) {
 			if (ingest_file(cand[c], &io, &s, &e) != AORTA_OK) {
@@ -99,7 +99,8 @@ static void test_whole_trace_figures_match_the_independent_union(void)
 		if (!ok)
 			continue;
 		struct analysis a;
-		struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+		struct analysis_opts o = ANALYSIS_OPTS_INIT;
+		o.threads = 1;
 		analysis_from_set(&s, &o, &a);
 		CHECK_EQ_I(a.n, 1);
 		const struct ov_figures *t = &a.r[0].total;
@@ -133,7 +134,7 @@ static void test_ddp_late_rank_is_the_host_bound_one(void)
 		SKIP("../shared/data is not present");
 	struct analysis a;
 	struct aorta_error e = { 0 };
-	struct analysis_opts o = { NULL, 0, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
 	char *in[] = { dir };
 	CHECK_EQ_I(analysis_run(in, 1, &o, &a, &e), AORTA_OK);
 	CHECK_EQ_I(a.n, 4);

@@ -35,7 +35,10 @@ static enum aorta_status read_ds(const char *label, const char *input, int skip,
 				 struct aorta_error *e)
 {
 	struct analysis a;
-	struct analysis_opts o = { .threads = 2, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0, .keep_traces = 1 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 2;
+	o.skip_steps = skip;
+	o.keep_traces = 1;
 	char *argv[1] = { (char *)input };
 	memset(d, 0, sizeof(*d));
 	enum aorta_status s = analysis_run(argv, 1, &o, &a, e);
@@ -132,7 +135,9 @@ static void test_skip_beyond_the_steps_is_adapted(void)
 {
 	struct analysis a;
 	struct aorta_error e = { 0 };
-	struct analysis_opts o = { .threads = 2, .skip_steps = 10, .top_kernels = 10, .host_bound_pct = 30.0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 2;
+	o.skip_steps = 10;
 	char *argv[1] = { (char *)"tests/data/tiny" };
 	char why[256] = "";
 	CHECK_EQ_I(analysis_run(argv, 1, &o, &a, &e), AORTA_OK);

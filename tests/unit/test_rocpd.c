@@ -16,7 +16,7 @@
 
 #define FIXTURE "tests/data/rocpd/small_results.db"
 
-static const struct ingest_opts opts = { NULL, -1 };
+static const struct ingest_opts opts = { .rules = NULL, .rank_hint = -1 };
 
 static size_t count_name(const struct trace *t, const char *prefix, enum span_kind *kind)
 {
@@ -177,7 +177,7 @@ static void test_rank_hint_applies_to_a_single_rank(void)
 	const char *p = "/tmp/aorta_test_rocpd_min.db";
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
-	struct ingest_opts o = { NULL, 5 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = 5 };
 
 	/* a bare database: no guid, no process/event/symbol/region views */
 	CHECK_EQ_I(make_db(p,

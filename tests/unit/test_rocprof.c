@@ -81,7 +81,7 @@ static size_t launches_seen(const struct trace *t)
 	return c;
 }
 
-static const struct ingest_opts opts = { NULL, -1 };
+static const struct ingest_opts opts = { .rules = NULL, .rank_hint = -1 };
 
 static char *write_tmp(const char *dir, const char *name, const char *text)
 {
@@ -481,7 +481,7 @@ static void test_json_empty_records_gives_one_empty_trace(void)
 	static const char doc[] = "{\"rocprofiler-sdk-tool\":[{\"buffer_records\":{\"kernel_dispatch\":[]}}]}";
 	struct trace_set s = { 0 };
 	struct aorta_error e;
-	struct ingest_opts o = { NULL, 3 };
+	struct ingest_opts o = { .rules = NULL, .rank_hint = 3 };
 
 	CHECK_EQ_I(ingest_rocprof_json_mem("z.json", doc, strlen(doc), &o, &s, &e), AORTA_OK);
 	CHECK_EQ_I(s.n, 1);

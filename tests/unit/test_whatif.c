@@ -35,7 +35,8 @@ enum { NONE, ALLREDUCE, SEND, RECV };
 
 static struct analysis_opts opts(void)
 {
-	struct analysis_opts o = { NULL, 1, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis_opts o = ANALYSIS_OPTS_INIT;
+	o.threads = 1;
 	return o;
 }
 
@@ -467,7 +468,7 @@ static void test_kineto_send_recv_peers(void)
 		char json[4096];
 		struct trace_set ts;
 		struct aorta_error e = { 0 };
-		struct ingest_opts io = { NULL, -1 };
+		struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
 		kineto_rank(r, json, sizeof(json));
 		memset(&ts, 0, sizeof(ts));
 		CHECK_EQ_I(ingest_kineto_mem("p2p", json, strlen(json), &io, &ts, &e), AORTA_OK);
