@@ -498,7 +498,7 @@ static int on_row(struct rdr *r, struct csv *c)
 			}
 		} else {
 			GROW(r->launch, r->lcap, r->nlaunch + 1);
-			r->launch[r->nlaunch++] = (struct launch_rec){ corr, start, end };
+			r->launch[r->nlaunch++] = (struct launch_rec){ corr, start, end, -1 };
 		}
 		r->host_events++;
 		return 0;

@@ -349,7 +349,7 @@ static void end_hip(struct jr *r)
 		return;
 	}
 	GROW(r->launch, r->lcap, r->nlaunch + 1);
-	r->launch[r->nlaunch++] = (struct launch_rec){ c->corr, c->start, c->end };
+	r->launch[r->nlaunch++] = (struct launch_rec){ c->corr, c->start, c->end, -1 };
 }
 
 static void end_sym(struct jr *r)

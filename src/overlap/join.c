@@ -921,6 +921,8 @@ static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
 	for (size_t x = 0; x < k; x++)
 		if (ord[x].c->end_ns > lastend)
 			lastend = ord[x].c->end_ns;
+	/* sum_before adds arrivals relative to the first: absolute times (ns
+	 * since 1970, about 1.7e18) overflow int64 after five ranks */
 	int64_t sum_before = 0, hw_before = 0, busy_before = 0;
 	for (size_t x = 0; x < k; x++) {
 		struct comm_inst *c = ord[x].c;
@@ -936,11 +938,11 @@ static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
 		if (c->caused_ns > 0) {
 			struct rank_result *r = &a->r[ord[x].ri];
 			double nb = (double)x;
-			r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
+			r->lateness_ns += c->start_ns - firstst - (int64_t)llround((double)sum_before / nb);
 			r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
 			r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
 		}
-		sum_before += c->start_ns;
+		sum_before += c->start_ns - firstst;
 		hw_before += c->prep_host_wait_ns;
 		busy_before += c->prep_busy_ns;
 	}

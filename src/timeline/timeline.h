@@ -45,7 +45,15 @@ struct coll_meta {
 	int32_t dtype_bytes;   /* 0 if unknown */
 	int32_t peer;          /* send/recv: the other rank (global rank), -1 if unknown */
 	uint8_t p2p;           /* enum p2p_dir: P2P_NONE 0, P2P_SEND 1, P2P_RECV 2 */
+	uint32_t host_op;      /* strtab id of the host op that launched the kernel (nccl:all_to_all,
+				* an NCCL NVTX range, an RCCL API call), 0 if none (timeline.c) */
 };
+
+/* A coll_meta with every field unknown. */
+static inline void coll_meta_init(struct coll_meta *m)
+{
+	*m = (struct coll_meta){ .in_nelems = -1, .out_nelems = -1, .seq = -1, .group_size = -1, .peer = -1 };
+}
 
 /* Figures a format records per step itself: aorta / upstream AORTA JSONL's
  * profile (total_ms, overlap.per_stream_ms, overlap.overlap_ms) and loss,
@@ -127,9 +135,21 @@ struct trace {
 	struct host_sync { int64_t start_ns, end_ns; } *hsync;
 	size_t nhsync, hscap;
 
-	/* host launches, only while reading (freed by trace_finish) */
-	struct launch_rec { int64_t corr, start_ns, end_ns; } *launch;
+	/* host launches, only while reading (freed by trace_finish); tid: the
+	 * host thread that made the call, -1 if unknown */
+	struct launch_rec { int64_t corr, start_ns, end_ns, tid; } *launch;
 	size_t nlaunch, lcap;
+	/* host-side collective calls, only while reading (freed by
+	 * trace_finish): Kineto's nccl:*, c10d::* and record_param_comms cpu
+	 * ops, NCCL's NVTX ranges, RCCL's API calls.  A communication kernel
+	 * whose launch falls inside some on the same thread learns its
+	 * collective from them (docs/metrics.md "Collective identity") */
+	struct host_coll {
+		int64_t tid, start_ns, end_ns;
+		uint32_t name;         /* strtab id of the op's name */
+		struct coll_meta m;    /* what its arguments say (coll_meta_init: nothing) */
+	} *hcoll;
+	size_t nhcoll, hccap;
 
 	/* bad-input accounting: malformed events skipped, by reason */
 	uint64_t skipped;
@@ -149,6 +169,16 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 			const char *name, size_t name_len, enum record_hint hint,
 			int32_t stream, int64_t corr, uint64_t bytes);
 void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns);
+/* The same, made on host thread tid (so that the collective call around it
+ * on that thread, trace_add_host_coll, can name what it launched). */
+void trace_add_launch_tid(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns, int64_t tid);
+/* Records a host-side collective call [start, end) on thread tid, named
+ * name (interned); m (copied) what its arguments say, NULL for nothing.
+ * The innermost ones around a communication kernel's launch name its
+ * collective, group, size and peer where the kernel's own record does not
+ * (trace_finish). */
+void trace_add_host_coll(struct trace *t, int64_t tid, int64_t start_ns, int64_t end_ns,
+			 const char *name, size_t name_len, const struct coll_meta *m);
 /* Records a host call that waited for the device (a synchronisation). */
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
