@@ -908,8 +908,46 @@ static void test_held_out_straggler_fixtures(void)
 	CHECK(cases >= 7);
 }
 
+/* Eight ranks on a Unix-epoch clock (ns since 1970, as Kineto writes them):
+ * rank 7 arrives 1 ms after the seven others in each of two all-reduces.
+ * Its lateness is its arrival minus the mean arrival of those who waited,
+ * 1 ms a call; summing absolute arrivals overflowed int64 (5.7e12 ms on
+ * param's 8-rank DLRM trace). */
+static void test_lateness_on_epoch_clock_does_not_overflow(void)
+{
+	struct trace_set s = { 0 };
+	const int64_t t0 = INT64_C(1694128201429795000);
+	for (int r = 0; r < 8; r++) {
+		char name[32];
+		snprintf(name, sizeof(name), "rank%d", r);
+		struct trace *t = trace_new(name, "test");
+		t->rank = r;
+		t->world_size = 8;
+		for (int i = 0; i < 2; i++) {
+			int64_t a0 = t0 + i * 10000000, arr = a0 + (r == 7 ? 1000000 : 0);
+			size_t k = trace_add_device(t, arr, a0 + 1000000 + XFER, AR, strlen(AR), R_KERNEL, 19, -1, 0);
+			struct coll_meta m;
+			coll_meta_init(&m);
+			m.pg_name = strtab_intern(&t->names, "0", 1);
+			trace_set_coll(t, k, &m);
+		}
+		trace_finish(t, NULL);
+		trace_set_add(&s, t);
+	}
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.matched_groups, 2);
+	CHECK_EQ_I(a.r[7].caused_ns, 2 * 7 * 1000000);
+	CHECK_EQ_I(a.r[7].lateness_ns, 2 * 1000000);
+	for (int r = 0; r < 7; r++)
+		CHECK_EQ_I(a.r[r].lateness_ns, 0);
+	analysis_free(&a);
+}
+
 int main(void)
 {
+	TEST(test_lateness_on_epoch_clock_does_not_overflow);
 	TEST(test_constant_late_rank);
 	TEST(test_immaterial_waiting_names_no_late_rank);
 	TEST(test_intermittent_lateness_counts_waiting_not_arrivals);
