@@ -232,6 +232,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		ci->p2p = m && m->peer >= 0 ? m->p2p : P2P_NONE;
 		ci->op = -1;
 		ci->grp = -1;
+		ci->stream = t->stream[i];
 	}
 	for (size_t j = 0; j < r->ninst; j++)
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;

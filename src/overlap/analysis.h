@@ -132,6 +132,7 @@ struct comm_inst {
 	uint8_t p2p;          /* enum p2p_dir */
 	int32_t op;           /* index into the rank's ops[] (whatif.h), -1 if none */
 	int64_t grp;          /* the matched collective (join.c), -1 unmatched */
+	int32_t stream;       /* the trace's stream id of the kernel */
 };
 
 struct rank_result {
@@ -236,6 +237,11 @@ struct analysis {
 	/* send/recv calls whose peer no trace names, in a group of more than two
 	 * ranks: left unmatched (among unmatched_calls), never grouped by order */
 	uint64_t p2p_peer_unknown;
+	/* communication calls of unknown collective type (COLL_OTHER: neither
+	 * kernel name, metadata nor launching host op names it), and those
+	 * matched across ranks: by order within their stream and group, only
+	 * where every rank has as many (join.c) */
+	uint64_t unknown_type_calls, unknown_type_matched;
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	/* collectives matched on part of their group (join.c): never charged

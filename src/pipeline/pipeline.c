@@ -289,6 +289,12 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
 			   a->incomplete_first);
 
+	if (a->unknown_type_calls)
+		aorta_warn("%llu communication call%s of unknown collective type (no kernel name, trace metadata "
+			   "or launching host op names %s): counted as communication; %llu matched across ranks by "
+			   "order within stream and group (only where every rank has as many)",
+			   (unsigned long long)a->unknown_type_calls, a->unknown_type_calls == 1 ? "" : "s",
+			   a->unknown_type_calls == 1 ? "it" : "them", (unsigned long long)a->unknown_type_matched);
 	if (a->size_mismatch)
 		aorta_warn("%llu call%s disagree%s with %s collective's other ranks on its size or type "
 			   "(first: %s): the bandwidth of such rows is not comparable",

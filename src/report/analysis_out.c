@@ -191,6 +191,11 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, "   %llu send/recv calls: peer unknown (the trace names no peer and their group has "
 			"more than two ranks), left unmatched rather than paired by order (docs/formats.md, "
 			"point to point)\n", (unsigned long long)a->p2p_peer_unknown);
+	if (a->unknown_type_calls)
+		fprintf(f, "   %llu communication calls of unknown collective type (no kernel name, trace metadata or "
+			"launching host op names it): communication all the same; %llu matched across ranks by order "
+			"within their stream and group (only where every rank has as many)\n",
+			(unsigned long long)a->unknown_type_calls, (unsigned long long)a->unknown_type_matched);
 	if (!a->clocks_aligned) {
 		fprintf(f, "   no wait, late-rank or skew figures: %s\n",
 			a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");

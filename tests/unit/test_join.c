@@ -945,8 +945,54 @@ static void test_lateness_on_epoch_clock_does_not_overflow(void)
 	analysis_free(&a);
 }
 
+/* Communication of unknown type (ncclDevKernel_Generic with nothing naming
+ * its collective) is matched by order within its stream and group: each
+ * rank's first NCCL stream with such calls meets the other ranks' first,
+ * whatever their stream ids, and only where every rank has as many calls:
+ * on the second stream rank 1 has one call fewer, so those stay unmatched. */
+#define GEN "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
+static void test_unknown_type_matched_by_order_within_stream_where_counts_agree(void)
+{
+	struct trace_set s = { 0 };
+	for (int r = 0; r < 2; r++) {
+		char name[32];
+		snprintf(name, sizeof(name), "rank%d", r);
+		struct trace *t = trace_new(name, "test");
+		t->rank = r;
+		t->world_size = 2;
+		int32_t s1 = r ? 40 : 20, s2 = r ? 44 : 24; /* stream ids differ across ranks */
+		for (int i = 0; i < 4; i++) {
+			int64_t a0 = 1000000 + i * 1000000;
+			trace_add_device(t, a0 + r * 1000, a0 + 200000, GEN, strlen(GEN), R_KERNEL, s1, -1, 0);
+			if (i < 3 - r)
+				trace_add_device(t, a0 + 300000, a0 + 500000, GEN, strlen(GEN), R_KERNEL, s2, -1, 0);
+		}
+		trace_finish(t, NULL);
+		trace_set_add(&s, t);
+	}
+	CHECK_EQ_I(s.t[0]->coll_type[0], COLL_OTHER);
+	struct analysis a;
+	struct analysis_opts o = opts();
+	o.what_if = WHATIF_SKIP;
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.unknown_type_calls, 4 + 3 + 4 + 2);
+	CHECK_EQ_I(a.matched_groups, 4);
+	CHECK_EQ_I(a.unknown_type_matched, 8);
+	CHECK_EQ_I(a.unmatched_calls, 3 + 2);
+	for (size_t i = 0; i < a.n; i++)
+		for (size_t j = 0; j < a.r[i].ninst; j++) {
+			const struct comm_inst *c = &a.r[i].inst[j];
+			int first = c->stream == 20 || c->stream == 40;
+			CHECK_EQ_I(c->grp >= 0, first);
+		}
+	/* rank 1 arrives 1 us late on the first stream: rank 0 waited 1 us each time */
+	CHECK_EQ_I(a.r[0].wait_ns, 4 * 1000);
+	analysis_free(&a);
+}
+
 int main(void)
 {
+	TEST(test_unknown_type_matched_by_order_within_stream_where_counts_agree);
 	TEST(test_lateness_on_epoch_clock_does_not_overflow);
 	TEST(test_constant_late_rank);
 	TEST(test_immaterial_waiting_names_no_late_rank);
