@@ -365,7 +365,14 @@ static void par_for(size_t nt, size_t n, void (*fn)(void *, size_t, size_t), voi
 
 /* ---- the replay context --------------------------------------------------------- */
 
-enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
+/* WC_UCOLL + type: communication the join could not match across ranks
+ * (a call of part of its group, of unknown peer, of unknown type with
+ * counts that differ).  Communication is never compute: such a call keeps
+ * its measured duration in every replay (its waiting cannot be told from
+ * its transfer, so no ideal exists for it: dur_fixed), is no op-type fix,
+ * and the critical path names it "unmatched <type>". */
+enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC_UCOLL = WC_COLL + COLL__COUNT,
+	    WC__N = WC_UCOLL + COLL__COUNT };
 
 static const char *cat_name(int c, char *buf, size_t n)
 {
@@ -373,17 +380,24 @@ static const char *cat_name(int c, char *buf, size_t n)
 					     "host launch gaps" };
 	if (c < WC_COLL)
 		return names[c];
-	snprintf(buf, n, "%s transfer", coll_type_name((enum coll_type)(c - WC_COLL)));
+	if (c >= WC_UCOLL && c - WC_UCOLL == COLL_OTHER)
+		snprintf(buf, n, "unmatched communication of unknown type");
+	else if (c >= WC_UCOLL)
+		snprintf(buf, n, "unmatched %s", coll_type_name((enum coll_type)(c - WC_UCOLL)));
+	else
+		snprintf(buf, n, "%s transfer", coll_type_name((enum coll_type)(c - WC_COLL)));
 	return buf;
 }
 
-static int op_cat(const struct wop *o)
+/* The category of op o of rank r that no matched collective holds. */
+static int op_cat(const struct rank_result *r, const struct wop *o)
 {
 	switch ((enum span_kind)o->kind) {
 	case K_GEMM: return WC_GEMM;
 	case K_ATTENTION: return WC_ATTN;
 	case K_MEMCPY_H2D: case K_MEMCPY_D2H: case K_MEMCPY_D2D: case K_MEMCPY_P2P: case K_MEMCPY_OTHER:
 	case K_MEMSET: return WC_MEMORY;
+	case K_COMM: return WC_UCOLL + (o->inst >= 0 && (size_t)o->inst < r->ninst ? r->inst[o->inst].type : COLL_OTHER);
 	default: return WC_COMPUTE;
 	}
 }
@@ -561,6 +575,7 @@ struct ctx {
 	size_t naord;
 	int64_t **bal;               /* per rank, per op: its duration with the stages balanced (SC_BAL), else NULL */
 	int manystreams;             /* a rank has more streams than struct sop's dsid holds */
+	char **incomplete;           /* per rank: why its trace lacks its peers' ops (isolate_incomplete), else NULL */
 };
 
 /* Op j's latency (p: its struct sop). */
@@ -628,7 +643,7 @@ static void rk_ops(struct rk *k, const int64_t *ts, const int64_t *te, const int
 		k->hassync |= o->hdep >= 0;
 		p->bar = o->bar && o->step >= 1 && (size_t)o->step <= k->nbs; /* it waits for its step barrier */
 		p->hasl = la[j] != UNSET;
-		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(o));
+		k->cat[j] = (uint8_t)(p->grp >= 0 ? WC_COLL + ci->type : op_cat(r, o));
 		if (p->grp >= 0 && k->ngops < r->ninst)
 			k->gc[k->ngops++] = (struct gcall){ ci->bytes, (int32_t)j, o->inst, p->grp, -1, ci->type };
 		k->slot[j] = -1;
@@ -847,7 +862,7 @@ static void xfer_task(void *arg, size_t w, size_t q)
 		struct rk *k = &c->k[u.ri];
 		if (g->n < 2) { /* its peers' calls are not in the op tables: a plain op */
 			k->o[u.j].grp = -1;
-			k->cat[u.j] = (uint8_t)op_cat(&k->r->ops[u.j]);
+			k->cat[u.j] = (uint8_t)op_cat(k->r, &k->r->ops[u.j]);
 			continue;
 		}
 		int64_t e = meas_e(k, (size_t)u.j);
@@ -1042,17 +1057,28 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 	}
 }
 
+/* Whether an op n ranks of a class of K run is extra work of a few: run
+ * by at most half of the class, the ranks without it count as 0 (removing
+ * it is the fix: a rank's extra kernels, a planted delay).  Run by more
+ * than half, it is the class's work and the ranks without it are missing
+ * it (an incomplete trace: isolate_incomplete): they are no zero-length
+ * peers, the ideal comes from the ranks that ran it. */
+static int extra_op(size_t n, size_t K)
+{
+	return 2 * n <= K;
+}
+
 /* The medians of slot q (vd, vg: its n members' durations and host gaps),
- * the ranks of its class without the op counted as
- * 0 (an op only a minority of the class runs has the ideal 0): over the
- * whole class, and the two order statistics that give each member's median
- * over the others (peer_med).  O(K) per slot: only the order statistics
- * around the middle are found. */
+ * the ranks of its class without the op counted as 0 where it is extra
+ * work (extra_op), else over its members only: over the whole class, and
+ * the two order statistics that give each member's median over the others
+ * (peer_med).  O(K) per slot: only the order statistics around the middle
+ * are found. */
 static void slot_medians(const struct ctx *c, size_t q, const int64_t *vd, const int64_t *vg, size_t n,
 			 int64_t *tmp)
 {
 	size_t K = c->csize[c->scls[q]];
-	if (K < n)
+	if (K < n || !extra_op(n, K))
 		K = n;
 	for (int part = 0; part < 2; part++) {
 		memcpy(tmp, part ? vg : vd, n * sizeof(*tmp));
@@ -1466,7 +1492,9 @@ static void build_slots(struct ctx *c)
 /* ---- one replay ------------------------------------------------------------------ */
 
 /* The ideal duration and gap of the ops of set-fixed ranks: per slot, the
- * median over its members outside the set (the whole slot when none). */
+ * median over its members outside the set (the whole slot when none), the
+ * outside ranks without the op counted as 0 where it is extra work
+ * (extra_op). */
 static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask, int64_t *md, int64_t *mg)
 {
 	int64_t *t1 = NULL, *t2 = NULL;
@@ -1484,7 +1512,9 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 			t1 = xrealloc(t1, cap * sizeof(*t1));
 			t2 = xrealloc(t2, cap * sizeof(*t2));
 		}
+		size_t members = 0; /* in and outside the set */
 		for (size_t x = 0; x < c->sn[q]; x++) {
+			members++;
 			if (!mask[c->sm[at + x].ri]) {
 				t1[m] = c->sd[at + x];
 				t2[m++] = c->sg[at + x];
@@ -1492,13 +1522,14 @@ static void set_medians(const struct ctx *c, size_t *cmask, const uint8_t *mask,
 		}
 		for (size_t x = c->cr0[cl]; c->sj[q] >= 0 && x < c->cr0[cl + 1]; x++) { /* an aligned class's slot */
 			int32_t i = c->crank[x], j = x == c->cr0[cl] ? c->sj[q] : c->inv[i][c->sj[q]];
+			members += j >= 0;
 			if (j >= 0 && !mask[i]) {
 				t1[m] = c->k[i].d[j];
 				t2[m++] = c->k[i].gap[j];
 			}
 		}
 		size_t out = c->csize[cl] - cmask[cl];
-		for (; m < out && m < cap; m++) /* outside ranks without the op: 0 */
+		for (; extra_op(members, kc) && m < out && m < cap; m++) /* outside ranks without the op: 0 */
 			t1[m] = t2[m] = 0;
 		md[q] = m ? median_i64(t1, m) : c->med_all_d[q];
 		mg[q] = m ? median_i64(t2, m) : c->med_all_g[q];
@@ -1611,6 +1642,8 @@ static int64_t dur_fixed(const struct ctx *c, const struct scen *sc, const int64
 {
 	int64_t d = k->d[j], d2 = d;
 	int32_t q = k->slot[j];
+	if (k->cat[j] >= WC_UCOLL)
+		return d; /* unmatched communication: no ideal (enum wcat) */
 	switch (sc->type) {
 	case SC_ALL:
 		if (q >= 0)
@@ -2359,6 +2392,145 @@ static void common_steps(struct ctx *c, int skip)
 	c->nsteps = m - k0;
 }
 
+/* ---- incomplete ranks -------------------------------------------------------------- */
+
+/* A rank whose trace lacks ops most ranks of its work class run (a rank
+ * traced without its NCCL kernels, a truncated trace) is no peer: an op it
+ * lacks is not a zero-length op, and its host gaps hold the launch time of
+ * the ops it does not show, so they are not its peers' gaps.  Such a rank
+ * gets a work class of its own: it is replayed as measured, no ideal comes
+ * from it, and its own fix's ideal is unknown (said, and never the
+ * verdict).  An op is keyed by (step number, name, occurrence of the name in
+ * the step) over the common steps; a class's op is one more than half its
+ * ranks run; a rank is incomplete when the ops of its class it lacks are
+ * at least INCOMPLETE_SHARE of them, or take (on the ranks that ran them,
+ * the least of them) at least INCOMPLETE_SHARE of the mean step.  With two
+ * ranks in a class neither is the majority: nothing is said.  Returns the
+ * ranks isolated; c->incomplete[i] says why. */
+#define INCOMPLETE_SHARE 0.01
+
+struct ikey { uint64_t key; int64_t min_ns; uint32_t nranks; int used; };
+
+static size_t ikey_find(const struct ikey *t, size_t cap, uint64_t key)
+{
+	size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+	while (t[h].used && t[h].key != key)
+		h = (h + 1) & (cap - 1);
+	return h;
+}
+
+/* Rank i's op keys in the common steps into keys[] (its count). */
+static size_t rank_keys(const struct ctx *c, size_t i, uint64_t *keys, int64_t *dur)
+{
+	const struct rk *k = &c->k[i];
+	const struct rank_result *r = k->r;
+	uint8_t *common = xcalloc(r->nsteps ? r->nsteps : 1, 1);
+	for (size_t s = 0; s < c->nsteps; s++)
+		if (c->sidx[i][s] >= 0)
+			common[c->sidx[i][s]] = 1;
+	uint32_t *occ = xmalloc((k->n ? k->n : 1) * sizeof(*occ));
+	occurrences(k, occ);
+	size_t m = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		const struct wop *o = &r->ops[j];
+		if (o->step < 0 || !common[o->step])
+			continue;
+		uint64_t num = (uint64_t)r->steps[o->step].number;
+		keys[m] = ((uint64_t)o->hash << 32 | occ[j]) ^ (num * 0xC2B2AE3D27D4EB4Full);
+		dur[m++] = o->end_ns - o->start_ns;
+	}
+	free(occ);
+	free(common);
+	return m;
+}
+
+static size_t isolate_incomplete(struct ctx *c)
+{
+	size_t nmax = 1, found = 0;
+	double step_ns = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->k[i].n > nmax)
+			nmax = c->k[i].n;
+		for (size_t s = 0; s < c->nsteps; s++) {
+			const struct step_result *sr = &c->a->r[i].steps[c->sidx[i][s]];
+			step_ns += (double)(sr->end_ns - sr->start_ns);
+		}
+	}
+	step_ns /= (double)(c->n * (c->nsteps ? c->nsteps : 1));
+	uint64_t *keys = xmalloc(nmax * sizeof(*keys));
+	int64_t *dur = xmalloc(nmax * sizeof(*dur));
+	for (size_t cl = 0; cl <= c->n; cl++) {
+		size_t K = c->csize[cl], cap = 16, tot = 0;
+		if (K < 3)
+			continue;
+		for (size_t i = 0; i < c->n; i++)
+			if ((size_t)c->k[i].cls == cl)
+				tot += c->k[i].n;
+		while (cap < 2 * tot)
+			cap *= 2;
+		struct ikey *t = xcalloc(cap, sizeof(*t));
+		for (size_t i = 0; i < c->n; i++) {
+			if ((size_t)c->k[i].cls != cl)
+				continue;
+			size_t m = rank_keys(c, i, keys, dur);
+			for (size_t x = 0; x < m; x++) {
+				size_t h = ikey_find(t, cap, keys[x]);
+				if (!t[h].used)
+					t[h] = (struct ikey){ keys[x], dur[x], 0, 1 };
+				t[h].nranks++;
+				if (dur[x] < t[h].min_ns)
+					t[h].min_ns = dur[x];
+			}
+		}
+		size_t nmaj = 0;
+		for (size_t h = 0; h < cap; h++)
+			nmaj += t[h].used && 2 * t[h].nranks > K;
+		for (size_t i = 0; i < c->n && nmaj; i++) {
+			if ((size_t)c->k[i].cls != cl)
+				continue;
+			size_t m = rank_keys(c, i, keys, dur), have = 0;
+			double lacked_ns = 0;
+			for (size_t x = 0; x < m; x++) {
+				size_t h = ikey_find(t, cap, keys[x]);
+				if (t[h].used && 2 * t[h].nranks > K) {
+					have++;
+					lacked_ns -= (double)t[h].min_ns;
+				}
+			}
+			for (size_t h = 0; h < cap; h++)
+				if (t[h].used && 2 * t[h].nranks > K)
+					lacked_ns += (double)t[h].min_ns;
+			size_t lacked = nmaj - have;
+			lacked_ns /= (double)(c->nsteps ? c->nsteps : 1);
+			if (!lacked || ((double)lacked < INCOMPLETE_SHARE * (double)nmaj &&
+					lacked_ns < INCOMPLETE_SHARE * step_ns))
+				continue;
+			if (!c->incomplete)
+				c->incomplete = xcalloc(c->n, sizeof(*c->incomplete));
+			char b[240];
+			snprintf(b, sizeof(b), "its trace lacks %zu of the %zu ops most ranks of its class run "
+				 "(%.3f ms a step)", lacked, nmaj, lacked_ns / 1e6);
+			c->incomplete[i] = xstrdup(b);
+			found++;
+		}
+		free(t);
+	}
+	free(keys);
+	free(dur);
+	/* each in a class of its own: the unused class ids from the top */
+	size_t id = c->n;
+	for (size_t i = 0; found && i < c->n; i++) {
+		if (!c->incomplete[i])
+			continue;
+		while (id > 0 && c->csize[id])
+			id--;
+		c->csize[c->k[i].cls]--;
+		c->k[i].cls = (int)id;
+		c->csize[id]++;
+	}
+	return found;
+}
+
 /* ---- the what-if ---------------------------------------------------------------- */
 
 static double mean(const double *v, size_t n)
@@ -2545,7 +2717,8 @@ static void excess_task(void *arg, size_t w, size_t i)
 	double e = 0;
 	for (size_t j = 0; j < k->n; j++) {
 		int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
-		e += (double)(k->d[j] > md ? k->d[j] - md : 0);
+		if (k->cat[j] < WC_UCOLL) /* unmatched communication keeps its duration (dur_fixed) */
+			e += (double)(k->d[j] > md ? k->d[j] - md : 0);
 		e += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
 	}
 	if (k->a0 != UNSET && k->a0 > k->ma0)
@@ -2631,6 +2804,9 @@ static void ctx_free(struct ctx *c)
 	for (size_t i = 0; c->inv && i < c->n; i++)
 		free(c->inv[i]);
 	free(c->inv);
+	for (size_t i = 0; c->incomplete && i < c->n; i++)
+		free(c->incomplete[i]);
+	free(c->incomplete);
 }
 
 static struct whatif *none(const char *why)
@@ -2736,14 +2912,14 @@ const struct whatif_fix *whatif_best(const struct whatif *w)
 	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
 	for (int k = 0; k < 3; k++)
 		for (size_t q = 0; q < n[k]; q++)
-			if (!best || v[k][q].gain_ms > best->gain_ms)
-				best = &v[k][q];
+			if ((!best || v[k][q].gain_ms > best->gain_ms) && !(v[k][q].rank >= 0 && v[k][q].unknown))
+				best = &v[k][q]; /* a rank whose ideal is unknown is never the answer */
 	/* the narrowest fix that gets nearly all of the best gain: a rank
 	 * before a group, a group before an op type on every rank */
 	for (int k = 0; best && k < 2; k++) {
 		const struct whatif_fix *nb = NULL;
 		for (size_t q = 0; q < n[k]; q++)
-			if (!nb || v[k][q].gain_ms > nb->gain_ms)
+			if ((!nb || v[k][q].gain_ms > nb->gain_ms) && !(v[k][q].rank >= 0 && v[k][q].unknown))
 				nb = &v[k][q];
 		if (nb && nb->gain_ms >= NARROW_SHARE * best->gain_ms)
 			return nb;
@@ -2808,10 +2984,15 @@ static void unknown_note(const struct whatif *w, const struct evald *v, size_t n
 	u[0] = 0;
 	double best = 0;
 	for (size_t x = 0; x < nv; x++) {
-		if (!v[x].f.unknown || !v[x].f.ranks)
+		if (!v[x].f.unknown || (!v[x].f.ranks && v[x].f.rank < 0))
 			continue;
 		double sh = 0;
 		for (size_t q = 0; q < w->ncp; q++) {
+			if (!v[x].f.ranks) { /* a rank whose trace is incomplete (isolate_incomplete) */
+				if (v[x].f.rank == w->cp[q].rank && isfinite(w->cp[q].share))
+					sh += w->cp[q].share;
+				continue;
+			}
 			for (const char *p = v[x].f.ranks; *p;) {
 				char *e;
 				long r = strtol(p, &e, 10);
@@ -2822,7 +3003,11 @@ static void unknown_note(const struct whatif *w, const struct evald *v, size_t n
 				p = *e == ',' ? e + 1 : e;
 			}
 		}
-		if (sh >= 0.5 && sh > best) {
+		if (sh >= 0.5 && sh > best && !v[x].f.ranks) {
+			best = sh;
+			snprintf(u, un, "; %s holds %.0f %% of the critical path, but %s: its ideal is unknown",
+				 v[x].f.what, 100.0 * sh, v[x].f.unknown);
+		} else if (sh >= 0.5 && sh > best) {
 			best = sh;
 			snprintf(u, un, "; %s (ranks %s) holds %.0f %% of the critical path, but no rank outside it "
 				 "runs its ops: its ideal is unknown, so a slowdown all its ranks carry is not seen",
@@ -3198,6 +3383,8 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
 		add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		if (c->incomplete && c->incomplete[cand[q]]) /* its ideal is unknown (isolate_incomplete) */
+			v[n - 1].f.unknown = xstrdup(c->incomplete[cand[q]]);
 		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
 			continue;
 		mask[cand[q]] = 1;
@@ -3256,7 +3443,7 @@ static void all_fixes(struct ctx *c, struct whatif *w, const int *stage, const i
 	 * not replayed when either is not material. */
 	int cats = c->n <= ALL_RANKS_MAX || (rep_mean - ideal_mean > lim && !(ideal_complete <= lim));
 	for (int cat = 0; cats && cat < WC__N; cat++) {
-		if (!present[cat])
+		if (!present[cat] || cat >= WC_UCOLL) /* unmatched communication: nothing to fix it to */
 			continue;
 		add_fix(&v, &n, &cap, cat_name(cat, b, sizeof(b)), -1, NULL);
 		struct scen sc = { SC_CAT, NULL, -1, 0, cat };
@@ -3501,6 +3688,7 @@ static void run_skip(struct analysis *a, int skip)
 			       : "no step that every rank has");
 		return;
 	}
+	isolate_incomplete(&c); /* before the anchors and slots, which read the classes */
 	build_groups(&c);
 	build_anchors(&c);
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));

@@ -31,7 +31,10 @@ static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, 
 	fprintf(f, "   %-10s", title);
 	for (size_t q = 0; q < n && q < most; q++) {
 		double g = fabs(x[o[q]].gain_pct) < 0.05 ? 0.0 : x[o[q]].gain_pct; /* no "-0.0" */
-		fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
+		if (x[o[q]].rank >= 0 && x[o[q]].unknown) /* its trace lacks its peers' ops */
+			fprintf(f, "%s%s ideal unknown", q ? ", " : "", x[o[q]].what);
+		else
+			fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
 	}
 	if (n > most)
 		fprintf(f, ", ... (%zu more)", n - most);
