@@ -1095,6 +1095,7 @@ static const struct field ACROSS_F[] = {
 	AW("matched_by_seq", FT_U64, 0, matched_by_seq),
 	AW("unmatched_calls", FT_U64, 0, unmatched_calls),
 	AW("p2p_peer_unknown", FT_U64, FF_NZ, p2p_peer_unknown),
+	AW("p2p_bad_peers", FT_U64, FF_NZ, p2p_bad_peers),
 	AW("unknown_type_calls", FT_U64, FF_NZ, unknown_type_calls),
 	AW("unknown_type_matched", FT_U64, FF_NZ, unknown_type_matched),
 	AW("incomplete_collectives", FT_U64, 0, incomplete_groups),

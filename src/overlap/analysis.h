@@ -242,6 +242,11 @@ struct analysis {
 	 * matched across ranks: by order within their stream and group, only
 	 * where every rank has as many (join.c) */
 	uint64_t unknown_type_calls, unknown_type_matched;
+	/* send/recv calls naming a peer that cannot be theirs (their own rank,
+	 * a rank outside the world the traces report): refused, taken as of
+	 * unknown peer (join.c refuse_bad_peers); the first said */
+	uint64_t p2p_bad_peers;
+	char p2p_bad_first[160];
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	/* collectives matched on part of their group (join.c): never charged

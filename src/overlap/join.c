@@ -1258,10 +1258,47 @@ static void p2p_peers(struct analysis *a)
 	}
 }
 
+/* A send or recv whose trace names as its peer its own rank, or a rank
+ * outside the world the traces report (world_size), has no peer aorta can
+ * believe: it is refused before anything reads the peers, taken as of
+ * unknown peer, counted and the first said.  It never pairs with itself
+ * (a send and a recv of one rank to itself would be one "collective" and
+ * make the rank its own pipeline neighbour) and never moves a stage. */
+static void refuse_bad_peers(struct analysis *a)
+{
+	int world = -1;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].world_size > world)
+			world = a->r[i].world_size;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			if (c->p2p == P2P_NONE || c->peer < 0)
+				continue;
+			int self = c->peer == r->rank, out = world > 0 && c->peer >= world;
+			if (!self && !out)
+				continue;
+			if (!a->p2p_bad_peers++) {
+				char why[64];
+				if (self)
+					snprintf(why, sizeof(why), "its own rank");
+				else
+					snprintf(why, sizeof(why), "outside the world of %d ranks the traces report", world);
+				snprintf(a->p2p_bad_first, sizeof(a->p2p_bad_first), "rank %d %s rank %d, %s", r->rank,
+					 c->p2p == P2P_SEND ? "send to" : "recv from", c->peer, why);
+			}
+			c->peer = -1;
+			c->p2p = P2P_NONE;
+		}
+	}
+}
+
 void analysis_join(struct analysis *a)
 {
 	struct joinset js = { 0 };
 
+	refuse_bad_peers(a);
 	p2p_peers(a);
 	if (!join_begin(a, &js.total))
 		goto bandwidth;

@@ -289,6 +289,12 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
 			   a->incomplete_first);
 
+	if (a->p2p_bad_peers)
+		aorta_warn("%llu send/recv call%s name%s a peer that cannot be %s (first: %s): refused, taken as "
+			   "of unknown peer (never paired with %s, never a pipeline neighbour)",
+			   (unsigned long long)a->p2p_bad_peers, a->p2p_bad_peers == 1 ? "" : "s",
+			   a->p2p_bad_peers == 1 ? "s" : "", a->p2p_bad_peers == 1 ? "its" : "theirs", a->p2p_bad_first,
+			   a->p2p_bad_peers == 1 ? "itself" : "themselves");
 	if (a->unknown_type_calls)
 		aorta_warn("%llu communication call%s of unknown collective type (no kernel name, trace metadata "
 			   "or launching host op names %s): counted as communication; %llu matched across ranks by "
