@@ -935,6 +935,7 @@ static void init_wstep(void *p, struct io_ctx *c, size_t i)
 	(void)c, (void)i;
 	st->measured_ms = st->replay_ms = st->ideal_ms = st->error_pct = NAN;
 	st->best_ms_if_fixed = st->best_gain_ms = NAN;
+	st->window_min_ms = st->window_max_ms = NAN;
 }
 
 static int step_has_best(const void *p, const struct io_ctx *c)
@@ -956,6 +957,8 @@ static const struct field WSTEP_F[] = {
 	  .dec = 6, .when = step_has_best },
 	{ .key = "best_gain_ms", .type = FT_NUM, .off = offsetof(struct whatif_step, best_gain_ms), .dec = 6,
 	  .when = step_has_best },
+	FNUM("window_min_ms", FF_GE0, struct whatif_step, window_min_ms, 6),
+	FNUM("window_max_ms", FF_GE0, struct whatif_step, window_max_ms, 6),
 };
 static const struct record REC_WSTEP = REC("step", struct whatif_step, WSTEP_F, init_wstep, NULL);
 

@@ -282,6 +282,8 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	struct ov_sets s;
 	ov_sets_build(&s, t, cls, NULL, 0);
 	ov_figures_in(&s, s.first_ns, s.last_ns, &r->total);
+	r->first_ns = s.first_ns;
+	r->last_ns = s.last_ns;
 
 	/* step windows */
 	size_t ns = t->nsteps;
@@ -442,6 +444,30 @@ int cmp_path_device(const void *a, const void *b)
 	return (x->device > y->device) - (x->device < y->device);
 }
 
+/* Whether x and y, two readings of one rank, come from two runs: their
+ * hosts differ (both named), or their GPU activity does not overlap in
+ * time (each on its own clock: a run's ranks overlap, a later run does
+ * not).  Then a->mixed_runs says so (the first pair only). */
+static int two_runs(struct analysis *a, const struct rank_result *x, const struct rank_result *y)
+{
+	char why[320];
+	if (x->host[0] && y->host[0] && strcmp(x->host, y->host) != 0) {
+		snprintf(why, sizeof(why), "on hosts '%s' and '%s'", x->host, y->host);
+	} else if (x->last_ns > x->first_ns && y->last_ns > y->first_ns &&
+		   (x->last_ns < y->first_ns || y->last_ns < x->first_ns)) {
+		int64_t gap = x->last_ns < y->first_ns ? y->first_ns - x->last_ns : x->first_ns - y->last_ns;
+		snprintf(why, sizeof(why), "traced at different times: their GPU activity is %.3f s apart",
+			 (double)gap / 1e9);
+	} else {
+		return 0;
+	}
+	snprintf(a->mixed_runs, sizeof(a->mixed_runs),
+		 "rank %d is read twice, from '%s' and '%s', %s: one call analyses one run; put two runs side by "
+		 "side with 'aorta compare RUN_A RUN_B' (a folder, glob or @LIST each)", x->rank, x->path, y->path,
+		 why);
+	return 1;
+}
+
 void analysis_finish(struct analysis *a)
 {
 	/* ranks unknown from the trace and the file name get the next free number */
@@ -453,10 +479,17 @@ void analysis_finish(struct analysis *a)
 		if (a->r[i].rank < 0)
 			a->r[i].rank = next++;
 	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
-	for (size_t i = 1; i < a->n; i++)
-		if (a->r[i].rank == a->r[i - 1].rank)
+	for (size_t i = 1; i < a->n && !a->mixed_runs[0]; i++)
+		if (a->r[i].rank == a->r[i - 1].rank && !two_runs(a, &a->r[i - 1], &a->r[i]))
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
 				   a->r[i].rank, a->r[i - 1].path, a->r[i].path);
+	if (a->mixed_runs[0]) { /* refused (analysis_check_gaps): nothing to join */
+		a->late_rank = a->top_rank = -1;
+		a->late_share = NAN;
+		a->clocks_aligned = 0;
+		a->no_cross_rank_why = "two runs in one call";
+		return;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	analysis_join(a);

@@ -146,6 +146,8 @@ struct rank_result {
 	char *skipped_first;
 	int has_rec;                   /* steps carry recorded figures (rec) */
 	struct ov_figures total;       /* whole trace: first start to last end */
+	int64_t first_ns, last_ns;     /* that first start and last end (own clock; 0 when read back
+					* from a saved analysis) */
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
 	size_t nsteps;
@@ -271,6 +273,10 @@ struct analysis {
 	char **inputs;
 	size_t ninputs;
 	struct whatif *whatif;   /* the what-if replay (whatif.c), NULL if not run */
+	/* two runs in one call (analysis_finish): a rank read twice from files
+	 * of different hosts or times; the sentence that refuses it (exit 2,
+	 * analysis_check_gaps), "" when none */
+	char mixed_runs[1024];
 	struct whatif_job *whatif_job; /* its thread while it runs (WHATIF_BACKGROUND), else NULL */
 };
 

@@ -2831,11 +2831,15 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 		st->replay_ms = rep[s];
 		double worst = 0;
 		size_t sleft = 0; /* ops of this step the replay could not reach */
+		st->window_min_ms = INFINITY;
+		st->window_max_ms = 0;
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
 			const struct bst *b = &ws->k[i].b[(size_t)q * ws->K + v];
 			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
+			st->window_min_ms = fmin(st->window_min_ms, m / 1e6); /* the step's definition (verdict) */
+			st->window_max_ms = fmax(st->window_max_ms, m / 1e6);
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -2898,6 +2902,22 @@ static struct whatif_fix *take(struct evald *v, size_t n)
 	for (size_t q = 0; q < n; q++)
 		f[q] = v[q].f;
 	return f;
+}
+
+double whatif_window_spread(const struct whatif *w, long *step)
+{
+	double spread = NAN;
+	if (step)
+		*step = -1;
+	for (size_t s = 0; w && s < w->nsteps; s++) {
+		double d = w->steps[s].window_max_ms - w->steps[s].window_min_ms;
+		if (isfinite(d) && (isnan(spread) || d > spread)) {
+			spread = d;
+			if (step)
+				*step = (long)s;
+		}
+	}
+	return spread;
 }
 
 double whatif_material_ms(const struct whatif *w)
@@ -3076,8 +3096,18 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 		}
 		free(mask);
 	}
-	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->what,
-		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause);
+	/* a step the ranks' windows disagree on by more than the gain: the
+	 * gain is smaller than the step's own definition (a one-step trace
+	 * whose ranks' windows run from 11 to 19 ms), and says so */
+	char poor[200] = "";
+	long ws;
+	double spread = whatif_window_spread(w, &ws);
+	if (spread > best->gain_ms)
+		snprintf(poor, sizeof(poor), "; but the ranks' windows of step %lld differ by %.1f ms (%.1f to %.1f ms), "
+			 "more than this gain: the step is poorly defined", (long long)w->steps[ws].number, spread,
+			 w->steps[ws].window_min_ms, w->steps[ws].window_max_ms);
+	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s%s", u, best->what,
+		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause, poor);
 	w->verdict = xstrdup(b);
 }
 

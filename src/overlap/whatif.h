@@ -49,7 +49,11 @@ struct whatif_step {
 	char *reason;        /* why not (NULL when reproduced) */
 	char *best;          /* the fix worth most in this step, NULL if none */
 	double best_ms_if_fixed, best_gain_ms;
+	/* the ranks' shortest and longest windows of this step (ms): a step
+	 * they disagree on by more than a figure is poorly defined for it */
+	double window_min_ms, window_max_ms;
 };
+
 
 /* A piece of the cross-rank critical path, summed over the steps. */
 struct whatif_cp {
@@ -105,5 +109,8 @@ const struct whatif_fix *whatif_best(const struct whatif *w);
 /* What a gain must exceed to be material (ms): 1 % of the replayed step
  * and the clock uncertainty, as the verdict weighs every fix. */
 double whatif_material_ms(const struct whatif *w);
+/* The most the ranks' windows of one step differ (ms, max - min, the worst
+ * step), and that step's index in w->steps (-1: no step); NaN when unknown. */
+double whatif_window_spread(const struct whatif *w, long *step);
 
 #endif

@@ -277,6 +277,8 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 
 enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_error *e)
 {
+	if (a->mixed_runs[0]) /* two runs in one call (analysis_finish) */
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "%s", a->mixed_runs);
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].skipped)
 			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,
