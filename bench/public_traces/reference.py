@@ -41,7 +41,7 @@ through an already aligned rank where needed; a blocking collective whose aligne
 ends spread over max(20 x the median spread, 0.5 ms) is no collective; a median
 spread over 1 ms means no cross-rank figure at all.
 
-usage: reference.py [--data DIR] [--out DIR] [SET ...]
+usage: reference.py [--data DIR] [--out DIR] [--extra NAME=FORMAT:GLOB] [SET ...]
 writes DIR/<set>.json (default tests/data/public) and prints a summary.
 """
 import argparse
@@ -98,7 +98,8 @@ SETS = {
 }
 
 COMM_RE = re.compile(r"nccl|rccl|multimem_all_(reduce|gather)|(one|two)_shot_all_reduce|cross_device_reduce|"
-                     r"allreduce_fusion|custom_all_reduce|userbuffers|deep_ep::|nvshmem", re.I)
+                     r"allreduce_fusion|custom_all_reduce|userbuffers|(deep_ep|dpsk::ep)::(intranode|internode|internode_ll)::|"
+                     r"nvshmem", re.I)
 COPY_KERNEL_RE = re.compile(r"^(__amd_rocclr_copyBuffer|MEMORY_COPY_)")
 FILL_KERNEL_RE = re.compile(r"^__amd_rocclr_fillBuffer")
 HOST_OP_RE = re.compile(r"^(nccl:|rccl:|gloo:|c10d::|c10d_functional::|_c10d_functional::|record_param_comms)")
@@ -109,6 +110,8 @@ def coll_of(name):
     """The collective a name says, or None (written for this script)."""
     if not name:
         return None
+    if re.search(r"(deep_ep|dpsk::ep)::(intranode|internode|internode_ll)::", name):
+        return "all_to_all"  # DeepEP's dispatch / combine / notify: the expert-parallel all-to-all
     n = re.sub(r"[_\- ]", "", name.lower())
     for key, t in (("reducescatter", "reduce_scatter"), ("crossdevicereduce", "all_reduce"),
                    ("allreduce", "all_reduce"), ("allgather", "all_gather"), ("alltoall", "all_to_all"),
@@ -553,8 +556,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.environ.get("AORTA_SHARED_DATA", "../shared/data"))
     ap.add_argument("--out", default="tests/data/public")
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME=FORMAT:GLOB",
+                    help="one more set (GLOB relative to --data), e.g. a trace read from a fetched snapshot")
     ap.add_argument("sets", nargs="*")
     a = ap.parse_args()
+    for x in a.extra:
+        name, rest = x.split("=", 1)
+        fmt, g = rest.split(":", 1)
+        SETS[name] = (fmt, [g])
+        a.sets.append(name)
     os.makedirs(a.out, exist_ok=True)
     for name in a.sets or SETS:
         res = run_set(name, a.data)

@@ -40,7 +40,11 @@ static const struct { const char *kind, *re; } builtin_src[] = {
 	{ "comm", "^(void )?k?userbuffers_" },
 	{ "comm", "(one|two)_shot_all_reduce_kernel|multimem_all_reduce|multimem_all_gather" },
 	{ "all_reduce", "cross_device_reduce_|allreduce_fusion|custom_all_reduce" },
-	{ "all_to_all", "deep_ep::" },
+	/* DeepEP's expert-parallel all-to-all (and DeepSeek's own build of it,
+	 * dpsk::ep::): its intranode / internode / internode_ll kernels move
+	 * tokens between ranks; its layout kernels (get_dispatch_layout) count
+	 * them locally and stay compute */
+	{ "all_to_all", "(deep_ep|dpsk::ep)::(intranode|internode|internode_ll)::" },
 	{ "comm", "^(void )?nvshmem|nvshmemi_" },
 	{ "all_reduce", "^aorta:all_reduce:" },
 	{ "reduce_scatter", "^aorta:reduce_scatter:" },

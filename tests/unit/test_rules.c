@@ -31,6 +31,13 @@ static void test_builtin_table_classifies_real_kernel_names(void)
 		{ "(anonymous namespace)::two_shot_all_reduce_kernel_inplace<float>", K_COMM, COLL_ALL_REDUCE },
 		{ "cross_device_reduce_1stage<float, 8>", K_COMM, COLL_ALL_REDUCE },
 		{ "void deep_ep::intranode::dispatch<8, 768>(int)", K_COMM, COLL_ALL_TO_ALL },
+		/* DeepSeek's profile-data train.json (EP64, H800) */
+		{ "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*)", K_COMM,
+		  COLL_ALL_TO_ALL },
+		{ "void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*)", K_COMM, COLL_ALL_TO_ALL },
+		{ "void deep_ep::internode_ll::dispatch<8>(void*)", K_COMM, COLL_ALL_TO_ALL },
+		{ "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*)", K_COMPUTE_OTHER,
+		  COLL_NONE },
 		{ "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", K_GEMM, COLL_NONE },
 		{ "nvjet_tst_128x256", K_GEMM, COLL_NONE },
 		{ "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", K_GEMM, COLL_NONE },
