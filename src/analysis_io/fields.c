@@ -935,7 +935,6 @@ static void init_wstep(void *p, struct io_ctx *c, size_t i)
 	(void)c, (void)i;
 	st->measured_ms = st->replay_ms = st->ideal_ms = st->error_pct = NAN;
 	st->best_ms_if_fixed = st->best_gain_ms = NAN;
-	st->window_min_ms = st->window_max_ms = NAN;
 }
 
 static int step_has_best(const void *p, const struct io_ctx *c)
@@ -957,8 +956,6 @@ static const struct field WSTEP_F[] = {
 	  .dec = 6, .when = step_has_best },
 	{ .key = "best_gain_ms", .type = FT_NUM, .off = offsetof(struct whatif_step, best_gain_ms), .dec = 6,
 	  .when = step_has_best },
-	FNUM("window_min_ms", FF_GE0, struct whatif_step, window_min_ms, 6),
-	FNUM("window_max_ms", FF_GE0, struct whatif_step, window_max_ms, 6),
 };
 static const struct record REC_WSTEP = REC("step", struct whatif_step, WSTEP_F, init_wstep, NULL);
 
@@ -1043,6 +1040,8 @@ static const struct field WHATIF_F[] = {
 	WN("replay_step_ms", replay_step_ms, 6),
 	WN("ideal_step_ms", ideal_step_ms, 6),
 	WN("slowdown", slowdown, 6),
+	WN("rank_window_min_ms", rank_window_min_ms, 6),
+	WN("rank_window_max_ms", rank_window_max_ms, 6),
 	WN("replay_error_pct", replay_error_pct, 4),
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", uncertainty_ms, 6),
@@ -1063,6 +1062,7 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	(void)c, (void)i;
 	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
 	wi->replay_error_pct = wi->uncertainty_ms = wi->unexplained_ms = wi->unexplained_share = NAN;
+	wi->rank_window_min_ms = wi->rank_window_max_ms = NAN;
 }
 static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, init_whatif, NULL);
 

@@ -560,7 +560,6 @@ static unsigned char **other_counts(struct analysis *a)
 			const struct comm_inst *c = &a->r[i].inst[j];
 			if (c->type != COLL_OTHER || c->seq >= 0)
 				continue;
-			a->unknown_type_calls++;
 			uint32_t slot = c->ordinal >> OTHER_ORD_BITS;
 			if (n && v[n - 1].ri == i && v[n - 1].step == c->step && v[n - 1].slot == slot &&
 			    v[n - 1].pg == c->pg) {
@@ -1300,6 +1299,10 @@ void analysis_join(struct analysis *a)
 
 	refuse_bad_peers(a);
 	p2p_peers(a);
+	a->unknown_type_calls = 0; /* said whether or not there is anything to match them with */
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++)
+			a->unknown_type_calls += a->r[i].inst[j].type == COLL_OTHER;
 	if (!join_begin(a, &js.total))
 		goto bandwidth;
 	match_calls(a, &js);

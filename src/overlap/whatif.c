@@ -2822,6 +2822,7 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 			const double *rep, size_t left)
 {
 	struct cptab cp = { 0 };
+	double *rwin = xcalloc(c->n ? c->n : 1, sizeof(*rwin));
 	w->nsteps = c->nsteps;
 	w->steps = xcalloc(c->nsteps ? c->nsteps : 1, sizeof(*w->steps));
 	for (size_t s = 0; s < c->nsteps; s++) {
@@ -2831,15 +2832,12 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 		st->replay_ms = rep[s];
 		double worst = 0;
 		size_t sleft = 0; /* ops of this step the replay could not reach */
-		st->window_min_ms = INFINITY;
-		st->window_max_ms = 0;
 		for (size_t i = 0; i < c->n; i++) {
 			int32_t q = c->sidx[i][s];
 			const struct step_result *sr = &c->a->r[i].steps[q];
 			const struct bst *b = &ws->k[i].b[(size_t)q * ws->K + v];
 			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
-			st->window_min_ms = fmin(st->window_min_ms, m / 1e6); /* the step's definition (verdict) */
-			st->window_max_ms = fmax(st->window_max_ms, m / 1e6);
+			rwin[i] += m / 1e6 / (double)c->nsteps; /* the rank's mean window (the step's definition) */
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -2875,6 +2873,13 @@ static void base_replay(const struct ctx *c, const struct wst *ws, size_t v, str
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
 		w->reproduced &= w->steps[s].reproduced;
+	w->rank_window_min_ms = INFINITY;
+	w->rank_window_max_ms = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		w->rank_window_min_ms = fmin(w->rank_window_min_ms, rwin[i]);
+		w->rank_window_max_ms = fmax(w->rank_window_max_ms, rwin[i]);
+	}
+	free(rwin);
 	/* the critical path: its pieces by share, the largest first (at most 12) */
 	for (size_t x = 0; x < cp.n; x++)
 		for (size_t y = x + 1; y < cp.n; y++)
@@ -2904,20 +2909,10 @@ static struct whatif_fix *take(struct evald *v, size_t n)
 	return f;
 }
 
-double whatif_window_spread(const struct whatif *w, long *step)
+double whatif_window_spread(const struct whatif *w)
 {
-	double spread = NAN;
-	if (step)
-		*step = -1;
-	for (size_t s = 0; w && s < w->nsteps; s++) {
-		double d = w->steps[s].window_max_ms - w->steps[s].window_min_ms;
-		if (isfinite(d) && (isnan(spread) || d > spread)) {
-			spread = d;
-			if (step)
-				*step = (long)s;
-		}
-	}
-	return spread;
+	return w && w->rank_window_max_ms >= w->rank_window_min_ms ? w->rank_window_max_ms - w->rank_window_min_ms
+								    : NAN;
 }
 
 double whatif_material_ms(const struct whatif *w)
@@ -3099,13 +3094,12 @@ static void verdict(struct ctx *c, struct whatif *w, const struct whatif_fix *be
 	/* a step the ranks' windows disagree on by more than the gain: the
 	 * gain is smaller than the step's own definition (a one-step trace
 	 * whose ranks' windows run from 11 to 19 ms), and says so */
-	char poor[200] = "";
-	long ws;
-	double spread = whatif_window_spread(w, &ws);
+	char poor[240] = "";
+	double spread = whatif_window_spread(w);
 	if (spread > best->gain_ms)
-		snprintf(poor, sizeof(poor), "; but the ranks' windows of step %lld differ by %.1f ms (%.1f to %.1f ms), "
-			 "more than this gain: the step is poorly defined", (long long)w->steps[ws].number, spread,
-			 w->steps[ws].window_min_ms, w->steps[ws].window_max_ms);
+		snprintf(poor, sizeof(poor), "; but the ranks' step windows differ by %.1f ms (%.1f to %.1f ms, each "
+			 "rank's mean over the step%s used), more than this gain: the step is poorly defined", spread,
+			 w->rank_window_min_ms, w->rank_window_max_ms, c->nsteps == 1 ? "" : "s");
 	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s%s", u, best->what,
 		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause, poor);
 	w->verdict = xstrdup(b);

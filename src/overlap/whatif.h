@@ -49,9 +49,6 @@ struct whatif_step {
 	char *reason;        /* why not (NULL when reproduced) */
 	char *best;          /* the fix worth most in this step, NULL if none */
 	double best_ms_if_fixed, best_gain_ms;
-	/* the ranks' shortest and longest windows of this step (ms): a step
-	 * they disagree on by more than a figure is poorly defined for it */
-	double window_min_ms, window_max_ms;
 };
 
 
@@ -83,6 +80,12 @@ struct whatif {
 	size_t ncp;
 	int *stage;          /* per rank (index as a->r): pipeline stage, -1 when none */
 	size_t nstage;
+	/* the step as the ranks define it: the shortest and the longest of the
+	 * ranks' mean windows over the steps used (ms).  measured_step_ms is
+	 * their mean; a figure smaller than their difference rests on a
+	 * poorly defined step (a one-step trace whose ranks' windows run from
+	 * 11 to 19 ms) and says so (verdict, whatif_out.c) */
+	double rank_window_min_ms, rank_window_max_ms;
 };
 
 struct analysis;
@@ -109,8 +112,8 @@ const struct whatif_fix *whatif_best(const struct whatif *w);
 /* What a gain must exceed to be material (ms): 1 % of the replayed step
  * and the clock uncertainty, as the verdict weighs every fix. */
 double whatif_material_ms(const struct whatif *w);
-/* The most the ranks' windows of one step differ (ms, max - min, the worst
- * step), and that step's index in w->steps (-1: no step); NaN when unknown. */
-double whatif_window_spread(const struct whatif *w, long *step);
+/* rank_window_max_ms - rank_window_min_ms: how poorly the ranks agree on
+ * the step (NaN when unknown). */
+double whatif_window_spread(const struct whatif *w);
 
 #endif

@@ -297,12 +297,16 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 			   (unsigned long long)a->p2p_bad_peers, a->p2p_bad_peers == 1 ? "" : "s",
 			   a->p2p_bad_peers == 1 ? "s" : "", a->p2p_bad_peers == 1 ? "its" : "theirs", a->p2p_bad_first,
 			   a->p2p_bad_peers == 1 ? "itself" : "themselves");
-	if (a->unknown_type_calls)
+	if (a->unknown_type_calls) {
+		char m[160] = "";
+		if (a->n >= 2)
+			snprintf(m, sizeof(m), "; %llu matched across ranks by order within stream and group (only "
+				 "where every rank has as many)", (unsigned long long)a->unknown_type_matched);
 		aorta_warn("%llu communication call%s of unknown collective type (no kernel name, trace metadata "
-			   "or launching host op names %s): counted as communication; %llu matched across ranks by "
-			   "order within stream and group (only where every rank has as many)",
+			   "or launching host op names %s): counted as communication%s",
 			   (unsigned long long)a->unknown_type_calls, a->unknown_type_calls == 1 ? "" : "s",
-			   a->unknown_type_calls == 1 ? "it" : "them", (unsigned long long)a->unknown_type_matched);
+			   a->unknown_type_calls == 1 ? "it" : "them", m);
+	}
 	if (a->size_mismatch)
 		aorta_warn("%llu call%s disagree%s with %s collective's other ranks on its size or type "
 			   "(first: %s): the bandwidth of such rows is not comparable",

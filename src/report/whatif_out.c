@@ -59,12 +59,11 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		w->steps_used == 1 ? "" : "s");
 	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
 		w->unexplained_ms, 100.0 * w->unexplained_share);
-	long ws;
-	double spread = whatif_window_spread(w, &ws);
+	double spread = whatif_window_spread(w);
 	if (spread > whatif_material_ms(w)) /* the step itself is only defined that well */
-		fprintf(f, "   step windows: the ranks' windows of step %lld differ by %.2f ms (%.2f to %.2f ms): every "
-			"gain below smaller than that rests on a poorly defined step\n", (long long)w->steps[ws].number,
-			spread, w->steps[ws].window_min_ms, w->steps[ws].window_max_ms);
+		fprintf(f, "   step windows: the ranks' mean windows differ by %.2f ms (%.2f to %.2f ms): every gain "
+			"below smaller than that rests on a poorly defined step\n", spread, w->rank_window_min_ms,
+			w->rank_window_max_ms);
 	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
 	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
 	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);
