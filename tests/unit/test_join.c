@@ -908,6 +908,17 @@ static void test_held_out_straggler_fixtures(void)
 	CHECK(cases >= 7);
 }
 
+/* An empty trace of rank r of a world of n ("rankR"). */
+static struct trace *rank_trace(int r, int n)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "rank%d", r);
+	struct trace *t = trace_new(name, "test");
+	t->rank = r;
+	t->world_size = n;
+	return t;
+}
+
 /* Eight ranks on a Unix-epoch clock (ns since 1970, as Kineto writes them):
  * rank 7 arrives 1 ms after the seven others in each of two all-reduces.
  * Its lateness is its arrival minus the mean arrival of those who waited,
@@ -918,11 +929,7 @@ static void test_lateness_on_epoch_clock_does_not_overflow(void)
 	struct trace_set s = { 0 };
 	const int64_t t0 = INT64_C(1694128201429795000);
 	for (int r = 0; r < 8; r++) {
-		char name[32];
-		snprintf(name, sizeof(name), "rank%d", r);
-		struct trace *t = trace_new(name, "test");
-		t->rank = r;
-		t->world_size = 8;
+		struct trace *t = rank_trace(r, 8);
 		for (int i = 0; i < 2; i++) {
 			int64_t a0 = t0 + i * 10000000, arr = a0 + (r == 7 ? 1000000 : 0);
 			size_t k = trace_add_device(t, arr, a0 + 1000000 + XFER, AR, strlen(AR), R_KERNEL, 19, -1, 0);
@@ -955,11 +962,7 @@ static void test_unknown_type_matched_by_order_within_stream_where_counts_agree(
 {
 	struct trace_set s = { 0 };
 	for (int r = 0; r < 2; r++) {
-		char name[32];
-		snprintf(name, sizeof(name), "rank%d", r);
-		struct trace *t = trace_new(name, "test");
-		t->rank = r;
-		t->world_size = 2;
+		struct trace *t = rank_trace(r, 2);
 		int32_t s1 = r ? 40 : 20, s2 = r ? 44 : 24; /* stream ids differ across ranks */
 		for (int i = 0; i < 4; i++) {
 			int64_t a0 = 1000000 + i * 1000000;
