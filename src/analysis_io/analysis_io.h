@@ -13,10 +13,12 @@
 #include "base/error.h"
 #include "overlap/analysis.h"
 
-/* /3: across_ranks.what_if (the replay, docs/metrics.md "What-if") and
+/* /4: flight_recorder (a hang explained from Flight Recorder dumps,
+ * docs/formats.md), and a file of dumps alone holds no rank ("ranks": []).
+ * /3: across_ranks.what_if (the replay, docs/metrics.md "What-if") and
  * wait.p2p_peers.  /2: algbw_gbps/busbw_gbps are from transfer time (end - last arrival),
  * no longer the whole kernel time (now *_kernel_gbps); docs/formats.md */
-#define ANALYSIS_SCHEMA "aorta.analysis/3"
+#define ANALYSIS_SCHEMA "aorta.analysis/4"
 
 /* The analysis JSON (pretty-printed) to f. */
 void analysis_write_json(FILE *f, const struct analysis *a);

@@ -867,7 +867,7 @@ static int check_across(struct rd *r, const struct jnode *o, void *p, struct io_
 /* ---- across_ranks.what_if (overlap/whatif.h) ------------------------------------ */
 
 /* A string that may be absent: null <-> NULL (FT_STR reads never give NULL). */
-static void put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+void io_put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const char *s = *(const char *const *)p;
 	(void)c;
@@ -877,7 +877,7 @@ static void put_nstr(struct jw *w, const char *k, const void *p, const struct io
 		jw_null(w, k);
 }
 
-static int get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+int io_get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	(void)c;
 	if (!v || v->t == JN_NULL)
@@ -888,7 +888,7 @@ static int get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p,
 	*(char **)p = xstrdup(v->s);
 	return 0;
 }
-#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = put_nstr, .get = get_nstr }
+#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = io_put_nstr, .get = io_get_nstr }
 
 static void init_wfix(void *p, struct io_ctx *c, size_t i)
 {
@@ -924,8 +924,8 @@ static const struct field WFIX_F[] = {
 	FNUM("step_ms_if_fixed", 0, struct whatif_fix, step_ms_if_fixed, 6),
 	FNUM("gain_ms", 0, struct whatif_fix, gain_ms, 6),
 	FNUM("gain_pct", 0, struct whatif_fix, gain_pct, 4),
-	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = put_nstr,
-	  .get = get_nstr, .when = fix_has_unknown },
+	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = io_put_nstr,
+	  .get = io_get_nstr, .when = fix_has_unknown },
 };
 static const struct record REC_WFIX = REC("fix", struct whatif_fix, WFIX_F, init_wfix, NULL);
 
@@ -1127,8 +1127,9 @@ static int get_schema(struct rd *r, const struct jnode *v, const char *k, void *
 		return io_fail(r, NULL, k, "missing");
 	if (v->t != JN_STR)
 		return io_fail(r, v, k, "expected a string");
-	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2") && strcmp(v->s, "aorta.analysis/3"))
-		return io_fail(r, v, k, "expected 'aorta.analysis/1', '/2' or '/3', got '%s'", v->s);
+	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2") && strcmp(v->s, "aorta.analysis/3") &&
+	    strcmp(v->s, "aorta.analysis/4"))
+		return io_fail(r, v, k, "expected 'aorta.analysis/1' to '/4', got '%s'", v->s);
 	return 0;
 }
 
@@ -1180,7 +1181,7 @@ static int get_across(struct rd *r, const struct jnode *v, const char *k, void *
 {
 	struct analysis *a = p;
 	const struct jnode *rk = jdoc_get(c->root, "ranks");
-	if (!a->n)
+	if (!a->n && !a->fr) /* Flight Recorder dumps alone: no rank with a timeline */
 		return io_fail(r, rk, "ranks", "holds no rank");
 	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
 	for (size_t i = 1; i < a->n; i++)
@@ -1222,6 +1223,7 @@ static const struct field ANALYSIS_F[] = {
 	FHOOK("tool", 0, put_tool, NULL),
 	FHERE("options", REC_OPTIONS),
 	FHOOK("inputs", 0, put_inputs, get_inputs),
+	{ .key = "flight_recorder", .type = FT_HOOK, .put = io_put_fr, .get = io_get_fr, .when = io_has_fr },
 	FARR("ranks", FF_REQ, struct analysis, r, n, REC_RANK),
 	FHOOK("across_ranks", 0, put_across, get_across),
 };

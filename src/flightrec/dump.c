@@ -741,8 +741,8 @@ int fr_sniff(const char *buf, size_t len)
 	const char *p = buf, *end = buf + len;
 	while (p < end && isspace((unsigned char)*p))
 		p++;
-	if (p == end || *p != '{' || memmem(buf, len, "\"traceEvents\"", 13))
-		return 0;
+	if (p == end || *p != '{' || memmem(buf, len, "\"traceEvents\"", 13) || memmem(buf, len, "\"aorta.", 7))
+		return 0; /* a trace, or one of aorta's own files (an analysis holds flight_recorder) */
 	if (memmem(buf, len, "\"pg_config\"", 11) || memmem(buf, len, "\"pg_status\"", 11))
 		return 2;
 	if (memmem(buf, len, "\"entries\"", 9) && memmem(buf, len, "\"collective_seq_id\"", 19))

@@ -199,6 +199,14 @@ void fr_dump_pack(const struct fr_dump *d, struct bytes *b);
 /* AORTA_EINTERNAL on a short or malformed pack. */
 enum aorta_status fr_dump_unpack(const char *p, size_t n, size_t *off, struct fr_dump **out,
 				 struct aorta_error *e);
+/* Whether the pack at p[off..n) is a dump (else a rank, analysis_io.h). */
+int fr_pack_is_dump(const char *p, size_t n, size_t off);
+
+/* ---- the join with Kineto traces of the same job (fr_join.c) ------------------- */
+struct analysis;
+/* Fills r->res.join from the ranks of a that r has dumps of (has_join set
+ * when at least one rank is in both). */
+void fr_join_traces(struct fr_run *r, const struct analysis *a);
 
 /* ---- formatting helpers shared by the printers ---------------------------------- */
 /* "0-7", "0, 4, 8, 12" (written into buf, cap bytes; "..." when cut). */

@@ -13,6 +13,7 @@
  * over every span clipped to it, whatever step launched the span.
  */
 #include "base/stats.h"
+#include "flightrec/fr.h"
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
 
@@ -572,6 +573,7 @@ void analysis_free(struct analysis *a)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
 	whatif_free(a->whatif);
+	fr_run_free(a->fr);
 	free(a->owned_why);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)

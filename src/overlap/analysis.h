@@ -260,6 +260,7 @@ struct analysis {
 	char **inputs;
 	size_t ninputs;
 	struct whatif *whatif;   /* the what-if replay (whatif.c), NULL if not run */
+	struct fr_run *fr;       /* Flight Recorder dumps and their diagnosis (flightrec/fr.h), NULL if none */
 	struct whatif_job *whatif_job; /* its thread while it runs (WHATIF_BACKGROUND), else NULL */
 };
 
