@@ -539,7 +539,7 @@ static int rank_from_groups(const struct fr_dump *d)
 	int have = 0;
 	for (size_t i = 0; i < d->npgs; i++) {
 		const struct fr_pg *g = &d->pgs[i];
-		if (!g->nranks)
+		if (!g->nranks || !g->key[0]) /* gloo's nameless item names no group of this rank */
 			continue;
 		int32_t *s = xmalloc(g->nranks * sizeof(*s));
 		memcpy(s, g->ranks, g->nranks * sizeof(*s));

@@ -130,6 +130,7 @@ struct fr_div {                         /* a group's first divergent op */
 	char *detail;                   /* what differs ("[[8]] vs [[4]]"), NULL */
 	int64_t created_ns;             /* when the waiting members enqueued it (ordering) */
 	int32_t src, dst;               /* point to point: global ranks, -1 */
+	int completed;                  /* another op/size/dtype, yet every member completed it */
 };
 
 struct fr_group_res {

@@ -265,6 +265,7 @@ struct job {
 	struct grp *g;
 	size_t ng, capg;
 	int filtered;                   /* some dump holds only active entries */
+	struct rset dead;               /* ranks of the job without a dump */
 };
 
 static const struct fr_dump *dump_of(const struct job *j, int32_t rank)
@@ -281,18 +282,15 @@ static const struct fr_dump *dump_of(const struct job *j, int32_t rank)
 }
 
 /* A dump's members of group `name` as its pg_config lists them (sorted
- * into s); 0 when it lists none.  gloo's default group: the one item with
- * an empty name. */
-static int listed_members(const struct fr_dump *d, const char *name, const char *desc, struct rset *s)
+ * into s); 0 when it lists none.  An item with an empty name (gloo, torch
+ * 2.11-2.15, writes one whose ranks are those of whichever group it
+ * created last) names no group. */
+static int listed_members(const struct fr_dump *d, const char *name, struct rset *s)
 {
 	const struct fr_pg *hit = NULL;
-	for (size_t i = 0; i < d->npgs && !hit; i++)
+	for (size_t i = 0; name[0] && i < d->npgs && !hit; i++)
 		if (!strcmp(d->pgs[i].key, name))
 			hit = &d->pgs[i];
-	if (!hit && desc && !strcmp(desc, "default_pg"))
-		for (size_t i = 0; i < d->npgs && !hit; i++)
-			if (!d->pgs[i].key[0] && !d->pgs[i].desc[0])
-				hit = &d->pgs[i];
 	if (!hit || !hit->nranks)
 		return 0;
 	for (size_t i = 0; i < hit->nranks; i++)
@@ -510,7 +508,7 @@ static void build_groups(struct job *j)
 		/* the groups its entries use, then those only its pg_config lists */
 		for (size_t k = 0; k < d->ne; k++) {
 			struct rset ls = { 0 };
-			int known = listed_members(d, d->e[k].pg_name, d->e[k].pg_desc, &ls);
+			int known = listed_members(d, d->e[k].pg_name, &ls);
 			struct grp *g = group_for(j, d->e[k].pg_name, d->e[k].pg_desc, &ls, known);
 			free(ls.v);
 			rs_add(&g->members, d->rank);
@@ -529,9 +527,9 @@ static void build_groups(struct job *j)
 		for (size_t k = 0; k < d->npgs; k++) {
 			const struct fr_pg *p = &d->pgs[k];
 			if (!p->key[0] || !p->nranks)
-				continue; /* gloo's nameless item: only the default group's members */
+				continue; /* gloo's nameless item names no group */
 			struct rset ls = { 0 };
-			listed_members(d, p->key, p->desc, &ls);
+			listed_members(d, p->key, &ls);
 			struct grp *g = group_for(j, p->key, p->desc, &ls, 1);
 			free(ls.v);
 			(void)g;
@@ -641,9 +639,12 @@ static void coll_divergence(const struct job *j, const struct grp *g, struct div
 	int64_t mis_seq = -1, odd_seq = -1, state_seq = -1;
 	struct rset mis = { 0 }, odd = { 0 }, late = { 0 };
 	const char *odd_what = NULL;
+	int odd_done = 0;
 	char odd_detail[512] = "";
 	const char *mis_name = NULL, *odd_name = NULL, *state_name = NULL;
 	int64_t mis_created = 0, odd_created = 0, state_created = 0;
+	int64_t all_wait_seq = -1, all_wait_created = 0;
+	const char *all_wait_name = NULL;
 	for (size_t i = 0; i < ns && mis_seq < 0; i++) {
 		int64_t s = seqs[i];
 		int enq = 0, waiting = 0;
@@ -657,6 +658,14 @@ static void coll_divergence(const struct job *j, const struct grp *g, struct div
 				ref = ent[m];
 			if (ent[m] && ent[m]->created_ns && (!created || ent[m]->created_ns < created))
 				created = ent[m]->created_ns;
+		}
+		int with_dump = 0;
+		for (size_t m = 0; m < g->nv; m++)
+			with_dump += g->v[m].d != NULL;
+		if (all_wait_seq < 0 && waiting && waiting == with_dump) {
+			all_wait_seq = s;
+			all_wait_created = created;
+			all_wait_name = ref ? ref->profiling_name : NULL;
 		}
 		struct rset here = { 0 };
 		for (size_t m = 0; m < g->nv; m++)
@@ -691,6 +700,9 @@ static void coll_divergence(const struct job *j, const struct grp *g, struct div
 						odd_what = wh;
 						odd_name = ref->profiling_name;
 						odd_created = created;
+						odd_done = 1;
+						for (size_t k = 0; k < g->nv; k++)
+							odd_done &= stv[k] == S_DONE;
 					}
 					if (odd_seq == s && !strcmp(odd_what, wh))
 						rs_add(&odd, g->v[m].rank);
@@ -730,12 +742,26 @@ static void coll_divergence(const struct job *j, const struct grp *g, struct div
 		mis.v = NULL;
 		w->found = 1;
 		w->cls = 2;
+	} else if (!g->members_known && j->dead.n && all_wait_seq >= 0) {
+		/* gloo lists no members: every known member waits on someone the
+		 * dumps do not show, the ranks that left none */
+		w->div.seq = all_wait_seq;
+		w->div.mismatch = "missing";
+		set_name(w, all_wait_name);
+		w->div.created_ns = all_wait_created;
+		w->div.detail = xstrdup("the group's members are not listed in the dumps: every member with a dump "
+					"waits, so the missing ones are among the ranks without a dump");
+		for (size_t i = 0; i < j->dead.n; i++)
+			rs_add(&w->missing, j->dead.v[i]);
+		w->found = 1;
+		w->cls = 2;
 	} else if (odd_seq >= 0) {
 		w->div.seq = odd_seq;
 		w->div.mismatch = odd_what;
 		set_name(w, odd_name);
 		w->div.created_ns = odd_created;
 		w->div.detail = xstrdup(odd_detail);
+		w->div.completed = odd_done;
 		rs_sort(&odd);
 		w->odd = odd;
 		odd.v = NULL;
@@ -1027,7 +1053,9 @@ static char *verdict_for(const struct fr_result *res, const struct fr_group_res 
 			snprintf(tail, sizeof(tail), "%s called it with another %s (%s)", who, D->mismatch,
 				 D->detail ? D->detail : "");
 	}
-	out = xasprintf("%s in %s: %s - %s", !strcmp(D->mismatch, "state") ? "stalled" : "hang", gl, ol, tail);
+	out = xasprintf("%s in %s: %s - %s", !strcmp(D->mismatch, "state") ? "stalled" : D->completed ? "no hang, but a mismatch"
+											       : "hang",
+			gl, ol, tail);
 	free(gl);
 	free(ol);
 	return out;
@@ -1091,6 +1119,57 @@ static void work_release(struct div_work *w)
 	free(w->behind.v);
 }
 
+/* The key program order compares groups by: their description where it
+ * names a kind of group (every DATA_PARALLEL pair runs the same program),
+ * else the group's id. */
+static const char *kind_key(const char *name, const char *desc)
+{
+	return desc && desc[0] && strcmp(desc, "undefined") ? desc : name;
+}
+
+/* Program order, from the ranks that called both: +1 when collective (G, s)
+ * comes before (H, t) on them, -1 after, 0 when no rank tells. */
+static int order_vote(const struct job *j, const struct fr_entry *x, const struct fr_entry *y)
+{
+	const char *kx = kind_key(x->pg_name, x->pg_desc), *ky = kind_key(y->pg_name, y->pg_desc);
+	int before = 0, after = 0;
+	for (size_t i = 0; i < j->run->n; i++) {
+		const struct fr_dump *d = j->run->d[i];
+		int64_t rx = -1, ry = -1;
+		for (size_t k = 0; k < d->ne; k++) {
+			const struct fr_entry *en = &d->e[k];
+			if (en->p2p)
+				continue;
+			const char *ke = kind_key(en->pg_name, en->pg_desc);
+			if (rx < 0 && en->seq == x->seq && !strcmp(ke, kx))
+				rx = en->record_id >= 0 ? en->record_id : (int64_t)k;
+			if (ry < 0 && en->seq == y->seq && !strcmp(ke, ky))
+				ry = en->record_id >= 0 ? en->record_id : (int64_t)k;
+		}
+		if (rx >= 0 && ry >= 0 && rx != ry)
+			rx < ry ? before++ : after++;
+	}
+	return before > after ? 1 : after > before ? -1 : 0;
+}
+
+/* A missing rank that waits on nobody because it went past the op: its
+ * oldest outstanding collective comes after the divergent op (x, an entry
+ * of a member that called it) in the program the other ranks ran. */
+static char *moved_past(const struct job *j, int32_t rank, const struct fr_entry *x)
+{
+	const struct fr_dump *d = dump_of(j, rank);
+	const struct fr_entry *y = NULL;
+	for (size_t i = 0; d && i < d->ne && !y; i++)
+		if (!d->e[i].done && !d->e[i].p2p)
+			y = &d->e[i];
+	if (!y || !x || order_vote(j, x, y) <= 0)
+		return NULL;
+	const char *cx = strrchr(x->profiling_name, ':'), *cy = strrchr(y->profiling_name, ':');
+	return xasprintf("skipped %s #%lld of group %s: it called %s #%lld of group %s, which comes after it on "
+			 "the ranks that called both", cx ? cx + 1 : x->profiling_name, (long long)x->seq, x->pg_name,
+			 cy ? cy + 1 : y->profiling_name, (long long)y->seq, y->pg_name);
+}
+
 /* Why a rank is where the hang starts, NULL when it waits on another rank
  * (its oldest outstanding collective is outstanding on its peers too):
  * it left no dump, it has nothing outstanding (it is not in any op: stuck
@@ -1115,7 +1194,11 @@ static char *root_why(const struct job *j, int32_t rank)
 	if (!outstanding)
 		return xstrdup("idle: nothing outstanding in its buffer (not in any collective: Python, a lock, "
 			       "I/O or compute)");
-	if (!old)
+	/* only a collective every member completes together tells (a rooted one
+	 * completes on some members before others: gloo's broadcast) */
+	if (!old || !(strstr(old->op, "all_reduce") || strstr(old->op, "all_gather") || strstr(old->op, "allgather") ||
+		      strstr(old->op, "reduce_scatter") || strstr(old->op, "all_to_all") || strstr(old->op, "alltoall") ||
+		      strstr(old->op, "barrier") || strstr(old->op, "allreduce")))
 		return NULL;
 	for (size_t g = 0; g < j->ng; g++) {
 		const struct grp *gr = &j->g[g];
@@ -1207,12 +1290,17 @@ void fr_run_diagnose(struct fr_run *run)
 	for (size_t g = 0; g < j.ng; g++)
 		for (size_t m = 0; j.g[g].members_known && m < j.g[g].members.n; m++)
 			rs_add(&world, j.g[g].members.v[m]);
+	/* a job's ranks are 0 to N-1: those below the highest are ranks of it */
+	int32_t top = -1;
+	for (size_t i = 0; i < world.n; i++)
+		top = world.v[i] > top ? world.v[i] : top;
+	for (int32_t r = 0; r <= top && r < (1 << 24); r++)
+		rs_add(&world, r);
 	rs_sort(&world);
-	struct rset dead = { 0 };
 	for (size_t i = 0; i < world.n; i++)
 		if (!dump_of(&j, world.v[i]))
-			rs_add(&dead, world.v[i]);
-	res->no_dump = rs_copy(&dead, &res->nno_dump);
+			rs_add(&j.dead, world.v[i]);
+	res->no_dump = rs_copy(&j.dead, &res->nno_dump);
 
 	/* each group's divergence */
 	struct div_work *cw = xcalloc(j.ng ? j.ng : 1, sizeof(*cw)), *pw = xcalloc(j.ng ? j.ng : 1, sizeof(*pw));
@@ -1247,6 +1335,19 @@ void fr_run_diagnose(struct fr_run *run)
 	res->culprits = xcalloc(named.n ? named.n : 1, sizeof(*res->culprits));
 	for (size_t i = 0; i < named.n; i++) {
 		char *why = root_why(&j, named.v[i]);
+		/* or it went past a collective it is missing from */
+		for (size_t g = 0; !why && g < j.ng; g++) {
+			if (!w[g] || w[g]->div.seq < 0 || !rs_has(&w[g]->missing, named.v[i]))
+				continue;
+			const struct fr_entry *x = NULL;
+			for (size_t m = 0; m < j.g[g].nv && !x; m++)
+				for (size_t k = 0; j.g[g].v[m].d && k < j.g[g].v[m].n && !x; k++) {
+					const struct fr_entry *en = &j.g[g].v[m].d->e[j.g[g].v[m].ix[k]];
+					if (!en->p2p && en->seq == w[g]->div.seq)
+						x = en;
+				}
+			why = moved_past(&j, named.v[i], x);
+		}
 		if (why)
 			res->culprits[res->nculprits++] = (struct fr_culprit){ named.v[i], why };
 	}
@@ -1273,8 +1374,12 @@ void fr_run_diagnose(struct fr_run *run)
 		struct div_work *x = w[g];
 		G->pg_id = xstrdup(gr->name);
 		G->pg_name = xstrdup(gr->desc);
-		G->ranks = rs_copy(&gr->members, &G->nranks);
 		G->calls = gr->calls;
+		if (x && !gr->members_known) /* members unlisted (gloo): the ones found missing belong too */
+			for (size_t i = 0; i < x->missing.n; i++)
+				rs_add(&gr->members, x->missing.v[i]);
+		rs_sort(&gr->members);
+		G->ranks = rs_copy(&gr->members, &G->nranks);
 		if (!x)
 			continue;
 		if (!strcmp(x->div.mismatch, "state")) {
@@ -1318,7 +1423,7 @@ void fr_run_diagnose(struct fr_run *run)
 	if (j.ng && ord[0].cls) {
 		res->verdict = verdict_for(res, &res->groups[0]);
 		also_clause(res, &res->verdict);
-		res->kind = xstrdup(ord[0].cls == 2 ? "hang" : "stall");
+		res->kind = xstrdup(ord[0].cls == 1 ? "stall" : res->groups[0].div->completed ? "mismatch" : "hang");
 	} else if (res->nno_dump) {
 		ranks_words(res->no_dump, res->nno_dump, rk, sizeof(rk));
 		res->verdict = xasprintf("no divergence in the %zu dumps, but %s of the job left no dump", run->n, rk);
@@ -1341,7 +1446,7 @@ void fr_run_diagnose(struct fr_run *run)
 	free(w);
 	free(ord);
 	free(world.v);
-	free(dead.v);
+	free(j.dead.v);
 	free(named.v);
 	for (size_t g = 0; g < j.ng; g++) {
 		for (size_t m = 0; m < j.g[g].nv; m++)
