@@ -806,7 +806,17 @@ static int cmp_p2p(const void *x, const void *y)
 	return (a->en->record_id > b->en->record_id) - (a->en->record_id < b->en->record_id);
 }
 
-static void p2p_divergence(const struct grp *g, struct div_work *w)
+/* A rank that waits on nobody: no dump, or nothing outstanding in it. */
+static int waits_on_nobody(const struct job *j, int32_t rank)
+{
+	const struct fr_dump *d = dump_of(j, rank);
+	for (size_t i = 0; d && i < d->ne; i++)
+		if (!d->e[i].done)
+			return 0;
+	return 1;
+}
+
+static void p2p_divergence(const struct job *j, const struct grp *g, struct div_work *w)
 {
 	if (!g->members_known)
 		return;
@@ -833,6 +843,7 @@ static void p2p_divergence(const struct grp *g, struct div_work *w)
 	qsort(ops, n, sizeof(*ops), cmp_p2p);
 	const struct p2p_op *best = NULL;
 	const char *best_what = NULL;
+	int best_free = 0;
 	char detail[512] = "";
 	for (size_t i = 0; i < n;) {
 		/* the run of ops of one (rank, peer, direction) */
@@ -856,9 +867,14 @@ static void p2p_divergence(const struct grp *g, struct div_work *w)
 				snprintf(detail, sizeof(detail), "sends %.200s, the recv takes %.200s", o->en->in_sizes,
 					 peer->en->out_sizes);
 			}
-			if (what && (!best || (o->en->created_ns && o->en->created_ns < best->en->created_ns))) {
+			/* the op whose missing peer waits on nobody first (that peer is
+			 * where it starts), then the one enqueued first */
+			int free_peer = what && !strcmp(what, "missing") && waits_on_nobody(j, o->peer);
+			if (what && (!best || free_peer > best_free ||
+				     (free_peer == best_free && o->en->created_ns && o->en->created_ns < best->en->created_ns))) {
 				best = o;
 				best_what = what;
+				best_free = free_peer;
 			}
 		}
 		i = e;
@@ -1103,7 +1119,7 @@ static struct div_work *group_divergence(const struct job *j, const struct grp *
 	cw->div.seq = cw->div.p2p_seq = pw->div.seq = pw->div.p2p_seq = -1;
 	cw->div.src = cw->div.dst = pw->div.src = pw->div.dst = -1;
 	coll_divergence(j, gr, cw);
-	p2p_divergence(gr, pw);
+	p2p_divergence(j, gr, pw);
 	if (cw->found && pw->found)
 		return pw->cls > cw->cls || (pw->cls == cw->cls && pw->div.created_ns && cw->div.created_ns &&
 					     pw->div.created_ns < cw->div.created_ns) ? pw : cw;
