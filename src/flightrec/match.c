@@ -1290,6 +1290,22 @@ void fr_run_diagnose(struct fr_run *run)
 	struct fr_result *res = &run->res;
 	fr_result_release(res);
 	j.run = run;
+	/* onlyActive is one setting of the dump call: where some dump of the
+	 * job skips record ids, a dump with no completed entry (whose active
+	 * entries happen to be consecutive, or none) was taken the same way */
+	int any_filtered = 0;
+	for (size_t i = 0; i < run->n; i++)
+		any_filtered |= run->d[i]->filtered;
+	for (size_t i = 0; any_filtered && i < run->n; i++) {
+		struct fr_dump *d = run->d[i];
+		int done = 0;
+		for (size_t k = 0; k < d->ne && !done; k++)
+			done = d->e[k].done;
+		if (!done) {
+			d->filtered = 1;
+			d->wrapped = 0;
+		}
+	}
 	build_groups(&j);
 	res->dumps = run->n;
 
