@@ -41,6 +41,10 @@ struct bytes {
 	size_t n, cap;
 };
 void rank_pack(const struct rank_result *r, struct bytes *b);
+/* The pack's pieces: n bytes, and a string as uint32 length + bytes
+ * (UINT32_MAX for NULL), appended to b. */
+void bytes_put(struct bytes *b, const void *p, size_t n);
+void bytes_put_str(struct bytes *b, const char *s);
 /* Reads one packed rank at *off (advanced past it); r is filled and owned
  * by the caller.  A short or malformed pack is AORTA_EINTERNAL. */
 enum aorta_status rank_unpack(const char *p, size_t n, size_t *off, struct rank_result *r,

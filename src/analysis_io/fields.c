@@ -389,32 +389,42 @@ static void put_caused_steps(struct jw *w, const char *k, const void *p, const s
 	jw_arr_end(w);
 }
 
+void io_put_ranks(struct jw *w, const char *k, const int32_t *v, size_t n)
+{
+	jw_arr(w, k);
+	for (size_t q = 0; q < n; q++)
+		jw_int(w, NULL, v[q]);
+	jw_arr_end(w);
+}
+
+int io_get_ranks(struct rd *r, const struct jnode *v, const char *k, int32_t **out, size_t *n)
+{
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array of ranks");
+	*out = v->n ? xmalloc(v->n * sizeof(**out)) : NULL;
+	for (size_t q = 0; q < v->n; q++) {
+		if (v->v[q]->t != JN_INT || v->v[q]->i < 0 || v->v[q]->i > INT32_MAX)
+			return io_fail(r, v->v[q], k, "[%zu]: expected a rank number", q);
+		(*out)[(*n)++] = (int32_t)v->v[q]->i;
+	}
+	return 0;
+}
+
 /* its pipeline-stage neighbours: the ranks it sends to or receives from */
 static void put_peers(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const struct rank_result *r = p;
 	(void)c;
-	jw_arr(w, k);
-	for (size_t q = 0; q < r->npeers; q++)
-		jw_int(w, NULL, r->peers[q]);
-	jw_arr_end(w);
+	io_put_ranks(w, k, r->peers, r->npeers);
 }
 
 static int get_peers(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	struct rank_result *x = p;
 	(void)c;
-	if (!v || v->t == JN_NULL)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array of ranks");
-	x->peers = v->n ? xmalloc(v->n * sizeof(*x->peers)) : NULL;
-	for (size_t q = 0; q < v->n; q++) {
-		if (v->v[q]->t != JN_INT || v->v[q]->i < 0 || v->v[q]->i > INT32_MAX)
-			return io_fail(r, v->v[q], k, "[%zu]: expected a rank number", q);
-		x->peers[x->npeers++] = (int32_t)v->v[q]->i;
-	}
-	return 0;
+	return io_get_ranks(r, v, k, &x->peers, &x->npeers);
 }
 
 #define RW(k, ty, fl, m) F(k, ty, fl, struct rank_result, m)
@@ -1142,31 +1152,41 @@ static void put_tool(struct jw *w, const char *k, const void *p, const struct io
 	jw_obj_end(w);
 }
 
+void io_put_strs(struct jw *w, const char *k, char *const *v, size_t n)
+{
+	jw_arr(w, k);
+	for (size_t i = 0; i < n; i++)
+		jw_str(w, NULL, v[i]);
+	jw_arr_end(w);
+}
+
+int io_get_strs(struct rd *r, const struct jnode *v, const char *k, char ***out, size_t *n)
+{
+	if (!v)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array");
+	*out = xcalloc(v->n ? v->n : 1, sizeof(**out));
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->v[i]->t != JN_STR)
+			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
+		(*out)[(*n)++] = xstrdup(v->v[i]->s);
+	}
+	return 0;
+}
+
 static void put_inputs(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const struct analysis *a = p;
 	(void)c;
-	jw_arr(w, k);
-	for (size_t i = 0; i < a->ninputs; i++)
-		jw_str(w, NULL, a->inputs[i]);
-	jw_arr_end(w);
+	io_put_strs(w, k, a->inputs, a->ninputs);
 }
 
 static int get_inputs(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	struct analysis *a = p;
 	(void)c;
-	if (!v)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array");
-	a->inputs = xcalloc(v->n ? v->n : 1, sizeof(*a->inputs));
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->v[i]->t != JN_STR)
-			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
-		a->inputs[a->ninputs++] = xstrdup(v->v[i]->s);
-	}
-	return 0;
+	return io_get_strs(r, v, k, &a->inputs, &a->ninputs);
 }
 
 static int cmp_rank(const void *x, const void *y)

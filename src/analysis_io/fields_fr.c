@@ -31,42 +31,19 @@
 
 /* ---- small codecs --------------------------------------------------------------- */
 
-static void put_ranks(struct jw *w, const char *k, const int32_t *v, size_t n)
-{
-	jw_arr(w, k);
-	for (size_t i = 0; i < n; i++)
-		jw_int(w, NULL, v[i]);
-	jw_arr_end(w);
-}
-
-static int get_ranks(struct rd *r, const struct jnode *v, const char *k, int32_t **out, size_t *n)
-{
-	if (!v || v->t == JN_NULL)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array of ranks");
-	*out = xcalloc(v->n ? v->n : 1, sizeof(**out));
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->v[i]->t != JN_INT || v->v[i]->i < 0 || v->v[i]->i > INT32_MAX)
-			return io_fail(r, v->v[i], k, "[%zu]: expected a rank (an integer >= 0)", i);
-		(*out)[(*n)++] = (int32_t)v->v[i]->i;
-	}
-	return 0;
-}
-
 /* A rank list member pair (pointer, count) of a record, by offsets. */
 #define RANKS_CODEC(fn, st, m, cnt)                                                                   \
 	static void put_##fn(struct jw *w, const char *k, const void *p, const struct io_ctx *c)      \
 	{                                                                                             \
 		const st *x = p;                                                                      \
 		(void)c;                                                                              \
-		put_ranks(w, k, x->m, x->cnt);                                                        \
+		io_put_ranks(w, k, x->m, x->cnt);                                                        \
 	}                                                                                             \
 	static int get_##fn(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c) \
 	{                                                                                             \
 		st *x = p;                                                                            \
 		(void)c;                                                                              \
-		return get_ranks(r, v, k, &x->m, &x->cnt);                                            \
+		return io_get_ranks(r, v, k, &x->m, &x->cnt);                                            \
 	}
 
 RANKS_CODEC(group_ranks, struct fr_group_res, ranks, nranks)
@@ -219,27 +196,14 @@ static void put_frames(struct jw *w, const char *k, const void *p, const struct 
 {
 	const struct fr_last *L = p;
 	(void)c;
-	jw_arr(w, k);
-	for (size_t i = 0; i < L->nframes; i++)
-		jw_str(w, NULL, L->frames[i]);
-	jw_arr_end(w);
+	io_put_strs(w, k, L->frames, L->nframes);
 }
 
 static int get_frames(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	struct fr_last *L = p;
 	(void)c;
-	if (!v || v->t == JN_NULL)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array of frames");
-	L->frames = xcalloc(v->n ? v->n : 1, sizeof(*L->frames));
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->v[i]->t != JN_STR)
-			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
-		L->frames[L->nframes++] = xstrdup(v->v[i]->s);
-	}
-	return 0;
+	return io_get_strs(r, v, k, &L->frames, &L->nframes);
 }
 
 static const struct field LAST_F[] = {

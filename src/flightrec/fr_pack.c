@@ -22,10 +22,7 @@ static const char MAGIC[8] = { 'A', 'O', 'R', 'T', 'A', 'F', 'R', '1' };
 
 static void put(struct bytes *b, const void *p, size_t n)
 {
-	GROW(b->p, b->cap, b->n + n + 1);
-	if (n)
-		memcpy(b->p + b->n, p, n);
-	b->n += n;
+	bytes_put(b, p, n);
 }
 
 static void put_i64(struct bytes *b, int64_t v)
@@ -33,32 +30,24 @@ static void put_i64(struct bytes *b, int64_t v)
 	put(b, &v, sizeof(v));
 }
 
-static void put_str(struct bytes *b, const char *s)
-{
-	uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
-	put(b, &n, sizeof(n));
-	if (s)
-		put(b, s, n);
-}
-
 void fr_dump_pack(const struct fr_dump *d, struct bytes *b)
 {
 	put(b, MAGIC, sizeof(MAGIC));
 	size_t at = b->n;
 	put_i64(b, 0); /* the payload length, set below */
-	put_str(b, d->path);
-	put_str(b, d->rank_from);
-	put_str(b, d->version);
-	put_str(b, d->comm_lib);
-	put_str(b, d->format);
+	bytes_put_str(b, d->path);
+	bytes_put_str(b, d->rank_from);
+	bytes_put_str(b, d->version);
+	bytes_put_str(b, d->comm_lib);
+	bytes_put_str(b, d->format);
 	int64_t sc[] = { d->rank, d->name_rank, d->version_major, d->version_minor, d->tracks_state, d->filtered,
 			 d->wrapped, d->global_seq, (int64_t)d->bytes, (int64_t)d->npgs, (int64_t)d->nst, (int64_t)d->ne };
 	put(b, sc, sizeof(sc));
 	for (size_t i = 0; i < d->npgs; i++) {
 		const struct fr_pg *g = &d->pgs[i];
-		put_str(b, g->key);
-		put_str(b, g->name);
-		put_str(b, g->desc);
+		bytes_put_str(b, g->key);
+		bytes_put_str(b, g->name);
+		bytes_put_str(b, g->desc);
 		put_i64(b, g->ranks ? (int64_t)g->nranks : -1);
 		if (g->ranks)
 			put(b, g->ranks, g->nranks * sizeof(*g->ranks));
@@ -76,10 +65,10 @@ void fr_dump_pack(const struct fr_dump *d, struct bytes *b)
 		const char *s[] = { en->pg_name, en->pg_desc, en->profiling_name, en->op, en->in_sizes, en->out_sizes,
 				    en->in_dtypes, en->out_dtypes, en->thread_name };
 		for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
-			put_str(b, s[k]);
+			bytes_put_str(b, s[k]);
 		for (uint32_t f = 0; f < en->nframes; f++) {
-			put_str(b, en->frames[f].name);
-			put_str(b, en->frames[f].file);
+			bytes_put_str(b, en->frames[f].name);
+			bytes_put_str(b, en->frames[f].file);
 			put_i64(b, en->frames[f].line);
 		}
 	}

@@ -584,6 +584,26 @@ static void set_name(struct div_work *w, const char *pn)
 	w->div.profiling_name = xstrdup(pn ? pn : "");
 }
 
+/* The divergence found: collective number seq, its kind and class. */
+static void settle(struct div_work *w, int64_t seq, const char *mismatch, const char *name, int64_t created, int cls)
+{
+	w->div.seq = seq;
+	w->div.mismatch = mismatch;
+	set_name(w, name);
+	w->div.created_ns = created;
+	w->found = 1;
+	w->cls = cls;
+}
+
+/* Moves the ranks of *from (sorted) into *to. */
+static void take(struct rset *to, struct rset *from)
+{
+	rs_sort(from);
+	free(to->v);
+	*to = *from;
+	memset(from, 0, sizeof(*from));
+}
+
 /* Whether two calls of one collective differ in op, size or dtype; *what
  * and the detail say which. */
 static const char *call_diff(const struct fr_entry *a, const struct fr_entry *b, char *detail, size_t cap)
@@ -733,50 +753,24 @@ static void coll_divergence(const struct job *j, const struct grp *g, struct div
 		}
 	}
 	if (mis_seq >= 0) {
-		w->div.seq = mis_seq;
-		w->div.mismatch = "missing";
-		set_name(w, mis_name);
-		w->div.created_ns = mis_created;
-		rs_sort(&mis);
-		w->missing = mis;
-		mis.v = NULL;
-		w->found = 1;
-		w->cls = 2;
+		settle(w, mis_seq, "missing", mis_name, mis_created, 2);
+		take(&w->missing, &mis);
 	} else if (!g->members_known && j->dead.n && all_wait_seq >= 0) {
 		/* gloo lists no members: every known member waits on someone the
 		 * dumps do not show, the ranks that left none */
-		w->div.seq = all_wait_seq;
-		w->div.mismatch = "missing";
-		set_name(w, all_wait_name);
-		w->div.created_ns = all_wait_created;
+		settle(w, all_wait_seq, "missing", all_wait_name, all_wait_created, 2);
 		w->div.detail = xstrdup("the group's members are not listed in the dumps: every member with a dump "
 					"waits, so the missing ones are among the ranks without a dump");
 		for (size_t i = 0; i < j->dead.n; i++)
 			rs_add(&w->missing, j->dead.v[i]);
-		w->found = 1;
-		w->cls = 2;
 	} else if (odd_seq >= 0) {
-		w->div.seq = odd_seq;
-		w->div.mismatch = odd_what;
-		set_name(w, odd_name);
-		w->div.created_ns = odd_created;
+		settle(w, odd_seq, odd_what, odd_name, odd_created, 2);
 		w->div.detail = xstrdup(odd_detail);
 		w->div.completed = odd_done;
-		rs_sort(&odd);
-		w->odd = odd;
-		odd.v = NULL;
-		w->found = 1;
-		w->cls = 2;
+		take(&w->odd, &odd);
 	} else if (state_seq >= 0) {
-		w->div.seq = state_seq;
-		w->div.mismatch = "state";
-		set_name(w, state_name);
-		w->div.created_ns = state_created;
-		rs_sort(&late);
-		w->odd = late;
-		late.v = NULL;
-		w->found = 1;
-		w->cls = 1;
+		settle(w, state_seq, "state", state_name, state_created, 1);
+		take(&w->odd, &late);
 	}
 	free(mis.v);
 	free(odd.v);

@@ -161,6 +161,16 @@ static uint64_t le(const unsigned char *b, size_t n)
 	return v;
 }
 
+/* The n-byte little-endian operand of the opcode being run. */
+static int operand(struct pk *p, size_t n, uint64_t *v)
+{
+	if (need(p, n))
+		return -1;
+	*v = le(p->b + p->pos, n);
+	p->pos += n;
+	return 0;
+}
+
 static struct fv *new_val(struct pk *p, uint8_t t)
 {
 	struct fv *v = arena_alloc(p->ar, sizeof(*v));
@@ -344,29 +354,20 @@ static int tuple_of(struct pk *p, size_t k)
 	return push(p, t);
 }
 
-static int setitems(struct pk *p, size_t base)
+/* The items above stack[base] into the container just below them: a dict
+ * (SETITEM, SETITEMS: keys and values) or a list (APPEND, APPENDS). */
+static int into(struct pk *p, size_t base, uint8_t t)
 {
-	struct fv *d;
+	const char *what = t == FV_DICT ? "dict" : "list";
 	if (base == 0 || base > p->n)
-		return fail(p, p->op_off, "%s without a dict below its items", op_name(p->b[p->op_off]));
-	d = p->stack[base - 1];
-	if (d->t != FV_DICT)
-		return fail(p, p->op_off, "%s into a %s (expected a dict)", op_name(p->b[p->op_off]), fv_type_name(d));
-	if ((p->n - base) % 2)
+		return fail(p, p->op_off, "%s without a %s below its items", op_name(p->b[p->op_off]), what);
+	struct fv *c = p->stack[base - 1];
+	if (c->t != t)
+		return fail(p, p->op_off, "%s into a %s (expected a %s)", op_name(p->b[p->op_off]), fv_type_name(c), what);
+	if (t == FV_DICT && (p->n - base) % 2)
 		return fail(p, p->op_off, "%s with an odd number of keys and values (%zu)", op_name(p->b[p->op_off]),
 			    p->n - base);
-	return fill(p, d, base);
-}
-
-static int appends(struct pk *p, size_t base)
-{
-	struct fv *l;
-	if (base == 0 || base > p->n)
-		return fail(p, p->op_off, "%s without a list below its items", op_name(p->b[p->op_off]));
-	l = p->stack[base - 1];
-	if (l->t != FV_LIST)
-		return fail(p, p->op_off, "%s into a %s (expected a list)", op_name(p->b[p->op_off]), fv_type_name(l));
-	return fill(p, l, base);
+	return fill(p, c, base);
 }
 
 static int step(struct pk *p, int *stop)
@@ -374,6 +375,7 @@ static int step(struct pk *p, int *stop)
 	unsigned char c = p->b[p->pos];
 	size_t base;
 	struct fv *v;
+	uint64_t u;
 
 	p->op_off = p->pos++;
 	switch (c) {
@@ -424,21 +426,17 @@ static int step(struct pk *p, int *stop)
 		v->u.i = c == 0x88;
 		return push(p, v);
 	case 'J':
-		if (need(p, 4))
+		if (operand(p, 4, &u))
 			return -1;
-		v = new_val(p, FV_INT);
-		v->u.i = (int32_t)(uint32_t)le(p->b + p->pos, 4);
-		p->pos += 4;
-		return push(p, v);
+		return int_val(p, (int32_t)(uint32_t)u);
 	case 'K':
-		if (need(p, 1))
+		if (operand(p, 1, &u))
 			return -1;
-		return int_val(p, p->b[p->pos++]);
+		return int_val(p, (int64_t)u);
 	case 'M':
-		if (need(p, 2))
+		if (operand(p, 2, &u))
 			return -1;
-		p->pos += 2;
-		return int_val(p, (int64_t)le(p->b + p->pos - 2, 2));
+		return int_val(p, (int64_t)u);
 	case 0x8a:
 		return long_val(p, 1);
 	case 0x8b:
@@ -446,7 +444,7 @@ static int step(struct pk *p, int *stop)
 	case 'G': { /* BINFLOAT: big-endian IEEE 754 double */
 		if (need(p, 8))
 			return -1;
-		uint64_t u = 0;
+		u = 0;
 		for (int i = 0; i < 8; i++)
 			u = u << 8 | p->b[p->pos + (size_t)i];
 		p->pos += 8;
@@ -481,39 +479,25 @@ static int step(struct pk *p, int *stop)
 	case 'a':
 		if (p->n < top_base(p) + 2)
 			return fail(p, p->op_off, "APPEND needs a list and a value on the stack");
-		return appends(p, p->n - 1);
+		return into(p, p->n - 1, FV_LIST);
 	case 'e':
 		if (mark_pop(p, &base))
 			return -1;
-		return appends(p, base);
+		return into(p, base, FV_LIST);
 	case 's':
 		if (p->n < top_base(p) + 3)
 			return fail(p, p->op_off, "SETITEM needs a dict, a key and a value on the stack");
-		return setitems(p, p->n - 2);
+		return into(p, p->n - 2, FV_DICT);
 	case 'u':
 		if (mark_pop(p, &base))
 			return -1;
-		return setitems(p, base);
-	case 'q':
-		if (need(p, 1))
+		return into(p, base, FV_DICT);
+	case 'q': case 'r': case 'h': case 'j': /* BINPUT, LONG_BINPUT, BINGET, LONG_BINGET */
+		if (operand(p, c == 'q' || c == 'h' ? 1 : 4, &u))
 			return -1;
-		return memo_put(p, p->b[p->pos++]);
-	case 'r':
-		if (need(p, 4))
-			return -1;
-		p->pos += 4;
-		return memo_put(p, le(p->b + p->pos - 4, 4));
+		return c == 'q' || c == 'r' ? memo_put(p, u) : memo_get(p, u);
 	case 0x94:
 		return memo_put(p, p->nmemo);
-	case 'h':
-		if (need(p, 1))
-			return -1;
-		return memo_get(p, p->b[p->pos++]);
-	case 'j':
-		if (need(p, 4))
-			return -1;
-		p->pos += 4;
-		return memo_get(p, le(p->b + p->pos - 4, 4));
 	case 'p': case 'g': {
 		uint64_t idx = 0;
 		if (line_index(p, &idx))
