@@ -452,7 +452,8 @@ void analysis_finish(struct analysis *a)
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].rank < 0)
 			a->r[i].rank = next++;
-	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
+	if (a->n)
+		qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
 	for (size_t i = 1; i < a->n; i++)
 		if (a->r[i].rank == a->r[i - 1].rank)
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",

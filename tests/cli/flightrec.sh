@@ -50,7 +50,8 @@ PY
 }
 
 # --- 1. the planted faults, pickle and JSON ------------------------------------------
-for sc in "$D"/*/; do
+# (FR_EXTRA=DIR adds another output folder of make_dumps.py, e.g. NCCL dumps made on a GPU machine)
+for sc in "$D"/*/ ${FR_EXTRA:+"$FR_EXTRA"/*/}; do
 	sc=${sc%/}
 	for f in pickle json; do
 		[ -d "$sc/$f" ] || continue

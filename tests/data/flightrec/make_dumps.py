@@ -190,8 +190,9 @@ def worker(rank, args, scenario, outdir):
     dev = torch.device("cuda", rank) if args.backend == "nccl" else torch.device("cpu")
     if args.backend == "nccl":
         torch.cuda.set_device(rank)
+    kw = {"device_id": dev} if args.backend == "nccl" else {}  # NCCL: eager communicators (p2p on them)
     dist.init_process_group(args.backend, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=args.timeout))
+                            timeout=datetime.timedelta(seconds=args.timeout), **kw)
     tp, dp = groups_of(world)
     # every rank creates every group, in the same order
     tpg = [dist.new_group(g, group_desc="TENSOR_PARALLEL") for g in tp]
