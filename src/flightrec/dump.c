@@ -60,14 +60,18 @@ static int bad(struct bld *b, const struct fv *at, const char *fmt, ...)
 	return -1;
 }
 
+/* Strings are interned per dump: a ring of thousands of entries repeats a
+ * few group ids, names, sizes and dtypes. */
 static const char *dstr(struct bld *b, const char *s, size_t n)
 {
-	return arena_strndup(&b->d->ar, s, n);
+	return strtab_get(&b->d->strs, strtab_intern(&b->d->strs, s, n));
 }
 
 /* ---- typed field access ------------------------------------------------------- */
 
-static int get_int(struct bld *b, const struct fv *v, const char *where, int64_t *out)
+/* v as an int; where and key name it in the error ("entries[3]",
+ * "collective_seq_id"; key may be NULL). */
+static int get_int(struct bld *b, const struct fv *v, const char *where, const char *key, int64_t *out)
 {
 	if (v->t == FV_INT || v->t == FV_BOOL) {
 		*out = v->u.i;
@@ -81,7 +85,8 @@ static int get_int(struct bld *b, const struct fv *v, const char *where, int64_t
 			return 0;
 		}
 	}
-	return bad(b, v, "%s: expected an int, got %s", where, fv_type_name(v));
+	return bad(b, v, "%s%s%s: expected an int, got %s", where, key && where[0] ? "." : "", key ? key : "",
+		   fv_type_name(v));
 }
 
 /* An int or None/absent (0 in JSON means none for the discovery times). */
@@ -92,9 +97,7 @@ static int opt_int(struct bld *b, const struct fv *dict, const char *key, const 
 	*out = dflt;
 	if (!v || v->t == FV_NONE)
 		return 0;
-	char w[160];
-	snprintf(w, sizeof(w), "%s.%s", where, key);
-	return get_int(b, v, w, out);
+	return get_int(b, v, where, key, out);
 }
 
 static int req_int(struct bld *b, const struct fv *dict, const char *key, const char *where, int64_t *out)
@@ -102,9 +105,7 @@ static int req_int(struct bld *b, const struct fv *dict, const char *key, const 
 	const struct fv *v = fv_get(dict, key);
 	if (!v)
 		return bad(b, dict, "%s: no '%s'", where, key);
-	char w[160];
-	snprintf(w, sizeof(w), "%s.%s", where, key);
-	return get_int(b, v, w, out);
+	return get_int(b, v, where, key, out);
 }
 
 static int opt_str(struct bld *b, const struct fv *dict, const char *key, const char *where, const char **out)
@@ -191,9 +192,14 @@ static int sizes(struct bld *b, const struct fv *dict, const char *key, const ch
 				return bad(b, y, "%s.%s[%zu][%zu]: expected a size (an int >= 0), got %s", where, key, i, k,
 					   y->t == FV_INT ? "a negative int" : fv_type_name(y));
 			}
-			char num[32];
-			int l = snprintf(num, sizeof(num), "%s%lld", k ? ", " : "", (long long)y->u.i);
-			tput(&t, num, (size_t)l);
+			char num[24], *q = num + sizeof(num);
+			uint64_t u = (uint64_t)y->u.i;
+			do
+				*--q = (char)('0' + u % 10);
+			while (u /= 10);
+			if (k)
+				tput(&t, ", ", 2);
+			tput(&t, q, (size_t)(num + sizeof(num) - q));
 			n = (uint64_t)y->u.i && n > UINT64_MAX / (uint64_t)y->u.i ? UINT64_MAX : n * (uint64_t)y->u.i;
 		}
 		tput(&t, "]", 1);
@@ -402,9 +408,7 @@ static int entry(struct bld *b, const struct fv *x, size_t i, struct fr_entry *e
 	en->p2p = p2p >= 0 ? (uint8_t)p2p : 0;
 	if (!strcmp(en->op, "send") || !strcmp(en->op, "recv"))
 		en->p2p = 1;
-	struct fr_entry *c = arena_alloc(&b->d->ar, sizeof(*c));
-	*c = *en;
-	((struct fv *)x)->cache = c;
+	((struct fv *)x)->cache = en; /* the dump's own slot: its entries never move */
 	return 0;
 }
 
@@ -509,7 +513,7 @@ static int pg_status(struct bld *b, const struct fv *v)
 		struct fr_pgstat *s = &d->st[d->nst];
 		char w[96];
 		snprintf(w, sizeof(w), "pg_status[%zu]", i);
-		if (get_int(b, k, "pg_status key (a pg_id)", &s->pg_id))
+		if (get_int(b, k, "pg_status key (a pg_id)", NULL, &s->pg_id))
 			return -1;
 		snprintf(w, sizeof(w), "pg_status['%lld']", (long long)s->pg_id);
 		if (x->t != FV_DICT)
@@ -770,6 +774,7 @@ enum aorta_status fr_dump_mem(const char *path, const void *buf, size_t len, str
 	}
 	struct fr_dump *d = xcalloc(1, sizeof(*d));
 	arena_init(&d->ar);
+	strtab_init(&d->strs);
 	d->path = arena_strndup(&d->ar, path, strlen(path));
 	d->format = pickle ? "fr-pickle" : "fr-json";
 	d->bytes = len;
@@ -810,5 +815,6 @@ void fr_dump_free(struct fr_dump *d)
 	if (!d)
 		return;
 	arena_release(&d->ar);
+	strtab_release(&d->strs);
 	free(d);
 }

@@ -12,7 +12,8 @@
  * Both encodings are read into one value tree (fv.h) and the model is built
  * from it, so they give the same model.
  *
- * Ownership.  A struct fr_dump owns everything it points to (one arena);
+ * Ownership.  A struct fr_dump owns everything it points to (one arena and
+ * one string table);
  * fr_dump_free releases it.  A struct fr_result owns its strings and
  * arrays (plain allocations: it is also filled by the analysis JSON
  * reader); fr_result_release frees them.  struct fr_run (the dumps of a job
@@ -89,6 +90,7 @@ struct fr_dump {
 	const char *format;             /* "fr-pickle", "fr-json" */
 	size_t bytes;
 	struct arena ar;
+	struct strtab strs;             /* its strings, interned */
 };
 
 /* Reads a dump from buf[0..len) (pickle when it starts with PROTO, else

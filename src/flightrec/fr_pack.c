@@ -80,7 +80,7 @@ struct rdr {
 	const char *p;
 	size_t n, off;
 	int bad;
-	struct arena *ar;
+	struct strtab *st;
 };
 
 static void get(struct rdr *r, void *out, size_t n)
@@ -111,7 +111,7 @@ static const char *get_str(struct rdr *r)
 		r->bad = 1;
 		return NULL;
 	}
-	const char *s = arena_strndup(r->ar, r->p + r->off, n);
+	const char *s = strtab_get(r->st, strtab_intern(r->st, r->p + r->off, n));
 	r->off += n;
 	return s;
 }
@@ -129,7 +129,8 @@ enum aorta_status fr_dump_unpack(const char *p, size_t n, size_t *off, struct fr
 		return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, (long long)*off, "MPI: a short Flight Recorder pack");
 	struct fr_dump *d = xcalloc(1, sizeof(*d));
 	arena_init(&d->ar);
-	struct rdr r = { p + start, (size_t)len, 0, 0, &d->ar };
+	strtab_init(&d->strs);
+	struct rdr r = { p + start, (size_t)len, 0, 0, &d->strs };
 	d->path = get_str(&r);
 	d->rank_from = get_str(&r);
 	d->version = get_str(&r);

@@ -86,6 +86,30 @@ static void rs_sort(struct rset *s)
 		qsort(s->v, s->n, sizeof(*s->v), cmp_i32);
 }
 
+/* Sorts s and drops repeats. */
+static void rs_unique(struct rset *s)
+{
+	rs_sort(s);
+	size_t m = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!m || s->v[m - 1] != s->v[i])
+			s->v[m++] = s->v[i];
+	s->n = m;
+}
+
+static int rs_has_sorted(const struct rset *s, int32_t r)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->v[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo] == r;
+}
+
 static int rs_has(const struct rset *s, int32_t r)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -99,11 +123,19 @@ const char *fr_ranks_str(const int32_t *v, size_t n, char *buf, size_t cap)
 	size_t o = 0;
 	if (cap)
 		buf[0] = '\0';
-	int consecutive = n >= 3;
-	for (size_t i = 1; i < n && consecutive; i++)
-		consecutive = v[i] == v[i - 1] + 1;
-	if (consecutive) {
+	if (!n)
+		return buf;
+	/* "0-7"; every 8th: "5, 13, ..., 509 (64 ranks)"; long lists cut the same way */
+	int32_t step = n >= 3 ? v[1] - v[0] : 0;
+	int regular = n >= 3 && step > 0;
+	for (size_t i = 2; i < n && regular; i++)
+		regular = v[i] - v[i - 1] == step;
+	if (regular && step == 1) {
 		snprintf(buf, cap, "%d-%d", v[0], v[n - 1]);
+		return buf;
+	}
+	if ((regular && n > 4) || n > 12) {
+		snprintf(buf, cap, "%d, %d, ..., %d (%zu ranks)", v[0], v[1], v[n - 1], n);
 		return buf;
 	}
 	for (size_t i = 0; i < n && o < cap; i++)
@@ -113,10 +145,14 @@ const char *fr_ranks_str(const int32_t *v, size_t n, char *buf, size_t cap)
 	return buf;
 }
 
-/* "rank 5", "ranks 5 and 6", "ranks 1, 2 and 7" */
+/* "rank 5", "ranks 5 and 6", "ranks 1, 2 and 7", "ranks 1, 2, 3, ... (40 ranks)" */
 static void ranks_words(const int32_t *v, size_t n, char *buf, size_t cap)
 {
 	size_t o = (size_t)snprintf(buf, cap, "rank%s ", n == 1 ? "" : "s");
+	if (n > 8) {
+		snprintf(buf + o, cap > o ? cap - o : 0, "%d, %d, %d, ... (%zu ranks)", v[0], v[1], v[2], n);
+		return;
+	}
 	for (size_t i = 0; i < n && o < cap; i++)
 		o += (size_t)snprintf(buf + o, cap - o, "%s%d", i == 0 ? "" : i + 1 == n ? " and " : ", ", v[i]);
 	if (o >= cap && cap > 4)
@@ -249,6 +285,8 @@ struct view {
 	int units;                      /* what st's numbers count */
 	int64_t cmin, cmax;             /* collective numbers in the buffer, -1 none */
 	int64_t last_done;              /* highest collective number known completed, -1 */
+	size_t *cix;                    /* its collective entries sorted by number (stable) */
+	size_t nc;
 };
 
 struct grp {
@@ -256,14 +294,17 @@ struct grp {
 	struct rset members;            /* global ranks, sorted */
 	int members_known;              /* from a pg_config */
 	struct view *v;                 /* one per member (same order) */
-	size_t nv;
+	size_t nv, capv;
 	uint64_t calls;
+	size_t next;                    /* the next group of the same id (split_group), SIZE_MAX */
 };
 
 struct job {
 	struct fr_run *run;
 	struct grp *g;
 	size_t ng, capg;
+	size_t *slot;                   /* hash of group ids: first group index + 1, 0 empty */
+	size_t nslot;
 	int filtered;                   /* some dump holds only active entries */
 	struct rset dead;               /* ranks of the job without a dump */
 };
@@ -293,9 +334,10 @@ static int listed_members(const struct fr_dump *d, const char *name, struct rset
 			hit = &d->pgs[i];
 	if (!hit || !hit->nranks)
 		return 0;
-	for (size_t i = 0; i < hit->nranks; i++)
-		rs_add(s, hit->ranks[i]);
-	rs_sort(s);
+	s->v = xmalloc(hit->nranks * sizeof(*s->v));
+	s->cap = s->n = hit->nranks;
+	memcpy(s->v, hit->ranks, hit->nranks * sizeof(*s->v));
+	rs_unique(s);
 	return 1;
 }
 
@@ -304,40 +346,92 @@ static int same_set(const struct rset *a, const struct rset *b)
 	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n * sizeof(*a->v)));
 }
 
-static struct grp *group_for(struct job *j, const char *name, const char *desc, const struct rset *listed, int known)
+static uint64_t hash_str(const char *p)
 {
-	for (size_t i = 0; i < j->ng; i++) {
-		struct grp *g = &j->g[i];
-		if (strcmp(g->name, name))
-			continue;
+	uint64_t h = 1469598103934665603ull;
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of id `name` in the hash of group ids (empty or holding it). */
+static size_t *slot_of(struct job *j, const char *name)
+{
+	size_t i = (size_t)(hash_str(name) & (j->nslot - 1));
+	while (j->slot[i] && strcmp(j->g[j->slot[i] - 1].name, name))
+		i = (i + 1) & (j->nslot - 1);
+	return &j->slot[i];
+}
+
+static void rehash(struct job *j)
+{
+	free(j->slot);
+	j->nslot = j->nslot ? 2 * j->nslot : 64;
+	j->slot = xcalloc(j->nslot, sizeof(*j->slot));
+	for (size_t g = 0; g < j->ng; g++) {
+		size_t *sl = slot_of(j, j->g[g].name);
+		if (!*sl)
+			*sl = g + 1;
+	}
+}
+
+/* The group of id `name` with members listed (sorted; known when a pg_config
+ * lists them), created when new; its index. */
+static size_t group_for(struct job *j, const char *name, const char *desc, const struct rset *listed, int known)
+{
+	if (!j->nslot)
+		rehash(j);
+	size_t *sl = slot_of(j, name), last = SIZE_MAX;
+	for (size_t gi = *sl ? *sl - 1 : SIZE_MAX; gi != SIZE_MAX; gi = j->g[gi].next) {
+		struct grp *g = &j->g[gi];
+		last = gi;
 		if (known && g->members_known && !same_set(&g->members, listed))
 			continue; /* split_group: one id, other members */
 		if (known && !g->members_known) {
 			g->members_known = 1;
-			for (size_t k = 0; k < listed->n; k++)
-				rs_add(&g->members, listed->v[k]);
+			for (size_t k = 0; k < listed->n; k++) {
+				GROW(g->members.v, g->members.cap, g->members.n + 1);
+				g->members.v[g->members.n++] = listed->v[k];
+			}
 		}
 		if ((!g->desc || !g->desc[0]) && desc)
 			g->desc = desc;
-		return g;
+		return gi;
 	}
 	GROW(j->g, j->capg, j->ng + 1);
-	struct grp *g = &j->g[j->ng++];
+	size_t gi = j->ng++;
+	struct grp *g = &j->g[gi];
 	memset(g, 0, sizeof(*g));
 	g->name = name;
 	g->desc = desc ? desc : "";
 	g->members_known = known;
-	for (size_t k = 0; known && k < listed->n; k++)
-		rs_add(&g->members, listed->v[k]);
-	return g;
+	g->next = SIZE_MAX;
+	for (size_t k = 0; known && k < listed->n; k++) {
+		GROW(g->members.v, g->members.cap, g->members.n + 1);
+		g->members.v[g->members.n++] = listed->v[k];
+	}
+	if (last != SIZE_MAX)
+		j->g[last].next = gi;
+	else
+		*sl = gi + 1;
+	if (2 * j->ng > j->nslot)
+		rehash(j);
+	return gi;
 }
 
+
+/* The view of a member (the views are sorted by rank). */
 static struct view *view_of(struct grp *g, int32_t rank)
 {
-	for (size_t i = 0; i < g->nv; i++)
-		if (g->v[i].rank == rank)
-			return &g->v[i];
-	return NULL;
+	size_t lo = 0, hi = g->nv;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->v[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->nv && g->v[lo].rank == rank ? &g->v[lo] : NULL;
 }
 
 /* pg_id of group `name` on dump d by creation order (see the top), -1. */
@@ -415,6 +509,19 @@ static int dump_nccl_like(const struct fr_dump *d)
 	return d->ne == 0; /* no entry: assume NCCL's numbering (gloo dumps hold every op) */
 }
 
+struct seq_ix {
+	int64_t seq;
+	size_t ix;
+};
+
+static int cmp_seq_ix(const void *x, const void *y)
+{
+	const struct seq_ix *a = x, *b = y;
+	if (a->seq != b->seq)
+		return (a->seq > b->seq) - (a->seq < b->seq);
+	return (a->ix > b->ix) - (a->ix < b->ix);
+}
+
 static void fill_view(struct grp *g, struct view *v, int group_p2p_only)
 {
 	const struct fr_dump *d = v->d;
@@ -423,6 +530,7 @@ static void fill_view(struct grp *g, struct view *v, int group_p2p_only)
 		return;
 	int64_t pg_id = -1;
 	int has_p2p = 0, has_coll = 0;
+	v->cix = xmalloc((v->n ? v->n : 1) * sizeof(*v->cix));
 	for (size_t k = 0; k < v->n; k++) {
 		const struct fr_entry *en = &d->e[v->ix[k]];
 		if (pg_id < 0)
@@ -432,6 +540,7 @@ static void fill_view(struct grp *g, struct view *v, int group_p2p_only)
 			continue;
 		}
 		has_coll = 1;
+		v->cix[v->nc++] = v->ix[k];
 		if (v->cmin < 0 || en->seq < v->cmin)
 			v->cmin = en->seq;
 		if (en->seq > v->cmax)
@@ -439,6 +548,16 @@ static void fill_view(struct grp *g, struct view *v, int group_p2p_only)
 		if (en->done && en->seq > v->last_done)
 			v->last_done = en->seq;
 	}
+	/* the collectives by number, buffer order kept among equal numbers
+	 * (the entries of a coalesced call share one) */
+	struct seq_ix *si = xmalloc((v->nc ? v->nc : 1) * sizeof(*si));
+	for (size_t a = 0; a < v->nc; a++)
+		si[a] = (struct seq_ix){ d->e[v->cix[a]].seq, v->cix[a] };
+	if (v->nc)
+		qsort(si, v->nc, sizeof(*si), cmp_seq_ix);
+	for (size_t a = 0; a < v->nc; a++)
+		v->cix[a] = si[a].ix;
+	free(si);
 	if (pg_id < 0)
 		pg_id = pg_id_by_order(d, g->name);
 	v->st = stat_of(d, pg_id);
@@ -476,14 +595,20 @@ static int coll_state(const struct job *j, const struct view *v, int64_t s, cons
 	*en = NULL;
 	if (!d)
 		return S_UNKNOWN;
-	for (size_t k = 0; k < v->n; k++) {
-		const struct fr_entry *x = &d->e[v->ix[k]];
-		if (!x->p2p && x->seq == s) {
-			*en = x;
-			if (x->done || (v->units == U_SEQ && s <= v->st->completed))
-				return S_DONE;
-			return S_ENQ;
-		}
+	size_t lo = 0, hi = v->nc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->e[v->cix[mid]].seq < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < v->nc && d->e[v->cix[lo]].seq == s) {
+		const struct fr_entry *x = &d->e[v->cix[lo]];
+		*en = x;
+		if (x->done || (v->units == U_SEQ && s <= v->st->completed))
+			return S_DONE;
+		return S_ENQ;
 	}
 	if (v->units == U_SEQ)
 		return s <= v->st->completed ? S_DONE : s <= v->st->enqueued ? S_ENQ : S_NOT;
@@ -499,27 +624,49 @@ static int coll_state(const struct job *j, const struct view *v, int64_t s, cons
 
 /* ---- building the groups ---------------------------------------------------------------- */
 
+struct loc {                            /* a dump's groups: id -> group index */
+	const char *name;
+	size_t gi;
+};
+
 static void build_groups(struct job *j)
 {
 	struct fr_run *r = j->run;
+	struct loc *loc = NULL;
+	size_t nloc = 0, caploc = 0;
+	/* the dumps are sorted by rank, so each group's views come in rank order */
 	for (size_t i = 0; i < r->n; i++) {
 		struct fr_dump *d = r->d[i];
 		j->filtered |= d->filtered;
+		nloc = 0;
 		/* the groups its entries use, then those only its pg_config lists */
 		for (size_t k = 0; k < d->ne; k++) {
-			struct rset ls = { 0 };
-			int known = listed_members(d, d->e[k].pg_name, &ls);
-			struct grp *g = group_for(j, d->e[k].pg_name, d->e[k].pg_desc, &ls, known);
-			free(ls.v);
-			rs_add(&g->members, d->rank);
-			struct view *v = view_of(g, d->rank);
-			if (!v) {
-				g->v = xrealloc(g->v, (g->nv + 1) * sizeof(*g->v));
-				v = &g->v[g->nv++];
-				memset(v, 0, sizeof(*v));
-				v->d = d;
-				v->rank = d->rank;
+			const struct fr_entry *en = &d->e[k];
+			size_t l = 0;
+			while (l < nloc && strcmp(loc[l].name, en->pg_name))
+				l++;
+			if (l == nloc) {
+				struct rset ls = { 0 };
+				int known = listed_members(d, en->pg_name, &ls);
+				size_t gi = group_for(j, en->pg_name, en->pg_desc, &ls, known);
+				free(ls.v);
+				struct grp *g = &j->g[gi];
+				if (!g->members_known || !rs_has_sorted(&g->members, d->rank)) {
+					GROW(g->members.v, g->members.cap, g->members.n + 1);
+					g->members.v[g->members.n++] = d->rank;
+					if (g->members_known)
+						rs_unique(&g->members);
+				}
+				GROW(g->v, g->capv, g->nv + 1);
+				memset(&g->v[g->nv], 0, sizeof(g->v[g->nv]));
+				g->v[g->nv].d = d;
+				g->v[g->nv].rank = d->rank;
+				g->nv++;
+				GROW(loc, caploc, nloc + 1);
+				loc[nloc++] = (struct loc){ en->pg_name, gi };
 			}
+			struct grp *g = &j->g[loc[l].gi];
+			struct view *v = &g->v[g->nv - 1]; /* this dump's, the last added */
 			GROW(v->ix, v->cap, v->n + 1);
 			v->ix[v->n++] = k;
 			g->calls++;
@@ -530,20 +677,22 @@ static void build_groups(struct job *j)
 				continue; /* gloo's nameless item names no group */
 			struct rset ls = { 0 };
 			listed_members(d, p->key, &ls);
-			struct grp *g = group_for(j, p->key, p->desc, &ls, 1);
+			group_for(j, p->key, p->desc, &ls, 1);
 			free(ls.v);
-			(void)g;
 		}
 	}
+	free(loc);
 	for (size_t i = 0; i < j->ng; i++) {
 		struct grp *g = &j->g[i];
-		rs_sort(&g->members);
-		/* a view per member, in member order */
+		rs_unique(&g->members);
+		/* a view per member, in member order (both sorted by rank) */
 		struct view *nv = xcalloc(g->members.n ? g->members.n : 1, sizeof(*nv));
+		size_t o = 0;
 		for (size_t m = 0; m < g->members.n; m++) {
-			struct view *old = view_of(g, g->members.v[m]);
-			if (old) {
-				nv[m] = *old;
+			while (o < g->nv && g->v[o].rank < g->members.v[m])
+				o++;
+			if (o < g->nv && g->v[o].rank == g->members.v[m]) {
+				nv[m] = g->v[o];
 			} else {
 				nv[m].rank = g->members.v[m];
 				nv[m].d = dump_of(j, g->members.v[m]);
@@ -551,7 +700,7 @@ static void build_groups(struct job *j)
 		}
 		free(g->v);
 		g->v = nv;
-		g->nv = g->members.n;
+		g->nv = g->capv = g->members.n;
 		int coll = 0, p2p = 0;
 		for (size_t m = 0; m < g->nv; m++)
 			for (size_t k = 0; g->v[m].d && k < g->v[m].n; k++) {
@@ -845,9 +994,21 @@ static void p2p_divergence(const struct job *j, const struct grp *g, struct div_
 		while (e < n && ops[e].rank == ops[i].rank && ops[e].peer == ops[i].peer && ops[e].send == ops[i].send)
 			e++;
 		/* the matching ops on the peer: (peer, rank, !direction) */
-		size_t a = 0;
-		while (a < n && !(ops[a].rank == ops[i].peer && ops[a].peer == ops[i].rank && ops[a].send != ops[i].send))
-			a++;
+		/* ops are sorted by (rank, peer, send, record): the first of
+		 * (peer, rank, !send) by binary search */
+		struct p2p_op key = { NULL, ops[i].peer, ops[i].rank, !ops[i].send };
+		size_t a = 0, hi = n;
+		while (a < hi) {
+			size_t mid = (a + hi) / 2;
+			const struct p2p_op *m = &ops[mid];
+			int c = m->rank != key.rank ? (m->rank < key.rank ? -1 : 1)
+				: m->peer != key.peer ? (m->peer < key.peer ? -1 : 1)
+				: m->send != key.send ? (m->send < key.send ? -1 : 1) : 0;
+			if (c < 0)
+				a = mid + 1;
+			else
+				hi = mid;
+		}
 		size_t b = a;
 		while (b < n && ops[b].rank == ops[i].peer && ops[b].peer == ops[i].rank && ops[b].send != ops[i].send)
 			b++;
@@ -1143,7 +1304,7 @@ static int order_vote(const struct job *j, const struct fr_entry *x, const struc
 {
 	const char *kx = kind_key(x->pg_name, x->pg_desc), *ky = kind_key(y->pg_name, y->pg_desc);
 	int before = 0, after = 0;
-	for (size_t i = 0; i < j->run->n; i++) {
+	for (size_t i = 0; i < j->run->n && before + after < 16; i++) { /* 16 ranks that tell are enough */
 		const struct fr_dump *d = j->run->d[i];
 		int64_t rx = -1, ry = -1;
 		for (size_t k = 0; k < d->ne; k++) {
@@ -1210,9 +1371,10 @@ static char *root_why(const struct job *j, int32_t rank)
 		      strstr(old->op, "reduce_scatter") || strstr(old->op, "all_to_all") || strstr(old->op, "alltoall") ||
 		      strstr(old->op, "barrier") || strstr(old->op, "allreduce")))
 		return NULL;
-	for (size_t g = 0; g < j->ng; g++) {
+	const size_t *sl = slot_of((struct job *)j, old->pg_name);
+	for (size_t g = *sl ? *sl - 1 : SIZE_MAX; g != SIZE_MAX; g = j->g[g].next) {
 		const struct grp *gr = &j->g[g];
-		if (strcmp(gr->name, old->pg_name) || !rs_has(&gr->members, rank))
+		if (!rs_has_sorted(&gr->members, rank))
 			continue;
 		for (size_t m = 0; m < gr->nv; m++) {
 			const struct fr_entry *en;
@@ -1310,22 +1472,31 @@ void fr_run_diagnose(struct fr_run *run)
 		const struct fr_dump *d = run->d[i];
 		if (!strstr(ver, d->version) && strlen(ver) + strlen(d->version) + 3 < sizeof(ver))
 			snprintf(ver + strlen(ver), sizeof(ver) - strlen(ver), "%s%s", ver[0] ? ", " : "", d->version);
-		rs_add(&world, d->rank);
+		GROW(world.v, world.cap, world.n + 1);
+		world.v[world.n++] = d->rank;
 	}
 	res->versions = xstrdup(ver);
 	for (size_t g = 0; g < j.ng; g++)
-		for (size_t m = 0; j.g[g].members_known && m < j.g[g].members.n; m++)
-			rs_add(&world, j.g[g].members.v[m]);
-	/* a job's ranks are 0 to N-1: those below the highest are ranks of it */
-	int32_t top = -1;
+		for (size_t m = 0; j.g[g].members_known && m < j.g[g].members.n; m++) {
+			GROW(world.v, world.cap, world.n + 1);
+			world.v[world.n++] = j.g[g].members.v[m];
+		}
+	rs_unique(&world);
+	/* a job's ranks are 0 to N-1: those below the highest are ranks of it
+	 * (unless the numbers are far sparser than that: then they are not) */
+	int32_t top = world.n ? world.v[world.n - 1] : -1;
+	if (top >= 0 && top < (1 << 22) && (size_t)top < 16 * world.n + 64) {
+		world.n = 0;
+		for (int32_t r = 0; r <= top; r++) {
+			GROW(world.v, world.cap, world.n + 1);
+			world.v[world.n++] = r;
+		}
+	}
 	for (size_t i = 0; i < world.n; i++)
-		top = world.v[i] > top ? world.v[i] : top;
-	for (int32_t r = 0; r <= top && r < (1 << 24); r++)
-		rs_add(&world, r);
-	rs_sort(&world);
-	for (size_t i = 0; i < world.n; i++)
-		if (!dump_of(&j, world.v[i]))
-			rs_add(&j.dead, world.v[i]);
+		if (!dump_of(&j, world.v[i])) {
+			GROW(j.dead.v, j.dead.cap, j.dead.n + 1);
+			j.dead.v[j.dead.n++] = world.v[i];
+		}
 	res->no_dump = rs_copy(&j.dead, &res->nno_dump);
 
 	/* each group's divergence */
@@ -1475,11 +1646,14 @@ void fr_run_diagnose(struct fr_run *run)
 	free(j.dead.v);
 	free(named.v);
 	for (size_t g = 0; g < j.ng; g++) {
-		for (size_t m = 0; m < j.g[g].nv; m++)
+		for (size_t m = 0; m < j.g[g].nv; m++) {
 			free(j.g[g].v[m].ix);
+			free(j.g[g].v[m].cix);
+		}
 		free(j.g[g].v);
 		free(j.g[g].members.v);
 	}
 	free(j.g);
+	free(j.slot);
 	run->done = 1;
 }
