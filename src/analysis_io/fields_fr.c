@@ -210,6 +210,7 @@ static const struct field LAST_F[] = {
 	FNSTR("profiling_name", struct fr_last, profiling_name),
 	FSEQ("collective_seq_id", struct fr_last, seq),
 	FSEQ("p2p_seq_id", struct fr_last, p2p_seq),
+	FSEQ("last_enqueued", struct fr_last, enqueued),
 	F("source", FT_STR, FF_REQ, struct fr_last, source),
 	FNSTR("where", struct fr_last, where),
 	FHOOK0("frames", frames),
@@ -219,7 +220,7 @@ static void init_last(void *p, struct io_ctx *c, size_t i)
 {
 	struct fr_last *L = p;
 	(void)c, (void)i;
-	L->seq = L->p2p_seq = -1;
+	L->seq = L->p2p_seq = L->enqueued = -1;
 }
 static const struct record REC_FR_LAST = REC("last_completed", struct fr_last, LAST_F, init_last, NULL);
 

@@ -113,6 +113,7 @@ struct fr_last {                        /* a culprit rank's last completed op in
 	int rank;
 	char *profiling_name;           /* NULL: not in its buffer */
 	int64_t seq, p2p_seq;           /* -1: none */
+	int64_t enqueued;               /* its pg_status for the group: the last number enqueued, -1 unknown */
 	char *source;                   /* "entry", "pg_status", "none" */
 	char *where;                    /* its first frame outside torch ("train.py:88"), or NULL */
 	char **frames;                  /* "name (file:line)", innermost first */

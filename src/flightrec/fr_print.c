@@ -78,6 +78,8 @@ void fr_print(FILE *f, const struct fr_run *r)
 					(long long)(L->seq >= 0 ? L->seq : L->p2p_seq));
 			else
 				fprintf(f, "nothing in its buffer");
+			if (L->enqueued >= 0)
+				fprintf(f, "; enqueued up to #%lld (pg_status)", (long long)L->enqueued);
 			fputc('\n', f);
 			for (size_t fr = 0; fr < L->nframes && fr < 6; fr++)
 				fprintf(f, "      %s\n", L->frames[fr]);

@@ -1081,6 +1081,7 @@ static void last_of(const struct view *v, struct fr_last *L)
 	memset(L, 0, sizeof(*L));
 	L->rank = v->rank;
 	L->seq = L->p2p_seq = -1;
+	L->enqueued = v->st && (v->units == U_SEQ || v->units == U_P2P) ? v->st->enqueued : -1;
 	const struct fr_entry *best = NULL;
 	for (size_t k = 0; v->d && k < v->n; k++) {
 		const struct fr_entry *en = &v->d->e[v->ix[k]];
