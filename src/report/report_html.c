@@ -21,6 +21,7 @@
 
 #include "base/output.h"
 #include "report/compare.h"
+#include "report/hang_out.h"
 #include "report/html.h"
 #include "report/report_change.h"
 
@@ -252,6 +253,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	}
 	fputs("</div>\n", f);
 	free(v);
+	report_hang_html(f, r); /* a hang leads, where the runs have Flight Recorder dumps */
 	/* configurations */
 	fputs("<h2>Run configurations</h2>\n<table><tr><th class=l></th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
