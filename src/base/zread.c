@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -524,6 +525,8 @@ ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 		z->rp_pos += take;
 		return (ssize_t)take;
 	}
+	if (z->limit && z->total <= z->limit && n > z->limit - z->total + 1)
+		n = (size_t)(z->limit - z->total + 1); /* one byte past the limit tells it */
 	ssize_t r = read_raw(z, buf, n, e);
 	if (r > 0 && z->limit) {
 		z->total += (unsigned long long)r;
@@ -564,6 +567,19 @@ void zread_set_limit(struct zread *z, unsigned long long max_bytes, const char *
 {
 	z->limit = max_bytes;
 	z->limit_what = what;
+}
+
+enum aorta_status zread_limit(struct zread *z, unsigned long long max_bytes, const char *what,
+			      struct aorta_error *e)
+{
+	struct stat sb;
+	zread_set_limit(z, max_bytes, what);
+	if (z->kind == INFL_NONE && fstat(z->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (unsigned long long)sb.st_size > max_bytes)
+		return aorta_fail(e, AORTA_EINPUT, z->path, 0, (long long)max_bytes,
+				  "%llu MiB, larger than the %llu MiB limit for %s (is it the right file?)",
+				  (unsigned long long)sb.st_size >> 20, max_bytes >> 20, what ? what : "this input");
+	return AORTA_OK;
 }
 
 const char *zread_path(const struct zread *z)

@@ -8,7 +8,9 @@
  *
  * Step windows.  A step's GPU window runs from the first start of a device
  * span the step launched to the first start of the next non-empty step (the
- * last one ends at its last span's end), so windows tile the GPU timeline
+ * last one ends at its last span's end); a span that starts before its
+ * step's own range (an op table's prefetch row of the next step) does not
+ * count for the start while another does.  So windows tile the GPU timeline
  * and per-step figures add up to the step total.  Figures in a window are
  * over every span clipped to it, whatever step launched the span.
  */
@@ -290,15 +292,28 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		first[k] = INT64_MAX;
 		last[k] = INT64_MIN;
 	}
+	/* a span of the step that starts before the step does (an op table's
+	 * prefetch row, tagged with the step it serves) does not move the
+	 * window's start: first[] counts the spans from the step's own start,
+	 * first_any[] all of them (used only where none starts inside) */
+	int64_t *first_any = xmalloc((ns ? ns : 1) * sizeof(*first_any));
+	for (size_t k = 0; k < ns; k++)
+		first_any[k] = INT64_MAX;
 	for (size_t i = 0; i < t->n; i++) {
 		int32_t k = t->step[i];
 		if (k < 0 || cls[i] == C_NONE)
 			continue;
-		if (t->start_ns[i] < first[k])
+		if (t->start_ns[i] < first_any[k])
+			first_any[k] = t->start_ns[i];
+		if (t->start_ns[i] >= t->steps[k].start_ns && t->start_ns[i] < first[k])
 			first[k] = t->start_ns[i];
 		if (t->end_ns[i] > last[k])
 			last[k] = t->end_ns[i];
 	}
+	for (size_t k = 0; k < ns; k++)
+		if (first[k] == INT64_MAX)
+			first[k] = first_any[k];
+	free(first_any);
 	r->steps = xcalloc(ns ? ns : 1, sizeof(*r->steps));
 	size_t m = 0;
 	for (size_t k = 0; k < ns; k++) {

@@ -434,5 +434,119 @@ has "an axis value inside single quotes" "$T/q/cells/c03/t1/out/tag.txt" "^<it's
 expect "SQLite redirected to standard input: name the file" 3 "SQLite opens its file by name" -- \
 	bash -c "$A analyze -q --json '$T/sink.json' - <'$T/text.sqlite'"
 
+# --- 17. op tables: matched by (group, step, order in the step), step windows from
+#     their own work, the plausibility layer, checked arithmetic, the size cap --------
+O="python3 tests/cli/hostile_optable.py"
+# owait FILE.json W0 W1: rank 0 waited W0 ms and rank 1 W1 ms (+- 1 us), clocks agree
+owait() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [r["wait"]["wait_ms"] for r in d["ranks"]]
+off = [r["clock"]["offset_ms"] for r in d["ranks"]]
+assert abs(w[0] - float(sys.argv[2])) < 0.001 and abs(w[1] - float(sys.argv[3])) < 0.001, w
+assert all(abs(o) < 0.001 for o in off), off
+PY
+}
+mkdir -p "$T/ot"
+$O "$T/ot/base.csv"
+$A analyze -q --json "$T/ot/base.json" "$T/ot/base.csv" && owait "$T/ot/base.json" 0.540 0 && ok || bad "the op table without a fault"
+$O "$T/ot/missing.csv" missing=1:3:1
+expect "op table: a timer row missing is named with its step, group and counts" 0 \
+	"1 step where ranks made different numbers of calls .*step 3, all_reduce in group 'dp': rank 0 made 3 calls, rank 1 2" -- \
+	$A analyze --json "$T/ot/missing.json" "$T/ot/missing.csv"
+# 16 calls of 30 us and the step's mispaired one (50 us): the clock stays, no step shifts
+owait "$T/ot/missing.json" 0.530 0 && ok || bad "a missing row moved the clock or the waiting beyond its step"
+$O "$T/ot/dup.csv" dup=1:3:1
+expect "op table: a timer row written twice is named" 0 "step 3, all_reduce in group 'dp': rank 1 made 4 calls, rank 0 3" -- \
+	$A analyze --json "$T/ot/dup.json" "$T/ot/dup.csv"
+owait "$T/ot/dup.json" 0.510 0.020 && ok || bad "a duplicated row moved the clock or the waiting beyond its step"
+$O "$T/ot/from.csv" from=1:2
+expect "op table: a rank whose table starts a step later is named" 0 "step 1, all_reduce in group 'dp': rank 0 made 3 calls, rank 1 0" -- \
+	$A analyze --json "$T/ot/from.json" "$T/ot/from.csv"
+owait "$T/ot/from.json" 0.450 0 && ok || bad "a table starting a step later shifted that rank's clock by a step"
+$O "$T/ot/prefetch.csv" prefetch
+expect "op table: a prefetch row of the next step drops no step" 0 "" -- $A analyze -q --strict --json "$T/ot/prefetch.json" "$T/ot/prefetch.csv"
+python3 - "$T/ot/prefetch.json" <<'PY' && ok || bad "a prefetch row of the next step changed the step windows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["ranks"]:
+    assert r["skipped_events"] == 0, r["skipped_first"]
+    assert [s["step"] for s in r["steps"]] == [1, 2, 3, 4, 5, 6], [s["step"] for s in r["steps"]]
+    assert [s["step_ms"] for s in r["steps"]] == [1.0] * 5 + [0.85], [s["step_ms"] for s in r["steps"]]
+PY
+$O "$T/ot/seqdup.csv" seq seqdup=1:2:1
+expect "op table: a repeated seq is refused with its line" 0 \
+	"seqdup.csv line 41: seq 3 of group 'dp' on rank 1 again \(first on line 40\): a repeated seq would merge two calls" -- \
+	$A analyze --json "$T/ot/seqdup.json" "$T/ot/seqdup.csv"
+owait "$T/ot/seqdup.json" 0.510 0 && ok || bad "a repeated seq merged two calls"
+$O "$T/ot/late.csv" launch=100 late_launch=1:3
+$O "$T/ot/nolaunch.csv" launch=100 nolaunch=1:3
+expect "op table: a launch after its op's start is named and left out" 0 \
+	"late.csv': 1 malformed event skipped \(first: 'fwd' starts 0.040 ms before it is launched .*the launch left out" -- \
+	$A analyze --json "$T/ot/late.json" "$T/ot/late.csv"
+$A analyze -q --json "$T/ot/nolaunch.json" "$T/ot/nolaunch.csv" 2>/dev/null
+python3 - "$T/ot/late.json" "$T/ot/nolaunch.json" <<'PY' && ok || bad "a launch after its op's start still counts"
+import json, sys
+def strip(d):
+    d.pop("inputs", None)
+    for r in d["ranks"]:
+        for k in ("path", "skipped_events", "skipped_first"):
+            r.pop(k, None)
+    return d
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
+assert a == b
+PY
+$O "$T/ot/zero.csv" zerokind
+expect "op table: a zero-length collective judged by its kind, not its name" 0 \
+	"zero.csv': 1 malformed event skipped \(first: zero-length communication kernel 'fwd_like'" -- \
+	$A analyze --json "$T/ot/zero.json" "$T/ot/zero.csv"
+has "a zero-length gemm named like NCCL is kept" "$T/ot/zero.json" '"name": "ncclDevKernel_AllReduce_Sum_f32"'
+printf '# aorta.optable/1\nrank,op,kind,start_ms,dur_ms\n0,a,gemm,0,0\n0,b,all_reduce,1,0\n0,c,gemm,2,1\n' >"$T/ot/ms.csv"
+expect "op table in ms: a 0 ms collective is a rounded short one, kept" 0 "" -- $A analyze -q --strict --json "$T/ot/ms.json" "$T/ot/ms.csv"
+# times at the limits: no overflow (UBSan), the row past them named with its line
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,1000\n0,b,gemm,4611686018427387000,1000\n0,c,gemm,2000,1000\n' >"$T/ot/big.csv"
+expect "op table: start + duration past 2^62 ns" 0 \
+	"big.csv line 4: duration '1000' is beyond the limits of a trace" -- $A analyze --json "$T/ot/big.json" "$T/ot/big.csv"
+has "the rows within the limits are analysed" "$T/ot/big.json" '"step_ms": 0.003000,'
+printf '# aorta.optable/1\nrank,op,kind,start_ns,end_ns\n0,a,gemm,-2305843009213693952,-2305843009213692952\n0,b,gemm,4611686018427386000,4611686018427387000\n' >"$T/ot/span.csv"
+expect "op table: times at both limits, 1.5 x 2^62 ns apart" 0 "" -- $A analyze -q --json "$T/ot/span.json" "$T/ot/span.csv"
+$A analyze -q --json "$T/ot/span2.json" "$T/ot/span.json" && ok || bad "analyze wrote an analysis of times at the limits it cannot read back"
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,9223372036854775807\n0,b,gemm,9223372036854775807,1\n0,c,gemm,5,5\n' >"$T/ot/wrap.csv"
+expect "op table: int64 values are out of range, not wrapped" 0 "2 malformed events skipped" -- \
+	$A analyze --json "$T/ot/wrap.json" "$T/ot/wrap.csv"
+printf '{"schema": "aorta.optable/1"}\n{"rank": 0, "op": "a", "kind": "gemm", "start_ns": 100, "end_ns": 200, "launch_ns": -9000000000000000000}\n{"rank": 0, "op": "b", "kind": "gemm", "start_ns": 300, "end_ns": 400}\n' >"$T/ot/launch.jsonl"
+expect "op table: a launch beyond the limits" 0 "launch '-9000000000000000000' is beyond the time limits" -- \
+	$A analyze --json "$T/ot/launch.json" "$T/ot/launch.jsonl"
+# the 1 GiB cap before the read: a sparse plain file is refused at once, a
+# gzip stream while it is read, line by line: neither fills the memory
+{ printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n'; } >"$T/ot/huge.csv"
+truncate -s 1100M "$T/ot/huge.csv"
+python3 - "$T/ot/huge.gz" <<'PY'
+import sys, zlib
+c = zlib.compressobj(1, zlib.DEFLATED, 31)
+with open(sys.argv[1], "wb") as o:
+    o.write(c.compress(b"# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n"))
+    blk = b"# a comment line of sixty-four bytes, padding the table......\n" * (1 << 14)
+    for _ in range(1100):
+        o.write(c.compress(blk))
+    o.write(c.flush())
+PY
+for f in huge.csv huge.gz; do
+	rss=$(python3 - "$A" "$T/ot/$f" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "analyze", "-q", "--json", sys.argv[2] + ".out", sys.argv[2]],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+err = r.stderr.decode()
+ok = r.returncode == 3 and "1024 MiB limit for an op table" in err
+print(int(ok), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, err.strip()[-200:])
+PY
+)
+	[ "${rss%% *}" = 1 ] && ok || bad "$f past the 1 GiB cap: $rss"
+	m=${rss#* }; m=${m%% *}
+	[ "$m" -lt 200 ] && ok || bad "$f past the 1 GiB cap cost $m MiB of memory"
+done
+rm -f "$T/ot/huge.csv" "$T/ot/huge.gz"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

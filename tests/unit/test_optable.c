@@ -83,10 +83,11 @@ static void check_table(const char *text)
 	CHECK_EQ_I(t1->n, 5);
 	CHECK_EQ_I(t0->nsteps, 2);
 	CHECK_EQ_I(t0->skipped, 0);
-	/* step ranges: first start to last end of the rank's rows */
+	/* step windows: from the step's first row to the next step's first
+	 * (they tile; the last ends at its last row's end) */
 	CHECK_EQ_I(t0->steps[0].number, 1);
 	CHECK_EQ_I(t0->steps[0].start_ns, 0);
-	CHECK_EQ_I(t0->steps[0].end_ns, 210000);
+	CHECK_EQ_I(t0->steps[0].end_ns, 1000000);
 	CHECK_EQ_I(t0->steps[1].start_ns, 1000000);
 	long ar = find(t1, "ar", 0), f = find(t0, "fwd", 1), sd = find(t0, "send, to 1", 0);
 	long rv = find(t1, "recv", 0), ar2 = find(t1, "ar", 1);
@@ -103,11 +104,12 @@ static void check_table(const char *text)
 	CHECK_EQ_I(t1->steps[t1->step[ar2]].number, 2);
 	CHECK_EQ_I(t0->kind[f], K_GEMM);
 	CHECK_EQ_I(t0->steps[t0->step[f]].number, 2);
-	/* the group and the order within it */
+	/* the group; no seq column, so no sequence number: the join matches
+	 * by step, group, type and order within the step */
 	const struct coll_meta *m = &t1->coll[t1->meta[ar]];
 	CHECK_STR(strtab_get(&t1->names, m->pg_name), "dp");
-	CHECK_EQ_I(m->seq, 0);
-	CHECK_EQ_I(t1->coll[t1->meta[ar2]].seq, 1);
+	CHECK_EQ_I(m->seq, -1);
+	CHECK_EQ_I(t1->coll[t1->meta[ar2]].seq, -1);
 	CHECK_EQ_I(m->p2p, P2P_NONE);
 	CHECK_EQ_I(m->peer, -1);
 	/* send/recv: peers, direction, a group per (source, destination) */
@@ -119,7 +121,7 @@ static void check_table(const char *text)
 	CHECK_EQ_I(mr->peer, 0);
 	CHECK_STR(strtab_get(&t0->names, ms->pg_name), "p2p:0->1");
 	CHECK_STR(strtab_get(&t1->names, mr->pg_name), "p2p:0->1");
-	CHECK_EQ_I(ms->seq, 0);
+	CHECK_EQ_I(ms->seq, -1);
 	CHECK_EQ_I(t0->launch_ns[sd], INT64_MIN);
 out:
 	trace_set_release(&s);
@@ -288,7 +290,7 @@ static void test_sniff_finds_both_forms(void)
 	CHECK(ingest_sniff_buf("x", other, strlen(other), &e) != FMT_OPTABLE);
 }
 
-/* A user's seq column wins over the order; a given group keeps send/recv's name. */
+/* A user's seq column is the sequence; a given group keeps send/recv's name. */
 static void test_seq_and_group_columns(void)
 {
 	static const char t[] =
@@ -307,7 +309,7 @@ static void test_seq_and_group_columns(void)
 		CHECK_EQ_I(x->coll[x->meta[1]].seq, 3);
 		CHECK_EQ_I(x->coll[x->meta[0]].group_size, 4);
 		CHECK_STR(strtab_get(&x->names, x->coll[x->meta[2]].pg_name), "pp");
-		CHECK_EQ_I(x->coll[x->meta[2]].seq, 0);
+		CHECK_EQ_I(x->coll[x->meta[2]].seq, -1); /* no seq given: none made up */
 		CHECK_EQ_I(x->coll[x->meta[2]].peer, 2);
 		CHECK_EQ_I(x->world_size, 1);
 	} else {
