@@ -94,7 +94,7 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 			x->max_ns = d;
 		}
 		x->count++;
-		x->total_ns += d;
+		x->total_ns = ns_sum(x->total_ns, d);
 		if (d < x->min_ns)
 			x->min_ns = d;
 		if (d > x->max_ns)
@@ -174,8 +174,8 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		struct coll_row *c = &r->colls[row];
 		int64_t d = span_dur(t, i);
 		c->count++;
-		c->total_ns += d;
-		c->exposed_ns += d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i]); /* ov_exposed */
+		c->total_ns = ns_sum(c->total_ns, d);
+		c->exposed_ns = ns_sum(c->exposed_ns, d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i])); /* ov_exposed */
 		if (d < c->min_ns)
 			c->min_ns = d;
 		if (d > c->max_ns)

@@ -46,6 +46,16 @@ enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
 #define TRACE_MAX_SPAN_NS INT64_C(1000000000000000)
 #define TRACE_LAUNCH_SLACK_NS INT64_C(1000)
 
+/* a + b for sums of durations (a kernel's total over its calls): spans
+ * within the limits may still overlap by the thousand, so the sum
+ * saturates at INT64_MAX instead of wrapping; the analysis writer refuses a
+ * figure past its limit rather than printing a wrapped one. */
+static inline int64_t ns_sum(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
 	uint32_t pg_name;      /* strtab id of "Process Group Name", 0 if unknown */

@@ -548,5 +548,92 @@ PY
 done
 rm -f "$T/ot/huge.csv" "$T/ot/huge.gz"
 
+# --- 18. saved analyses: every field's range and the records' rules, the
+#     what-if's included, in analyze, compare and report alike -----------------------
+W="$T/w.json"
+$A analyze -q --json "$W" tests/data/straggler/ddp_const_r1 2>/dev/null || bad "analyze ddp_const_r1"
+# wbad NAME JQ PATTERN: the damaged file is exit 3 naming the field in analyze,
+# compare and report, and nothing is written
+wbad() {
+	local name=$1 filter=$2 pat=$3 out rc cmd
+	# (jq writes integers past 2^53 as doubles: a placeholder 777000777 becomes $BIG)
+	jq "$filter" "$W" | sed "s/777000777/${BIG:-777000777}/" >"$T/damaged.json" || { bad "$name: jq"; return; }
+	for cmd in "analyze -q --json $T/damaged.out.json $T/damaged.json" "compare $W $T/damaged.json" \
+		"report --no-plots --skip-steps 0 --log-dir $T/damaged.json --label d -o $T/damaged.rep"; do
+		out=$($A $cmd 2>&1); rc=$?
+		if [ $rc != 3 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
+			bad "$name (${cmd%% *}): exit $rc: $(printf '%s' "$out" | tail -n 2)"; return
+		fi
+		printf '%s' "$out" | grep -q 'nan' && { bad "$name (${cmd%% *}) printed nan"; return; }
+	done
+	[ ! -e "$T/damaged.out.json" ] && [ ! -e "$T/damaged.rep" ] && ok || bad "$name: an output was written"
+}
+WI=.across_ranks.what_if
+wbad "what-if: a slowdown below 1" "$WI.slowdown = 0.5" "what_if.slowdown: 0.500000 is not measured / ideal"
+wbad "what-if: a negative slowdown" "$WI.slowdown = -2" "what_if.slowdown: expected a value > 0, got -2"
+wbad "what-if: a 150 % gain" "$WI.by_rank[1].gain_pct = 150" "what_if.by_rank\[1\].gain_pct: expected at most 100 % \(of the step\), got 150"
+wbad "what-if: an ideal step longer than the measured one" \
+	"$WI.ideal_step_ms = 85.928164 | $WI.slowdown = 0.5" "what_if.ideal_step_ms: the ideal step 85.928164 ms is longer than the replayed one"
+wbad "what-if: a rank fix of a rank not in the run" "$WI.by_rank[1].rank = 7" "what_if.by_rank\[1\].rank: rank 7 is not a rank of the run"
+wbad "what-if: a group of ranks not in the run" "$WI.by_group = [{\"fix\": \"group x\", \"ranks\": \"0,9\", \"step_ms_if_fixed\": 42.964082, \"gain_ms\": 0, \"gain_pct\": 0}]" \
+	"what_if.by_group\[0\].ranks: rank 9 is not a rank of the run"
+wbad "what-if: a critical path on a rank not in the run" "$WI.critical_path[0].rank = 9" "what_if.critical_path\[0\].rank: rank 9 is not a rank of the run"
+wbad "what-if: a stage of a rank not in the run" "$WI.stages = [{\"rank\": 5, \"stage\": 0}]" "what_if.stages: \[0\]: 5 is not a rank of the analysis"
+wbad "what-if: an unexplained share of 500 %" "$WI.unexplained_share = 5" "what_if.unexplained_share: expected a share in \[0, 1\], got 5"
+wbad "what-if: a critical-path share of 500 %" "$WI.critical_path[0].share = 5" "what_if.critical_path\[0\].share: expected a share in \[0, 1\], got 5"
+wbad "what-if: shares adding up past the path" "$WI.critical_path[1].share = 0.9" "what_if.critical_path: its shares add up to"
+wbad "what-if: a missing figure" "del($WI.measured_step_ms)" "what_if.measured_step_ms: missing"
+wbad "what-if: a null figure" "$WI.replay_step_ms = null" "what_if.replay_step_ms: expected a number, got null"
+wbad "what-if: a 500 ms gain on a 43 ms step" "$WI.by_op[4].gain_ms = 500 | $WI.by_op[4].gain_pct = 1163.76" \
+	"what_if.by_op\[4\].gain_pct: expected at most 100 %"
+wbad "what-if: a gain that is not replay less fixed" "$WI.by_op[4].gain_ms = 30" "what_if.by_op\[4\].gain_ms: 30.000000 ms is not the replayed step"
+wbad "what-if: a step's best gain above its step" "$WI.steps[0].best_gain_ms = 500" "what_if.steps\[0\].best_gain_ms: 500.000000 ms is not"
+wbad "what-if: a best fix that is none of the fixes" "$WI.steps[0].best_fix = \"rank 9\"" "what_if.steps\[0\].best_fix: 'rank 9' is none of the fixes"
+wbad "what-if: a step no rank has" "$WI.steps[0].step = 99" "what_if.steps\[0\].step: step 99 is not a step of rank 0"
+wbad "what-if: fewer steps than used" "$WI.steps |= .[1:]" "what_if.steps: 5 steps, steps_used says 6"
+wbad "what-if: reproduced with a step that is not" "$WI.steps[0].reproduced = false | $WI.steps[0].reason = \"x\"" \
+	"what_if.reproduced: true, yet a step is not"
+wbad "what-if: a step not reproduced without a reason" "$WI.steps[0].reproduced = false" "what_if.steps\[0\].reason: no reason why"
+wbad "what-if: a measured step that is not its steps' mean" "$WI.measured_step_ms = 40 | $WI.slowdown = 2.014007" \
+	"what_if.measured_step_ms: 40.000000 ms is not the mean of its steps"
+wbad "what-if: an empty verdict" "$WI.verdict = \"\"" "what_if.verdict: expected a text, got an empty one"
+wbad "what-if: not ok without a reason" "$WI = {\"ok\": false}" "what_if.reason: missing"
+wbad "what-if: a worst error that is not its steps'" "$WI.replay_error_pct = 7" "what_if.replay_error_pct: 7.0000 % is not its worst step's"
+# the rest of the record: values no run gives, in the same three commands
+wbad "a step whose window is not its bounds" ".ranks[0].steps[1].step_ms = 1" "ranks\[0\].steps\[1\].step_ms: 1.000000 ms is not the step's window"
+wbad "steps out of time order" ".ranks[0].steps[1] |= (.start_ns -= 1000 | .step_ms += 0.001 | .idle_ms += 0.001)" \
+	"ranks\[0\].steps\[1\].start_ns: step [0-9]+ starts before step [0-9]+ ends"
+wbad "compute beyond GPU busy" ".ranks[0].total.compute_ms = .ranks[0].total.busy_ms + 1" "ranks\[0\].total.compute_ms: compute .* exceeds GPU busy"
+wbad "idle that is not window less busy" ".ranks[0].total.idle_ms += 1" "ranks\[0\].total.idle_ms: idle [0-9.]+ ms is not the window"
+wbad "a collective's calls past its total" ".ranks[0].collectives[0].max_ms = 1e6" "ranks\[0\].collectives\[0\].max_ms: the longest call"
+wbad "a collective of no call" ".ranks[0].collectives[0].count = 0" "ranks\[0\].collectives\[0\].count: expected an integer >= 1, got 0"
+wbad "a world size below -1" ".ranks[1].world_size = -5" "ranks\[1\].world_size: expected an integer >= -1, got -5"
+wbad "a stream busy beyond the rank's window" ".ranks[0].streams[0].busy_ms = 1e6" "ranks\[0\].streams: stream [0-9]+ busy"
+wbad "waiting caused that is not the ranks'" ".across_ranks.waiting_caused_ms = 1" "across_ranks.waiting_caused_ms: 1.000000 ms is not the ranks'"
+wbad "a time figure past the limits" ".ranks[0].total.step_ms = 9e12" "ranks\[0\].total.step_ms: 9e\+12 ms is out of range"
+BIG=9000000000000000000 wbad "a step time past the limits" ".ranks[0].steps[0].end_ns = 777000777" \
+	"ranks\[0\].steps\[0\].end_ns: expected an integer <= 4611686018427387904"
+wbad "host_bound_pct above 100" ".options.host_bound_pct = 500" "options.host_bound_pct: expected a percentage in \[0, 100\], got 500"
+# what analyze writes it reads back: a table whose rank starts a step later (the
+# ideal replay was longer than the step) and times 1.5 x 2^62 ns apart
+$O "$T/ot/from2.csv" from=1:2
+$A analyze -q --json "$T/from2.json" "$T/ot/from2.csv" 2>/dev/null && $A analyze -q --json "$T/from2b.json" "$T/from2.json" && ok ||
+	bad "analyze wrote a what-if it cannot read back"
+jq -e '.across_ranks.what_if | .ideal_step_ms <= .replay_step_ms and .slowdown >= 1' "$T/from2.json" >/dev/null && ok ||
+	bad "an ideal step longer than the replayed one: $(jq -c '.across_ranks.what_if | {ideal_step_ms, replay_step_ms, slowdown}' "$T/from2.json")"
+
+# --- the round trip: every analysis this suite made is read back and written
+#     again, the same bytes but the inputs list (what analyze writes, it reads) --------
+nrt=0
+while IFS= read -r f; do
+	case $f in */damaged*) continue ;; esac # made invalid on purpose
+	head -c 200 "$f" | grep -q '"schema": "aorta.analysis/' || continue
+	nrt=$((nrt + 1))
+	if ! out=$($A analyze -q --json "$f.rt" "$f" 2>&1); then bad "round trip of $f: $out"; continue; fi
+	cmp -s <(grep -v -A2 '"inputs"' "$f") <(grep -v -A2 '"inputs"' "$f.rt") && ok ||
+		bad "round trip of $f is not the same: $(diff "$f" "$f.rt" | head -n 4)"
+done < <(find "$T" -name '*.json' -type f -size -64M)
+[ "$nrt" -ge 20 ] && ok || bad "only $nrt analyses to read back"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
