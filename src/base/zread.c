@@ -30,6 +30,7 @@
  * thread (the inflater thread is private to it).
  */
 #include "base/zread.h"
+#include "base/output.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -130,6 +131,7 @@ struct zread {
 	/* bound on the decompressed bytes (0: none) and what it is called */
 	unsigned long long limit, total;
 	const char *limit_what;
+	int guarded;            /* declared an input (base/output.h) at the first read */
 };
 
 static enum aorta_status sys_fail(struct aorta_error *e, const char *path, const char *what)
@@ -517,6 +519,11 @@ ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 {
 	if (n == 0)
 		return 0;
+	if (!z->guarded) { /* every file read is an input: never an output of the command too */
+		z->guarded = 1;
+		if (strcmp(z->path, "-") != 0 && out_guard_read(z->path, e))
+			return -1;
+	}
 	if (z->rp_pos < z->rp_len) { /* the peeked bytes first */
 		size_t take = z->rp_len - z->rp_pos;
 		if (take > n)

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/output.h"
 #include "base/plugin.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
@@ -52,6 +53,10 @@ static int try_load(struct plot_lib *p, const char *path, char *why, size_t len)
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(why, len, "%s", dlerror());
+		return -1;
+	}
+	if (aorta_plugin_check(h, path, "plot", why, len)) {
+		dlclose(h);
 		return -1;
 	}
 	plot_abi_fn abi;
@@ -138,6 +143,9 @@ static enum aorta_status emit(struct ctx *c, const struct plot_chart *ch, const 
 	char png[4096], svg[4096], err[1024];
 	snprintf(png, sizeof(png), "%s/%s.png", c->dir, name);
 	snprintf(svg, sizeof(svg), "%s/%s.svg", c->dir, name);
+	/* the plug-in writes them itself: a signal removes them with the folder */
+	out_track_file(png);
+	out_track_file(svg);
 	if (c->lib->render(ch, png, svg, err, sizeof(err)) != 0) {
 		free(caption);
 		return aorta_fail(c->e, AORTA_EINTERNAL, png, 0, -1, "cannot draw the chart: %s", err);
