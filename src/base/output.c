@@ -695,7 +695,12 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 	o->path = target;
 	o->tmp = xmalloc(n);
 	snprintf(o->tmp, n, "%.*s.%.*s" TMP_TAG "XXXXXX", (int)dl, target, (int)keep, target + dl);
+	sigset_t old;
+	block_signals(&old); /* made and tracked at once: a signal between would leave it */
 	int fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		track(o->tmp);
+	restore_signals(&old);
 	if (fd < 0) {
 		enum aorta_status s = aorta_fail(e, AORTA_EINTERNAL, path, 0, -1,
 						 "cannot create a temporary file beside it: %s",
@@ -705,7 +710,6 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 		memset(o, 0, sizeof(*o));
 		return s;
 	}
-	track(o->tmp);
 	/* mkstemp creates 0600; give the file the mode a plain fopen would, or
 	 * the mode of the file it replaces */
 	mode_t um = umask(0);

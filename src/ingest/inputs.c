@@ -137,11 +137,13 @@ static int count_entry(struct walk *w, const char *where)
 	return -1;
 }
 
-/* Whether path is under /proc, /sys or /dev, or on a kernel's pseudo file
+/* Whether path is under /proc, /sys or (dev) /dev, through any hop of a
+ * chain of links or where it ends (by_path), or on a kernel's pseudo file
  * system (proc, sysfs, debugfs, ...): their "files" are not traces, and
  * reading one can block for ever (/proc/kmsg).  The walk never goes there;
- * a file there is read only when named. */
-static const char *pseudo_fs(const char *path, int by_path)
+ * a file there is read only when named, and a folder named under /proc or
+ * /sys is refused (one under /dev, /dev/shm, is walked as named). */
+static const char *pseudo_fs(const char *path, int by_path, int dev)
 {
 	static const char *const roots[] = { "/proc", "/sys", "/dev" };
 	static const long magic[] = { 0x9fa0 /* proc */, 0x62656572 /* sysfs */, 0x1cd1 /* devpts */,
@@ -149,14 +151,46 @@ static const char *pseudo_fs(const char *path, int by_path)
 				      0x27e0eb /* cgroup */, 0x63677270 /* cgroup2 */, 0xcafe4a11 /* bpf */,
 				      0x62656570 /* configfs */, 0x6165676c /* pstore */, 0xde5e81e4 /* efivarfs */,
 				      0x19800202 /* mqueue */, 0x42494e4d /* binfmt_misc */, 0x65735543 /* fusectl */ };
-	char *r = by_path ? realpath(path, NULL) : NULL;
 	const char *why = NULL;
-	for (size_t i = 0; r && !why && i < sizeof(roots) / sizeof(roots[0]); i++) {
-		size_t n = strlen(roots[i]);
-		if (!strncmp(r, roots[i], n) && (r[n] == '\0' || r[n] == '/'))
-			why = roots[i];
+	size_t nroots = dev ? 3 : 2;
+	if (by_path) {
+		/* every hop of a chain of links, and where it ends: /proc/self/root
+		 * is a link into /proc that ends at / */
+		char *r = realpath(path, NULL), cur[4096], tgt[4096];
+		snprintf(cur, sizeof(cur), "%s", path);
+		for (int hop = 0; hop <= 40 && !why; hop++) {
+			const char *at = hop == 40 ? (r ? r : "") : cur;
+			char abs[4096];
+			if (at[0] != '/' && getcwd(abs, sizeof(abs)) && strlen(abs) + strlen(at) + 2 < sizeof(abs)) {
+				strcat(abs, "/");
+				strcat(abs, at);
+				at = abs;
+			}
+			for (size_t i = 0; !why && i < nroots; i++) {
+				size_t n = strlen(roots[i]);
+				if (!strncmp(at, roots[i], n) && (at[n] == '\0' || at[n] == '/'))
+					why = roots[i];
+			}
+			if (hop == 40)
+				break;
+			ssize_t k = readlink(cur, tgt, sizeof(tgt) - 1);
+			if (k <= 0) {
+				hop = 39; /* not a link: check where it ends */
+				continue;
+			}
+			tgt[k] = '\0';
+			if (tgt[0] == '/') {
+				snprintf(cur, sizeof(cur), "%s", tgt);
+			} else { /* relative to the link's folder */
+				char *sl = strrchr(cur, '/');
+				size_t dl = sl ? (size_t)(sl - cur) + 1 : 0;
+				if (dl + (size_t)k + 1 > sizeof(cur))
+					break;
+				memcpy(cur + dl, tgt, (size_t)k + 1);
+			}
+		}
+		free(r);
 	}
-	free(r);
 	struct statfs fs;
 	if (!why && statfs(path, &fs) == 0)
 		for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
@@ -272,7 +306,7 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 			skip_file(w, p, looks_like_trace(de->d_name),
 				  "not a regular file (a FIFO or device in a directory is not read; "
 				  "name it to read it)");
-		} else if ((pseudo = pseudo_fs(p, link || S_ISDIR(st.st_mode)))) {
+		} else if ((pseudo = pseudo_fs(p, link || S_ISDIR(st.st_mode), 1))) {
 			aorta_warn("'%s': skipped, %s%s (a folder walk does not go there; name a file there to "
 				   "read it)", p, pseudo[0] == '/' ? "a link into " : "", pseudo);
 			w->l->skipped++;
@@ -391,7 +425,7 @@ static int add_path(struct walk *w, const char *in)
 	}
 	if (stat(in, &st) == 0) {
 		const char *pseudo;
-		if (S_ISDIR(st.st_mode) && (pseudo = pseudo_fs(in, 1))) {
+		if (S_ISDIR(st.st_mode) && (pseudo = pseudo_fs(in, 1, 0))) {
 			aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "a folder %s%s is not walked (its files are not "
 				   "traces, and reading some blocks); name the file to read", pseudo[0] == '/' ? "under " : "on ",
 				   pseudo);

@@ -622,6 +622,173 @@ $A analyze -q --json "$T/from2.json" "$T/ot/from2.csv" 2>/dev/null && $A analyze
 jq -e '.across_ranks.what_if | .ideal_step_ms <= .replay_step_ms and .slowdown >= 1' "$T/from2.json" >/dev/null && ok ||
 	bad "an ideal step longer than the replayed one: $(jq -c '.across_ranks.what_if | {ideal_step_ms, replay_step_ms, slowdown}' "$T/from2.json")"
 
+# --- 19. every file a command reads is guarded, list files, rules and offsets
+#     included, through symlinks; outputs through symlinks stay links ---------------
+mkdir -p "$T/gl"
+cp $tiny/rank0.json $tiny/rank1.json "$T/gl/"
+printf '%s\n' "$T/gl/rank0.json" "$T/gl/rank1.json" >"$T/gl/list.txt"
+cp "$T/gl/list.txt" "$T/gl/list.orig"
+for o in --json --trace-out; do
+	expect "@LIST named as $o" 2 "'$T/gl/list.txt': this input is also the output of $o" -- \
+		$A analyze -q $o "$T/gl/list.txt" "@$T/gl/list.txt"
+	same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST was overwritten by $o"
+done
+expect "@LIST named as compare's --json" 2 "this input is also the output of --json" -- \
+	$A compare --json "$T/gl/list.txt" "@$T/gl/list.txt" $tiny
+same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST was overwritten by compare --json"
+ln -s list.txt "$T/gl/list.link"
+expect "@LIST reached through a symlink named as --json" 2 "this input is also the output of --json \('$T/gl/list.link'\)" -- \
+	$A analyze -q --json "$T/gl/list.link" "@$T/gl/list.txt"
+same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST behind a symlink was overwritten"
+expect "@LIST named as a --csv table" 2 "this input is also the output of --csv" -- \
+	bash -c "cp '$T/gl/list.txt' '$T/gl/kernels.csv' && $A analyze -q --csv '$T/gl' '@$T/gl/kernels.csv'"
+printf '0 0\n1 0\n' >"$T/gl/off.txt"
+expect "--clock-offsets named as --trace-out" 2 "also the output of --trace-out" -- \
+	$A analyze -q --clock-offsets "$T/gl/off.txt" --trace-out "$T/gl/off.txt" "$T/gl/rank0.json" "$T/gl/rank1.json"
+printf 'comm ^nothing$\n' >"$T/gl/r.rules"
+ln -s r.rules "$T/gl/rules.link"
+expect "--rules reached through a symlink named as --json" 2 "also" -- \
+	$A analyze -q --rules "$T/gl/rules.link" --json "$T/gl/r.rules" "$T/gl/rank0.json"
+has "the rules file is whole" "$T/gl/r.rules" '^comm \^nothing\$$'
+$A analyze -q --json "$T/gl/a.json" "$T/gl/rank0.json" "$T/gl/rank1.json" 2>/dev/null
+expect "report: a saved analysis as --log-dir and --output" 2 "" -- \
+	$A report --no-plots --skip-steps 0 --log-dir "$T/gl/a.json" --label a -o "$T/gl/a.json"
+has "the saved analysis is whole" "$T/gl/a.json" '"schema": "aorta.analysis/'
+# outputs through symlinks: the link stays, nothing is left beside it
+mkdir -p "$T/gl/real" "$T/gl/realcsv"
+ln -s real "$T/gl/replink"; ln -s realcsv "$T/gl/csvlink"; ln -s target.json "$T/gl/l1"; ln -s l1 "$T/gl/l2"
+for i in 1 2; do
+	$A report --no-plots --skip-steps 0 --log-dir "$T/gl/a.json" --label a -o "$T/gl/replink" >/dev/null 2>&1 ||
+		bad "report -o through a symlink to a folder (run $i)"
+done
+[ -L "$T/gl/replink" ] && [ -f "$T/gl/real/index.html" ] && ok || bad "report -o replaced the symlink"
+expect "--json through a chain of symlinks, --csv through a symlink to a folder" 0 "" -- \
+	$A analyze -q --json "$T/gl/l2" --csv "$T/gl/csvlink" "$T/gl/rank0.json"
+[ -L "$T/gl/l2" ] && [ -L "$T/gl/l1" ] && [ -L "$T/gl/csvlink" ] && [ -f "$T/gl/target.json" ] && [ -f "$T/gl/realcsv/ranks.csv" ] && ok ||
+	bad "an output through symlinks replaced a link"
+left=$(find "$T/gl" -name '*aorta-tmp*' -o -name '*.tmp-*' | wc -l)
+[ "$left" = 0 ] && ok || bad "$left temporary files or folders left beside outputs through symlinks"
+
+# --- 20. the folder walk: regular files only, never /proc, /sys or /dev, every
+#     entry counted toward the cap -------------------------------------------------------
+mkdir -p "$T/wk"
+cp $tiny/rank0.json $tiny/rank1.json "$T/wk/"
+ln -s /proc "$T/wk/proc"; ln -s /sys "$T/wk/sys"; ln -s /dev "$T/wk/dev"; ln -s /proc/kmsg "$T/wk/kmsg.json"
+ln -s /proc/self/root "$T/wk/selfroot"
+mknod "$T/wk/null.json" c 1 3 2>/dev/null
+expect "links to /proc, /sys and /dev in a trace folder: skipped, no hang" 0 "aorta analyze: 2 ranks" -- $TO $A analyze "$T/wk"
+expect "a link to /proc/kmsg named like a trace is named and skipped" 0 "kmsg.json': skipped, a link into /proc" -- \
+	$TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a link to /sys is named" 0 "'$T/wk/sys': skipped, a link into /sys" -- $TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a link to a process's root in /proc is named" 0 "selfroot': skipped, a link into /proc" -- $TO $A analyze --json "$T/wk.json" "$T/wk"
+[ -c "$T/wk/null.json" ] && expect "a device in a trace folder is not read" 0 "null.json': skipped, not a regular file" -- \
+	$TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a folder under /proc named is refused" 3 "'/proc/self': a folder under /proc is not walked" -- $TO $A analyze -q --json "$T/wk.json" /proc/self
+expect "--strict: a link into /proc is a skip" 3 "skipped.*--strict" -- $TO $A analyze -q --strict --json "$T/wk.json" "$T/wk"
+python3 -c "import sys; sys.stdout.write(('$PWD/$tiny/rank0.json\n') * 200001)" >"$T/wk.list"
+expect "a list of 200,001 lines hits the entry cap" 3 "more than 200000 entries" -- $TO $A analyze -q --json "$T/wk.json" "@$T/wk.list"
+# 200,001 hidden entries in one folder (on /dev/shm where there is one: fast to make)
+big=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d -p "$T")
+python3 - "$big" <<'PY'
+import os, sys
+for i in range(200001):
+    os.close(os.open(os.path.join(sys.argv[1], ".e%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+cp $tiny/rank0.json "$big/"
+expect "200,001 hidden entries hit the entry cap before any file is read" 3 "'$big': more than 200000 entries" -- \
+	$TO $A analyze -q --json "$T/wk.json" "$big"
+rm -rf "$big"
+
+# --- 21. the outputs of a command are one unit; every terminating signal cleans up --
+mkdir -p "$T/un"
+$A analyze -q --json "$T/un/a.json" --csv "$T/un/csv" tests/data/straggler/ddp_none 2>/dev/null
+cp "$T/un/a.json" "$T/un/a.orig"; cp -r "$T/un/csv" "$T/un/csv.orig"
+unchanged() { # what failed left the previous outputs whole and nothing beside them
+	cmp -s "$T/un/a.json" "$T/un/a.orig" && diff -r "$T/un/csv" "$T/un/csv.orig" >/dev/null &&
+		[ "$(find "$T/un" -name '*aorta-tmp*' -o -name '*.old' | wc -l)" = 0 ] && ok || bad "$1"
+}
+# the JSON and four tables of tiny fit in 8 KiB, its steps.csv does not
+expect "a full disk during --csv" 5 "write failed: File too large" -- \
+	bash -c "ulimit -f 8; exec $A analyze -q --json '$T/un/a.json' --csv '$T/un/csv' $tiny"
+unchanged "a full disk during --csv left old and new outputs mixed"
+mkdir -p "$T/un/adir"
+expect "--trace-out fails after --json and --csv were written" 3 "a directory" -- \
+	$A analyze -q --json "$T/un/a.json" --csv "$T/un/csv" --trace-out "$T/un/adir" $tiny
+unchanged "a failed --trace-out left the new --json and --csv beside it"
+expect "a new --csv folder is not left behind by a failed run" 3 "" -- \
+	$A analyze -q --csv "$T/un/newcsv" --trace-out "$T/un/adir" $tiny
+[ ! -e "$T/un/newcsv" ] && ok || bad "a failed run left the --csv folder it made"
+$A report --skip-steps 0 --log-dir $tiny --label a -o "$T/un/rep" >/dev/null 2>&1
+cp -r "$T/un/rep" "$T/un/rep.orig"
+expect "a full disk during report" 5 "" -- bash -c "ulimit -f 64; exec $A report --skip-steps 0 --log-dir $tiny --label a --log-dir tests/data/straggler/ddp_none --label b -o '$T/un/rep'"
+diff -r "$T/un/rep" "$T/un/rep.orig" >/dev/null && [ -z "$(ls -d "$T"/un/rep.tmp-* 2>/dev/null)" ] && ok ||
+	bad "a report that failed half-way changed the previous one or left its folder"
+sigs="HUP INT QUIT ILL TRAP ABRT USR1 USR2 PIPE ALRM TERM STKFLT XCPU VTALRM PROF IO PWR SYS RTMIN RTMAX"
+case $A in *build-san*) ;; *) sigs="$sigs SEGV BUS FPE" ;; esac # ASan keeps those for itself
+mkfifo "$T/un/fifo"
+while read -r sig res; do
+	[ "$res" = ok ] && ok || bad "analyze stopped by SIG$sig: $res"
+done < <(python3 tests/cli/hostile_signals.py "$A" "$T/un" analyze $tiny $sigs)
+unchanged "signals left analyze's outputs changed or temporary files behind"
+while read -r sig res; do
+	[ "$res" = ok ] && ok || bad "report stopped by SIG$sig: $res"
+done < <(python3 tests/cli/hostile_signals.py "$A" "$T/un" report $tiny $sigs)
+$A analyze --json "$T/un/p.json" --per-step tests/data/straggler/ddp_none 2>/dev/null | head -c 1 >/dev/null
+[ "$(find "$T/un" -name '*aorta-tmp*' | wc -l)" = 0 ] && ok || bad "a summary piped into head left temporary files"
+
+# --- 22. plug-ins: a handshake refuses a foreign, other or stale one by name --------
+cat >"$T/stale.c" <<'C'
+struct id { char magic[16]; char kind[8]; char build[48]; };
+__attribute__((visibility("default"))) const struct id aorta_plugin_id_mpi = { "aorta-plugin/1", "mpi", "0.0.9+1" };
+__attribute__((visibility("default"))) const struct id aorta_plugin_id_plot = { "aorta-plugin/1", "plot", "0.0.9+1" };
+int aorta_mpi_analysis_run(void);
+int aorta_mpi_analysis_run(void) { *(volatile int *)0 = 1; return 0; } /* what a stale plug-in does */
+C
+if gcc -shared -fPIC -o "$T/stale.so" "$T/stale.c" 2>/dev/null; then
+	expect "a stale MPI plug-in is refused by name" 2 "'$T/stale.so' is a stale mpi plug-in: built for aorta 0.0.9\+1" -- \
+		env AORTA_MPI_LIB="$T/stale.so" $A analyze --mpi -q --json "$T/pl.json" $tiny
+	expect "a stale plot plug-in: the report without charts, said" 0 "'$T/stale.so' is a stale plot plug-in" -- \
+		env AORTA_PLOT_LIB="$T/stale.so" $A report --skip-steps 0 --log-dir $tiny --label a -o "$T/plrep"
+fi
+zlib=$(ldd "$A" | sed -n 's/.*libz.so.1 => \([^ ]*\).*/\1/p')
+[ -n "$zlib" ] && expect "a foreign library as the MPI plug-in" 2 "'$zlib' is not an aorta plug-in \(it has no aorta_plugin_id_mpi\): a foreign library" -- \
+	env AORTA_MPI_LIB="$zlib" $A analyze --mpi -q --json "$T/pl.json" $tiny
+plot="$(dirname "$A")/libaorta-plot.so"
+[ -f "$plot" ] && expect "the plot plug-in as the MPI one" 2 "is aorta's plot plug-in, not its mpi plug-in" -- \
+	env AORTA_MPI_LIB="$plot" $A analyze --mpi -q --json "$T/pl.json" $tiny
+[ -f "$plot" ] && expect "the plot plug-in as the GPU one" 4 "is aorta's plot plug-in, not its gpu plug-in" -- \
+	env AORTA_GPU_LIB="$plot" $A hwq info
+
+# --- 23. text from inputs reaches the terminal and the page as text -----------------
+python3 - "$tiny/rank0.json" "$T/esc.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("cat") == "kernel":
+        e["name"] = "evil\x1b]0;pwned\x07\x1b[2J\u202eabc\x9b31m\u0085\x08kernel"
+        if e.get("args", {}).get("Process Group Name"):
+            e["args"]["Process Group Name"] = "pg\x1b[31m"
+            e["args"]["Process Group Description"] = "desc\x1b[5m"
+json.dump(t, open(sys.argv[2], "w"))
+PY
+sed 's/"dur": 300,/"dur": -5,/' "$T/esc.json" >"$T/esc_bad.json"
+for cmd in "analyze --per-step $T/esc.json" "analyze --json $T/esc.out.json $T/esc_bad.json" "compare $T/esc.json $tiny/rank0.json" \
+	"report --skip-steps 0 --log-dir $T/esc.json --label l$(printf '\033')[2J -o $T/escrep" "analyze $T/$(printf 'x\033[2Jy').json"; do
+	out=$($A $cmd 2>&1)
+	if printf '%s' "$out" | LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')"; then
+		bad "a control character reached the terminal: $cmd"
+	else ok; fi
+done
+out=$($A analyze --per-step "$T/esc.json" 2>&1)
+printf '%s' "$out" | grep -qF 'evil\x1b]0;pwned\x07\x1b[2J\u202eabc\u009b31m\u0085\x08kernel' && ok ||
+	bad "the kernel name is not shown with its escapes: $(printf '%s' "$out" | grep -a evil | head -n 1)"
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/escrep/index.html" && bad "a control character in index.html" || ok
+python3 - "$T/escrep" <<'PY' && ok || bad "a chart's SVG is not well-formed XML"
+import glob, sys, xml.dom.minidom
+for f in glob.glob(sys.argv[1] + "/*.svg"):
+    xml.dom.minidom.parse(f)
+PY
+
 # --- the round trip: every analysis this suite made is read back and written
 #     again, the same bytes but the inputs list (what analyze writes, it reads) --------
 nrt=0
