@@ -128,10 +128,9 @@ static void *plugin_sym(struct plugin *pl, const char *sym, char *why, size_t le
 			snprintf(why, len, "%s", dlerror());
 			return NULL;
 		}
-		if (aorta_plugin_check(h, pl->path, pl->kind, why, len)) {
-			dlclose(h);
-			return NULL;
-		}
+		if (aorta_plugin_check(h, pl->path, pl->kind, why, len))
+			return NULL; /* left mapped, never called: unloading a library whose own set-up
+				      * holds memory (cairo's) would leak it */
 		pl->handle = h;
 	}
 	void *f = dlsym(pl->handle, sym);

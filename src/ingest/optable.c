@@ -691,13 +691,12 @@ struct step_win { int64_t number, start, end, last_start, lo, hi; };
  * FSDP's next all-gather, tagged with the step it serves): the range of
  * its rows would start step N+1 inside step N, and the plausibility layer
  * would drop it as a clock going backwards.  So, steps in number order:
- * step N+1's rows that start before the last start of step N's rows are
- * early; when they are fewer than half of its rows, its window starts at
- * its first row that is not early, else at its first row (then the
- * plausibility layer judges the overlap).  A window ends where the next
- * step's begins when that is after every start of its own rows (a row
- * that ends late, an all-reduce tail, does not overlap the next step),
- * else at its last end.  Returns the windows in number order (*n of
+ * step N+1's rows that start before step N's last row ends are early; when
+ * they are fewer than half of its rows, its window starts at its first row
+ * that is not early, else at its first row (then the plausibility layer
+ * judges the overlap).  A window ends where the next step's begins when
+ * that is after every start of its own rows (a row that ends late, an
+ * all-reduce tail, does not overlap the next step), else at its last end.  Returns the windows in number order (*n of
  * them; the caller frees). */
 static struct step_win *step_windows(const struct ot_row *rw, size_t n, size_t *nw)
 {
@@ -709,7 +708,7 @@ static struct step_win *step_windows(const struct ot_row *rw, size_t n, size_t *
 	qsort(ss, m, sizeof(*ss), cmp_step_start);
 	struct step_win *w = xmalloc((m ? m : 1) * sizeof(*w));
 	size_t k = 0;
-	int64_t prev_last = INT64_MIN;
+	int64_t prev_end = INT64_MIN;
 	for (size_t a = 0; a < m;) {
 		size_t b = a;
 		int64_t hi = INT64_MIN;
@@ -719,7 +718,7 @@ static struct step_win *step_windows(const struct ot_row *rw, size_t n, size_t *
 			b++;
 		}
 		size_t cnt = b - a, early = 0;
-		while (early < cnt && ss[a + early].start < prev_last)
+		while (early < cnt && ss[a + early].start < prev_end)
 			early++;
 		struct step_win *x = &w[k++];
 		x->number = ss[a].number;
@@ -727,7 +726,7 @@ static struct step_win *step_windows(const struct ot_row *rw, size_t n, size_t *
 		x->hi = hi;
 		x->last_start = ss[b - 1].start;
 		x->start = 2 * early < cnt ? ss[a + early].start : ss[a].start;
-		prev_last = x->last_start;
+		prev_end = hi;
 		a = b;
 	}
 	for (size_t q = 0; q < k; q++)
@@ -885,7 +884,8 @@ static void refuse_repeated_seq(struct ot *r, size_t lo, size_t hi)
 		GROW(v, cap, m + 1);
 		v[m++] = (struct seq_ref){ w->group, w->seq, w->line, i };
 	}
-	qsort(v, m, sizeof(*v), cmp_seq_ref);
+	if (m > 1)
+		qsort(v, m, sizeof(*v), cmp_seq_ref);
 	for (size_t k = 1, first = 0; k < m; k++) {
 		if (v[k].group != v[first].group || v[k].seq != v[first].seq) {
 			first = k;
@@ -1040,10 +1040,9 @@ static enum aorta_status ot_end(struct ot_parse *q, const struct ingest_opts *o,
 		}
 	}
 	if (st == AORTA_OK) {
-		if (r->skipped) { /* the reader's skips first, then the layer's */
+		if (r->skipped) { /* the reader's skips (with their line) first, then the layer's */
 			struct trace *t0 = got.t[0];
-			if (!t0->skipped)
-				snprintf(t0->skipped_first, sizeof(t0->skipped_first), "%s", r->skipped_first);
+			snprintf(t0->skipped_first, sizeof(t0->skipped_first), "%s", r->skipped_first);
 			t0->skipped += r->skipped;
 		}
 		for (size_t i = 0; i < got.n; i++)

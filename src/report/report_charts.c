@@ -55,10 +55,8 @@ static int try_load(struct plot_lib *p, const char *path, char *why, size_t len)
 		snprintf(why, len, "%s", dlerror());
 		return -1;
 	}
-	if (aorta_plugin_check(h, path, "plot", why, len)) {
-		dlclose(h);
-		return -1;
-	}
+	if (aorta_plugin_check(h, path, "plot", why, len))
+		return -1; /* left mapped, never called (as base/plugin.c does) */
 	plot_abi_fn abi;
 	*(void **)&abi = dlsym(h, "aorta_plot_abi");
 	*(void **)&p->render = dlsym(h, "aorta_plot_render");
