@@ -64,6 +64,18 @@ static int time_ok(int64_t v)
 	return v >= TRACE_MIN_NS && v <= TRACE_MAX_NS;
 }
 
+/* Marks span i dropped in keep (made, all kept, on the first drop). */
+static unsigned char *drop(const struct trace *t, unsigned char *keep, size_t i, size_t *dropped)
+{
+	if (!keep) {
+		keep = xmalloc(t->n);
+		memset(keep, 1, t->n);
+	}
+	keep[i] = 0;
+	(*dropped)++;
+	return keep;
+}
+
 void trace_plausible_spans(struct trace *t)
 {
 	if (!t->n)
@@ -75,12 +87,7 @@ void trace_plausible_spans(struct trace *t)
 		int64_t s = t->start_ns[i], e = t->end_ns[i];
 		if (time_ok(s) && time_ok(e) && e >= s && e - s <= TRACE_MAX_SPAN_NS)
 			continue;
-		if (!keep) {
-			keep = xmalloc(t->n);
-			memset(keep, 1, t->n);
-		}
-		keep[i] = 0;
-		dropped++;
+		keep = drop(t, keep, i, &dropped);
 		if (!time_ok(s) || !time_ok(e))
 			trace_skip(t, "'%.80s' at %lld ns .. %lld ns: beyond the time limits of a trace (-2^61 .. 2^62 ns, "
 				   "TRACE_MIN_NS .. TRACE_MAX_NS)", strtab_get(&t->names, t->name[i]), (long long)s,
@@ -115,12 +122,7 @@ void trace_plausible_spans(struct trace *t)
 			why = "implausibly long span";
 		if (!why)
 			continue;
-		if (!keep) {
-			keep = xmalloc(t->n);
-			memset(keep, 1, t->n);
-		}
-		keep[i] = 0;
-		dropped++;
+		keep = drop(t, keep, i, &dropped);
 		ms3(b1, sizeof(b1), t->start_ns[i] - lo);
 		if (d == 0)
 			trace_skip(t, "%s '%.80s' at %s (a collective takes time; a zero-length one "
