@@ -322,6 +322,11 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		struct step_result *st = &r->steps[m++];
 		st->number = t->steps[k].number;
 		st->start_ns = first[k];
+		/* windows in time order, never overlapping: a step whose first span
+		 * starts before the one before it (streams run apart) starts where
+		 * that one ended */
+		if (m > 1 && st->start_ns < r->steps[m - 2].end_ns)
+			st->start_ns = r->steps[m - 2].end_ns;
 		size_t nx;
 		for (nx = k + 1; nx < ns && first[nx] == INT64_MAX; nx++)
 			;
