@@ -58,8 +58,12 @@ struct live {
 static struct live *_Atomic live_head;
 static atomic_flag handlers_set = ATOMIC_FLAG_INIT;
 
+static pid_t live_owner; /* the process whose files these are (a forked child's are not) */
+
 static void live_remove_all(void)
 {
+	if (getpid() != live_owner)
+		return;
 	for (struct live *n = atomic_load(&live_head); n; n = n->next)
 		if (atomic_load(&n->kind) == LIVE_FILE)
 			unlink(n->path);
@@ -98,6 +102,7 @@ static void install_handlers(void)
 {
 	if (atomic_flag_test_and_set(&handlers_set))
 		return;
+	live_owner = getpid();
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction sa, old;
 		if (!terminating(sig) || sigaction(sig, NULL, &old) != 0)

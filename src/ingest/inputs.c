@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "base/output.h"
 #include "base/zread.h"
@@ -143,52 +144,49 @@ static int count_entry(struct walk *w, const char *where)
  * reading one can block for ever (/proc/kmsg).  The walk never goes there;
  * a file there is read only when named, and a folder named under /proc or
  * /sys is refused (one under /dev, /dev/shm, is walked as named). */
-static const char *pseudo_fs(const char *path, int by_path, int dev)
+/* Which of /proc, /sys, /dev (the first n of them) path lies under. */
+static const char *under_root(const char *path, size_t n)
 {
 	static const char *const roots[] = { "/proc", "/sys", "/dev" };
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(roots[i]);
+		if (!strncmp(path, roots[i], l) && (path[l] == '\0' || path[l] == '/'))
+			return roots[i];
+	}
+	return NULL;
+}
+
+static const char *pseudo_fs(const char *path, int by_path, int dev)
+{
 	static const long magic[] = { 0x9fa0 /* proc */, 0x62656572 /* sysfs */, 0x1cd1 /* devpts */,
 				      0x64626720 /* debugfs */, 0x74726163 /* tracefs */, 0x73636673 /* securityfs */,
 				      0x27e0eb /* cgroup */, 0x63677270 /* cgroup2 */, 0xcafe4a11 /* bpf */,
 				      0x62656570 /* configfs */, 0x6165676c /* pstore */, 0xde5e81e4 /* efivarfs */,
 				      0x19800202 /* mqueue */, 0x42494e4d /* binfmt_misc */, 0x65735543 /* fusectl */ };
-	const char *why = NULL;
 	size_t nroots = dev ? 3 : 2;
+	const char *why = NULL;
 	if (by_path) {
-		/* every hop of a chain of links, and where it ends: /proc/self/root
-		 * is a link into /proc that ends at / */
-		char *r = realpath(path, NULL), cur[4096], tgt[4096];
-		snprintf(cur, sizeof(cur), "%s", path);
-		for (int hop = 0; hop <= 40 && !why; hop++) {
-			const char *at = hop == 40 ? (r ? r : "") : cur;
-			char abs[4096];
-			if (at[0] != '/' && getcwd(abs, sizeof(abs)) && strlen(abs) + strlen(at) + 2 < sizeof(abs)) {
-				strcat(abs, "/");
-				strcat(abs, at);
-				at = abs;
-			}
-			for (size_t i = 0; !why && i < nroots; i++) {
-				size_t n = strlen(roots[i]);
-				if (!strncmp(at, roots[i], n) && (at[n] == '\0' || at[n] == '/'))
-					why = roots[i];
-			}
-			if (hop == 40)
-				break;
+		/* every hop of a chain of links (/proc/self/root is a link into
+		 * /proc that ends at /), then where it ends */
+		char cur[4096], tgt[4096];
+		if (path[0] == '/' || !getcwd(cur, sizeof(cur)) || strlen(cur) + strlen(path) + 2 > sizeof(cur))
+			snprintf(cur, sizeof(cur), "%s", path);
+		else
+			strcat(strcat(cur, "/"), path);
+		for (int hop = 0; hop < 40 && !(why = under_root(cur, nroots)); hop++) {
 			ssize_t k = readlink(cur, tgt, sizeof(tgt) - 1);
-			if (k <= 0) {
-				hop = 39; /* not a link: check where it ends */
-				continue;
-			}
+			if (k <= 0)
+				break; /* not a link: the chain ends */
 			tgt[k] = '\0';
-			if (tgt[0] == '/') {
-				snprintf(cur, sizeof(cur), "%s", tgt);
-			} else { /* relative to the link's folder */
-				char *sl = strrchr(cur, '/');
-				size_t dl = sl ? (size_t)(sl - cur) + 1 : 0;
-				if (dl + (size_t)k + 1 > sizeof(cur))
-					break;
-				memcpy(cur + dl, tgt, (size_t)k + 1);
-			}
+			char *sl = strrchr(cur, '/');
+			size_t dl = tgt[0] == '/' || !sl ? 0 : (size_t)(sl - cur) + 1; /* relative: from the link's folder */
+			if (dl + (size_t)k + 1 > sizeof(cur))
+				break;
+			memmove(cur + dl, tgt, (size_t)k + 1);
 		}
+		char *r = why ? NULL : realpath(path, NULL);
+		if (r)
+			why = under_root(r, nroots);
 		free(r);
 	}
 	struct statfs fs;
