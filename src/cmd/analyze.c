@@ -5,10 +5,11 @@
  *
  * Reads every rank in parallel (or a saved analysis back, through the same
  * way in as report and compare: cmd/runs.c, which opens a named file once),
- * prints the summary (unless --quiet), and writes --json / --csv /
- * --trace-out.  A --skip-steps that would leave some rank no step skips
- * nothing and says so.  Exit 3 on bad input, naming the file and byte
- * offset.
+ * prints the summary (unless --quiet; a Flight Recorder hang's verdict
+ * first), and writes --json / --csv / --trace-out, as one unit: all renamed
+ * into place at the end, or none (base/output.h).  A --skip-steps that
+ * would leave some rank no step skips nothing and says so.  Exit 3 on bad
+ * input, naming the file and byte offset.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "base/output.h"
 #include "base/plugin.h"
 #include "cmd/cmds.h"
+#include "flightrec/fr.h"
 #include "pipeline/pipeline.h"
 #include "report/analysis_out.h"
 #include "timeline/rules.h"
@@ -44,7 +46,7 @@ static void args_release(struct analyze_args *g)
 static int parse_args(int argc, char **argv, struct analyze_args *g)
 {
 	struct opt opts[] = {
-		OPT_STRING(0, "json", &g->json, "FILE", "write the analysis as JSON (schema aorta.analysis/3)"),
+		OPT_STRING(0, "json", &g->json, "FILE", "write the analysis as JSON (schema aorta.analysis/4)"),
 		OPT_STRING(0, "csv", &g->csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
 		OPT_STRING(0, "trace-out", &g->trace_out, "FILE", "write all ranks into one Chrome trace on the aligned clock, "
 			   "with exposed-comm and waiting tracks"),
@@ -69,7 +71,9 @@ static int parse_args(int argc, char **argv, struct analyze_args *g)
 			   "rocprofv3 CSV/JSON/rocpd, aorta JSONL metrics and aorta.optable/1 op tables\n"
 			   "(CSV/JSONL, one row per operation); one file per rank or a directory of\n"
 			   "them. Reports compute, communication, overlap and exposure\n"
-			   "per rank, step, stream and collective, and waiting vs transfer across ranks.",
+			   "per rank, step, stream and collective, and waiting vs transfer across ranks.\n"
+			   "PyTorch Flight Recorder dumps (pickle or JSON, one per rank) are matched\n"
+			   "across ranks per process group: why it hung leads the output.",
 			   &g->ninputs);
 	if (rc)
 		return rc;
@@ -103,8 +107,13 @@ static int prepare(struct analyze_args *g)
 	    (g->trace_out && (s = out_guard_output(g->trace_out, "--trace-out", &e))) ||
 	    (g->csv && (s = analysis_guard_csv(g->csv, "--csv", &e))) ||
 	    (g->rules_path && (s = out_guard_input(g->rules_path, &e))) ||
-	    (g->offsets && (s = out_guard_input(g->offsets, &e))) ||
-	    (g->rules_path && (s = rules_load(g->rules_path, &g->rules, &e)))) {
+	    (g->offsets && (s = out_guard_input(g->offsets, &e)))) {
+		aorta_error_print(&e);
+		return e.code ? e.code : s;
+	}
+	/* the outputs are one unit: renamed together at the end, or none */
+	out_unit_begin();
+	if (g->rules_path && (s = rules_load(g->rules_path, &g->rules, &e))) {
 		aorta_error_print(&e);
 		return e.code ? e.code : s;
 	}
@@ -167,10 +176,17 @@ static enum aorta_status write_outputs(const struct analyze_args *g, struct anal
 	if (analysis_adapt_skip(a, why, sizeof(why)))
 		aorta_warn("%s", why);
 	if ((g->json && (s = analysis_save_json(a, g->json, e))) || (g->csv && (s = analysis_save_csv(a, g->csv, e))) ||
-	    (g->trace_out && (s = analysis_save_trace(a, g->trace_out, e))))
+	    (g->trace_out && (s = analysis_save_trace(a, g->trace_out, e))) || (s = out_unit_commit(e))) {
+		out_unit_abort();
 		return s;
-	if (!g->quiet)
+	}
+	if (!g->quiet && a->fr) /* a hang's verdict leads */
+		fr_print(stdout, a->fr);
+	if (!g->quiet && (a->n || !a->fr)) {
+		if (a->fr)
+			fputc('\n', stdout);
 		analysis_print(stdout, a, g->per_step);
+	}
 	return AORTA_OK;
 }
 

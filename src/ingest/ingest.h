@@ -34,11 +34,14 @@ enum trace_format {
 	FMT_ROCPROF_JSON,   /* rocprofv3 --output-format json */
 	FMT_AORTA_JSONL,    /* aorta / upstream per-rank metrics JSONL */
 	FMT_OPTABLE,        /* aorta.optable/1: one row per operation, CSV or JSONL */
+	FMT_FR_PICKLE,      /* PyTorch Flight Recorder dump, pickle (flightrec/fr.h) */
+	FMT_FR_JSON,        /* PyTorch Flight Recorder dump, JSON */
 	FMT_AORTA_ANALYSIS, /* aorta analyze --json output (for compare) */
 };
 
 struct zread;
 struct up_file;
+struct fr_dump;
 
 /* What a reader is given besides the path (set what you need by name,
  * the rest is 0). */
@@ -50,6 +53,8 @@ struct ingest_opts {
 	struct up_file *up;        /* aorta JSONL: also gather overlap_report.py's records of the file
 	                            * into it (ingest/upstream_sums.h), in the same pass; NULL: none.
 	                            * Other formats leave it. */
+	struct fr_dump **fr;       /* a Flight Recorder dump read goes to *fr (it holds no timeline;
+	                            * flightrec/fr.h); NULL: such a file is an error, "not a trace" */
 };
 
 /* Bytes the sniff looks at, and the size caps of the readers (each named in

@@ -685,6 +685,8 @@ struct kev {
 	unsigned aflags;
 	int64_t a[A_I__N];
 	struct sref coll, dtype, pg_name, pg_desc, pg_ranks;
+	struct sref in_type;    /* the first of "Input type" (host ops) */
+	int64_t in_dims_nelems; /* elements of the first of "Input Dims" (host ops), <= 0 if none */
 };
 
 /* A number or numeric string as an integer argument. */
@@ -715,6 +717,57 @@ static int scan_str_arg(struct kscan *s, const u8 **pp, struct sref *r)
 	if (**pp == '"')
 		return scan_string(s, pp, r);
 	r->set = 0;
+	return skip_value(s, pp, 2);
+}
+
+/* "Input Dims" of a host op, [[d0, d1, ...], [...], ...]: the element
+ * count of the first tensor into *ne (-1 when it has no dims or they
+ * overflow), the rest validated and skipped. */
+static int scan_dims(struct kscan *s, const u8 **pp, int64_t *ne)
+{
+	const u8 *p = *pp;
+	int st;
+	*ne = -1;
+	if (*p != '[')
+		return skip_value(s, pp, 2);
+	p = skip_ws(p + 1);
+	if (*p == '[') {
+		const u8 *q = skip_ws(p + 1);
+		int64_t prod = 1;
+		int n = 0, ok = 1;
+		while (*q != ']') {
+			struct num v;
+			int64_t d;
+			if (*q != '-' && !is_digit(*q))
+				break; /* not a list of numbers: validated below */
+			if ((st = scan_number(s, &q, &v)) != P_OK)
+				return st;
+			if (!num_to_int(&v, &d) || d < 0 || __builtin_mul_overflow(prod, d, &prod))
+				ok = 0;
+			n++;
+			q = skip_ws(q);
+			if (*q == ',')
+				q = skip_ws(q + 1);
+			else if (*q != ']')
+				break;
+		}
+		if (ok && n > 0)
+			*ne = prod;
+	}
+	return skip_value(s, pp, 2); /* the whole value, validated */
+}
+
+/* The first string of "Input type", ["float", "Scalar", ...], into r. */
+static int scan_first_str(struct kscan *s, const u8 **pp, struct sref *r)
+{
+	const u8 *p = *pp;
+	int st;
+	r->set = 0;
+	if (*p == '[') {
+		p = skip_ws(p + 1);
+		if (*p == '"' && (st = scan_string(s, &p, r)) != P_OK)
+			return st;
+	}
 	return skip_value(s, pp, 2);
 }
 
@@ -753,7 +806,19 @@ static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
 			if (KEY_IS(k, kl, "Src Rank")) idx = A_I_SRC;
 			else if (KEY_IS(k, kl, "Dst Rank")) idx = A_I_DST;
 			break;
-		case 10: if (KEY_IS(k, kl, "Group size")) idx = A_I_GSIZE; break;
+		case 10:
+			if (KEY_IS(k, kl, "Group size")) {
+				idx = A_I_GSIZE;
+			} else if (KEY_IS(k, kl, "Input Dims")) {
+				if ((st = scan_dims(s, &p, &ev->in_dims_nelems)) != P_OK)
+					return st;
+				goto next;
+			} else if (KEY_IS(k, kl, "Input type")) {
+				if ((st = scan_first_str(s, &p, &ev->in_type)) != P_OK)
+					return st;
+				goto next;
+			}
+			break;
 		case 11: if (KEY_IS(k, kl, "correlation")) idx = A_I_CORR; break;
 		case 13: if (KEY_IS(k, kl, "In msg nelems")) idx = A_I_IN; break;
 		case 14: if (KEY_IS(k, kl, "Out msg nelems")) idx = A_I_OUT; break;
@@ -776,6 +841,7 @@ static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
 		} else if ((st = skip_value(s, &p, 2)) != P_OK) {
 			return st;
 		}
+next:
 		if ((st = next_member(s, &p, &more)) != P_OK)
 			return st;
 	} while (more);
@@ -920,9 +986,31 @@ static enum ecat classify_cat(struct kscan *s, const struct sref *c)
 	return E_OTHER;
 }
 
-/* The categories whose args act_event reads. */
-static int needs_args(enum ecat c)
+/* Host ops that call a collective (docs/metrics.md "Collective identity"):
+ * PyTorch's c10d and functional collectives, its backends' own ops
+ * (nccl:all_to_all, gloo:...), record_param_comms (the collective's
+ * metadata).  A communication kernel launched inside one learns its
+ * collective from it (timeline.c). */
+static int comm_host_op(const char *n, size_t l)
 {
+	static const char *const pre[] = { "nccl:", "rccl:", "gloo:", "c10d::", "c10d_functional::",
+					   "_c10d_functional::", "record_param_comms" };
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
+		size_t pl = strlen(pre[i]);
+		if (l >= pl && memcmp(n, pre[i], pl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether act_event reads the args of an event of category c named name. */
+static int needs_args(struct kscan *s, enum ecat c, const struct sref *name)
+{
+	if (c == E_ANNOT && name->set) {
+		size_t n;
+		const char *t = sref_text(s, name, &n);
+		return comm_host_op(t, n);
+	}
 	return c == E_KERNEL || c == E_MEMCPY || c == E_MEMSET || c == E_SYNC || c == E_RUNTIME;
 }
 
@@ -1110,7 +1198,7 @@ static int fast_event(struct kscan *s, const u8 **pp, struct kev *ev)
 			/* args matter only for the categories act_event reads
 			 * them for; the others are validated and skipped.  The
 			 * cat is final: the event must end after args. */
-			if (needs_args(classify_cat(s, &ev->cat))) {
+			if (needs_args(s, classify_cat(s, &ev->cat), &ev->name)) {
 				if (scan_args(s, &p, ev) != P_OK)
 					return 1;
 			} else if (skip_value(s, &p, 1) != P_OK) {
@@ -1287,6 +1375,48 @@ static struct trace *device_trace(struct kscan *s, int64_t dev)
 	return d;
 }
 
+/* The collective metadata of a kernel's or a host op's args into m. */
+static void args_meta(struct kscan *s, struct trace *dt, const struct kev *ev, struct coll_meta *m)
+{
+	coll_meta_init(m);
+	m->coll_name = intern_sref(s, dt, &ev->coll);
+	m->dtype = intern_sref(s, dt, &ev->dtype);
+	m->pg_name = intern_sref(s, dt, &ev->pg_name);
+	m->pg_desc = intern_sref(s, dt, &ev->pg_desc);
+	m->pg_ranks = intern_pg_ranks(s, dt, &ev->pg_ranks);
+	m->in_nelems = (ev->aflags & A_IN) ? ev->a[A_I_IN] : -1;
+	m->out_nelems = (ev->aflags & A_OUT) ? ev->a[A_I_OUT] : -1;
+	m->seq = (ev->aflags & A_SEQ) ? ev->a[A_I_SEQ] : -1;
+	m->group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
+			ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
+	m->dtype_bytes = m->dtype ? dtype_bytes(strtab_get(&dt->names, m->dtype)) : 0;
+	p2p_meta(s, ev, m);
+}
+
+/* A host op that calls a collective (comm_host_op): its name and what its
+ * args say; "Input Dims" and "Input type" give the size where no msg
+ * nelems and dtype are there (older PyTorch writes only those). */
+static void host_coll(struct kscan *s, const struct kev *ev, int64_t start, int64_t end)
+{
+	struct trace *t = s->t;
+	struct coll_meta m;
+	size_t nl;
+	const char *nm = sref_text(s, &ev->name, &nl);
+	char name[256];
+	if (nl >= sizeof(name))
+		nl = sizeof(name) - 1;
+	memcpy(name, nm, nl); /* args_meta may reuse the scratch buffer */
+	name[nl] = '\0';
+	args_meta(s, t, ev, &m);
+	if (m.in_nelems < 0 && m.out_nelems < 0 && ev->in_dims_nelems > 0)
+		m.in_nelems = ev->in_dims_nelems;
+	if (!m.dtype && ev->in_type.set) {
+		m.dtype = intern_sref(s, t, &ev->in_type);
+		m.dtype_bytes = dtype_bytes(strtab_get(&t->names, m.dtype));
+	}
+	trace_add_host_coll(t, ev->tid, start, end, name, nl, &m);
+}
+
 static void act_event(struct kscan *s, const struct kev *ev)
 {
 	struct trace *t = s->t;
@@ -1352,19 +1482,7 @@ static void act_event(struct kscan *s, const struct kev *ev)
 					      (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1, bytes);
 		if (c == E_KERNEL && (ev->coll.set || (ev->aflags & (A_IN | A_OUT | A_GSIZE)))) {
 			struct coll_meta m;
-			memset(&m, 0, sizeof(m));
-			m.coll_name = intern_sref(s, dt, &ev->coll);
-			m.dtype = intern_sref(s, dt, &ev->dtype);
-			m.pg_name = intern_sref(s, dt, &ev->pg_name);
-			m.pg_desc = intern_sref(s, dt, &ev->pg_desc);
-			m.pg_ranks = intern_pg_ranks(s, dt, &ev->pg_ranks);
-			m.in_nelems = (ev->aflags & A_IN) ? ev->a[A_I_IN] : -1;
-			m.out_nelems = (ev->aflags & A_OUT) ? ev->a[A_I_OUT] : -1;
-			m.seq = (ev->aflags & A_SEQ) ? ev->a[A_I_SEQ] : -1;
-			m.group_size = (ev->aflags & A_GSIZE) && ev->a[A_I_GSIZE] >= 0 &&
-				       ev->a[A_I_GSIZE] <= INT32_MAX ? (int32_t)ev->a[A_I_GSIZE] : -1;
-			m.dtype_bytes = m.dtype ? dtype_bytes(strtab_get(&dt->names, m.dtype)) : 0;
-			p2p_meta(s, ev, &m);
+			args_meta(s, dt, ev, &m);
 			trace_set_coll(dt, idx, &m);
 		}
 		return;
@@ -1382,7 +1500,7 @@ static void act_event(struct kscan *s, const struct kev *ev)
 		t->pid = ev->pid;
 	if (c == E_RUNTIME) {
 		if (ev->aflags & A_CORR)
-			trace_add_launch(t, ev->a[A_I_CORR], start, end);
+			trace_add_launch_tid(t, ev->a[A_I_CORR], start, end, ev->has_tid ? ev->tid : -1);
 		if (ev->name.set) { /* cudaStreamSynchronize, cudaEventSynchronize, hipDeviceSynchronize, ... */
 			size_t nl;
 			const char *nm = sref_text(s, &ev->name, &nl);
@@ -1395,6 +1513,8 @@ static void act_event(struct kscan *s, const struct kev *ev)
 		int64_t k = profiler_step(nm, nl);
 		if (k >= 0)
 			trace_add_step(t, k, start, end);
+		else if (ev->has_tid && comm_host_op(nm, nl))
+			host_coll(s, ev, start, end);
 	}
 }
 
@@ -1682,7 +1802,23 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	for (int i = 0; i < s->nmore; i++) {
 		struct trace *d = s->more[i];
 		for (size_t k = 0; k < t->nlaunch; k++)
-			trace_add_launch(d, t->launch[k].corr, t->launch[k].start_ns, t->launch[k].end_ns);
+			trace_add_launch_tid(d, t->launch[k].corr, t->launch[k].start_ns, t->launch[k].end_ns,
+					     t->launch[k].tid);
+		for (size_t k = 0; k < t->nhcoll; k++) {
+			const struct host_coll *h = &t->hcoll[k];
+			const char *hn = strtab_get(&t->names, h->name);
+			struct coll_meta m = h->m; /* its names are t's: interned again in d */
+#define RENAME(f) m.f = h->m.f ? strtab_intern(&d->names, strtab_get(&t->names, h->m.f), \
+					       strlen(strtab_get(&t->names, h->m.f))) : 0
+			RENAME(coll_name);
+			RENAME(dtype);
+			RENAME(pg_name);
+			RENAME(pg_desc);
+			RENAME(pg_ranks);
+			RENAME(host_op);
+#undef RENAME
+			trace_add_host_coll(d, h->tid, h->start_ns, h->end_ns, hn, strlen(hn), &m);
+		}
 		for (size_t k = 0; k < t->nhsync; k++)
 			trace_add_host_sync(d, t->hsync[k].start_ns, t->hsync[k].end_ns);
 		for (size_t k = 0; k < t->nsteps; k++)

@@ -12,9 +12,13 @@
  *                                   same CUPTI record: "Memcpy HtoD (Pageable
  *                                   -> Device)", from copyKind/srcKind/dstKind
  *   CUPTI_ACTIVITY_KIND_MEMSET   -> R_MEMSET, "Memset (Device)"
- *   CUPTI_ACTIVITY_KIND_RUNTIME  -> host launches by correlationId
+ *   CUPTI_ACTIVITY_KIND_RUNTIME  -> host launches by correlationId, on
+ *                                   their thread (globalTid)
  *   NVTX_EVENTS (push/pop and start/end ranges) -> steps, by the rule in
- *                                   sqlu_step_number (docs/formats.md)
+ *                                   sqlu_step_number (docs/formats.md);
+ *                                   NCCL's own ranges (ncclAllReduce,
+ *                                   ncclSend, ncclGroupStart/End ...) as
+ *                                   host collective calls (read_nccl)
  *
  * A rank is (process, device): pid = (globalPid >> 24) & 0xFFFFFF (the
  * documented 0xHHVVPPPPPPTTTTTT encoding), device = deviceId.  Correlation
@@ -36,8 +40,13 @@
 #include "ingest/ingest.h"
 #include "ingest/sqlite_util.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <yajl/yajl_tree.h>
 
 #define T_KERNEL "CUPTI_ACTIVITY_KIND_KERNEL"
 #define T_MEMCPY "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -294,7 +303,7 @@ static enum aorta_status read_launches(struct nsys *n)
 			if (n->ranks.v[i].pid != pid)
 				continue;
 			t->host_events++;
-			trace_add_launch(t, c, s, en);
+			trace_add_launch_tid(t, c, s, en, sqlu_is_null(q, 3) ? -1 : sqlite3_column_int64(q, 3));
 		}
 	}
 	if (rc != SQLITE_DONE)
@@ -355,6 +364,216 @@ static enum aorta_status read_steps(struct nsys *n)
 	if (rc != SQLITE_DONE)
 		st = sqlu_step_fail(n->db, rc, n->path, "table '" T_NVTX "'", n->e);
 out:
+	sqlite3_finalize(q);
+	return st;
+}
+
+/* ------------------------------------------------------- NCCL's ranges */
+
+/*
+ * NCCL marks each API call with an NVTX range of its own (ncclAllReduce,
+ * ncclSend, ncclGroupStart, ncclGroupEnd ...).  A call outside a group
+ * launches its kernel inside its range; the calls of a group launch at
+ * ncclGroupEnd, so a group becomes one host call from its ncclGroupStart to
+ * its ncclGroupEnd, named after its calls when they are all of one kind
+ * ("ncclSend" for sends and receives, "ncclAllGather" ...), else
+ * "ncclGroupEnd" (which names no collective).  Each becomes a host
+ * collective call on its thread (trace_add_host_coll): a kernel launched
+ * inside learns its collective from it (docs/metrics.md "Collective
+ * identity").  Where nsys exported a range's payload as JSON text
+ * (jsonText, or jsonTextId into StringIds), its fields fill the call's
+ * metadata: the communicator's id or hash is its process group, the
+ * message size its bytes, the peer its peer, the number of ranks its group
+ * size, and NCCL 2.28's seqNumber (else operationId) its sequence number,
+ * so that a collective is matched across ranks by (communicator,
+ * sequence) and a send with its recv by peer; without payloads, by order
+ * (overlap/join.c).  Field names are matched loosely (case and separators
+ * aside) so that the names of NCCL's schemas and of nsys's JSON both fit.
+ */
+
+/* Lower-case alphanumerics of s into out (cap bytes). */
+static void key_norm(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; *s && o + 1 < cap; s++)
+		if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+			out[o++] = *s;
+		else if (*s >= 'A' && *s <= 'Z')
+			out[o++] = (char)(*s - 'A' + 'a');
+	out[o] = '\0';
+}
+
+/* An integer field: a JSON number or a numeric string, decimal or 0x hex;
+ * a hash above INT64_MAX (NCCL's communicator ids are uint64) keeps its
+ * bits.  Returns 0 for anything else. */
+static int json_int(const yajl_val v, int64_t *out)
+{
+	const char *s = YAJL_IS_NUMBER(v) ? v->u.number.r : YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+	char *e;
+	if (!s || !*s || *s == '-' || strchr(s, '.') || strchr(s, 'e') || strchr(s, 'E'))
+		return 0;
+	errno = 0;
+	unsigned long long x = strtoull(s, &e, 0);
+	if (*e || errno)
+		return 0;
+	*out = (int64_t)x;
+	return 1;
+}
+
+/* The payload's fields (a JSON object, else nothing) into m, t's names. */
+static void nccl_payload(struct trace *t, const char *json, struct coll_meta *m)
+{
+	char err[64];
+	yajl_val v = json ? yajl_tree_parse(json, err, sizeof(err)) : NULL;
+	int64_t opid = -1;
+	if (!v || !YAJL_IS_OBJECT(v)) {
+		yajl_tree_free(v);
+		return;
+	}
+	for (size_t k = 0; k < v->u.object.len; k++) {
+		char key[64];
+		int64_t x;
+		key_norm(v->u.object.keys[k], key, sizeof(key));
+		yajl_val f = v->u.object.values[k];
+		if (!json_int(f, &x))
+			continue;
+		if (strstr(key, "communicator") || !strcmp(key, "comm") || !strcmp(key, "commhash")) {
+			char b[32];
+			int l = snprintf(b, sizeof(b), "%llu", (unsigned long long)(uint64_t)x);
+			m->pg_name = strtab_intern(&t->names, b, (size_t)l);
+		} else if (strstr(key, "messagesize") || !strcmp(key, "bytes")) {
+			if (x >= 0) {
+				m->in_nelems = x;
+				m->dtype_bytes = 1;
+			}
+		} else if (strstr(key, "peer")) {
+			if (x >= 0 && x <= INT32_MAX)
+				m->peer = (int32_t)x;
+		} else if (!strcmp(key, "noofranks") || !strcmp(key, "nranks")) {
+			if (x > 0 && x <= INT32_MAX)
+				m->group_size = (int32_t)x;
+		} else if (strstr(key, "seqnumber") || !strcmp(key, "seq")) {
+			if (x >= 0)
+				m->seq = x;
+		} else if (strstr(key, "operationid")) {
+			opid = x;
+		}
+	}
+	if (m->seq < 0 && opid >= 0)
+		m->seq = opid;
+	yajl_tree_free(v);
+}
+
+struct ngroup {
+	int64_t tid, start;
+	int depth, nops;
+	char kind[32];    /* the name its calls share, "" if none yet, "-" if they differ */
+	char first[32];   /* its first call's name */
+	char *json;       /* its first call's payload (owned), NULL if none */
+};
+
+/* One host collective call for every rank of process pid (json: its
+ * payload, or NULL). */
+static void nccl_call(struct nsys *n, int64_t pid, int64_t tid, int64_t s, int64_t en, const char *name,
+		      const char *json)
+{
+	for (size_t i = 0; i < n->ranks.n; i++) {
+		struct trace *t = n->ranks.v[i].t;
+		if (n->ranks.v[i].pid != pid)
+			continue;
+		struct coll_meta x;
+		coll_meta_init(&x);
+		nccl_payload(t, json, &x);
+		/* a send's or recv's peer names its direction */
+		if (x.peer >= 0 && !strcasecmp(name, "ncclSend"))
+			x.p2p = P2P_SEND;
+		else if (x.peer >= 0 && !strcasecmp(name, "ncclRecv"))
+			x.p2p = P2P_RECV;
+		else
+			x.peer = -1;
+		trace_add_host_coll(t, tid, s, en, name, strlen(name), &x);
+	}
+}
+
+static enum aorta_status read_nccl(struct nsys *n)
+{
+	enum aorta_status st = AORTA_OK;
+	sqlite3_stmt *q = NULL;
+	char b[5][128], sql[1400];
+	int rc;
+	struct ngroup *g = NULL;
+	size_t ng = 0, gcap = 0;
+
+	if (!sqlu_has_table(n->db, T_NVTX) || !sqlu_has_column(n->db, T_NVTX, "end") ||
+	    !sqlu_has_column(n->db, T_NVTX, "globalTid"))
+		return AORTA_OK;
+	snprintf(sql, sizeof(sql),
+		 "SELECT start, \"end\", tid, name, js FROM (SELECT n.start, n.\"end\", n.globalTid AS tid, "
+		 "COALESCE(%s, %s) AS name, COALESCE(%s, %s) AS js FROM " T_NVTX " n WHERE n.\"end\" IS NOT NULL) "
+		 "WHERE name LIKE 'nccl%%' ORDER BY tid, start",
+		 col(n, T_NVTX, "n", "text", b[0], sizeof(b[0])),
+		 strref(n, T_NVTX, "n", "textId", b[1], sizeof(b[1])),
+		 col(n, T_NVTX, "n", "jsonText", b[2], sizeof(b[2])),
+		 strref(n, T_NVTX, "n", "jsonTextId", b[3], sizeof(b[3])));
+	st = sqlu_prepare(n->db, sql, &q, n->path, "table '" T_NVTX "'", n->e);
+	if (st)
+		goto out;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t s, en, tid;
+		size_t len, jl;
+		const char *name = sqlu_text(q, 3, &len), *js = sqlu_text(q, 4, &jl);
+		if (!name || !sqlu_int(q, 0, &s) || !sqlu_int(q, 1, &en) || !sqlu_int(q, 2, &tid) || en < s)
+			continue; /* a broken range names nothing: its kernels keep their own names */
+		int64_t pid = (int64_t)(((uint64_t)tid >> 24) & 0xFFFFFF);
+		size_t k;
+		for (k = 0; k < ng && g[k].tid != tid; k++)
+			;
+		if (k == ng) {
+			GROW(g, gcap, ng + 1);
+			g[ng++] = (struct ngroup){ .tid = tid };
+		}
+		struct ngroup *x = &g[k];
+		if (!strcmp(name, "ncclGroupStart")) {
+			if (x->depth++ == 0) {
+				x->start = s;
+				x->nops = 0;
+				x->kind[0] = '\0';
+				free(x->json);
+				x->json = NULL;
+			}
+			continue;
+		}
+		if (!strcmp(name, "ncclGroupEnd")) {
+			if (x->depth > 0 && --x->depth == 0) {
+				/* one kind of call: its name; one call: its payload too */
+				int one = x->kind[0] && x->kind[0] != '-';
+				nccl_call(n, pid, tid, x->start, en,
+					  x->nops == 1 ? x->first : one ? x->kind : "ncclGroupEnd",
+					  x->nops == 1 ? x->json : NULL);
+			}
+			continue;
+		}
+		/* ncclSend and ncclRecv are one kind: the point-to-point of a group */
+		const char *kind = !strcmp(name, "ncclRecv") ? "ncclSend" : name;
+		if (x->depth > 0) {
+			if (!x->kind[0])
+				snprintf(x->kind, sizeof(x->kind), "%s", kind);
+			else if (strcmp(x->kind, kind) != 0)
+				snprintf(x->kind, sizeof(x->kind), "-");
+			if (x->nops++ == 0) {
+				snprintf(x->first, sizeof(x->first), "%s", name);
+				if (js)
+					x->json = xstrdup(js);
+			}
+		}
+		nccl_call(n, pid, tid, s, en, name, js);
+	}
+	if (rc != SQLITE_DONE)
+		st = sqlu_step_fail(n->db, rc, n->path, "table '" T_NVTX "'", n->e);
+out:
+	for (size_t k = 0; k < ng; k++)
+		free(g[k].json);
+	free(g);
 	sqlite3_finalize(q);
 	return st;
 }
@@ -427,7 +646,7 @@ enum aorta_status ingest_nsys(const char *path, const struct ingest_opts *o,
 	if (st)
 		goto out;
 	if ((st = check_schema(&n)) || (st = read_kernels(&n)) || (st = read_copies(&n, 0)) ||
-	    (st = read_copies(&n, 1)) || (st = read_launches(&n)) || (st = read_steps(&n)))
+	    (st = read_copies(&n, 1)) || (st = read_launches(&n)) || (st = read_steps(&n)) || (st = read_nccl(&n)))
 		goto out;
 	if (n.ranks.n == 0) {
 		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,

@@ -14,7 +14,10 @@
  * Given the path of a kernel_trace.csv, the reader also loads, when they
  * exist, the files with the same prefix in the same folder
  * (<prefix>memory_copy_trace.csv, <prefix>hip_trace.csv for host launches by
- * Correlation_Id, <prefix>marker_api_trace.csv for step ranges named
+ * Correlation_Id on their Thread_Id, <prefix>rccl_trace.csv for RCCL's API
+ * calls (ncclAllReduce ...) as host collective calls on their thread, which
+ * name the collective of a kernel launched inside (docs/metrics.md
+ * "Collective identity"), <prefix>marker_api_trace.csv for step ranges named
  * "ProfilerStep#N" or "step N").  Given a memory_copy_trace.csv it loads that
  * file and the hip / marker siblings.
  *
@@ -270,10 +273,10 @@ struct rdr {
 	/* per file */
 	enum file_kind want;  /* FK_NONE: kernel or memcpy */
 	enum file_kind kind;
-	int is_marker;
+	int is_marker;        /* 1: marker_api (steps), 2: rccl_api (host collective calls) */
 	size_t ncols;
 	int c_agent, c_name, c_start, c_end, c_stream, c_queue, c_corr;
-	int c_dir, c_src, c_dst, c_bytes, c_func;
+	int c_dir, c_src, c_dst, c_bytes, c_func, c_thread;
 	int header_done;
 	int header_bad;
 
@@ -281,9 +284,11 @@ struct rdr {
 	uint64_t nskip;
 	char skip_first[256];
 
-	/* launches and steps, replayed on every trace at the end */
+	/* launches, RCCL calls and steps, replayed on every trace at the end */
 	struct launch_rec *launch;
 	size_t nlaunch, lcap;
+	struct rccl_call { int64_t tid, start, end; char name[48]; } *rccl;
+	size_t nrccl, rcap;
 	struct step_range *steps;
 	size_t nsteps, scap;
 	uint64_t host_events;
@@ -404,6 +409,7 @@ static int on_header(struct rdr *r, struct csv *c)
 	if (r->c_bytes < 0)
 		r->c_bytes = col_index(c, "Size");
 	r->c_func = col_index(c, "Function");
+	r->c_thread = col_index(c, "Thread_Id");
 	if (r->c_start < 0 || r->c_end < 0)
 		r->kind = FK_NONE;
 	else if (r->c_agent >= 0 && r->c_name >= 0)
@@ -489,16 +495,26 @@ static int on_row(struct rdr *r, struct csv *c)
 		return 0;
 	}
 	if (r->kind == FK_API) {
-		if (r->is_marker) {
+		int64_t tid = -1;
+		if (r->c_thread >= 0 && field_i64(c, r->c_thread, &tid))
+			tid = -1;
+		if (r->is_marker == 1) {
 			int64_t num = step_number(csv_field(c, (size_t)r->c_func));
 
 			if (num >= 0) {
 				GROW(r->steps, r->scap, r->nsteps + 1);
 				r->steps[r->nsteps++] = (struct step_range){ num, start, end };
 			}
+		} else if (r->is_marker == 2) {
+			if (tid >= 0) {
+				GROW(r->rccl, r->rcap, r->nrccl + 1);
+				struct rccl_call *x = &r->rccl[r->nrccl++];
+				*x = (struct rccl_call){ tid, start, end, "" };
+				snprintf(x->name, sizeof(x->name), "%s", csv_field(c, (size_t)r->c_func));
+			}
 		} else {
 			GROW(r->launch, r->lcap, r->nlaunch + 1);
-			r->launch[r->nlaunch++] = (struct launch_rec){ corr, start, end };
+			r->launch[r->nlaunch++] = (struct launch_rec){ corr, start, end, tid };
 		}
 		r->host_events++;
 		return 0;
@@ -671,6 +687,7 @@ static void rdr_release(struct rdr *r)
 	}
 	free(r->ag);
 	free(r->launch);
+	free(r->rccl);
 	free(r->steps);
 }
 
@@ -695,8 +712,11 @@ static void rdr_emit(struct rdr *r, struct trace_set *out)
 			t->world_size = (int)r->nag;
 		}
 		for (size_t k = 0; k < r->nlaunch; k++)
-			trace_add_launch(t, r->launch[k].corr, r->launch[k].start_ns,
-					 r->launch[k].end_ns);
+			trace_add_launch_tid(t, r->launch[k].corr, r->launch[k].start_ns,
+					     r->launch[k].end_ns, r->launch[k].tid);
+		for (size_t k = 0; k < r->nrccl; k++)
+			trace_add_host_coll(t, r->rccl[k].tid, r->rccl[k].start, r->rccl[k].end, r->rccl[k].name,
+					    strlen(r->rccl[k].name), NULL);
 		for (size_t k = 0; k < r->nsteps; k++)
 			trace_add_step(t, r->steps[k].number, r->steps[k].start_ns,
 				       r->steps[k].end_ns);
@@ -748,6 +768,7 @@ enum aorta_status ingest_rocprof_csv(const char *path, const struct ingest_opts 
 			{ "memory_copy_trace.csv", FK_MEMCPY, 0 },
 			{ "hip_trace.csv", FK_API, 0 },
 			{ "marker_api_trace.csv", FK_API, 1 },
+			{ "rccl_trace.csv", FK_API, 2 },
 		};
 
 		sib = xmalloc(pre + 32);

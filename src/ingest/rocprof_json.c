@@ -30,8 +30,13 @@
  * table of rocprofiler-sdk), named "Memcpy HtoD (Host -> Device)" etc. with
  * R_MEMCPY, placed on dst_agent_id for host-to-device and src_agent_id
  * otherwise; bytes from "bytes".  hip_api records become host launches
- * (correlation_id.internal) on every trace.  marker_api records carry no
- * message text in the buffer record, so steps are not read (limitation).
+ * (correlation_id.internal, on their thread_id) on every trace; rccl_api
+ * records (RCCL's API calls, named by the operation's name in
+ * strings.buffer_records[kind RCCL_API].operations) become host collective
+ * calls on their thread, which name the collective of an RCCL kernel
+ * launched inside (docs/metrics.md "Collective identity").  marker_api
+ * records carry no message text in the buffer record, so steps are not read
+ * (limitation).
  *
  * Bad input.  Invalid JSON or a document without the rocprofiler-sdk-tool
  * array is AORTA_EINPUT with the byte offset (decompressed); a record with a
@@ -57,6 +62,7 @@ enum ctx {
 	X_KD_ARR, X_KD, X_KD_CORR, X_KD_DI, X_KD_AGENT, X_KD_QUEUE, X_KD_STREAM,
 	X_MC_ARR, X_MC, X_MC_CORR, X_MC_SRC, X_MC_DST, X_MC_STREAM,
 	X_HIP_ARR, X_HIP, X_HIP_CORR,
+	X_RCCL_ARR, X_RCCL, X_STRS, X_SBR_ARR, X_SBR, X_SBR_OPS,
 };
 
 #define MAX_FRAMES 16
@@ -66,7 +72,7 @@ enum {
 	H_START = 1 << 0, H_END = 1 << 1, H_CORR = 1 << 2, H_AGENT = 1 << 3,
 	H_QUEUE = 1 << 4, H_STREAM = 1 << 5, H_KID = 1 << 6, H_OP = 1 << 7,
 	H_SRC = 1 << 8, H_DST = 1 << 9, H_BYTES = 1 << 10, H_TYPE = 1 << 11,
-	H_NODE = 1 << 12, H_LNODE = 1 << 13, H_HANDLE = 1 << 14,
+	H_NODE = 1 << 12, H_LNODE = 1 << 13, H_HANDLE = 1 << 14, H_TID = 1 << 15,
 };
 
 enum rec_type { RT_KERNEL = 0, RT_COPY = 1 };
@@ -92,7 +98,7 @@ struct agent_info {
 struct cur {
 	unsigned have;
 	int64_t start, end, corr, agent, queue, stream, kid, op, src, dst, bytes;
-	int64_t type, node, lnode, handle;
+	int64_t type, node, lnode, handle, tid;
 	char bad[96];
 	char *name[4];        /* formatted, demangled, kernel_name, truncated */
 	size_t name_len[4];
@@ -115,6 +121,13 @@ struct jr {
 	size_t nrec, rcap;
 	struct launch_rec *launch;
 	size_t nlaunch, lcap;
+	struct rcall { int64_t tid, start, end, op; } *rc; /* rccl_api records */
+	size_t nrc, rccap;
+	char **rops;          /* RCCL_API's operation names, by operation number */
+	size_t nrops;
+	char **tops;          /* the operations of the strings record being read */
+	size_t ntops, tcap;
+	int tkind_rccl;       /* that record's kind is RCCL_API */
 	struct sym *sym;
 	size_t nsym, scap;
 	struct strtab names;  /* chosen kernel names */
@@ -174,7 +187,17 @@ static enum ctx child_ctx(struct jr *r, int is_map)
 			return X_SYMS;
 		if (is_map && key_is(r, "buffer_records"))
 			return X_BUF;
+		if (is_map && key_is(r, "strings"))
+			return X_STRS;
 		return X_SKIP;
+	case X_STRS:
+		return !is_map && key_is(r, "buffer_records") ? X_SBR_ARR : X_SKIP;
+	case X_SBR_ARR:
+		return is_map ? X_SBR : X_SKIP;
+	case X_SBR:
+		return !is_map && key_is(r, "operations") ? X_SBR_OPS : X_SKIP;
+	case X_RCCL_ARR:
+		return is_map ? X_RCCL : X_SKIP;
 	case X_AGENTS:
 		return is_map ? X_AGENT : X_SKIP;
 	case X_AGENT:
@@ -190,6 +213,8 @@ static enum ctx child_ctx(struct jr *r, int is_map)
 			return X_MC_ARR;
 		if (key_is(r, "hip_api"))
 			return X_HIP_ARR;
+		if (key_is(r, "rccl_api"))
+			return X_RCCL_ARR;
 		return X_SKIP;
 	case X_KD_ARR:
 		return is_map ? X_KD : X_SKIP;
@@ -234,12 +259,13 @@ static enum ctx child_ctx(struct jr *r, int is_map)
 
 static int is_record_array(enum ctx c)
 {
-	return c == X_KD_ARR || c == X_MC_ARR || c == X_HIP_ARR;
+	return c == X_KD_ARR || c == X_MC_ARR || c == X_HIP_ARR || c == X_RCCL_ARR;
 }
 
 static const char *array_name(enum ctx c)
 {
-	return c == X_KD_ARR ? "kernel_dispatch" : c == X_MC_ARR ? "memory_copy" : "hip_api";
+	return c == X_KD_ARR ? "kernel_dispatch" : c == X_MC_ARR ? "memory_copy" : c == X_HIP_ARR ? "hip_api"
+											: "rccl_api";
 }
 
 static int open_container(struct jr *r, int is_map)
@@ -260,8 +286,14 @@ static int open_container(struct jr *r, int is_map)
 	if (c == X_TOOLS)
 		r->seen_tool = 1;
 	r->stack[r->depth++] = c;
-	if (c == X_KD || c == X_MC || c == X_HIP || c == X_SYM || c == X_AGENT)
+	if (c == X_KD || c == X_MC || c == X_HIP || c == X_RCCL || c == X_SYM || c == X_AGENT)
 		cur_reset(&r->c);
+	if (c == X_SBR) {
+		for (size_t k = 0; k < r->ntops; k++)
+			free(r->tops[k]);
+		r->ntops = 0;
+		r->tkind_rccl = 0;
+	}
 	r->key[0] = '\0';
 	r->key_long = 0;
 	return 1;
@@ -349,7 +381,32 @@ static void end_hip(struct jr *r)
 		return;
 	}
 	GROW(r->launch, r->lcap, r->nlaunch + 1);
-	r->launch[r->nlaunch++] = (struct launch_rec){ c->corr, c->start, c->end };
+	r->launch[r->nlaunch++] = (struct launch_rec){ c->corr, c->start, c->end, c->have & H_TID ? c->tid : -1 };
+}
+
+/* An RCCL API call (its name resolved at the end, from the strings). */
+static void end_rccl(struct jr *r)
+{
+	struct cur *c = &r->c;
+
+	if (c->bad[0] || (c->have & (H_START | H_END | H_OP | H_TID)) != (H_START | H_END | H_OP | H_TID) ||
+	    c->end < c->start) {
+		jr_skip(r, "rccl_api record: %s", c->bad[0] ? c->bad : "missing or bad fields");
+		return;
+	}
+	GROW(r->rc, r->rccap, r->nrc + 1);
+	r->rc[r->nrc++] = (struct rcall){ c->tid, c->start, c->end, c->op };
+}
+
+/* A strings.buffer_records entry: RCCL_API's operation names kept. */
+static void end_sbr(struct jr *r)
+{
+	if (!r->tkind_rccl || r->rops)
+		return;
+	r->rops = r->tops;
+	r->nrops = r->ntops;
+	r->tops = NULL;
+	r->ntops = r->tcap = 0;
 }
 
 static void end_sym(struct jr *r)
@@ -400,6 +457,8 @@ static int close_container(struct jr *r)
 	case X_KD: end_kd(r); break;
 	case X_MC: end_mc(r); break;
 	case X_HIP: end_hip(r); break;
+	case X_RCCL: end_rccl(r); break;
+	case X_SBR: end_sbr(r); break;
 	case X_SYM: end_sym(r); break;
 	case X_AGENT: end_agent(r); break;
 	default: break;
@@ -437,12 +496,17 @@ static unsigned field_bit(const struct jr *r, int64_t **slot)
 	case X_KD:
 	case X_MC:
 	case X_HIP:
+	case X_RCCL:
 		F("start_timestamp", H_START, start);
 		F("end_timestamp", H_END, end);
 		if (x == X_MC) {
 			F("operation", H_OP, op);
 			F("bytes", H_BYTES, bytes);
 		}
+		if (x == X_HIP || x == X_RCCL)
+			F("thread_id", H_TID, tid);
+		if (x == X_RCCL)
+			F("operation", H_OP, op);
 		break;
 	case X_KD_CORR:
 	case X_MC_CORR:
@@ -576,6 +640,17 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		jr_skip(r, "%s record is not an object", array_name(top(r)));
 		return 1;
 	}
+	if (top(r) == X_SBR && key_is(r, "kind")) {
+		r->tkind_rccl = n == 8 && memcmp(s, "RCCL_API", 8) == 0;
+		return 1;
+	}
+	if (top(r) == X_SBR_OPS) {
+		GROW(r->tops, r->tcap, r->ntops + 1);
+		r->tops[r->ntops] = xmalloc(n + 1);
+		memcpy(r->tops[r->ntops], s, n);
+		r->tops[r->ntops++][n] = '\0';
+		return 1;
+	}
 	if (top(r) == X_SYM) {
 		static const char *const keys[4] = { "formatted_kernel_name", "demangled_kernel_name",
 						     "kernel_name", "truncated_kernel_name" };
@@ -635,6 +710,13 @@ static void jr_release(struct jr *r)
 	cur_reset(&r->c);
 	free(r->rec);
 	free(r->launch);
+	free(r->rc);
+	for (size_t k = 0; k < r->nrops; k++)
+		free(r->rops[k]);
+	free(r->rops);
+	for (size_t k = 0; k < r->ntops; k++)
+		free(r->tops[k]);
+	free(r->tops);
 	free(r->sym);
 	for (size_t i = 0; i < r->nag; i++)
 		trace_free(r->ag[i].t);
@@ -814,8 +896,14 @@ static void jr_emit(struct jr *r, struct trace_set *out)
 			t->world_size = ngpu ? (int)ngpu : (int)ntr;
 			t->pid = r->pid;
 			for (size_t k = 0; k < r->nlaunch; k++)
-				trace_add_launch(t, r->launch[k].corr, r->launch[k].start_ns,
-						 r->launch[k].end_ns);
+				trace_add_launch_tid(t, r->launch[k].corr, r->launch[k].start_ns,
+						     r->launch[k].end_ns, r->launch[k].tid);
+			for (size_t k = 0; k < r->nrc; k++) { /* an operation without a name names nothing */
+				const struct rcall *x = &r->rc[k];
+				if (x->op >= 0 && (size_t)x->op < r->nrops)
+					trace_add_host_coll(t, x->tid, x->start, x->end, r->rops[x->op],
+							    strlen(r->rops[x->op]), NULL);
+			}
 			t->host_events += r->nlaunch;
 			if (!first) {
 				first = t;

@@ -8,11 +8,14 @@
  *
  * Step windows.  A step's GPU window runs from the first start of a device
  * span the step launched to the first start of the next non-empty step (the
- * last one ends at its last span's end), so windows tile the GPU timeline
+ * last one ends at its last span's end); a span that starts before its
+ * step's own range (an op table's prefetch row of the next step) does not
+ * count for the start while another does.  So windows tile the GPU timeline
  * and per-step figures add up to the step total.  Figures in a window are
  * over every span clipped to it, whatever step launched the span.
  */
 #include "base/stats.h"
+#include "flightrec/fr.h"
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
 
@@ -92,7 +95,7 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 			x->max_ns = d;
 		}
 		x->count++;
-		x->total_ns += d;
+		x->total_ns = ns_sum(x->total_ns, d);
 		if (d < x->min_ns)
 			x->min_ns = d;
 		if (d > x->max_ns)
@@ -172,8 +175,8 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		struct coll_row *c = &r->colls[row];
 		int64_t d = span_dur(t, i);
 		c->count++;
-		c->total_ns += d;
-		c->exposed_ns += d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i]); /* ov_exposed */
+		c->total_ns = ns_sum(c->total_ns, d);
+		c->exposed_ns = ns_sum(c->exposed_ns, d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i])); /* ov_exposed */
 		if (d < c->min_ns)
 			c->min_ns = d;
 		if (d > c->max_ns)
@@ -232,6 +235,7 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		ci->p2p = m && m->peer >= 0 ? m->p2p : P2P_NONE;
 		ci->op = -1;
 		ci->grp = -1;
+		ci->stream = t->stream[i];
 	}
 	for (size_t j = 0; j < r->ninst; j++)
 		r->inst[j].pg = r->colls[r->inst[j].row].pg;
@@ -281,6 +285,8 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 	struct ov_sets s;
 	ov_sets_build(&s, t, cls, NULL, 0);
 	ov_figures_in(&s, s.first_ns, s.last_ns, &r->total);
+	r->first_ns = s.first_ns;
+	r->last_ns = s.last_ns;
 
 	/* step windows */
 	size_t ns = t->nsteps;
@@ -290,15 +296,28 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		first[k] = INT64_MAX;
 		last[k] = INT64_MIN;
 	}
+	/* a span of the step that starts before the step does (an op table's
+	 * prefetch row, tagged with the step it serves) does not move the
+	 * window's start: first[] counts the spans from the step's own start,
+	 * first_any[] all of them (used only where none starts inside) */
+	int64_t *first_any = xmalloc((ns ? ns : 1) * sizeof(*first_any));
+	for (size_t k = 0; k < ns; k++)
+		first_any[k] = INT64_MAX;
 	for (size_t i = 0; i < t->n; i++) {
 		int32_t k = t->step[i];
 		if (k < 0 || cls[i] == C_NONE)
 			continue;
-		if (t->start_ns[i] < first[k])
+		if (t->start_ns[i] < first_any[k])
+			first_any[k] = t->start_ns[i];
+		if (t->start_ns[i] >= t->steps[k].start_ns && t->start_ns[i] < first[k])
 			first[k] = t->start_ns[i];
 		if (t->end_ns[i] > last[k])
 			last[k] = t->end_ns[i];
 	}
+	for (size_t k = 0; k < ns; k++)
+		if (first[k] == INT64_MAX)
+			first[k] = first_any[k];
+	free(first_any);
 	r->steps = xcalloc(ns ? ns : 1, sizeof(*r->steps));
 	size_t m = 0;
 	for (size_t k = 0; k < ns; k++) {
@@ -307,6 +326,11 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		struct step_result *st = &r->steps[m++];
 		st->number = t->steps[k].number;
 		st->start_ns = first[k];
+		/* windows in time order, never overlapping: a step whose first span
+		 * starts before the one before it (streams run apart) starts where
+		 * that one ended */
+		if (m > 1 && st->start_ns < r->steps[m - 2].end_ns)
+			st->start_ns = r->steps[m - 2].end_ns;
 		size_t nx;
 		for (nx = k + 1; nx < ns && first[nx] == INT64_MAX; nx++)
 			;
@@ -441,6 +465,30 @@ int cmp_path_device(const void *a, const void *b)
 	return (x->device > y->device) - (x->device < y->device);
 }
 
+/* Whether x and y, two readings of one rank, come from two runs: their
+ * hosts differ (both named), or their GPU activity does not overlap in
+ * time (each on its own clock: a run's ranks overlap, a later run does
+ * not).  Then a->mixed_runs says so (the first pair only). */
+static int two_runs(struct analysis *a, const struct rank_result *x, const struct rank_result *y)
+{
+	char why[320];
+	if (x->host[0] && y->host[0] && strcmp(x->host, y->host) != 0) {
+		snprintf(why, sizeof(why), "on hosts '%s' and '%s'", x->host, y->host);
+	} else if (x->last_ns > x->first_ns && y->last_ns > y->first_ns &&
+		   (x->last_ns < y->first_ns || y->last_ns < x->first_ns)) {
+		int64_t gap = x->last_ns < y->first_ns ? y->first_ns - x->last_ns : x->first_ns - y->last_ns;
+		snprintf(why, sizeof(why), "traced at different times: their GPU activity is %.3f s apart",
+			 (double)gap / 1e9);
+	} else {
+		return 0;
+	}
+	snprintf(a->mixed_runs, sizeof(a->mixed_runs),
+		 "rank %d is read twice, from '%s' and '%s', %s: one call analyses one run; put two runs side by "
+		 "side with 'aorta compare RUN_A RUN_B' (a folder, glob or @LIST each)", x->rank, x->path, y->path,
+		 why);
+	return 1;
+}
+
 void analysis_finish(struct analysis *a)
 {
 	/* ranks unknown from the trace and the file name get the next free number */
@@ -451,11 +499,19 @@ void analysis_finish(struct analysis *a)
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].rank < 0)
 			a->r[i].rank = next++;
-	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
-	for (size_t i = 1; i < a->n; i++)
-		if (a->r[i].rank == a->r[i - 1].rank)
+	if (a->n)
+		qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
+	for (size_t i = 1; i < a->n && !a->mixed_runs[0]; i++)
+		if (a->r[i].rank == a->r[i - 1].rank && !two_runs(a, &a->r[i - 1], &a->r[i]))
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
 				   a->r[i].rank, a->r[i - 1].path, a->r[i].path);
+	if (a->mixed_runs[0]) { /* refused (analysis_check_gaps): nothing to join */
+		a->late_rank = a->top_rank = -1;
+		a->late_share = NAN;
+		a->clocks_aligned = 0;
+		a->no_cross_rank_why = "two runs in one call";
+		return;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	analysis_join(a);
@@ -564,6 +620,7 @@ void analysis_free(struct analysis *a)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
 	whatif_free(a->whatif);
+	fr_run_free(a->fr);
 	free(a->owned_why);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)

@@ -138,6 +138,7 @@ struct comm_inst {
 	uint8_t p2p;          /* enum p2p_dir */
 	int32_t op;           /* index into the rank's ops[] (whatif.h), -1 if none */
 	int64_t grp;          /* the matched collective (join.c), -1 unmatched */
+	int32_t stream;       /* the trace's stream id of the kernel */
 };
 
 struct rank_result {
@@ -151,6 +152,8 @@ struct rank_result {
 	char *skipped_first;
 	int has_rec;                   /* steps carry recorded figures (rec) */
 	struct ov_figures total;       /* whole trace: first start to last end */
+	int64_t first_ns, last_ns;     /* that first start and last end (own clock; 0 when read back
+					* from a saved analysis) */
 	struct ov_figures steps_sum;   /* over the step windows (skip_steps applied) */
 	struct step_result *steps;
 	size_t nsteps;
@@ -242,6 +245,16 @@ struct analysis {
 	/* send/recv calls whose peer no trace names, in a group of more than two
 	 * ranks: left unmatched (among unmatched_calls), never grouped by order */
 	uint64_t p2p_peer_unknown;
+	/* communication calls of unknown collective type (COLL_OTHER: neither
+	 * kernel name, metadata nor launching host op names it), and those
+	 * matched across ranks: by order within their stream and group, only
+	 * where every rank has as many (join.c) */
+	uint64_t unknown_type_calls, unknown_type_matched;
+	/* send/recv calls naming a peer that cannot be theirs (their own rank,
+	 * a rank outside the world the traces report): refused, taken as of
+	 * unknown peer (join.c refuse_bad_peers); the first said */
+	uint64_t p2p_bad_peers;
+	char p2p_bad_first[160];
 	uint64_t matched_by_seq; /* of matched_groups, matched by the trace's sequence number */
 	uint64_t rejected_groups; /* blocking groups whose calls did not end together (unmatched) */
 	/* collectives matched on part of their group (join.c): never charged
@@ -266,6 +279,11 @@ struct analysis {
 	char **inputs;
 	size_t ninputs;
 	struct whatif *whatif;   /* the what-if replay (whatif.c), NULL if not run */
+	/* two runs in one call (analysis_finish): a rank read twice from files
+	 * of different hosts or times; the sentence that refuses it (exit 2,
+	 * analysis_check_gaps), "" when none */
+	char mixed_runs[1024];
+	struct fr_run *fr;       /* Flight Recorder dumps and their diagnosis (flightrec/fr.h), NULL if none */
 };
 
 /* One rank's figures from its timeline (r is filled; t is kept by r only

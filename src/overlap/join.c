@@ -403,25 +403,126 @@ static int join_begin(struct analysis *a, size_t *total)
 	return 1;
 }
 
+#define OTHER_SLOTS 255 /* streams of unknown-type calls told apart per group (more share the last) */
+#define OTHER_ORD_BITS 24
+
 /* Ordinals restart per (step, pg); the type is part of the key, so
- * renumber per (step, pg, type). */
+ * renumber per (step, pg, type).  A call of unknown type (COLL_OTHER) is
+ * numbered per (step, pg, stream) instead: its ordinal holds, above
+ * OTHER_ORD_BITS, the place of its stream among the rank's streams with
+ * such calls in the group (in order of their first call), so that calls
+ * on a rank's second NCCL stream meet the other ranks' second stream's. */
 static void renumber_ordinals(struct analysis *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		struct rank_result *r = &a->r[i];
+		struct oslot { const char *pg; int32_t stream; } *os = NULL;
+		size_t nos = 0, oscap = 0;
 		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			int other = c->type == COLL_OTHER;
+			uint32_t slot = 0;
+			if (other) {
+				size_t q, nth = 0;
+				for (q = 0; q < nos; q++) {
+					if (strcmp(os[q].pg, c->pg) != 0)
+						continue;
+					if (os[q].stream == c->stream)
+						break;
+					nth++;
+				}
+				if (q == nos) {
+					GROW(os, oscap, nos + 1);
+					os[nos++] = (struct oslot){ c->pg, c->stream };
+				}
+				slot = (uint32_t)(nth < OTHER_SLOTS ? nth : OTHER_SLOTS);
+			}
 			uint32_t ord = 0;
 			for (size_t k = j; k-- > 0;) {
-				if (r->inst[k].step != r->inst[j].step)
+				const struct comm_inst *p = &r->inst[k];
+				if (p->step != c->step)
 					break;
-				if (r->inst[k].type == r->inst[j].type && strcmp(r->inst[k].pg, r->inst[j].pg) == 0) {
-					ord = r->inst[k].ordinal + 1;
+				if (p->type == c->type && strcmp(p->pg, c->pg) == 0 && (!other || p->stream == c->stream)) {
+					ord = p->ordinal + 1;
 					break;
 				}
 			}
-			r->inst[j].ordinal = ord;
+			c->ordinal = other && ord == 0 ? slot << OTHER_ORD_BITS : ord;
 		}
+		free(os);
 	}
+}
+
+/* Unknown-type calls are paired by order only where every rank that has
+ * such calls in a (group, stream place, step) has as many: a call missing
+ * on one rank would shift every later pairing.  Marks the calls of the
+ * keys whose counts differ (drop[rank index][call] = 1) and counts them. */
+struct okey { const char *pg; int64_t step; uint32_t slot; size_t ri, n; };
+
+static int cmp_okey(const void *x, const void *y)
+{
+	const struct okey *a = x, *b = y;
+	int c = strcmp(a->pg, b->pg);
+	if (c)
+		return c;
+	if (a->step != b->step)
+		return (a->step > b->step) - (a->step < b->step);
+	if (a->slot != b->slot)
+		return (a->slot > b->slot) - (a->slot < b->slot);
+	return (a->ri > b->ri) - (a->ri < b->ri);
+}
+
+static unsigned char **other_counts(struct analysis *a)
+{
+	struct okey *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const struct comm_inst *c = &a->r[i].inst[j];
+			if (c->type != COLL_OTHER || c->seq >= 0)
+				continue;
+			uint32_t slot = c->ordinal >> OTHER_ORD_BITS;
+			if (n && v[n - 1].ri == i && v[n - 1].step == c->step && v[n - 1].slot == slot &&
+			    v[n - 1].pg == c->pg) {
+				v[n - 1].n++;
+				continue;
+			}
+			GROW(v, cap, n + 1);
+			v[n++] = (struct okey){ c->pg, c->step, slot, i, 1 };
+		}
+	if (!n)
+		return NULL;
+	qsort(v, n, sizeof(*v), cmp_okey);
+	/* runs of one (pg, step, slot) on one rank next to each other: sum them */
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (m && !cmp_okey(&v[m - 1], &v[k]))
+			v[m - 1].n += v[k].n;
+		else
+			v[m++] = v[k];
+	}
+	unsigned char **drop = xcalloc(a->n, sizeof(*drop));
+	for (size_t g = 0; g < m;) {
+		size_t h = g + 1, same = 1;
+		while (h < m && !strcmp(v[h].pg, v[g].pg) && v[h].step == v[g].step && v[h].slot == v[g].slot) {
+			same &= v[h].n == v[g].n;
+			h++;
+		}
+		for (size_t k = g; !same && k < h; k++) {
+			struct rank_result *r = &a->r[v[k].ri];
+			if (!drop[v[k].ri])
+				drop[v[k].ri] = xcalloc(r->ninst ? r->ninst : 1, 1);
+			for (size_t j = 0; j < r->ninst; j++) {
+				const struct comm_inst *c = &r->inst[j];
+				if (c->type == COLL_OTHER && c->seq < 0 && c->step == v[k].step &&
+				    c->ordinal >> OTHER_ORD_BITS == v[k].slot && !strcmp(c->pg, v[k].pg))
+					drop[v[k].ri][j] = 1;
+			}
+		}
+		g = h;
+	}
+	free(v);
+	return drop;
 }
 
 /* A send or recv whose peer the trace names: paired by (step, source,
@@ -517,6 +618,7 @@ static void match_calls(struct analysis *a, struct joinset *js)
 	int two = a->n == 2; /* a job of two ranks: two read, no trace saying the world is larger */
 	for (size_t i = 0; i < a->n; i++)
 		two &= a->r[i].world_size <= 2;
+	unsigned char **drop = other_counts(a);
 	struct iref *v = xmalloc(js->total * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < a->n; i++)
@@ -524,13 +626,18 @@ static void match_calls(struct analysis *a, struct joinset *js)
 			struct comm_inst *c = &a->r[i].inst[j];
 			struct iref *x = &v[m];
 			x->ri = i;
-			if (key_call(x, c, &a->r[i], ps, nps, two)) {
+			if (drop && drop[i] && drop[i][j]) { /* unknown type, counts differ across ranks */
+				a->unmatched_calls++;
+			} else if (key_call(x, c, &a->r[i], ps, nps, two)) {
 				m++;
 			} else {
 				a->unmatched_calls++;
 				a->p2p_peer_unknown++;
 			}
 		}
+	for (size_t i = 0; drop && i < a->n; i++)
+		free(drop[i]);
+	free(drop);
 	free(ps);
 	qsort(v, m, sizeof(*v), cmp_iref);
 	size_t gcap = 0;
@@ -842,6 +949,8 @@ static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
 	for (size_t x = 0; x < k; x++)
 		if (ord[x].c->end_ns > lastend)
 			lastend = ord[x].c->end_ns;
+	/* sum_before adds arrivals relative to the first: absolute times (ns
+	 * since 1970, about 1.7e18) overflow int64 after five ranks */
 	int64_t sum_before = 0, hw_before = 0, busy_before = 0;
 	for (size_t x = 0; x < k; x++) {
 		struct comm_inst *c = ord[x].c;
@@ -857,11 +966,11 @@ static int64_t wait_one(struct analysis *a, struct iref *ord, size_t k)
 		if (c->caused_ns > 0) {
 			struct rank_result *r = &a->r[ord[x].ri];
 			double nb = (double)x;
-			r->lateness_ns += c->start_ns - (int64_t)llround((double)sum_before / nb);
+			r->lateness_ns += c->start_ns - firstst - (int64_t)llround((double)sum_before / nb);
 			r->caused_host_excess_ns += c->prep_host_wait_ns - (int64_t)llround((double)hw_before / nb);
 			r->caused_busy_excess_ns += c->prep_busy_ns - (int64_t)llround((double)busy_before / nb);
 		}
-		sum_before += c->start_ns;
+		sum_before += c->start_ns - firstst;
 		hw_before += c->prep_host_wait_ns;
 		busy_before += c->prep_busy_ns;
 	}
@@ -1027,11 +1136,13 @@ static void name_late_rank(struct analysis *a)
 
 /* Every matched call learns its collective (comm_inst.grp: the group's
  * index), for the what-if replay (whatif.c). */
-static void number_groups(const struct joinset *js)
+static void number_groups(struct analysis *a, const struct joinset *js)
 {
 	for (size_t q = 0; q < js->ng; q++)
-		for (size_t k = js->gr[q].g; k < js->gr[q].h; k++)
+		for (size_t k = js->gr[q].g; k < js->gr[q].h; k++) {
 			js->v[k].c->grp = (int64_t)q;
+			a->unknown_type_matched += js->v[k].c->type == COLL_OTHER;
+		}
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -1067,11 +1178,52 @@ static void p2p_peers(struct analysis *a)
 	}
 }
 
+/* A send or recv whose trace names as its peer its own rank, or a rank
+ * outside the world the traces report (world_size), has no peer aorta can
+ * believe: it is refused before anything reads the peers, taken as of
+ * unknown peer, counted and the first said.  It never pairs with itself
+ * (a send and a recv of one rank to itself would be one "collective" and
+ * make the rank its own pipeline neighbour) and never moves a stage. */
+static void refuse_bad_peers(struct analysis *a)
+{
+	int world = -1;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].world_size > world)
+			world = a->r[i].world_size;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rank_result *r = &a->r[i];
+		for (size_t j = 0; j < r->ninst; j++) {
+			struct comm_inst *c = &r->inst[j];
+			if (c->p2p == P2P_NONE || c->peer < 0)
+				continue;
+			int self = c->peer == r->rank, out = world > 0 && c->peer >= world;
+			if (!self && !out)
+				continue;
+			if (!a->p2p_bad_peers++) {
+				char why[64];
+				if (self)
+					snprintf(why, sizeof(why), "its own rank");
+				else
+					snprintf(why, sizeof(why), "outside the world of %d ranks the traces report", world);
+				snprintf(a->p2p_bad_first, sizeof(a->p2p_bad_first), "rank %d %s rank %d, %s", r->rank,
+					 c->p2p == P2P_SEND ? "send to" : "recv from", c->peer, why);
+			}
+			c->peer = -1;
+			c->p2p = P2P_NONE;
+		}
+	}
+}
+
 void analysis_join(struct analysis *a)
 {
 	struct joinset js = { 0 };
 
+	refuse_bad_peers(a);
 	p2p_peers(a);
+	a->unknown_type_calls = 0; /* said whether or not there is anything to match them with */
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++)
+			a->unknown_type_calls += a->r[i].inst[j].type == COLL_OTHER;
 	if (!join_begin(a, &js.total))
 		goto bandwidth;
 	match_calls(a, &js);
@@ -1082,7 +1234,7 @@ void analysis_join(struct analysis *a)
 	}
 	set_clocks(a, &js);
 	reject_groups(a, &js);
-	number_groups(&js);
+	number_groups(a, &js);
 	wait_transfer(a, &js);
 	if (!clocks_usable(a))
 		goto done;

@@ -65,6 +65,12 @@ struct whatif {
 	size_t ncp;
 	int *stage;          /* per rank (index as a->r): pipeline stage, -1 when none */
 	size_t nstage;
+	/* the step as the ranks define it: the shortest and the longest of the
+	 * ranks' mean windows over the steps used (ms).  measured_step_ms is
+	 * their mean; a figure smaller than their difference rests on a
+	 * poorly defined step (a one-step trace whose ranks' windows run from
+	 * 11 to 19 ms) and says so (verdict, whatif_out.c) */
+	double rank_window_min_ms, rank_window_max_ms;
 };
 
 struct analysis;
@@ -93,5 +99,8 @@ const struct whatif_fix *whatif_best(const struct whatif *w);
 /* What a gain must exceed to be material (ms): 1 % of the replayed step
  * and the clock uncertainty, as the verdict weighs every fix. */
 double whatif_material_ms(const struct whatif *w);
+/* rank_window_max_ms - rank_window_min_ms: how poorly the ranks agree on
+ * the step (NaN when unknown). */
+double whatif_window_spread(const struct whatif *w);
 
 #endif

@@ -10,6 +10,7 @@
  * each (base/error.c), so parallel readers never interleave them.
  */
 #include "pipeline/pipeline.h"
+#include "flightrec/fr.h"
 #include "ingest/ingest.h"
 #include "ingest/upstream_sums.h"
 #include "base/pool.h"
@@ -27,6 +28,7 @@ struct reading {
 	pthread_mutex_t lock;
 	struct rank_result *res;
 	size_t nres, cap;
+	struct fr_run *fr;     /* Flight Recorder dumps read (NULL: none yet) */
 	struct aorta_error err;
 	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
 	/* overlap_report.py's records (analysis_run_upstream): each file's,
@@ -93,7 +95,8 @@ static void read_one(void *arg, size_t worker, size_t i)
 	const struct input *f = &p->in->v[i];
 	struct trace_set s = { 0 };
 	struct aorta_error e = { 0 };
-	struct ingest_opts io = { .rules = p->o->rules, .rank_hint = rank_from_name(f->path) };
+	struct fr_dump *frd = NULL;
+	struct ingest_opts io = { .rules = p->o->rules, .rank_hint = rank_from_name(f->path), .fr = &frd };
 	struct up_file *uf = NULL;
 	if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
 		uf = xmalloc(sizeof(*uf));
@@ -120,7 +123,14 @@ static void read_one(void *arg, size_t worker, size_t i)
 		trace_set_release(&s);
 		return;
 	}
-	const char *fmt = s.n ? s.t[0]->format : "no rank";
+	if (frd) { /* a Flight Recorder dump: no timeline, kept whole for the diagnosis */
+		pthread_mutex_lock(&p->lock);
+		if (!p->fr)
+			p->fr = xcalloc(1, sizeof(*p->fr));
+		fr_run_add(p->fr, frd);
+		pthread_mutex_unlock(&p->lock);
+	}
+	const char *fmt = s.n ? s.t[0]->format : frd ? frd->format : "no rank";
 	for (size_t k = 0; k < s.n; k++) {
 		struct trace *t = s.t[k];
 		struct rank_result r;
@@ -187,7 +197,7 @@ size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, i
  * (path, device) whatever order the workers finished in. */
 static enum aorta_status read_inputs(const struct input_list *in, const struct analysis_opts *o,
 				     struct up_sums *up, struct rank_result **res, size_t *nres,
-				     struct aorta_error *e)
+				     struct fr_run **fr, struct aorta_error *e)
 {
 	struct reading p = { 0 };
 	p.in = in;
@@ -216,6 +226,7 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
 	*res = p.res;
 	*nres = p.nres;
+	*fr = p.fr;
 	if (p.err_file != SIZE_MAX) {
 		if (e)
 			*e = p.err;
@@ -243,20 +254,118 @@ enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files, 
 }
 
 enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+				     struct rank_result **res, size_t *nres, struct fr_run **fr,
+				     struct aorta_error *e)
 {
 	struct input_list in = { 0 };
 	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
 	for (size_t i = 0; i < nfiles; i++)
 		in.v[i] = (struct input){ .path = files[i], .format = FMT_UNKNOWN }; /* borrowed */
 	in.n = nfiles;
-	enum aorta_status st = read_inputs(&in, o, NULL, res, nres, e);
+	enum aorta_status st = read_inputs(&in, o, NULL, res, nres, fr, e);
 	free(in.v);
 	return st;
 }
 
+/* One collective call for the count below: its group, type, step, rank. */
+struct call_key { const char *pg; int64_t step; int ri; uint8_t type; };
+
+static int cmp_call_key(const void *x, const void *y)
+{
+	const struct call_key *a = x, *b = y;
+	int c = strcmp(a->pg, b->pg);
+	if (c)
+		return c;
+	if (a->type != b->type)
+		return a->type - b->type;
+	if (a->step != b->step)
+		return (a->step > b->step) - (a->step < b->step);
+	return a->ri - b->ri;
+}
+
+/* Where calls are matched by order within their step (a group without
+ * sequence numbers, as op tables without a seq column), a rank that made
+ * another number of calls than its peers in one step (a timer row missing
+ * or written twice, a table that starts a step later) leaves the calls
+ * without a partner unmatched in that step only: said once, with the
+ * first such step, the group and each rank's count. */
+static void warn_call_counts(const struct analysis *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += a->r[i].ninst;
+	if (!n || a->n < 2)
+		return;
+	struct call_key *v = xmalloc(n * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const struct comm_inst *c = &a->r[i].inst[j];
+			if (c->p2p != P2P_NONE && c->peer >= 0)
+				continue; /* a send or recv is matched with its peer's, not by group */
+			v[m++] = (struct call_key){ c->pg ? c->pg : "", c->seq >= 0 ? INT64_MAX : c->step, (int)i,
+						    c->type };
+		}
+	qsort(v, m, sizeof(*v), cmp_call_key);
+	/* calls outside every step count only where no rank has steps (a
+	 * table of one window): beside steps they are a profiler window's
+	 * ragged edges, which "matched on part of their group" says */
+	int stepless = 1;
+	for (size_t i = 0; i < a->n; i++)
+		stepless &= a->r[i].nsteps == 0;
+	size_t steps = 0;
+	char first[320] = "";
+	int *cnt = xcalloc(a->n, sizeof(*cnt));
+	unsigned char *calls = xcalloc(a->n, 1);
+	for (size_t g = 0; g < m;) { /* one (group, type) */
+		size_t h = g;
+		int seq_all = 1;
+		memset(calls, 0, a->n);
+		while (h < m && !strcmp(v[h].pg, v[g].pg) && v[h].type == v[g].type) {
+			calls[v[h].ri] = 1;
+			seq_all &= v[h].step == INT64_MAX;
+			h++;
+		}
+		for (size_t s = g; !seq_all && s < h;) { /* one step of it */
+			size_t u = s;
+			memset(cnt, 0, a->n * sizeof(*cnt));
+			while (u < h && v[u].step == v[s].step)
+				cnt[v[u++].ri]++;
+			int lo = INT32_MAX, hi = -1;
+			size_t rlo = 0, rhi = 0;
+			for (size_t i = 0; i < a->n; i++)
+				if (calls[i]) {
+					if (cnt[i] < lo)
+						lo = cnt[i], rlo = i;
+					if (cnt[i] > hi)
+						hi = cnt[i], rhi = i;
+				}
+			if (lo != hi && v[s].step != INT64_MAX && (v[s].step != INT64_MIN || stepless) && !steps++) {
+				char st[32] = "outside every step";
+				if (v[s].step != INT64_MIN)
+					snprintf(st, sizeof(st), "step %lld", (long long)v[s].step);
+				snprintf(first, sizeof(first), "%s, %s in group '%.80s': rank %d made %d call%s, rank %d %d",
+					 st, coll_type_name((enum coll_type)v[s].type), v[s].pg, a->r[rhi].rank, hi,
+					 hi == 1 ? "" : "s", a->r[rlo].rank, lo);
+			}
+			s = u;
+		}
+		g = h;
+	}
+	if (steps)
+		aorta_warn("%zu step%s where ranks made different numbers of calls of one collective (first: %s): calls "
+			   "are matched by order within their step, so the difference stays in that step and the calls "
+			   "without a partner are left unmatched", steps, steps == 1 ? "" : "s", first);
+	free(cnt);
+	free(calls);
+	free(v);
+}
+
 enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_error *e)
 {
+	if (a->mixed_runs[0]) /* two runs in one call (analysis_finish) */
+		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "%s", a->mixed_runs);
+	warn_call_counts(a);
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].skipped)
 			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,
@@ -269,6 +378,22 @@ enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_err
 			   a->incomplete_groups == 1 ? "" : "s", a->incomplete_groups == 1 ? "its" : "their",
 			   a->incomplete_first);
 
+	if (a->p2p_bad_peers)
+		aorta_warn("%llu send/recv call%s name%s a peer that cannot be %s (first: %s): refused, taken as "
+			   "of unknown peer (never paired with %s, never a pipeline neighbour)",
+			   (unsigned long long)a->p2p_bad_peers, a->p2p_bad_peers == 1 ? "" : "s",
+			   a->p2p_bad_peers == 1 ? "s" : "", a->p2p_bad_peers == 1 ? "its" : "theirs", a->p2p_bad_first,
+			   a->p2p_bad_peers == 1 ? "itself" : "themselves");
+	if (a->unknown_type_calls) {
+		char m[160] = "";
+		if (a->n >= 2)
+			snprintf(m, sizeof(m), "; %llu matched across ranks by order within stream and group (only "
+				 "where every rank has as many)", (unsigned long long)a->unknown_type_matched);
+		aorta_warn("%llu communication call%s of unknown collective type (no kernel name, trace metadata "
+			   "or launching host op names %s): counted as communication%s",
+			   (unsigned long long)a->unknown_type_calls, a->unknown_type_calls == 1 ? "" : "s",
+			   a->unknown_type_calls == 1 ? "it" : "them", m);
+	}
 	if (a->size_mismatch)
 		aorta_warn("%llu call%s disagree%s with %s collective's other ranks on its size or type "
 			   "(first: %s): the bandwidth of such rows is not comparable",
@@ -325,11 +450,13 @@ static enum aorta_status run(char *const *inputs, size_t n, const struct opened_
 	a->ninputs = in.n;
 	for (size_t i = 0; i < in.n; i++)
 		a->inputs[i] = xstrdup(in.v[i].path);
-	st = read_inputs(&in, o, up, &a->r, &a->n, e);
+	st = read_inputs(&in, o, up, &a->r, &a->n, &a->fr, e);
 	inputs_release(&in);
 	if (st)
 		return st;
 	analysis_finish(a);
+	if ((st = analysis_finish_fr(a, e)))
+		return st;
 	whatif_run(a);
 	return analysis_check_gaps(a, e);
 }
@@ -350,4 +477,17 @@ enum aorta_status analysis_run_opened(const struct opened_input *op, const struc
 				      struct up_sums *up, struct analysis *a, struct aorta_error *e)
 {
 	return run(NULL, 0, op, o, up, a, e);
+}
+
+enum aorta_status analysis_finish_fr(struct analysis *a, struct aorta_error *e)
+{
+	enum aorta_status st;
+	if (!a->fr)
+		return AORTA_OK;
+	if ((st = fr_run_ranks(a->fr, e)))
+		return st;
+	fr_run_diagnose(a->fr);
+	if (a->n)
+		fr_join_traces(a->fr, a);
+	return AORTA_OK;
 }

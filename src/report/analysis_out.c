@@ -191,6 +191,11 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, "   %llu send/recv calls: peer unknown (the trace names no peer and their group has "
 			"more than two ranks), left unmatched rather than paired by order (docs/formats.md, "
 			"point to point)\n", (unsigned long long)a->p2p_peer_unknown);
+	if (a->unknown_type_calls)
+		fprintf(f, "   %llu communication calls of unknown collective type (no kernel name, trace metadata or "
+			"launching host op names it): communication all the same; %llu matched across ranks by order "
+			"within their stream and group (only where every rank has as many)\n",
+			(unsigned long long)a->unknown_type_calls, (unsigned long long)a->unknown_type_matched);
 	if (!a->clocks_aligned) {
 		fprintf(f, "   no wait, late-rank or skew figures: %s\n",
 			a->no_cross_rank_why ? a->no_cross_rank_why : "no collective could be matched across ranks");
@@ -507,8 +512,8 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 	struct outfile o;
 	enum aorta_status s;
 
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		return aorta_fail(e, AORTA_EINTERNAL, dir, 0, -1, "cannot create directory: %s", strerror(errno));
+	if ((s = out_mkdir(dir, 0, e))) /* made now, removed if the command fails */
+		return s;
 
 	/* ranks.csv and steps.csv: one row per rank / per step, a column per figure */
 	for (int which = 0; which < 2; which++) {

@@ -31,7 +31,10 @@ static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, 
 	fprintf(f, "   %-10s", title);
 	for (size_t q = 0; q < n && q < most; q++) {
 		double g = fabs(x[o[q]].gain_pct) < 0.05 ? 0.0 : x[o[q]].gain_pct; /* no "-0.0" */
-		fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
+		if (x[o[q]].rank >= 0 && x[o[q]].unknown) /* its trace lacks its peers' ops */
+			fprintf(f, "%s%s ideal unknown", q ? ", " : "", x[o[q]].what);
+		else
+			fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
 	}
 	if (n > most)
 		fprintf(f, ", ... (%zu more)", n - most);
@@ -56,6 +59,11 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		w->steps_used == 1 ? "" : "s");
 	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
 		w->unexplained_ms, 100.0 * w->unexplained_share);
+	double spread = whatif_window_spread(w);
+	if (spread > whatif_material_ms(w)) /* the step itself is only defined that well */
+		fprintf(f, "   step windows: the ranks' mean windows differ by %.2f ms (%.2f to %.2f ms): every gain "
+			"below smaller than that rests on a poorly defined step\n", spread, w->rank_window_min_ms,
+			w->rank_window_max_ms);
 	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
 	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
 	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);

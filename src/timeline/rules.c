@@ -40,7 +40,11 @@ static const struct { const char *kind, *re; } builtin_src[] = {
 	{ "comm", "^(void )?k?userbuffers_" },
 	{ "comm", "(one|two)_shot_all_reduce_kernel|multimem_all_reduce|multimem_all_gather" },
 	{ "all_reduce", "cross_device_reduce_|allreduce_fusion|custom_all_reduce" },
-	{ "all_to_all", "deep_ep::" },
+	/* DeepEP's expert-parallel all-to-all (and DeepSeek's own build of it,
+	 * dpsk::ep::): its intranode / internode / internode_ll kernels move
+	 * tokens between ranks; its layout kernels (get_dispatch_layout) count
+	 * them locally and stay compute */
+	{ "all_to_all", "(deep_ep|dpsk::ep)::(intranode|internode|internode_ll)::" },
 	{ "comm", "^(void )?nvshmem|nvshmemi_" },
 	{ "all_reduce", "^aorta:all_reduce:" },
 	{ "reduce_scatter", "^aorta:reduce_scatter:" },
@@ -71,6 +75,7 @@ static int parse_kind(const char *s, enum span_kind *k, enum coll_type *c)
 		{ "reduce_scatter", K_COMM, COLL_REDUCE_SCATTER },
 		{ "broadcast", K_COMM, COLL_BROADCAST }, { "reduce", K_COMM, COLL_REDUCE },
 		{ "all_to_all", K_COMM, COLL_ALL_TO_ALL }, { "send_recv", K_COMM, COLL_SEND_RECV },
+		{ "gather", K_COMM, COLL_GATHER }, { "scatter", K_COMM, COLL_SCATTER },
 		{ "comm_other", K_COMM, COLL_OTHER }, { "memcpy", K_MEMCPY_OTHER, COLL_NONE },
 		{ "memcpy_h2d", K_MEMCPY_H2D, COLL_NONE }, { "memcpy_d2h", K_MEMCPY_D2H, COLL_NONE },
 		{ "memcpy_d2d", K_MEMCPY_D2D, COLL_NONE }, { "memcpy_p2p", K_MEMCPY_P2P, COLL_NONE },
@@ -93,7 +98,7 @@ static int add_rule(struct rules *r, const char *kind, const char *re, char *why
 	if (parse_kind(kind, &k, &c) < 0) {
 		snprintf(why, whylen, "unknown kind '%s' (expected gemm, attention, compute, comm, "
 			 "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
-			 "send_recv, comm_other, memcpy, memcpy_h2d, memcpy_d2h, memcpy_d2d, "
+			 "send_recv, gather, scatter, comm_other, memcpy, memcpy_h2d, memcpy_d2h, memcpy_d2d, "
 			 "memcpy_p2p, memset or sync)", kind);
 		return -1;
 	}

@@ -5,8 +5,8 @@
  * name unless anchored).  Rules are tried in order and the first match wins;
  * user rules (--rules FILE) are tried before the built-in table, so a user
  * can reclassify any name.  KIND is one of: gemm attention compute comm
- * all_reduce all_gather reduce_scatter broadcast reduce all_to_all send_recv
- * comm_other memcpy memcpy_h2d memcpy_d2h memcpy_d2d memcpy_p2p memset sync.
+ * all_reduce all_gather reduce_scatter broadcast reduce all_to_all send_recv gather
+ * scatter comm_other memcpy memcpy_h2d memcpy_d2h memcpy_d2d memcpy_p2p memset sync.
  * "comm" derives the collective type from the name (or from the trace's
  * collective metadata); the others fix it.  Classification runs once per
  * distinct name, so regex cost does not scale with the trace.  Copy

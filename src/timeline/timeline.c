@@ -34,6 +34,7 @@ struct trace *trace_new(const char *path, const char *format)
 	t->other_device = -1;
 	t->pid = -1;
 	t->gstep_last_start_ns = INT64_MIN;
+	t->tick_ns = 1;
 	return t;
 }
 
@@ -60,6 +61,7 @@ void trace_free(struct trace *t)
 	free(t->gsteps);
 	free(t->rec);
 	free(t->launch);
+	free(t->hcoll);
 	free(t->hsync);
 	free(t);
 }
@@ -110,7 +112,9 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 	t->kind[i] = K_UNKNOWN;
 	t->coll_type[i] = COLL_NONE;
 	t->hint[i] = (uint8_t)hint;
-	if (end_ns - start_ns < 1000 && hint != R_SYNC)
+	/* unsigned: a span beyond the limits is dropped at trace_finish, and
+	 * must not overflow here first */
+	if ((uint64_t)end_ns - (uint64_t)start_ns < 1000 && end_ns >= start_ns && hint != R_SYNC)
 		t->has_hta_rounding_hazard = 1;
 	t->n++;
 	return i;
@@ -118,8 +122,42 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 
 void trace_add_launch(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns)
 {
+	trace_add_launch_tid(t, corr, start_ns, end_ns, -1);
+}
+
+void trace_add_launch_tid(struct trace *t, int64_t corr, int64_t start_ns, int64_t end_ns, int64_t tid)
+{
 	GROW(t->launch, t->lcap, t->nlaunch + 1);
-	t->launch[t->nlaunch++] = (struct launch_rec){ corr, start_ns, end_ns };
+	t->launch[t->nlaunch++] = (struct launch_rec){ corr, start_ns, end_ns, tid };
+}
+
+void trace_add_host_coll(struct trace *t, int64_t tid, int64_t start_ns, int64_t end_ns,
+			 const char *name, size_t name_len, const struct coll_meta *m)
+{
+	GROW(t->hcoll, t->hccap, t->nhcoll + 1);
+	struct host_coll *h = &t->hcoll[t->nhcoll++];
+	h->tid = tid;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->name = strtab_intern(&t->names, name, name_len);
+	if (m)
+		h->m = *m;
+	else
+		coll_meta_init(&h->m);
+}
+
+void trace_set_kind(struct trace *t, size_t idx, enum span_kind k, enum coll_type coll)
+{
+	if (idx >= t->n)
+		return;
+	t->kind[idx] = (uint8_t)k;
+	t->coll_type[idx] = (uint8_t)(k == K_COMM ? coll : COLL_NONE);
+}
+
+void trace_set_launch(struct trace *t, size_t idx, int64_t launch_ns)
+{
+	if (idx < t->n)
+		t->launch_ns[idx] = launch_ns;
 }
 
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns)
@@ -349,42 +387,163 @@ static void sort_spans(struct trace *t)
 	free(perm);
 }
 
+/* ---- collective identity (docs/metrics.md "Collective identity") --------- */
+
+static int cmp_hcoll(const void *a, const void *b)
+{
+	const struct host_coll *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns); /* outer first */
+}
+
+#define HCOLL_LOOKBACK 64 /* host collective calls looked back on a thread for the ones around a launch */
+#define HCOLL_DEPTH 4     /* nested ones merged (c10d::alltoall_base_ > record_param_comms > nccl:all_to_all) */
+
+/* Whether name says a collective (vocab.c's table). */
+static enum coll_type named(const struct trace *t, uint32_t id)
+{
+	return id ? coll_type_from_name(strtab_get(&t->names, id)) : COLL_NONE;
+}
+
+static int named_coll(const struct trace *t, const struct coll_meta *m)
+{
+	return named(t, m->coll_name) != COLL_NONE;
+}
+
+/* Fills what m does not know from the host collective calls around a
+ * launch at time ts on thread tid (t->hcoll sorted by cmp_hcoll),
+ * innermost first: the innermost call whose name says a collective is
+ * m->host_op, its "Collective name" (record_param_comms) m->coll_name when
+ * m has none, and sizes, group and peer where m lacks them.  Returns
+ * whether any call was found. */
+static int merge_host_colls(const struct trace *t, int64_t tid, int64_t ts, struct coll_meta *m)
+{
+	size_t lo = 0, hi = t->nhcoll;
+	while (lo < hi) { /* first call after (tid, ts) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct host_coll *h = &t->hcoll[mid];
+		if (h->tid < tid || (h->tid == tid && h->start_ns <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int depth = 0;
+	for (size_t k = lo, seen = 0; k-- > 0 && seen < HCOLL_LOOKBACK && depth < HCOLL_DEPTH; seen++) {
+		const struct host_coll *h = &t->hcoll[k];
+		if (h->tid != tid)
+			break;
+		if (h->end_ns < ts)
+			continue; /* a sibling that ended before the launch */
+		const struct coll_meta *x = &h->m;
+		depth++;
+		if (!m->host_op && named(t, h->name) != COLL_NONE)
+			m->host_op = h->name;
+		if (!named_coll(t, m) && named(t, x->coll_name) != COLL_NONE)
+			m->coll_name = x->coll_name;
+#define FILL(f, unk) do { if (m->f == (unk)) m->f = x->f; } while (0)
+		FILL(pg_name, 0);
+		FILL(pg_desc, 0);
+		FILL(pg_ranks, 0);
+		FILL(dtype, 0);
+		FILL(dtype_bytes, 0);
+		FILL(seq, -1);
+		FILL(group_size, -1);
+		if (m->in_nelems < 0 && m->out_nelems < 0) {
+			m->in_nelems = x->in_nelems;
+			m->out_nelems = x->out_nelems;
+		}
+		if (m->p2p == P2P_NONE && x->p2p != P2P_NONE) {
+			m->p2p = x->p2p;
+			m->peer = x->peer;
+		}
+#undef FILL
+	}
+	return depth > 0;
+}
+
+/* Span i (communication, or a peer copy) launched on thread tid: its
+ * collective metadata completed from the host calls around its launch. */
+static void link_host_colls(struct trace *t, size_t i, int64_t tid)
+{
+	struct coll_meta m;
+	if (t->meta[i] != UINT32_MAX)
+		m = t->coll[t->meta[i]];
+	else
+		coll_meta_init(&m);
+	if (!merge_host_colls(t, tid, t->launch_ns[i], &m))
+		return;
+	if (t->meta[i] != UINT32_MAX)
+		t->coll[t->meta[i]] = m;
+	else
+		trace_set_coll(t, i, &m);
+}
+
+/* Span i's collective type and size from everything the trace says, in
+ * this order (docs/metrics.md "Collective identity"): the kernel's own
+ * "Collective name"; its kernel name where that names a collective other
+ * than send/recv (or a user rule fixes the type); the launching host op's
+ * "Collective name", then the host op's own name (nccl:all_to_all over a
+ * SendRecv kernel); the kernel name's send/recv.  Nothing: COLL_OTHER,
+ * communication of unknown type (the join matches such calls by order and
+ * says how many there were).  A peer copy
+ * (Memcpy PtoP) launched inside a collective call is that collective's
+ * (NCCL's copy-engine collectives); any other copy stays a copy.  The size,
+ * when the span has none, is max(In, Out msg nelems) x the dtype's size. */
+static void resolve_coll(struct trace *t, size_t i)
+{
+	const struct coll_meta *m = t->meta[i] != UINT32_MAX ? &t->coll[t->meta[i]] : NULL;
+	enum coll_type by_name = t->kind[i] == K_COMM ? (enum coll_type)t->coll_type[i] : COLL_NONE;
+	enum coll_type c = COLL_NONE, own = m ? named(t, m->coll_name) : COLL_NONE;
+	if (own != COLL_NONE)
+		c = own;
+	else if (by_name != COLL_NONE && by_name != COLL_OTHER && by_name != COLL_SEND_RECV)
+		c = by_name;
+	else if (m && named(t, m->host_op) != COLL_NONE)
+		c = named(t, m->host_op);
+	else if (by_name == COLL_SEND_RECV)
+		c = by_name;
+	if (t->kind[i] == K_MEMCPY_P2P) {
+		if (c == COLL_NONE)
+			return; /* a copy no collective call launched */
+		t->kind[i] = K_COMM;
+	}
+	if (c == COLL_NONE)
+		c = COLL_OTHER;
+	t->coll_type[i] = (uint8_t)c;
+	if (m && !t->bytes[i]) {
+		int64_t ne = m->in_nelems > m->out_nelems ? m->in_nelems : m->out_nelems;
+		uint64_t b;
+		/* checked: a hostile nelems must not wrap into a small size;
+		 * an overflow leaves the size unknown (0) */
+		if (ne > 0 && m->dtype_bytes > 0 && !__builtin_mul_overflow((uint64_t)ne, (uint64_t)m->dtype_bytes, &b))
+			t->bytes[i] = b;
+	}
+}
+
 void trace_finish(struct trace *t, const struct rules *rules)
 {
 	if (!rules)
 		rules = rules_builtin();
 
-	/* 1. classify each distinct (name, hint) once */
+	/* 1. classify each distinct (name, hint) once; a kind the reader gave
+	 * (trace_set_kind) stays */
 	size_t nn = t->names.n;
 	uint8_t *kcache = xcalloc(nn * 4, 1), *ccache = xcalloc(nn * 4, 1);
 	for (size_t i = 0; i < t->n; i++) {
 		size_t key = (size_t)t->name[i] * 4 + t->hint[i];
-		if (!kcache[key]) {
-			enum coll_type ct = COLL_NONE;
-			enum span_kind k = rules_classify(rules, strtab_get(&t->names, t->name[i]),
-							  (enum record_hint)t->hint[i], &ct);
-			kcache[key] = (uint8_t)(k == K_UNKNOWN ? K_COMPUTE_OTHER : k);
-			ccache[key] = (uint8_t)ct;
-		}
-		t->kind[i] = kcache[key];
-		t->coll_type[i] = t->kind[i] == K_COMM ? ccache[key] : COLL_NONE;
-		/* the trace's own collective name beats the kernel name */
-		if (t->kind[i] == K_COMM && t->meta[i] != UINT32_MAX) {
-			const struct coll_meta *m = &t->coll[t->meta[i]];
-			if (m->coll_name) {
-				enum coll_type c = coll_type_from_name(strtab_get(&t->names, m->coll_name));
-				if (c != COLL_NONE && c != COLL_OTHER)
-					t->coll_type[i] = (uint8_t)c;
+		if (t->kind[i] == K_UNKNOWN) {
+			if (!kcache[key]) {
+				enum coll_type ct = COLL_NONE;
+				enum span_kind k = rules_classify(rules, strtab_get(&t->names, t->name[i]),
+								  (enum record_hint)t->hint[i], &ct);
+				kcache[key] = (uint8_t)(k == K_UNKNOWN ? K_COMPUTE_OTHER : k);
+				ccache[key] = (uint8_t)ct;
 			}
-			if (!t->bytes[i]) {
-				int64_t ne = m->in_nelems > m->out_nelems ? m->in_nelems : m->out_nelems;
-				uint64_t b;
-				/* checked: a hostile nelems must not wrap into a small size;
-				 * an overflow leaves the size unknown (0) */
-				if (ne > 0 && m->dtype_bytes > 0 &&
-				    !__builtin_mul_overflow((uint64_t)ne, (uint64_t)m->dtype_bytes, &b))
-					t->bytes[i] = b;
-			}
+			t->kind[i] = kcache[key];
+			t->coll_type[i] = t->kind[i] == K_COMM ? ccache[key] : COLL_NONE;
 		}
 	}
 	free(kcache);
@@ -402,9 +561,12 @@ void trace_finish(struct trace *t, const struct rules *rules)
 		sort_ranges(t->gsteps, t->ngsteps, cmp_step);
 	}
 
-	/* 3. launches by correlation */
+	/* 3. launches by correlation, and the host collective calls around
+	 * each communication kernel's launch (collective identity) */
 	if (t->nlaunch)
 		qsort(t->launch, t->nlaunch, sizeof(*t->launch), cmp_launch);
+	if (t->nhcoll)
+		qsort(t->hcoll, t->nhcoll, sizeof(*t->hcoll), cmp_hcoll);
 	long *g2s = NULL; /* GPU step index -> host step of the same number, -1 none */
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->corr[i] >= 0 && t->nlaunch) {
@@ -420,6 +582,9 @@ void trace_finish(struct trace *t, const struct rules *rules)
 				t->launch_ns[i] = t->launch[lo].start_ns;
 				long s = find_range(t->steps, t->nsteps, t->launch_ns[i]);
 				t->step[i] = (int32_t)s;
+				if (t->nhcoll && t->launch[lo].tid >= 0 &&
+				    (t->kind[i] == K_COMM || t->kind[i] == K_MEMCPY_P2P))
+					link_host_colls(t, i, t->launch[lo].tid);
 			}
 		}
 		if (t->step[i] < 0 && t->launch_ns[i] == INT64_MIN && t->ngsteps) {
@@ -444,9 +609,16 @@ void trace_finish(struct trace *t, const struct rules *rules)
 			if (t->step[i] <= -2)
 				t->step[i] = -2 - t->step[i];
 	}
+	trace_plausible_launches(t);
 	free(t->launch);
 	t->launch = NULL;
 	t->nlaunch = t->lcap = 0;
+	free(t->hcoll);
+	t->hcoll = NULL;
+	t->nhcoll = t->hccap = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->kind[i] == K_COMM || (t->kind[i] == K_MEMCPY_P2P && t->meta[i] != UINT32_MAX))
+			resolve_coll(t, i);
 
 	/* 4. order by time */
 	sort_spans(t);

@@ -7,6 +7,7 @@
  */
 #include "timeline/vocab.h"
 
+#include <ctype.h>
 #include <string.h>
 
 enum span_class kind_class(enum span_kind k)
@@ -39,7 +40,7 @@ const char *coll_type_name(enum coll_type c)
 {
 	static const char *const n[COLL__COUNT] = {
 		"none", "all_reduce", "all_gather", "reduce_scatter", "broadcast",
-		"reduce", "all_to_all", "send_recv", "other",
+		"reduce", "all_to_all", "send_recv", "other", "gather", "scatter",
 	};
 	return (unsigned)c < COLL__COUNT ? n[c] : "other";
 }
@@ -62,32 +63,84 @@ double coll_busbw_factor(enum coll_type c, int n)
 	}
 }
 
-static int has_ci(const char *s, const char *sub)
+/*
+ * Collective identity: the one table of names to collective types
+ * (docs/metrics.md "Collective identity").  Every name a trace gives a
+ * collective goes through it: kernel names of every NCCL and RCCL version
+ * (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL,
+ * ncclSymkDevKernel_AllReduce_*, multimem_all_reduce_kernel, ...), the host
+ * op that launched a kernel (nccl:all_to_all, c10d::alltoall_base_,
+ * _c10d_functional::all_reduce), PyTorch's "Collective name"
+ * (_allgather_base, all_to_allv, reduce_scatter_tensor_coalesced), NCCL's
+ * NVTX ranges and RCCL's API calls (ncclAllReduce, ncclSend).  A name is
+ * compared lower-case without '_', '-' and ' ' ("all_to_all", "AllToAll",
+ * "alltoall_base" are one); the first entry found in it wins, so the longer
+ * names come before the names they contain (reducescatter before reduce and
+ * scatter, allgather before gather).  WORD entries must be a whole '_'- or
+ * ':'-delimited word of the name as written (TransformerEngine userbuffers'
+ * _rs and _ag suffixes).  A name none matches says nothing (COLL_NONE):
+ * ncclDevKernel_Generic, rcclGenericKernel, nvshmem kernels, "wait",
+ * "barrier" (NCCL runs a barrier as a one-element all-reduce, which its
+ * kernel then says).  A SendRecv kernel names only the primitive NCCL runs:
+ * all-to-alls, gathers and scatters (and in old NCCL versions all-reduces
+ * and all-gathers) run as SendRecv kernels, so the launching host op, when
+ * the trace has it, names the collective instead (timeline.c).
+ */
+enum { CN_SUB = 0, CN_WORD = 1 };
+
+static const struct coll_name_rule {
+	const char *key;
+	unsigned char mode;
+	unsigned char type;
+} coll_names[] = {
+	{ "reducescatter", CN_SUB, COLL_REDUCE_SCATTER },
+	{ "crossdevicereduce", CN_SUB, COLL_ALL_REDUCE }, /* vLLM / aiter custom all-reduce */
+	{ "allreduce", CN_SUB, COLL_ALL_REDUCE },
+	{ "allgather", CN_SUB, COLL_ALL_GATHER },
+	{ "alltoall", CN_SUB, COLL_ALL_TO_ALL },
+	{ "broadcast", CN_SUB, COLL_BROADCAST },
+	{ "bcast", CN_SUB, COLL_BROADCAST },
+	{ "sendrecv", CN_SUB, COLL_SEND_RECV },
+	{ "send", CN_SUB, COLL_SEND_RECV },
+	{ "recv", CN_SUB, COLL_SEND_RECV },
+	{ "gather", CN_SUB, COLL_GATHER },
+	{ "scatter", CN_SUB, COLL_SCATTER },
+	{ "reduce", CN_SUB, COLL_REDUCE },
+	{ "rs", CN_WORD, COLL_REDUCE_SCATTER },
+	{ "ag", CN_WORD, COLL_ALL_GATHER },
+};
+
+/* Whether w is a whole word of s (words split at '_', ':', '(', ' ', '<'),
+ * case-insensitively. */
+static int has_word(const char *s, const char *w)
 {
-	return strcasestr(s, sub) != NULL;
+	size_t n = strlen(w);
+	for (const char *p = s; (p = strcasestr(p, w)) != NULL; p++) {
+		int lo = p == s || strchr("_:( <", p[-1]);
+		int hi = !p[n] || strchr("_:( <", p[n]);
+		if (lo && hi)
+			return 1;
+	}
+	return 0;
 }
 
 enum coll_type coll_type_from_name(const char *s)
 {
+	char norm[256];
+	size_t o = 0;
+
 	if (!s || !*s)
 		return COLL_NONE;
-	if (has_ci(s, "reducescatter") || has_ci(s, "reduce_scatter") || has_ci(s, "_rs") ||
-	    has_ci(s, "rr_rs"))
-		return COLL_REDUCE_SCATTER;
-	if (has_ci(s, "allreduce") || has_ci(s, "all_reduce") || has_ci(s, "cross_device_reduce"))
-		return COLL_ALL_REDUCE;
-	if (has_ci(s, "allgather") || has_ci(s, "all_gather") || has_ci(s, "_ag"))
-		return COLL_ALL_GATHER;
-	if (has_ci(s, "alltoall") || has_ci(s, "all_to_all") || has_ci(s, "dispatch") ||
-	    has_ci(s, "combine"))
-		return COLL_ALL_TO_ALL;
-	if (has_ci(s, "broadcast"))
-		return COLL_BROADCAST;
-	if (has_ci(s, "sendrecv") || has_ci(s, "send") || has_ci(s, "recv"))
-		return COLL_SEND_RECV;
-	if (has_ci(s, "reduce"))
-		return COLL_REDUCE;
-	return COLL_OTHER;
+	for (const char *p = s; *p && o + 1 < sizeof(norm); p++)
+		if (*p != '_' && *p != '-' && *p != ' ')
+			norm[o++] = (char)tolower((unsigned char)*p);
+	norm[o] = '\0';
+	for (size_t i = 0; i < sizeof(coll_names) / sizeof(coll_names[0]); i++) {
+		const struct coll_name_rule *c = &coll_names[i];
+		if (c->mode == CN_SUB ? strstr(norm, c->key) != NULL : has_word(s, c->key))
+			return (enum coll_type)c->type;
+	}
+	return COLL_NONE;
 }
 
 int dtype_bytes(const char *s)
@@ -99,6 +152,10 @@ int dtype_bytes(const char *s)
 		{ "Long", 8 }, { "int64", 8 }, { "Byte", 1 }, { "Char", 1 }, { "Bool", 1 },
 		{ "uint8", 1 }, { "int8", 1 }, { "Short", 2 }, { "Float8_e4m3fn", 1 },
 		{ "Float8_e5m2", 1 },
+		/* "Input type" of older PyTorch host ops: C++ type names */
+		{ "int", 4 }, { "long int", 8 }, { "long", 8 }, { "long long", 8 },
+		{ "unsigned int", 4 }, { "short int", 2 }, { "short", 2 }, { "signed char", 1 },
+		{ "unsigned char", 1 }, { "bool", 1 }, { "c10::Half", 2 }, { "c10::BFloat16", 2 },
 	};
 	if (!s)
 		return 0;

@@ -29,6 +29,7 @@ enum span_class { C_COMPUTE = 0, C_COMM, C_MEMCPY, C_MEMSET, C_OTHER, C_NONE, C_
 enum coll_type {
 	COLL_NONE = 0, COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
 	COLL_BROADCAST, COLL_REDUCE, COLL_ALL_TO_ALL, COLL_SEND_RECV, COLL_OTHER,
+	COLL_GATHER, COLL_SCATTER, /* rooted; NCCL runs them as SendRecv kernels */
 	COLL__COUNT
 };
 
@@ -41,7 +42,11 @@ const char *kind_name(enum span_kind k);
 const char *coll_type_name(enum coll_type c);
 /* nccl-tests bus bandwidth factor for n ranks (docs/metrics.md). */
 double coll_busbw_factor(enum coll_type c, int n);
-/* Collective type from a PyTorch "Collective name" or a kernel name. */
+/* The collective a name says (vocab.c's one table, docs/metrics.md
+ * "Collective identity"): a kernel name, a launching host op
+ * (nccl:all_to_all, c10d::allreduce_), a PyTorch "Collective name", an NCCL
+ * NVTX range or RCCL API call; COLL_NONE when it says none
+ * (ncclDevKernel_Generic, "wait", "barrier").  Never COLL_OTHER. */
 enum coll_type coll_type_from_name(const char *s);
 /* The role of a named stream of aorta's / upstream AORTA's training JSONL
  * (the by-stream classification of its overlap block): "compute" is

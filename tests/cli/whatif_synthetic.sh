@@ -15,6 +15,7 @@
 #           material and why (the time saved would be idle), and the
 #           prediction must still match the no-late set (its last step,
 #           which ends at its last kernel, is shorter).
+# Last, a set with a rank whose trace lacks its NCCL kernels (incomplete data).
 # Both need the first launch of a fixed rank to move to its peers' (before
 # it stayed where it was measured, so a delay before the first step was
 # never fixed): docs/metrics.md "What-if".
@@ -54,5 +55,23 @@ done
 python3 "$GEN" "$T/d1" 4 --steps 1 --layers 1 >/dev/null 2>&1 && python3 "$GEN" "$T/d2" 4 --steps 1 --layers 1 --host timed --late -1 \
 	--delay-ms 3 --late-where fwd >/dev/null 2>&1 && cmp -s "$T/d1/rank3.json.gz" "$T/d2/rank3.json.gz" && ok ||
 	bad "gen.py: the defaults spelt out give other bytes"
+# incomplete data: three identical ranks, rank 0's trace without its NCCL kernels.
+# The kernels rank 0 lacks are no zero-length peers of ranks 1 and 2's (the
+# starting commit said "fixing rank 1 would make the step 2 % faster; its GPU
+# work is the cause"), and rank 0, whose host gaps hold launches it does not
+# show, is no peer: its fix's ideal is unknown and never the verdict's answer.
+python3 "$GEN" "$T/inc" 3 --steps 2 --layers 4 --host synced --late none >/dev/null 2>&1 || bad "gen.py incomplete failed"
+python3 - "$T/inc" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1] + "/rank0.json.gz", "rt"))
+d["traceEvents"] = [x for x in d["traceEvents"] if not (x.get("cat") == "kernel" and "nccl" in x.get("name", "").lower())]
+with gzip.open(sys.argv[1] + "/rank0.json.gz", "wt") as f:
+    json.dump(d, f)
+PY
+"$A" analyze -q --json "$T/inc.json" "$T/inc" 2>/dev/null || bad "analyze of the incomplete set failed"
+jq -e '.across_ranks.what_if | (.verdict | startswith("no single fix")) and
+       ([.by_rank[] | select(.rank == 0) | .ideal_unknown | test("its trace lacks 24 of the")] | all) and
+       ([.by_rank[] | select(.rank != 0) | .gain_pct < 1] | all)' "$T/inc.json" >/dev/null && ok ||
+	bad "incomplete rank: $(jq -c '.across_ranks.what_if | {verdict, by_rank}' "$T/inc.json")"
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

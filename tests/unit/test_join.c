@@ -910,8 +910,95 @@ static void test_held_out_straggler_fixtures(void)
 	CHECK(cases >= 7);
 }
 
+/* An empty trace of rank r of a world of n ("rankR"). */
+static struct trace *rank_trace(int r, int n)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "rank%d", r);
+	struct trace *t = trace_new(name, "test");
+	t->rank = r;
+	t->world_size = n;
+	return t;
+}
+
+/* Eight ranks on a Unix-epoch clock (ns since 1970, as Kineto writes them):
+ * rank 7 arrives 1 ms after the seven others in each of two all-reduces.
+ * Its lateness is its arrival minus the mean arrival of those who waited,
+ * 1 ms a call; summing absolute arrivals overflowed int64 (5.7e12 ms on
+ * param's 8-rank DLRM trace). */
+static void test_lateness_on_epoch_clock_does_not_overflow(void)
+{
+	struct trace_set s = { 0 };
+	const int64_t t0 = INT64_C(1694128201429795000);
+	for (int r = 0; r < 8; r++) {
+		struct trace *t = rank_trace(r, 8);
+		for (int i = 0; i < 2; i++) {
+			int64_t a0 = t0 + i * 10000000, arr = a0 + (r == 7 ? 1000000 : 0);
+			size_t k = trace_add_device(t, arr, a0 + 1000000 + XFER, AR, strlen(AR), R_KERNEL, 19, -1, 0);
+			struct coll_meta m;
+			coll_meta_init(&m);
+			m.pg_name = strtab_intern(&t->names, "0", 1);
+			trace_set_coll(t, k, &m);
+		}
+		trace_finish(t, NULL);
+		trace_set_add(&s, t);
+	}
+	struct analysis a;
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.matched_groups, 2);
+	CHECK_EQ_I(a.r[7].caused_ns, 2 * 7 * 1000000);
+	CHECK_EQ_I(a.r[7].lateness_ns, 2 * 1000000);
+	for (int r = 0; r < 7; r++)
+		CHECK_EQ_I(a.r[r].lateness_ns, 0);
+	analysis_free(&a);
+}
+
+/* Communication of unknown type (ncclDevKernel_Generic with nothing naming
+ * its collective) is matched by order within its stream and group: each
+ * rank's first NCCL stream with such calls meets the other ranks' first,
+ * whatever their stream ids, and only where every rank has as many calls:
+ * on the second stream rank 1 has one call fewer, so those stay unmatched. */
+#define GEN "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
+static void test_unknown_type_matched_by_order_within_stream_where_counts_agree(void)
+{
+	struct trace_set s = { 0 };
+	for (int r = 0; r < 2; r++) {
+		struct trace *t = rank_trace(r, 2);
+		int32_t s1 = r ? 40 : 20, s2 = r ? 44 : 24; /* stream ids differ across ranks */
+		for (int i = 0; i < 4; i++) {
+			int64_t a0 = 1000000 + i * 1000000;
+			trace_add_device(t, a0 + r * 1000, a0 + 200000, GEN, strlen(GEN), R_KERNEL, s1, -1, 0);
+			if (i < 3 - r)
+				trace_add_device(t, a0 + 300000, a0 + 500000, GEN, strlen(GEN), R_KERNEL, s2, -1, 0);
+		}
+		trace_finish(t, NULL);
+		trace_set_add(&s, t);
+	}
+	CHECK_EQ_I(s.t[0]->coll_type[0], COLL_OTHER);
+	struct analysis a;
+	struct analysis_opts o = opts();
+	o.what_if = WHATIF_SKIP;
+	analysis_from_set(&s, &o, &a);
+	CHECK_EQ_I(a.unknown_type_calls, 4 + 3 + 4 + 2);
+	CHECK_EQ_I(a.matched_groups, 4);
+	CHECK_EQ_I(a.unknown_type_matched, 8);
+	CHECK_EQ_I(a.unmatched_calls, 3 + 2);
+	for (size_t i = 0; i < a.n; i++)
+		for (size_t j = 0; j < a.r[i].ninst; j++) {
+			const struct comm_inst *c = &a.r[i].inst[j];
+			int first = c->stream == 20 || c->stream == 40;
+			CHECK_EQ_I(c->grp >= 0, first);
+		}
+	/* rank 1 arrives 1 us late on the first stream: rank 0 waited 1 us each time */
+	CHECK_EQ_I(a.r[0].wait_ns, 4 * 1000);
+	analysis_free(&a);
+}
+
 int main(void)
 {
+	TEST(test_unknown_type_matched_by_order_within_stream_where_counts_agree);
+	TEST(test_lateness_on_epoch_clock_does_not_overflow);
 	TEST(test_constant_late_rank);
 	TEST(test_immaterial_waiting_names_no_late_rank);
 	TEST(test_intermittent_lateness_counts_waiting_not_arrivals);

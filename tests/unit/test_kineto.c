@@ -17,6 +17,7 @@
  * bytes) so the refill/retry path is exercised at every byte boundary.
  */
 #include "ingest/ingest.h"
+#include "ingest/kineto_fast.h"
 #include "testing.h"
 
 #include <stdint.h>
@@ -841,6 +842,103 @@ static void test_file_gzip_corrupt_and_truncated(void)
 	rmdir(dir);
 }
 
+/* Collective identity from the launching host op (docs/metrics.md
+ * "Collective identity"): a kernel launched on a thread inside a host
+ * collective call (c10d::*, record_param_comms, nccl:*) learns its
+ * collective, size and group from the innermost ones; a launch on another
+ * thread, or outside any, does not; a compute kernel stays compute; a peer
+ * copy inside a collective call is that collective, a local copy stays a
+ * copy.  The events are written in the profiler's own layout (the fast
+ * path) and read again with the fast path off and at small windows. */
+#define PEV(cat, name, tid, ts, dur, args) "{\n    \"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name \
+	"\", \"pid\": 1, \"tid\": " tid ",\n    \"ts\": " ts ", \"dur\": " dur ",\n    \"args\": " args "\n  }"
+static void test_snippet_host_op_names_the_collective(void)
+{
+	const char *j = "{\"traceEvents\": [\n  "
+		PEV("user_annotation", "ProfilerStep#3", "5", "0", "1000", "{}") ",\n  "
+		PEV("cpu_op", "c10d::alltoall_base_", "5", "10", "90",
+		    "{\"Input Dims\": [[6144], [6144], [], [], [], []], \"Input type\": [\"float\", \"float\", \"\", \"\", \"\", \"Scalar\"]}") ",\n  "
+		PEV("cpu_op", "record_param_comms", "5", "12", "80",
+		    "{\"Input Dims\": [[6144], [], [], [], [], [], []], \"Input type\": [\"float\", \"Scalar\"]}") ",\n  "
+		PEV("cpu_op", "nccl:all_to_all", "5", "20", "60", "{\"Input Dims\": [[3, 2048]], \"Input type\": [\"long int\"]}") ",\n  "
+		PEV("cuda_runtime", "cudaLaunchKernel", "5", "30", "5", "{\"correlation\": 11}") ",\n  "
+		PEV("cuda_runtime", "cudaLaunchKernel", "5", "150", "5", "{\"correlation\": 12}") ",\n  "
+		PEV("cuda_runtime", "cudaLaunchKernel", "6", "50", "5", "{\"correlation\": 13}") ",\n  "
+		PEV("cuda_runtime", "cudaLaunchKernel", "5", "200", "5", "{\"correlation\": 14}") ",\n  "
+		PEV("cpu_op", "c10d::allreduce_", "5", "300", "100", "{\"Input Dims\": [[], [], [], []]}") ",\n  "
+		PEV("cpu_op", "record_param_comms", "5", "305", "90",
+		    "{\"Collective name\": \"allreduce\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", "
+		    "\"In msg nelems\": 10, \"Out msg nelems\": 10, \"dtype\": \"Float\", \"Group size\": 2}") ",\n  "
+		PEV("cuda_runtime", "cudaLaunchKernel", "5", "310", "5", "{\"correlation\": 15}") ",\n  "
+		PEV("cpu_op", "nccl:all_gather", "5", "500", "100", "{}") ",\n  "
+		PEV("cuda_runtime", "cudaMemcpyAsync", "5", "510", "5", "{\"correlation\": 16}") ",\n  "
+		PEV("cuda_runtime", "cudaMemcpyAsync", "5", "520", "5", "{\"correlation\": 17}") ",\n  "
+		PEV("kernel", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "84",
+		    "100", "50", "{\"stream\": 84, \"correlation\": 11}") ",\n  "
+		PEV("kernel", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "84",
+		    "160", "10", "{\"stream\": 84, \"correlation\": 12}") ",\n  "
+		PEV("kernel", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "84",
+		    "180", "10", "{\"stream\": 84, \"correlation\": 13}") ",\n  "
+		PEV("kernel", "void at::native::vectorized_elementwise_kernel<4>", "7", "210", "10",
+		    "{\"stream\": 7, \"correlation\": 14}") ",\n  "
+		PEV("kernel", "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "84", "400", "20",
+		    "{\"stream\": 84, \"correlation\": 15}") ",\n  "
+		PEV("gpu_memcpy", "Memcpy PtoP (Device -> Device)", "84", "600", "20",
+		    "{\"stream\": 84, \"correlation\": 16, \"bytes\": 4096}") ",\n  "
+		PEV("gpu_memcpy", "Memcpy DtoD (Device -> Device)", "84", "630", "20",
+		    "{\"stream\": 84, \"correlation\": 17, \"bytes\": 4096}") "\n]}";
+	static const struct { uint8_t kind, coll; uint64_t bytes; } want[] = {
+		{ K_COMM, COLL_ALL_TO_ALL, 6144 * 8 }, /* nccl:all_to_all's 3 x 2048 long ints */
+		{ K_COMM, COLL_SEND_RECV, 0 },         /* launched outside any host op */
+		{ K_COMM, COLL_SEND_RECV, 0 },         /* launched on another thread */
+		{ K_COMPUTE_OTHER, COLL_NONE, 0 },
+		{ K_COMM, COLL_ALL_REDUCE, 40 },       /* record_param_comms' Collective name */
+		{ K_COMM, COLL_ALL_GATHER, 4096 },     /* a peer copy of nccl:all_gather */
+		{ K_MEMCPY_D2D, COLL_NONE, 4096 },     /* a local copy stays a copy */
+	};
+	static const long win[] = { 0, 16, 37, 100 };
+	for (int fast = 0; fast < 2; fast++)
+		for (size_t w = 0; w < sizeof(win) / sizeof(win[0]); w++) {
+			struct trace_set ts;
+			struct aorta_error e;
+			if (!fast)
+				setenv("AORTA_KINETO_NOFAST", "1", 1);
+			set_window(win[w]);
+			uint64_t f0 = kineto_fast_events();
+			enum aorta_status st = load_mem(j, &ts, &e);
+			set_window(0);
+			unsetenv("AORTA_KINETO_NOFAST");
+			CHECK_EQ_I(st, AORTA_OK);
+			if (fast && !win[w])
+				CHECK_EQ_I(kineto_fast_events() - f0, 21); /* all 21 events by the fast path */
+			if (st || ts.n != 1)
+				continue;
+			const struct trace *t = ts.t[0];
+			CHECK_EQ_I(t->n, 7);
+			for (size_t i = 0; i < t->n && i < 7; i++) {
+				if (t->kind[i] != want[i].kind || t->coll_type[i] != want[i].coll || t->bytes[i] != want[i].bytes)
+					fprintf(stderr, "    span %zu: %s/%s %llu bytes\n", i, kind_name((enum span_kind)t->kind[i]),
+						coll_type_name((enum coll_type)t->coll_type[i]), (unsigned long long)t->bytes[i]);
+				CHECK_EQ_I(t->kind[i], want[i].kind);
+				CHECK_EQ_I(t->coll_type[i], want[i].coll);
+				CHECK_EQ_I(t->bytes[i], want[i].bytes);
+			}
+			if (t->n == 7 && t->meta[4] != UINT32_MAX) {
+				const struct coll_meta *m = &t->coll[t->meta[4]];
+				CHECK_STR(strtab_get(&t->names, m->pg_ranks), "0,1");
+				CHECK_STR(strtab_get(&t->names, m->pg_name), "0");
+				CHECK_EQ_I(m->group_size, 2);
+			} else {
+				CHECK(0);
+			}
+			if (t->n == 7 && t->meta[0] != UINT32_MAX)
+				CHECK_STR(strtab_get(&t->names, t->coll[t->meta[0]].host_op), "nccl:all_to_all");
+			else
+				CHECK(0);
+			trace_set_release(&ts);
+		}
+}
+
 int main(void)
 {
 	TEST(test_real_ddp12_rank0_counts_match_python);
@@ -864,5 +962,6 @@ int main(void)
 	TEST(test_snippet_structural_errors_name_offset);
 	TEST(test_snippet_nul_byte_is_an_error);
 	TEST(test_file_gzip_corrupt_and_truncated);
+	TEST(test_snippet_host_op_names_the_collective);
 	return test_report();
 }

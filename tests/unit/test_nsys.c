@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "ingest/ingest.h"
+#include "overlap/analysis.h"
 #include "ingest/sqlite_util.h"
 #include "timeline/timeline.h"
 
@@ -390,6 +391,98 @@ static void test_step_name_rule(void)
 #undef STEP
 }
 
+/* NCCL's NVTX ranges name the collective of the kernels launched inside
+ * them (docs/metrics.md "Collective identity"): two processes, an
+ * ncclDevKernel_Generic launched in ncclAllReduce is an all-reduce; a group
+ * ncclGroupStart, ncclSend (ncclRecv on the other rank), ncclGroupEnd
+ * launches a SendRecv kernel at its end.  The ranges' payloads, exported as
+ * JSON text, give the communicator (process group), size, peer and NCCL
+ * 2.28's seqNumber: the all-reduces are matched by sequence number (rank 1
+ * lists them in another order), the send with its recv by peer. */
+#define GT(pid) ((INT64_C(pid) << 24) | 1)
+static const char *nccl_sql =
+	"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+	"INSERT INTO StringIds VALUES (1, 'ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)'),"
+	" (2, 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)'), (3, 'ncclAllReduce'),"
+	" (4, '{\"NCCL communicator ID\": 18446744073709551000, \"Message size [bytes]\": 8192, \"seqNumber\": 6}');"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+	" demangledName INTEGER, shortName INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"
+	" correlationId INTEGER, globalTid INTEGER);"
+	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, \"end\" INTEGER, eventType INTEGER NOT NULL,"
+	" text TEXT, textId INTEGER, globalTid INTEGER, jsonText TEXT, jsonTextId INTEGER);";
+
+static void test_nccl_ranges_name_the_collective_with_payloads(void)
+{
+	const char *p = "/tmp/aorta_test_nsys_nccl.sqlite";
+	char sql[8192];
+	int o = snprintf(sql, sizeof(sql), "%s", nccl_sql);
+	for (int r = 0; r < 2; r++) {
+		long long gp = (long long)(r ? 200 : 100) << 24, gt = gp | 1, d = r * 100; /* rank 1 arrives 100 ns later */
+		/* the ranges: seqNumber 5, then 6 (jsonTextId 4); rank 0's kernels run
+		 * them in that order, rank 1's in the other */
+		int s1 = 5;
+		o += snprintf(sql + o, sizeof(sql) - (size_t)o,
+			      "INSERT INTO NVTX_EVENTS VALUES (100, 200, 59, 'ncclAllReduce', NULL, %lld,"
+			      " '{\"NCCL communicator ID\": 18446744073709551000, \"Message size [bytes]\": 4096, \"seqNumber\": %d}', NULL),"
+			      " (300, 400, 59, NULL, 3, %lld, NULL, %d),"
+			      " (500, 510, 59, 'ncclGroupStart', NULL, %lld, NULL, NULL),"
+			      " (510, 520, 59, '%s', NULL, %lld, '{\"NCCL communicator ID\": 7, \"Message size [bytes]\": 1024, \"Peer rank\": %d}', NULL),"
+			      " (520, 600, 59, 'ncclGroupEnd', NULL, %lld, NULL, NULL);"
+			      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (150, 160, 1, %lld), (350, 360, 2, %lld), (550, 560, 3, %lld);"
+			      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%lld, 2000, %d, 20, %d, %lld, 1, 1),"
+			      " (%lld, 4000, %d, 20, %d, %lld, 1, 1), (%lld, 6000, %d, 21, 3, %lld, 2, 2);",
+			      gt, s1, gt, r ? 4 : 4, gt, r ? "ncclRecv" : "ncclSend", gt, r ? 0 : 1, gt, gt, gt, gt,
+			      1000 + d, r, r ? 2 : 1, gp, 3000 + d, r, r ? 1 : 2, gp, 5000 + d, r, gp);
+	}
+	struct trace_set s = { 0 };
+	struct aorta_error e = { 0 };
+	if (make_db(p, sql) != SQLITE_OK)
+		SKIP("cannot build a database in /tmp");
+	CHECK_EQ_I(ingest_nsys(p, &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 2);
+	if (s.n != 2)
+		goto out;
+	for (size_t r = 0; r < 2; r++) {
+		const struct trace *t = s.t[r];
+		CHECK_EQ_I(t->n, 3);
+		if (t->n != 3)
+			continue;
+		CHECK_EQ_I(t->coll_type[0], COLL_ALL_REDUCE);
+		CHECK_EQ_I(t->coll_type[1], COLL_ALL_REDUCE);
+		CHECK_EQ_I(t->coll_type[2], COLL_SEND_RECV);
+		for (size_t i = 0; i < 3; i++)
+			CHECK(t->meta[i] != UINT32_MAX);
+		if (t->meta[0] != UINT32_MAX) {
+			const struct coll_meta *m = &t->coll[t->meta[0]];
+			CHECK_STR(strtab_get(&t->names, m->pg_name), "18446744073709551000");
+			CHECK_STR(strtab_get(&t->names, m->host_op), "ncclAllReduce");
+		}
+		CHECK_EQ_I(t->bytes[0], r ? 8192 : 4096); /* rank 1 runs seqNumber 6 first */
+		CHECK_EQ_I(t->bytes[1], r ? 4096 : 8192);
+		if (t->meta[2] != UINT32_MAX) {
+			const struct coll_meta *m = &t->coll[t->meta[2]];
+			CHECK_EQ_I(m->peer, r ? 0 : 1);
+			CHECK_EQ_I(m->p2p, r ? P2P_RECV : P2P_SEND);
+		}
+	}
+	struct analysis a;
+	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+	ao.threads = 1;
+	ao.what_if = WHATIF_SKIP;
+	analysis_from_set(&s, &ao, &a);
+	CHECK_EQ_I(a.matched_groups, 3);
+	CHECK_EQ_I(a.matched_by_seq, 2);
+	CHECK_EQ_I(a.unmatched_calls, 0);
+	analysis_free(&a);
+	unlink(p);
+	return;
+out:
+	trace_set_release(&s);
+	unlink(p);
+}
+
 int main(void)
 {
 	TEST(test_before_splits_two_processes_into_two_ranks);
@@ -400,5 +493,6 @@ int main(void)
 	TEST(test_bad_inputs_are_input_errors_naming_the_file);
 	TEST(test_empty_export_has_no_ranks);
 	TEST(test_step_name_rule);
+	TEST(test_nccl_ranges_name_the_collective_with_payloads);
 	return test_report();
 }

@@ -334,6 +334,56 @@ static void test_csv_prefixed_siblings_steps_and_launches(void)
 	rmdir(dir);
 }
 
+
+/* RCCL's API calls (rccl_trace.csv beside the kernels) name the collective
+ * of the RCCL kernels launched inside them on the same thread (docs/metrics.md
+ * "Collective identity"): ncclDevKernel_Generic_1, which names none, launched
+ * (hip_trace.csv, correlation 11, thread 9) inside ncclAllReduce on thread 9
+ * is an all-reduce; the one launched on thread 8 while thread 9 was in
+ * ncclAllGather stays of unknown type. */
+static void test_csv_rccl_calls_name_the_collective(void)
+{
+	char dir[] = "/tmp/aorta_rocprof_XXXXXX";
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+	const char *files[3];
+	char *k = malloc(sizeof(hdr70) + 512);
+
+	if (!mkdtemp(dir))
+		SKIP("mkdtemp failed");
+	strcpy(k, hdr70);
+	strcat(k, "\n\"KERNEL_DISPATCH\",\"Agent 4\",1,1,9,1,10,\"ncclDevKernel_Generic_1\",11,1000,2000,0,0,8,0,16,64,1,1,1,1,1\n"
+		    "\"KERNEL_DISPATCH\",\"Agent 4\",1,1,8,1,10,\"ncclDevKernel_Generic_1\",12,5000,7000,0,0,8,0,16,64,1,1,1,1,1\n");
+	files[0] = write_tmp(dir, "77_kernel_trace.csv", k);
+	files[1] = write_tmp(dir, "77_hip_trace.csv",
+		  "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+		  "\"HIP_RUNTIME_API\",\"hipExtLaunchKernel\",77,9,11,900,950\n"
+		  "\"HIP_RUNTIME_API\",\"hipExtLaunchKernel\",77,8,12,4900,4950\n");
+	files[2] = write_tmp(dir, "77_rccl_trace.csv",
+		  "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+		  "\"RCCL_API\",\"ncclAllReduce\",77,9,20,800,990\n"
+		  "\"RCCL_API\",\"ncclAllGather\",77,9,21,4800,4990\n");
+	free(k);
+	if (!files[0] || !files[1] || !files[2])
+		SKIP("cannot write temporary files");
+	CHECK_EQ_I(ingest_rocprof_csv(files[0], &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n == 1 && s.t[0]->n == 2) {
+		const struct trace *t = s.t[0];
+		CHECK_EQ_I(t->kind[0], K_COMM);
+		CHECK_EQ_I(t->coll_type[0], COLL_ALL_REDUCE);
+		CHECK_EQ_I(t->kind[1], K_COMM);
+		CHECK_EQ_I(t->coll_type[1], COLL_OTHER);
+	} else {
+		CHECK(0);
+	}
+	trace_set_release(&s);
+	for (int i = 0; i < 3; i++)
+		if (files[i])
+			unlink(files[i]);
+	rmdir(dir);
+}
+
 /* ------------------------------------------------------------------------ */
 /* JSON                                                                       */
 
@@ -492,8 +542,52 @@ static void test_json_empty_records_gives_one_empty_trace(void)
 	trace_set_release(&s);
 }
 
+/* rocprofv3 JSON: an rccl_api record (ncclAllReduce: operation 1 of the
+ * RCCL_API operations in strings, which come after the records) around the
+ * hip_api launch of an ncclDevKernel_Generic_1 on the same thread names its
+ * collective; a launch on another thread does not. */
+static const char json_rccl[] =
+	"{\"rocprofiler-sdk-tool\":[{\"metadata\":{\"pid\":77},"
+	"\"agents\":[{\"id\":{\"handle\":12},\"type\":2,\"node_id\":2,\"logical_node_id\":2}],"
+	"\"buffer_records\":{\"kernel_dispatch\":["
+	"{\"correlation_id\":{\"internal\":5,\"external\":0},\"start_timestamp\":100,\"end_timestamp\":250,"
+	"\"dispatch_info\":{\"agent_id\":{\"handle\":12},\"queue_id\":{\"handle\":3},\"kernel_id\":7}},"
+	"{\"correlation_id\":{\"internal\":6,\"external\":0},\"start_timestamp\":300,\"end_timestamp\":450,"
+	"\"dispatch_info\":{\"agent_id\":{\"handle\":12},\"queue_id\":{\"handle\":3},\"kernel_id\":7}}],"
+	"\"hip_api\":[{\"kind\":1,\"operation\":4,\"thread_id\":3,\"correlation_id\":{\"internal\":5,\"external\":0},"
+	"\"start_timestamp\":90,\"end_timestamp\":95},"
+	"{\"kind\":1,\"operation\":4,\"thread_id\":4,\"correlation_id\":{\"internal\":6,\"external\":0},"
+	"\"start_timestamp\":92,\"end_timestamp\":96}],"
+	"\"rccl_api\":[{\"kind\":9,\"operation\":1,\"thread_id\":3,\"correlation_id\":{\"internal\":4,\"external\":0},"
+	"\"start_timestamp\":80,\"end_timestamp\":99}]},"
+	"\"kernel_symbols\":[{\"kernel_id\":7,\"kernel_name\":\"ncclDevKernel_Generic_1\"}],"
+	"\"strings\":{\"buffer_records\":[{\"kind\":\"HIP_RUNTIME_API\",\"operations\":[\"a\",\"b\",\"c\",\"d\",\"hipLaunchKernel\"]},"
+	"{\"operations\":[\"ncclAllGather\",\"ncclAllReduce\"],\"kind\":\"RCCL_API\"}]}}]}";
+
+static void test_json_rccl_calls_name_the_collective(void)
+{
+	struct trace_set s = { 0 };
+	struct aorta_error e;
+
+	CHECK_EQ_I(ingest_rocprof_json_mem("r.json", json_rccl, strlen(json_rccl), &opts, &s, &e), AORTA_OK);
+	CHECK_EQ_I(s.n, 1);
+	if (s.n == 1 && s.t[0]->n == 2) {
+		const struct trace *t = s.t[0];
+		CHECK_EQ_I(t->kind[0], K_COMM);
+		CHECK_EQ_I(t->coll_type[0], COLL_ALL_REDUCE);
+		CHECK_EQ_I(t->coll_type[1], COLL_OTHER); /* launched on thread 4 */
+		CHECK(t->launch_ns[0] == 90 && t->launch_ns[1] == 92);
+	} else {
+		CHECK(0);
+	}
+	CHECK_EQ_I(s.n ? s.t[0]->skipped : 1, 0);
+	trace_set_release(&s);
+}
+
 int main(void)
 {
+	TEST(test_json_rccl_calls_name_the_collective);
+	TEST(test_csv_rccl_calls_name_the_collective);
 	TEST(test_csv_rocm70_real_kernel_and_sibling_copies);
 	TEST(test_csv_rocm62_real_18_columns_numeric_agent);
 	TEST(test_csv_quoting_rfc4180);

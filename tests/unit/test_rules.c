@@ -31,6 +31,13 @@ static void test_builtin_table_classifies_real_kernel_names(void)
 		{ "(anonymous namespace)::two_shot_all_reduce_kernel_inplace<float>", K_COMM, COLL_ALL_REDUCE },
 		{ "cross_device_reduce_1stage<float, 8>", K_COMM, COLL_ALL_REDUCE },
 		{ "void deep_ep::intranode::dispatch<8, 768>(int)", K_COMM, COLL_ALL_TO_ALL },
+		/* DeepSeek's profile-data train.json (EP64, H800) */
+		{ "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*)", K_COMM,
+		  COLL_ALL_TO_ALL },
+		{ "void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*)", K_COMM, COLL_ALL_TO_ALL },
+		{ "void deep_ep::internode_ll::dispatch<8>(void*)", K_COMM, COLL_ALL_TO_ALL },
+		{ "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*)", K_COMPUTE_OTHER,
+		  COLL_NONE },
 		{ "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", K_GEMM, COLL_NONE },
 		{ "nvjet_tst_128x256", K_GEMM, COLL_NONE },
 		{ "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", K_GEMM, COLL_NONE },
@@ -142,11 +149,53 @@ static void test_busbw_factors_and_dtypes(void)
 	CHECK_EQ_I(coll_type_from_name("allreduce"), COLL_ALL_REDUCE);
 }
 
+/* The one table of collective names (vocab.c, docs/metrics.md "Collective
+ * identity"): kernel names of NCCL/RCCL versions, launching host ops,
+ * PyTorch's Collective names, NCCL NVTX ranges; names that say nothing. */
+static void test_collective_identity_table(void)
+{
+	static const struct { const char *name; enum coll_type c; } cases[] = {
+		{ "nccl:all_to_all", COLL_ALL_TO_ALL }, { "c10d::alltoall_base_", COLL_ALL_TO_ALL },
+		{ "all_to_allv", COLL_ALL_TO_ALL }, { "ncclAllToAll", COLL_ALL_TO_ALL },
+		{ "nccl:all_reduce", COLL_ALL_REDUCE }, { "c10d::allreduce_", COLL_ALL_REDUCE },
+		{ "_c10d_functional::all_reduce", COLL_ALL_REDUCE }, { "allreduce_coalesced", COLL_ALL_REDUCE },
+		{ "nccl:_all_gather_base", COLL_ALL_GATHER }, { "_allgather_base", COLL_ALL_GATHER },
+		{ "allgather_into_tensor_coalesced", COLL_ALL_GATHER }, { "ncclAllGather", COLL_ALL_GATHER },
+		{ "nccl:_reduce_scatter_base", COLL_REDUCE_SCATTER },
+		{ "reduce_scatter_tensor_coalesced", COLL_REDUCE_SCATTER }, { "ncclReduceScatter", COLL_REDUCE_SCATTER },
+		{ "c10d::broadcast_", COLL_BROADCAST }, { "ncclBcast", COLL_BROADCAST },
+		{ "c10d::reduce_", COLL_REDUCE }, { "ncclReduce", COLL_REDUCE },
+		{ "c10d::gather_", COLL_GATHER }, { "nccl:gather", COLL_GATHER },
+		{ "c10d::scatter_", COLL_SCATTER },
+		{ "nccl:send", COLL_SEND_RECV }, { "c10d::recv_", COLL_SEND_RECV }, { "ncclSend", COLL_SEND_RECV },
+		{ "irecv", COLL_SEND_RECV },
+		{ "ncclSymkDevKernel_AllReduce_RSxLDMC_AGxSTMC", COLL_ALL_REDUCE },
+		{ "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", COLL_SEND_RECV },
+		{ "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 8>", COLL_ALL_REDUCE },
+		{ "userbuffers_fp16_sum_inplace_gpu_rr_rs", COLL_REDUCE_SCATTER },
+		/* names that say no collective */
+		{ "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", COLL_NONE },
+		{ "rcclGenericKernel", COLL_NONE }, { "wait", COLL_NONE }, { "c10d::barrier", COLL_NONE },
+		{ "ncclGroupEnd", COLL_NONE }, { "record_param_comms", COLL_NONE }, { "", COLL_NONE },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum coll_type c = coll_type_from_name(cases[i].name);
+		if (c != cases[i].c)
+			fprintf(stderr, "    '%s' -> %s, expected %s\n", cases[i].name, coll_type_name(c),
+				coll_type_name(cases[i].c));
+		CHECK_EQ_I(c, cases[i].c);
+	}
+	CHECK_EQ_I(coll_type_from_name(NULL), COLL_NONE);
+	CHECK_STR(coll_type_name(COLL_GATHER), "gather");
+	CHECK_STR(coll_type_name(COLL_SCATTER), "scatter");
+}
+
 int main(void)
 {
 	TEST(test_builtin_table_classifies_real_kernel_names);
 	TEST(test_memcpy_and_memset_records_by_type_and_direction);
 	TEST(test_user_rules_come_first_and_errors_name_the_line);
 	TEST(test_busbw_factors_and_dtypes);
+	TEST(test_collective_identity_table);
 	return test_report();
 }

@@ -140,8 +140,34 @@ static size_t rank_calls(const struct rank_result *r, int32_t *j, uint32_t *inst
 	return m;
 }
 
+/* Rank i's communication no matched collective holds (OPF_UCOMM), with
+ * the type of its call record where it has one (ranks in parallel). */
+static void unmatched_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	struct whatif_ctx *c = arg;
+	struct rank_input *k = &c->k[i];
+	const struct rank_result *r = k->r;
+	uint8_t *comm = xmalloc(k->t.nkey ? k->t.nkey : 1); /* per key: communication */
+	for (size_t x = 0; x < k->t.nkey; x++)
+		comm[x] = k->t.keys[x].kind == K_COMM;
+	for (size_t j = 0; j < k->n; j++)
+		if (comm[ot_keyi(&k->t, j)] && !(k->flags[j] & OPF_CALL))
+			k->flags[j] |= OPF_UCOMM;
+	free(comm);
+	size_t m = 0;
+	for (size_t q = 0; q < r->ninst; q++)
+		m += r->inst[q].op >= 0 && (size_t)r->inst[q].op < k->n && (k->flags[r->inst[q].op] & OPF_UCOMM);
+	k->ucomm = xmalloc((m ? m : 1) * sizeof(*k->ucomm));
+	for (size_t q = 0; q < r->ninst; q++)
+		if (r->inst[q].op >= 0 && (size_t)r->inst[q].op < k->n && (k->flags[r->inst[q].op] & OPF_UCOMM))
+			k->ucomm[k->nucomm++] = (struct ucomm_in){ r->inst[q].op, r->inst[q].type, { 0 } };
+	qsort(k->ucomm, k->nucomm, sizeof(*k->ucomm), wi_cmp_i32);
+}
+
 /* The matched collectives of the join and their calls in the op tables;
- * each call's ideal transfer; per rank its matched calls (OPF_CALL). */
+ * each call's ideal transfer; per rank its matched calls (OPF_CALL) and
+ * the communication no matched collective holds (OPF_UCOMM). */
 void wi_build_groups(struct whatif_ctx *c)
 {
 	int64_t ng = 0;
@@ -213,6 +239,7 @@ void wi_build_groups(struct whatif_ctx *c)
 	}
 	for (size_t i = 0; i < c->n; i++) /* members are in collective order: each rank's, by op */
 		qsort(c->k[i].calls, c->k[i].ncalls, sizeof(*c->k[i].calls), wi_cmp_i32);
+	pool_for(c->nt, c->n, unmatched_task, c);
 	free(c->gmi);
 	c->gmi = NULL;
 }

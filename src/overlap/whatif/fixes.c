@@ -146,7 +146,8 @@ void wi_excess_task(void *arg, size_t w, size_t i)
 		int32_t slot = op_slot(c, k, j, q, pos[q]++);
 		int64_t d = meas_e(k, j) - meas_s(k, j), g = op_gap(k, j);
 		int64_t md = wi_peer_median(c, slot, d, 0), mg = wi_peer_median(c, slot, g, 1);
-		e += (double)(d > md ? d - md : 0);
+		if (!(k->flags[j] & OPF_UCOMM)) /* unmatched communication keeps its duration (wi_dur_fixed) */
+			e += (double)(d > md ? d - md : 0);
 		e += (double)(g > mg ? g - mg : 0);
 	}
 	free(pos);
@@ -327,6 +328,8 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	for (size_t q = 0; q < nc; q++) {
 		snprintf(b, sizeof(b), "rank %d", c->a->r[cand[q]].rank);
 		add_fix(&v, &n, &cap, b, c->a->r[cand[q]].rank, NULL);
+		if (c->incomplete && c->incomplete[cand[q]]) /* its ideal is unknown (wi_isolate_incomplete) */
+			v[n - 1].f.unknown = xstrdup(c->incomplete[cand[q]]);
 		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
 			continue;
 		mask[cand[q]] = 1;
@@ -385,7 +388,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	 * not replayed when either is not material. */
 	int cats = c->n <= ALL_RANKS_MAX || (rep_mean - ideal_mean > lim && !(ideal_complete <= lim));
 	for (int cat = 0; cats && cat < WC__N; cat++) {
-		if (!present[cat])
+		if (!present[cat] || cat >= WC_UCOLL) /* unmatched communication: nothing to fix it to */
 			continue;
 		add_fix(&v, &n, &cap, wi_cat_name(cat, b, sizeof(b)), -1, NULL);
 		struct scenario sc = { SC_CAT, NULL, -1, 0, cat, NULL, NULL };

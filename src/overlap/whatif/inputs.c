@@ -19,7 +19,12 @@ const char *wi_cat_name(int c, char *buf, size_t n)
 					     "host launch gaps" };
 	if (c < WC_COLL)
 		return names[c];
-	snprintf(buf, n, "%s transfer", coll_type_name((enum coll_type)(c - WC_COLL)));
+	if (c >= WC_UCOLL && c - WC_UCOLL == COLL_OTHER)
+		snprintf(buf, n, "unmatched communication of unknown type");
+	else if (c >= WC_UCOLL)
+		snprintf(buf, n, "unmatched %s", coll_type_name((enum coll_type)(c - WC_UCOLL)));
+	else
+		snprintf(buf, n, "%s transfer", coll_type_name((enum coll_type)(c - WC_COLL)));
 	return buf;
 }
 
@@ -39,6 +44,10 @@ int wi_op_cat(const struct whatif_ctx *c, const struct rank_input *k, size_t j)
 	if (k->flags[j] & OPF_CALL) {
 		ptrdiff_t x = wi_find_op(k->calls, k->ncalls, sizeof(*k->calls), (int32_t)j);
 		return WC_COLL + c->gm[k->calls[x].m].type;
+	}
+	if (k->flags[j] & OPF_UCOMM) {
+		ptrdiff_t x = wi_find_op(k->ucomm, k->nucomm, sizeof(*k->ucomm), (int32_t)j);
+		return WC_UCOLL + (x >= 0 ? k->ucomm[x].type : COLL_OTHER);
 	}
 	return wi_kind_cat(ot_key(&k->t, j)->kind);
 }
@@ -312,7 +321,7 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 
 void wi_rank_free(struct rank_input *k)
 {
-	void *p[] = { k->flags, k->snext, k->gap, k->gapx, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls,
+	void *p[] = { k->flags, k->snext, k->gap, k->gapx, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls, k->ucomm,
 		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);

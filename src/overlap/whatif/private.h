@@ -7,6 +7,7 @@
  *   optable.c      the op table of one rank, from its timeline (analysis_rank)
  *   walk.c         a rank's measured ops in launch and stream order
  *   inputs.c       each rank's measured inputs on the aligned clock
+ *   incomplete.c   ranks whose trace lacks their class's ops (no peers)
  *   collectives.c  the join's matched collectives as the replay's calls
  *   slots.c        slots (the same op on the ranks of a work class) and
  *                  their ideals, the first launches' ideals
@@ -210,7 +211,14 @@ static inline int32_t ot_step_at(const struct op_view *t, uint32_t *run, size_t 
 
 /* ---- a rank's measured inputs (inputs.c) ---------------------------------------- */
 
-enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC__N = WC_COLL + COLL__COUNT };
+/* WC_UCOLL + type: communication the join could not match across ranks
+ * (a call of part of its group, of unknown peer, of unknown type with
+ * counts that differ).  Communication is never compute: such a call keeps
+ * its measured duration in every replay (its waiting cannot be told from
+ * its transfer, so no ideal exists for it: wi_dur_fixed), is no op-type
+ * fix, and the critical path names it "unmatched <type>". */
+enum wcat { WC_GEMM, WC_ATTN, WC_COMPUTE, WC_MEMORY, WC_HOST, WC_COLL, WC_UCOLL = WC_COLL + COLL__COUNT,
+	    WC__N = WC_UCOLL + COLL__COUNT };
 
 /* Per op, what the replay checks before it looks an op up in a list. */
 enum {
@@ -220,7 +228,11 @@ enum {
 	OPF_REF = 8,                 /* another op or the host waits for its end (refs) */
 	OPF_CALL = 16,               /* a call of a matched collective (calls) */
 	OPF_LAUNCH = 32,             /* its launch is known */
+	OPF_UCOMM = 64,              /* communication no matched collective holds (WC_UCOLL): as measured */
 };
+
+/* An unmatched call (OPF_UCOMM): its op and its collective type. */
+struct ucomm_in { int32_t j; uint8_t type, pad[3]; };
 
 /* A dependency of op j on op d (on stream dq), whose end is refs' entry ref. */
 struct dep_in { int32_t j, d, ref; uint16_t dq; };
@@ -253,6 +265,8 @@ struct rank_input {
 	size_t nrefs;
 	struct call_in *calls;       /* sorted by j */
 	size_t ncalls;
+	struct ucomm_in *ucomm;      /* the unmatched calls with a call record (r->inst), sorted by j */
+	size_t nucomm;
 	struct ot_esc *gapx;         /* the gaps that do not fit gap, by op */
 	size_t ngapx;
 	int32_t *lorder;             /* the launch order, where a stream's launches are not in its order, else NULL */
@@ -487,6 +501,8 @@ struct whatif_ctx {
 	size_t naord;
 	struct balance *bal;         /* the stage balance (SC_BAL), else NULL */
 	int manystreams;             /* a rank has more streams than a dense index holds */
+	char **incomplete;           /* per rank: why its trace lacks its peers' ops (wi_isolate_incomplete),
+	                              * else NULL */
 };
 
 /* Op j's slot (q its stream, pos its place there; -1: none). */
@@ -530,6 +546,10 @@ int wi_kind_cat(int kind);
 int wi_op_cat(const struct whatif_ctx *c, const struct rank_input *k, size_t j);
 void wi_rank_init(struct whatif_ctx *c, size_t i);
 void wi_rank_free(struct rank_input *k);
+
+/* incomplete.c: each rank whose trace lacks ops most of its class run in
+ * a class of its own (c->incomplete[i] says why); returns how many. */
+size_t wi_isolate_incomplete(struct whatif_ctx *c);
 
 /* collectives.c */
 void wi_build_groups(struct whatif_ctx *c);
@@ -625,6 +645,8 @@ static inline int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scen
 		     size_t j, int32_t slot, int64_t d)
 {
 	int64_t d2 = d;
+	if (k->flags[j] & OPF_UCOMM)
+		return d; /* unmatched communication: no ideal (enum wcat) */
 	switch (sc->type) {
 	case SC_ALL:
 		if (slot >= 0)

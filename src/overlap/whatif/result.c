@@ -34,6 +34,7 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 			const double *rep, size_t left)
 {
 	struct path_table cp = { 0 };
+	double *rwin = xcalloc(c->n ? c->n : 1, sizeof(*rwin));
 	w->nsteps = c->nsteps;
 	w->steps = xcalloc(c->nsteps ? c->nsteps : 1, sizeof(*w->steps));
 	for (size_t s = 0; s < c->nsteps; s++) {
@@ -48,6 +49,7 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 			const struct step_result *sr = &c->a->r[i].steps[q];
 			const struct step_times *b = &ws->k[i].b[(size_t)q * LANES_MAX + v];
 			double m = (double)(sr->end_ns - sr->start_ns), r = (double)(b->we - b->ws);
+			rwin[i] += m / 1e6 / (double)c->nsteps; /* the rank's mean window (the step's definition) */
 			double e = m > 0 ? 100.0 * fabs(r - m) / m : 0;
 			if (e > worst)
 				worst = e;
@@ -83,6 +85,13 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 	w->reproduced = 1;
 	for (size_t s = 0; s < c->nsteps; s++)
 		w->reproduced &= w->steps[s].reproduced;
+	w->rank_window_min_ms = INFINITY;
+	w->rank_window_max_ms = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		w->rank_window_min_ms = fmin(w->rank_window_min_ms, rwin[i]);
+		w->rank_window_max_ms = fmax(w->rank_window_max_ms, rwin[i]);
+	}
+	free(rwin);
 	/* the critical path: its pieces by share, the largest first (at most 12) */
 	for (size_t x = 0; x < cp.n; x++)
 		for (size_t y = x + 1; y < cp.n; y++)
@@ -130,6 +139,11 @@ void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas
 		w->unexplained_share = 1;
 	w->replay_step_ms = wi_mean(rep, c->nsteps);
 	w->ideal_step_ms = wi_mean(ideal, c->nsteps);
+	/* an ideal is never longer than the replayed step (host gaps take their
+	 * ideal either way; a rank whose trace starts a step later leaves the
+	 * others' first step without peers): then the replayed step is it */
+	if (w->ideal_step_ms > w->replay_step_ms)
+		w->ideal_step_ms = w->replay_step_ms;
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
 }
 

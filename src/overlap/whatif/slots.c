@@ -46,9 +46,20 @@ static void middle3(int64_t *v, size_t K, size_t lo, int64_t w[3])
 	}
 }
 
+/* Whether an op n ranks of a class of K run is extra work of a few: run
+ * by at most half of the class, the ranks without it count as 0 (removing
+ * it is the fix: a rank's extra kernels, a planted delay).  Run by more
+ * than half, it is the class's work and the ranks without it are missing
+ * it (an incomplete trace: wi_isolate_incomplete): they are no zero-length
+ * peers, the ideal comes from the ranks that ran it. */
+static int extra_op(size_t n, size_t K)
+{
+	return 2 * n <= K;
+}
+
 /* The medians of slot q (vd, vg: its n members' durations and host gaps),
- * the ranks of its class without the op counted as 0 (an op only a
- * minority of the class runs has the ideal 0): over the whole class, and
+ * the ranks of its class without the op counted as 0 where it is extra
+ * work (extra_op), else over its members only: over the whole class, and
  * the two order statistics that give each member's median over the others
  * (wi_peer_median).  O(K) per slot: only the order statistics around the
  * middle are found. */
@@ -56,7 +67,7 @@ static void slot_medians(const struct whatif_ctx *c, size_t q, const int64_t *vd
 			 int64_t *tmp)
 {
 	size_t K = c->csize[c->scls[q]];
-	if (K < n)
+	if (K < n || !extra_op(n, K))
 		K = n;
 	for (int part = 0; part < 2; part++) {
 		memcpy(tmp, part ? vg : vd, n * sizeof(*tmp));
@@ -655,12 +666,13 @@ struct set_job {
 	size_t cap;
 };
 
-/* The median of values t1/t2[0..m) of slot q of set x, padded with the
- * class's ranks outside the set that lack the op (0). */
-static void set_median(const struct whatif_ctx *c, struct set_job *sj, size_t x, size_t q, size_t m)
+/* The median of values t1/t2[0..m) of slot q (members: its ranks, in
+ * and outside the set) of set x, padded with the class's ranks outside the
+ * set that lack the op (0) where it is extra work (extra_op). */
+static void set_median(const struct whatif_ctx *c, struct set_job *sj, size_t x, size_t q, size_t m, size_t members)
 {
 	size_t cl = (size_t)c->scls[q], out = c->csize[cl] - sj->cmask[x * (c->n + 1) + cl];
-	for (; m < out && m < sj->cap; m++) /* outside ranks without the op: 0 */
+	for (; extra_op(members, c->csize[cl]) && m < out && m < sj->cap; m++) /* outside ranks without the op: 0 */
 		sj->t1[m] = sj->t2[m] = 0;
 	sj->md[x][q] = m ? median_i64(sj->t1, m) : c->med_all_d[q];
 	sj->md[x][c->nslot + q] = m ? median_i64(sj->t2, m) : c->med_all_g[q];
@@ -687,7 +699,7 @@ static void aligned_sets(void *arg, const struct whatif_ctx *c, size_t cl, int32
 				sj->t1[m] = vd[r];
 				sj->t2[m++] = vg[r];
 			}
-		set_median(c, sj, x, (size_t)slot, m);
+		set_median(c, sj, x, (size_t)slot, m, K);
 	}
 }
 
@@ -712,7 +724,7 @@ void wi_set_medians(const struct whatif_ctx *c, const uint8_t *const *masks, int
 					sj.t2[m++] = c->sg[c->sat[q] + y];
 				}
 			}
-			set_median(c, &sj, x, q, m);
+			set_median(c, &sj, x, q, m, c->sn[q]);
 		}
 	}
 	for (size_t cl = 0; cl <= c->n; cl++)

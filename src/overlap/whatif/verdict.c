@@ -16,20 +16,26 @@ double whatif_material_ms(const struct whatif *w)
 	return pct > w->uncertainty_ms ? pct : w->uncertainty_ms;
 }
 
+double whatif_window_spread(const struct whatif *w)
+{
+	return w && w->rank_window_max_ms >= w->rank_window_min_ms ? w->rank_window_max_ms - w->rank_window_min_ms
+								    : NAN;
+}
+
 const struct whatif_fix *whatif_best(const struct whatif *w)
 {
 	const struct whatif_fix *v[3] = { w->by_rank, w->by_group, w->by_op }, *best = NULL;
 	size_t n[3] = { w->nby_rank, w->nby_group, w->nby_op };
 	for (int k = 0; k < 3; k++)
 		for (size_t q = 0; q < n[k]; q++)
-			if (!best || v[k][q].gain_ms > best->gain_ms)
-				best = &v[k][q];
+			if ((!best || v[k][q].gain_ms > best->gain_ms) && !(v[k][q].rank >= 0 && v[k][q].unknown))
+				best = &v[k][q]; /* a rank whose ideal is unknown is never the answer */
 	/* the narrowest fix that gets nearly all of the best gain: a rank
 	 * before a group, a group before an op type on every rank */
 	for (int k = 0; best && k < 2; k++) {
 		const struct whatif_fix *nb = NULL;
 		for (size_t q = 0; q < n[k]; q++)
-			if (!nb || v[k][q].gain_ms > nb->gain_ms)
+			if ((!nb || v[k][q].gain_ms > nb->gain_ms) && !(v[k][q].rank >= 0 && v[k][q].unknown))
 				nb = &v[k][q];
 		if (nb && nb->gain_ms >= NARROW_SHARE * best->gain_ms)
 			return nb;
@@ -94,10 +100,15 @@ static void unknown_note(const struct whatif *w, const struct fix_eval *v, size_
 	u[0] = 0;
 	double best = 0;
 	for (size_t x = 0; x < nv; x++) {
-		if (!v[x].f.unknown || !v[x].f.ranks)
+		if (!v[x].f.unknown || (!v[x].f.ranks && v[x].f.rank < 0))
 			continue;
 		double sh = 0;
 		for (size_t q = 0; q < w->ncp; q++) {
+			if (!v[x].f.ranks) { /* a rank whose trace is incomplete (wi_isolate_incomplete) */
+				if (v[x].f.rank == w->cp[q].rank && isfinite(w->cp[q].share))
+					sh += w->cp[q].share;
+				continue;
+			}
 			for (const char *p = v[x].f.ranks; *p;) {
 				char *e;
 				long r = strtol(p, &e, 10);
@@ -108,7 +119,11 @@ static void unknown_note(const struct whatif *w, const struct fix_eval *v, size_
 				p = *e == ',' ? e + 1 : e;
 			}
 		}
-		if (sh >= 0.5 && sh > best) {
+		if (sh >= 0.5 && sh > best && !v[x].f.ranks) {
+			best = sh;
+			snprintf(u, un, "; %s holds %.0f %% of the critical path, but %s: its ideal is unknown",
+				 v[x].f.what, 100.0 * sh, v[x].f.unknown);
+		} else if (sh >= 0.5 && sh > best) {
 			best = sh;
 			snprintf(u, un, "; %s (ranks %s) holds %.0f %% of the critical path, but no rank outside it "
 				 "runs its ops: its ideal is unknown, so a slowdown all its ranks carry is not seen",
@@ -177,7 +192,16 @@ void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix 
 		}
 		free(mask);
 	}
-	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s", u, best->what,
-		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause);
+	/* a step the ranks' windows disagree on by more than the gain: the
+	 * gain is smaller than the step's own definition (a one-step trace
+	 * whose ranks' windows run from 11 to 19 ms), and says so */
+	char poor[240] = "";
+	double spread = whatif_window_spread(w);
+	if (spread > best->gain_ms)
+		snprintf(poor, sizeof(poor), "; but the ranks' step windows differ by %.1f ms (%.1f to %.1f ms, each "
+			 "rank's mean over the step%s used), more than this gain: the step is poorly defined", spread,
+			 w->rank_window_min_ms, w->rank_window_max_ms, c->nsteps == 1 ? "" : "s");
+	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s%s", u, best->what,
+		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause, poor);
 	w->verdict = xstrdup(b);
 }

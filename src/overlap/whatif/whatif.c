@@ -132,6 +132,9 @@ static void ctx_free(struct whatif_ctx *c)
 		      c->calign, c->cslot, c->crank, c->cr0 };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
+	for (size_t i = 0; c->incomplete && i < c->n; i++)
+		free(c->incomplete[i]);
+	free(c->incomplete);
 }
 
 /* AORTA_TIMING=1: each phase's wall time on stderr (bench/whatif_cost). */
@@ -298,6 +301,7 @@ static void run(struct analysis *a)
 			       : "no step that every rank has");
 		return;
 	}
+	wi_isolate_incomplete(&c); /* before the anchors and slots, which read the classes */
 	wi_build_groups(&c);
 	wi_build_anchors(&c);
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
