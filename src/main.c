@@ -12,19 +12,14 @@
 #include "base/options.h"
 #include "base/output.h"
 #include "base/termsafe.h"
+#include "base/verbs.h"
 #include "cmd/cmds.h"
 
 #ifndef AORTA_VERSION
 #define AORTA_VERSION "0.1.0"
 #endif
 
-struct cmd {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *summary;
-};
-
-static const struct cmd commands[] = {
+static const struct verb commands[] = {
 	{ "analyze", cmd_analyze, "overlap analysis of GPU traces (Kineto, nsys, rocprofv3, aorta JSONL)" },
 	{ "compare", cmd_compare, "compare analyses, traces or runs side by side" },
 	{ "report", cmd_report, "summary.json, timeline and comparison charts, an HTML report" },
@@ -35,15 +30,14 @@ static const struct cmd commands[] = {
 	{ "sweep", cmd_sweep, "run a configuration x environment x trial matrix and rank it, noise accounted for" },
 	{ "env", cmd_env, "the environment snapshot: driver, CUDA, NCCL, cuBLAS versions, GPUs, variables" },
 };
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define NCOMMANDS NVERBS(commands)
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: aorta COMMAND [options] [args]\n\n"
 		   "aorta finds out why distributed GPU training does not overlap computation\n"
 		   "with communication.\n\ncommands:\n");
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "    %-10s %s\n", commands[i].name, commands[i].summary);
+	verbs_print(f, commands, NCOMMANDS, 10);
 	fprintf(f, "\n'aorta COMMAND -h' shows a command's options; 'aorta --version' the version.\n"
 		   "exit codes: 0 ok, 1 a check failed, 2 usage, 3 bad input, 4 GPU/runtime, 5 internal\n");
 }
@@ -68,25 +62,23 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[3], "aorta")) { /* the command list itself */
 			for (size_t i = 0; i < NCOMMANDS; i++)
-				printf("%s\t%s\n", commands[i].name, commands[i].summary);
+				printf("%s\t%s\n", commands[i].name, commands[i].help);
 			return AORTA_OK;
 		}
 		opt_help_format = !strcmp(argv[2], "--man") ? OPT_HELP_MAN : OPT_HELP_WORDS;
-		for (size_t i = 0; i < NCOMMANDS; i++)
-			if (!strcmp(argv[3], commands[i].name)) {
-				char *a[] = { argv[3], argc == 5 ? argv[4] : (char *)"-h", argc == 5 ? (char *)"-h" : NULL, NULL };
-				return commands[i].fn(argc == 5 ? 3 : 2, a);
-			}
+		const struct verb *c = verb_find(commands, NCOMMANDS, argv[3]);
+		if (c) {
+			char *a[] = { argv[3], argc == 5 ? argv[4] : (char *)"-h", argc == 5 ? (char *)"-h" : NULL, NULL };
+			return c->fn(argc == 5 ? 3 : 2, a);
+		}
 		fprintf(stderr, "aorta: error: unknown command '%s'\n", argv[3]);
 		return AORTA_EUSAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		if (argc > 2 && strcmp(argv[1], "help") == 0) {
-			for (size_t i = 0; i < NCOMMANDS; i++)
-				if (!strcmp(argv[2], commands[i].name)) {
-					char *a[] = { argv[2], (char *)"-h", NULL };
-					return commands[i].fn(2, a);
-				}
+		const struct verb *c = argc > 2 && !strcmp(argv[1], "help") ? verb_find(commands, NCOMMANDS, argv[2]) : NULL;
+		if (c) {
+			char *a[] = { argv[2], (char *)"-h", NULL };
+			return c->fn(2, a);
 		}
 		usage(stdout);
 		return AORTA_OK;
@@ -96,10 +88,9 @@ int main(int argc, char **argv)
 		return AORTA_OK;
 	}
 	out_init_signals();
-	for (size_t i = 0; i < NCOMMANDS; i++) {
-		if (strcmp(argv[1], commands[i].name))
-			continue;
-		rc = commands[i].fn(argc - 1, argv + 1);
+	const struct verb *c = verb_find(commands, NCOMMANDS, argv[1]);
+	if (c) {
+		rc = c->fn(argc - 1, argv + 1);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(stderr, "aorta: error: cannot write standard output\n");
 			return AORTA_EINTERNAL;

@@ -25,18 +25,21 @@ void analysis_write_json(FILE *f, const struct analysis *a);
 /* Written to a temporary name and renamed (base/output.h), after
  * analysis_check: an analysis that breaks the rules is not written. */
 enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e);
+/* The CSV tables (csv_write.c: ranks, steps, streams, collectives,
+ * kernels) into DIR, made when absent; and their paths declared to the
+ * output guard (base/output.h), WHAT naming the option. */
+enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e);
+enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e);
 /* The value rules of every field and record (analysis_io/check.c), as the
  * reader applies them: AORTA_EINTERNAL naming the field when a figure
  * breaks them (path names the file it was to be written to). */
 enum aorta_status analysis_check(const struct analysis *a, const char *path, struct aorta_error *e);
 
-/* Reads a saved analysis (gzip/zstd allowed) into a (the caller frees it
- * with analysis_free; on error a is empty).  Errors are AORTA_EINPUT with
- * the file, the byte offset and the path of the bad field. */
-enum aorta_status analysis_json_read(const char *path, struct analysis *a, struct aorta_error *e);
-/* The same from a stream already open at its start (its first bytes may
- * have been peeked: the one open of a named input, cmd/runs.c); z stays
- * the caller's. */
+/* Reads a saved analysis (gzip/zstd allowed) from a stream already open
+ * at its start (its first bytes may have been peeked: the one open of a
+ * named input, cmd/runs.c; z stays the caller's) into a (the caller frees
+ * it with analysis_free; on error a is empty).  Errors are AORTA_EINPUT
+ * with the file, the byte offset and the path of the bad field. */
 struct zread;
 enum aorta_status analysis_json_read_stream(const char *path, struct zread *z, struct analysis *a,
 					    struct aorta_error *e);

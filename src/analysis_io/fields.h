@@ -4,7 +4,7 @@
  * each line a field (JSON key, type, offsetof, flags).  Three codecs walk
  * them and nothing else:
  *
- *   json_write.c  the analysis JSON (schema aorta.analysis/2), key order =
+ *   json_write.c  the analysis JSON (schema ANALYSIS_SCHEMA), key order =
  *                 table order;
  *   json_read.c   the schema-checked reader: the types, errors naming the
  *                 file, the byte offset and the field's path;
@@ -14,6 +14,8 @@
  *                 and on an analysis about to be written (json_write.c
  *                 refuses to write one that breaks them: what analyze
  *                 writes, its reader reads back);
+ *   csv_write.c   the CSV tables (--csv): a column names a field, which
+ *                 gives its value, type and decimals;
  *   pack.c        a rank's results as bytes for MPI (the struct is copied
  *                 whole; the table says which members are pointers:
  *                 strings, arrays of records, transient members cleared).
@@ -120,6 +122,9 @@ struct field {
 	const char *(*enum_name)(int v); /* FT_ENUM */
 	int enum_count;
 	int dflt_i;             /* FT_ENUM with FF_LAX */
+	/* FT_HOOK: a derived number (NaN: none), written with dec decimals by
+	 * the JSON (null) and the CSV (empty) writers alike; put NULL */
+	double (*val)(const void *p, const struct io_ctx *c);
 	put_fn put;             /* FT_HOOK writer (NULL: not written) */
 	get_fn get;             /* FT_HOOK reader (NULL: not read) */
 	chk_fn chk;             /* FT_HOOK values check (NULL: derived, nothing to check) */
@@ -191,6 +196,15 @@ int io_get_strs(struct rd *r, const struct jnode *v, const char *k, char ***out,
 void io_put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c);
 int io_get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c);
 
+/* Index in a->r of a rank number, a->n when none. */
+size_t io_rank_index(const struct analysis *a, long long rank);
+
+/* The analysis's across_ranks.what_if object (fields_whatif.c): null when
+ * the analysis has no what-if. */
+void io_put_whatif(struct jw *w, const char *k, const void *p, const struct io_ctx *c);
+int io_get_whatif(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c);
+int io_chk_whatif(struct rd *r, const struct jnode *v, const char *k, const void *p, struct io_ctx *c);
+
 /* The analysis's flight_recorder object (fields_fr.c): written when the
  * run read Flight Recorder dumps. */
 int io_has_fr(const void *p, const struct io_ctx *c);
@@ -201,6 +215,9 @@ int io_get_fr(struct rd *r, const struct jnode *v, const char *k, void *p, struc
  * the path grows by key while its fields are read. */
 int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void *rec,
 		struct io_ctx *c);
+
+/* The analysis as CSV tables (csv_write.c), their columns fields of these
+ * tables: analysis_save_csv, analysis_guard_csv (analysis_io.h). */
 
 /* The values (check.c): each field's range and each record's rules over
  * rec, its JSON obj beside (reading: the offsets of errors; NULL when

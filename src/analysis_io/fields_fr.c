@@ -18,16 +18,13 @@
  */
 #include "analysis_io/analysis_io.h"
 #include "analysis_io/fields.h"
+#include "analysis_io/fields_def.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flightrec/fr.h"
-
-#define N(t) (sizeof(t) / sizeof(t[0]))
-#define F(k, ty, fl, st, m) { .key = k, .type = ty, .flags = fl, .off = offsetof(st, m) }
-#define REC(nm, st, tab, in, ck) { nm, sizeof(st), tab, N(tab), in, ck }
 
 /* ---- small codecs --------------------------------------------------------------- */
 
@@ -100,7 +97,6 @@ static int get_rank_or_null(struct rd *r, const struct jnode *v, const char *k, 
 #define FSEQ(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = put_seq, .get = get_seq }
 #define FRANKN(k, st, m) \
 	{ .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = put_rank_or_null, .get = get_rank_or_null }
-#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = io_put_nstr, .get = io_get_nstr }
 #define FHOOK0(k, fn) { .key = k, .type = FT_HOOK, .off = 0, .put = put_##fn, .get = get_##fn }
 
 /* ---- first_divergent ------------------------------------------------------------------ */

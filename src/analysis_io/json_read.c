@@ -309,19 +309,6 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 	return AORTA_OK;
 }
 
-enum aorta_status analysis_json_read(const char *path, struct analysis *a, struct aorta_error *e)
-{
-	struct zread *z;
-	memset(a, 0, sizeof(*a));
-	a->late_rank = -1;
-	enum aorta_status s = zread_open(path, &z, e);
-	if (s)
-		return s;
-	s = analysis_json_read_stream(path, z, a, e);
-	zread_close(z);
-	return s;
-}
-
 enum aorta_status analysis_json_read_stream(const char *path, struct zread *z, struct analysis *a,
 					    struct aorta_error *e)
 {

@@ -1,5 +1,5 @@
 /*
- * json_write.c - the analysis JSON (schema aorta.analysis/2) written by
+ * json_write.c - the analysis JSON (schema ANALYSIS_SCHEMA) written by
  * walking the record tables of fields.c: one member per field, in table
  * order.  Times are integer ns inside and milliseconds with six decimals
  * in the file (exact), so the reader restores them bit for bit.
@@ -124,6 +124,8 @@ static void put_field(struct jw *w, const struct field *f, const void *rec, cons
 	case FT_HOOK:
 		if (f->put)
 			f->put(w, f->key, p, c); /* the member at off (0: the record) */
+		else if (f->val)
+			jw_num(w, f->key, f->val(p, c), f->dec);
 		break;
 	default: /* FT_PACK: not in the JSON */
 		break;

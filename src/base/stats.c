@@ -1,5 +1,5 @@
 /*
- * stats.c - percentiles (stats.h).
+ * stats.c - the order statistics of the figures (stats.h).
  */
 #include "base/stats.h"
 
@@ -59,6 +59,38 @@ PCTL_SORTED(pctl_sorted, double)
 PCTL_SORTED(pctl_sorted_i64, int64_t)
 SELECT_KTH(select_kth_d, double)
 SELECT_KTH(select_kth_i64, int64_t)
+
+double median_mid_sorted(const double *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* After the selection of the upper middle value, the lower one is the
+ * largest of those below it. */
+double median_mid_d(double *v, size_t n)
+{
+	double hi = select_kth_d(v, n, n / 2);
+	if (n % 2)
+		return hi;
+	double lo = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo)
+			lo = v[i];
+	return (lo + hi) / 2.0;
+}
+
+/* After the selection of the lower middle value, the upper one is the
+ * smallest of those above it. */
+int64_t median_mid_i64(int64_t *v, size_t n)
+{
+	if (n % 2)
+		return select_kth_i64(v, n, n / 2);
+	int64_t lo = select_kth_i64(v, n, n / 2 - 1), hi = INT64_MAX;
+	for (size_t q = n / 2; q < n; q++)
+		if (v[q] < hi)
+			hi = v[q];
+	return (lo + hi) / 2;
+}
 
 /* An LSD radix sort on the values' bits (8 passes of a byte; a negative
  * value's bits inverted, a positive one's sign set), stable, O(n). */

@@ -105,20 +105,6 @@ void strtab_init(struct strtab *t)
 	strtab_intern(t, "", 0);
 }
 
-uint32_t strtab_find(const struct strtab *t, const char *s, size_t n)
-{
-	if (!t->nslots)
-		return UINT32_MAX;
-	size_t i = hash_bytes(s, n) & (t->nslots - 1);
-	while (t->slots[i]) {
-		uint32_t id = t->slots[i] - 1;
-		if (t->len[id] == n && memcmp(t->str[id], s, n) == 0)
-			return id;
-		i = (i + 1) & (t->nslots - 1);
-	}
-	return UINT32_MAX;
-}
-
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t n)
 {
 	if ((t->n + 1) * 2 > t->nslots)

@@ -36,8 +36,6 @@ struct strtab {
 
 void strtab_init(struct strtab *t);
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t n);
-/* Returns the id or UINT32_MAX if s was never interned. */
-uint32_t strtab_find(const struct strtab *t, const char *s, size_t n);
 static inline const char *strtab_get(const struct strtab *t, uint32_t id)
 {
 	return id < t->n ? t->str[id] : "";

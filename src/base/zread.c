@@ -599,11 +599,6 @@ enum aorta_status zread_limit(struct zread *z, unsigned long long max_bytes, con
 	return AORTA_OK;
 }
 
-const char *zread_path(const struct zread *z)
-{
-	return z->path;
-}
-
 int zread_is_gzip(const struct zread *z)
 {
 	return z->kind != INFL_NONE;

@@ -38,7 +38,6 @@ void zread_set_limit(struct zread *z, unsigned long long max_bytes, const char *
  * that holds what it reads holds at most that much. */
 enum aorta_status zread_limit(struct zread *z, unsigned long long max_bytes, const char *what,
 			      struct aorta_error *e);
-const char *zread_path(const struct zread *z);
 int zread_is_gzip(const struct zread *z);
 const char *zread_inflater(const struct zread *z); /* "none", "zlib", "isa-l" */
 void zread_close(struct zread *z);

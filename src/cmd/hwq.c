@@ -27,6 +27,7 @@
 
 #include "base/options.h"
 #include "base/plugin.h"
+#include "base/verbs.h"
 #include "cmd/cmds.h"
 #include "hwq/hwq_host.h"
 
@@ -656,11 +657,7 @@ static int verb_info(int argc, char **argv)
 	return AORTA_OK;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *help;
-} verbs[] = {
+static const struct verb verbs[] = {
 	{ "list", verb_list, "list the workloads" },
 	{ "run", verb_run, "run one workload" },
 	{ "sweep", verb_sweep, "run a workload at several stream counts" },
@@ -675,29 +672,11 @@ static void usage(FILE *f)
 		   "Hardware-queue evaluation: how the GPU schedules kernels from many streams,\n"
 		   "what switching between queues costs, whether copies and collectives overlap GEMMs.\n\n"
 		   "verbs:\n");
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		fprintf(f, "    %-14s %s\n", verbs[i].name, verbs[i].help);
+	verbs_print(f, verbs, NVERBS(verbs), 14);
 	fprintf(f, "\n'aorta hwq VERB -h' describes a verb's options.\n");
 }
 
 int cmd_hwq(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return AORTA_EUSAGE;
-	}
-	const char *v = argv[1];
-	if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
-		usage(stdout);
-		return AORTA_OK;
-	}
-	if (v[0] == '-') {
-		fprintf(stderr, "aorta: error: unknown option '%s' (aorta hwq VERB [options]; -h lists the verbs)\n", v);
-		return AORTA_EUSAGE;
-	}
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (!strcmp(v, verbs[i].name))
-			return verbs[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "aorta: error: unknown hwq verb '%s' (list, run, sweep, run-priority, compare, info)\n", v);
-	return AORTA_EUSAGE;
+	return verbs_dispatch("hwq", verbs, NVERBS(verbs), usage, argc, argv);
 }

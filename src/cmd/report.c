@@ -247,222 +247,237 @@ static void report_malloc_limits(void)
 #endif
 }
 
-int cmd_report(int argc, char **argv)
+/* What report was asked. */
+struct report_args {
+	struct opt_list dirs, labels_opt, cands;
+	const char *output, *reference, *gantt, *prefer;
+	int skip, threads, no_plots;
+	double thr;
+	char **labels;               /* per --log-dir */
+	long *gsteps;
+	int ngsteps;
+};
+
+static void args_release(struct report_args *g)
 {
-	struct opt_list dirs = { 0 }, labels_opt = { 0 }, cands = { 0 };
-	const char *output = NULL, *reference = NULL, *gantt = NULL, *prefer = "traces";
-	int skip = 5, threads = 0, no_plots = 0;
-	double thr = 1.0;
+	for (int i = 0; g->labels && i < g->dirs.n; i++)
+		free(g->labels[i]);
+	free(g->labels);
+	free(g->gsteps);
+	free(g->dirs.v);
+	free(g->labels_opt.v);
+	free(g->cands.v);
+}
+
+/* The options into g, checked; 0, or the exit code (-1: help printed). */
+static int parse_args(int argc, char **argv, struct report_args *g)
+{
 	struct opt opts[] = {
-		OPT_LIST(0, "log-dir", &dirs, "DIR", "a run: folder of rank_*_metrics.jsonl, an 'aorta analyze --json' file, or traces (repeatable)"),
-		OPT_LIST(0, "label", &labels_opt, "NAME", "name of the --log-dir at the same position (repeatable)"),
-		OPT_STRING('o', "output", &output, "DIR", "folder for summary.json, the charts and index.html (replaced whole)"),
-		OPT_STRING(0, "reference", &reference, "NAME", "label to compare against (default: the first)"),
-		OPT_LIST(0, "candidate", &cands, "NAME", "label compared with the reference (repeatable; default: all others)"),
-		OPT_INT(0, "skip-steps", &skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
-		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
-		OPT_STRING(0, "gantt-steps", &gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
+		OPT_LIST(0, "log-dir", &g->dirs, "DIR", "a run: folder of rank_*_metrics.jsonl, an 'aorta analyze --json' file, or traces (repeatable)"),
+		OPT_LIST(0, "label", &g->labels_opt, "NAME", "name of the --log-dir at the same position (repeatable)"),
+		OPT_STRING('o', "output", &g->output, "DIR", "folder for summary.json, the charts and index.html (replaced whole)"),
+		OPT_STRING(0, "reference", &g->reference, "NAME", "label to compare against (default: the first)"),
+		OPT_LIST(0, "candidate", &g->cands, "NAME", "label compared with the reference (repeatable; default: all others)"),
+		OPT_INT(0, "skip-steps", &g->skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
+		OPT_DOUBLE(0, "threshold", &g->thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
+		OPT_STRING(0, "gantt-steps", &g->gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
-		OPT_BOOL(0, "no-plots", &no_plots, "write summary.json and index.html only"),
-		OPT_STRING(0, "prefer", &prefer, "traces|jsonl", "where a run has traces and upstream JSONL, what aorta's "
+		OPT_BOOL(0, "no-plots", &g->no_plots, "write summary.json and index.html only"),
+		OPT_STRING(0, "prefer", &g->prefer, "traces|jsonl", "where a run has traces and upstream JSONL, what aorta's "
 			   "own keys read (default traces); upstream's keys always come from the JSONL"),
-		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
+		OPT_INT('j', "threads", &g->threads, "N", "reader threads (default: all cores)"),
 		OPT_END(),
 	};
-	int nargs = 0, rc;
-	char **labels = NULL;
-	long *gsteps = NULL;
-	int ngsteps = 0;
-	struct report rep = { 0 };
-	char tmp[PATH_MAX + 64] = "", *real_out = NULL;
-	struct plot_lib lib = { 0 };
-	struct rep_images img = { 0 };
-	struct aorta_error e = { 0 };
-	enum aorta_status st = AORTA_OK;
-
-	rc = opt_parse(argc, argv, opts, "aorta report --log-dir DIR --label NAME [--log-dir DIR --label NAME ...] --output DIR [options]",
-		       "Summarises runs as upstream overlap_report.py does (summary.json, NAME_timeline.png)\n"
-		       "and adds percentiles, per-rank figures, exposed communication, stream Gantt charts,\n"
-		       "comparison charts with better/worse verdicts and a self-contained index.html.",
-		       &nargs);
-	if (rc < 0) {
-		rc = AORTA_OK;
-		goto done;
-	}
+	int nargs = 0;
+	int rc = opt_parse(argc, argv, opts, "aorta report --log-dir DIR --label NAME [--log-dir DIR --label NAME ...] --output DIR [options]",
+			   "Summarises runs as upstream overlap_report.py does (summary.json, NAME_timeline.png)\n"
+			   "and adds percentiles, per-rank figures, exposed communication, stream Gantt charts,\n"
+			   "comparison charts with better/worse verdicts and a self-contained index.html.",
+			   &nargs);
 	if (rc)
-		goto done;
+		return rc;
 	report_malloc_limits();
-	rc = AORTA_EUSAGE;
 	if (nargs) {
 		fprintf(stderr, "aorta: error: unexpected argument '%s' (inputs go after --log-dir)\n", argv[0]);
-		goto done;
+		return AORTA_EUSAGE;
 	}
-	if (!dirs.n) {
+	if (!g->dirs.n) {
 		fprintf(stderr, "aorta: error: report needs at least one --log-dir\n");
-		goto done;
+		return AORTA_EUSAGE;
 	}
-	if (!output) {
+	if (!g->output) {
 		fprintf(stderr, "aorta: error: report needs --output DIR\n");
-		goto done;
+		return AORTA_EUSAGE;
 	}
-	if (labels_opt.n && labels_opt.n != dirs.n) {
+	if (g->labels_opt.n && g->labels_opt.n != g->dirs.n) {
 		fprintf(stderr, "aorta: error: --log-dir given %d times but --label %d times; give one label per log dir\n",
-			dirs.n, labels_opt.n);
-		goto done;
+			g->dirs.n, g->labels_opt.n);
+		return AORTA_EUSAGE;
 	}
-	if (skip < 0 || thr < 0) {
+	if (g->skip < 0 || g->thr < 0) {
 		fprintf(stderr, "aorta: error: --skip-steps and --threshold must be >= 0\n");
-		goto done;
+		return AORTA_EUSAGE;
 	}
-	if (gantt && parse_steps(gantt, &gsteps, &ngsteps) != 0) {
-		fprintf(stderr, "aorta: error: --gantt-steps expects global steps separated by commas, got '%s'\n", gantt);
-		goto done;
+	if (g->gantt && parse_steps(g->gantt, &g->gsteps, &g->ngsteps) != 0) {
+		fprintf(stderr, "aorta: error: --gantt-steps expects global steps separated by commas, got '%s'\n", g->gantt);
+		return AORTA_EUSAGE;
 	}
-	labels = xcalloc((size_t)dirs.n, sizeof(char *));
-	for (int i = 0; i < dirs.n; i++) {
-		if (labels_opt.n) {
-			labels[i] = xstrdup(labels_opt.v[i]);
+	return 0;
+}
+
+/* Each run's label (--label, else its folder's name): each its own, and
+ * each its own chart file names; 0, or AORTA_EUSAGE (said). */
+static int make_labels(struct report_args *g)
+{
+	g->labels = xcalloc((size_t)g->dirs.n, sizeof(char *));
+	for (int i = 0; i < g->dirs.n; i++) {
+		if (g->labels_opt.n) {
+			g->labels[i] = xstrdup(g->labels_opt.v[i]);
 		} else { /* the folder's name */
 			char b[PATH_MAX];
-			snprintf(b, sizeof(b), "%s", dirs.v[i]);
+			snprintf(b, sizeof(b), "%s", g->dirs.v[i]);
 			size_t n = strlen(b);
 			while (n > 1 && b[n - 1] == '/')
 				b[--n] = '\0';
 			const char *s = strrchr(b, '/');
-			labels[i] = xstrdup(s ? s + 1 : b);
+			g->labels[i] = xstrdup(s ? s + 1 : b);
 		}
-		if (!labels[i][0] || find_label(labels, i, labels[i]) >= 0) {
-			fprintf(stderr, "aorta: error: label '%s' is %s; every --log-dir needs its own label\n", labels[i],
-				labels[i][0] ? "given twice" : "empty");
-			goto done;
+		if (!g->labels[i][0] || find_label(g->labels, i, g->labels[i]) >= 0) {
+			fprintf(stderr, "aorta: error: label '%s' is %s; every --log-dir needs its own label\n", g->labels[i],
+				g->labels[i][0] ? "given twice" : "empty");
+			return AORTA_EUSAGE;
 		}
 	}
-	for (int i = 0; i < dirs.n; i++) { /* each label's charts under their own names */
+	for (int i = 0; i < g->dirs.n; i++) { /* each label's charts under their own names */
 		char si[REPORT_STEM_MAX + 1], sk[REPORT_STEM_MAX + 1];
-		report_label_stem(si, sizeof(si), labels[i]);
+		report_label_stem(si, sizeof(si), g->labels[i]);
 		for (int k = 0; k < i; k++) {
-			report_label_stem(sk, sizeof(sk), labels[k]);
+			report_label_stem(sk, sizeof(sk), g->labels[k]);
 			if (!strcmp(si, sk)) {
 				fprintf(stderr, "aorta: error: labels '%s' and '%s' both become the chart file name "
 						"'%s_*' (letters, digits, '-', '_' and '.' are kept, the rest is '_', "
 						"at most %d bytes); give labels that differ there\n",
-					labels[k], labels[i], si, REPORT_STEM_MAX);
-				goto done;
+					g->labels[k], g->labels[i], si, REPORT_STEM_MAX);
+				return AORTA_EUSAGE;
 			}
 		}
 	}
-	if (output_holds_input(output, &dirs))
-		goto done;
-	rep.ref = -1;
-	rep.cand = xcalloc((size_t)dirs.n, sizeof(int));
-	if (reference && (rep.ref = find_label(labels, dirs.n, reference)) < 0) {
-		fprintf(stderr, "aorta: error: unknown label '%s' in --reference\n", reference);
-		list_labels(labels, dirs.n);
-		goto done;
+	return 0;
+}
+
+/* The reference and the candidates (--reference, --candidate: by label;
+ * else the first and the others) and the report's options into rep; 0,
+ * or AORTA_EUSAGE (said). */
+static int pick_runs(const struct report_args *g, struct report *rep)
+{
+	int n = g->dirs.n;
+	rep->ref = -1;
+	rep->cand = xcalloc((size_t)n, sizeof(int));
+	if (g->reference && (rep->ref = find_label(g->labels, n, g->reference)) < 0) {
+		fprintf(stderr, "aorta: error: unknown label '%s' in --reference\n", g->reference);
+		list_labels(g->labels, n);
+		return AORTA_EUSAGE;
 	}
-	for (int i = 0; i < cands.n; i++) {
-		int k = find_label(labels, dirs.n, cands.v[i]);
+	for (int i = 0; i < g->cands.n; i++) {
+		int k = find_label(g->labels, n, g->cands.v[i]);
 		if (k < 0) {
-			fprintf(stderr, "aorta: error: unknown label '%s' in --candidate\n", cands.v[i]);
-			list_labels(labels, dirs.n);
-			goto done;
+			fprintf(stderr, "aorta: error: unknown label '%s' in --candidate\n", g->cands.v[i]);
+			list_labels(g->labels, n);
+			return AORTA_EUSAGE;
 		}
-		if (rep.ref < 0)
-			rep.ref = k == 0 ? (dirs.n > 1 ? 1 : -1) : 0;
-		if (k == rep.ref) {
-			fprintf(stderr, "aorta: error: '%s' is both the reference and a candidate\n", cands.v[i]);
-			goto done;
+		if (rep->ref < 0)
+			rep->ref = k == 0 ? (n > 1 ? 1 : -1) : 0;
+		if (k == rep->ref) {
+			fprintf(stderr, "aorta: error: '%s' is both the reference and a candidate\n", g->cands.v[i]);
+			return AORTA_EUSAGE;
 		}
-		rep.cand[rep.ncand++] = k;
+		rep->cand[rep->ncand++] = k;
 	}
-	if (!cands.n && dirs.n > 1) {
-		if (rep.ref < 0)
-			rep.ref = 0;
-		for (int i = 0; i < dirs.n; i++)
-			if (i != rep.ref)
-				rep.cand[rep.ncand++] = i;
+	if (!g->cands.n && n > 1) {
+		if (rep->ref < 0)
+			rep->ref = 0;
+		for (int i = 0; i < n; i++)
+			if (i != rep->ref)
+				rep->cand[rep->ncand++] = i;
 	}
-	rep.upstream_comparison = reference && cands.n;
-	if (strcmp(prefer, "traces") && strcmp(prefer, "jsonl")) {
-		fprintf(stderr, "aorta: error: --prefer takes 'traces' or 'jsonl', not '%s'\n", prefer);
-		rc = AORTA_EUSAGE;
-		goto done;
+	rep->upstream_comparison = g->reference && g->cands.n;
+	if (strcmp(g->prefer, "traces") && strcmp(g->prefer, "jsonl")) {
+		fprintf(stderr, "aorta: error: --prefer takes 'traces' or 'jsonl', not '%s'\n", g->prefer);
+		return AORTA_EUSAGE;
 	}
-	rep.o = (struct report_opts){ skip, threads, thr, reference, NULL, 0, gsteps, ngsteps, skip };
+	rep->o = (struct report_opts){ g->skip, g->threads, g->thr, g->reference, NULL, 0, g->gsteps, g->ngsteps, g->skip };
+	return 0;
+}
 
-	int exists = 0;
-	if (!replaceable(output, &exists)) {
-		fprintf(stderr, "aorta: error: '%s' exists and is not an earlier aorta report (no %s in it); "
-				"give a new or empty folder\n", output, MARKER);
-		goto done;
-	}
-
-	/* read: every run through the one way in (runs.c) */
-	aorta_quiet = 1;
-	inputs_upstream_jsonl_read = 1; /* upstream_of reads them: not "left out" */
-	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
-	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
-	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
-	ao.threads = threads;
-	ao.skip_steps = skip;
-	ao.keep_traces = 2 /* the first file's timeline: the Gantt chart */;
-	ao.no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */;
-	struct up_sums *ups = xcalloc((size_t)dirs.n, sizeof(*ups));
-	int *saved = xcalloc((size_t)dirs.n, sizeof(*saved));
-	for (int i = 0; i < dirs.n; i++)
-		up_sums_init(&ups[i]);
-	for (int i = 0; i < dirs.n && !st; i++) {
-		st = load_run(dirs.v[i], prefer, &ao, &ups[i], &an[i], &saved[i], &e);
-		if (!st && (st = report_check_run(dirs.v[i], &an[i], &e)))
-			analysis_free(&an[i]);
-	}
-	if (st) {
-		for (int i = 0; i < dirs.n; i++) {
-			analysis_free(&an[i]);
-			up_sums_release(&ups[i]);
-		}
-		free(an);
-		free(ups);
-		free(saved);
-		aorta_error_print(&e);
-		rc = st;
-		goto done;
-	}
-	/* a --skip-steps that leaves some run no step skips nothing, in every
-	 * run alike (so the runs stay comparable), and says so */
-	for (int i = 0; i < dirs.n; i++) {
+/* A --skip-steps that leaves some run no step skips nothing, in every
+ * run alike (so the runs stay comparable), and says so. */
+static void adapt_skip(struct report_args *g, struct analysis *an)
+{
+	for (int i = 0; i < g->dirs.n; i++) {
 		char why[256];
 		if (analysis_adapt_skip(&an[i], why, sizeof(why))) {
-			aorta_warn("'%s': %s%s", labels[i], why, dirs.n > 1 ? " (in every run, to compare like with like)" : "");
-			skip = 0;
-			for (int k = 0; k < dirs.n; k++)
+			aorta_warn("'%s': %s%s", g->labels[i], why, g->dirs.n > 1 ? " (in every run, to compare like with like)" : "");
+			g->skip = 0;
+			for (int k = 0; k < g->dirs.n; k++)
 				analysis_set_skip(&an[k], 0);
 			break;
 		}
 	}
-	rep.o.skip_asked = rep.o.skip_steps;
-	rep.o.skip_steps = skip;
-	for (int i = 0; i < dirs.n; i++) {
-		rep_dataset_from_analysis(labels[i], dirs.v[i], &an[i], &rep.ds[i]);
-		if (saved[i])
-			rep.ds[i].format = "aorta-analysis";
-		rep.nds = (size_t)i + 1;
+}
+
+/* Every run through the one way in (runs.c) into rep's datasets, with
+ * upstream's keys. */
+static enum aorta_status read_runs(struct report_args *g, struct report *rep, struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	int n = g->dirs.n;
+	aorta_quiet = 1;
+	inputs_upstream_jsonl_read = 1; /* upstream_of reads them: not "left out" */
+	rep->ds = xcalloc((size_t)n, sizeof(*rep->ds));
+	struct analysis *an = xcalloc((size_t)n, sizeof(*an));
+	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
+	ao.threads = g->threads;
+	ao.skip_steps = g->skip;
+	ao.keep_traces = 2 /* the first file's timeline: the Gantt chart */;
+	ao.no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */;
+	struct up_sums *ups = xcalloc((size_t)n, sizeof(*ups));
+	int *saved = xcalloc((size_t)n, sizeof(*saved));
+	for (int i = 0; i < n; i++)
+		up_sums_init(&ups[i]);
+	for (int i = 0; i < n && !st; i++) {
+		st = load_run(g->dirs.v[i], g->prefer, &ao, &ups[i], &an[i], &saved[i], e);
+		if (!st && (st = report_check_run(g->dirs.v[i], &an[i], e)))
+			analysis_free(&an[i]);
 	}
-	free(an);
-	free(saved);
-	for (size_t i = 0; i < rep.nds && !st; i++)
-		st = upstream_of(&rep.ds[i], &ups[i], &e);
-	for (int i = 0; i < dirs.n; i++)
+	if (!st) {
+		adapt_skip(g, an);
+		rep->o.skip_asked = rep->o.skip_steps;
+		rep->o.skip_steps = g->skip;
+		for (int i = 0; i < n; i++) {
+			rep_dataset_from_analysis(g->labels[i], g->dirs.v[i], &an[i], &rep->ds[i]);
+			if (saved[i])
+				rep->ds[i].format = "aorta-analysis";
+			rep->nds = (size_t)i + 1;
+		}
+		for (size_t i = 0; i < rep->nds && !st; i++)
+			st = upstream_of(&rep->ds[i], &ups[i], e);
+	} else {
+		for (int i = 0; i < n; i++)
+			analysis_free(&an[i]);
+	}
+	for (int i = 0; i < n; i++)
 		up_sums_release(&ups[i]);
+	free(an);
 	free(ups);
-	if (st) {
-		aorta_error_print(&e);
-		rc = st;
-		goto done;
-	}
-	report_prepare(&rep);
-	for (size_t i = 0; i < rep.nds; i++) {
-		const struct rep_dataset *d = &rep.ds[i];
+	free(saved);
+	return st;
+}
+
+/* On stderr, what each run was read from and what was left out. */
+static void say_runs(const struct report *rep)
+{
+	for (size_t i = 0; i < rep->nds; i++) {
+		const struct rep_dataset *d = &rep->ds[i];
 		const struct analysis *a = d->a;
 		fprintf(stderr, "aorta: '%s': %zu rank%s of %s from '%s'\n", d->label, d->nranks,
 			d->nranks == 1 ? "" : "s", d->format ? d->format : "?", d->input);
@@ -482,61 +497,85 @@ int cmd_report(int argc, char **argv)
 				aorta_warn("'%s': %llu records left out (first: %s)", a->r[k].path,
 					   (unsigned long long)a->r[k].skipped, a->r[k].skipped_first);
 	}
+}
 
-	/* write into a fresh folder beside --output (beside its target where
-	 * --output is a symlink: the link stays a link), removed by any signal
-	 * or exit until it is swapped into place */
-	if (!(real_out = out_resolve(output))) {
-		aorta_fail(&e, AORTA_EINPUT, output, 0, -1, "cannot resolve the folder: %s", strerror(errno));
-		aorta_error_print(&e);
-		rc = AORTA_EINPUT;
-		goto done;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", real_out, (long)getpid());
-	remove_report_dir(tmp);
-	if ((st = out_mkdir(tmp, 1, &e))) {
-		aorta_error_print(&e);
-		tmp[0] = '\0';
-		rc = st;
-		goto done;
-	}
-	char path[PATH_MAX + 64];
+/* The report's files into the fresh folder tmp: summary.json, the charts
+ * (unless --no-plots or the plug-in cannot be loaded: said), index.html and
+ * the marker. */
+static enum aorta_status write_files(const struct report_args *g, const struct report *rep, const char *tmp,
+				     struct plot_lib *lib, struct rep_images *img, struct aorta_error *e)
+{
+	enum aorta_status st;
+	char path[PATH_MAX + 128]; /* tmp and a file name */
 	snprintf(path, sizeof(path), "%s/summary.json", tmp);
-	if ((st = report_write_summary(&rep, path, &e)))
-		goto fail;
+	if ((st = report_write_summary(rep, path, e)))
+		return st;
 	char why[1024] = "";
 	const char *plot_why = NULL;
-	if (no_plots) {
+	if (g->no_plots) {
 		plot_why = "--no-plots was given";
-	} else if (report_plot_load(&lib, why, sizeof(why)) != 0) {
+	} else if (report_plot_load(lib, why, sizeof(why)) != 0) {
 		plot_why = why;
 		aorta_warn("charts not drawn: cannot load the plot plug-in libaorta-plot.so (%s); "
 			   "summary.json and index.html are written without images", why);
-	} else if ((st = report_draw(&rep, &lib, tmp, &img, &e))) {
-		goto fail;
+	} else if ((st = report_draw(rep, lib, tmp, img, e))) {
+		return st;
 	}
-	if ((st = report_write_html(&rep, &img, tmp, plot_why, &e)))
-		goto fail;
+	if ((st = report_write_html(rep, img, tmp, plot_why, e)))
+		return st;
 	snprintf(path, sizeof(path), "%s/%s", tmp, MARKER);
 	struct outfile m;
-	if ((st = out_open(&m, path, &e)))
-		goto fail;
+	if ((st = out_open(&m, path, e)))
+		return st;
 	fputs("written by aorta report; this folder is replaced whole by the next report\n", m.f);
-	if ((st = out_commit(&m, &e)))
-		goto fail;
-	sigset_t sig;
-	out_critical_begin(&sig); /* swapped and the old report removed whole, or not at all */
-	if (swap_in(tmp, real_out, exists) != 0) {
-		int err = errno;
-		out_critical_end(&sig);
-		st = aorta_fail(&e, AORTA_EINTERNAL, output, 0, -1, "cannot move the report into place: %s", strerror(err));
-		goto fail;
+	return out_commit(&m, e);
+}
+
+/* The report written into a fresh folder beside --output (beside its
+ * target where --output is a symlink: the link stays a link), removed by
+ * any signal or exit until it is swapped into place (exists: an earlier
+ * report is there). */
+static enum aorta_status write_report(const struct report_args *g, const struct report *rep, int exists,
+				      struct plot_lib *lib, struct rep_images *img, struct aorta_error *e)
+{
+	enum aorta_status st;
+	char tmp[PATH_MAX + 64];
+	char *real_out = out_resolve(g->output);
+	if (!real_out)
+		return aorta_fail(e, AORTA_EINPUT, g->output, 0, -1, "cannot resolve the folder: %s", strerror(errno));
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", real_out, (long)getpid());
+	remove_report_dir(tmp);
+	if ((st = out_mkdir(tmp, 1, e))) {
+		free(real_out);
+		return st;
 	}
-	out_forget_dir(tmp);
-	out_critical_end(&sig);
-	tmp[0] = '\0';
-	for (size_t i = 0; i < rep.nds; i++) {
-		const struct rep_dataset *d = &rep.ds[i];
+	if (!(st = write_files(g, rep, tmp, lib, img, e))) {
+		sigset_t sig;
+		out_critical_begin(&sig); /* swapped and the old report removed whole, or not at all */
+		if (swap_in(tmp, real_out, exists) != 0) {
+			int err = errno;
+			out_critical_end(&sig);
+			st = aorta_fail(e, AORTA_EINTERNAL, g->output, 0, -1, "cannot move the report into place: %s",
+					strerror(err));
+		} else {
+			out_forget_dir(tmp);
+			out_critical_end(&sig);
+			tmp[0] = '\0';
+		}
+	}
+	if (tmp[0]) {
+		remove_report_dir(tmp);
+		out_forget_dir(tmp);
+	}
+	free(real_out);
+	return st;
+}
+
+/* A line per run, then where the report is. */
+static void print_done(const struct report *rep, const char *output, const struct rep_images *img)
+{
+	for (size_t i = 0; i < rep->nds; i++) {
+		const struct rep_dataset *d = &rep->ds[i];
 		char v[5][32];
 		printf("%-16s %zu ranks, %zu steps used: step %s ms, compute %s ms, overlap %s ms, "
 		       "exposed comm %s ms, overlap_ratio %s\n",
@@ -547,28 +586,47 @@ int cmd_report(int argc, char **argv)
 		if (d->diag.kind != DIAG_NONE)
 			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}
-	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img.n,
-	       img.n == 1 ? "" : "s");
-	rc = AORTA_OK;
-	goto done;
-fail:
-	aorta_error_print(&e);
+	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img->n,
+	       img->n == 1 ? "" : "s");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args g = { .prefer = "traces", .skip = 5, .thr = 1.0 };
+	struct report rep = { 0 };
+	struct plot_lib lib = { 0 };
+	struct rep_images img = { 0 };
+	struct aorta_error e = { 0 };
+	enum aorta_status st;
+	int exists = 0;
+	int rc = parse_args(argc, argv, &g);
+	if (rc) {
+		args_release(&g);
+		return rc < 0 ? AORTA_OK : rc;
+	}
+	if ((rc = make_labels(&g)) || (rc = output_holds_input(g.output, &g.dirs) ? AORTA_EUSAGE : 0) ||
+	    (rc = pick_runs(&g, &rep)))
+		goto done;
+	if (!replaceable(g.output, &exists)) {
+		fprintf(stderr, "aorta: error: '%s' exists and is not an earlier aorta report (no %s in it); "
+				"give a new or empty folder\n", g.output, MARKER);
+		rc = AORTA_EUSAGE;
+		goto done;
+	}
+	if (!(st = read_runs(&g, &rep, &e))) {
+		report_prepare(&rep);
+		say_runs(&rep);
+		st = write_report(&g, &rep, exists, &lib, &img, &e);
+	}
+	if (st)
+		aorta_error_print(&e);
+	else
+		print_done(&rep, g.output, &img);
 	rc = st;
 done:
-	if (tmp[0]) {
-		remove_report_dir(tmp);
-		out_forget_dir(tmp);
-	}
-	free(real_out);
 	rep_images_free(&img);
 	report_plot_unload(&lib);
 	report_free(&rep);
-	for (int i = 0; labels && i < dirs.n; i++)
-		free(labels[i]);
-	free(labels);
-	free(gsteps);
-	free(dirs.v);
-	free(labels_opt.v);
-	free(cands.v);
+	args_release(&g);
 	return rc;
 }

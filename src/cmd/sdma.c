@@ -25,24 +25,24 @@
 #include "cmd/cmds.h"
 #include "sdma/sdma.h"
 
-int cmd_sdma(int argc, char **argv)
+/* The options into cfg, checked (json: --json); 0, or the exit code (-1:
+ * help printed). */
+static int parse_args(int argc, char **argv, struct sdma_config *cfg, const char **json)
 {
-	struct sdma_config cfg;
-	const char *dir = "d2h", *engine = "copy", *json = NULL;
+	const char *dir = "d2h", *engine = "copy";
 	int seed = 1, quiet = 0;
-
-	sdma_config_defaults(&cfg);
+	sdma_config_defaults(cfg);
 	struct opt opts[] = {
-		OPT_INT(0, "device", &cfg.device, "N", "GPU that computes and issues the copy (default 0)"),
-		OPT_INT(0, "matrix-size", &cfg.matrix_size, "S", "GEMM of S x S bf16 matrices (default 4096)"),
-		OPT_INT(0, "copy-mb", &cfg.copy_mb, "M", "MiB copied per iteration, exactly M * 1048576 bytes (default 64)"),
-		OPT_INT(0, "iterations", &cfg.iterations, "I", "measured iterations per phase (default 20)"),
-		OPT_INT(0, "cold-iters", &cfg.cold_iters, "C", "warm-up iterations before them, excluded from every figure (default 3)"),
+		OPT_INT(0, "device", &cfg->device, "N", "GPU that computes and issues the copy (default 0)"),
+		OPT_INT(0, "matrix-size", &cfg->matrix_size, "S", "GEMM of S x S bf16 matrices (default 4096)"),
+		OPT_INT(0, "copy-mb", &cfg->copy_mb, "M", "MiB copied per iteration, exactly M * 1048576 bytes (default 64)"),
+		OPT_INT(0, "iterations", &cfg->iterations, "I", "measured iterations per phase (default 20)"),
+		OPT_INT(0, "cold-iters", &cfg->cold_iters, "C", "warm-up iterations before them, excluded from every figure (default 3)"),
 		OPT_STRING(0, "direction", &dir, "DIR", "d2h (device -> pinned host, default), h2d, d2d (same device), p2p (device -> device+1)"),
 		OPT_STRING(0, "engine", &engine, "E", "copy: cudaMemcpyAsync on the copy engines (default); kernel: an SM copy kernel"),
 		OPT_INT(0, "seed", &seed, "N", "seed of the GEMM inputs and the copy pattern (default 1)"),
-		OPT_INT(0, "gemm-samples", &cfg.gemm_samples, "N", "GEMM output entries checked against the CPU (default 256)"),
-		OPT_STRING(0, "json", &json, "FILE", "write the results as JSON (schema aorta.sdma/1)"),
+		OPT_INT(0, "gemm-samples", &cfg->gemm_samples, "N", "GEMM output entries checked against the CPU (default 256)"),
+		OPT_STRING(0, "json", json, "FILE", "write the results as JSON (schema aorta.sdma/1)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no results and no progress (use with --json)"),
 		OPT_END(),
 	};
@@ -56,8 +56,6 @@ int cmd_sdma(int argc, char **argv)
 			   "Prints the sequential and overlapped time per iteration, the savings, and\n"
 			   "each side's slowdown under contention; verifies the copied bytes and the GEMM.",
 			   &nargs);
-	if (rc < 0)
-		return AORTA_OK;
 	if (rc)
 		return rc;
 	if (nargs > 0) {
@@ -78,26 +76,21 @@ int cmd_sdma(int argc, char **argv)
 		fprintf(stderr, "aorta: error: --seed %d: expected a number >= 0\n", seed);
 		return AORTA_EUSAGE;
 	}
-	cfg.dir = (enum sdma_dir)d;
-	cfg.engine = (enum sdma_engine)g;
-	cfg.seed = (uint64_t)seed;
-	cfg.peer = cfg.dir == SDMA_P2P ? cfg.device + 1 : -1;
-	cfg.quiet = quiet;
+	cfg->dir = (enum sdma_dir)d;
+	cfg->engine = (enum sdma_engine)g;
+	cfg->seed = (uint64_t)seed;
+	cfg->peer = cfg->dir == SDMA_P2P ? cfg->device + 1 : -1;
+	cfg->quiet = quiet;
 	aorta_quiet = quiet;
+	return 0;
+}
 
-	struct aorta_error e = { 0 };
-	enum aorta_status st = sdma_config_check(&cfg, &e);
-	if (st) {
-		aorta_error_print(&e);
-		return st;
-	}
-
-	struct outfile of = { 0 };
-	if (json && (st = out_open(&of, json, &e))) {
-		aorta_error_print(&e);
-		return st;
-	}
-
+/* The plug-in's device query, the machine checked against cfg, then the
+ * run into res (initialised here); the status (e says why). */
+static enum aorta_status run_plugin(const struct sdma_config *cfg, struct sdma_gpu_info *info, struct sdma_result *res,
+				    struct aorta_error *e)
+{
+	enum aorta_status st;
 	char why[1024];
 	sdma_query_fn query;
 	sdma_run_fn run;
@@ -105,32 +98,67 @@ int cmd_sdma(int argc, char **argv)
 	*(void **)&run = query ? gpu_plugin_sym(SDMA_RUN_SYM, why, sizeof(why)) : NULL;
 	if (!query || !run) {
 		gpu_plugin_complain("sdma", why);
-		if (json)
-			out_abort(&of);
 		return AORTA_EGPU;
 	}
+	if ((st = query(cfg, info, e)) || (st = sdma_check_machine(cfg, info, e))) {
+		aorta_error_print(e);
+		return st;
+	}
+	sdma_result_init(res, cfg);
+	if ((st = run(cfg, res, e)))
+		aorta_error_print(e);
+	return st;
+}
 
+/* A copy or GEMM that verified wrong: said, AORTA_ECHECK. */
+static int verdict(const struct sdma_result *res)
+{
+	int rc = AORTA_OK;
+	if (!(res->copy_checked > 0 && res->copy_ok)) {
+		fprintf(stderr,
+			"aorta: error: copy verification failed: byte %lld of the destination is 0x%02x, "
+			"expected 0x%02x (after the %s phase)\n",
+			(long long)res->copy_mismatch_offset, res->copy_got, res->copy_want,
+			sdma_series_name((enum sdma_series)res->copy_mismatch_phase));
+		rc = AORTA_ECHECK;
+	}
+	if (!(res->gemm_checked && res->gemm_ok)) {
+		fprintf(stderr,
+			"aorta: error: GEMM verification failed: %d of %d sampled entries outside the bf16 "
+			"tolerance (worst at (%lld, %lld): %.6g, expected %.6g)\n",
+			res->gemm_failed, res->gemm_samples, res->gemm_worst_i, res->gemm_worst_j,
+			res->gemm_worst_got, res->gemm_worst_want);
+		rc = AORTA_ECHECK;
+	}
+	return rc;
+}
+
+int cmd_sdma(int argc, char **argv)
+{
+	struct sdma_config cfg;
+	const char *json = NULL;
+	int rc = parse_args(argc, argv, &cfg, &json);
+	if (rc)
+		return rc < 0 ? AORTA_OK : rc;
+	struct aorta_error e = { 0 };
+	enum aorta_status st = sdma_config_check(&cfg, &e);
+	struct outfile of = { 0 };
+	if (st || (json && (st = out_open(&of, json, &e)))) {
+		aorta_error_print(&e);
+		return st;
+	}
 	struct sdma_gpu_info info;
 	struct sdma_result res;
 	struct sdma_summary sum;
 	memset(&res, 0, sizeof(res));
-	if ((st = query(&cfg, &info, &e)) || (st = sdma_check_machine(&cfg, &info, &e))) {
-		aorta_error_print(&e);
-		if (json)
-			out_abort(&of);
-		return st;
-	}
-
-	sdma_result_init(&res, &cfg);
-	if ((st = run(&cfg, &res, &e))) {
-		aorta_error_print(&e);
+	if ((st = run_plugin(&cfg, &info, &res, &e))) {
 		if (json)
 			out_abort(&of);
 		sdma_result_release(&res);
 		return st;
 	}
 	sdma_summarise(&cfg, &res, &sum);
-	if (!quiet)
+	if (!cfg.quiet)
 		sdma_print_text(stdout, &cfg, &info, &res, &sum);
 	if (json) {
 		sdma_write_json(of.f, &cfg, &info, &res, &sum);
@@ -140,23 +168,7 @@ int cmd_sdma(int argc, char **argv)
 			return st;
 		}
 	}
-	rc = AORTA_OK;
-	if (!(res.copy_checked > 0 && res.copy_ok)) {
-		fprintf(stderr,
-			"aorta: error: copy verification failed: byte %lld of the destination is 0x%02x, "
-			"expected 0x%02x (after the %s phase)\n",
-			(long long)res.copy_mismatch_offset, res.copy_got, res.copy_want,
-			sdma_series_name((enum sdma_series)res.copy_mismatch_phase));
-		rc = AORTA_ECHECK;
-	}
-	if (!(res.gemm_checked && res.gemm_ok)) {
-		fprintf(stderr,
-			"aorta: error: GEMM verification failed: %d of %d sampled entries outside the bf16 "
-			"tolerance (worst at (%lld, %lld): %.6g, expected %.6g)\n",
-			res.gemm_failed, res.gemm_samples, res.gemm_worst_i, res.gemm_worst_j,
-			res.gemm_worst_got, res.gemm_worst_want);
-		rc = AORTA_ECHECK;
-	}
+	rc = verdict(&res);
 	sdma_result_release(&res);
 	return rc;
 }

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/options.h"
+#include "base/verbs.h"
 #include "cmd/cmds.h"
 #include "sweep/envsnap.h"
 #include "sweep/rank.h"
@@ -25,15 +26,6 @@
 #include "sweep/results.h"
 #include "sweep/run.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: aorta sweep VERB [options]\n\n"
-		   "Runs a configuration x environment x trial matrix (a recipe, docs/sweep.md), analyses every\n"
-		   "trial with the overlap engine and ranks the cells by step time with the noise between\n"
-		   "trials accounted for.\n\nverbs:\n"
-		   "    run       run a recipe: aorta sweep run --recipe FILE [-o DIR] [-- COMMAND ...]\n"
-		   "    report    one HTML page from sweep folders: aorta sweep report DIR... [-o DIR]\n");
-}
 
 static int verb_run(int argc, char **argv)
 {
@@ -189,25 +181,21 @@ static int verb_report(int argc, char **argv)
 	return rc;
 }
 
+static const struct verb verbs[] = {
+	{ "run", verb_run, "run a recipe: aorta sweep run --recipe FILE [-o DIR] [-- COMMAND ...]" },
+	{ "report", verb_report, "one HTML page from sweep folders: aorta sweep report DIR... [-o DIR]" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: aorta sweep VERB [options]\n\n"
+		   "Runs a configuration x environment x trial matrix (a recipe, docs/sweep.md), analyses every\n"
+		   "trial with the overlap engine and ranks the cells by step time with the noise between\n"
+		   "trials accounted for.\n\nverbs:\n");
+	verbs_print(f, verbs, NVERBS(verbs), 9);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return AORTA_EUSAGE;
-	}
-	const char *v = argv[1];
-	if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
-		usage(stdout);
-		return AORTA_OK;
-	}
-	if (v[0] == '-') {
-		fprintf(stderr, "aorta: error: unknown option '%s' (aorta sweep VERB [options]; -h lists the verbs)\n", v);
-		return AORTA_EUSAGE;
-	}
-	if (!strcmp(v, "run"))
-		return verb_run(argc - 1, argv + 1);
-	if (!strcmp(v, "report"))
-		return verb_report(argc - 1, argv + 1);
-	fprintf(stderr, "aorta: error: unknown sweep verb '%s' (run, report)\n", v);
-	return AORTA_EUSAGE;
+	return verbs_dispatch("sweep", verbs, NVERBS(verbs), usage, argc, argv);
 }

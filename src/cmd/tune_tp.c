@@ -48,18 +48,48 @@ static void list_models(void)
 	}
 }
 
-int cmd_tune_tp(int argc, char **argv)
+/* What tune-tp was asked, beside the tuning's options. */
+struct tune_args {
+	const char *model_name, *model_config, *out_dir;
+	int no_trace, quiet, list;
+};
+
+/* The operators: repeated, comma-separated, or upstream's "--operators
+ * fc1 fc2" (the words after it come back as positional arguments); 0, or
+ * AORTA_EUSAGE (said). */
+static int parse_ops(const struct opt_list *ops_list, char **argv, int nargs, unsigned *ops)
 {
-	const char *model_name = NULL, *model_config = NULL, *out_dir = NULL, *dtype = "bf16";
+	if (ops_list->n) {
+		*ops = 0;
+		for (int i = 0; i < ops_list->n; i++)
+			if (add_ops(ops_list->v[i], ops))
+				return AORTA_EUSAGE;
+		for (int i = 0; i < nargs; i++)
+			if (add_ops(argv[i], ops))
+				return AORTA_EUSAGE;
+	} else if (nargs) {
+		fprintf(stderr, "aorta: error: unexpected argument '%s'\n", argv[0]);
+		return AORTA_EUSAGE;
+	}
+	if (!*ops) {
+		fprintf(stderr, "aorta: error: --operators names no operator (expected qkv, proj, fc1 or fc2)\n");
+		return AORTA_EUSAGE;
+	}
+	return 0;
+}
+
+/* The options into g and o, checked; 0, or the exit code (-1: help or
+ * the model list printed). */
+static int parse_args(int argc, char **argv, struct tune_args *g, struct tp_tune_opts *o)
+{
+	const char *dtype = "bf16";
 	struct opt_list ops_list = { 0 };
-	int max_tp = 0, min_sm = 1, max_sm = TP_UB_MAX_SM, iters = 20, warmup = 5, sm_points = 7;
-	int no_check = 0, no_trace = 0, quiet = 0, list = 0;
-	long long tokens_ll;
+	int max_tp = 0, min_sm = 1, max_sm = TP_UB_MAX_SM, iters = 20, warmup = 5, sm_points = 7, no_check = 0;
 	int tokens = 8192;
 	double thr = 0.5, tol = TP_TOLERANCE_DEFAULT;
 	struct opt opts[] = {
-		OPT_STRING(0, "model-name", &model_name, "NAME", "model: HF id from the local HF cache, or a built-in (--list-models)"),
-		OPT_STRING(0, "model-config", &model_config, "FILE", "model dims from a Hugging Face config.json"),
+		OPT_STRING(0, "model-name", &g->model_name, "NAME", "model: HF id from the local HF cache, or a built-in (--list-models)"),
+		OPT_STRING(0, "model-config", &g->model_config, "FILE", "model dims from a Hugging Face config.json"),
 		OPT_INT(0, "max-tp-size", &max_tp, "N", "largest TP size: 2, 4 or 8 (default 8, capped by the GPUs)"),
 		OPT_INT(0, "max-token-len", &tokens, "S", "tokens per micro-batch (sequence length; default 8192)"),
 		OPT_LIST(0, "operators", &ops_list, "OPS", "operators among qkv proj fc1 fc2 (default all; 'fc1 fc2' or fc1,fc2)"),
@@ -68,14 +98,14 @@ int cmd_tune_tp(int argc, char **argv)
 		OPT_INT(0, "sm-points", &sm_points, "N", "measurements per adaptive num_sm search (default 7)"),
 		OPT_DOUBLE(0, "overlap-threshold", &thr, "F", "hidden fraction that counts as effective overlap (default 0.5)"),
 		OPT_DOUBLE(0, "tolerance", &tol, "F", "TP scaling tolerance: time(n) <= (1+F) time(1)/n (default 0.2)"),
-		OPT_STRING(0, "output-dir", &out_dir, "DIR", "outputs (default aorta-tune-tp-YYYYmmdd-HHMMSS)"),
+		OPT_STRING(0, "output-dir", &g->out_dir, "DIR", "outputs (default aorta-tune-tp-YYYYmmdd-HHMMSS)"),
 		OPT_STRING(0, "dtype", &dtype, "T", "bf16 (default), fp16 or fp32"),
 		OPT_INT(0, "iters", &iters, "N", "timed iterations per configuration (default 20)"),
 		OPT_INT(0, "warmup", &warmup, "N", "warm-up iterations (default 5)"),
 		OPT_BOOL(0, "no-check", &no_check, "skip the output correctness checks"),
-		OPT_BOOL(0, "no-trace", &no_trace, "no CUPTI traces (no overlap ratio)"),
-		OPT_BOOL(0, "list-models", &list, "print the built-in model table and exit"),
-		OPT_BOOL('q', "quiet", &quiet, "no progress on stderr"),
+		OPT_BOOL(0, "no-trace", &g->no_trace, "no CUPTI traces (no overlap ratio)"),
+		OPT_BOOL(0, "list-models", &g->list, "print the built-in model table and exit"),
+		OPT_BOOL('q', "quiet", &g->quiet, "no progress on stderr"),
 		OPT_END(),
 	};
 	int nargs = 0;
@@ -86,38 +116,18 @@ int cmd_tune_tp(int argc, char **argv)
 			   "tuning_report.json, summary.txt and optimal_tp_comm_overlap_cfg*.yaml for\n"
 			   "Megatron-LM --tp-comm-overlap-cfg.",
 			   &nargs);
-	if (rc < 0)
-		return AORTA_OK;
+	if (rc || g->list) {
+		free(ops_list.v);
+		if (!rc)
+			list_models();
+		return rc ? rc : -1;
+	}
+	tp_tune_opts_default(o);
+	rc = parse_ops(&ops_list, argv, nargs, &o->ops);
+	free(ops_list.v);
 	if (rc)
 		return rc;
-	if (list) {
-		list_models();
-		return AORTA_OK;
-	}
-
-	struct tp_tune_opts o;
-	tp_tune_opts_default(&o);
-	/* operators: repeated, comma-separated, or upstream's "--operators fc1 fc2"
-	 * (the words after it come back as positional arguments) */
-	if (ops_list.n) {
-		o.ops = 0;
-		for (int i = 0; i < ops_list.n; i++)
-			if (add_ops(ops_list.v[i], &o.ops))
-				goto usage;
-		for (int i = 0; i < nargs; i++)
-			if (add_ops(argv[i], &o.ops))
-				goto usage;
-	} else if (nargs) {
-		fprintf(stderr, "aorta: error: unexpected argument '%s'\n", argv[0]);
-		goto usage;
-	}
-	free(ops_list.v);
-	ops_list.v = NULL;
-	if (!o.ops) {
-		fprintf(stderr, "aorta: error: --operators names no operator (expected qkv, proj, fc1 or fc2)\n");
-		return AORTA_EUSAGE;
-	}
-	if (!model_name && !model_config) {
+	if (!g->model_name && !g->model_config) {
 		fprintf(stderr, "aorta: error: tune-tp needs --model-name NAME or --model-config FILE\n");
 		return AORTA_EUSAGE;
 	}
@@ -135,47 +145,49 @@ int cmd_tune_tp(int argc, char **argv)
 				"--sm-points >= 2, --overlap-threshold in [0, 1], --tolerance >= 0\n");
 		return AORTA_EUSAGE;
 	}
-	if (tp_dtype_parse(dtype, &o.dtype)) {
+	if (tp_dtype_parse(dtype, &o->dtype)) {
 		fprintf(stderr, "aorta: error: --dtype '%s': expected bf16, fp16 or fp32\n", dtype);
 		return AORTA_EUSAGE;
 	}
-	tokens_ll = tokens;
-	o.max_tp = max_tp ? max_tp : 8;
-	o.max_tp_given = max_tp != 0;
-	o.tokens = tokens_ll;
-	o.min_sm = min_sm;
-	o.max_sm = max_sm;
-	o.sm_points = sm_points;
-	o.overlap_threshold = thr;
-	o.tolerance = tol;
-	o.iters = iters;
-	o.warmup = warmup;
-	o.check = !no_check;
-	o.progress = !quiet;
-	aorta_quiet = quiet;
+	o->max_tp = max_tp ? max_tp : 8;
+	o->max_tp_given = max_tp != 0;
+	o->tokens = tokens;
+	o->min_sm = min_sm;
+	o->max_sm = max_sm;
+	o->sm_points = sm_points;
+	o->overlap_threshold = thr;
+	o->tolerance = tol;
+	o->iters = iters;
+	o->warmup = warmup;
+	o->check = !no_check;
+	o->progress = !g->quiet;
+	aorta_quiet = g->quiet;
+	return 0;
+}
 
-	/* model and shapes: host only, before any GPU work */
-	struct aorta_error e = { 0 };
-	enum aorta_status st = tp_model_resolve(model_name, model_config, &o.model, &e);
-	if (st) {
-		aorta_error_print(&e);
-		return st;
-	}
+/* The model's dims and the TP sizes its shapes allow: host only, before
+ * any GPU work. */
+static enum aorta_status plan(const struct tune_args *g, struct tp_tune_opts *o, struct aorta_error *e)
+{
 	int sizes[4], nsz;
-	o.progress = 0; /* the note on skipped sizes comes once, below */
-	st = tp_plan_sizes(&o, INT_MAX, sizes, &nsz, &e);
-	o.progress = !quiet;
-	if (st) {
-		aorta_error_print(&e);
+	enum aorta_status st = tp_model_resolve(g->model_name, g->model_config, &o->model, e);
+	if (st)
 		return st;
-	}
+	o->progress = 0; /* the note on skipped sizes comes once, later */
+	st = tp_plan_sizes(o, INT_MAX, sizes, &nsz, e);
+	o->progress = !g->quiet;
+	if (st)
+		return st;
 	aorta_note("tune-tp: %s (%s): hidden %lld, ffn %lld%s, heads %lld, kv heads %lld, head_dim %lld",
-		   o.model.name, o.model.source, o.model.hidden, o.model.intermediate, o.model.gated ? " gated" : "",
-		   o.model.heads, o.model.kv_heads, o.model.head_dim);
+		   o->model.name, o->model.source, o->model.hidden, o->model.intermediate, o->model.gated ? " gated" : "",
+		   o->model.heads, o->model.kv_heads, o->model.head_dim);
+	return AORTA_OK;
+}
 
-	/* the plug-in */
+/* The plug-in's measurement backend into b; AORTA_EGPU (said) without it. */
+static enum aorta_status load_backend(struct tp_backend *b)
+{
 	char why[512];
-	struct tp_backend b;
 	static const char *syms[] = { "tp_gpu_count", "tp_gpu_open", "tp_gpu_measure", "tp_gpu_close" };
 	void *p[4];
 	for (int i = 0; i < 4; i++)
@@ -183,18 +195,66 @@ int cmd_tune_tp(int argc, char **argv)
 			gpu_plugin_complain("tune-tp", why);
 			return AORTA_EGPU;
 		}
-	b.count = (tp_gpu_count_fn)p[0];
-	b.open = (tp_gpu_open_fn)p[1];
-	b.measure = (tp_gpu_measure_fn)p[2];
-	b.close = (tp_gpu_close_fn)p[3];
-	setenv("NCCL_NVLS_ENABLE", "0", 1); /* NVLink multicast stays off on these machines */
-	int gpus = b.count();
-	if ((st = tp_plan_sizes(&o, gpus, sizes, &nsz, &e))) {
+	b->count = (tp_gpu_count_fn)p[0];
+	b->open = (tp_gpu_open_fn)p[1];
+	b->measure = (tp_gpu_measure_fn)p[2];
+	b->close = (tp_gpu_close_fn)p[3];
+	return AORTA_OK;
+}
+
+/* The tuning run and its outputs into out_dir (what was measured before
+ * an error is still written). */
+static enum aorta_status tune(const struct tp_backend *b, struct tp_tune_opts *o, const char *out_dir)
+{
+	struct aorta_error e = { 0 }, e2 = { 0 };
+	struct tp_tune t;
+	enum aorta_status st = tp_tune_run(b, o, &t, &e);
+	if (st) {
+		aorta_error_print(&e);
+		if (!t.nmeas) {
+			tp_tune_release(&t);
+			return st;
+		}
+		aorta_warn("tune-tp: writing the %lld measurements made before the error", t.nmeas);
+	}
+	enum aorta_status st2 = tp_report_write(&t, o, out_dir, &e2);
+	if (st2) {
+		aorta_error_print(&e2);
+		tp_tune_release(&t);
+		return st ? st : st2;
+	}
+	printf("tune-tp: %s: %lld configurations measured (exhaustive: %lld); optimal TP %d\n", o->model.name,
+	       t.nmeas, t.nexhaustive, t.optimal_tp);
+	printf("  %s/tuning_report.json\n  %s/summary.txt\n  %s/optimal_tp_comm_overlap_cfg.yaml\n", out_dir,
+	       out_dir, out_dir);
+	tp_tune_release(&t);
+	return st;
+}
+
+int cmd_tune_tp(int argc, char **argv)
+{
+	struct tune_args g = { 0 };
+	struct tp_tune_opts o;
+	int rc = parse_args(argc, argv, &g, &o);
+	if (rc)
+		return rc < 0 ? AORTA_OK : rc;
+	struct aorta_error e = { 0 };
+	struct tp_backend b;
+	enum aorta_status st;
+	if ((st = plan(&g, &o, &e))) {
 		aorta_error_print(&e);
 		return st;
 	}
-
+	if ((st = load_backend(&b)))
+		return st;
+	setenv("NCCL_NVLS_ENABLE", "0", 1); /* NVLink multicast stays off on these machines */
+	int sizes[4], nsz;
+	if ((st = tp_plan_sizes(&o, b.count(), sizes, &nsz, &e))) {
+		aorta_error_print(&e);
+		return st;
+	}
 	char dflt[64], tdir[1200];
+	const char *out_dir = g.out_dir;
 	if (!out_dir) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -206,36 +266,9 @@ int cmd_tune_tp(int argc, char **argv)
 		fprintf(stderr, "aorta: error: cannot create '%s'\n", out_dir);
 		return AORTA_EINTERNAL;
 	}
-	if (!no_trace) {
+	if (!g.no_trace) {
 		snprintf(tdir, sizeof(tdir), "%s/traces", out_dir);
 		o.trace_dir = tdir;
 	}
-
-	struct tp_tune t;
-	st = tp_tune_run(&b, &o, &t, &e);
-	if (st) {
-		aorta_error_print(&e);
-		if (t.nmeas) /* what was measured is still worth keeping */
-			aorta_warn("tune-tp: writing the %lld measurements made before the error", t.nmeas);
-		else {
-			tp_tune_release(&t);
-			return st;
-		}
-	}
-	struct aorta_error e2 = { 0 };
-	enum aorta_status st2 = tp_report_write(&t, &o, out_dir, &e2);
-	if (st2) {
-		aorta_error_print(&e2);
-		tp_tune_release(&t);
-		return st ? st : st2;
-	}
-	printf("tune-tp: %s: %lld configurations measured (exhaustive: %lld); optimal TP %d\n", o.model.name,
-	       t.nmeas, t.nexhaustive, t.optimal_tp);
-	printf("  %s/tuning_report.json\n  %s/summary.txt\n  %s/optimal_tp_comm_overlap_cfg.yaml\n", out_dir,
-	       out_dir, out_dir);
-	tp_tune_release(&t);
-	return st;
-usage:
-	free(ops_list.v);
-	return AORTA_EUSAGE;
+	return tune(&b, &o, out_dir);
 }

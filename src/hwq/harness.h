@@ -28,7 +28,7 @@
  * folder the host removes.
  *
  * Ownership: hwq_raw's arrays are malloc'd by the plug-in and freed by
- * hwq_raw_release (host, hwq_metrics.c).
+ * hwq_raw_release (host, metrics.c).
  */
 #ifndef AORTA_HWQ_HARNESS_H
 #define AORTA_HWQ_HARNESS_H

@@ -4,7 +4,7 @@
  *
  * After nccl-tests' struct of function pointers: one workload = one small
  * file (src/hwq/wl_<name>_gpu.c, kernels it needs in a .cu beside it or
- * from src/hwq/kernels_gpu.cu and src/train/ops_gpu.cu) filling a
+ * from src/kernels/elementwise_gpu.cu and src/kernels/ops_gpu.cu) filling a
  * struct hwq_workload_ops; hwq_ops_find looks it up by name.
  *
  * The harness owns the streams, the cuBLAS handle, the fork/join events and
@@ -104,7 +104,7 @@ struct hwq_workload_ops {
 const struct hwq_workload_ops *hwq_ops_find(const char *name);
 
 /* The plug-in's entry points (harness_gpu.c; types hwq_run_fn and
- * hwq_info_fn in hwq.h).  hwq_info_gpu: AORTA_EUSAGE for an ordinal that
+ * hwq_info_fn in harness.h).  hwq_info_gpu: AORTA_EUSAGE for an ordinal that
  * does not exist, AORTA_EGPU when no GPU is visible. */
 enum aorta_status hwq_run_gpu(const struct hwq_run_config *cfg, struct hwq_raw *out, struct aorta_error *e);
 enum aorta_status hwq_info_gpu(int device, struct hwq_device *out, struct aorta_error *e);

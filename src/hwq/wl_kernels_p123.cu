@@ -166,26 +166,6 @@ extern "C" void wlk_fill(float *y, float v, size_t n, void *stream)
 	fill_k<<<grid1(n), TPB, 0, S(stream)>>>(y, v, n);
 }
 
-__global__ static void mul_k(float *y, const float *a, const float *b, size_t n)
-{
-	GSTRIDE(i, n) y[i] = a[i] * b[i];
-}
-
-extern "C" void wlk_mul(float *y, const float *a, const float *b, size_t n, void *stream)
-{
-	mul_k<<<grid1(n), TPB, 0, S(stream)>>>(y, a, b, n);
-}
-
-__global__ static void eq_k(float *m, const int32_t *a, const int32_t *b, size_t n)
-{
-	GSTRIDE(i, n) m[i] = a[i] == b[i] ? 1.0f : 0.0f;
-}
-
-extern "C" void wlk_eq_i32(float *match, const int32_t *a, const int32_t *b, size_t n, void *stream)
-{
-	eq_k<<<grid1(n), TPB, 0, S(stream)>>>(match, a, b, n);
-}
-
 /* ---- rows ------------------------------------------------------------- */
 
 __global__ static void softmax_k(float *y, const float *x, int cols)
@@ -589,11 +569,6 @@ extern "C" void wlk_attention_bwd_b(float *dqkv, const float *dS, const float *d
 		return;
 	dim3 grid((unsigned)(r1 - r0), (unsigned)H);
 	attention_bwd_b_k<<<grid, 128, 0, S(stream)>>>(dqkv, dS, dout, qkv, probs, T, M, H, r0);
-}
-
-extern "C" void wlk_attention(float *out, const float *qkv, int B, int T, int M, int H, void *stream)
-{
-	attention_rows(out, qkv, T, M, H, 0, B * T, stream);
 }
 
 /* ---- CNN --------------------------------------------------------------- */

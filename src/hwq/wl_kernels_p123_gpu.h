@@ -74,19 +74,10 @@ void wlk_l2norm_rows(float *y, const float *x, int rows, int cols, void *stream)
  * idx[t][j] == e, else 0); rows t0..t1-1 only (y may alias x) */
 void wlk_moe_weight(float *y, const float *x, const float *w, const int32_t *idx, int e, int k,
 		    int t0, int t1, int cols, void *stream);
-/* y = a * b elementwise */
-void wlk_mul(float *y, const float *a, const float *b, size_t n, void *stream);
-/* match[i] = (a[i] == b[i]) ? 1 : 0  (int tokens as int32) */
-void wlk_eq_i32(float *match, const int32_t *a, const int32_t *b, size_t n, void *stream);
 /* idx[r] = argmax over cols of x[r] (first maximum) */
 void wlk_argmax_rows(int32_t *idx, const float *x, int rows, int cols, void *stream);
 /* out[r] = table[ids[r]] (embedding lookup, rows of E floats) */
 void wlk_embed(float *out, const float *table, const int32_t *ids, int n, int E, void *stream);
-
-/* Multi-head self-attention for any T (no shared-memory limit on T):
- * same semantics as cpu_attention_fwd with p = 0 (qkv [B*T][3M], head h uses
- * columns h*hd.., out [B*T][M]).  One block per (query row, b*h). */
-void wlk_attention(float *out, const float *qkv, int B, int T, int M, int H, void *stream);
 
 /* Attention of query rows r0..r1-1 only (rows of n = B*T); probs (may be
  * NULL) receives their softmax rows in [B][H][T][T]. */

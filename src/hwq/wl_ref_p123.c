@@ -1,14 +1,18 @@
 /*
  * wl_ref_p123.c - CPU twins of the P1-P3 hwq workloads' kernels (see
- * wl_ref_p123.h).  Plain C, host memory, no CUDA; the element-wise and
- * per-row selections follow the GPU kernels' exact rules (tie order,
- * stability) so a check can compare indices exactly, and the per-row
- * references compute in double.
+ * wl_ref_p123.h).  Plain C, host memory, no CUDA; the selections give
+ * the GPU kernels' answers (tie order, stability) by algorithms of their
+ * own (a full sort where the GPU makes k passes or sorts by insertion), so
+ * a check compares indices exactly against an independent answer, and the
+ * per-row references compute in double.
  */
 #include "hwq/wl_ref_p123.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/error.h"
 
 void wl_ref_block_carve(struct wl_block *w, float *p, int M, int F)
 {
@@ -48,54 +52,63 @@ void wl_ref_softmax_rows(float *y, const float *x, int rows, int cols)
 	}
 }
 
+/* A row's values with their columns, in the references' order: larger
+ * first, a tie to the lower column, NaN last. */
+struct ranked { float v; int32_t c; };
+
+static int cmp_ranked(const void *x, const void *y)
+{
+	const struct ranked *p = x, *q = y;
+	int pn = isnan(p->v), qn = isnan(q->v);
+	if (pn != qn)
+		return pn - qn;
+	if (!pn && p->v != q->v)
+		return p->v > q->v ? -1 : 1;
+	return (p->c > q->c) - (p->c < q->c);
+}
+
+/* Row r of x sorted whole (qsort over (value, column)): an algorithm of
+ * its own, not the GPU's k passes nor its insertion sort, so a check
+ * compares two ways of getting the answer. */
+static void rank_row(struct ranked *t, const float *x, int r, int cols)
+{
+	for (int c = 0; c < cols; c++)
+		t[c] = (struct ranked){ x[(size_t)r * cols + c], c };
+	qsort(t, (size_t)cols, sizeof(*t), cmp_ranked);
+}
+
 void wl_ref_topk_rows(float *val, int32_t *idx, const float *x, int rows, int cols, int k,
 		      int normalize)
 {
+	struct ranked *t = xmalloc((cols > 0 ? (size_t)cols : 1) * sizeof(*t));
 	for (int r = 0; r < rows; r++) {
-		const float *xr = x + (size_t)r * cols;
 		float *vr = val + (size_t)r * k;
 		int32_t *ir = idx + (size_t)r * k;
 		float sum = 0.0f;
+		rank_row(t, x, r, cols);
 		for (int j = 0; j < k; j++) {
-			int best = -1;
-			float bv = -INFINITY;
-			for (int c = 0; c < cols; c++) {
-				int taken = 0;
-				for (int q = 0; q < j; q++)
-					taken |= ir[q] == c;
-				if (!taken && (best < 0 || xr[c] > bv)) {
-					best = c;
-					bv = xr[c];
-				}
-			}
-			ir[j] = best;
-			vr[j] = bv;
-			sum += bv;
+			ir[j] = j < cols ? t[j].c : -1;
+			vr[j] = j < cols ? t[j].v : -INFINITY;
+			sum += vr[j];
 		}
 		if (normalize)
 			for (int j = 0; j < k; j++)
 				vr[j] /= sum;
 	}
+	free(t);
 }
 
 void wl_ref_sort_desc_rows(float *val, int32_t *idx, const float *x, int rows, int cols)
 {
+	struct ranked *t = xmalloc((cols > 0 ? (size_t)cols : 1) * sizeof(*t));
 	for (int r = 0; r < rows; r++) {
-		const float *xr = x + (size_t)r * cols;
-		float *vr = val + (size_t)r * cols;
-		int32_t *ir = idx + (size_t)r * cols;
+		rank_row(t, x, r, cols);
 		for (int c = 0; c < cols; c++) {
-			float v = xr[c];
-			int j = c;
-			while (j > 0 && vr[j - 1] < v) {
-				vr[j] = vr[j - 1];
-				ir[j] = ir[j - 1];
-				j--;
-			}
-			vr[j] = v;
-			ir[j] = c;
+			val[(size_t)r * cols + c] = t[c].v;
+			idx[(size_t)r * cols + c] = t[c].c;
 		}
 	}
+	free(t);
 }
 
 void wl_ref_cumprod_rows(float *y, const float *x, int rows, int cols)
@@ -170,12 +183,6 @@ void wl_ref_moe_weight(float *y, const float *x, const float *w, const int32_t *
 		for (int c = 0; c < cols; c++)
 			y[(size_t)t * cols + c] = x[(size_t)t * cols + c] * wt;
 	}
-}
-
-void wl_ref_relu_bwd(float *dx, const float *dy, const float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 void wl_ref_accept_flags(float *flags, const int32_t *pred, const int32_t *draft, const int32_t *forced,

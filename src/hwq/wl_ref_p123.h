@@ -72,7 +72,6 @@ void wl_ref_mean_seq(float *y, const float *x, int B, int T, int C);
 void wl_ref_l2norm_rows(float *y, const float *x, int rows, int cols);
 void wl_ref_moe_weight(float *y, const float *x, const float *w, const int32_t *idx, int e, int k,
 		       int t0, int t1, int cols);
-void wl_ref_relu_bwd(float *dx, const float *dy, const float *y, size_t n);
 void wl_ref_accept_flags(float *flags, const int32_t *pred, const int32_t *draft, const int32_t *forced,
 			 int n);
 void wl_ref_mask_tokens(float *out, const int32_t *tok, const float *mask, int n);

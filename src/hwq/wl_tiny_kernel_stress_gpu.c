@@ -4,7 +4,7 @@
  * kernel per op (400 launches per stream per iteration), as upstream's
  * PyTorch loop launches them.  Launch- and switch-bound by design: the
  * host path per launch is one cuLaunchKernel (or <<<>>> with
- * AORTA_HWQ_LAUNCH=runtime) in kernels_gpu.cu, no error query per launch
+ * AORTA_HWQ_LAUNCH=runtime) in src/kernels/elementwise_gpu.cu, no error query per launch
  * and no allocation.  FLOPs = 5 * 256 * 100 * N (upstream's
  * count).  Check: every stream's output equals the CPU's fp32 result of
  * the same four operations exactly (random inputs in [-8, 8)).

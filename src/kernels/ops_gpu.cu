@@ -519,14 +519,6 @@ extern "C" void gpu_add(gpu_ops_ctx *c, float *y, const float *a, const float *b
 	CKL();
 }
 
-extern "C" void gpu_fill(gpu_ops_ctx *c, float *x, float v, size_t n)
-{
-	if (!n)
-		return;
-	fill_kernel<<<grid_for(c, n, 256), 256, 0, c->stream>>>(x, v, n);
-	CKL();
-}
-
 extern "C" void gpu_gelu_fwd(gpu_ops_ctx *c, float *y, const float *x, size_t n)
 {
 	if (!n)

@@ -39,7 +39,6 @@ void gpu_residual_dropout_layernorm_fwd(gpu_ops_ctx *c, float *y, float *r, floa
  * clip_grad_norm_); max_norm <= 0 disables clipping. */
 void gpu_clip_scale(gpu_ops_ctx *c, float *gscale_dev, const double *sumsq_dev, float max_norm,
 		    float extra);
-void gpu_fill(gpu_ops_ctx *c, float *x, float v, size_t n);
 
 /* ---- per-step values read on device (CUDA graph replay) ----------------
  * A captured graph bakes every kernel argument in, so what changes from

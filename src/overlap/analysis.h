@@ -136,7 +136,7 @@ struct comm_inst {
 	int last;             /* this rank arrived last */
 	int32_t peer;         /* send/recv: the other rank, -1 if unknown (coll_meta.peer) */
 	uint8_t p2p;          /* enum p2p_dir */
-	int32_t op;           /* index into the rank's ops[] (whatif.h), -1 if none */
+	int32_t op;           /* its op in the rank's op table (whatif.h), -1 if none */
 	int64_t grp;          /* the matched collective (join.c), -1 unmatched */
 	int32_t stream;       /* the trace's stream id of the kernel */
 };

@@ -24,11 +24,6 @@ void ivset_release(struct ivset *v)
 	memset(v, 0, sizeof(*v));
 }
 
-void ivset_clear(struct ivset *v)
-{
-	v->n = 0;
-}
-
 static void reserve(struct ivset *v, size_t need)
 {
 	if (need <= v->cap)

@@ -23,7 +23,6 @@ struct ivset {
 
 void ivset_init(struct ivset *v);
 void ivset_release(struct ivset *v);
-void ivset_clear(struct ivset *v);
 
 /* Union of [start[i], end[i]) for the i in idx[0..m) (or 0..m) if idx is NULL),
  * replacing v's contents.  Unsorted input is sorted (a copy). */

@@ -75,19 +75,6 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Median of v[0..n), n > 0 (v is reordered). */
-static double median_d(double *v, size_t n)
-{
-	double hi = select_kth_d(v, n, n / 2);
-	if (n % 2)
-		return hi;
-	double lo = v[0]; /* the largest of v[0..n/2) */
-	for (size_t i = 1; i < n / 2; i++)
-		if (v[i] > lo)
-			lo = v[i];
-	return (lo + hi) / 2.0;
-}
-
 static int blocking(uint8_t type)
 {
 	return type == COLL_ALL_REDUCE || type == COLL_ALL_GATHER || type == COLL_REDUCE_SCATTER ||
@@ -231,10 +218,10 @@ static size_t fit_domain(struct analysis *a, int dom, double *t, double *d, size
 			t0 = t[k];
 	double *w = xmalloc(n * sizeof(*w));
 	memcpy(w, d, n * sizeof(*w));
-	double off = median_d(w, n);
+	double off = median_mid_d(w, n);
 	for (size_t k = 0; k < n; k++)
 		w[k] = fabs(d[k] - off);
-	double res0 = select_kth_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+	double res0 = select_kth_d(w, n, quantile_floor_index(n, 0.95));
 	double drift = 0, off1 = off;
 	if (n >= 16) {
 		/* Theil-Sen over at most MAX_FIT_POINTS evenly picked samples */
@@ -249,13 +236,13 @@ static size_t fit_domain(struct analysis *a, int dom, double *t, double *d, size
 					sl[ns++] = (d[y] - d[x]) / dt;
 			}
 		if (ns >= 8) {
-			double b = median_d(sl, ns);
+			double b = median_mid_d(sl, ns);
 			for (size_t k = 0; k < n; k++)
 				w[k] = d[k] - b * (t[k] - t0);
-			double o1 = median_d(w, n);
+			double o1 = median_mid_d(w, n);
 			for (size_t k = 0; k < n; k++)
 				w[k] = fabs(d[k] - o1 - b * (t[k] - t0));
-			double res1 = select_kth_d(w, n, (size_t)(0.95 * (double)(n - 1)));
+			double res1 = select_kth_d(w, n, quantile_floor_index(n, 0.95));
 			if (fabs(b) < 1e-3 && res1 < 0.5 * res0) {
 				drift = b;
 				off1 = o1;
@@ -909,7 +896,7 @@ static void reject_groups(struct analysis *a, struct joinset *js)
 			tmp[nsp++] = end_range(js, q);
 	if (nsp) {
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
-		a->clock_spread_p50_ns = tmp[nsp / 2];
+		a->clock_spread_p50_ns = tmp[median_upper_index(nsp)];
 		int64_t lim = 20 * a->clock_spread_p50_ns;
 		if (lim < REJECT_MIN_NS)
 			lim = REJECT_MIN_NS;
@@ -931,8 +918,8 @@ static void reject_groups(struct analysis *a, struct joinset *js)
 		a->matched_groups -= a->rejected_groups;
 		qsort(tmp, nsp, sizeof(*tmp), cmp_i64);
 		if (nsp) {
-			a->clock_spread_p50_ns = tmp[nsp / 2];
-			a->clock_spread_ns = tmp[(size_t)(0.95 * (double)(nsp - 1))];
+			a->clock_spread_p50_ns = tmp[median_upper_index(nsp)];
+			a->clock_spread_ns = tmp[quantile_floor_index(nsp, 0.95)];
 		}
 	}
 	a->clock_samples = nsp;
@@ -1000,7 +987,7 @@ static void wait_transfer(struct analysis *a, const struct joinset *js)
 		int64_t sum = 0;
 		for (size_t k = 0; k < nskew; k++)
 			sum += tmp[k];
-		a->skew_p50_ns = tmp[nskew / 2];
+		a->skew_p50_ns = tmp[median_upper_index(nskew)];
 		a->skew_max_ns = tmp[nskew - 1];
 		a->skew_mean_ns = sum / (int64_t)nskew;
 	}

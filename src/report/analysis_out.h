@@ -1,6 +1,7 @@
 /*
- * analysis_out.h - presenting a struct analysis: terminal summary, JSON
- * (schema aorta.analysis/4), CSV tables, and a Chrome trace for Perfetto.
+ * analysis_out.h - presenting a struct analysis: the terminal summary and
+ * a Chrome trace for Perfetto (the JSON and the CSV tables are
+ * analysis_io's, analysis_io.h).
  * Writers go through out_open/out_commit, so files are complete or absent.
  */
 #ifndef AORTA_ANALYSIS_OUT_H
@@ -12,10 +13,6 @@
 #include "overlap/analysis.h"
 
 void analysis_print(FILE *f, const struct analysis *a, int per_step);
-/* Declares the files analysis_save_csv writes into DIR to the output guard
- * (base/output.h), WHAT naming the option. */
-enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e);
-enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, struct aorta_error *e);
 enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e);
 
 #endif

@@ -41,6 +41,7 @@
 
 #include "base/output.h"
 #include "base/plugin.h"
+#include "base/stats.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
 
@@ -365,7 +366,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 				slow = k;
 		}
 		qsort(v, n, sizeof(double), cmp_dbl);
-		double med = v[n / 2];
+		double med = v[median_upper_index(n)];
 		free(v);
 		size_t mk = first;
 		for (size_t k = first; k < rk->nsteps; k++)

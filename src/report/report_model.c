@@ -292,11 +292,6 @@ struct rep_stat rep_dataset_stat(const struct rep_dataset *d, int skip, int f)
 	return stat_of(d->ranks, d->nranks, skip, f);
 }
 
-struct rep_stat rep_rank_stat(const struct rep_rank *r, int skip, int f)
-{
-	return stat_of(r, 1, skip, f);
-}
-
 double rep_overlap_ratio(const struct rep_dataset *d, int skip)
 {
 	double ov = 0, co = 0;

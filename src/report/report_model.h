@@ -143,9 +143,8 @@ void report_free(struct report *r);
 
 /* Kept steps of a rank (skip applied): [first, nsteps). */
 size_t rep_first_kept(const struct rep_rank *r, int skip);
-/* Statistics of figure f (or the loss, f = -1) over a dataset / one rank. */
+/* Statistics of figure f (or the loss, f = -1) over a dataset. */
 struct rep_stat rep_dataset_stat(const struct rep_dataset *d, int skip, int f);
-struct rep_stat rep_rank_stat(const struct rep_rank *r, int skip, int f);
 /* overlap / compute, ratio of means (0 when compute is 0), upstream's. */
 double rep_overlap_ratio(const struct rep_dataset *d, int skip);
 

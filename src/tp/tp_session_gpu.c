@@ -109,6 +109,8 @@
  */
 #include "tp/tp_gpu_int.h"
 
+#include "base/stats.h"
+
 /* ------------------------------------------------------------ workers */
 
 enum aorta_status tpg_wait_gpu(struct rank_ctx *rc)
@@ -657,7 +659,7 @@ static void summarize(const struct tp_session *s, int n, double *med, double *mn
 				v[i] = s->r[r].times[i];
 	}
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	*med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	*med = median_mid_sorted(v, (size_t)n);
 	if (mn)
 		*mn = v[0];
 	if (mx)

@@ -1068,32 +1068,3 @@ enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *gr
 		*grad_norm = *x->h_sumsq > 0.0 ? sqrt(*x->h_sumsq) * (double)x->grad_unscale / (double)W : 0.0;
 	return AORTA_OK;
 }
-
-enum aorta_status dist_gpu_full_params(struct dist_gpu *x, float *out, struct aorta_error *e)
-{
-	const struct dist_plan *pl = x->pl;
-	enum aorta_status st = AORTA_OK;
-	float *tmp = NULL;
-	size_t maxp = 0;
-
-	for (int g = 0; g < pl->ngroups; g++)
-		maxp = pl->g[g].padded > maxp ? pl->g[g].padded : maxp;
-	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) ||
-	    (st = GPU_CALL(e, gpuMalloc((void **)&tmp, (maxp ? maxp : 1) * sizeof(float)))))
-		return st;
-	for (int g = 0; g < pl->ngroups && !st; g++) {
-		const struct dist_shard *sh = &pl->g[g];
-		const float *src = x->params + sh->local_off;
-		if (pl->shard_size > 1) {
-			st = comm_all_gather(comm_group(x->comm, pl->shard_pg), src, tmp, sh->shard_len, NULL,
-					     "gather full parameters", e);
-			src = tmp;
-			if (!st)
-				st = GPU_CALL(e, gpuDeviceSynchronize());
-		}
-		if (!st)
-			st = GPU_CALL(e, gpuMemcpy(out + sh->off, src, sh->len * sizeof(float), gpuMemcpyDeviceToHost));
-	}
-	gpuFree(tmp);
-	return st;
-}

@@ -288,9 +288,6 @@ enum aorta_status dist_gpu_step_done(struct dist_gpu *x, float *loss, double *gr
  * recorder tag is `tag` (as <prefix>_<what>); 0 when there was none. */
 int dist_gpu_coll_bytes(const struct dist_gpu *x, const char *tag, uint64_t *bytes, enum comm_dtype *dtype);
 
-/* Collective and synchronous: every rank gets the full parameters in
- * host out[lay->total]. */
-enum aorta_status dist_gpu_full_params(struct dist_gpu *x, float *out, struct aorta_error *e);
 void dist_gpu_release(struct dist_gpu *x);
 
 #endif

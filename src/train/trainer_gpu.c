@@ -99,6 +99,7 @@
 #include "train/model_gpu.h"
 #include "kernels/ops_gpu.h"
 #include "kernels/rng.h"
+#include "base/stats.h"
 
 #define FP16_LOSS_SCALE 1024.0f
 
@@ -1281,9 +1282,9 @@ enum aorta_status trainer_finish(struct trainer *t, struct trainer_result *res, 
 			sum += t->step_ms[i];
 		t->res.mean_step_ms = sum / (double)t->done;
 		qsort(t->step_ms, (size_t)t->done, sizeof(*t->step_ms), cmp_double);
-		t->res.median_step_ms = t->step_ms[t->done / 2];
+		t->res.median_step_ms = t->step_ms[median_upper_index((size_t)t->done)];
 		qsort(t->wall_ms, (size_t)t->done, sizeof(*t->wall_ms), cmp_double);
-		t->res.median_wall_ms = t->wall_ms[t->done / 2];
+		t->res.median_wall_ms = t->wall_ms[median_upper_index((size_t)t->done)];
 	}
 	*res = t->res;
 	return AORTA_OK;

@@ -40,6 +40,34 @@ static void test_topk_softmax(void)
 	CHECK_NEAR(p[1], p[3], 0);
 }
 
+/* The top k of random rows with many ties (values of a few levels), checked
+ * by its definition: k distinct columns, values descending, a tie to the
+ * lower column, nothing left out larger than what was taken. */
+static void test_topk_by_definition(void)
+{
+	enum { R = 16, C = 40, K = 7 };
+	float x[R][C], v[R][K];
+	int32_t i[R][K];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < C; c++)
+			x[r][c] = (float)(int)(6 * wl_ref_uniform(7, 3, (uint64_t)(r * C + c)));
+	wl_ref_topk_rows(&v[0][0], &i[0][0], &x[0][0], R, C, K, 0);
+	int bad = 0;
+	for (int r = 0; r < R; r++) {
+		int taken[C] = { 0 };
+		for (int j = 0; j < K; j++) {
+			bad |= i[r][j] < 0 || i[r][j] >= C || taken[i[r][j]] || v[r][j] != x[r][i[r][j]];
+			taken[i[r][j]] = 1;
+			if (j)
+				bad |= v[r][j] > v[r][j - 1] || (v[r][j] == v[r][j - 1] && i[r][j] < i[r][j - 1]);
+		}
+		for (int c = 0; c < C; c++)
+			if (!taken[c]) /* left out: smaller than the last taken, or equal at a higher column */
+				bad |= x[r][c] > v[r][K - 1] || (x[r][c] == v[r][K - 1] && c < i[r][K - 1]);
+	}
+	CHECK(!bad);
+}
+
 static void test_sort_cumprod_argmax(void)
 {
 	float x[5] = { 1.0f, 4.0f, 1.0f, -2.0f, 4.0f }, v[5], y[4];
@@ -263,6 +291,7 @@ static void test_mem(void)
 int main(void)
 {
 	TEST(test_topk_softmax);
+	TEST(test_topk_by_definition);
 	TEST(test_sort_cumprod_argmax);
 	TEST(test_gathers_pools);
 	TEST(test_attention_row);

@@ -3,6 +3,7 @@
  * until each does the same, as per-op durations (SC_BAL).
  */
 #include "overlap/whatif/private.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,7 +150,7 @@ int wi_balance_build(struct whatif_ctx *c)
 		for (size_t p = a, q; p < b; p = q) { /* one class: v[p, q), sums ascending */
 			for (q = p; q < b && v[q].cls == v[p].cls; q++)
 				;
-			sum += (double)v[p + (q - p - 1) / 2].sum;
+			sum += (double)v[p + median_lower_index(q - p)].sum;
 			ncls++;
 		}
 		if (ncls < 2)
@@ -158,7 +159,7 @@ int wi_balance_build(struct whatif_ctx *c)
 		for (size_t p = a, q; p < b; p = q) {
 			for (q = p; q < b && v[q].cls == v[p].cls; q++)
 				;
-			double typ = (double)v[p + (q - p - 1) / 2].sum;
+			double typ = (double)v[p + median_lower_index(q - p)].sum;
 			for (size_t x = p; typ > 0 && x < q; x++) {
 				bl->fac[v[x].ri][v[x].li] = target / typ;
 				shared++;

@@ -85,19 +85,6 @@ static size_t xfer_classes(struct whatif_ctx *c, size_t **cnt)
 	return ncls;
 }
 
-/* The median of v[0..n) (n >= 1), v reordered: of an even count, the mean
- * of the two middle values (truncated). */
-static int64_t median_mean2(int64_t *v, size_t n)
-{
-	if (n % 2)
-		return select_kth_i64(v, n, n / 2);
-	int64_t lo = select_kth_i64(v, n, n / 2 - 1), hi = INT64_MAX;
-	for (size_t q = n / 2; q < n; q++)
-		if (v[q] < hi)
-			hi = v[q];
-	return (lo + hi) / 2;
-}
-
 /* Each class's ideal transfer: the median transfer of its calls. */
 static void ideal_xfers(struct whatif_ctx *c)
 {
@@ -115,7 +102,7 @@ static void ideal_xfers(struct whatif_ctx *c)
 	c->xideal = xmalloc((ncls ? ncls : 1) * sizeof(*c->xideal));
 	for (size_t y = 0; y < ncls; y++) {
 		pos[y] -= cnt[y];
-		c->xideal[y] = median_mean2(xs + pos[y], cnt[y]);
+		c->xideal[y] = median_mid_i64(xs + pos[y], cnt[y]);
 	}
 	free(cnt);
 	free(pos);

@@ -4,6 +4,7 @@
  * stage balance), and a lane of a replay set up for it.
  */
 #include "overlap/whatif/private.h"
+#include "base/stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static size_t fill_anchors(const struct whatif_ctx *c, struct replay_state *s, s
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = wi_anchor_group(c, a);
 		size_t K = b - a, out = 0;
-		int64_t all = c->k[c->aord[a + (K - 1) / 2]].a0, set = all;
+		int64_t all = c->k[c->aord[a + median_lower_index(K)]].a0, set = all;
 		if (sc->type == SC_SET && sc->single < 0) { /* the lower median of the ranks outside the set */
 			for (size_t p = a; p < b; p++)
 				out += !sc->mask[c->aord[p]];

@@ -26,7 +26,7 @@ static int64_t median_i64(int64_t *v, size_t n)
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof(*v), wi_cmp_i64);
-	return v[(n - 1) / 2]; /* the lower median (see slot_medians) */
+	return v[median_lower_index(n)]; /* stragglers only slow ops down (slot_medians) */
 }
 
 /* The order statistics of v[0..K) at lo, lo + 1 and lo + 2 (lo = (K - 2) / 2,
@@ -83,7 +83,7 @@ static void slot_medians(const struct whatif_ctx *c, size_t q, const int64_t *vd
 		int64_t w[3];
 		middle3(tmp, K, lo, w);
 #define V(i) (w[(i) - lo])
-		all[q] = V((K - 1) / 2); /* the lower median: stragglers only slow ops down */
+		all[q] = V(median_lower_index(K)); /* stragglers only slow ops down */
 		mid[0] = V(lo); /* the lower median of the K - 1 others is V(lo) or V(lo + 1) (wi_peer_median) */
 		mid[1] = V(lo + 1);
 #undef V
@@ -781,7 +781,7 @@ void wi_build_anchors(struct whatif_ctx *c)
 	free(v);
 	for (size_t a = 0, b; a < c->naord; a = b) {
 		b = wi_anchor_group(c, a);
-		size_t K = b - a, t = K >= 2 ? (K - 2) / 2 : 0;
+		size_t K = b - a, t = K >= 2 ? median_lower_index(K - 1) : 0;
 		for (size_t p = a; K >= 2 && p < b; p++) /* the others' lower median: position t of them */
 			c->k[c->aord[p]].ma0 = c->k[c->aord[a + (p - a > t ? t : t + 1)]].a0;
 	}

@@ -305,7 +305,7 @@ static void run(struct analysis *a)
 	wi_build_groups(&c);
 	wi_build_anchors(&c);
 	double *meas = xmalloc(c.nsteps * sizeof(double)), *rep = xmalloc(c.nsteps * sizeof(double));
-	/* the measured windows: rk_init cut them */
+	/* the measured windows: wi_rank_init cut them */
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = wi_job_step(&c, NULL, 0, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
