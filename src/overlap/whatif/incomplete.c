@@ -76,17 +76,49 @@ static size_t rank_keys(const struct whatif_ctx *c, size_t i, uint64_t *keys, in
 	return m;
 }
 
-/* One class at a time: its op keys (t), the ones of its majority (nmaj
- * of them, their least durations summed in maj_ns), what each of its
- * ranks lacks. */
+/* The key of one op into t (its ranks counted, its least duration kept). */
+static void class_op_add(struct class_ops *t, uint64_t key, uint32_t nranks, int64_t min_ns)
+{
+	if (2 * (t->n + 1) > t->cap)
+		class_ops_grow(t);
+	struct class_op *o = &t->e[class_op_find(t, key)];
+	if (!o->used) {
+		*o = (struct class_op){ key, min_ns, 0, 1 };
+		t->n++;
+	}
+	o->nranks += nranks;
+	if (min_ns < o->min_ns)
+		o->min_ns = min_ns;
+}
+
+/* One class at a time: its op keys (t: each worker's, wt, while they are
+ * gathered), the ones of its majority (nmaj of them, their least durations
+ * summed in maj_ns), what each of its ranks lacks. */
 struct lack_job {
 	struct whatif_ctx *c;
 	size_t cl, K, nmaj;
 	double maj_ns, step_ns;
-	struct class_ops t;
+	struct class_ops t, *wt;
 	size_t *lacked;              /* per rank of the class (index as c->k) */
 	double *lacked_ns;
 };
+
+/* Rank i's keys into its worker's table (ranks in parallel; the counts
+ * and minima merged after, in any order: the same table). */
+static void keys_task(void *arg, size_t w, size_t i)
+{
+	struct lack_job *lj = arg;
+	const struct whatif_ctx *c = lj->c;
+	if ((size_t)c->k[i].cls != lj->cl)
+		return;
+	uint64_t *keys = xmalloc((c->k[i].n ? c->k[i].n : 1) * sizeof(*keys));
+	int64_t *dur = xmalloc((c->k[i].n ? c->k[i].n : 1) * sizeof(*dur));
+	size_t m = rank_keys(c, i, keys, dur);
+	for (size_t x = 0; x < m; x++)
+		class_op_add(&lj->wt[w], keys[x], 1, dur[x]);
+	free(keys);
+	free(dur);
+}
 
 static void lack_task(void *arg, size_t w, size_t i)
 {
@@ -112,45 +144,49 @@ static void lack_task(void *arg, size_t w, size_t i)
 	free(dur);
 }
 
-/* The ranks of class cl that lack its ops, marked in c->incomplete;
- * returns how many. */
-static size_t class_lacks(struct lack_job *lj)
+/* The class's op keys: each worker's, merged into lj->t; whether some op
+ * of its majority is not run by every rank of the class (else no rank
+ * lacks one). */
+static int class_keys(struct lack_job *lj)
 {
 	struct whatif_ctx *c = lj->c;
-	size_t found = 0;
+	lj->wt = xcalloc(c->nt, sizeof(*lj->wt));
+	for (size_t w = 0; w < c->nt; w++)
+		class_ops_grow(&lj->wt[w]);
+	pool_for(c->nt, c->n, keys_task, lj);
 	memset(&lj->t, 0, sizeof(lj->t));
 	class_ops_grow(&lj->t);
-	for (size_t i = 0; i < c->n; i++) {
-		if ((size_t)c->k[i].cls != lj->cl)
-			continue;
-		uint64_t *keys = xmalloc((c->k[i].n ? c->k[i].n : 1) * sizeof(*keys));
-		int64_t *dur = xmalloc((c->k[i].n ? c->k[i].n : 1) * sizeof(*dur));
-		size_t m = rank_keys(c, i, keys, dur);
-		for (size_t x = 0; x < m; x++) {
-			if (2 * (lj->t.n + 1) > lj->t.cap)
-				class_ops_grow(&lj->t);
-			struct class_op *o = &lj->t.e[class_op_find(&lj->t, keys[x])];
-			if (!o->used) {
-				*o = (struct class_op){ keys[x], dur[x], 0, 1 };
-				lj->t.n++;
-			}
-			o->nranks++;
-			if (dur[x] < o->min_ns)
-				o->min_ns = dur[x];
-		}
-		free(keys);
-		free(dur);
+	for (size_t w = 0; w < c->nt; w++) {
+		for (size_t h = 0; h < lj->wt[w].cap; h++)
+			if (lj->wt[w].e[h].used)
+				class_op_add(&lj->t, lj->wt[w].e[h].key, lj->wt[w].e[h].nranks, lj->wt[w].e[h].min_ns);
+		free(lj->wt[w].e);
 	}
+	free(lj->wt);
+	int gaps = 0;
 	lj->nmaj = 0;
 	lj->maj_ns = 0;
 	for (size_t h = 0; h < lj->t.cap; h++)
 		if (lj->t.e[h].used && 2 * lj->t.e[h].nranks > lj->K) {
 			lj->nmaj++;
 			lj->maj_ns += (double)lj->t.e[h].min_ns;
+			gaps |= lj->t.e[h].nranks < lj->K;
 		}
-	if (lj->nmaj)
-		pool_for(c->nt, c->n, lack_task, lj);
-	for (size_t i = 0; i < c->n && lj->nmaj; i++) {
+	return gaps;
+}
+
+/* The ranks of class cl that lack its ops, marked in c->incomplete;
+ * returns how many. */
+static size_t class_lacks(struct lack_job *lj)
+{
+	struct whatif_ctx *c = lj->c;
+	size_t found = 0;
+	if (!class_keys(lj)) { /* every rank runs every op of the majority */
+		free(lj->t.e);
+		return 0;
+	}
+	pool_for(c->nt, c->n, lack_task, lj);
+	for (size_t i = 0; i < c->n; i++) {
 		if ((size_t)c->k[i].cls != lj->cl)
 			continue;
 		size_t lacked = lj->lacked[i];

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "base/pool.h"
 
@@ -361,6 +364,11 @@ void whatif_run(struct analysis *a)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	run(a);
+#ifdef __GLIBC__
+	/* what the replay freed, given back: its workers' heaps would hold it
+	 * while the outputs are written (bench/RESULTS.md "What-if cost") */
+	malloc_trim(0);
+#endif
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (getenv("AORTA_TIMING")) /* bench/whatif_cost */
 		fprintf(stderr, "aorta: timing: what-if of %zu ranks: %.3f ms\n", a->n,
