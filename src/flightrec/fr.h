@@ -191,7 +191,8 @@ void fr_run_add(struct fr_run *r, struct fr_dump *d);
  * (AORTA_EINPUT naming both files).  Warnings (a file name disagreeing
  * with the dump's own rank) go to stderr. */
 enum aorta_status fr_run_ranks(struct fr_run *r, struct aorta_error *e);
-/* Matches the dumps across ranks per group and fills r->res (match.c). */
+/* Matches the dumps across ranks per group and fills r->res (match.c,
+ * diagnose.c). */
 void fr_run_diagnose(struct fr_run *r);
 void fr_run_free(struct fr_run *r);
 void fr_result_release(struct fr_result *res);
