@@ -124,13 +124,142 @@ static enum aorta_status mpi_err(struct aorta_error *e, int rc, const char *what
 	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "MPI: %s: %s", what, msg);
 }
 
+/* Steps 1-3: the inputs expanded (*bad: it failed here), this process's
+ * share of them (every process sees the same list: shared out over all;
+ * else each node's over its processes) and the per-rank pass on it. */
+static enum aorta_status read_share(char *const *inputs, size_t n, const struct analysis_opts *o, int me, int np,
+				    char ***files, size_t *nfiles, char ***mine, struct rank_result **res, size_t *nres,
+				    struct fr_run **fr, int *bad, struct aorta_error *e)
+{
+	size_t nmine = 0;
+	int rc, anybad = 0;
+	enum aorta_status st = analysis_expand(inputs, n, files, nfiles, e);
+	*bad = st != AORTA_OK;
+	MPI_Allreduce(bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (anybad)
+		return st;
+	uint64_t h = hash_list(*files, *nfiles), hmin = 0, hmax = 0;
+	MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+	if (hmin == hmax) {
+		*mine = share(*files, *nfiles, me, np, &nmine);
+	} else { /* per-node files: the node's processes share them */
+		MPI_Comm node;
+		int lme = 0, lnp = 1;
+		if ((rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node)))
+			return mpi_err(e, rc, "MPI_Comm_split_type");
+		MPI_Comm_rank(node, &lme);
+		MPI_Comm_size(node, &lnp);
+		MPI_Comm_free(&node);
+		*mine = share(*files, *nfiles, lme, lnp, &nmine);
+		if (me == 0)
+			aorta_note("the processes see different input files: each node reads its own");
+	}
+	/* 3: the per-rank pass on this share */
+	return nmine ? analysis_read_files(*mine, nmine, o, res, nres, fr, e) : AORTA_OK;
+}
+
+/* Whether some process failed (failed: this one did, its error mye): the
+ * first failing process's error is brought to process 0, which prints it
+ * now, and ends the job everywhere (into *e, the status returned). */
+static enum aorta_status first_error(int failed, int me, struct aorta_error *mye, struct aorta_error *e)
+{
+	int mark = failed ? me : INT_MAX, lowest = INT_MAX;
+	MPI_Allreduce(&mark, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (lowest == INT_MAX)
+		return AORTA_OK;
+	if (lowest != 0) { /* bring that process's error to process 0 */
+		if (me == lowest)
+			MPI_Send(mye, (int)sizeof(*mye), MPI_BYTE, 0, 77, MPI_COMM_WORLD);
+		else if (me == 0)
+			MPI_Recv(mye, (int)sizeof(*mye), MPI_BYTE, lowest, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	if (e)
+		*e = *mye;
+	/* process 0 says it now, before MPI_Finalize: the other processes'
+	 * non-zero exits make mpirun end the job at once, which cut process
+	 * 0 off before its caller printed (1 run in 5 lost the message);
+	 * then no process has anything left to report */
+	if (me == 0)
+		aorta_error_print(mye);
+	return mye->code ? mye->code : AORTA_EINPUT;
+}
+
+/* The packed ranks and Flight Recorder dumps of all[0..total) into a. */
+static enum aorta_status unpack_all(const char *all, size_t total, struct analysis *a, struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	size_t cap = 0, off = 0;
+	while (off < total) {
+		if (fr_pack_is_dump(all, total, off)) {
+			struct fr_dump *d;
+			if ((st = fr_dump_unpack(all, total, &off, &d, e)))
+				break;
+			if (!a->fr)
+				a->fr = xcalloc(1, sizeof(*a->fr));
+			fr_run_add(a->fr, d);
+			continue;
+		}
+		GROW(a->r, cap, a->n + 1);
+		st = rank_unpack(all, total, &off, &a->r[a->n], e);
+		a->n++;
+		if (st)
+			break;
+	}
+	return st;
+}
+
+/* Step 4: every process's packed bytes b gathered on process 0 and
+ * unpacked into a there. */
+static enum aorta_status gather_ranks(const struct bytes *b, int me, int np, struct analysis *a,
+				      struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	int rc;
+	long long mylen = (long long)b->n;
+	long long *lens = me == 0 ? xcalloc((size_t)np, sizeof(*lens)) : NULL;
+	if ((rc = MPI_Gather(&mylen, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD))) {
+		free(lens);
+		return mpi_err(e, rc, "MPI_Gather (sizes)");
+	}
+	int *cnt = NULL, *disp = NULL;
+	char *all = NULL;
+	long long total = 0;
+	int too_big = 0;
+	if (me == 0) {
+		cnt = xcalloc((size_t)np, sizeof(*cnt));
+		disp = xcalloc((size_t)np, sizeof(*disp));
+		for (int p = 0; p < np; p++) {
+			if (lens[p] > INT_MAX || total > INT_MAX - lens[p])
+				too_big = 1;
+			cnt[p] = (int)lens[p];
+			disp[p] = (int)total;
+			total += lens[p];
+		}
+		all = xmalloc(total && !too_big ? (size_t)total : 1);
+	}
+	MPI_Bcast(&too_big, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (too_big)
+		st = aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
+				"the ranks' summaries exceed 2 GiB in one gather; run with more processes per file set");
+	else if ((rc = MPI_Gatherv(b->p, (int)b->n, MPI_BYTE, all, cnt, disp, MPI_BYTE, 0, MPI_COMM_WORLD)))
+		st = mpi_err(e, rc, "MPI_Gatherv (ranks)");
+	else if (me == 0)
+		st = unpack_all(all, (size_t)total, a, e);
+	free(lens);
+	free(cnt);
+	free(disp);
+	free(all);
+	return st;
+}
+
 enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 					 struct analysis *a, int *is_root, struct aorta_error *e)
 {
-	int inited = 0, own = 0, me = 0, np = 1, rc, prov;
+	int inited = 0, own = 0, me = 0, np = 1, rc, prov, bad = 0;
 	enum aorta_status st = AORTA_OK;
 	char **files = NULL, **mine = NULL;
-	size_t nfiles = 0, nmine = 0;
+	size_t nfiles = 0;
 	struct rank_result *res = NULL;
 	size_t nres = 0;
 	struct fr_run *fr = NULL;
@@ -158,128 +287,28 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 	if (me != 0)
 		aorta_quiet = 1; /* one process prints progress and notes */
 
-	/* 1-2: inputs and this process's share */
-	st = analysis_expand(inputs, n, &files, &nfiles, &mye);
-	int bad = st != AORTA_OK, anybad = 0;
-	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (!anybad) {
-		uint64_t h = hash_list(files, nfiles), hmin = 0, hmax = 0;
-		MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-		MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-		if (hmin == hmax) {
-			mine = share(files, nfiles, me, np, &nmine);
-		} else { /* per-node files: the node's processes share them */
-			MPI_Comm node;
-			int lme = 0, lnp = 1;
-			if ((rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node))) {
-				st = mpi_err(&mye, rc, "MPI_Comm_split_type");
-			} else {
-				MPI_Comm_rank(node, &lme);
-				MPI_Comm_size(node, &lnp);
-				MPI_Comm_free(&node);
-				mine = share(files, nfiles, lme, lnp, &nmine);
-				if (me == 0)
-					aorta_note("the processes see different input files: each node reads its own");
-			}
-		}
-		/* 3: the per-rank pass on this share */
-		if (!st && nmine)
-			st = analysis_read_files(mine, nmine, o, &res, &nres, &fr, &mye);
-	}
-
-	/* the first failing process's error ends the job everywhere */
-	int mark = st || bad ? me : INT_MAX, lowest = INT_MAX;
-	MPI_Allreduce(&mark, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (lowest != INT_MAX) {
-		if (lowest != 0) { /* bring that process's error to process 0 */
-			if (me == lowest)
-				MPI_Send(&mye, (int)sizeof(mye), MPI_BYTE, 0, 77, MPI_COMM_WORLD);
-			else if (me == 0)
-				MPI_Recv(&mye, (int)sizeof(mye), MPI_BYTE, lowest, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		}
-		if (e)
-			*e = mye;
-		st = mye.code ? mye.code : AORTA_EINPUT;
-		/* process 0 says it now, before MPI_Finalize: the other processes'
-		 * non-zero exits make mpirun end the job at once, which cut process
-		 * 0 off before its caller printed (1 run in 5 lost the message);
-		 * then no process has anything left to report */
-		if (me == 0)
-			aorta_error_print(&mye);
+	st = read_share(inputs, n, o, me, np, &files, &nfiles, &mine, &res, &nres, &fr, &bad, &mye);
+	if ((st = first_error(st || bad, me, &mye, e))) {
 		*is_root = 0;
 		goto out;
 	}
-
-	/* 4: gather the packed ranks on process 0 */
 	for (size_t i = 0; i < nres; i++)
 		rank_pack(&res[i], &b);
 	for (size_t i = 0; fr && i < fr->n; i++) /* Flight Recorder dumps travel parsed */
 		fr_dump_pack(fr->d[i], &b);
-	long long mylen = (long long)b.n;
-	long long *lens = me == 0 ? xcalloc((size_t)np, sizeof(*lens)) : NULL;
-	if ((rc = MPI_Gather(&mylen, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD))) {
-		st = mpi_err(e, rc, "MPI_Gather (sizes)");
-		free(lens);
-		goto out;
-	}
-	int *cnt = NULL, *disp = NULL;
-	char *all = NULL;
-	long long total = 0;
-	int too_big = 0;
-	if (me == 0) {
-		cnt = xcalloc((size_t)np, sizeof(*cnt));
-		disp = xcalloc((size_t)np, sizeof(*disp));
-		for (int p = 0; p < np; p++) {
-			if (lens[p] > INT_MAX || total > INT_MAX - lens[p])
-				too_big = 1;
-			cnt[p] = (int)lens[p];
-			disp[p] = (int)total;
-			total += lens[p];
-		}
-		all = xmalloc(total && !too_big ? (size_t)total : 1);
-	}
-	MPI_Bcast(&too_big, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (too_big) {
-		st = aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1,
-				"the ranks' summaries exceed 2 GiB in one gather; run with more processes per file set");
-	} else if ((rc = MPI_Gatherv(b.p, (int)b.n, MPI_BYTE, all, cnt, disp, MPI_BYTE, 0, MPI_COMM_WORLD))) {
-		st = mpi_err(e, rc, "MPI_Gatherv (ranks)");
-	} else if (me == 0) {
-		size_t cap = 0, off = 0;
-		while (off < (size_t)total) {
-			if (fr_pack_is_dump(all, (size_t)total, off)) {
-				struct fr_dump *d;
-				if ((st = fr_dump_unpack(all, (size_t)total, &off, &d, e)))
-					break;
-				if (!a->fr)
-					a->fr = xcalloc(1, sizeof(*a->fr));
-				fr_run_add(a->fr, d);
-				continue;
-			}
-			GROW(a->r, cap, a->n + 1);
-			if ((st = rank_unpack(all, (size_t)total, &off, &a->r[a->n], e))) {
-				a->n++;
-				break;
-			}
-			a->n++;
-		}
+	st = gather_ranks(&b, me, np, a, e);
+	if (!st && me == 0) {
+		qsort(a->r, a->n, sizeof(*a->r), cmp_path_device);
+		a->inputs = files;
+		a->ninputs = nfiles;
+		files = NULL;
+		analysis_finish(a);
+		st = analysis_finish_fr(a, e);
 		if (!st) {
-			qsort(a->r, a->n, sizeof(*a->r), cmp_path_device);
-			a->inputs = files;
-			a->ninputs = nfiles;
-			files = NULL;
-			analysis_finish(a);
-			st = analysis_finish_fr(a, e);
-			if (!st) {
-				whatif_run(a);
-				st = analysis_check_gaps(a, e);
-			}
+			whatif_run(a);
+			st = analysis_check_gaps(a, e);
 		}
 	}
-	free(lens);
-	free(cnt);
-	free(disp);
-	free(all);
 out:
 	{
 		struct analysis tmp = { 0 };

@@ -263,32 +263,11 @@ static void step_figures(const struct ov_sets *s, const struct analysis_opts *o,
 	steps_store_build(&r->sv, rows, r->nsteps);
 }
 
-void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
+/* The rank's step windows from its spans' steps: a step's first span to
+ * the next step's (the last: its last end); a step that launched no
+ * device work has none. */
+static void step_windows(const struct trace *t, const uint8_t *cls, struct rank_result *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->path = xstrdup(t->path);
-	r->format = t->format;
-	r->rank = t->rank;
-	r->world_size = t->world_size;
-	r->device = t->device;
-	r->events = t->n;
-	r->skipped = t->skipped;
-	r->other_device_spans = t->other_device_spans;
-	r->other_device = t->other_device;
-	r->host_events = t->host_events;
-	r->skipped_first = xstrdup(t->skipped_first);
-	memcpy(r->host, t->host, sizeof(r->host));
-	ivset_init(&r->wait_set);
-	ivset_init(&r->exposed_set);
-
-	uint8_t *cls = classes_aorta(t);
-	struct ov_sets s;
-	ov_sets_build(&s, t, cls, NULL, 0);
-	ov_figures_in(&s, s.first_ns, s.last_ns, &r->total);
-	r->first_ns = s.first_ns;
-	r->last_ns = s.last_ns;
-
-	/* step windows */
 	size_t ns = t->nsteps;
 	int64_t *first = xmalloc((ns ? ns : 1) * sizeof(*first));
 	int64_t *last = xmalloc((ns ? ns : 1) * sizeof(*last));
@@ -339,10 +318,16 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 			st->end_ns = st->start_ns;
 	}
 	r->nsteps = m;
-	/* figures the input recorded per step (JSONL), matched by step number */
-	struct step_row *rows = xmalloc((m ? m : 1) * sizeof(*rows));
+	free(first);
+	free(last);
+}
+
+/* The figures the input recorded per step (JSONL), matched by step
+ * number, into rows[0..r->nsteps). */
+static void recorded_steps(const struct trace *t, struct rank_result *r, struct step_row *rows)
+{
 	r->has_rec = t->nrec > 0;
-	for (size_t k = 0, c = 0; k < m; k++) {
+	for (size_t k = 0, c = 0; k < r->nsteps; k++) {
 		struct step_row *st = &rows[k];
 		for (int q = 0; q < SR__COUNT; q++)
 			st->rec[q] = NAN;
@@ -357,28 +342,25 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		if (t->rec[c].number == r->steps[k].number)
 			memcpy(st->rec, t->rec[c].v, sizeof(st->rec));
 	}
-	step_figures(&s, o, r, rows);
-	free(rows);
-	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
-	if (skip < m)
-		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
-	free(first);
-	free(last);
+}
 
-	/* streams */
-	r->nstreams = s.nstreams;
-	r->streams = xcalloc(s.nstreams ? s.nstreams : 1, sizeof(*r->streams));
-	for (size_t k = 0; k < s.nstreams; k++) {
-		r->streams[k].stream = s.stream_id[k];
-		r->streams[k].busy_ns = ivset_len(&s.stream[k]);
-		r->streams[k].spans = s.stream_spans[k];
+/* The tables of the rank: streams, collectives (and the what-if's op
+ * table), kernels; HTA's and TraceLens's figures unless o says none. */
+static void rank_tables(struct trace *t, const struct analysis_opts *o, const uint8_t *cls, const struct ov_sets *s,
+			struct rank_result *r)
+{
+	r->nstreams = s->nstreams;
+	r->streams = xcalloc(s->nstreams ? s->nstreams : 1, sizeof(*r->streams));
+	for (size_t k = 0; k < s->nstreams; k++) {
+		r->streams[k].stream = s->stream_id[k];
+		r->streams[k].busy_ns = ivset_len(&s->stream[k]);
+		r->streams[k].spans = s->stream_spans[k];
 	}
-
 	/* a rank on a clock of its own is matched with no other (join.c), so
 	 * the join and the what-if never read its calls nor its op table:
 	 * neither is kept (about 600 bytes a step of aorta JSONL) */
 	int own_clock = analysis_own_clock(t->format);
-	coll_table(t, &s, r, !own_clock);
+	coll_table(t, s, r, !own_clock);
 	if (!own_clock && o->what_if != WHATIF_SKIP)
 		whatif_ops(t, cls, r);
 	kernel_table(t, cls, o->top_kernels, r);
@@ -391,7 +373,44 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		ov_sets_release(&ts);
 		free(tl);
 	}
+}
 
+void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = xstrdup(t->path);
+	r->format = t->format;
+	r->rank = t->rank;
+	r->world_size = t->world_size;
+	r->device = t->device;
+	r->events = t->n;
+	r->skipped = t->skipped;
+	r->other_device_spans = t->other_device_spans;
+	r->other_device = t->other_device;
+	r->host_events = t->host_events;
+	r->skipped_first = xstrdup(t->skipped_first);
+	memcpy(r->host, t->host, sizeof(r->host));
+	ivset_init(&r->wait_set);
+	ivset_init(&r->exposed_set);
+
+	uint8_t *cls = classes_aorta(t);
+	struct ov_sets s;
+	ov_sets_build(&s, t, cls, NULL, 0);
+	ov_figures_in(&s, s.first_ns, s.last_ns, &r->total);
+	r->first_ns = s.first_ns;
+	r->last_ns = s.last_ns;
+
+	step_windows(t, cls, r);
+	size_t m = r->nsteps;
+	struct step_row *rows = xmalloc((m ? m : 1) * sizeof(*rows));
+	recorded_steps(t, r, rows);
+	step_figures(&s, o, r, rows);
+	free(rows);
+	size_t skip = (size_t)(o->skip_steps > 0 ? o->skip_steps : 0);
+	if (skip < m)
+		ov_figures_in(&s, r->steps[skip].start_ns, r->steps[m - 1].end_ns, &r->steps_sum);
+
+	rank_tables(t, o, cls, &s, r);
 	if (o->keep_traces == 1) {
 		r->exposed_set = s.set[S_EXPOSED_COMM];
 		memset(&s.set[S_EXPOSED_COMM], 0, sizeof(s.set[S_EXPOSED_COMM]));

@@ -124,15 +124,14 @@ static void reconcile_late(const struct analysis *a, struct diagnosis *d)
 	    "idle time the step spends anyway, or taken over by the next-slowest rank)");
 }
 
-void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
+/* The sums over the ranks' kept steps (the whole trace where a rank
+ * keeps none), the cross-rank figures and the late rank's; returns the
+ * late rank's index in a->r (a->n: none). */
+static size_t gather(const struct analysis *a, struct diagnosis *d)
 {
-	memset(d, 0, sizeof(*d));
-	d->late_rank = d->top_rank = -1;
-	d->late_share = d->top_share = NAN;
 	int skip = a->opts.skip_steps;
 	const struct rank_result *late = NULL;
-	size_t late_i = 0;
-
+	size_t late_i = a->n;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		d->wait_ns += r->wait_ns;
@@ -167,70 +166,85 @@ void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
 		d->top_share = a->late_share;
 		d->wait_uncertain = analysis_uncertain(a, d->wait_ns, a->matched_groups);
 	}
-	if (d->has_cross_rank && late) {
-		d->late_rank = late->rank;
-		d->late_last = late->times_last;
-		d->late_matched = late->matched;
-		d->late_share = a->late_share;
-		d->late_caused_ns = late->caused_ns;
-		d->late_colls = late->caused_colls;
-		d->late_lateness_ns = late->lateness_ns;
-		d->late_host_excess_ns = late->caused_host_excess_ns;
-		d->late_busy_excess_ns = late->caused_busy_excess_ns;
-		for (size_t k = first_kept(late, skip); k < late->nsteps; k++) {
-			for (size_t x = 0; x < a->nxsteps; x++)
-				if (a->xsteps[x].number == late->steps[k].number &&
-				    a->xsteps[x].by_rank[late_i] > a->clock_spread_ns &&
-				    a->xsteps[x].by_rank[late_i] > 0) {
-					d->late_steps++;
-					d->late_host_bound_steps += (size_t)step_host_bound(late, k);
-				}
-		}
+	if (!d->has_cross_rank || !late)
+		return a->n;
+	d->late_rank = late->rank;
+	d->late_last = late->times_last;
+	d->late_matched = late->matched;
+	d->late_share = a->late_share;
+	d->late_caused_ns = late->caused_ns;
+	d->late_colls = late->caused_colls;
+	d->late_lateness_ns = late->lateness_ns;
+	d->late_host_excess_ns = late->caused_host_excess_ns;
+	d->late_busy_excess_ns = late->caused_busy_excess_ns;
+	for (size_t k = first_kept(late, skip); k < late->nsteps; k++) {
+		for (size_t x = 0; x < a->nxsteps; x++)
+			if (a->xsteps[x].number == late->steps[k].number &&
+			    a->xsteps[x].by_rank[late_i] > a->clock_spread_ns && a->xsteps[x].by_rank[late_i] > 0) {
+				d->late_steps++;
+				d->late_host_bound_steps += (size_t)step_host_bound(late, k);
+			}
 	}
+	return late_i;
+}
 
+/* The headline where the collective time is mostly waiting (wshare): the
+ * late rank and why it was late, else that no rank was. */
+static void waiting_headline(const struct analysis *a, struct diagnosis *d, size_t late_i, double wshare)
+{
+	char *h = d->headline;
+	size_t hn = sizeof(d->headline), n = 0;
+	d->kind = d->late_rank >= 0 ? DIAG_LATE_RANK : DIAG_WAITING;
+	if (d->late_rank < 0) {
+		n = add(h, hn, n, "%.1f%% of all ranks' collective time was waiting for late peers, "
+			"%.1f%% was transfer", 100.0 * wshare, 100.0 * (1.0 - wshare));
+		if (d->top_rank >= 0 && d->top_share >= LATE_SHARE_MIN) /* a majority, but not material */
+			add(h, hn, n, "; no late rank: the waiting caused was %.2f%% of the ranks' summed time "
+				"(under %.0f%%; the most: rank %d, %.1f%% of it)", 100.0 * analysis_caused_time_share(a),
+				100.0 * LATE_MIN_TIME_SHARE, d->top_rank, 100.0 * d->top_share);
+		else if (d->top_rank >= 0)
+			add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting (the most: "
+				"rank %d, %.1f%%)", d->top_rank, 100.0 * d->top_share);
+		else
+			add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting");
+		return;
+	}
+	n = add(h, hn, n, "rank %d was late: it caused %.1f%% of the waiting (%.3f ms, in %llu "
+		"collectives; steps ", d->late_rank, 100.0 * d->late_share, (double)d->late_caused_ns / 1e6,
+		(unsigned long long)d->late_colls);
+	n = steps_of(a, late_i, h, hn, n);
+	n = add(h, hn, n, ")");
+	double L = (double)d->late_lateness_ns, H = (double)d->late_host_excess_ns, B = (double)d->late_busy_excess_ns;
+	if (L > 0 && H >= 0.5 * L && H >= B) {
+		n = add(h, hn, n, " because its host was busy: before the collectives it delayed, its "
+			"GPU waited %.3f ms longer than its peers' for the host to launch work", H / 1e6);
+		if (d->late_steps)
+			n = add(h, hn, n, " (host-bound in %zu of those %zu steps)", d->late_host_bound_steps,
+				d->late_steps);
+	} else if (L > 0 && B >= 0.5 * L) {
+		n = add(h, hn, n, " because its GPU had more to do: before the collectives it delayed, "
+			"it was busy %.3f ms longer than its peers", B / 1e6);
+	} else if (L > 0) {
+		n = add(h, hn, n, "; it arrived %.3f ms later than its peers in all, which neither its "
+			"host (%.3f ms more host wait) nor its GPU work (%.3f ms more busy) explains",
+			L / 1e6, H / 1e6, B / 1e6);
+	}
+	add(h, hn, n, "; %.1f%% of all ranks' collective time was waiting, %.1f%% was transfer",
+	    100.0 * wshare, 100.0 * (1.0 - wshare));
+}
+
+void analysis_diagnose(const struct analysis *a, struct diagnosis *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->late_rank = d->top_rank = -1;
+	d->late_share = d->top_share = NAN;
+	size_t late_i = gather(a, d);
 	double wshare = d->wait_ns + d->transfer_ns ? (double)d->wait_ns / (double)(d->wait_ns + d->transfer_ns) : NAN;
 	double eshare = d->step_ns ? (double)d->exposed_ns / (double)d->step_ns : NAN;
 	char *h = d->headline;
-	size_t hn = sizeof(d->headline), n = 0;
+	size_t hn = sizeof(d->headline);
 	if (d->has_cross_rank && !d->wait_uncertain && wshare >= 0.5) {
-		d->kind = d->late_rank >= 0 ? DIAG_LATE_RANK : DIAG_WAITING;
-		if (d->late_rank >= 0) {
-			n = add(h, hn, n, "rank %d was late: it caused %.1f%% of the waiting (%.3f ms, in %llu "
-				"collectives; steps ", d->late_rank, 100.0 * d->late_share, (double)d->late_caused_ns / 1e6,
-				(unsigned long long)d->late_colls);
-			n = steps_of(a, late_i, h, hn, n);
-			n = add(h, hn, n, ")");
-			double L = (double)d->late_lateness_ns, H = (double)d->late_host_excess_ns,
-			       B = (double)d->late_busy_excess_ns;
-			if (L > 0 && H >= 0.5 * L && H >= B) {
-				n = add(h, hn, n, " because its host was busy: before the collectives it delayed, its "
-					"GPU waited %.3f ms longer than its peers' for the host to launch work", H / 1e6);
-				if (d->late_steps)
-					n = add(h, hn, n, " (host-bound in %zu of those %zu steps)", d->late_host_bound_steps,
-						d->late_steps);
-			} else if (L > 0 && B >= 0.5 * L) {
-				n = add(h, hn, n, " because its GPU had more to do: before the collectives it delayed, "
-					"it was busy %.3f ms longer than its peers", B / 1e6);
-			} else if (L > 0) {
-				n = add(h, hn, n, "; it arrived %.3f ms later than its peers in all, which neither its "
-					"host (%.3f ms more host wait) nor its GPU work (%.3f ms more busy) explains",
-					L / 1e6, H / 1e6, B / 1e6);
-			}
-			add(h, hn, n, "; %.1f%% of all ranks' collective time was waiting, %.1f%% was transfer",
-			    100.0 * wshare, 100.0 * (1.0 - wshare));
-		} else {
-			n = add(h, hn, n, "%.1f%% of all ranks' collective time was waiting for late peers, "
-				"%.1f%% was transfer", 100.0 * wshare, 100.0 * (1.0 - wshare));
-			if (d->top_rank >= 0 && d->top_share >= LATE_SHARE_MIN) /* a majority, but not material */
-				add(h, hn, n, "; no late rank: the waiting caused was %.2f%% of the ranks' summed time "
-					"(under %.0f%%; the most: rank %d, %.1f%% of it)", 100.0 * analysis_caused_time_share(a),
-					100.0 * LATE_MIN_TIME_SHARE, d->top_rank, 100.0 * d->top_share);
-			else if (d->top_rank >= 0)
-				add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting (the most: "
-					"rank %d, %.1f%%)", d->top_rank, 100.0 * d->top_share);
-			else
-				add(h, hn, n, "; no single rank caused a clear majority (60%%) of the waiting");
-		}
+		waiting_headline(a, d, late_i, wshare);
 	} else if (eshare >= 0.10) {
 		d->kind = DIAG_EXPOSED_COMM;
 		snprintf(h, hn, "exposed communication is %.1f%% of the step (%.3f ms of %.3f ms of "

@@ -287,28 +287,179 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, "   late rank: none (no rank made another wait)\n");
 }
 
+/* Rank i's figures: whole trace and over the kept steps, shares,
+ * host-bound steps, its cross-rank waiting and peers, HTA's overlap. */
+static void print_rank_figures(FILE *f, const struct analysis *a, size_t i)
+{
+	const struct rank_result *r = &a->r[i];
+	int skip = a->opts.skip_steps;
+	int have_steps = r->nsteps > (size_t)(skip > 0 ? skip : 0);
+	fprintf(f, "   %-20s %14s", "figure", "whole trace");
+	if (have_steps)
+		fprintf(f, " %12s %12s %12s %12s", "step mean", "step p50", "step min", "step max");
+	fputc('\n', f);
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fg = &FIGURES[k];
+		fprintf(f, "   %-20s %11.3f ms", k == 0 ? "span / step" : fg->label, ms(fig_value(fg, &r->total)));
+		if (have_steps) {
+			struct stat4 st = steps_stat(r, skip, fg->off);
+			fprintf(f, " %9.3f ms %9.3f ms %9.3f ms %9.3f ms", st.mean / 1e6, st.p50 / 1e6, st.min / 1e6,
+				st.max / 1e6);
+		}
+		fputc('\n', f);
+	}
+	const struct ov_figures *t = &r->total;
+	fprintf(f, "   comm overlapped with compute: ");
+	print_pct(f, pct(t->overlap_ns, t->comm_ns));
+	fprintf(f, "   exposed comm / span: ");
+	print_pct(f, pct(t->exposed_comm_ns, t->window_ns));
+	fprintf(f, "   GPU utilisation: ");
+	print_pct(f, pct(t->busy_ns, t->window_ns));
+	fputc('\n', f);
+	size_t hb = 0; /* over the kept steps, as the step figures */
+	for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
+		hb += (size_t)step_host_bound(r, j);
+	size_t kept = analysis_kept_steps(r, a->opts.skip_steps);
+	if (kept)
+		fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu%s\n",
+			a->opts.host_bound_pct, hb, kept, kept < r->nsteps ? " kept" : "");
+	else if (r->nsteps)
+		fprintf(f, "   --skip-steps %d leaves none of the %zu steps: no step figures\n", a->opts.skip_steps,
+			r->nsteps);
+	if (r->matched && a->clocks_aligned) {
+		fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms%s, "
+			"transfer %.3f ms; caused its peers %.3f ms of waiting%s; arrived last %llu times\n",
+			(unsigned long long)r->matched, ms(r->wait_ns),
+			analysis_uncertain(a, r->wait_ns, r->matched) ? " (within clock uncertainty)" : "",
+			ms(r->transfer_ns), ms(r->caused_ns),
+			analysis_uncertain(a, r->caused_ns, r->matched) ? " (within clock uncertainty)" : "",
+			(unsigned long long)r->times_last);
+	}
+	if (r->npeers) { /* its pipeline-stage neighbours */
+		fprintf(f, "   point-to-point peers (send/recv):");
+		for (size_t k = 0; k < r->npeers; k++)
+			fprintf(f, "%s %d", k ? "," : "", r->peers[k]);
+		const struct whatif *wi = a->whatif;
+		if (wi && wi->ok && wi->stage && i < wi->nstage && wi->stage[i] >= 0)
+			fprintf(f, "; pipeline stage %d", wi->stage[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "   HTA comm_comp_overlap: ");
+	if (r->hta.has_comm)
+		fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
+	else
+		fprintf(f, "n/a (no communication kernels)");
+	fprintf(f, "%s\n", r->hta.last_step_excluded ? " (last step excluded, as HTA does)" : "");
+}
+
+/* Rank r's tables: streams, collectives, top kernels, and with per_step
+ * a row per step. */
+static void print_rank_tables(FILE *f, const struct analysis *a, const struct rank_result *r, int per_step)
+{
+	if (r->nstreams) {
+		fprintf(f, "   %-10s %12s %8s %10s\n", "stream", "busy", "util", "spans");
+		for (size_t k = 0; k < r->nstreams && k < MAX_ROWS; k++) {
+			fprintf(f, "   %-10d %9.3f ms ", r->streams[k].stream, ms(r->streams[k].busy_ns));
+			print_pct(f, pct(r->streams[k].busy_ns, r->total.window_ns));
+			fprintf(f, " %10llu\n", (unsigned long long)r->streams[k].spans);
+		}
+		if (r->nstreams > MAX_ROWS)
+			fprintf(f, "   ... %zu more streams (all of them in --json and --csv)\n", r->nstreams - MAX_ROWS);
+	}
+	if (r->ncolls) {
+		/* algbw/busbw from transfer time (nccl-tests); kernel busbw over the
+		 * whole kernel time, waiting included (docs/metrics.md) */
+		fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %12s %12s %7s %11s %11s %11s\n", "collective", "pg",
+			"bytes", "count", "total", "exposed", "wait", "transfer", "wait %", "algbw", "busbw",
+			"kern. busbw");
+		for (size_t k = 0; k < r->ncolls && k < MAX_ROWS; k++) {
+			const struct coll_row *c = &r->colls[k];
+			fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
+				coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
+				(unsigned long long)c->bytes, (unsigned long long)c->count, ms(c->total_ns),
+				ms(c->exposed_ns));
+			if (c->matched && a->clocks_aligned)
+				fprintf(f, "%9.3f ms %9.3f ms ", ms(c->wait_ns), ms(c->transfer_ns));
+			else
+				fprintf(f, "%12s %12s ", "n/a", "n/a");
+			print_pct(f, 100.0 * c->wait_share);
+			print_gbps(f, c->algbw_gbps);
+			print_gbps(f, c->busbw_gbps);
+			print_gbps(f, c->busbw_kernel_gbps);
+			fputc('\n', f);
+		}
+		if (r->ncolls > MAX_ROWS)
+			fprintf(f, "   ... %zu more collective rows (all of them in --json and --csv)\n",
+				r->ncolls - MAX_ROWS);
+	}
+	if (r->nkernels) {
+		fprintf(f, "   top kernels by total time:\n");
+		for (size_t k = 0; k < r->nkernels; k++) {
+			const struct kernel_row *kr = &r->kernels[k];
+			fprintf(f, "   %10.3f ms %7llu x  %-9s %.90s\n", ms(kr->total_ns), (unsigned long long)kr->count,
+				kind_name((enum span_kind)kr->kind), kr->name);
+		}
+	}
+	if (per_step && r->nsteps) {
+		fprintf(f, "   %-8s %10s %10s %10s %10s %10s %10s %s\n", "step", "window", "compute", "comm", "exposed",
+			"idle", "host wait", "");
+		for (size_t j = 0; j < r->nsteps; j++) {
+			struct step_full s;
+			step_get(r, j, &s);
+			fprintf(f, "   %-8lld %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %s\n",
+				(long long)s.s.number, ms(s.v.f.window_ns), ms(s.v.f.compute_ns), ms(s.v.f.comm_ns),
+				ms(s.v.f.exposed_comm_ns), ms(s.v.f.idle_ns), ms(s.v.f.host_wait_ns),
+				s.v.host_bound ? "host-bound" : "");
+		}
+	}
+}
+
+/* Which ranks get a section (shown[i]): all of them, or in a large job
+ * the first and the three that caused the most waiting (said). */
+static void pick_shown(FILE *f, const struct analysis *a, char *shown)
+{
+	if (a->n <= LARGE_JOB) {
+		memset(shown, 1, a->n);
+		return;
+	}
+	size_t *order = ranks_by_caused(a), nshown = 0;
+	shown[0] = 1;
+	for (size_t k = 0; k < a->n && k < 3; k++)
+		if (a->r[order[k]].caused_ns > 0)
+			shown[order[k]] = 1;
+	free(order);
+	for (size_t i = 0; i < a->n; i++)
+		nshown += shown[i];
+	fprintf(f, "(%zu ranks: sections for rank %d and the %s that caused the most waiting; every rank's "
+		   "figures are in the tables below, --csv and --json)\n", a->n, a->r[0].rank,
+		nshown > 2 ? "ranks" : "rank");
+}
+
+/* Each figure's mean, min and max over the ranks. */
+static void print_across(FILE *f, const struct analysis *a)
+{
+	fprintf(f, "\n== across ranks\n");
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fg = &FIGURES[k];
+		int64_t mn = INT64_MAX, mx = INT64_MIN;
+		int rmx = -1;
+		double sum = 0;
+		for (size_t i = 0; i < a->n; i++) {
+			int64_t v = fig_value(fg, &a->r[i].total);
+			sum += (double)v;
+			if (v < mn) mn = v;
+			if (v > mx) { mx = v; rmx = a->r[i].rank; }
+		}
+		fprintf(f, "   %-20s mean %10.3f ms  min %10.3f ms  max %10.3f ms (rank %d)\n",
+			k == 0 ? "span" : fg->label, sum / (double)a->n / 1e6, ms(mn), ms(mx), rmx);
+	}
+}
+
 void analysis_print(FILE *f, const struct analysis *a, int per_step)
 {
 	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
-	/* a large job: a section for the ranks that caused the most waiting
-	 * and for the first rank, a table for the rest */
 	char *shown = xcalloc(a->n ? a->n : 1, 1);
-	size_t nshown = 0;
-	if (a->n > LARGE_JOB) {
-		size_t *order = ranks_by_caused(a);
-		shown[0] = 1;
-		for (size_t k = 0; k < a->n && k < 3; k++)
-			if (a->r[order[k]].caused_ns > 0)
-				shown[order[k]] = 1;
-		free(order);
-		for (size_t i = 0; i < a->n; i++)
-			nshown += shown[i];
-		fprintf(f, "(%zu ranks: sections for rank %d and the %s that caused the most waiting; every rank's "
-			   "figures are in the tables below, --csv and --json)\n", a->n, a->r[0].rank,
-			nshown > 2 ? "ranks" : "rank");
-	} else {
-		memset(shown, 1, a->n);
-	}
+	pick_shown(f, a, shown);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		if (!shown[i])
@@ -316,149 +467,20 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		fprintf(f, "\n== rank %d (%s, device %d, %s)\n", r->rank, r->format, r->device, r->path);
 		fprintf(f, "   %llu device events", (unsigned long long)r->events);
 		if (r->skipped)
-			fprintf(f, ", %llu malformed events skipped (first: %s)",
-				(unsigned long long)r->skipped, r->skipped_first);
+			fprintf(f, ", %llu malformed events skipped (first: %s)", (unsigned long long)r->skipped,
+				r->skipped_first);
 		fprintf(f, ", %zu steps with GPU work\n", r->nsteps);
 		if (r->other_device_spans)
 			fprintf(f, "   WARNING: %llu device events are on device %d (and maybe others), not device %d: "
 				   "a one-process multi-GPU trace; the figures below mix the devices "
 				   "(analyse one trace per GPU)\n",
 				(unsigned long long)r->other_device_spans, r->other_device, r->device);
-		int skip = a->opts.skip_steps;
-		int have_steps = r->nsteps > (size_t)(skip > 0 ? skip : 0);
-		fprintf(f, "   %-20s %14s", "figure", "whole trace");
-		if (have_steps)
-			fprintf(f, " %12s %12s %12s %12s", "step mean", "step p50", "step min", "step max");
-		fputc('\n', f);
-		for (size_t k = 0; k < NFIGURES; k++) {
-			const struct figure *fg = &FIGURES[k];
-			fprintf(f, "   %-20s %11.3f ms", k == 0 ? "span / step" : fg->label,
-				ms(fig_value(fg, &r->total)));
-			if (have_steps) {
-				struct stat4 st = steps_stat(r, skip, fg->off);
-				fprintf(f, " %9.3f ms %9.3f ms %9.3f ms %9.3f ms", st.mean / 1e6, st.p50 / 1e6,
-					st.min / 1e6, st.max / 1e6);
-			}
-			fputc('\n', f);
-		}
-		const struct ov_figures *t = &r->total;
-		fprintf(f, "   comm overlapped with compute: ");
-		print_pct(f, pct(t->overlap_ns, t->comm_ns));
-		fprintf(f, "   exposed comm / span: ");
-		print_pct(f, pct(t->exposed_comm_ns, t->window_ns));
-		fprintf(f, "   GPU utilisation: ");
-		print_pct(f, pct(t->busy_ns, t->window_ns));
-		fputc('\n', f);
-		size_t hb = 0; /* over the kept steps, as the step figures */
-		for (size_t j = r->nsteps - analysis_kept_steps(r, a->opts.skip_steps); j < r->nsteps; j++)
-			hb += (size_t)step_host_bound(r, j);
-		size_t kept = analysis_kept_steps(r, a->opts.skip_steps);
-		if (kept)
-			fprintf(f, "   host-bound steps (host wait >= %.0f%% of the step): %zu of %zu%s\n",
-				a->opts.host_bound_pct, hb, kept, kept < r->nsteps ? " kept" : "");
-		else if (r->nsteps)
-			fprintf(f, "   --skip-steps %d leaves none of the %zu steps: no step figures\n",
-				a->opts.skip_steps, r->nsteps);
-		if (r->matched && a->clocks_aligned) {
-			fprintf(f, "   collectives matched across ranks: %llu; waiting for peers %.3f ms%s, "
-				"transfer %.3f ms; caused its peers %.3f ms of waiting%s; arrived last %llu times\n",
-				(unsigned long long)r->matched, ms(r->wait_ns),
-				analysis_uncertain(a, r->wait_ns, r->matched) ? " (within clock uncertainty)" : "",
-				ms(r->transfer_ns), ms(r->caused_ns),
-				analysis_uncertain(a, r->caused_ns, r->matched) ? " (within clock uncertainty)" : "",
-				(unsigned long long)r->times_last);
-		}
-		if (r->npeers) { /* its pipeline-stage neighbours */
-			fprintf(f, "   point-to-point peers (send/recv):");
-			for (size_t k = 0; k < r->npeers; k++)
-				fprintf(f, "%s %d", k ? "," : "", r->peers[k]);
-			const struct whatif *wi = a->whatif;
-			if (wi && wi->ok && wi->stage && i < wi->nstage && wi->stage[i] >= 0)
-				fprintf(f, "; pipeline stage %d", wi->stage[i]);
-			fputc('\n', f);
-		}
-		fprintf(f, "   HTA comm_comp_overlap: ");
-		if (r->hta.has_comm)
-			fprintf(f, "%.2f%%", r->hta.comm_comp_overlap_pct);
-		else
-			fprintf(f, "n/a (no communication kernels)");
-		fprintf(f, "%s\n", r->hta.last_step_excluded ? " (last step excluded, as HTA does)" : "");
-
-		if (r->nstreams) {
-			fprintf(f, "   %-10s %12s %8s %10s\n", "stream", "busy", "util", "spans");
-			for (size_t k = 0; k < r->nstreams && k < MAX_ROWS; k++) {
-				fprintf(f, "   %-10d %9.3f ms ", r->streams[k].stream, ms(r->streams[k].busy_ns));
-				print_pct(f, pct(r->streams[k].busy_ns, t->window_ns));
-				fprintf(f, " %10llu\n", (unsigned long long)r->streams[k].spans);
-			}
-			if (r->nstreams > MAX_ROWS)
-				fprintf(f, "   ... %zu more streams (all of them in --json and --csv)\n",
-					r->nstreams - MAX_ROWS);
-		}
-		if (r->ncolls) {
-			/* algbw/busbw from transfer time (nccl-tests); kernel busbw over the
-			 * whole kernel time, waiting included (docs/metrics.md) */
-			fprintf(f, "   %-15s %-6s %12s %7s %12s %12s %12s %12s %7s %11s %11s %11s\n", "collective", "pg",
-				"bytes", "count", "total", "exposed", "wait", "transfer", "wait %", "algbw",
-				"busbw", "kern. busbw");
-			for (size_t k = 0; k < r->ncolls && k < MAX_ROWS; k++) {
-				const struct coll_row *c = &r->colls[k];
-				fprintf(f, "   %-15s %-6.6s %12llu %7llu %9.3f ms %9.3f ms ",
-					coll_type_name((enum coll_type)c->type), c->pg[0] ? c->pg : "-",
-					(unsigned long long)c->bytes, (unsigned long long)c->count,
-					ms(c->total_ns), ms(c->exposed_ns));
-				if (c->matched && a->clocks_aligned)
-					fprintf(f, "%9.3f ms %9.3f ms ", ms(c->wait_ns), ms(c->transfer_ns));
-				else
-					fprintf(f, "%12s %12s ", "n/a", "n/a");
-				print_pct(f, 100.0 * c->wait_share);
-				print_gbps(f, c->algbw_gbps);
-				print_gbps(f, c->busbw_gbps);
-				print_gbps(f, c->busbw_kernel_gbps);
-				fputc('\n', f);
-			}
-			if (r->ncolls > MAX_ROWS)
-				fprintf(f, "   ... %zu more collective rows (all of them in --json and --csv)\n",
-					r->ncolls - MAX_ROWS);
-		}
-		if (r->nkernels) {
-			fprintf(f, "   top kernels by total time:\n");
-			for (size_t k = 0; k < r->nkernels; k++) {
-				const struct kernel_row *kr = &r->kernels[k];
-				fprintf(f, "   %10.3f ms %7llu x  %-9s %.90s\n", ms(kr->total_ns),
-					(unsigned long long)kr->count, kind_name((enum span_kind)kr->kind), kr->name);
-			}
-		}
-		if (per_step && r->nsteps) {
-			fprintf(f, "   %-8s %10s %10s %10s %10s %10s %10s %s\n", "step", "window", "compute",
-				"comm", "exposed", "idle", "host wait", "");
-			for (size_t j = 0; j < r->nsteps; j++) {
-				struct step_full s;
-				step_get(r, j, &s);
-				fprintf(f, "   %-8lld %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %7.3f ms %s\n",
-					(long long)s.s.number, ms(s.v.f.window_ns), ms(s.v.f.compute_ns),
-					ms(s.v.f.comm_ns), ms(s.v.f.exposed_comm_ns), ms(s.v.f.idle_ns),
-					ms(s.v.f.host_wait_ns), s.v.host_bound ? "host-bound" : "");
-			}
-		}
+		print_rank_figures(f, a, i);
+		print_rank_tables(f, a, r, per_step);
 	}
 	free(shown);
 	if (a->n > 1) {
-		fprintf(f, "\n== across ranks\n");
-		for (size_t k = 0; k < NFIGURES; k++) {
-			const struct figure *fg = &FIGURES[k];
-			int64_t mn = INT64_MAX, mx = INT64_MIN;
-			int rmx = -1;
-			double sum = 0;
-			for (size_t i = 0; i < a->n; i++) {
-				int64_t v = fig_value(fg, &a->r[i].total);
-				sum += (double)v;
-				if (v < mn) mn = v;
-				if (v > mx) { mx = v; rmx = a->r[i].rank; }
-			}
-			fprintf(f, "   %-20s mean %10.3f ms  min %10.3f ms  max %10.3f ms (rank %d)\n",
-				k == 0 ? "span" : fg->label, sum / (double)a->n / 1e6, ms(mn), ms(mx), rmx);
-		}
+		print_across(f, a);
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
 		whatif_print(f, a, a->whatif);

@@ -225,30 +225,9 @@ static void fig_row(FILE *f, const struct report *r, const char *name, int k, in
 	fputs("</tr>\n", f);
 }
 
-enum aorta_status report_write_html(const struct report *r, const struct rep_images *img, const char *dir,
-				    const char *plot_why, struct aorta_error *e)
+/* The verdict, a paragraph a line. */
+static void html_verdict(FILE *f, const struct report *r)
 {
-	char path[4096];
-	struct outfile of = { 0 };
-	snprintf(path, sizeof(path), "%s/index.html", dir);
-	enum aorta_status st = out_open(&of, path, e);
-	if (st)
-		return st;
-	FILE *f = of.f;
-	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
-		   "<style>%s</style></head><body>\n", CSS);
-	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
-		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
-		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
-	if (r->o.skip_asked > r->o.skip_steps)
-		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
-	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
-	if (plot_why) {
-		fputs("<div class=note>Charts were not drawn: ", f);
-		html_escape(f, plot_why);
-		fputs(". summary.json and this page are complete without them.</div>\n", f);
-	}
-	/* verdict */
 	char *v = report_verdict(r);
 	fputs("<h2>Verdict</h2>\n<div class=verdict>\n", f);
 	for (char *line = v, *nl; line && *line; line = nl ? nl + 1 : NULL) {
@@ -263,8 +242,11 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	}
 	fputs("</div>\n", f);
 	free(v);
-	report_hang_html(f, r); /* a hang leads, where the runs have Flight Recorder dumps */
-	/* configurations */
+}
+
+/* The runs' configurations, a column a run. */
+static void html_configs(FILE *f, const struct report *r)
+{
 	fputs("<h2>Run configurations</h2>\n<table><tr><th class=l></th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
@@ -318,7 +300,11 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	/* summary */
+}
+
+/* The figures of each run, ms per step over all ranks. */
+static void html_summary(FILE *f, const struct report *r)
+{
 	fputs("<h2>Summary (ms per step, all ranks pooled)</h2>\n<table><tr><th class=l>figure (unit)</th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
@@ -351,7 +337,11 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		else
 			fputs("<td>n/a</td>", f);
 	fputs("</tr>\n</table>\n", f);
-	/* comparisons */
+}
+
+/* Each candidate against the reference, figure by figure. */
+static void html_comparisons(FILE *f, const struct report *r)
+{
 	for (int q = 0; r->ref >= 0 && q < r->ncand; q++) {
 		const struct rep_dataset *x = &r->ds[r->ref], *y = &r->ds[r->cand[q]];
 		fputs("<h2>", f);
@@ -383,7 +373,12 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 		}
 		fputs("</table>\n", f);
 	}
-	/* charts */
+}
+
+/* The charts by section, each PNG inlined; -1 when one cannot be read
+ * back (*bad: its path). */
+static int html_charts(FILE *f, const struct rep_images *img, const char *dir, char *bad, size_t badn)
+{
 	static const char *const secs[][2] = { { "timeline", "Timelines" }, { "gantt", "Streams of chosen steps" },
 					       { "compare", "Comparison charts" }, { "collectives", "Collectives" },
 					       { "whatif", "What-if: the step if fixed" } };
@@ -401,8 +396,8 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			html_escape(f, img->v[i].title);
 			fputs("\" src=\"data:image/png;base64,", f);
 			if (html_base64_file(f, p) != 0) {
-				out_abort(&of);
-				return aorta_fail(e, AORTA_EINTERNAL, p, 0, -1, "cannot read the chart back");
+				snprintf(bad, badn, "%s", p);
+				return -1;
 			}
 			fputs("\"><figcaption>", f);
 			html_escape(f, img->v[i].caption);
@@ -410,6 +405,42 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			html_escape(f, img->v[i].name);
 			fputs(".png and .svg)</figcaption></figure>\n", f);
 		}
+	}
+	return 0;
+}
+
+enum aorta_status report_write_html(const struct report *r, const struct rep_images *img, const char *dir,
+				    const char *plot_why, struct aorta_error *e)
+{
+	char path[4096];
+	struct outfile of = { 0 };
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	enum aorta_status st = out_open(&of, path, e);
+	if (st)
+		return st;
+	FILE *f = of.f;
+	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
+		   "<style>%s</style></head><body>\n", CSS);
+	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
+		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
+		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
+	if (r->o.skip_asked > r->o.skip_steps)
+		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
+	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
+	if (plot_why) {
+		fputs("<div class=note>Charts were not drawn: ", f);
+		html_escape(f, plot_why);
+		fputs(". summary.json and this page are complete without them.</div>\n", f);
+	}
+	html_verdict(f, r);
+	report_hang_html(f, r); /* a hang leads, where the runs have Flight Recorder dumps */
+	html_configs(f, r);
+	html_summary(f, r);
+	html_comparisons(f, r);
+	char bad[4096];
+	if (html_charts(f, img, dir, bad, sizeof(bad))) {
+		out_abort(&of);
+		return aorta_fail(e, AORTA_EINTERNAL, bad, 0, -1, "cannot read the chart back");
 	}
 	fputs("</body></html>\n", f);
 	return out_commit(&of, e);
