@@ -526,15 +526,11 @@ static void also_clause(const struct fr_result *res, char **verdict)
 	}
 }
 
-void fr_run_diagnose(struct fr_run *run)
+/* onlyActive is one setting of the dump call: where some dump of the job
+ * skips record ids, a dump with no completed entry (whose active entries
+ * happen to be consecutive, or none) was taken the same way. */
+static void same_filter(struct fr_run *run)
 {
-	struct job j = { 0 };
-	struct fr_result *res = &run->res;
-	fr_result_release(res);
-	j.run = run;
-	/* onlyActive is one setting of the dump call: where some dump of the
-	 * job skips record ids, a dump with no completed entry (whose active
-	 * entries happen to be consecutive, or none) was taken the same way */
 	int any_filtered = 0;
 	for (size_t i = 0; i < run->n; i++)
 		any_filtered |= run->d[i]->filtered;
@@ -548,10 +544,13 @@ void fr_run_diagnose(struct fr_run *run)
 			d->wrapped = 0;
 		}
 	}
-	fm_build_groups(&j);
-	res->dumps = run->n;
+}
 
-	/* versions, and the job's ranks that left no dump */
+/* The dumps' versions, and the job's ranks that left no dump (j->dead,
+ * res->no_dump). */
+static void versions_and_dead(struct job *j, struct fr_result *res)
+{
+	struct fr_run *run = j->run;
 	char ver[128] = "";
 	struct rset world = { 0 };
 	for (size_t i = 0; i < run->n; i++) {
@@ -562,10 +561,10 @@ void fr_run_diagnose(struct fr_run *run)
 		world.v[world.n++] = d->rank;
 	}
 	res->versions = xstrdup(ver);
-	for (size_t g = 0; g < j.ng; g++)
-		for (size_t m = 0; j.g[g].members_known && m < j.g[g].members.n; m++) {
+	for (size_t g = 0; g < j->ng; g++)
+		for (size_t m = 0; j->g[g].members_known && m < j->g[g].members.n; m++) {
 			GROW(world.v, world.cap, world.n + 1);
-			world.v[world.n++] = j.g[g].members.v[m];
+			world.v[world.n++] = j->g[g].members.v[m];
 		}
 	fm_rs_unique(&world);
 	/* a job's ranks are 0 to N-1: those below the highest are ranks of it
@@ -579,11 +578,137 @@ void fr_run_diagnose(struct fr_run *run)
 		}
 	}
 	for (size_t i = 0; i < world.n; i++)
-		if (!fm_dump_of(&j, world.v[i])) {
-			GROW(j.dead.v, j.dead.cap, j.dead.n + 1);
-			j.dead.v[j.dead.n++] = world.v[i];
+		if (!fm_dump_of(j, world.v[i])) {
+			GROW(j->dead.v, j->dead.cap, j->dead.n + 1);
+			j->dead.v[j->dead.n++] = world.v[i];
 		}
-	res->no_dump = fm_rs_copy(&j.dead, &res->nno_dump);
+	res->no_dump = fm_rs_copy(&j->dead, &res->nno_dump);
+	free(world.v);
+}
+
+/* The ranks the hang starts from (res->culprits): dead ones, and missing,
+ * odd or late ones that wait on nobody, with why (w: each group's
+ * divergence or NULL). */
+static void find_culprits(const struct job *j, struct div_work **w, struct fr_result *res)
+{
+	struct fr_run *run = j->run;
+	struct rset named = { 0 };
+	for (size_t g = 0; g < j->ng; g++) {
+		if (!w[g])
+			continue;
+		for (size_t i = 0; i < w[g]->missing.n; i++)
+			fm_rs_add(&named, w[g]->missing.v[i]);
+		for (size_t i = 0; i < w[g]->odd.n; i++)
+			fm_rs_add(&named, w[g]->odd.v[i]);
+	}
+	for (size_t i = 0; i < run->n; i++) { /* stuck ranks are culprits wherever they are named */
+		char *why = root_why(j, run->d[i]->rank);
+		if (why && !strncmp(why, "stuck", 5))
+			fm_rs_add(&named, run->d[i]->rank);
+		free(why);
+	}
+	fm_rs_sort(&named);
+	res->culprits = xcalloc(named.n ? named.n : 1, sizeof(*res->culprits));
+	for (size_t i = 0; i < named.n; i++) {
+		char *why = root_why(j, named.v[i]);
+		/* or it went past a collective it is missing from */
+		for (size_t g = 0; !why && g < j->ng; g++) {
+			if (!w[g] || w[g]->div.seq < 0 || !fm_rs_has(&w[g]->missing, named.v[i]))
+				continue;
+			const struct fr_entry *x = NULL;
+			for (size_t m = 0; m < j->g[g].nv && !x; m++)
+				for (size_t k = 0; j->g[g].v[m].d && k < j->g[g].v[m].n && !x; k++) {
+					const struct fr_entry *en = &j->g[g].v[m].d->e[j->g[g].v[m].ix[k]];
+					if (!en->p2p && en->seq == w[g]->div.seq)
+						x = en;
+				}
+			why = moved_past(j, named.v[i], x);
+		}
+		if (why)
+			res->culprits[res->nculprits++] = (struct fr_culprit){ named.v[i], why };
+	}
+	free(named.v);
+}
+
+/* Group gr's result G from its divergence x (NULL: none): its members,
+ * the ranks behind, and the culprits' last completed ops. */
+static void group_result(struct grp *gr, struct div_work *x, struct fr_group_res *G)
+{
+	G->pg_id = xstrdup(gr->name);
+	G->pg_name = xstrdup(gr->desc);
+	G->calls = gr->calls;
+	if (x && !gr->members_known) /* members unlisted (gloo): the ones found missing belong too */
+		for (size_t i = 0; i < x->missing.n; i++)
+			fm_rs_add(&gr->members, x->missing.v[i]);
+	fm_rs_sort(&gr->members);
+	G->ranks = fm_rs_copy(&gr->members, &G->nranks);
+	if (!x)
+		return;
+	if (!strcmp(x->div.mismatch, "state")) {
+		for (size_t i = 0; i < x->odd.n; i++) /* behind is what a state difference is */
+			fm_rs_add(&x->behind, x->odd.v[i]);
+	} else if (x->div.seq >= 0) {
+		/* behind: not missing, but completed fewer of the group's
+		 * collectives than the most advanced member */
+		int64_t best = -1;
+		for (size_t m = 0; m < gr->nv; m++)
+			if (gr->v[m].last_done > best)
+				best = gr->v[m].last_done;
+		for (size_t m = 0; m < gr->nv; m++)
+			if (gr->v[m].d && gr->v[m].last_done < best && !fm_rs_has(&x->missing, gr->v[m].rank))
+				fm_rs_add(&x->behind, gr->v[m].rank);
+	}
+	fm_rs_sort(&x->behind);
+	G->div = xmalloc(sizeof(*G->div));
+	*G->div = x->div;
+	x->div.profiling_name = x->div.detail = NULL;
+	G->div->missing = fm_rs_copy(&x->missing, &G->div->nmissing);
+	G->div->odd = fm_rs_copy(&x->odd, &G->div->nodd);
+	G->div->behind = fm_rs_copy(&x->behind, &G->div->nbehind);
+	struct rset cul = { 0 };
+	for (size_t i = 0; i < x->missing.n; i++)
+		fm_rs_add(&cul, x->missing.v[i]);
+	for (size_t i = 0; i < x->odd.n; i++)
+		fm_rs_add(&cul, x->odd.v[i]);
+	for (size_t i = 0; i < x->behind.n; i++)
+		fm_rs_add(&cul, x->behind.v[i]);
+	fm_rs_sort(&cul);
+	G->last = xcalloc(cul.n ? cul.n : 1, sizeof(*G->last));
+	for (size_t i = 0; i < cul.n; i++) {
+		const struct view *v = fm_view_of(gr, cul.v[i]);
+		if (v && v->d)
+			last_of(v, &G->last[G->nlast++]);
+	}
+	free(cul.v);
+}
+
+/* The job's groups and views, freed. */
+static void job_release(struct job *j)
+{
+	for (size_t g = 0; g < j->ng; g++) {
+		for (size_t m = 0; m < j->g[g].nv; m++) {
+			free(j->g[g].v[m].ix);
+			free(j->g[g].v[m].cix);
+		}
+		free(j->g[g].v);
+		free(j->g[g].members.v);
+	}
+	free(j->g);
+	free(j->slot);
+	free(j->dead.v);
+}
+
+void fr_run_diagnose(struct fr_run *run)
+{
+	struct job j = { 0 };
+	struct fr_result *res = &run->res;
+	fr_result_release(res);
+	j.run = run;
+	same_filter(run);
+	fm_build_groups(&j);
+	res->dumps = run->n;
+
+	versions_and_dead(&j, res);
 
 	/* each group's divergence */
 	struct div_work *cw = xcalloc(j.ng ? j.ng : 1, sizeof(*cw)), *pw = xcalloc(j.ng ? j.ng : 1, sizeof(*pw));
@@ -597,43 +722,7 @@ void fr_run_diagnose(struct fr_run *run)
 		w[g] = group_divergence(&j, gr, &cw[g], &pw[g]);
 	}
 
-	/* the ranks the hang starts from: dead ones, and missing, odd or late
-	 * ones that wait on nobody */
-	struct rset named = { 0 };
-	for (size_t g = 0; g < j.ng; g++) {
-		if (!w[g])
-			continue;
-		for (size_t i = 0; i < w[g]->missing.n; i++)
-			fm_rs_add(&named, w[g]->missing.v[i]);
-		for (size_t i = 0; i < w[g]->odd.n; i++)
-			fm_rs_add(&named, w[g]->odd.v[i]);
-	}
-	for (size_t i = 0; i < run->n; i++) { /* stuck ranks are culprits wherever they are named */
-		char *why = root_why(&j, run->d[i]->rank);
-		if (why && !strncmp(why, "stuck", 5))
-			fm_rs_add(&named, run->d[i]->rank);
-		free(why);
-	}
-	fm_rs_sort(&named);
-	res->culprits = xcalloc(named.n ? named.n : 1, sizeof(*res->culprits));
-	for (size_t i = 0; i < named.n; i++) {
-		char *why = root_why(&j, named.v[i]);
-		/* or it went past a collective it is missing from */
-		for (size_t g = 0; !why && g < j.ng; g++) {
-			if (!w[g] || w[g]->div.seq < 0 || !fm_rs_has(&w[g]->missing, named.v[i]))
-				continue;
-			const struct fr_entry *x = NULL;
-			for (size_t m = 0; m < j.g[g].nv && !x; m++)
-				for (size_t k = 0; j.g[g].v[m].d && k < j.g[g].v[m].n && !x; k++) {
-					const struct fr_entry *en = &j.g[g].v[m].d->e[j.g[g].v[m].ix[k]];
-					if (!en->p2p && en->seq == w[g]->div.seq)
-						x = en;
-				}
-			why = moved_past(&j, named.v[i], x);
-		}
-		if (why)
-			res->culprits[res->nculprits++] = (struct fr_culprit){ named.v[i], why };
-	}
+	find_culprits(&j, w, res);
 
 	/* the groups in verdict order */
 	struct gorder *ord = xcalloc(j.ng ? j.ng : 1, sizeof(*ord));
@@ -650,58 +739,8 @@ void fr_run_diagnose(struct fr_run *run)
 	qsort(ord, j.ng, sizeof(*ord), cmp_gorder);
 	res->groups = xcalloc(j.ng ? j.ng : 1, sizeof(*res->groups));
 	res->ngroups = j.ng;
-	for (size_t k = 0; k < j.ng; k++) {
-		size_t g = ord[k].idx;
-		struct grp *gr = &j.g[g];
-		struct fr_group_res *G = &res->groups[k];
-		struct div_work *x = w[g];
-		G->pg_id = xstrdup(gr->name);
-		G->pg_name = xstrdup(gr->desc);
-		G->calls = gr->calls;
-		if (x && !gr->members_known) /* members unlisted (gloo): the ones found missing belong too */
-			for (size_t i = 0; i < x->missing.n; i++)
-				fm_rs_add(&gr->members, x->missing.v[i]);
-		fm_rs_sort(&gr->members);
-		G->ranks = fm_rs_copy(&gr->members, &G->nranks);
-		if (!x)
-			continue;
-		if (!strcmp(x->div.mismatch, "state")) {
-			for (size_t i = 0; i < x->odd.n; i++) /* behind is what a state difference is */
-				fm_rs_add(&x->behind, x->odd.v[i]);
-		} else if (x->div.seq >= 0) {
-			/* behind: not missing, but completed fewer of the group's
-			 * collectives than the most advanced member */
-			int64_t best = -1;
-			for (size_t m = 0; m < gr->nv; m++)
-				if (gr->v[m].last_done > best)
-					best = gr->v[m].last_done;
-			for (size_t m = 0; m < gr->nv; m++)
-				if (gr->v[m].d && gr->v[m].last_done < best && !fm_rs_has(&x->missing, gr->v[m].rank))
-					fm_rs_add(&x->behind, gr->v[m].rank);
-		}
-		fm_rs_sort(&x->behind);
-		G->div = xmalloc(sizeof(*G->div));
-		*G->div = x->div;
-		x->div.profiling_name = x->div.detail = NULL;
-		G->div->missing = fm_rs_copy(&x->missing, &G->div->nmissing);
-		G->div->odd = fm_rs_copy(&x->odd, &G->div->nodd);
-		G->div->behind = fm_rs_copy(&x->behind, &G->div->nbehind);
-		struct rset cul = { 0 };
-		for (size_t i = 0; i < x->missing.n; i++)
-			fm_rs_add(&cul, x->missing.v[i]);
-		for (size_t i = 0; i < x->odd.n; i++)
-			fm_rs_add(&cul, x->odd.v[i]);
-		for (size_t i = 0; i < x->behind.n; i++)
-			fm_rs_add(&cul, x->behind.v[i]);
-		fm_rs_sort(&cul);
-		G->last = xcalloc(cul.n ? cul.n : 1, sizeof(*G->last));
-		for (size_t i = 0; i < cul.n; i++) {
-			const struct view *v = fm_view_of(gr, cul.v[i]);
-			if (v && v->d)
-				last_of(v, &G->last[G->nlast++]);
-		}
-		free(cul.v);
-	}
+	for (size_t k = 0; k < j.ng; k++)
+		group_result(&j.g[ord[k].idx], w[ord[k].idx], &res->groups[k]);
 	char rk[128];
 	if (j.ng && ord[0].cls) {
 		res->verdict = verdict_for(res, &res->groups[0]);
@@ -728,18 +767,6 @@ void fr_run_diagnose(struct fr_run *run)
 	free(pw);
 	free(w);
 	free(ord);
-	free(world.v);
-	free(j.dead.v);
-	free(named.v);
-	for (size_t g = 0; g < j.ng; g++) {
-		for (size_t m = 0; m < j.g[g].nv; m++) {
-			free(j.g[g].v[m].ix);
-			free(j.g[g].v[m].cix);
-		}
-		free(j.g[g].v);
-		free(j.g[g].members.v);
-	}
-	free(j.g);
-	free(j.slot);
+	job_release(&j);
 	run->done = 1;
 }

@@ -116,6 +116,53 @@ static const char *get_str(struct rdr *r)
 	return s;
 }
 
+/* One entry of a packed dump into en (r->bad on a malformed one). */
+static void get_entry(struct rdr *r, struct fr_dump *d, struct fr_entry *en)
+{
+	int64_t v[19];
+	get(r, v, sizeof(v));
+	en->record_id = v[0];
+	en->pg_id = v[1];
+	en->seq = v[2];
+	en->p2p_seq = v[3];
+	en->op_id = v[4];
+	en->src = (int32_t)v[5];
+	en->dst = (int32_t)v[6];
+	en->state = (uint8_t)v[7];
+	en->retired = (uint8_t)v[8];
+	en->p2p = (uint8_t)v[9];
+	en->done = (uint8_t)v[10];
+	en->created_ns = v[11];
+	en->started_ns = v[12];
+	en->completed_ns = v[13];
+	en->timeout_ms = v[14];
+	en->in_numel = (uint64_t)v[15];
+	en->out_numel = (uint64_t)v[16];
+	en->off = (size_t)v[17];
+	get(r, &en->duration_ms, sizeof(en->duration_ms));
+	const char **s[] = { &en->pg_name, &en->pg_desc, &en->profiling_name, &en->op, &en->in_sizes,
+			     &en->out_sizes, &en->in_dtypes, &en->out_dtypes, &en->thread_name };
+	for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
+		*s[k] = get_str(r);
+	if (!en->pg_name || !en->pg_desc || !en->profiling_name || !en->op || !en->in_sizes ||
+	    !en->out_sizes || !en->in_dtypes || !en->out_dtypes)
+		r->bad = 1;
+	if (v[18] < 0 || (uint64_t)v[18] > (r->n - r->off) / 16) {
+		r->bad = 1;
+		return;
+	}
+	struct fr_frame *fr = arena_alloc(&d->ar, ((size_t)v[18] ? (size_t)v[18] : 1) * sizeof(*fr));
+	for (int64_t f = 0; f < v[18] && !r->bad; f++) {
+		fr[f].name = get_str(r);
+		fr[f].file = get_str(r);
+		fr[f].line = get_i64(r);
+		if (!fr[f].name || !fr[f].file)
+			r->bad = 1;
+	}
+	en->frames = fr;
+	en->nframes = (uint32_t)v[18];
+}
+
 enum aorta_status fr_dump_unpack(const char *p, size_t n, size_t *off, struct fr_dump **out,
 				 struct aorta_error *e)
 {
@@ -186,51 +233,8 @@ enum aorta_status fr_dump_unpack(const char *p, size_t n, size_t *off, struct fr
 	if (!r.bad) {
 		d->ne = (size_t)sc[11];
 		d->e = arena_alloc(&d->ar, (d->ne ? d->ne : 1) * sizeof(*d->e));
-		for (size_t i = 0; i < d->ne && !r.bad; i++) {
-			struct fr_entry *en = &d->e[i];
-			int64_t v[19];
-			get(&r, v, sizeof(v));
-			en->record_id = v[0];
-			en->pg_id = v[1];
-			en->seq = v[2];
-			en->p2p_seq = v[3];
-			en->op_id = v[4];
-			en->src = (int32_t)v[5];
-			en->dst = (int32_t)v[6];
-			en->state = (uint8_t)v[7];
-			en->retired = (uint8_t)v[8];
-			en->p2p = (uint8_t)v[9];
-			en->done = (uint8_t)v[10];
-			en->created_ns = v[11];
-			en->started_ns = v[12];
-			en->completed_ns = v[13];
-			en->timeout_ms = v[14];
-			en->in_numel = (uint64_t)v[15];
-			en->out_numel = (uint64_t)v[16];
-			en->off = (size_t)v[17];
-			get(&r, &en->duration_ms, sizeof(en->duration_ms));
-			const char **s[] = { &en->pg_name, &en->pg_desc, &en->profiling_name, &en->op, &en->in_sizes,
-					     &en->out_sizes, &en->in_dtypes, &en->out_dtypes, &en->thread_name };
-			for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
-				*s[k] = get_str(&r);
-			if (!en->pg_name || !en->pg_desc || !en->profiling_name || !en->op || !en->in_sizes ||
-			    !en->out_sizes || !en->in_dtypes || !en->out_dtypes)
-				r.bad = 1;
-			if (v[18] < 0 || (uint64_t)v[18] > (r.n - r.off) / 16) {
-				r.bad = 1;
-				break;
-			}
-			struct fr_frame *fr = arena_alloc(&d->ar, ((size_t)v[18] ? (size_t)v[18] : 1) * sizeof(*fr));
-			for (int64_t f = 0; f < v[18] && !r.bad; f++) {
-				fr[f].name = get_str(&r);
-				fr[f].file = get_str(&r);
-				fr[f].line = get_i64(&r);
-				if (!fr[f].name || !fr[f].file)
-					r.bad = 1;
-			}
-			en->frames = fr;
-			en->nframes = (uint32_t)v[18];
-		}
+		for (size_t i = 0; i < d->ne && !r.bad; i++)
+			get_entry(&r, d, &d->e[i]);
 	}
 	if (r.bad || r.off != r.n || !d->path || !d->version || !d->format || !d->rank_from) {
 		fr_dump_free(d);

@@ -742,9 +742,10 @@ static const char *call_diff(const struct fr_entry *a, const struct fr_entry *b,
 	return NULL;
 }
 
-void fm_coll_divergence(const struct job *j, const struct grp *g, struct div_work *w)
+/* Every collective number in the members' buffers, ascending, once
+ * (*n of them; NULL when none). */
+static int64_t *coll_seqs(const struct grp *g, size_t *n)
 {
-	/* every collective number in the members' buffers, ascending */
 	int64_t *seqs = NULL;
 	size_t ns = 0, cap = 0;
 	for (size_t m = 0; m < g->nv; m++)
@@ -755,135 +756,156 @@ void fm_coll_divergence(const struct job *j, const struct grp *g, struct div_wor
 			GROW(seqs, cap, ns + 1);
 			seqs[ns++] = en->seq;
 		}
-	if (!ns)
-		return;
-	qsort(seqs, ns, sizeof(*seqs), cmp_i64);
+	if (ns)
+		qsort(seqs, ns, sizeof(*seqs), cmp_i64);
 	size_t u = 0;
 	for (size_t i = 0; i < ns; i++)
 		if (!u || seqs[u - 1] != seqs[i])
 			seqs[u++] = seqs[i];
-	ns = u;
-	const struct fr_entry **ent = xcalloc(g->nv ? g->nv : 1, sizeof(*ent));
-	int *stv = xcalloc(g->nv ? g->nv : 1, sizeof(*stv));
-	int64_t mis_seq = -1, odd_seq = -1, state_seq = -1;
-	struct rset mis = { 0 }, odd = { 0 }, late = { 0 };
-	const char *odd_what = NULL;
-	int odd_done = 0;
-	char odd_detail[512] = "";
-	const char *mis_name = NULL, *odd_name = NULL, *state_name = NULL;
-	int64_t mis_created = 0, odd_created = 0, state_created = 0;
-	int64_t all_wait_seq = -1, all_wait_created = 0;
-	const char *all_wait_name = NULL;
-	for (size_t i = 0; i < ns && mis_seq < 0; i++) {
-		int64_t s = seqs[i];
-		int enq = 0, waiting = 0;
-		const struct fr_entry *ref = NULL;
-		int64_t created = 0;
-		for (size_t m = 0; m < g->nv; m++) {
-			stv[m] = fm_coll_state(j, &g->v[m], s, &ent[m]);
-			enq += stv[m] == S_ENQ || stv[m] == S_DONE;
-			waiting += stv[m] == S_ENQ;
-			if (ent[m] && !ref)
-				ref = ent[m];
-			if (ent[m] && ent[m]->created_ns && (!created || ent[m]->created_ns < created))
-				created = ent[m]->created_ns;
-		}
-		int with_dump = 0;
-		for (size_t m = 0; m < g->nv; m++)
-			with_dump += g->v[m].d != NULL;
-		if (all_wait_seq < 0 && waiting && waiting == with_dump) {
-			all_wait_seq = s;
-			all_wait_created = created;
-			all_wait_name = ref ? ref->profiling_name : NULL;
-		}
-		struct rset here = { 0 };
-		for (size_t m = 0; m < g->nv; m++)
-			if (stv[m] == S_NOT || (!g->v[m].d && waiting))
-				fm_rs_add(&here, g->v[m].rank);
-		if (enq && here.n) {
-			mis_seq = s;
-			mis = here;
-			mis_name = ref ? ref->profiling_name : NULL;
-			mis_created = created;
+	*n = u;
+	return seqs;
+}
+
+/* A candidate divergence: its collective number (-1: none yet), name,
+ * enqueue time and ranks. */
+struct coll_find { int64_t seq; const char *name; int64_t created; struct rset r; };
+
+/* The search of a group's collective divergence, number by number: the
+ * first missing ranks, calls that differ, state difference, and the first
+ * number every member with a dump waits on. */
+struct coll_search {
+	struct coll_find mis, odd, state, all_wait;
+	const char *odd_what;
+	int odd_done;
+	char odd_detail[512];
+};
+
+/* Where collective s's calls differ, against the call most members made
+ * (ref: a member's call; enq: the members that enqueued it): the first
+ * such s and its members with another call.  Returns the call compared
+ * against (the majority's, else ref). */
+static const struct fr_entry *odd_calls(const struct grp *g, const struct fr_entry **ent, const int *stv, int enq,
+		      const struct fr_entry *ref, int64_t s, int64_t created, struct coll_search *cs)
+{
+	for (size_t m = 0; m < g->nv; m++) {
+		if (!ent[m])
+			continue;
+		size_t agree = 0;
+		for (size_t k = 0; k < g->nv; k++)
+			agree += ent[k] && !call_diff(ent[m], ent[k], cs->odd_detail, sizeof(cs->odd_detail));
+		if (2 * agree > (size_t)enq || agree == (size_t)enq) {
+			ref = ent[m];
 			break;
 		}
-		free(here.v);
-		/* calls that differ: against the call most members made */
-		if (odd_seq < 0 && ref) {
-			for (size_t m = 0; m < g->nv; m++) {
-				if (!ent[m])
-					continue;
-				size_t agree = 0;
+	}
+	for (size_t m = 0; m < g->nv; m++) {
+		const char *wh;
+		if (ent[m] && (wh = call_diff(ref, ent[m], cs->odd_detail, sizeof(cs->odd_detail)))) {
+			if (cs->odd.seq < 0) {
+				cs->odd = (struct coll_find){ s, ref->profiling_name, created, cs->odd.r };
+				cs->odd_what = wh;
+				cs->odd_done = 1;
 				for (size_t k = 0; k < g->nv; k++)
-					agree += ent[k] && !call_diff(ent[m], ent[k], odd_detail, sizeof(odd_detail));
-				if (2 * agree > (size_t)enq || agree == (size_t)enq) {
-					ref = ent[m];
-					break;
-				}
+					cs->odd_done &= stv[k] == S_DONE;
 			}
-			for (size_t m = 0; m < g->nv; m++) {
-				const char *wh;
-				if (ent[m] && (wh = call_diff(ref, ent[m], odd_detail, sizeof(odd_detail)))) {
-					if (odd_seq < 0) {
-						odd_seq = s;
-						odd_what = wh;
-						odd_name = ref->profiling_name;
-						odd_created = created;
-						odd_done = 1;
-						for (size_t k = 0; k < g->nv; k++)
-							odd_done &= stv[k] == S_DONE;
-					}
-					if (odd_seq == s && !strcmp(odd_what, wh))
-						fm_rs_add(&odd, g->v[m].rank);
-				}
-			}
-			if (odd_seq == s) { /* the detail of the first odd member */
-				for (size_t m = 0; m < g->nv; m++)
-					if (ent[m] && fm_rs_has(&odd, g->v[m].rank)) {
-						call_diff(ref, ent[m], odd_detail, sizeof(odd_detail));
-						break;
-					}
-			}
-		}
-		if (state_seq < 0) {
-			int done = 0, notdone = 0;
-			for (size_t m = 0; m < g->nv; m++) {
-				done += stv[m] == S_DONE;
-				notdone += stv[m] == S_ENQ;
-			}
-			if (done && notdone) {
-				state_seq = s;
-				state_name = ref ? ref->profiling_name : NULL;
-				state_created = created;
-				for (size_t m = 0; m < g->nv; m++)
-					if (stv[m] == S_ENQ)
-						fm_rs_add(&late, g->v[m].rank);
-			}
+			if (cs->odd.seq == s && !strcmp(cs->odd_what, wh))
+				fm_rs_add(&cs->odd.r, g->v[m].rank);
 		}
 	}
-	if (mis_seq >= 0) {
-		settle(w, mis_seq, "missing", mis_name, mis_created, 2);
-		take(&w->missing, &mis);
-	} else if (!g->members_known && j->dead.n && all_wait_seq >= 0) {
+	if (cs->odd.seq == s) { /* the detail of the first odd member */
+		for (size_t m = 0; m < g->nv; m++)
+			if (ent[m] && fm_rs_has(&cs->odd.r, g->v[m].rank)) {
+				call_diff(ref, ent[m], cs->odd_detail, sizeof(cs->odd_detail));
+				break;
+			}
+	}
+	return ref;
+}
+
+/* Collective s in every member's view (ent, stv: per member); 1 when
+ * some member never enqueued what another did (the search ends there). */
+static int coll_step(const struct job *j, const struct grp *g, int64_t s, const struct fr_entry **ent, int *stv,
+		     struct coll_search *cs)
+{
+	int enq = 0, waiting = 0, with_dump = 0;
+	const struct fr_entry *ref = NULL;
+	int64_t created = 0;
+	for (size_t m = 0; m < g->nv; m++) {
+		stv[m] = fm_coll_state(j, &g->v[m], s, &ent[m]);
+		enq += stv[m] == S_ENQ || stv[m] == S_DONE;
+		waiting += stv[m] == S_ENQ;
+		with_dump += g->v[m].d != NULL;
+		if (ent[m] && !ref)
+			ref = ent[m];
+		if (ent[m] && ent[m]->created_ns && (!created || ent[m]->created_ns < created))
+			created = ent[m]->created_ns;
+	}
+	if (cs->all_wait.seq < 0 && waiting && waiting == with_dump)
+		cs->all_wait = (struct coll_find){ s, ref ? ref->profiling_name : NULL, created, { 0 } };
+	struct rset here = { 0 };
+	for (size_t m = 0; m < g->nv; m++)
+		if (stv[m] == S_NOT || (!g->v[m].d && waiting))
+			fm_rs_add(&here, g->v[m].rank);
+	if (enq && here.n) {
+		cs->mis = (struct coll_find){ s, ref ? ref->profiling_name : NULL, created, here };
+		return 1;
+	}
+	free(here.v);
+	if (cs->odd.seq < 0 && ref) /* calls that differ */
+		ref = odd_calls(g, ent, stv, enq, ref, s, created, cs);
+	if (cs->state.seq < 0) {
+		int done = 0, notdone = 0;
+		for (size_t m = 0; m < g->nv; m++) {
+			done += stv[m] == S_DONE;
+			notdone += stv[m] == S_ENQ;
+		}
+		if (done && notdone) {
+			cs->state = (struct coll_find){ s, ref ? ref->profiling_name : NULL, created, cs->state.r };
+			for (size_t m = 0; m < g->nv; m++)
+				if (stv[m] == S_ENQ)
+					fm_rs_add(&cs->state.r, g->v[m].rank);
+		}
+	}
+	return 0;
+}
+
+void fm_coll_divergence(const struct job *j, const struct grp *g, struct div_work *w)
+{
+	size_t ns;
+	int64_t *seqs = coll_seqs(g, &ns);
+	if (!ns) {
+		free(seqs);
+		return;
+	}
+	const struct fr_entry **ent = xcalloc(g->nv ? g->nv : 1, sizeof(*ent));
+	int *stv = xcalloc(g->nv ? g->nv : 1, sizeof(*stv));
+	struct coll_search cs = { .mis = { .seq = -1 }, .odd = { .seq = -1 }, .state = { .seq = -1 },
+				  .all_wait = { .seq = -1 } };
+	for (size_t i = 0; i < ns && !coll_step(j, g, seqs[i], ent, stv, &cs); i++)
+		;
+	if (cs.mis.seq >= 0) {
+		settle(w, cs.mis.seq, "missing", cs.mis.name, cs.mis.created, 2);
+		take(&w->missing, &cs.mis.r);
+	} else if (!g->members_known && j->dead.n && cs.all_wait.seq >= 0) {
 		/* gloo lists no members: every known member waits on someone the
 		 * dumps do not show, the ranks that left none */
-		settle(w, all_wait_seq, "missing", all_wait_name, all_wait_created, 2);
+		settle(w, cs.all_wait.seq, "missing", cs.all_wait.name, cs.all_wait.created, 2);
 		w->div.detail = xstrdup("the group's members are not listed in the dumps: every member with a dump "
 					"waits, so the missing ones are among the ranks without a dump");
 		for (size_t i = 0; i < j->dead.n; i++)
 			fm_rs_add(&w->missing, j->dead.v[i]);
-	} else if (odd_seq >= 0) {
-		settle(w, odd_seq, odd_what, odd_name, odd_created, 2);
-		w->div.detail = xstrdup(odd_detail);
-		w->div.completed = odd_done;
-		take(&w->odd, &odd);
-	} else if (state_seq >= 0) {
-		settle(w, state_seq, "state", state_name, state_created, 1);
-		take(&w->odd, &late);
+	} else if (cs.odd.seq >= 0) {
+		settle(w, cs.odd.seq, cs.odd_what, cs.odd.name, cs.odd.created, 2);
+		w->div.detail = xstrdup(cs.odd_detail);
+		w->div.completed = cs.odd_done;
+		take(&w->odd, &cs.odd.r);
+	} else if (cs.state.seq >= 0) {
+		settle(w, cs.state.seq, "state", cs.state.name, cs.state.created, 1);
+		take(&w->odd, &cs.state.r);
 	}
-	free(mis.v);
-	free(odd.v);
-	free(late.v);
+	free(cs.mis.r.v);
+	free(cs.odd.r.v);
+	free(cs.state.r.v);
 	free(ent);
 	free(stv);
 	free(seqs);

@@ -370,55 +370,14 @@ static int into(struct pk *p, size_t base, uint8_t t)
 	return fill(p, c, base);
 }
 
-static int step(struct pk *p, int *stop)
+/* A scalar opcode c (None, booleans, integers, floats, strings, bytes):
+ * its value pushed; NOT_MINE when c is none of them. */
+#define NOT_MINE 1
+static int scalar_op(struct pk *p, unsigned char c)
 {
-	unsigned char c = p->b[p->pos];
-	size_t base;
 	struct fv *v;
 	uint64_t u;
-
-	p->op_off = p->pos++;
 	switch (c) {
-	case 0x80: { /* PROTO */
-		if (need(p, 1))
-			return -1;
-		unsigned pr = p->b[p->pos++];
-		if (pr < 2 || pr > 5)
-			return fail(p, p->op_off, "pickle protocol %u; expected 2 to 5", pr);
-		return 0;
-	}
-	case 0x95: { /* FRAME: a length the reader does not need; checked */
-		if (need(p, 8))
-			return -1;
-		uint64_t n = le(p->b + p->pos, 8);
-		p->pos += 8;
-		if (n > p->len - p->pos)
-			return fail(p, p->op_off, "truncated: a FRAME of %llu bytes, %zu left", (unsigned long long)n,
-				    p->len - p->pos);
-		return 0;
-	}
-	case '.':
-		if (p->n < 1)
-			return fail(p, p->op_off, "STOP on an empty stack");
-		*stop = 1;
-		return 0;
-	case '(':
-		if (p->nmarks >= FV_MAX_MARKS)
-			return fail(p, p->op_off, "MARKs nested deeper than %d", FV_MAX_MARKS);
-		GROW(p->marks, p->capmarks, p->nmarks + 1);
-		p->marks[p->nmarks++] = p->n;
-		return 0;
-	case '0':
-		return pop(p, &v);
-	case '1':
-		if (mark_pop(p, &base))
-			return -1;
-		p->n = base;
-		return 0;
-	case '2':
-		if (top(p, &v))
-			return -1;
-		return push(p, v);
 	case 'N':
 		return push(p, new_val(p, FV_NONE));
 	case 0x88: case 0x89:
@@ -461,6 +420,18 @@ static int step(struct pk *p, int *stop)
 	case 'B': return sized(p, FV_BYTES, 4);
 	case 0x8e: return sized(p, FV_BYTES, 8);
 	case 0x96: return sized(p, FV_BYTES, 8);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* A container opcode c (list, tuple, dict: made, filled, appended to);
+ * NOT_MINE when c is none of them. */
+static int container_op(struct pk *p, unsigned char c)
+{
+	size_t base;
+	struct fv *v;
+	switch (c) {
 	case ']': return push(p, new_val(p, FV_LIST));
 	case ')': return push(p, new_val(p, FV_TUPLE));
 	case '}': return push(p, new_val(p, FV_DICT));
@@ -492,6 +463,63 @@ static int step(struct pk *p, int *stop)
 		if (mark_pop(p, &base))
 			return -1;
 		return into(p, base, FV_DICT);
+	default:
+		return NOT_MINE;
+	}
+}
+
+static int step(struct pk *p, int *stop)
+{
+	unsigned char c = p->b[p->pos];
+	size_t base;
+	struct fv *v;
+	uint64_t u;
+
+	p->op_off = p->pos++;
+	int r = scalar_op(p, c);
+	if (r != NOT_MINE || (r = container_op(p, c)) != NOT_MINE)
+		return r;
+	switch (c) {
+	case 0x80: { /* PROTO */
+		if (need(p, 1))
+			return -1;
+		unsigned pr = p->b[p->pos++];
+		if (pr < 2 || pr > 5)
+			return fail(p, p->op_off, "pickle protocol %u; expected 2 to 5", pr);
+		return 0;
+	}
+	case 0x95: { /* FRAME: a length the reader does not need; checked */
+		if (need(p, 8))
+			return -1;
+		uint64_t n = le(p->b + p->pos, 8);
+		p->pos += 8;
+		if (n > p->len - p->pos)
+			return fail(p, p->op_off, "truncated: a FRAME of %llu bytes, %zu left", (unsigned long long)n,
+				    p->len - p->pos);
+		return 0;
+	}
+	case '.':
+		if (p->n < 1)
+			return fail(p, p->op_off, "STOP on an empty stack");
+		*stop = 1;
+		return 0;
+	case '(':
+		if (p->nmarks >= FV_MAX_MARKS)
+			return fail(p, p->op_off, "MARKs nested deeper than %d", FV_MAX_MARKS);
+		GROW(p->marks, p->capmarks, p->nmarks + 1);
+		p->marks[p->nmarks++] = p->n;
+		return 0;
+	case '0':
+		return pop(p, &v);
+	case '1':
+		if (mark_pop(p, &base))
+			return -1;
+		p->n = base;
+		return 0;
+	case '2':
+		if (top(p, &v))
+			return -1;
+		return push(p, v);
 	case 'q': case 'r': case 'h': case 'j': /* BINPUT, LONG_BINPUT, BINGET, LONG_BINGET */
 		if (operand(p, c == 'q' || c == 'h' ? 1 : 4, &u))
 			return -1;

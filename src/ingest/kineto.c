@@ -1008,6 +1008,60 @@ static int refill(struct kscan *s, const u8 *mark)
 
 enum dstate { D_ROOT, D_KEY_FIRST, D_KEY, D_ROOT_AFTER, D_EV_FIRST, D_EV_NEXT, D_EV_AFTER, D_TRAIL, D_DONE };
 
+/* A top-level key and its value (*pp at the key; *d the state after it):
+ * traceEvents opens the events, distributedInfo and hostname are read,
+ * anything else is validated and skipped. */
+static int root_key(struct kscan *s, const u8 **pp, enum dstate *d)
+{
+	const char *k;
+	size_t kl;
+	char kbuf[64];
+	int st;
+	const u8 *p = skip_ws(*pp);
+	if (*d == D_KEY_FIRST && *p == '}') {
+		*pp = p + 1;
+		*d = D_TRAIL;
+		return P_OK;
+	}
+	if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK) {
+		*pp = p;
+		return st;
+	}
+	if (KEY_IS(k, kl, "traceEvents")) {
+		if (*p == '[') {
+			p++;
+			s->seen_events_key = 1;
+			*d = D_EV_FIRST;
+		} else {
+			st = bad(s, p, "expected '[' after \"traceEvents\"");
+		}
+	} else if (KEY_IS(k, kl, "distributedInfo")) {
+		int r = s->rank, w = s->world_size;
+		if ((st = scan_distinfo(s, &p, &r, &w)) == P_OK) {
+			s->rank = r;
+			s->world_size = w;
+			*d = D_ROOT_AFTER;
+		}
+	} else if (KEY_IS(k, kl, "hostname") && *p == '"') {
+		/* not written by PyTorch itself; tools that merge or make
+		 * traces may name the host: ranks of one host share a clock */
+		struct sref hr;
+		if ((st = scan_string(s, &p, &hr)) == P_OK) {
+			size_t hl;
+			const char *h = sref_text(s, &hr, &hl);
+			if (hl < sizeof(s->host)) {
+				memcpy(s->host, h, hl);
+				s->host[hl] = '\0';
+			}
+			*d = D_ROOT_AFTER;
+		}
+	} else if ((st = skip_value(s, &p, 1)) == P_OK) {
+		*d = D_ROOT_AFTER;
+	}
+	*pp = p;
+	return st;
+}
+
 static enum aorta_status scan_all(struct kscan *s)
 {
 	enum dstate d = D_ROOT;
@@ -1037,51 +1091,9 @@ static enum aorta_status scan_all(struct kscan *s)
 			}
 			break;
 		case D_KEY_FIRST:
-		case D_KEY: {
-			const char *k;
-			size_t kl;
-			char kbuf[64];
-			p = skip_ws(p);
-			if (d == D_KEY_FIRST && *p == '}') {
-				p++;
-				d = D_TRAIL;
-				break;
-			}
-			if ((st = scan_key(s, &p, &k, &kl, kbuf, sizeof(kbuf))) != P_OK)
-				break;
-			if (KEY_IS(k, kl, "traceEvents")) {
-				if (*p == '[') {
-					p++;
-					s->seen_events_key = 1;
-					d = D_EV_FIRST;
-				} else {
-					st = bad(s, p, "expected '[' after \"traceEvents\"");
-				}
-			} else if (KEY_IS(k, kl, "distributedInfo")) {
-				int r = s->rank, w = s->world_size;
-				if ((st = scan_distinfo(s, &p, &r, &w)) == P_OK) {
-					s->rank = r;
-					s->world_size = w;
-					d = D_ROOT_AFTER;
-				}
-			} else if (KEY_IS(k, kl, "hostname") && *p == '"') {
-				/* not written by PyTorch itself; tools that merge or make
-				 * traces may name the host: ranks of one host share a clock */
-				struct sref hr;
-				if ((st = scan_string(s, &p, &hr)) == P_OK) {
-					size_t hl;
-					const char *h = sref_text(s, &hr, &hl);
-					if (hl < sizeof(s->host)) {
-						memcpy(s->host, h, hl);
-						s->host[hl] = '\0';
-					}
-					d = D_ROOT_AFTER;
-				}
-			} else if ((st = skip_value(s, &p, 1)) == P_OK) {
-				d = D_ROOT_AFTER;
-			}
+		case D_KEY:
+			st = root_key(s, &p, &d);
 			break;
-		}
 		case D_ROOT_AFTER:
 			p = skip_ws(p);
 			if (*p == ',') {

@@ -342,6 +342,101 @@ static int parse_time(struct ot *r, const char *v, int col, long long line, cons
 
 /* Fills one row from its textual values (v[c] NULL: absent or empty).
  * Returns 0, or -1 after counting it skipped. */
+/* A row's start and end (from its duration, else its end), checked
+ * against the limits of a trace; -1 when the row is skipped (said). */
+static int row_span(struct ot *r, const char *const v[OC__N], long long line, struct ot_row *w)
+{
+	if (!v[OC_START]) {
+		skip_row(r, line, "no start");
+		return -1;
+	}
+	if (parse_time(r, v[OC_START], OC_START, line, "start", &w->start))
+		return -1;
+	if (v[OC_DUR]) {
+		int64_t d;
+		int rc = parse_decimal(v[OC_DUR], r->unit[OC_DUR], &d);
+		if (rc == -1) {
+			skip_row(r, line, "duration is not a number");
+			return -1;
+		}
+		if (rc == 0 && d < 0) {
+			skip_row(r, line, "negative duration");
+			return -1;
+		}
+		/* checked: start + duration must not pass the limit (nor wrap) */
+		if (rc == -2 || d > TRACE_MAX_SPAN_NS || __builtin_add_overflow(w->start, d, &w->end) ||
+		    w->end > TRACE_MAX_NS) {
+			skip_row(r, line, "duration '%.40s' is beyond the limits of a trace (a span lasts at most "
+				 "10^6 s and ends by 2^62 ns)", v[OC_DUR]);
+			return -1;
+		}
+	} else if (v[OC_END]) {
+		if (parse_time(r, v[OC_END], OC_END, line, "end", &w->end))
+			return -1;
+		if (w->end < w->start) {
+			skip_row(r, line, "end before start (negative duration)");
+			return -1;
+		}
+		if (w->end - w->start > TRACE_MAX_SPAN_NS) {
+			skip_row(r, line, "the op lasts %.1f h, beyond the limit of 10^6 s for one span",
+				 (double)(w->end - w->start) / 3.6e12);
+			return -1;
+		}
+	} else {
+		skip_row(r, line, "no duration (dur_<unit> or end_<unit>)");
+		return -1;
+	}
+	return 0;
+}
+
+/* A row's optional columns: stream (else 0, or 1 for communication),
+ * peer, bytes, launch, seq, group size; -1 when the row is skipped. */
+static int row_optional(struct ot *r, const char *const v[OC__N], long long line, struct ot_row *w)
+{
+	int64_t x;
+	if (v[OC_STREAM]) {
+		if (parse_int(v[OC_STREAM], 0, INT32_MAX, &x)) {
+			skip_row(r, line, "stream is not a non-negative integer");
+			return -1;
+		}
+		w->stream = (int32_t)x;
+	} else {
+		w->stream = w->kind == K_COMM ? 1 : 0;
+	}
+	if (v[OC_PEER]) {
+		if (parse_int(v[OC_PEER], 0, OT_MAX_RANK, &x)) {
+			skip_row(r, line, "peer is not a rank (an integer in 0..16777216)");
+			return -1;
+		}
+		if (x == w->rank) {
+			skip_row(r, line, "peer equals rank");
+			return -1;
+		}
+		w->peer = (int32_t)x;
+	}
+	if (v[OC_BYTES]) {
+		if (parse_int(v[OC_BYTES], 0, INT64_MAX, &x)) {
+			skip_row(r, line, "bytes is not a non-negative integer");
+			return -1;
+		}
+		w->bytes = (uint64_t)x;
+	}
+	if (v[OC_LAUNCH] && parse_time(r, v[OC_LAUNCH], OC_LAUNCH, line, "launch", &w->launch))
+		return -1;
+	if (v[OC_SEQ] && parse_int(v[OC_SEQ], 0, INT64_MAX / 2, &w->seq)) {
+		skip_row(r, line, "seq is not a non-negative integer");
+		return -1;
+	}
+	if (v[OC_GSIZE]) {
+		if (parse_int(v[OC_GSIZE], 1, OT_MAX_RANK, &x)) {
+			skip_row(r, line, "group_size is not a positive integer");
+			return -1;
+		}
+		w->gsize = (int32_t)x;
+	}
+	return 0;
+}
+
 static int add_row(struct ot *r, const char *const v[OC__N], long long line)
 {
 	struct ot_row w;
@@ -383,86 +478,10 @@ static int add_row(struct ot *r, const char *const v[OC__N], long long line)
 	w.kind = k->kind;
 	w.coll = k->coll;
 	w.p2p = k->p2p;
-	if (!v[OC_START]) {
-		skip_row(r, line, "no start");
+	if (row_span(r, v, line, &w))
 		return -1;
-	}
-	if (parse_time(r, v[OC_START], OC_START, line, "start", &w.start))
+	if (row_optional(r, v, line, &w))
 		return -1;
-	if (v[OC_DUR]) {
-		int64_t d;
-		int rc = parse_decimal(v[OC_DUR], r->unit[OC_DUR], &d);
-		if (rc == -1) {
-			skip_row(r, line, "duration is not a number");
-			return -1;
-		}
-		if (rc == 0 && d < 0) {
-			skip_row(r, line, "negative duration");
-			return -1;
-		}
-		/* checked: start + duration must not pass the limit (nor wrap) */
-		if (rc == -2 || d > TRACE_MAX_SPAN_NS || __builtin_add_overflow(w.start, d, &w.end) ||
-		    w.end > TRACE_MAX_NS) {
-			skip_row(r, line, "duration '%.40s' is beyond the limits of a trace (a span lasts at most "
-				 "10^6 s and ends by 2^62 ns)", v[OC_DUR]);
-			return -1;
-		}
-	} else if (v[OC_END]) {
-		if (parse_time(r, v[OC_END], OC_END, line, "end", &w.end))
-			return -1;
-		if (w.end < w.start) {
-			skip_row(r, line, "end before start (negative duration)");
-			return -1;
-		}
-		if (w.end - w.start > TRACE_MAX_SPAN_NS) {
-			skip_row(r, line, "the op lasts %.1f h, beyond the limit of 10^6 s for one span",
-				 (double)(w.end - w.start) / 3.6e12);
-			return -1;
-		}
-	} else {
-		skip_row(r, line, "no duration (dur_<unit> or end_<unit>)");
-		return -1;
-	}
-	if (v[OC_STREAM]) {
-		if (parse_int(v[OC_STREAM], 0, INT32_MAX, &x)) {
-			skip_row(r, line, "stream is not a non-negative integer");
-			return -1;
-		}
-		w.stream = (int32_t)x;
-	} else {
-		w.stream = w.kind == K_COMM ? 1 : 0;
-	}
-	if (v[OC_PEER]) {
-		if (parse_int(v[OC_PEER], 0, OT_MAX_RANK, &x)) {
-			skip_row(r, line, "peer is not a rank (an integer in 0..16777216)");
-			return -1;
-		}
-		if (x == w.rank) {
-			skip_row(r, line, "peer equals rank");
-			return -1;
-		}
-		w.peer = (int32_t)x;
-	}
-	if (v[OC_BYTES]) {
-		if (parse_int(v[OC_BYTES], 0, INT64_MAX, &x)) {
-			skip_row(r, line, "bytes is not a non-negative integer");
-			return -1;
-		}
-		w.bytes = (uint64_t)x;
-	}
-	if (v[OC_LAUNCH] && parse_time(r, v[OC_LAUNCH], OC_LAUNCH, line, "launch", &w.launch))
-		return -1;
-	if (v[OC_SEQ] && parse_int(v[OC_SEQ], 0, INT64_MAX / 2, &w.seq)) {
-		skip_row(r, line, "seq is not a non-negative integer");
-		return -1;
-	}
-	if (v[OC_GSIZE]) {
-		if (parse_int(v[OC_GSIZE], 1, OT_MAX_RANK, &x)) {
-			skip_row(r, line, "group_size is not a positive integer");
-			return -1;
-		}
-		w.gsize = (int32_t)x;
-	}
 	w.name = strtab_intern(&r->s, v[OC_OP], strlen(v[OC_OP]));
 	w.group = v[OC_GROUP] ? strtab_intern(&r->s, v[OC_GROUP], strlen(v[OC_GROUP])) : 0;
 	w.host = v[OC_HOST] ? strtab_intern(&r->s, v[OC_HOST], strlen(v[OC_HOST])) : 0;
