@@ -115,32 +115,12 @@ void hwq_switch_of(const int64_t *start_ns, const int64_t *end_ns, const int32_t
 	sw->overhead_ms = sw->inter_ms > sw->intra_ms ? sw->inter_ms - sw->intra_ms : 0.0;
 }
 
-enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, struct aorta_error *e)
+/* Which trace stream is which workload stream (map[0..ns)): the markers
+ * the timing pass starts with (one per stream, in stream order; marker[i]
+ * set), else the stream ids the plug-in reported; idx: scratch of n. */
+static void stream_map(struct hwq_result *r, const struct trace *t, size_t n, int ns, long long *map,
+		       uint8_t *marker, uint32_t *idx)
 {
-	int ns = r->raw.streams;
-	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
-	struct trace_set ts;
-	memset(&ts, 0, sizeof(ts));
-	enum aorta_status st = ingest_kineto(path, &io, &ts, e);
-	if (st) {
-		trace_set_release(&ts);
-		return st;
-	}
-	free(r->per_stream_ms);
-	free(r->kernels_per_stream);
-	r->per_stream_ms = xcalloc((size_t)ns, sizeof(double));
-	r->kernels_per_stream = xcalloc((size_t)ns, sizeof(long long));
-	r->trace_kernels = 0;
-	const struct trace *t = ts.n ? ts.t[0] : NULL;
-	size_t n = t ? t->n : 0;
-	int64_t *s = xmalloc((n + 1) * sizeof(*s)), *en = xmalloc((n + 1) * sizeof(*en));
-	int32_t *sid = xmalloc((n + 1) * sizeof(*sid));
-	uint32_t *idx = xmalloc((n + 1) * sizeof(*idx));
-	/* which trace stream is which workload stream: the markers the
-	 * timing pass starts with (one per stream, in stream order), else the
-	 * stream ids the plug-in reported */
-	long long *map = xcalloc((size_t)ns, sizeof(long long));
-	uint8_t *marker = xcalloc(n + 1, 1);
 	size_t nmark = 0;
 	for (size_t i = 0; i < n; i++)
 		if (t->hint[i] == R_KERNEL && strstr(strtab_get(&t->names, t->name[i]), HWQ_MARKER_NAME)) {
@@ -167,6 +147,32 @@ enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, stru
 	if (!r->trace_by_markers)
 		for (int j = 0; j < ns; j++)
 			map[j] = r->raw.stream_ids ? r->raw.stream_ids[j] : LLONG_MIN;
+}
+
+enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, struct aorta_error *e)
+{
+	int ns = r->raw.streams;
+	struct ingest_opts io = { .rules = NULL, .rank_hint = -1 };
+	struct trace_set ts;
+	memset(&ts, 0, sizeof(ts));
+	enum aorta_status st = ingest_kineto(path, &io, &ts, e);
+	if (st) {
+		trace_set_release(&ts);
+		return st;
+	}
+	free(r->per_stream_ms);
+	free(r->kernels_per_stream);
+	r->per_stream_ms = xcalloc((size_t)ns, sizeof(double));
+	r->kernels_per_stream = xcalloc((size_t)ns, sizeof(long long));
+	r->trace_kernels = 0;
+	const struct trace *t = ts.n ? ts.t[0] : NULL;
+	size_t n = t ? t->n : 0;
+	int64_t *s = xmalloc((n + 1) * sizeof(*s)), *en = xmalloc((n + 1) * sizeof(*en));
+	int32_t *sid = xmalloc((n + 1) * sizeof(*sid));
+	uint32_t *idx = xmalloc((n + 1) * sizeof(*idx));
+	long long *map = xcalloc((size_t)ns, sizeof(long long));
+	uint8_t *marker = xcalloc(n + 1, 1);
+	stream_map(r, t, n, ns, map, marker, idx);
 	size_t m = 0, matched = 0;
 	for (size_t i = 0; i < n; i++)
 		if (t->hint[i] == R_KERNEL && !marker[i])

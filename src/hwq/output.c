@@ -52,45 +52,12 @@ void hwq_now_iso(char *buf, size_t cap)
 
 #define GB(x) ((double)(x) / (1024.0 * 1024.0 * 1024.0))
 
-static void write_result_body(struct jw *w, const struct hwq_result *r)
+/* The result's metadata: the run's configuration, the device, the CUDA
+ * versions and the workload's configuration (upstream's keys). */
+static void write_metadata(struct jw *w, const struct hwq_result *r)
 {
 	const struct hwq_raw *raw = &r->raw;
 	const struct hwq_workload_info *wl = r->w;
-	jw_str(w, "schema", "aorta.hwq.result/1");
-	jw_num(w, "throughput", r->throughput, 6);
-	jw_str(w, "throughput_unit", wl->unit);
-	jw_obj(w, "latency_ms");
-	jw_num(w, "mean", r->lat.mean, 6);
-	jw_num(w, "p50", r->lat.p50, 6);
-	jw_num(w, "p95", r->lat.p95, 6);
-	jw_num(w, "p99", r->lat.p99, 6);
-	jw_num(w, "min", r->lat.min, 6);
-	jw_num(w, "max", r->lat.max, 6);
-	jw_num(w, "std", r->lat.std, 6);
-	jw_obj_end(w);
-	jw_num(w, "total_time_ms", r->total_time_ms, 6);
-	jw_int(w, "stream_count", raw->streams);
-	jw_arr(w, "per_stream_times_ms");
-	for (int i = 0; i < raw->streams; i++)
-		jw_num(w, NULL, r->per_stream_ms ? r->per_stream_ms[i] : 0.0, 6);
-	jw_arr_end(w);
-	jw_arr(w, "iteration_times_ms");
-	for (int i = 0; i < raw->iters; i++)
-		jw_num(w, NULL, raw->iter_ms[i], 6);
-	jw_arr_end(w);
-	jw_obj(w, "switch_latency");
-	jw_num(w, "inter_stream_gap_ms", r->sw.inter_ms, 6);
-	jw_num(w, "intra_stream_gap_ms", r->sw.intra_ms, 6);
-	jw_num(w, "estimated_switch_overhead_ms", r->sw.overhead_ms, 6);
-	jw_int(w, "inter_stream_samples", r->sw.inter_n);
-	jw_int(w, "intra_stream_samples", r->sw.intra_n);
-	jw_obj_end(w);
-	jw_obj(w, "memory");
-	jw_num(w, "peak_allocated_gb", GB(raw->peak_alloc_bytes), 6);
-	jw_num(w, "peak_reserved_gb", GB(raw->peak_reserved_bytes), 6);
-	jw_num(w, "final_allocated_gb", GB(raw->final_alloc_bytes), 6);
-	jw_num(w, "final_reserved_gb", GB(raw->final_reserved_bytes), 6);
-	jw_obj_end(w);
 	jw_obj(w, "metadata");
 	jw_obj(w, "config");
 	jw_int(w, "stream_count", r->cfg.streams);
@@ -148,6 +115,48 @@ static void write_result_body(struct jw *w, const struct hwq_result *r)
 		jw_int(w, "graph_nodes", raw->graph_nodes);
 	jw_obj_end(w);
 	jw_obj_end(w); /* metadata */
+}
+
+static void write_result_body(struct jw *w, const struct hwq_result *r)
+{
+	const struct hwq_raw *raw = &r->raw;
+	const struct hwq_workload_info *wl = r->w;
+	jw_str(w, "schema", "aorta.hwq.result/1");
+	jw_num(w, "throughput", r->throughput, 6);
+	jw_str(w, "throughput_unit", wl->unit);
+	jw_obj(w, "latency_ms");
+	jw_num(w, "mean", r->lat.mean, 6);
+	jw_num(w, "p50", r->lat.p50, 6);
+	jw_num(w, "p95", r->lat.p95, 6);
+	jw_num(w, "p99", r->lat.p99, 6);
+	jw_num(w, "min", r->lat.min, 6);
+	jw_num(w, "max", r->lat.max, 6);
+	jw_num(w, "std", r->lat.std, 6);
+	jw_obj_end(w);
+	jw_num(w, "total_time_ms", r->total_time_ms, 6);
+	jw_int(w, "stream_count", raw->streams);
+	jw_arr(w, "per_stream_times_ms");
+	for (int i = 0; i < raw->streams; i++)
+		jw_num(w, NULL, r->per_stream_ms ? r->per_stream_ms[i] : 0.0, 6);
+	jw_arr_end(w);
+	jw_arr(w, "iteration_times_ms");
+	for (int i = 0; i < raw->iters; i++)
+		jw_num(w, NULL, raw->iter_ms[i], 6);
+	jw_arr_end(w);
+	jw_obj(w, "switch_latency");
+	jw_num(w, "inter_stream_gap_ms", r->sw.inter_ms, 6);
+	jw_num(w, "intra_stream_gap_ms", r->sw.intra_ms, 6);
+	jw_num(w, "estimated_switch_overhead_ms", r->sw.overhead_ms, 6);
+	jw_int(w, "inter_stream_samples", r->sw.inter_n);
+	jw_int(w, "intra_stream_samples", r->sw.intra_n);
+	jw_obj_end(w);
+	jw_obj(w, "memory");
+	jw_num(w, "peak_allocated_gb", GB(raw->peak_alloc_bytes), 6);
+	jw_num(w, "peak_reserved_gb", GB(raw->peak_reserved_bytes), 6);
+	jw_num(w, "final_allocated_gb", GB(raw->final_alloc_bytes), 6);
+	jw_num(w, "final_reserved_gb", GB(raw->final_reserved_bytes), 6);
+	jw_obj_end(w);
+	write_metadata(w, r);
 	jw_str(w, "workload_name", wl->name);
 	jw_str(w, "timestamp", r->timestamp);
 	/* added by aorta (schema aorta.hwq.result/1) */

@@ -806,18 +806,17 @@ static enum aorta_status check_train(struct rctx *x)
 	return AORTA_OK;
 }
 
-static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, int trials, int do_check_train)
+/* The recipe's top-level keys: scalars read into x->r, the sections
+ * that need the others (axes, cells, ...) kept in t for later. */
+struct recipe_top {
+	const struct config_node *axes, *cells, *envs, *base, *rep;
+	int axes_line, cmd_line;
+};
+
+static enum aorta_status read_top(struct rctx *x, struct recipe_top *t)
 {
 	struct recipe *r = x->r;
-	const struct config_node *root = x->c->root, *axes = NULL, *cells = NULL, *envs = NULL, *base = NULL,
-				 *rep = NULL;
-	int axes_line = 1, cmd_line = 0;
-	r->trials = 3;
-	r->timeout_s = 600;
-	r->skip_steps = 5;
-	r->threshold_pct = 1.0;
-	r->noisy_pct = 5.0;
-	r->confound = 1;
+	const struct config_node *root = x->c->root;
 	for (size_t i = 0; i < root->n; i++) {
 		const char *k = root->keys[i];
 		const struct config_node *n = root->kids[i];
@@ -853,7 +852,7 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 				return fail_at(x, n->line, "confound: expected true or false, got '%s'", s);
 			r->confound = !strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on");
 		} else if (!strcmp(k, "baseline")) {
-			base = n;
+			t->base = n;
 		} else if (!strcmp(k, "env")) {
 			if (read_env_map(x, n, "env", &r->env_k, &r->env_v, &r->nenv))
 				return x->e->code;
@@ -861,17 +860,17 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 			if (read_overrides(x, n))
 				return x->e->code;
 		} else if (!strcmp(k, "environments")) {
-			envs = n;
+			t->envs = n;
 		} else if (!strcmp(k, "axes")) {
-			axes = n;
-			axes_line = root->key_lines[i];
+			t->axes = n;
+			t->axes_line = root->key_lines[i];
 		} else if (!strcmp(k, "cells")) {
-			cells = n;
+			t->cells = n;
 		} else if (!strcmp(k, "workload")) {
-			if (read_workload(x, n, &cmd_line))
+			if (read_workload(x, n, &t->cmd_line))
 				return x->e->code;
 		} else if (!strcmp(k, "report")) {
-			rep = n;
+			t->rep = n;
 		} else {
 			const char *s2 = suggest(k, TOP_KEYS, NTOP);
 			if (s2)
@@ -882,59 +881,46 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 				       "workload, report)", k);
 		}
 	}
-	if (trials > 0)
-		r->trials = trials;
-	if (ncli) {
-		free_strs(r->command, r->ncommand);
-		r->command = NULL;
-		r->ncommand = 0;
-		for (size_t i = 0; i < ncli; i++)
-			push_str(&r->command, &r->ncommand, cli[i]);
-		cmd_line = 0;
+	return AORTA_OK;
+}
+
+/* environments: the first axis, a value per named set of variables. */
+static enum aorta_status read_environments(struct rctx *x, const struct config_node *envs)
+{
+	struct recipe *r = x->r;
+	if (envs->kind != CONFIG_MAP)
+		return fail_at(x, envs->line, "environments: expected a mapping name -> variables");
+	if (envs->n == 0)
+		return fail_at(x, envs->line, "empty matrix: 'environments' names none");
+	struct sweep_axis *a = new_axis(r, "environment", envs->line, AX_ENVIRONMENT);
+	for (size_t i = 0; i < envs->n; i++) {
+		r->envs = xrealloc(r->envs, (r->nenvs + 1) * sizeof(*r->envs));
+		struct sweep_environment *en = &r->envs[r->nenvs++];
+		memset(en, 0, sizeof(*en));
+		en->name = xstrdup(envs->keys[i]);
+		en->line = envs->key_lines[i];
+		if (strspn(en->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+			    strlen(en->name) || !*en->name)
+			return fail_at(x, en->line, "environment '%s': a name of letters, digits, '.', '-', '_'",
+				       en->name);
+		char what[300];
+		snprintf(what, sizeof(what), "environments.%s", en->name);
+		if (envs->kids[i]->kind == CONFIG_SCALAR && envs->kids[i]->stype == CONFIG_SNULL)
+			; /* no variables: the caller's environment as it is */
+		else if (read_env_map(x, envs->kids[i], what, &en->keys, &en->vals, &en->n))
+			return x->e->code;
+		a = &r->axes[0];
+		a->value_lines = xrealloc(a->value_lines, (a->nvalues + 1) * sizeof(int));
+		a->value_lines[a->nvalues] = en->line;
+		push_str(&a->values, &a->nvalues, en->name);
 	}
-	if (!r->traces)
-		r->traces = xstrdup("{out}");
-	if (!r->name) {
-		const char *b = strrchr(r->path, '/');
-		r->name = xstrdup(b ? b + 1 : r->path);
-	}
-	/* environments: the first axis */
-	if (envs) {
-		if (envs->kind != CONFIG_MAP)
-			return fail_at(x, envs->line, "environments: expected a mapping name -> variables");
-		if (envs->n == 0)
-			return fail_at(x, envs->line, "empty matrix: 'environments' names none");
-		struct sweep_axis *a = new_axis(r, "environment", envs->line, AX_ENVIRONMENT);
-		for (size_t i = 0; i < envs->n; i++) {
-			r->envs = xrealloc(r->envs, (r->nenvs + 1) * sizeof(*r->envs));
-			struct sweep_environment *en = &r->envs[r->nenvs++];
-			memset(en, 0, sizeof(*en));
-			en->name = xstrdup(envs->keys[i]);
-			en->line = envs->key_lines[i];
-			if (strspn(en->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-				    strlen(en->name) || !*en->name)
-				return fail_at(x, en->line, "environment '%s': a name of letters, digits, '.', '-', '_'",
-					       en->name);
-			char what[300];
-			snprintf(what, sizeof(what), "environments.%s", en->name);
-			if (envs->kids[i]->kind == CONFIG_SCALAR && envs->kids[i]->stype == CONFIG_SNULL)
-				; /* no variables: the caller's environment as it is */
-			else if (read_env_map(x, envs->kids[i], what, &en->keys, &en->vals, &en->n))
-				return x->e->code;
-			a = &r->axes[0];
-			a->value_lines = xrealloc(a->value_lines, (a->nvalues + 1) * sizeof(int));
-			a->value_lines[a->nvalues] = en->line;
-			push_str(&a->values, &a->nvalues, en->name);
-		}
-	}
-	if (axes) {
-		if (axes->kind != CONFIG_MAP)
-			return fail_at(x, axes->line ? axes->line : axes_line, "axes: expected a mapping name -> values");
-		for (size_t i = 0; i < axes->n; i++)
-			if (read_axis(x, axes->keys[i], axes->key_lines[i], axes->kids[i]))
-				return x->e->code;
-	}
-	/* one variable or key set by two axes, or by an axis and env: */
+	return AORTA_OK;
+}
+
+/* One variable or key set by two axes, or by an axis and env:, refused. */
+static enum aorta_status check_targets(struct rctx *x)
+{
+	struct recipe *r = x->r;
 	for (size_t i = 0; i < r->naxes; i++)
 		for (size_t t = 0; t < r->axes[i].ntargets; t++) {
 			const char *v = r->axes[i].targets[t];
@@ -949,6 +935,13 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 						return fail_at(x, r->axes[i].line, "'%s' is set by axis '%s' and by env:", v,
 							       r->axes[i].name);
 		}
+	return AORTA_OK;
+}
+
+/* The cells (listed, else the axes' cross product), each once. */
+static enum aorta_status read_cells(struct rctx *x, const struct config_node *cells, int axes_line)
+{
+	struct recipe *r = x->r;
 	if (cells) {
 		r->explicit_cells = 1;
 		if (cells->kind != CONFIG_SEQ)
@@ -975,34 +968,45 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 			if (!strcmp(r->cells[i].key, r->cells[j].key))
 				return fail_at(x, r->cells[i].line, "duplicate cells: lines %d and %d are the same cell (%s)",
 					       r->cells[j].line, r->cells[i].line, r->cells[i].key);
-	/* baseline: a mapping axis -> value naming one cell; default the first */
-	if (base) {
-		if (base->kind != CONFIG_MAP)
-			return fail_at(x, base->line, "baseline: expected a mapping axis: value naming one cell");
-		size_t found = (size_t)-1, nmatch = 0;
-		for (size_t i = 0; i < base->n; i++) {
-			if (!find_axis(r, base->keys[i]))
-				return unknown_axis(x, base->keys[i], base->key_lines[i]);
-		}
-		for (size_t ci = 0; ci < r->ncells; ci++) {
-			int ok = 1;
-			for (size_t i = 0; i < base->n && ok; i++) {
-				struct sweep_axis *a = find_axis(r, base->keys[i]);
-				ok = base->kids[i]->kind == CONFIG_SCALAR &&
-				     !strcmp(a->values[r->cells[ci].vi[a - r->axes]], base->kids[i]->str);
-			}
-			if (ok) {
-				if (!nmatch)
-					found = ci;
-				nmatch++;
-			}
-		}
-		if (!nmatch)
-			return fail_at(x, base->line, "baseline: no cell has these values");
-		if (nmatch > 1)
-			return fail_at(x, base->line, "baseline: %zu cells have these values; name every axis", nmatch);
-		r->baseline = found;
+	return AORTA_OK;
+}
+
+/* baseline: a mapping axis -> value naming one cell; default the first. */
+static enum aorta_status read_baseline(struct rctx *x, const struct config_node *base)
+{
+	struct recipe *r = x->r;
+	if (base->kind != CONFIG_MAP)
+		return fail_at(x, base->line, "baseline: expected a mapping axis: value naming one cell");
+	size_t found = (size_t)-1, nmatch = 0;
+	for (size_t i = 0; i < base->n; i++) {
+		if (!find_axis(r, base->keys[i]))
+			return unknown_axis(x, base->keys[i], base->key_lines[i]);
 	}
+	for (size_t ci = 0; ci < r->ncells; ci++) {
+		int ok = 1;
+		for (size_t i = 0; i < base->n && ok; i++) {
+			struct sweep_axis *a = find_axis(r, base->keys[i]);
+			ok = base->kids[i]->kind == CONFIG_SCALAR &&
+			     !strcmp(a->values[r->cells[ci].vi[a - r->axes]], base->kids[i]->str);
+		}
+		if (ok) {
+			if (!nmatch)
+				found = ci;
+			nmatch++;
+		}
+	}
+	if (!nmatch)
+		return fail_at(x, base->line, "baseline: no cell has these values");
+	if (nmatch > 1)
+		return fail_at(x, base->line, "baseline: %zu cells have these values; name every axis", nmatch);
+	r->baseline = found;
+	return AORTA_OK;
+}
+
+/* report: the axes of the matrix's rows and columns. */
+static enum aorta_status read_report(struct rctx *x, const struct config_node *rep)
+{
+	struct recipe *r = x->r;
 	if (rep) {
 		if (rep->kind != CONFIG_MAP)
 			return fail_at(x, rep->line, "report: expected a mapping (rows, cols)");
@@ -1022,7 +1026,14 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 	}
 	if (r->report_rows && r->report_cols && !strcmp(r->report_rows, r->report_cols))
 		return fail_at(x, rep->line, "report: rows and cols name the same axis '%s'", r->report_rows);
-	/* the workload: placeholders, and train axes with a command */
+	return AORTA_OK;
+}
+
+/* The workload: placeholders known, train axes only with a command that
+ * uses them (cmd_line: where the command was given, 0 on the command line). */
+static enum aorta_status check_workload(struct rctx *x, int cmd_line, int do_check_train)
+{
+	struct recipe *r = x->r;
 	char buf[300];
 	for (size_t i = 0; i < r->ncommand; i++)
 		if (bad_placeholder(r, r->command[i], buf, sizeof(buf)))
@@ -1043,6 +1054,49 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 	} else if (do_check_train && check_train(x)) {
 		return x->e->code;
 	}
+	return AORTA_OK;
+}
+
+static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, int trials, int do_check_train)
+{
+	struct recipe *r = x->r;
+	struct recipe_top t = { .axes_line = 1 };
+	r->trials = 3;
+	r->timeout_s = 600;
+	r->skip_steps = 5;
+	r->threshold_pct = 1.0;
+	r->noisy_pct = 5.0;
+	r->confound = 1;
+	if (read_top(x, &t))
+		return x->e->code;
+	if (trials > 0)
+		r->trials = trials;
+	if (ncli) {
+		free_strs(r->command, r->ncommand);
+		r->command = NULL;
+		r->ncommand = 0;
+		for (size_t i = 0; i < ncli; i++)
+			push_str(&r->command, &r->ncommand, cli[i]);
+		t.cmd_line = 0;
+	}
+	if (!r->traces)
+		r->traces = xstrdup("{out}");
+	if (!r->name) {
+		const char *b = strrchr(r->path, '/');
+		r->name = xstrdup(b ? b + 1 : r->path);
+	}
+	if (t.envs && read_environments(x, t.envs))
+		return x->e->code;
+	if (t.axes) {
+		if (t.axes->kind != CONFIG_MAP)
+			return fail_at(x, t.axes->line ? t.axes->line : t.axes_line, "axes: expected a mapping name -> values");
+		for (size_t i = 0; i < t.axes->n; i++)
+			if (read_axis(x, t.axes->keys[i], t.axes->key_lines[i], t.axes->kids[i]))
+				return x->e->code;
+	}
+	if (check_targets(x) || read_cells(x, t.cells, t.axes_line) || (t.base && read_baseline(x, t.base)) ||
+	    read_report(x, t.rep) || check_workload(x, t.cmd_line, do_check_train))
+		return x->e->code;
 	return AORTA_OK;
 }
 
