@@ -496,31 +496,10 @@ static const char *vclass(enum verdict v)
 															   : "failed";
 }
 
-static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
+/* The cells by median step time, a row each. */
+static void ranking_table(FILE *f, const struct sweep *s)
 {
 	const struct recipe *r = &s->r;
-	fprintf(f, "<h2>Sweep ");
-	html_escape(f, r->name);
-	fprintf(f, "</h2>\n<p class=meta>");
-	html_escape(f, s->dir);
-	fprintf(f, " &middot; %zu cells x %d trials &middot; baseline %s (", r->ncells, r->trials, r->cells[r->baseline].id);
-	html_escape(f, r->cells[r->baseline].label);
-	fprintf(f, ") &middot; first %d steps skipped &middot; noise = the larger trial range of the two cells, at least "
-		   "%.3g%% of the baseline</p>\n", r->skip_steps, r->threshold_pct);
-	fprintf(f, "<div class=best><b>Best: %s</b> &mdash; ", r->cells[s->best].id);
-	html_escape(f, s->best_why);
-	fputs("</div>\n", f);
-	if (s->confound.status == TR_OK)
-		fprintf(f, "<div class=%s>Confound check: the baseline re-run at the end measured %.3f ms (%+.1f%% against "
-			   "its median): %s</div>\n", s->drift ? "note" : "meta", s->confound.step_ms, s->drift_pct,
-			s->drift ? "<b>drift</b>: outside the baseline's first range, so the machine changed during the "
-				   "sweep and the verdicts are suspect" : "within the baseline's first range, no drift");
-	else if (s->confound.status != TR_NONE)
-		fprintf(f, "<div class=note>Confound check: the baseline re-run %s.</div>\n",
-			trial_status_name(s->confound.status));
-	else
-		fputs("<p class=meta>Confound check: not run.</p>\n", f);
-	/* ranking */
 	fputs("<h3>Cells by median step time</h3>\n<div style=\"overflow-x:auto\"><table><tr><th>rank</th><th class=l>cell</th><th class=l>settings</th>"
 	      "<th>step ms<br>median</th><th>range ms</th><th>spread %</th><th>ok / done</th><th class=l>vs baseline</th><th>noise ms</th>"
 	      "<th>exposed comm<br>ms/step</th><th>comm<br>ms/step</th><th>overlap %</th><th>waiting<br>ms/step</th>"
@@ -580,7 +559,12 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 	fputs("</table></div>\n<p class=meta>Yellow rows are noisy: the trial range exceeds ", f);
 	fprintf(f, "%.3g%% of the median, or some trials failed. GEMM throughput in TFLOP/s is not shown: the traces "
 		   "give kernel times but not GEMM shapes.</p>\n", r->noisy_pct);
-	/* environments side by side */
+}
+
+/* Cells that differ only in their environment, side by side. */
+static void env_table(FILE *f, const struct sweep *s)
+{
+	const struct recipe *r = &s->r;
 	if (s->ndiffs) {
 		fputs("<h3>Environments side by side</h3>\n<table><tr><th class=l>configuration</th><th class=l>reference</th>"
 		      "<th>step ms</th><th class=l>other</th><th>step ms</th><th>change</th><th class=l>verdict</th></tr>\n", f);
@@ -611,7 +595,12 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		}
 		fputs("</table>\n", f);
 	}
-	/* failed trials */
+}
+
+/* The trials that did not end well, with their logs. */
+static void failed_table(FILE *f, const struct sweep *s)
+{
+	const struct recipe *r = &s->r;
 	int any = 0;
 	for (size_t c = 0; c < r->ncells; c++)
 		for (int k = 0; k < r->trials; k++) {
@@ -628,6 +617,12 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		}
 	if (any)
 		fputs("</table>\n", f);
+}
+
+/* The sweep's charts (inlined) and its environment snapshots. */
+static void charts_and_envs(FILE *f, const struct rctx *x, const struct sweep *s, int si)
+{
+	const struct recipe *r = &s->r;
 	/* charts of this sweep */
 	char prefix[16];
 	snprintf(prefix, sizeof(prefix), "s%d_", si);
@@ -667,6 +662,36 @@ static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
 		}
 		fputs("</pre></details>\n", f);
 	}
+}
+
+static void section(FILE *f, struct rctx *x, const struct sweep *s, int si)
+{
+	const struct recipe *r = &s->r;
+	fprintf(f, "<h2>Sweep ");
+	html_escape(f, r->name);
+	fprintf(f, "</h2>\n<p class=meta>");
+	html_escape(f, s->dir);
+	fprintf(f, " &middot; %zu cells x %d trials &middot; baseline %s (", r->ncells, r->trials, r->cells[r->baseline].id);
+	html_escape(f, r->cells[r->baseline].label);
+	fprintf(f, ") &middot; first %d steps skipped &middot; noise = the larger trial range of the two cells, at least "
+		   "%.3g%% of the baseline</p>\n", r->skip_steps, r->threshold_pct);
+	fprintf(f, "<div class=best><b>Best: %s</b> &mdash; ", r->cells[s->best].id);
+	html_escape(f, s->best_why);
+	fputs("</div>\n", f);
+	if (s->confound.status == TR_OK)
+		fprintf(f, "<div class=%s>Confound check: the baseline re-run at the end measured %.3f ms (%+.1f%% against "
+			   "its median): %s</div>\n", s->drift ? "note" : "meta", s->confound.step_ms, s->drift_pct,
+			s->drift ? "<b>drift</b>: outside the baseline's first range, so the machine changed during the "
+				   "sweep and the verdicts are suspect" : "within the baseline's first range, no drift");
+	else if (s->confound.status != TR_NONE)
+		fprintf(f, "<div class=note>Confound check: the baseline re-run %s.</div>\n",
+			trial_status_name(s->confound.status));
+	else
+		fputs("<p class=meta>Confound check: not run.</p>\n", f);
+	ranking_table(f, s);
+	env_table(f, s);
+	failed_table(f, s);
+	charts_and_envs(f, x, s, si);
 }
 
 static int mkdir_p(const char *path)

@@ -221,6 +221,45 @@ static void md_num(FILE *f, double v, int dec, const char *sep)
 		fprintf(f, "-%s", sep);
 }
 
+/* Bus bandwidth: a column per (collective, size) seen, at most 8. */
+static void md_busbw(FILE *f, const struct sweep *s)
+{
+	const struct recipe *r = &s->r;
+	struct trial_coll cols[8];
+	size_t ncol = 0;
+	for (size_t c = 0; c < r->ncells; c++)
+		for (size_t k = 0; k < s->st[c].ncolls && ncol < 8; k++) {
+			size_t j;
+			for (j = 0; j < ncol; j++)
+				if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
+					break;
+			if (j == ncol)
+				cols[ncol++] = s->st[c].colls[k];
+		}
+	if (ncol) {
+		fputs("\n## NCCL bus bandwidth (GB/s, median over trials)\n\n| cell |", f);
+		for (size_t j = 0; j < ncol; j++)
+			fprintf(f, " %s %llu B |", cols[j].type, cols[j].bytes);
+		fputs("\n|---|", f);
+		for (size_t j = 0; j < ncol; j++)
+			fputs("---:|", f);
+		fputc('\n', f);
+		for (size_t i = 0; i < r->ncells; i++) {
+			size_t c = s->order[i];
+			fprintf(f, "| %s |", r->cells[c].id);
+			for (size_t j = 0; j < ncol; j++) {
+				double v = NAN;
+				for (size_t k = 0; k < s->st[c].ncolls; k++)
+					if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
+						v = s->st[c].colls[k].busbw_gbps;
+				fputc(' ', f);
+				md_num(f, v, 2, " |");
+			}
+			fputc('\n', f);
+		}
+	}
+}
+
 static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 {
 	const struct recipe *r = &s->r;
@@ -289,40 +328,7 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 			fprintf(f, "| %s | %d | %s | %s |\n", r->cells[c].id, t->trial, trial_status_name(t->status),
 				t->error);
 		}
-	/* bus bandwidth: a column per (collective, size) seen, at most 8 */
-	struct trial_coll cols[8];
-	size_t ncol = 0;
-	for (size_t c = 0; c < r->ncells; c++)
-		for (size_t k = 0; k < s->st[c].ncolls && ncol < 8; k++) {
-			size_t j;
-			for (j = 0; j < ncol; j++)
-				if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
-					break;
-			if (j == ncol)
-				cols[ncol++] = s->st[c].colls[k];
-		}
-	if (ncol) {
-		fputs("\n## NCCL bus bandwidth (GB/s, median over trials)\n\n| cell |", f);
-		for (size_t j = 0; j < ncol; j++)
-			fprintf(f, " %s %llu B |", cols[j].type, cols[j].bytes);
-		fputs("\n|---|", f);
-		for (size_t j = 0; j < ncol; j++)
-			fputs("---:|", f);
-		fputc('\n', f);
-		for (size_t i = 0; i < r->ncells; i++) {
-			size_t c = s->order[i];
-			fprintf(f, "| %s |", r->cells[c].id);
-			for (size_t j = 0; j < ncol; j++) {
-				double v = NAN;
-				for (size_t k = 0; k < s->st[c].ncolls; k++)
-					if (!strcmp(cols[j].type, s->st[c].colls[k].type) && cols[j].bytes == s->st[c].colls[k].bytes)
-						v = s->st[c].colls[k].busbw_gbps;
-				fputc(' ', f);
-				md_num(f, v, 2, " |");
-			}
-			fputc('\n', f);
-		}
-	}
+	md_busbw(f, s);
 	if (s->ndiffs) {
 		fputs("\n## Environments side by side\n\n| configuration | reference | other | step ms | verdict |\n"
 		      "|---|---|---|---|---|\n", f);
@@ -342,6 +348,70 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 		}
 	}
 	return out_commit(&o, e);
+}
+
+/* Cell c's object of matrix.json. */
+static void cell_json(struct jw *w, const struct sweep *s, size_t c)
+{
+	const struct recipe *r = &s->r;
+	const struct cell_stats *st = &s->st[c];
+	jw_obj(w, NULL);
+	jw_str(w, "id", r->cells[c].id);
+	jw_str(w, "key", r->cells[c].key);
+	jw_str(w, "label", r->cells[c].label);
+	const char *en = recipe_cell_environment(r, &r->cells[c]);
+	if (en)
+		jw_str(w, "environment", en);
+	else
+		jw_null(w, "environment");
+	cell_settings_json(w, r, &r->cells[c]);
+	if (st->rank)
+		jw_int(w, "rank", st->rank);
+	else
+		jw_null(w, "rank");
+	jw_str(w, "verdict", verdict_name(st->verdict));
+	jw_int(w, "trials_ok", (long long)st->nok);
+	jw_int(w, "trials_done", (long long)st->ntrials);
+	jw_num(w, "step_ms_median", st->median, 6);
+	jw_num(w, "step_ms_min", st->min, 6);
+	jw_num(w, "step_ms_max", st->max, 6);
+	jw_num(w, "spread_pct", st->spread_pct, 3);
+	jw_bool(w, "noisy", st->noisy);
+	jw_num(w, "diff_pct", st->diff_pct, 3);
+	jw_num(w, "noise_ms", st->noise_ms, 6);
+	jw_num(w, "exposed_comm_ms", st->exposed_ms, 6);
+	jw_num(w, "comm_ms", st->comm_ms, 6);
+	jw_num(w, "overlap_pct", st->overlap_pct, 3);
+	jw_num(w, "wait_ms", st->wait_ms, 6);
+	jw_num(w, "transfer_ms", st->transfer_ms, 6);
+	jw_num(w, "gemm_ms", st->gemm_ms, 6);
+	jw_null(w, "gemm_tflops"); /* the traces keep no GEMM shapes: docs/sweep.md */
+	if (st->late_rank >= 0)
+		jw_int(w, "late_rank", st->late_rank);
+	else
+		jw_null(w, "late_rank");
+	jw_str(w, "diagnosis", st->diag);
+	jw_num(w, "overhead_pct", st->overhead_pct, 3);
+	jw_arr(w, "busbw");
+	for (size_t k = 0; k < st->ncolls; k++) {
+		jw_obj(w, NULL);
+		jw_str(w, "type", st->colls[k].type);
+		jw_uint(w, "bytes", st->colls[k].bytes);
+		jw_num(w, "busbw_gbps", st->colls[k].busbw_gbps, 4);
+		jw_num(w, "busbw_kernel_gbps", st->colls[k].busbw_kernel_gbps, 4);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_arr(w, "trials");
+	for (int k = 0; k < r->trials; k++) {
+		if (s->t[c][k].status == TR_NONE)
+			continue;
+		jw_obj(w, NULL);
+		trial_json(w, &s->t[c][k]);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
 }
 
 enum aorta_status sweep_write_matrix(const struct sweep *s, struct aorta_error *e)
@@ -402,65 +472,9 @@ enum aorta_status sweep_write_matrix(const struct sweep *s, struct aorta_error *
 	for (size_t i = 0; i < r->ncells; i++) {
 		size_t c = s->order[i];
 		const struct cell_stats *st = &s->st[c];
-		jw_obj(&w, NULL);
-		jw_str(&w, "id", r->cells[c].id);
-		jw_str(&w, "key", r->cells[c].key);
-		jw_str(&w, "label", r->cells[c].label);
-		const char *en = recipe_cell_environment(r, &r->cells[c]);
-		if (en)
-			jw_str(&w, "environment", en);
-		else
-			jw_null(&w, "environment");
-		cell_settings_json(&w, r, &r->cells[c]);
-		if (st->rank)
-			jw_int(&w, "rank", st->rank);
-		else
-			jw_null(&w, "rank");
-		jw_str(&w, "verdict", verdict_name(st->verdict));
-		jw_int(&w, "trials_ok", (long long)st->nok);
-		jw_int(&w, "trials_done", (long long)st->ntrials);
-		jw_num(&w, "step_ms_median", st->median, 6);
-		jw_num(&w, "step_ms_min", st->min, 6);
-		jw_num(&w, "step_ms_max", st->max, 6);
-		jw_num(&w, "spread_pct", st->spread_pct, 3);
-		jw_bool(&w, "noisy", st->noisy);
-		jw_num(&w, "diff_pct", st->diff_pct, 3);
-		jw_num(&w, "noise_ms", st->noise_ms, 6);
-		jw_num(&w, "exposed_comm_ms", st->exposed_ms, 6);
-		jw_num(&w, "comm_ms", st->comm_ms, 6);
-		jw_num(&w, "overlap_pct", st->overlap_pct, 3);
-		jw_num(&w, "wait_ms", st->wait_ms, 6);
-		jw_num(&w, "transfer_ms", st->transfer_ms, 6);
-		jw_num(&w, "gemm_ms", st->gemm_ms, 6);
-		jw_null(&w, "gemm_tflops"); /* the traces keep no GEMM shapes: docs/sweep.md */
-		if (st->late_rank >= 0)
-			jw_int(&w, "late_rank", st->late_rank);
-		else
-			jw_null(&w, "late_rank");
-		jw_str(&w, "diagnosis", st->diag);
-		jw_num(&w, "overhead_pct", st->overhead_pct, 3);
+		cell_json(&w, s, c);
 		if (isfinite(st->overhead_pct))
 			ovh += st->overhead_pct, novh++;
-		jw_arr(&w, "busbw");
-		for (size_t k = 0; k < st->ncolls; k++) {
-			jw_obj(&w, NULL);
-			jw_str(&w, "type", st->colls[k].type);
-			jw_uint(&w, "bytes", st->colls[k].bytes);
-			jw_num(&w, "busbw_gbps", st->colls[k].busbw_gbps, 4);
-			jw_num(&w, "busbw_kernel_gbps", st->colls[k].busbw_kernel_gbps, 4);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_arr(&w, "trials");
-		for (int k = 0; k < r->trials; k++) {
-			if (s->t[c][k].status == TR_NONE)
-				continue;
-			jw_obj(&w, NULL);
-			trial_json(&w, &s->t[c][k]);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
 	jw_num(&w, "overhead_pct_mean", novh ? ovh / (double)novh : NAN, 3);

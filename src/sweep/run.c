@@ -592,16 +592,11 @@ static void snapshot_envs(struct sweep *s)
 	}
 }
 
-int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_error *e)
+/* The sweep's folder: a new or empty one, or with --resume the folder of
+ * this recipe's cells; its subfolders and the resolved recipe written. */
+static enum aorta_status prepare_dir(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_error *e)
 {
 	struct recipe *r = &s->r;
-	if (opt->timeout_s > 0)
-		r->timeout_s = opt->timeout_s;
-	if (opt->dry_run) {
-		print_plan(s, stdout);
-		printf("dry run: the recipe is valid; nothing was run\n");
-		return 0;
-	}
 	char path[4400];
 	struct stat sb;
 	snprintf(path, sizeof(path), "%s/recipe.resolved.yaml", s->dir);
@@ -648,9 +643,18 @@ int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_er
 	}
 	if (out_commit(&of, e))
 		return e->code;
-	/* finished trials (resume) */
+	return AORTA_OK;
+}
+
+/* The trials a resumed sweep finished (their result.json read back);
+ * returns how many, *total the runs in all. */
+static size_t finished_trials(struct sweep *s, size_t *total, struct aorta_error *e)
+{
+	struct recipe *r = &s->r;
+	char path[4400];
 	s->t = xcalloc(r->ncells, sizeof(struct trial *));
-	size_t done = 0, total = r->ncells * (size_t)r->trials + (r->confound ? 1 : 0);
+	size_t done = 0;
+	*total = r->ncells * (size_t)r->trials + (r->confound ? 1 : 0);
 	for (size_t c = 0; c < r->ncells; c++) {
 		s->t[c] = xcalloc((size_t)r->trials, sizeof(struct trial));
 		for (int k = 0; k < r->trials; k++) {
@@ -662,6 +666,23 @@ int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_er
 	snprintf(path, sizeof(path), "%s/cells/%s/confound/result.json", s->dir, r->cells[r->baseline].id);
 	if (r->confound && access(path, F_OK) == 0 && trial_read(path, &s->confound, e) == AORTA_OK)
 		done++;
+	return done;
+}
+
+int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_error *e)
+{
+	struct recipe *r = &s->r;
+	if (opt->timeout_s > 0)
+		r->timeout_s = opt->timeout_s;
+	if (opt->dry_run) {
+		print_plan(s, stdout);
+		printf("dry run: the recipe is valid; nothing was run\n");
+		return 0;
+	}
+	enum aorta_status st = prepare_dir(s, opt, e);
+	if (st)
+		return st;
+	size_t total, done = finished_trials(s, &total, e);
 	if (opt->resume && done)
 		aorta_note("resuming: %zu of %zu runs already done", done, total);
 	struct sigaction sa, old_int, old_term;

@@ -243,11 +243,97 @@ static void jw_analysis(struct jw *w, const struct tp_tune *t, const struct tp_t
 	jw_obj_end(w);
 }
 
+/* tp_scaling: the optimal TP size, and per operator its scaling. */
+static void json_scaling(struct jw *w, const struct tp_tune *t, const struct tp_tune_opts *o)
+{
+	char k[16];
+	jw_obj(w, "tp_scaling");
+	jw_int(w, "optimal_tp_size", t->optimal_tp);
+	jw_num(w, "tolerance", o->tolerance, 3);
+	jw_obj(w, "results");
+	for (int op = 0; op < TP__NOPS; op++) {
+		const struct tp_scaling *s = &t->scaling[op];
+		if (!(o->ops & (1u << op)) || !s->optimal_tp)
+			continue;
+		jw_obj(w, tp_op_name((enum tp_op)op));
+		jw_int(w, "optimal_tp_size", s->optimal_tp);
+		static const char *maps[] = { "scaling_efficient", "scaling_ratios", "e2e_times", "e2e_times_ms" };
+		for (int mp = 0; mp < 4; mp++) {
+			jw_obj(w, maps[mp]);
+			for (int li = 0; li < 4; li++) {
+				if (!s->tested[li])
+					continue;
+				snprintf(k, sizeof(k), "%d", 1 << li);
+				if (mp == 0)
+					jw_bool(w, k, s->efficient[li]);
+				else if (mp == 1)
+					jw_num(w, k, s->ratio[li], 4);
+				else if (mp == 2)
+					jw_num(w, k, us(s->time_ms[li]), 3);
+				else
+					jw_num(w, k, s->time_ms[li], 6);
+			}
+			jw_obj_end(w);
+		}
+		jw_str(w, "reason", s->reason);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+	jw_obj_end(w);
+
+}
+
+/* operator_summaries: per operator and TP size, the best configuration
+ * of each phase. */
+static void json_summaries(struct jw *w, const struct tp_tune *t, const struct tp_tune_opts *o)
+{
+	char k[16];
+	jw_obj(w, "operator_summaries");
+	for (int op = 0; op < TP__NOPS; op++) {
+		if (!(o->ops & (1u << op)))
+			continue;
+		jw_obj(w, tp_op_name((enum tp_op)op));
+		for (int i = 0; i < t->ntp; i++) {
+			int tp = t->tp_sizes[i], eff = 0, any = 0;
+			double total = 0;
+			snprintf(k, sizeof(k), "%d", tp);
+			for (int ph = 0; ph < TP__NPHASES; ph++) {
+				const struct tp_result *b = best_of(t, tp, op, ph);
+				if (b) {
+					any = 1;
+					total += b->m.e2e_ms;
+					if (b->cfg.method != TP_NONE && b->hidden_fraction >= o->overlap_threshold)
+						eff = 1;
+				}
+			}
+			if (!any)
+				continue;
+			jw_obj(w, k);
+			jw_bool(w, "has_effective_overlap", eff);
+			for (int ph = 0; ph < TP__NPHASES; ph++) {
+				char key2[32];
+				const struct tp_result *b = best_of(t, tp, op, ph);
+				snprintf(key2, sizeof(key2), "best_%s", tp_phase_name((enum tp_phase)ph));
+				if (b)
+					jw_str(w, key2, b->id);
+				else
+					jw_null(w, key2);
+				snprintf(key2, sizeof(key2), "best_%s_e2e_ms", tp_phase_name((enum tp_phase)ph));
+				jw_num(w, key2, b ? b->m.e2e_ms : NAN, 6);
+			}
+			jw_num(w, "operator_e2e_ms", total, 6);
+			jw_obj_end(w);
+		}
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
 static void write_json(FILE *f, const struct tp_tune *t, const struct tp_tune_opts *o, char (*rec)[320],
 		       size_t nrec)
 {
 	struct jw w;
-	char ts[32], k[16];
+	char ts[32];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -324,79 +410,8 @@ static void write_json(FILE *f, const struct tp_tune *t, const struct tp_tune_op
 		jw_str(&w, NULL, rec[i]);
 	jw_arr_end(&w);
 
-	jw_obj(&w, "tp_scaling");
-	jw_int(&w, "optimal_tp_size", t->optimal_tp);
-	jw_num(&w, "tolerance", o->tolerance, 3);
-	jw_obj(&w, "results");
-	for (int op = 0; op < TP__NOPS; op++) {
-		const struct tp_scaling *s = &t->scaling[op];
-		if (!(o->ops & (1u << op)) || !s->optimal_tp)
-			continue;
-		jw_obj(&w, tp_op_name((enum tp_op)op));
-		jw_int(&w, "optimal_tp_size", s->optimal_tp);
-		static const char *maps[] = { "scaling_efficient", "scaling_ratios", "e2e_times", "e2e_times_ms" };
-		for (int mp = 0; mp < 4; mp++) {
-			jw_obj(&w, maps[mp]);
-			for (int li = 0; li < 4; li++) {
-				if (!s->tested[li])
-					continue;
-				snprintf(k, sizeof(k), "%d", 1 << li);
-				if (mp == 0)
-					jw_bool(&w, k, s->efficient[li]);
-				else if (mp == 1)
-					jw_num(&w, k, s->ratio[li], 4);
-				else if (mp == 2)
-					jw_num(&w, k, us(s->time_ms[li]), 3);
-				else
-					jw_num(&w, k, s->time_ms[li], 6);
-			}
-			jw_obj_end(&w);
-		}
-		jw_str(&w, "reason", s->reason);
-		jw_obj_end(&w);
-	}
-	jw_obj_end(&w);
-	jw_obj_end(&w);
-
-	jw_obj(&w, "operator_summaries");
-	for (int op = 0; op < TP__NOPS; op++) {
-		if (!(o->ops & (1u << op)))
-			continue;
-		jw_obj(&w, tp_op_name((enum tp_op)op));
-		for (int i = 0; i < t->ntp; i++) {
-			int tp = t->tp_sizes[i], eff = 0, any = 0;
-			double total = 0;
-			snprintf(k, sizeof(k), "%d", tp);
-			for (int ph = 0; ph < TP__NPHASES; ph++) {
-				const struct tp_result *b = best_of(t, tp, op, ph);
-				if (b) {
-					any = 1;
-					total += b->m.e2e_ms;
-					if (b->cfg.method != TP_NONE && b->hidden_fraction >= o->overlap_threshold)
-						eff = 1;
-				}
-			}
-			if (!any)
-				continue;
-			jw_obj(&w, k);
-			jw_bool(&w, "has_effective_overlap", eff);
-			for (int ph = 0; ph < TP__NPHASES; ph++) {
-				char key2[32];
-				const struct tp_result *b = best_of(t, tp, op, ph);
-				snprintf(key2, sizeof(key2), "best_%s", tp_phase_name((enum tp_phase)ph));
-				if (b)
-					jw_str(&w, key2, b->id);
-				else
-					jw_null(&w, key2);
-				snprintf(key2, sizeof(key2), "best_%s_e2e_ms", tp_phase_name((enum tp_phase)ph));
-				jw_num(&w, key2, b ? b->m.e2e_ms : NAN, 6);
-			}
-			jw_num(&w, "operator_e2e_ms", total, 6);
-			jw_obj_end(&w);
-		}
-		jw_obj_end(&w);
-	}
-	jw_obj_end(&w);
+	json_scaling(&w, t, o);
+	json_summaries(&w, t, o);
 	jw_obj_end(&w);
 	fputc('\n', f);
 }
