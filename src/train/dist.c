@@ -395,183 +395,233 @@ int dist_schedule_format(const struct dist_schedule *s, char *buf, size_t len)
 	return (int)used;
 }
 
-#define BAD(...) do { st = aorta_fail(e, AORTA_ECHECK, NULL, 0, -1, __VA_ARGS__); goto out; } while (0)
+/* The checker's state over the actions of a schedule. */
+struct sched_check {
+	const struct dist_plan *pl;
+	int G, NB, K;                 /* groups, buckets, micro-batches */
+	int *gs;                      /* per group: 0 none, 1 gathering, 2 gathered and waited */
+	int *nag, *nfree;             /* per group: all-gathers and frees */
+	int *rs;                      /* per group: 0, 1 issued, 2 waited */
+	int *ar;                      /* per bucket: 0, 1 issued, 2 waited */
+	int in_flight, gathered, next_fwd, next_bwd, norm, opt, hybrid_ar;
+	int mb;                       /* micro-batch in progress (-1: none yet) */
+	struct dist_schedule_stats z;
+};
+
+#define FAIL(...) return aorta_fail(e, AORTA_ECHECK, NULL, 0, -1, __VA_ARGS__)
+
+/* Action i, a parameter group's (micro-batch, gather, wait, free,
+ * forward, backward); -1 when it is none of them. */
+static int check_group_action(struct sched_check *c, int i, const struct dist_action *a, struct aorta_error *e)
+{
+	int g = a->arg;
+	switch (a->kind) {
+	case ACT_MICRO:
+		if (c->K == 1)
+			FAIL("action %d: MICRO %d without accumulation", i, g);
+		if (g != c->mb + 1 || g >= c->K)
+			FAIL("action %d: MICRO %d, expected %d of 0..%d", i, g, c->mb + 1, c->K - 1);
+		if (c->mb >= 0 && c->next_bwd != -1)
+			FAIL("action %d: MICRO %d before the backward of micro-batch %d ended", i, g, c->mb);
+		if (c->gathered)
+			FAIL("action %d: MICRO %d with %d groups still gathered", i, g, c->gathered);
+		c->mb = g, c->next_fwd = 0, c->next_bwd = c->G - 1;
+		c->z.n_micro++;
+		break;
+	case ACT_ALL_GATHER:
+		if (!c->pl->sharded)
+			FAIL("action %d: ALL_GATHER %d but the plan does not shard", i, g);
+		if (c->gs[g])
+			FAIL("action %d: ALL_GATHER %d while it is already gathered", i, g);
+		c->gs[g] = 1, c->nag[g]++, c->in_flight++, c->gathered++;
+		if (c->pl->k.limit_all_gathers && c->in_flight > c->pl->k.limit_all_gathers)
+			FAIL("action %d: ALL_GATHER %d makes %d in flight (limit %d)", i, g, c->in_flight,
+			    c->pl->k.limit_all_gathers);
+		if (c->in_flight > c->z.max_ag_in_flight)
+			c->z.max_ag_in_flight = c->in_flight;
+		if (c->gathered > c->z.max_gathered)
+			c->z.max_gathered = c->gathered;
+		c->z.n_all_gather++;
+		break;
+	case ACT_WAIT_AG:
+		if (c->gs[g] != 1)
+			FAIL("action %d: WAIT_AG %d without an ALL_GATHER in flight", i, g);
+		c->gs[g] = 2, c->in_flight--;
+		break;
+	case ACT_FREE:
+		if (c->gs[g] != 2)
+			FAIL("action %d: FREE %d of a group not gathered and waited", i, g);
+		c->gs[g] = 0, c->nfree[g]++, c->gathered--;
+		c->z.n_free++;
+		break;
+	case ACT_FORWARD:
+		if (g != c->next_fwd)
+			FAIL("action %d: FORWARD %d, expected %d", i, g, c->next_fwd);
+		if (c->pl->sharded && c->gs[g] != 2)
+			FAIL("action %d: FORWARD %d on parameters not gathered and waited", i, g);
+		c->next_fwd++;
+		break;
+	case ACT_BACKWARD:
+		if (c->next_fwd != c->G || g != c->next_bwd)
+			FAIL("action %d: BACKWARD %d, expected %s%d", i, g, c->next_fwd != c->G ? "the forward to end, then " : "",
+			    c->next_bwd);
+		if (c->pl->sharded && c->gs[g] != 2)
+			FAIL("action %d: BACKWARD %d on parameters not gathered and waited", i, g);
+		c->next_bwd--;
+		break;
+	default:
+		return -1;
+	}
+	return AORTA_OK;
+}
+
+/* Action i, a gradient's (reduce-scatter, all-reduce, their waits, the
+ * norm, the optimizer); unknown kinds refused. */
+static enum aorta_status check_grad_action(struct sched_check *c, int i, const struct dist_action *a,
+					   struct aorta_error *e)
+{
+	int g = a->arg;
+	switch (a->kind) {
+	case ACT_REDUCE_SCATTER:
+		if (!c->pl->sharded)
+			FAIL("action %d: REDUCE_SCATTER %d but the plan does not shard", i, g);
+		if (g <= c->next_bwd)
+			FAIL("action %d: REDUCE_SCATTER %d before its BACKWARD", i, g);
+		if (c->rs[g])
+			FAIL("action %d: REDUCE_SCATTER %d twice", i, g);
+		c->rs[g] = 1;
+		c->z.n_reduce_scatter++;
+		break;
+	case ACT_WAIT_RS:
+		if (c->rs[g] != 1)
+			FAIL("action %d: WAIT_RS %d without a REDUCE_SCATTER in flight", i, g);
+		c->rs[g] = 2;
+		break;
+	case ACT_ALL_REDUCE: {
+		const struct dist_bucket *bk = &c->pl->b[g];
+		if (c->ar[g])
+			FAIL("action %d: ALL_REDUCE of bucket %d twice", i, g);
+		if (bk->group_lo <= c->next_bwd)
+			FAIL("action %d: ALL_REDUCE of bucket %d (groups %d..%d) before the BACKWARD of group %d", i,
+			    g, bk->group_lo, bk->group_hi, bk->group_lo);
+		if (c->hybrid_ar && c->rs[bk->group_lo] != 2)
+			FAIL("action %d: ALL_REDUCE of group %d's shard before its WAIT_RS", i, bk->group_lo);
+		c->ar[g] = 1;
+		c->z.n_all_reduce++;
+		break;
+	}
+	case ACT_WAIT_AR:
+		if (c->ar[g] != 1)
+			FAIL("action %d: WAIT_AR %d without an ALL_REDUCE in flight", i, g);
+		c->ar[g] = 2;
+		break;
+	case ACT_GRAD_NORM:
+		if (c->next_bwd != -1 || c->mb != c->K - 1)
+			FAIL("action %d: GRAD_NORM before the backward ended", i);
+		for (int k = 0; c->pl->sharded && k < c->G; k++)
+			if (c->rs[k] != 2)
+				FAIL("action %d: GRAD_NORM before group %d's gradient was reduce-scattered and waited",
+				    i, k);
+		for (int k = 0; k < c->NB; k++)
+			if (c->ar[k] != 2)
+				FAIL("action %d: GRAD_NORM before bucket %d was all-reduced and waited", i, k);
+		c->norm = 1;
+		break;
+	case ACT_OPTIMIZER:
+		if (!c->norm)
+			FAIL("action %d: OPTIMIZER before GRAD_NORM", i);
+		c->opt = 1;
+		break;
+	default:
+		FAIL("action %d: unknown kind %d", i, (int)a->kind);
+	}
+	return AORTA_OK;
+}
+
+/* Action i's place in the schedule, then its kind's rules. */
+static enum aorta_status check_action(struct sched_check *c, int i, const struct dist_action *a, struct aorta_error *e)
+{
+	int g = a->arg, r;
+	const char *nm = dist_act_name(a->kind);
+	if (c->opt)
+		FAIL("action %d (%s %d) after OPTIMIZER", i, nm, g);
+	int is_group = a->kind <= ACT_WAIT_RS;
+	if (is_group && (g < 0 || g >= c->G))
+		FAIL("action %d: %s of group %d outside 0..%d", i, nm, g, c->G - 1);
+	if ((a->kind == ACT_ALL_REDUCE || a->kind == ACT_WAIT_AR) && (g < 0 || g >= c->NB))
+		FAIL("action %d: %s of bucket %d outside 0..%d", i, nm, g, c->NB - 1);
+	if (a->kind != ACT_MICRO && c->mb < 0)
+		FAIL("action %d (%s %d) before MICRO 0 (accumulation over %d micro-batches)", i, nm, g, c->K);
+	if ((a->kind == ACT_REDUCE_SCATTER || a->kind == ACT_ALL_REDUCE) && c->mb != c->K - 1)
+		FAIL("action %d: %s %d in micro-batch %d of %d: gradients are reduced in the last only (no_sync)",
+		     i, nm, g, c->mb, c->K);
+	if ((r = check_group_action(c, i, a, e)) != -1)
+		return (enum aorta_status)r;
+	return check_grad_action(c, i, a, e);
+}
+
+/* The end: every gathered group freed, and the buckets tiling the local
+ * buffer (each gradient element all-reduced once). */
+static enum aorta_status check_end(const struct sched_check *c, struct aorta_error *e)
+{
+	const struct dist_plan *pl = c->pl;
+	if (!c->opt)
+		FAIL("the schedule does not end with OPTIMIZER");
+	for (int g = 0; g < c->G; g++)
+		if (c->gs[g] || c->nag[g] != c->nfree[g])
+			FAIL("group %d gathered %d times, freed %d times%s", g, c->nag[g], c->nfree[g],
+			     c->gs[g] ? ", still gathered at the end" : "");
+	if (pl->sharded && !c->hybrid_ar)
+		return AORTA_OK;
+	size_t covered = 0;
+	for (int k = 0; k < c->NB; k++)
+		covered += pl->b[k].len;
+	if (covered != pl->local_total)
+		FAIL("buckets cover %zu floats of %zu", covered, pl->local_total);
+	char *seen = xcalloc(pl->local_total ? pl->local_total : 1, 1);
+	for (int k = 0; k < c->NB; k++)
+		for (size_t x = pl->b[k].off; x < pl->b[k].off + pl->b[k].len; x++) {
+			if (x >= pl->local_total || seen[x]) {
+				free(seen);
+				FAIL("bucket %d overlaps another or the end at %zu", k, x);
+			}
+			seen[x] = 1;
+		}
+	free(seen);
+	return AORTA_OK;
+}
+
+#undef FAIL
 
 enum aorta_status dist_schedule_check(const struct dist_schedule *s, const struct dist_plan *pl,
 				      struct dist_schedule_stats *stats, struct aorta_error *e)
 {
-	const int G = pl->ngroups, NB = pl->nbuckets;
+	struct sched_check c = { .pl = pl, .G = pl->ngroups, .NB = pl->nbuckets };
 	enum aorta_status st = AORTA_OK;
-	struct dist_schedule_stats z = { 0 };
-	/* per group: 0 none, 1 gathering, 2 gathered and waited */
-	int *gs = xcalloc((size_t)G, sizeof(int));
-	int *nag = xcalloc((size_t)G, sizeof(int)), *nfree = xcalloc((size_t)G, sizeof(int));
-	int *rs = xcalloc((size_t)G, sizeof(int));      /* 0, 1 issued, 2 waited */
-	int *ar = xcalloc((size_t)(NB ? NB : 1), sizeof(int));
-	int in_flight = 0, gathered = 0, next_fwd = 0, next_bwd = G - 1, norm = 0, opt = 0;
-	int hybrid_ar = pl->sharded && NB > 0;
+	c.gs = xcalloc((size_t)c.G, sizeof(int));
+	c.nag = xcalloc((size_t)c.G, sizeof(int));
+	c.nfree = xcalloc((size_t)c.G, sizeof(int));
+	c.rs = xcalloc((size_t)c.G, sizeof(int));
+	c.ar = xcalloc((size_t)(c.NB ? c.NB : 1), sizeof(int));
+	c.next_bwd = c.G - 1;
+	c.hybrid_ar = pl->sharded && c.NB > 0;
 	/* micro-batch in progress: without accumulation the whole step is micro-batch 0 */
-	const int K = pl->k.accum > 1 ? pl->k.accum : 1;
-	int mb = K > 1 ? -1 : 0;
-
-	for (int i = 0; i < s->n; i++) {
-		const struct dist_action *a = &s->a[i];
-		int g = a->arg;
-		const char *nm = dist_act_name(a->kind);
-		if (opt)
-			BAD("action %d (%s %d) after OPTIMIZER", i, nm, g);
-		int is_group = a->kind <= ACT_WAIT_RS;
-		if (is_group && (g < 0 || g >= G))
-			BAD("action %d: %s of group %d outside 0..%d", i, nm, g, G - 1);
-		if ((a->kind == ACT_ALL_REDUCE || a->kind == ACT_WAIT_AR) && (g < 0 || g >= NB))
-			BAD("action %d: %s of bucket %d outside 0..%d", i, nm, g, NB - 1);
-		if (a->kind != ACT_MICRO && mb < 0)
-			BAD("action %d (%s %d) before MICRO 0 (accumulation over %d micro-batches)", i, nm, g, K);
-		if ((a->kind == ACT_REDUCE_SCATTER || a->kind == ACT_ALL_REDUCE) && mb != K - 1)
-			BAD("action %d: %s %d in micro-batch %d of %d: gradients are reduced in the last only (no_sync)",
-			    i, nm, g, mb, K);
-		switch (a->kind) {
-		case ACT_MICRO:
-			if (K == 1)
-				BAD("action %d: MICRO %d without accumulation", i, g);
-			if (g != mb + 1 || g >= K)
-				BAD("action %d: MICRO %d, expected %d of 0..%d", i, g, mb + 1, K - 1);
-			if (mb >= 0 && next_bwd != -1)
-				BAD("action %d: MICRO %d before the backward of micro-batch %d ended", i, g, mb);
-			if (gathered)
-				BAD("action %d: MICRO %d with %d groups still gathered", i, g, gathered);
-			mb = g, next_fwd = 0, next_bwd = G - 1;
-			z.n_micro++;
-			break;
-		case ACT_ALL_GATHER:
-			if (!pl->sharded)
-				BAD("action %d: ALL_GATHER %d but the plan does not shard", i, g);
-			if (gs[g])
-				BAD("action %d: ALL_GATHER %d while it is already gathered", i, g);
-			gs[g] = 1, nag[g]++, in_flight++, gathered++;
-			if (pl->k.limit_all_gathers && in_flight > pl->k.limit_all_gathers)
-				BAD("action %d: ALL_GATHER %d makes %d in flight (limit %d)", i, g, in_flight,
-				    pl->k.limit_all_gathers);
-			if (in_flight > z.max_ag_in_flight)
-				z.max_ag_in_flight = in_flight;
-			if (gathered > z.max_gathered)
-				z.max_gathered = gathered;
-			z.n_all_gather++;
-			break;
-		case ACT_WAIT_AG:
-			if (gs[g] != 1)
-				BAD("action %d: WAIT_AG %d without an ALL_GATHER in flight", i, g);
-			gs[g] = 2, in_flight--;
-			break;
-		case ACT_FREE:
-			if (gs[g] != 2)
-				BAD("action %d: FREE %d of a group not gathered and waited", i, g);
-			gs[g] = 0, nfree[g]++, gathered--;
-			z.n_free++;
-			break;
-		case ACT_FORWARD:
-			if (g != next_fwd)
-				BAD("action %d: FORWARD %d, expected %d", i, g, next_fwd);
-			if (pl->sharded && gs[g] != 2)
-				BAD("action %d: FORWARD %d on parameters not gathered and waited", i, g);
-			next_fwd++;
-			break;
-		case ACT_BACKWARD:
-			if (next_fwd != G || g != next_bwd)
-				BAD("action %d: BACKWARD %d, expected %s%d", i, g, next_fwd != G ? "the forward to end, then " : "",
-				    next_bwd);
-			if (pl->sharded && gs[g] != 2)
-				BAD("action %d: BACKWARD %d on parameters not gathered and waited", i, g);
-			next_bwd--;
-			break;
-		case ACT_REDUCE_SCATTER:
-			if (!pl->sharded)
-				BAD("action %d: REDUCE_SCATTER %d but the plan does not shard", i, g);
-			if (g <= next_bwd)
-				BAD("action %d: REDUCE_SCATTER %d before its BACKWARD", i, g);
-			if (rs[g])
-				BAD("action %d: REDUCE_SCATTER %d twice", i, g);
-			rs[g] = 1;
-			z.n_reduce_scatter++;
-			break;
-		case ACT_WAIT_RS:
-			if (rs[g] != 1)
-				BAD("action %d: WAIT_RS %d without a REDUCE_SCATTER in flight", i, g);
-			rs[g] = 2;
-			break;
-		case ACT_ALL_REDUCE: {
-			const struct dist_bucket *bk = &pl->b[g];
-			if (ar[g])
-				BAD("action %d: ALL_REDUCE of bucket %d twice", i, g);
-			if (bk->group_lo <= next_bwd)
-				BAD("action %d: ALL_REDUCE of bucket %d (groups %d..%d) before the BACKWARD of group %d", i,
-				    g, bk->group_lo, bk->group_hi, bk->group_lo);
-			if (hybrid_ar && rs[bk->group_lo] != 2)
-				BAD("action %d: ALL_REDUCE of group %d's shard before its WAIT_RS", i, bk->group_lo);
-			ar[g] = 1;
-			z.n_all_reduce++;
-			break;
-		}
-		case ACT_WAIT_AR:
-			if (ar[g] != 1)
-				BAD("action %d: WAIT_AR %d without an ALL_REDUCE in flight", i, g);
-			ar[g] = 2;
-			break;
-		case ACT_GRAD_NORM:
-			if (next_bwd != -1 || mb != K - 1)
-				BAD("action %d: GRAD_NORM before the backward ended", i);
-			for (int k = 0; pl->sharded && k < G; k++)
-				if (rs[k] != 2)
-					BAD("action %d: GRAD_NORM before group %d's gradient was reduce-scattered and waited",
-					    i, k);
-			for (int k = 0; k < NB; k++)
-				if (ar[k] != 2)
-					BAD("action %d: GRAD_NORM before bucket %d was all-reduced and waited", i, k);
-			norm = 1;
-			break;
-		case ACT_OPTIMIZER:
-			if (!norm)
-				BAD("action %d: OPTIMIZER before GRAD_NORM", i);
-			opt = 1;
-			break;
-		default:
-			BAD("action %d: unknown kind %d", i, (int)a->kind);
-		}
+	c.K = pl->k.accum > 1 ? pl->k.accum : 1;
+	c.mb = c.K > 1 ? -1 : 0;
+	for (int i = 0; i < s->n && !st; i++)
+		st = check_action(&c, i, &s->a[i], e);
+	if (!st) {
+		if (c.K == 1 && c.opt)
+			c.z.n_micro = 1;
+		st = check_end(&c, e);
 	}
-	if (!opt)
-		BAD("the schedule does not end with OPTIMIZER");
-	if (K == 1)
-		z.n_micro = 1;
-	for (int g = 0; g < G; g++)
-		if (gs[g] || nag[g] != nfree[g])
-			BAD("group %d gathered %d times, freed %d times%s", g, nag[g], nfree[g],
-			    gs[g] ? ", still gathered at the end" : "");
-	/* buckets tile the local buffer, so each gradient element is all-reduced once */
-	if (!pl->sharded || hybrid_ar) {
-		size_t covered = 0;
-		for (int k = 0; k < NB; k++)
-			covered += pl->b[k].len;
-		if (covered != pl->local_total)
-			BAD("buckets cover %zu floats of %zu", covered, pl->local_total);
-		char *seen = xcalloc(pl->local_total ? pl->local_total : 1, 1);
-		for (int k = 0; k < NB; k++)
-			for (size_t x = pl->b[k].off; x < pl->b[k].off + pl->b[k].len; x++) {
-				if (x >= pl->local_total || seen[x]) {
-					free(seen);
-					BAD("bucket %d overlaps another or the end at %zu", k, x);
-				}
-				seen[x] = 1;
-			}
-		free(seen);
-	}
-out:
 	if (stats)
-		*stats = z;
-	free(gs);
-	free(nag);
-	free(nfree);
-	free(rs);
-	free(ar);
+		*stats = c.z;
+	free(c.gs);
+	free(c.nag);
+	free(c.nfree);
+	free(c.rs);
+	free(c.ar);
 	return st;
 }
 
