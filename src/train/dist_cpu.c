@@ -146,7 +146,9 @@ static enum aorta_status global_sumsq(struct dist_cpu *x, double *out, struct ao
 	return AORTA_OK;
 }
 
-static enum aorta_status run_action(struct step_ctx *c, const struct dist_action *a, struct aorta_error *e)
+/* A gradient's collective action (reduce-scatter, all-reduce, their
+ * waits) of group or bucket g; -1 when a is none of them. */
+static int run_reduce(struct step_ctx *c, const struct dist_action *a, struct aorta_error *e)
 {
 	struct dist_cpu *x = c->x;
 	const struct dist_plan *pl = x->pl;
@@ -155,48 +157,6 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 	const struct dist_shard *sh = g >= 0 && g < pl->ngroups ? &pl->g[g] : NULL;
 
 	switch (a->kind) {
-	case ACT_ALL_GATHER:
-		if (x->full[g])
-			return not_ready(c, a, "already gathered", e);
-		x->full[g] = xmalloc(sh->padded * sizeof(float));
-		if (++c->live > x->live_max)
-			x->live_max = c->live;
-		return comm_all_gather(shard, x->params + sh->local_off, x->full[g], sh->shard_len, &x->ag[g],
-				       phase(c, a), e);
-	case ACT_WAIT_AG:
-		return comm_wait(&x->ag[g], e);
-	case ACT_FREE:
-		if (!x->full[g] || x->ag[g].active)
-			return not_ready(c, a, "not gathered", e);
-		free(x->full[g]);
-		x->full[g] = NULL;
-		c->live--;
-		return AORTA_OK;
-	case ACT_FORWARD:
-	case ACT_BACKWARD: {
-		const float *gp = x->params + sh->local_off;  /* the replica (local_off == off) */
-		if (pl->sharded) {
-			if (!x->full[g] || x->ag[g].active)
-				return not_ready(c, a, "parameters not gathered", e);
-			gp = x->full[g];
-		}
-		if (a->kind == ACT_FORWARD)
-			return cpu_model_group_forward(x->ms, g, gp, e);
-		float *gg = x->grads + sh->local_off;
-		if (pl->sharded) {
-			/* the unsharded gradient: new at the step's first backward of
-			 * g, accumulated into by the later micro-batches */
-			if (x->rs[g].active)
-				return not_ready(c, a, "gradient buffer still being reduced", e);
-			if (!x->fgrad[g]) {
-				x->fgrad[g] = xcalloc(sh->padded, sizeof(float));
-				if (++c->grad_live > x->grad_live_max)
-					x->grad_live_max = c->grad_live;
-			}
-			gg = x->fgrad[g];
-		}
-		return cpu_model_group_backward(x->ms, g, gp, gg, e);
-	}
 	case ACT_REDUCE_SCATTER:
 		if (!x->fgrad[g])
 			return not_ready(c, a, "no gradient", e);
@@ -249,6 +209,65 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 		}
 		return st;
 	}
+	default:
+		return -1;
+	}
+}
+
+static enum aorta_status run_action(struct step_ctx *c, const struct dist_action *a, struct aorta_error *e)
+{
+	struct dist_cpu *x = c->x;
+	const struct dist_plan *pl = x->pl;
+	const int g = a->arg;
+	struct comm_group *shard = comm_group(x->comm, pl->shard_pg);
+	const struct dist_shard *sh = g >= 0 && g < pl->ngroups ? &pl->g[g] : NULL;
+
+	int r = run_reduce(c, a, e);
+	if (r != -1)
+		return (enum aorta_status)r;
+	switch (a->kind) {
+	case ACT_ALL_GATHER:
+		if (x->full[g])
+			return not_ready(c, a, "already gathered", e);
+		x->full[g] = xmalloc(sh->padded * sizeof(float));
+		if (++c->live > x->live_max)
+			x->live_max = c->live;
+		return comm_all_gather(shard, x->params + sh->local_off, x->full[g], sh->shard_len, &x->ag[g],
+				       phase(c, a), e);
+	case ACT_WAIT_AG:
+		return comm_wait(&x->ag[g], e);
+	case ACT_FREE:
+		if (!x->full[g] || x->ag[g].active)
+			return not_ready(c, a, "not gathered", e);
+		free(x->full[g]);
+		x->full[g] = NULL;
+		c->live--;
+		return AORTA_OK;
+	case ACT_FORWARD:
+	case ACT_BACKWARD: {
+		const float *gp = x->params + sh->local_off;  /* the replica (local_off == off) */
+		if (pl->sharded) {
+			if (!x->full[g] || x->ag[g].active)
+				return not_ready(c, a, "parameters not gathered", e);
+			gp = x->full[g];
+		}
+		if (a->kind == ACT_FORWARD)
+			return cpu_model_group_forward(x->ms, g, gp, e);
+		float *gg = x->grads + sh->local_off;
+		if (pl->sharded) {
+			/* the unsharded gradient: new at the step's first backward of
+			 * g, accumulated into by the later micro-batches */
+			if (x->rs[g].active)
+				return not_ready(c, a, "gradient buffer still being reduced", e);
+			if (!x->fgrad[g]) {
+				x->fgrad[g] = xcalloc(sh->padded, sizeof(float));
+				if (++c->grad_live > x->grad_live_max)
+					x->grad_live_max = c->grad_live;
+			}
+			gg = x->fgrad[g];
+		}
+		return cpu_model_group_backward(x->ms, g, gp, gg, e);
+	}
 	case ACT_GRAD_NORM: {
 		double s = 0.0;
 		enum aorta_status st = global_sumsq(x, &s, e);
@@ -271,6 +290,8 @@ static enum aorta_status run_action(struct step_ctx *c, const struct dist_action
 		c->loss_sum += cpu_model_loss(x->ms);
 		return cpu_model_begin(x->ms, &c->b[g], c->seed + (uint64_t)g, c->training,
 				       1.0f / (float)pl->k.accum, e);
+	default: /* the gradients' collectives: run_reduce */
+		break;
 	}
 	return aorta_fail(e, AORTA_EINTERNAL, NULL, 0, -1, "unknown action %d", (int)a->kind);
 }

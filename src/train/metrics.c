@@ -125,6 +125,57 @@ static void raw_or_empty(FILE *f, const char *json)
 	fputs(json && *json ? json : "{}", f);
 }
 
+/* The elementary segments between every boundary of the step's ranges,
+ * each with the streams active in it. */
+static void put_segments(struct jw *w, const struct step_record *r, const struct step_sets *ss)
+{
+	int64_t *b = xmalloc((2 * r->nranges + 2) * sizeof(*b));
+	size_t nb = 0;
+	b[nb++] = 0;
+	b[nb++] = r->total_ns;
+	for (size_t i = 0; i < r->nranges; i++) {
+		b[nb++] = r->ranges[i].start_ns;
+		b[nb++] = r->ranges[i].end_ns;
+	}
+	qsort(b, nb, sizeof(*b), cmp_i64);
+	jw_arr(w, "active_segments");
+	for (size_t i = 1; i < nb; i++) {
+		if (b[i] == b[i - 1])
+			continue;
+		jw_obj(w, NULL);
+		jw_ms(w, "start_ms", b[i - 1]);
+		jw_ms(w, "end_ms", b[i]);
+		jw_arr(w, "active_streams");
+		for (size_t k = 0; k < ss->s.nstreams; k++)
+			if (ivset_len_in(&ss->s.stream[k], b[i - 1], b[i]) > 0)
+				jw_str(w, NULL, ss->names[ss->s.stream_id[k]]);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	free(b);
+}
+
+/* Each stream's busy share of the step (the upstream four first). */
+static void put_utilization(struct jw *w, const struct step_record *r, const struct step_sets *ss)
+{
+	jw_obj(w, "utilization");
+	static const char *const up[] = { "compute", "allreduce", "reducescatter", "aux" };
+	for (size_t k = 0; k < 4; k++) {
+		const struct ivset *u = stream_set(ss, up[k]);
+		jw_num(w, up[k], r->total_ns && u ? (double)ivset_len(u) / (double)r->total_ns : 0.0, 6);
+	}
+	for (size_t k = 0; k < ss->s.nstreams; k++) {
+		const char *nm = ss->names[ss->s.stream_id[k]];
+		int known = 0;
+		for (size_t j = 0; j < 4; j++)
+			known |= !strcmp(nm, up[j]);
+		if (!known)
+			jw_num(w, nm, r->total_ns ? (double)ivset_len(&ss->s.stream[k]) / (double)r->total_ns : 0.0, 6);
+	}
+	jw_obj_end(w);
+}
+
 int metrics_write(FILE *f, const struct step_record *r)
 {
 	struct step_sets ss;
@@ -188,47 +239,8 @@ int metrics_write(FILE *f, const struct step_record *r)
 	jw_ms(&w, "compute_allgather", o.compute_allgather_ns);
 	jw_ms(&w, "idle", o.idle_ns);
 	jw_obj_end(&w);
-	/* elementary segments between every boundary */
-	int64_t *b = xmalloc((2 * r->nranges + 2) * sizeof(*b));
-	size_t nb = 0;
-	b[nb++] = 0;
-	b[nb++] = r->total_ns;
-	for (size_t i = 0; i < r->nranges; i++) {
-		b[nb++] = r->ranges[i].start_ns;
-		b[nb++] = r->ranges[i].end_ns;
-	}
-	qsort(b, nb, sizeof(*b), cmp_i64);
-	jw_arr(&w, "active_segments");
-	for (size_t i = 1; i < nb; i++) {
-		if (b[i] == b[i - 1])
-			continue;
-		jw_obj(&w, NULL);
-		jw_ms(&w, "start_ms", b[i - 1]);
-		jw_ms(&w, "end_ms", b[i]);
-		jw_arr(&w, "active_streams");
-		for (size_t k = 0; k < ss.s.nstreams; k++)
-			if (ivset_len_in(&ss.s.stream[k], b[i - 1], b[i]) > 0)
-				jw_str(&w, NULL, ss.names[ss.s.stream_id[k]]);
-		jw_arr_end(&w);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	free(b);
-	jw_obj(&w, "utilization");
-	static const char *const up[] = { "compute", "allreduce", "reducescatter", "aux" };
-	for (size_t k = 0; k < 4; k++) {
-		const struct ivset *u = stream_set(&ss, up[k]);
-		jw_num(&w, up[k], r->total_ns && u ? (double)ivset_len(u) / (double)r->total_ns : 0.0, 6);
-	}
-	for (size_t k = 0; k < ss.s.nstreams; k++) {
-		const char *nm = ss.names[ss.s.stream_id[k]];
-		int known = 0;
-		for (size_t j = 0; j < 4; j++)
-			known |= !strcmp(nm, up[j]);
-		if (!known)
-			jw_num(&w, nm, r->total_ns ? (double)ivset_len(&ss.s.stream[k]) / (double)r->total_ns : 0.0, 6);
-	}
-	jw_obj_end(&w);
+	put_segments(&w, r, &ss);
+	put_utilization(&w, r, &ss);
 	jw_obj_end(&w); /* overlap */
 	jw_obj_end(&w); /* profile */
 	if (r->telemetry) {

@@ -283,6 +283,55 @@ static int role_of(const char *s)
 	return -1;
 }
 
+/* The FSDP names: the sharding strategy and the backward prefetch. */
+static enum aorta_status read_fsdp_enums(const struct ctx *x, struct train_config *t)
+{
+	char s[TC_STR];
+	enum aorta_status st;
+	/* fsdp.sharding_strategy (upstream upper-cases it into the enum) */
+	static const char *const shard[] = { "full_shard", "shard_grad_op", "no_shard", "hybrid_shard" };
+	if ((st = get_str(x, "fsdp.sharding_strategy", s, sizeof(s))) != AORTA_OK)
+		return st;
+	int found = -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(s, shard[i]))
+			found = i;
+	if (found < 0)
+		return bad(x, "fsdp.sharding_strategy",
+			   "unknown strategy '%s' (expected full_shard, shard_grad_op, no_shard or hybrid_shard)", s);
+	t->fsdp.sharding_strategy = (enum sharding_strategy)found;
+
+	/* fsdp.backward_prefetch: null or "none" turns it off */
+	if (config_is_null(x->c, "fsdp.backward_prefetch")) {
+		t->fsdp.backward_prefetch = PREFETCH_NONE;
+	} else {
+		if ((st = get_str(x, "fsdp.backward_prefetch", s, sizeof(s))) != AORTA_OK)
+			return st;
+		if (!strcasecmp(s, "backward_pre"))
+			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_PRE;
+		else if (!strcasecmp(s, "backward_post"))
+			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_POST;
+		else if (!strcasecmp(s, "none") || !strcasecmp(s, "null"))
+			/* "null" is what --override fsdp.backward_prefetch=null gives
+			 * (upstream's coercion leaves it a string) */
+			t->fsdp.backward_prefetch = PREFETCH_NONE;
+		else
+			return bad(x, "fsdp.backward_prefetch",
+				   "unknown value '%s' (expected BACKWARD_PRE, BACKWARD_POST, none or null)", s);
+	}
+
+	/* fsdp.reduce_dtype (PyTorch's dtype names accepted too) */
+	if ((st = get_str(x, "fsdp.reduce_dtype", s, sizeof(s))) != AORTA_OK)
+		return st;
+	if (!strcasecmp(s, "fp32") || !strcasecmp(s, "float32"))
+		t->fsdp.reduce_dtype = REDUCE_FP32;
+	else if (!strcasecmp(s, "bf16") || !strcasecmp(s, "bfloat16"))
+		t->fsdp.reduce_dtype = REDUCE_BF16;
+	else
+		return bad(x, "fsdp.reduce_dtype", "unknown reduce dtype '%s' (expected fp32 or bf16)", s);
+	return AORTA_OK;
+}
+
 static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 {
 	char s[TC_STR];
@@ -339,38 +388,6 @@ static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 		return bad(x, "optimizer.name", "unknown optimizer '%s' (expected 'adamw')", t->optimizer.name);
 	strcpy(t->optimizer.name, "adamw");
 
-	/* fsdp.sharding_strategy (upstream upper-cases it into the enum) */
-	static const char *const shard[] = { "full_shard", "shard_grad_op", "no_shard", "hybrid_shard" };
-	if ((st = get_str(x, "fsdp.sharding_strategy", s, sizeof(s))) != AORTA_OK)
-		return st;
-	int found = -1;
-	for (int i = 0; i < 4; i++)
-		if (!strcasecmp(s, shard[i]))
-			found = i;
-	if (found < 0)
-		return bad(x, "fsdp.sharding_strategy",
-			   "unknown strategy '%s' (expected full_shard, shard_grad_op, no_shard or hybrid_shard)", s);
-	t->fsdp.sharding_strategy = (enum sharding_strategy)found;
-
-	/* fsdp.backward_prefetch: null or "none" turns it off */
-	if (config_is_null(x->c, "fsdp.backward_prefetch")) {
-		t->fsdp.backward_prefetch = PREFETCH_NONE;
-	} else {
-		if ((st = get_str(x, "fsdp.backward_prefetch", s, sizeof(s))) != AORTA_OK)
-			return st;
-		if (!strcasecmp(s, "backward_pre"))
-			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_PRE;
-		else if (!strcasecmp(s, "backward_post"))
-			t->fsdp.backward_prefetch = PREFETCH_BACKWARD_POST;
-		else if (!strcasecmp(s, "none") || !strcasecmp(s, "null"))
-			/* "null" is what --override fsdp.backward_prefetch=null gives
-			 * (upstream's coercion leaves it a string) */
-			t->fsdp.backward_prefetch = PREFETCH_NONE;
-		else
-			return bad(x, "fsdp.backward_prefetch",
-				   "unknown value '%s' (expected BACKWARD_PRE, BACKWARD_POST, none or null)", s);
-	}
-
 	/* distributed.mode */
 	if ((st = get_str(x, "distributed.mode", s, sizeof(s))) != AORTA_OK)
 		return st;
@@ -398,16 +415,7 @@ static enum aorta_status read_enums(const struct ctx *x, struct train_config *t)
 		return bad(x, "distributed.cta_policy",
 			   "unknown policy '%s' (expected auto, nccl, default, efficiency or zero)", s);
 
-	/* fsdp.reduce_dtype (PyTorch's dtype names accepted too) */
-	if ((st = get_str(x, "fsdp.reduce_dtype", s, sizeof(s))) != AORTA_OK)
-		return st;
-	if (!strcasecmp(s, "fp32") || !strcasecmp(s, "float32"))
-		t->fsdp.reduce_dtype = REDUCE_FP32;
-	else if (!strcasecmp(s, "bf16") || !strcasecmp(s, "bfloat16"))
-		t->fsdp.reduce_dtype = REDUCE_BF16;
-	else
-		return bad(x, "fsdp.reduce_dtype", "unknown reduce dtype '%s' (expected fp32 or bf16)", s);
-	return AORTA_OK;
+	return read_fsdp_enums(x, t);
 }
 
 static enum aorta_status read_streams(const struct ctx *x, struct train_config *t)
@@ -536,6 +544,43 @@ static enum aorta_status read_debug(const struct ctx *x, struct train_config *t)
 	return AORTA_OK;
 }
 
+/* compile.*: its options kept as text (they are torch.compile settings,
+ * said to be ignored). */
+static enum aorta_status read_compile(const struct ctx *x, struct train_config *t)
+{
+	enum aorta_status st;
+#define TRY(call) do { if ((st = (call)) != AORTA_OK) return st; } while (0)
+	TRY(get_bool(x, "compile.enabled", &t->compile.enabled));
+	TRY(get_str(x, "compile.backend", t->compile.backend, sizeof(t->compile.backend)));
+	TRY(get_str(x, "compile.mode", t->compile.mode, sizeof(t->compile.mode)));
+	TRY(get_bool(x, "compile.fullgraph", &t->compile.fullgraph));
+	TRY(get_bool(x, "compile.dynamic", &t->compile.dynamic));
+	const struct config_node *opts = node_of(x, "compile.options");
+	if (opts && opts->kind == CONFIG_MAP) {
+		for (size_t i = 0; i < opts->n; i++) {
+			const struct config_node *v = opts->kids[i];
+			char what[128];
+			snprintf(what, sizeof(what), "compile.options.%s", opts->keys[i]);
+			if (v->kind != CONFIG_SCALAR)
+				return config_error_at(x->c, v, AORTA_EINPUT, x->e, what,
+						       "expected a scalar value");
+			if (t->compile.noptions >= TC_MAX_COMPILE_OPTIONS)
+				return bad(x, "compile.options", "more than %d options",
+					   TC_MAX_COMPILE_OPTIONS);
+			int k = t->compile.noptions++;
+			snprintf(t->compile.option_key[k], sizeof(t->compile.option_key[k]), "%s",
+				 opts->keys[i]);
+			snprintf(t->compile.option_val[k], sizeof(t->compile.option_val[k]), "%s", v->str);
+		}
+	}
+	if (t->compile.enabled && (strcmp(t->compile.backend, "inductor") || t->compile.noptions))
+		warn(x, "compile.backend", "compile.enabled captures the step as a CUDA graph; backend, mode "
+		     "and options are torch.compile settings and are ignored");
+
+#undef TRY
+	return AORTA_OK;
+}
+
 static enum aorta_status read_all(const struct ctx *x, struct train_config *t)
 {
 	enum aorta_status st = AORTA_OK;
@@ -610,32 +655,7 @@ static enum aorta_status read_all(const struct ctx *x, struct train_config *t)
 	TRY(get_dbl(x, "distributed.bucket_cap_mb", &t->distributed.bucket_cap_mb));
 	TRY(get_bool(x, "distributed.find_unused_parameters", &t->distributed.find_unused_parameters));
 
-	TRY(get_bool(x, "compile.enabled", &t->compile.enabled));
-	TRY(get_str(x, "compile.backend", t->compile.backend, sizeof(t->compile.backend)));
-	TRY(get_str(x, "compile.mode", t->compile.mode, sizeof(t->compile.mode)));
-	TRY(get_bool(x, "compile.fullgraph", &t->compile.fullgraph));
-	TRY(get_bool(x, "compile.dynamic", &t->compile.dynamic));
-	const struct config_node *opts = node_of(x, "compile.options");
-	if (opts && opts->kind == CONFIG_MAP) {
-		for (size_t i = 0; i < opts->n; i++) {
-			const struct config_node *v = opts->kids[i];
-			char what[128];
-			snprintf(what, sizeof(what), "compile.options.%s", opts->keys[i]);
-			if (v->kind != CONFIG_SCALAR)
-				return config_error_at(x->c, v, AORTA_EINPUT, x->e, what,
-						       "expected a scalar value");
-			if (t->compile.noptions >= TC_MAX_COMPILE_OPTIONS)
-				return bad(x, "compile.options", "more than %d options",
-					   TC_MAX_COMPILE_OPTIONS);
-			int k = t->compile.noptions++;
-			snprintf(t->compile.option_key[k], sizeof(t->compile.option_key[k]), "%s",
-				 opts->keys[i]);
-			snprintf(t->compile.option_val[k], sizeof(t->compile.option_val[k]), "%s", v->str);
-		}
-	}
-	if (t->compile.enabled && (strcmp(t->compile.backend, "inductor") || t->compile.noptions))
-		warn(x, "compile.backend", "compile.enabled captures the step as a CUDA graph; backend, mode "
-		     "and options are torch.compile settings and are ignored");
+	TRY(read_compile(x, t));
 
 	TRY(get_int(x, "dataloader.num_workers", &t->dataloader.num_workers));
 	TRY(get_bool(x, "dataloader.pin_memory", &t->dataloader.pin_memory));
