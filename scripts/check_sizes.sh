@@ -3,9 +3,9 @@
 # LIMIT_FILE lines (default 1500) and no function over LIMIT_FN lines
 # (default 120), so that every file has one job and every function one
 # step.  A function is a body that opens with "{" at column 0 and closes
-# with "}" at column 0 (the house style, .clang-format), counted from the
+# with "}" at column 0 (the house style of src/), counted from the
 # brace to the brace.  Prints each one over and "N files, N functions
-# over"; exit 1 when any is.
+# over"; exit 1 when any is.  tests/run.sh (make test) runs it.
 set -u
 cd "$(dirname "$0")/.."
 LF=${1:-1500}

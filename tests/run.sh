@@ -73,6 +73,11 @@ else
 	skipped=$((skipped + 1))
 fi
 
+echo "== sizes (no file under src/ over 1,500 lines, no function over 120: scripts/check_sizes.sh)"
+out=$(bash scripts/check_sizes.sh 2>&1); rc=$?
+count "sizes" "$out
+$([ $rc = 0 ] && echo "1 passed, 0 failed, 0 skipped" || echo "0 passed, 1 failed, 0 skipped")" $rc
+
 echo "== dependency guard (every system header, linked library and tool the scripts run from a package deps.sh installs)"
 out=$(bash tests/cli/deps_guard.sh 2>&1); rc=$?
 count "cli:deps_guard" "$out" $rc

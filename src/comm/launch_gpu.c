@@ -321,6 +321,29 @@ static enum aorta_status mpi_agree(int rank, enum aorta_status mine, struct aort
 			  -out[1]);
 }
 
+/* This rank failed: tell the others (their abort checks see it), waiting
+ * at most 5 s for the notices to leave. */
+static void notify_failure(struct mpi_watch *w, int rank, int size)
+{
+	MPI_Request *rq = xcalloc((size_t)size, sizeof(*rq));
+	int n = 0;
+	for (int p = 0; p < size; p++)
+		if (p != rank && MPI_Isend(&rank, 1, MPI_INT, p, NOTIFY_TAG, w->comm, &rq[n]) == MPI_SUCCESS)
+			n++;
+	/* small messages go eagerly; do not wait on a stuck peer for long */
+	long long deadline = now_ns() + 5000000000LL;
+	int all = 0;
+	while (!all && now_ns() < deadline) {
+		if (MPI_Testall(n, rq, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+			break;
+		if (!all) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(rq);
+}
+
 static enum aorta_status launch_mpi(const struct comm_nccl_opts *copts, launch_rank_fn fn, void *arg,
 				    void *result, struct aorta_error *e)
 {
@@ -408,26 +431,8 @@ static enum aorta_status launch_mpi(const struct comm_nccl_opts *copts, launch_r
 		struct launch_rank lr = { rank, size, local_size, device, 1 };
 		st = fn(arg, c, &lr, result, e);
 	}
-	if (st && mpi_abort_check(&w) < 0) {
-		/* this rank failed first (as far as it knows): tell the others */
-		MPI_Request *rq = xcalloc((size_t)size, sizeof(*rq));
-		int n = 0;
-		for (int p = 0; p < size; p++)
-			if (p != rank && MPI_Isend(&rank, 1, MPI_INT, p, NOTIFY_TAG, w.comm, &rq[n]) == MPI_SUCCESS)
-				n++;
-		/* small messages go eagerly; do not wait on a stuck peer for long */
-		long long deadline = now_ns() + 5000000000LL;
-		int all = 0;
-		while (!all && now_ns() < deadline) {
-			if (MPI_Testall(n, rq, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-				break;
-			if (!all) {
-				struct timespec ts = { 0, 100000 };
-				nanosleep(&ts, NULL);
-			}
-		}
-		free(rq);
-	}
+	if (st && mpi_abort_check(&w) < 0) /* this rank failed first (as far as it knows) */
+		notify_failure(&w, rank, size);
 	if (c) {
 		if (st)
 			comm_nccl_abort(c);

@@ -334,6 +334,189 @@ static uint64_t used_bytes(void)
 	return (uint64_t)(tot - fr);
 }
 
+/* The workload's streams (stream 0 at the highest priority when asked;
+ * their ids into out), the origin stream, the events and cuBLAS. */
+static enum aorta_status make_streams(struct harness *h, struct hwq_raw *out, struct aorta_error *e)
+{
+	const struct hwq_run_config *cfg = h->cfg;
+	struct hwq_ctx *c = &h->c;
+	enum aorta_status st = AORTA_OK;
+	int n = c->nstreams;
+	int least = 0, greatest = 0;
+	GPU_CHECK_GOTO(e, st, gpuDeviceGetStreamPriorityRange(&least, &greatest), fail);
+	for (int i = 0; i < n; i++) {
+		int pr = (i == 0 && cfg->high_priority) ? greatest : least;
+		GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&c->streams[i], gpuStreamNonBlocking, pr), fail);
+		unsigned long long id = 0;
+		GPU_CHECK_GOTO(e, st, gpuStreamGetId(c->streams[i], &id), fail);
+		out->stream_ids[i] = (long long)id;
+	}
+	GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&h->origin, gpuStreamNonBlocking, least), fail);
+	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h->t0, gpuEventDefault), fail);
+	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h->t1, gpuEventDefault), fail);
+	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h->fork, gpuEventDisableTiming), fail);
+	for (int i = 0; i < n; i++)
+		GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h->join[i], gpuEventDisableTiming), fail);
+	GPU_BLAS_GOTO(e, st, cublasCreate(&c->cublas), fail);
+	GPU_BLAS_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), fail);
+fail:
+	return st;
+}
+
+/* The measured iterations: each timed by events around it on the origin
+ * (per-iteration sync) or by the host's enqueue time. */
+static enum aorta_status measure(struct harness *h, struct hwq_raw *out, struct aorta_error *e)
+{
+	const struct hwq_run_config *cfg = h->cfg;
+	enum aorta_status st = AORTA_OK;
+	double w0 = now_ms();
+	for (int i = 0; i < cfg->iters; i++) {
+		if (cfg->sync == HWQ_SYNC_PER_ITERATION) {
+			GPU_CHECK_GOTO(e, st, gpuEventRecord(h->t0, h->origin), fail);
+			if ((st = one_iter(h, e)))
+				goto fail;
+			GPU_CHECK_GOTO(e, st, gpuEventRecord(h->t1, h->origin), fail);
+			GPU_CHECK_GOTO(e, st, gpuEventSynchronize(h->t1), fail);
+			float ms = 0;
+			GPU_CHECK_GOTO(e, st, gpuEventElapsedTime(&ms, h->t0, h->t1), fail);
+			out->iter_ms[i] = ms;
+		} else {
+			double a = now_ms();
+			if ((st = one_iter(h, e)))
+				goto fail;
+			out->iter_ms[i] = now_ms() - a;
+		}
+	}
+	if (cfg->sync == HWQ_SYNC_END_ONLY)
+		GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(h->origin), fail);
+	out->total_wall_ms = now_ms() - w0;
+	if ((st = sync_all(h, e)))
+		goto fail;
+fail:
+	return st;
+}
+
+/* The timing pass: every rank runs it (collectives); rank 0 records it
+ * with CUPTI (*cap) when want_trace (markers first, a graph instantiated
+ * again so CUPTI sees its kernels). */
+static enum aorta_status timing_pass(struct harness *h, const struct rank_env *re, const struct cupti_opts *co,
+				     int want_trace, struct cupti_capture **cap, struct hwq_raw *out, struct aorta_error *e)
+{
+	const struct hwq_run_config *cfg = h->cfg;
+	struct hwq_ctx *c = &h->c;
+	enum aorta_status st = AORTA_OK;
+	int n = c->nstreams;
+	rank_barrier(re); /* no NCCL kernel in flight while rank 0 enables CUPTI */
+	if (cfg->timing_iters > 0) {
+		struct aorta_error ce = { 0 };
+		if (want_trace) {
+			if (cupti_open(cap, co, &ce)) {
+				snprintf(out->trace_note, sizeof(out->trace_note), "no CUPTI: %.200s", ce.msg);
+				*cap = NULL;
+			} else {
+				if (h->exec) {
+					/* re-instantiate so CUPTI sees the graph's kernels;
+					 * the old executable goes first: a graph with
+					 * memory nodes (cuBLAS workspaces allocated with
+					 * cudaMallocAsync during capture) may have only one
+					 * instantiation at a time (cudaErrorNotSupported) */
+					gpuGraphExecDestroy(h->exec);
+					h->exec = NULL;
+					GPU_CHECK_GOTO(e, st, gpuGraphInstantiate(&h->exec, h->graph, 0), fail);
+				}
+				for (int i = 0; i < n; i++) {
+					hwq_k_marker(i, c->streams[i]);
+					GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(c->streams[i]), fail);
+				}
+			}
+		}
+		for (int i = 0; i < cfg->timing_iters; i++) {
+			if ((st = one_iter(h, e)) || (st = sync_all(h, e)))
+				goto fail;
+			if (*cap) {
+				memset(&ce, 0, sizeof(ce));
+				if (cupti_step(*cap, &ce))
+					snprintf(out->trace_note, sizeof(out->trace_note), "cupti: %.200s", ce.msg);
+			}
+			rank_barrier(re);
+		}
+		out->timing_iters = cfg->timing_iters;
+	}
+fail:
+	return st;
+}
+
+/* Everything run_rank made, released (the workload's teardown once its
+ * setup ran). */
+static void release_rank(struct harness *h, int setup_done)
+{
+	const struct hwq_workload_ops *ops = h->ops;
+	struct hwq_ctx *c = &h->c;
+	int n = c->nstreams;
+	gpuDeviceSynchronize();
+	if (setup_done && ops->teardown)
+		ops->teardown(h->st, c);
+	free(h->st);
+	if (h->exec)
+		gpuGraphExecDestroy(h->exec);
+	if (h->graph)
+		gpuGraphDestroy(h->graph);
+	if (c->cublas)
+		cublasDestroy(c->cublas);
+	free_all(c);
+	for (int i = 0; i < n; i++) {
+		if (h->join[i])
+			gpuEventDestroy(h->join[i]);
+		if (c->streams[i])
+			gpuStreamDestroy(c->streams[i]);
+	}
+	if (h->t0)
+		gpuEventDestroy(h->t0);
+	if (h->t1)
+		gpuEventDestroy(h->t1);
+	if (h->fork)
+		gpuEventDestroy(h->fork);
+	if (h->origin)
+		gpuStreamDestroy(h->origin);
+	free(h->join);
+	free(c->streams);
+}
+
+/* The timing pass's CUPTI options: its window is the timing pass, opened
+ * just before it, so the measured iterations run without the profiler.
+ * Graph kernels are recorded only when kernel activity was on at
+ * instantiation, so in graph mode the captured graph is instantiated
+ * again after the open (and CUPTI kept always_on). */
+static void cupti_options(const struct hwq_run_config *cfg, const struct rank_env *re, int device,
+			  struct cupti_opts *co)
+{
+	memset(co, 0, sizeof(*co));
+	co->output_dir = cfg->trace_dir;
+	co->rank = re->rank;
+	co->world_size = re->world;
+	co->device = device;
+	co->always_on = cfg->graph;
+	co->sched = (struct cupti_schedule){ 0, 0, 0, cfg->timing_iters > 0 ? cfg->timing_iters : 1, 1 };
+}
+
+/* CUPTI closed (st: the run's status): the trace it wrote, or why none. */
+static void cupti_done(struct cupti_capture *cap, enum aorta_status st, struct hwq_raw *out)
+{
+	struct aorta_error ce = { 0 };
+	struct cupti_stats cs;
+	if (cupti_close(cap, &ce))
+		snprintf(out->trace_note, sizeof(out->trace_note), "cupti: %.200s", ce.msg);
+	cupti_get_stats(cap, &cs);
+	if (!st && cs.traces_written) {
+		snprintf(out->trace_path, sizeof(out->trace_path), "%s", cs.last_path);
+		if (cs.dropped)
+			snprintf(out->trace_note, sizeof(out->trace_note), "CUPTI dropped %llu records",
+				 (unsigned long long)cs.dropped);
+	} else if (!st && !out->trace_note[0]) {
+		snprintf(out->trace_note, sizeof(out->trace_note), "CUPTI wrote no trace");
+	}
+}
+
 static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct hwq_workload_ops *ops,
 				  const struct hwq_workload_info *wi, int device, const struct rank_env *re,
 				  struct hwq_raw *out, struct aorta_error *e)
@@ -369,23 +552,8 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 	c->graph = cfg->graph;
 	c->streams = xcalloc((size_t)n, sizeof(gpuStream_t));
 	h.join = xcalloc((size_t)n, sizeof(gpuEvent_t));
-	int least = 0, greatest = 0;
-	GPU_CHECK_GOTO(e, st, gpuDeviceGetStreamPriorityRange(&least, &greatest), done);
-	for (int i = 0; i < n; i++) {
-		int pr = (i == 0 && cfg->high_priority) ? greatest : least;
-		GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&c->streams[i], gpuStreamNonBlocking, pr), done);
-		unsigned long long id = 0;
-		GPU_CHECK_GOTO(e, st, gpuStreamGetId(c->streams[i], &id), done);
-		out->stream_ids[i] = (long long)id;
-	}
-	GPU_CHECK_GOTO(e, st, gpuStreamCreateWithPriority(&h.origin, gpuStreamNonBlocking, least), done);
-	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.t0, gpuEventDefault), done);
-	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.t1, gpuEventDefault), done);
-	GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.fork, gpuEventDisableTiming), done);
-	for (int i = 0; i < n; i++)
-		GPU_CHECK_GOTO(e, st, gpuEventCreateWithFlags(&h.join[i], gpuEventDisableTiming), done);
-	GPU_BLAS_GOTO(e, st, cublasCreate(&c->cublas), done);
-	GPU_BLAS_GOTO(e, st, cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), done);
+	if ((st = make_streams(&h, out, e)))
+		goto done;
 	if ((st = gpu_warmup(&h, e)))
 		goto done;
 
@@ -396,18 +564,7 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 			 "no per-kernel trace with %d ranks as threads of one process (CUPTI deadlocks with NCCL "
 			 "there); run under mpirun -np %d for switch latency and busy times", re->world, re->world);
 	struct cupti_opts co;
-	memset(&co, 0, sizeof(co));
-	co.output_dir = cfg->trace_dir;
-	co.rank = re->rank;
-	co.world_size = re->world;
-	co.device = device;
-	co.always_on = cfg->graph;
-	/* the window is the timing pass, opened just before it, so the
-	 * measured iterations run without the profiler.  Graph kernels are
-	 * recorded only when kernel activity was on at instantiation, so in
-	 * graph mode the captured graph is instantiated again after the open
-	 * (and CUPTI kept always_on) */
-	co.sched = (struct cupti_schedule){ 0, 0, 0, cfg->timing_iters > 0 ? cfg->timing_iters : 1, 1 };
+	cupti_options(cfg, re, device, &co);
 
 	h.st = ops->state_size ? xcalloc(1, ops->state_size) : NULL;
 	if ((st = ops->setup(h.st, c, e)))
@@ -444,29 +601,7 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 	used_peak = u > used_peak ? u : used_peak;
 	c->peak_alloc_bytes = c->alloc_bytes; /* upstream resets peak stats here */
 
-	/* measured iterations */
-	double w0 = now_ms();
-	for (int i = 0; i < cfg->iters; i++) {
-		if (cfg->sync == HWQ_SYNC_PER_ITERATION) {
-			GPU_CHECK_GOTO(e, st, gpuEventRecord(h.t0, h.origin), done);
-			if ((st = one_iter(&h, e)))
-				goto done;
-			GPU_CHECK_GOTO(e, st, gpuEventRecord(h.t1, h.origin), done);
-			GPU_CHECK_GOTO(e, st, gpuEventSynchronize(h.t1), done);
-			float ms = 0;
-			GPU_CHECK_GOTO(e, st, gpuEventElapsedTime(&ms, h.t0, h.t1), done);
-			out->iter_ms[i] = ms;
-		} else {
-			double a = now_ms();
-			if ((st = one_iter(&h, e)))
-				goto done;
-			out->iter_ms[i] = now_ms() - a;
-		}
-	}
-	if (cfg->sync == HWQ_SYNC_END_ONLY)
-		GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(h.origin), done);
-	out->total_wall_ms = now_ms() - w0;
-	if ((st = sync_all(&h, e)))
+	if ((st = measure(&h, out, e)))
 		goto done;
 	GPU_CHECK_GOTO(e, st, gpuGetLastError(), done);
 	u = used_bytes();
@@ -488,87 +623,13 @@ static enum aorta_status run_rank(const struct hwq_run_config *cfg, const struct
 	u = used_bytes();
 	out->final_reserved_bytes = u > used0 ? u - used0 : 0;
 
-	/* timing pass: every rank runs it (collectives); rank 0 records */
-	rank_barrier(re); /* no NCCL kernel in flight while rank 0 enables CUPTI */
-	if (cfg->timing_iters > 0) {
-		struct aorta_error ce = { 0 };
-		if (want_trace) {
-			if (cupti_open(&cap, &co, &ce)) {
-				snprintf(out->trace_note, sizeof(out->trace_note), "no CUPTI: %.200s", ce.msg);
-				cap = NULL;
-			} else {
-				if (h.exec) {
-					/* re-instantiate so CUPTI sees the graph's kernels;
-					 * the old executable goes first: a graph with
-					 * memory nodes (cuBLAS workspaces allocated with
-					 * cudaMallocAsync during capture) may have only one
-					 * instantiation at a time (cudaErrorNotSupported) */
-					gpuGraphExecDestroy(h.exec);
-					h.exec = NULL;
-					GPU_CHECK_GOTO(e, st, gpuGraphInstantiate(&h.exec, h.graph, 0), done);
-				}
-				for (int i = 0; i < n; i++) {
-					hwq_k_marker(i, c->streams[i]);
-					GPU_CHECK_GOTO(e, st, gpuStreamSynchronize(c->streams[i]), done);
-				}
-			}
-		}
-		for (int i = 0; i < cfg->timing_iters; i++) {
-			if ((st = one_iter(&h, e)) || (st = sync_all(&h, e)))
-				goto done;
-			if (cap) {
-				memset(&ce, 0, sizeof(ce));
-				if (cupti_step(cap, &ce))
-					snprintf(out->trace_note, sizeof(out->trace_note), "cupti: %.200s", ce.msg);
-			}
-			rank_barrier(re);
-		}
-		out->timing_iters = cfg->timing_iters;
-	}
+	if ((st = timing_pass(&h, re, &co, want_trace, &cap, out, e)))
+		goto done;
 	rank_barrier(re); /* nobody frees while a peer's collective may run */
 done:
-	if (cap) {
-		struct aorta_error ce = { 0 };
-		struct cupti_stats cs;
-		if (cupti_close(cap, &ce))
-			snprintf(out->trace_note, sizeof(out->trace_note), "cupti: %.200s", ce.msg);
-		cupti_get_stats(cap, &cs);
-		if (!st && cs.traces_written) {
-			snprintf(out->trace_path, sizeof(out->trace_path), "%s", cs.last_path);
-			if (cs.dropped)
-				snprintf(out->trace_note, sizeof(out->trace_note), "CUPTI dropped %llu records",
-					 (unsigned long long)cs.dropped);
-		} else if (!st && !out->trace_note[0]) {
-			snprintf(out->trace_note, sizeof(out->trace_note), "CUPTI wrote no trace");
-		}
-	}
-	gpuDeviceSynchronize();
-	if (setup_done && ops->teardown)
-		ops->teardown(h.st, c);
-	free(h.st);
-	if (h.exec)
-		gpuGraphExecDestroy(h.exec);
-	if (h.graph)
-		gpuGraphDestroy(h.graph);
-	if (c->cublas)
-		cublasDestroy(c->cublas);
-	free_all(c);
-	for (int i = 0; i < n; i++) {
-		if (h.join[i])
-			gpuEventDestroy(h.join[i]);
-		if (c->streams[i])
-			gpuStreamDestroy(c->streams[i]);
-	}
-	if (h.t0)
-		gpuEventDestroy(h.t0);
-	if (h.t1)
-		gpuEventDestroy(h.t1);
-	if (h.fork)
-		gpuEventDestroy(h.fork);
-	if (h.origin)
-		gpuStreamDestroy(h.origin);
-	free(h.join);
-	free(c->streams);
+	if (cap)
+		cupti_done(cap, st, out);
+	release_rank(&h, setup_done);
 	(void)wi;
 	return st;
 }

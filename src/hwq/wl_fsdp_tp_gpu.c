@@ -206,6 +206,53 @@ static enum aorta_status gather_nccl(struct state *st, struct hwq_ctx *c, void *
 	return AORTA_OK;
 }
 
+/* The backward of sum(out) to the input, on the q streams of the compute
+ * role; returns the kernels it launched. */
+static long long backward(struct state *st, void **s, int q)
+{
+	long long k = 0;
+	for (int l = NL - 1; l >= 0; l--) {
+		const struct wl_block *w = &st->w[l];
+		struct layer_act *a = &st->a[l];
+		const float *x = l ? st->a[l - 1].out : st->x0;
+		const float *dy = l == NL - 1 ? st->ones : st->dX[(l + 1) & 1];
+		float *datt = st->datt[l & 1], *dS = st->dS[l & 1];
+		for (int i = 0; i < q; i++) {
+			int r0, r1;
+			wl_split(NR, q, i, &r0, &r1);
+			int n = r1 - r0;
+			size_t o = (size_t)r0 * M, of = (size_t)r0 * F;
+			gpu_ops_ctx *op = st->ops[i];
+			gpu_linear_bwd(op, st->df + of, NULL, NULL, dy + o, a->f + of, w->w2, n, F, M);
+			gpu_gelu_bwd(op, st->dz + of, st->df + of, a->z + of, (size_t)n * F);
+			gpu_linear_bwd(op, st->dh2 + o, NULL, NULL, st->dz + of, a->h2 + o, w->w1, n, M, F);
+			gpu_layernorm_bwd(op, st->dx1 + o, NULL, NULL, st->dh2 + o, a->x1 + o, a->m2 + r0, a->s2 + r0,
+					  w->ln2_g, n, M);
+			gpu_add(op, st->dx1 + o, st->dx1 + o, dy + o, (size_t)n * M);
+			gpu_linear_bwd(op, datt + o, NULL, NULL, st->dx1 + o, a->att + o, w->wo, n, M, M);
+			wlk_attention_bwd_a(st->dqkv, dS, datt, a->qkv, a->p, T, M, NH, r0, r1, s[i]);
+			k += 7;
+		}
+		wl_barrier(s, st->evc, q);
+		for (int i = 0; i < q; i++) {
+			int r0, r1;
+			wl_split(NR, q, i, &r0, &r1);
+			int n = r1 - r0;
+			size_t o = (size_t)r0 * M;
+			gpu_ops_ctx *op = st->ops[i];
+			float *dx = st->dX[l & 1];
+			wlk_attention_bwd_b(st->dqkv, dS, datt, a->qkv, a->p, T, M, NH, r0, r1, s[i]);
+			gpu_linear_bwd(op, st->dh1 + o, NULL, NULL, st->dqkv + (size_t)r0 * 3 * M, a->h1 + o, w->wqkv, n,
+				       M, 3 * M);
+			gpu_layernorm_bwd(op, dx + o, NULL, NULL, st->dh1 + o, x + o, a->m1 + r0, a->s1 + r0, w->ln1_g,
+					  n, M);
+			gpu_add(op, dx + o, dx + o, st->dx1 + o, (size_t)n * M);
+			k += 4;
+		}
+	}
+	return k;
+}
+
 static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e)
 {
 	struct state *st = vst;
@@ -292,46 +339,7 @@ static enum aorta_status run(void *vst, struct hwq_ctx *c, struct aorta_error *e
 				      (size_t)(r1 - r0) * M * sizeof(float), s[si]);
 		}
 	}
-	/* backward of sum(out) to the input */
-	for (int l = NL - 1; l >= 0; l--) {
-		const struct wl_block *w = &st->w[l];
-		struct layer_act *a = &st->a[l];
-		const float *x = l ? st->a[l - 1].out : st->x0;
-		const float *dy = l == NL - 1 ? st->ones : st->dX[(l + 1) & 1];
-		float *datt = st->datt[l & 1], *dS = st->dS[l & 1];
-		for (int i = 0; i < q; i++) {
-			int r0, r1;
-			wl_split(NR, q, i, &r0, &r1);
-			int n = r1 - r0;
-			size_t o = (size_t)r0 * M, of = (size_t)r0 * F;
-			gpu_ops_ctx *op = st->ops[i];
-			gpu_linear_bwd(op, st->df + of, NULL, NULL, dy + o, a->f + of, w->w2, n, F, M);
-			gpu_gelu_bwd(op, st->dz + of, st->df + of, a->z + of, (size_t)n * F);
-			gpu_linear_bwd(op, st->dh2 + o, NULL, NULL, st->dz + of, a->h2 + o, w->w1, n, M, F);
-			gpu_layernorm_bwd(op, st->dx1 + o, NULL, NULL, st->dh2 + o, a->x1 + o, a->m2 + r0, a->s2 + r0,
-					  w->ln2_g, n, M);
-			gpu_add(op, st->dx1 + o, st->dx1 + o, dy + o, (size_t)n * M);
-			gpu_linear_bwd(op, datt + o, NULL, NULL, st->dx1 + o, a->att + o, w->wo, n, M, M);
-			wlk_attention_bwd_a(st->dqkv, dS, datt, a->qkv, a->p, T, M, NH, r0, r1, s[i]);
-			k += 7;
-		}
-		wl_barrier(s, st->evc, q);
-		for (int i = 0; i < q; i++) {
-			int r0, r1;
-			wl_split(NR, q, i, &r0, &r1);
-			int n = r1 - r0;
-			size_t o = (size_t)r0 * M;
-			gpu_ops_ctx *op = st->ops[i];
-			float *dx = st->dX[l & 1];
-			wlk_attention_bwd_b(st->dqkv, dS, datt, a->qkv, a->p, T, M, NH, r0, r1, s[i]);
-			gpu_linear_bwd(op, st->dh1 + o, NULL, NULL, st->dqkv + (size_t)r0 * 3 * M, a->h1 + o, w->wqkv, n,
-				       M, 3 * M);
-			gpu_layernorm_bwd(op, dx + o, NULL, NULL, st->dh1 + o, x + o, a->m1 + r0, a->s1 + r0, w->ln1_g,
-					  n, M);
-			gpu_add(op, dx + o, dx + o, st->dx1 + o, (size_t)n * M);
-			k += 4;
-		}
-	}
+	k += backward(st, s, q); /* of sum(out) to the input */
 	(void)N;
 	(void)k; /* equals st->kern, computed in setup */
 	return wl_ops_status(st->ops, c->nstreams, e);

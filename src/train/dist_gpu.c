@@ -361,6 +361,36 @@ void dist_gpu_set_norm_early(struct dist_gpu *x, int on)
 	x->norm_early = on != 0;
 }
 
+/* The backend's events (the step's joins, the norm, the loss, the
+ * prefetched all-gather, the optimizer's first launch). */
+static enum aorta_status create_events(struct dist_gpu *x, struct aorta_error *e)
+{
+	gpuEvent_t *ev[] = { &x->ev_start, &x->ev_compute, &x->ev_aux, &x->ev_join, &x->ev_consumed, &x->ev_mbdata,
+			     &x->norm.done, &x->loss.done, &x->pre_ag.done, &x->ev_opt_first };
+	enum aorta_status st = AORTA_OK;
+	for (size_t i = 0; !st && i < sizeof(ev) / sizeof(ev[0]); i++)
+		st = GPU_CALL(e, gpuEventCreateWithFlags(ev[i], gpuEventDisableTiming));
+	return st;
+}
+
+/* bf16 reductions: the largest reduce-scatter and all-reduce staging
+ * buffers the plan needs. */
+static enum aorta_status bf16_buffers(struct dist_gpu *x, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	enum aorta_status st = AORTA_OK;
+	for (int g = 0; g < pl->ngroups; g++)
+		if (pl->sharded && rs16_off(&pl->g[g]) + pl->g[g].shard_len > x->rs16_n)
+			x->rs16_n = rs16_off(&pl->g[g]) + pl->g[g].shard_len;
+	for (int b = 0; b < pl->nbuckets; b++)
+		if (pl->b[b].len > x->ar16_n)
+			x->ar16_n = pl->b[b].len;
+	if ((x->rs16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->rs16, x->rs16_n * sizeof(uint16_t))))) ||
+	    (x->ar16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->ar16, x->ar16_n * sizeof(uint16_t))))))
+		return st;
+	return AORTA_OK;
+}
+
 enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const struct dist_plan *pl,
 				const struct dist_schedule *sch, struct comm *c, const struct gpu_streams *gs,
 				struct recorder *rec, const float *init_params, const struct dist_adamw *opt,
@@ -415,16 +445,7 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_sumsq, sizeof(double)))) ||
 	    (st = GPU_CALL(e, gpuMallocHost((void **)&x->h_stop, sizeof(float)))))
 		goto fail;
-	if ((st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_start, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_compute, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_aux, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_join, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_consumed, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_mbdata, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->norm.done, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->loss.done, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->pre_ag.done, gpuEventDisableTiming))) ||
-	    (st = GPU_CALL(e, gpuEventCreateWithFlags(&x->ev_opt_first, gpuEventDisableTiming))))
+	if ((st = create_events(x, e)))
 		goto fail;
 	x->ag_first = x->pre_g = x->pre_slot = -1;
 	for (int i = 0; pl->sharded && i < sch->n; i++)
@@ -468,17 +489,8 @@ enum aorta_status dist_gpu_init(struct dist_gpu *x, struct gpu_model *gm, const 
 	}
 	if ((st = GPU_CALL(e, gpuDeviceSynchronize())) || (st = pools_presize(x, e)))
 		goto fail;
-	if (pl->k.reduce_dtype == COMM_BF16) {
-		for (int g = 0; g < G; g++)
-			if (pl->sharded && rs16_off(&pl->g[g]) + pl->g[g].shard_len > x->rs16_n)
-				x->rs16_n = rs16_off(&pl->g[g]) + pl->g[g].shard_len;
-		for (int b = 0; b < pl->nbuckets; b++)
-			if (pl->b[b].len > x->ar16_n)
-				x->ar16_n = pl->b[b].len;
-		if ((x->rs16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->rs16, x->rs16_n * sizeof(uint16_t))))) ||
-		    (x->ar16_n && (st = GPU_CALL(e, gpuMalloc((void **)&x->ar16, x->ar16_n * sizeof(uint16_t))))))
-			goto fail;
-	}
+	if (pl->k.reduce_dtype == COMM_BF16 && (st = bf16_buffers(x, e)))
+		goto fail;
 	/* isolate=compute: no all-gather ever writes the gather buffers */
 	for (int i = 0; ISOLATE(x) == ISOLATE_COMPUTE && i < x->gather.n; i++) {
 		size_t n1 = x->gather.s[i].cap < lay->total ? x->gather.s[i].cap : lay->total;
@@ -757,11 +769,91 @@ static enum aorta_status micro_begin(struct dist_gpu *x, const struct dist_actio
 	return gpu_model_begin(gm, seed, x->training, x->loss_scale, e);
 }
 
+/* ALL_GATHER of group g: a gather buffer and the collective, or the
+ * prefetched one the previous step started taken over. */
+static enum aorta_status all_gather(struct dist_gpu *x, const struct dist_action *a, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	const int g = a->arg;
+	struct comm_group *shard = comm_group(x->comm, pl->shard_pg);
+	const struct dist_shard *sh = &pl->g[g];
+	enum aorta_status st;
+	char what[48];
+	if (x->gslot[g] >= 0)
+		return not_ready(x, a, "already gathered", e);
+	if (x->nag[g] > 1)
+		return not_ready(x, a, "gathered a third time in one micro-batch", e);
+	int ph = x->nag[g]++;
+	if (x->pre_g == g && ph == 0 && x->mb == 0) {
+		/* gathered at the end of the previous step: take it over
+		 * (the slot it names was finished there, so a swap keeps
+		 * every collective's event its own) */
+		struct dist_gpu_coll *c = &x->ag[g], t = *c;
+		*c = x->pre_ag;
+		x->pre_ag = t;
+		x->gslot[g] = x->pre_slot;
+		x->pre_g = x->pre_slot = -1;
+		return AORTA_OK;
+	}
+	if ((st = pool_take(&x->gather, sh->padded, x->gs->s[GS_ALLGATHER], &x->gslot[g], e)))
+		return st;
+	snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
+	return coll_start(x, &x->ag[(x->mb * 2 + ph) * pl->ngroups + g], COMM_ALL_GATHER, shard,
+			  x->params + sh->local_off, x->gather.s[x->gslot[g]].p, sh->shard_len, COMM_F32, what,
+			  e);
+}
+
+/* FORWARD or BACKWARD of group g on its gathered (or replicated)
+ * parameters; the backward into its gradient buffer. */
+static enum aorta_status compute(struct dist_gpu *x, const struct dist_action *a, struct aorta_error *e)
+{
+	const struct dist_plan *pl = x->pl;
+	struct gpu_model *gm = x->gm;
+	const int g = a->arg;
+	gpuStream_t cs = x->gs->s[GS_COMPUTE];
+	const struct dist_shard *sh = &pl->g[g];
+	enum aorta_status st;
+	const float *gp = x->params + sh->local_off; /* the replica (local_off == off) */
+	if (pl->sharded) {
+		if (x->gslot[g] < 0)
+			return not_ready(x, a, "parameters not gathered", e);
+		gp = x->gather.s[x->gslot[g]].p;
+	}
+	if (a->kind == ACT_FORWARD && ISOLATE(x) == ISOLATE_COMM)
+		return AORTA_OK;
+	if (a->kind == ACT_FORWARD) {
+		int h = compute_begin(x, "forward", g);
+		st = gpu_model_group_forward(gm, g, gp, e);
+		range_end(x, h);
+		return st;
+	}
+	float *gg = x->grads + sh->local_off;
+	int fresh = 0;   /* the step's first backward of g: zero its unsharded gradient */
+	if (pl->sharded) {
+		/* with accumulation, later micro-batches add to the buffer taken */
+		if (x->fslot[g] < 0) {
+			if ((st = pool_take(&x->gradp, sh->padded, cs, &x->fslot[g], e)))
+				return st;
+			fresh = 1;
+		} else if (x->rs[g].issued) {
+			return not_ready(x, a, "gradient buffer still being reduced", e);
+		}
+		gg = x->gradp.s[x->fslot[g]].p;
+	}
+	if (ISOLATE(x) == ISOLATE_COMM)
+		return AORTA_OK;
+	int h = compute_begin(x, "backward", g);
+	if (fresh && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
+		return st;
+	st = gpu_model_group_backward(gm, g, gp, gg, e);
+	range_end(x, h);
+	return st;
+}
+
 static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action *a, float lr,
 				    struct aorta_error *e)
 {
 	const struct dist_plan *pl = x->pl;
-	struct gpu_model *gm = x->gm;
 	const int g = a->arg;
 	gpuStream_t cs = x->gs->s[GS_COMPUTE];
 	struct comm_group *shard = comm_group(x->comm, pl->shard_pg), *repl = comm_group(x->comm, pl->repl_pg);
@@ -770,30 +862,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 	char what[48];
 
 	switch (a->kind) {
-	case ACT_ALL_GATHER: {
-		if (x->gslot[g] >= 0)
-			return not_ready(x, a, "already gathered", e);
-		if (x->nag[g] > 1)
-			return not_ready(x, a, "gathered a third time in one micro-batch", e);
-		int ph = x->nag[g]++;
-		if (x->pre_g == g && ph == 0 && x->mb == 0) {
-			/* gathered at the end of the previous step: take it over
-			 * (the slot it names was finished there, so a swap keeps
-			 * every collective's event its own) */
-			struct dist_gpu_coll *c = &x->ag[g], t = *c;
-			*c = x->pre_ag;
-			x->pre_ag = t;
-			x->gslot[g] = x->pre_slot;
-			x->pre_g = x->pre_slot = -1;
-			return AORTA_OK;
-		}
-		if ((st = pool_take(&x->gather, sh->padded, x->gs->s[GS_ALLGATHER], &x->gslot[g], e)))
-			return st;
-		snprintf(what, sizeof(what), ph ? "allgather_bwd_g%d" : "allgather_g%d", g);
-		return coll_start(x, &x->ag[(x->mb * 2 + ph) * pl->ngroups + g], COMM_ALL_GATHER, shard,
-				  x->params + sh->local_off, x->gather.s[x->gslot[g]].p, sh->shard_len, COMM_F32, what,
-				  e);
-	}
+	case ACT_ALL_GATHER:
+		return all_gather(x, a, e);
 	case ACT_WAIT_AG:
 		if (x->gslot[g] < 0 || x->nag[g] < 1)
 			return not_ready(x, a, "no all-gather in flight", e);
@@ -805,43 +875,8 @@ static enum aorta_status run_action(struct dist_gpu *x, const struct dist_action
 		x->gslot[g] = -1;
 		return st;
 	case ACT_FORWARD:
-	case ACT_BACKWARD: {
-		const float *gp = x->params + sh->local_off; /* the replica (local_off == off) */
-		if (pl->sharded) {
-			if (x->gslot[g] < 0)
-				return not_ready(x, a, "parameters not gathered", e);
-			gp = x->gather.s[x->gslot[g]].p;
-		}
-		if (a->kind == ACT_FORWARD && ISOLATE(x) == ISOLATE_COMM)
-			return AORTA_OK;
-		if (a->kind == ACT_FORWARD) {
-			int h = compute_begin(x, "forward", g);
-			st = gpu_model_group_forward(gm, g, gp, e);
-			range_end(x, h);
-			return st;
-		}
-		float *gg = x->grads + sh->local_off;
-		int fresh = 0;   /* the step's first backward of g: zero its unsharded gradient */
-		if (pl->sharded) {
-			/* with accumulation, later micro-batches add to the buffer taken */
-			if (x->fslot[g] < 0) {
-				if ((st = pool_take(&x->gradp, sh->padded, cs, &x->fslot[g], e)))
-					return st;
-				fresh = 1;
-			} else if (x->rs[g].issued) {
-				return not_ready(x, a, "gradient buffer still being reduced", e);
-			}
-			gg = x->gradp.s[x->fslot[g]].p;
-		}
-		if (ISOLATE(x) == ISOLATE_COMM)
-			return AORTA_OK;
-		int h = compute_begin(x, "backward", g);
-		if (fresh && (st = GPU_CALL(e, gpuMemsetAsync(gg, 0, sh->padded * sizeof(float), cs))))
-			return st;
-		st = gpu_model_group_backward(gm, g, gp, gg, e);
-		range_end(x, h);
-		return st;
-	}
+	case ACT_BACKWARD:
+		return compute(x, a, e);
 	case ACT_REDUCE_SCATTER:
 		if (x->fslot[g] < 0)
 			return not_ready(x, a, "no gradient", e);
