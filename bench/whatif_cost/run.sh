@@ -16,8 +16,8 @@
 #            build before the what-if existed, for the rows of RESULTS.md
 #            against it): its medians and what the what-if adds over it
 # Prints every run's wall time, CPU time (user + sys) and peak RSS (GNU
-# time), the what-if phase (AORTA_TIMING=1; where analyze runs the what-if
-# beside its writing, that thread's time), the medians and the added cost
+# time), the what-if phase (AORTA_TIMING=1: the pipeline's last stage), the
+# medians and the added cost
 # in percent (CPU time is the steadier figure on a shared machine), and whether the what-if's JSON exists in one and
 # not the other.  The machine's load matters: run it on an idle machine.
 #   MAIN_REPO=/work/main   where main's HEAD is taken from (git archive, built
