@@ -894,8 +894,14 @@ static void init_wfix(void *p, struct io_ctx *c, size_t i)
 {
 	struct whatif_fix *f = p;
 	(void)c, (void)i;
-	f->rank = -1;
-	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = NAN;
+	f->rank = f->then_rank = -1;
+	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = f->then_gain_ms = f->then_gain_pct = NAN;
+}
+
+static int fix_has_then(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif_fix *)p)->then_rank >= 0;
 }
 
 static int fix_has_rank(const void *p, const struct io_ctx *c)
@@ -926,6 +932,12 @@ static const struct field WFIX_F[] = {
 	FNUM("gain_pct", 0, struct whatif_fix, gain_pct, 4),
 	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = put_nstr,
 	  .get = get_nstr, .when = fix_has_unknown },
+	{ .key = "then_rank", .type = FT_INT, .flags = FF_GE0, .off = offsetof(struct whatif_fix, then_rank),
+	  .when = fix_has_then },
+	{ .key = "then_gain_ms", .type = FT_NUM, .off = offsetof(struct whatif_fix, then_gain_ms), .dec = 6,
+	  .when = fix_has_then },
+	{ .key = "then_gain_pct", .type = FT_NUM, .off = offsetof(struct whatif_fix, then_gain_pct), .dec = 4,
+	  .when = fix_has_then },
 };
 static const struct record REC_WFIX = REC("fix", struct whatif_fix, WFIX_F, init_wfix, NULL);
 
@@ -975,6 +987,25 @@ static const struct field WCP_F[] = {
 	FNUM("share", FF_GE0, struct whatif_cp, share, 6),
 };
 static const struct record REC_WCP = REC("critical_path", struct whatif_cp, WCP_F, init_wcp, NULL);
+
+static void init_wrank(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif_rank *x = p;
+	(void)c, (void)i;
+	x->rank = -1;
+	x->host_launch_ms = x->host_launch_min_ms = x->host_launch_max_ms = NAN;
+	x->ideal_host_launch_ms = x->ideal_share = NAN;
+}
+
+static const struct field WRANK_F[] = {
+	F("rank", FT_INT, FF_REQ | FF_GE0, struct whatif_rank, rank),
+	FNUM("host_launch_ms", FF_GE0, struct whatif_rank, host_launch_ms, 6),
+	FNUM("host_launch_min_ms", FF_GE0, struct whatif_rank, host_launch_min_ms, 6),
+	FNUM("host_launch_max_ms", FF_GE0, struct whatif_rank, host_launch_max_ms, 6),
+	FNUM("ideal_host_launch_ms", FF_GE0, struct whatif_rank, ideal_host_launch_ms, 6),
+	FNUM("ideal_share", FF_SHARE, struct whatif_rank, ideal_share, 6),
+};
+static const struct record REC_WRANK = REC("rank", struct whatif_rank, WRANK_F, init_wrank, NULL);
 
 /* stages: {rank, stage} per rank (the replay keeps them by index in a->r) */
 static void put_stages(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
@@ -1045,6 +1076,10 @@ static const struct field WHATIF_F[] = {
 	WN("replay_error_pct", replay_error_pct, 4),
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", uncertainty_ms, 6),
+	WN("noise_floor_ms", noise_floor_ms, 6),
+	{ .key = "noise_floor_from", .type = FT_HOOK, .off = offsetof(struct whatif, noise_floor_from), .put = put_nstr,
+	  .get = get_nstr, .when = wi_ok },
+	WN("step_sem_ms", step_sem_ms, 6),
 	WN("unexplained_ms", unexplained_ms, 6),
 	WN("unexplained_share", unexplained_share, 6),
 	WI("verdict", FT_STR, 0, verdict),
@@ -1054,6 +1089,7 @@ static const struct field WHATIF_F[] = {
 	{ .key = "stages", .type = FT_HOOK, .put = put_stages, .get = get_stages, .when = wi_ok },
 	WA("steps", steps, nsteps, REC_WSTEP),
 	WA("critical_path", cp, ncp, REC_WCP),
+	WA("ranks", ranks, nranks, REC_WRANK),
 };
 
 static void init_whatif(void *p, struct io_ctx *c, size_t i)
@@ -1063,6 +1099,7 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
 	wi->replay_error_pct = wi->uncertainty_ms = wi->unexplained_ms = wi->unexplained_share = NAN;
 	wi->rank_window_min_ms = wi->rank_window_max_ms = NAN;
+	wi->noise_floor_ms = wi->step_sem_ms = NAN;
 }
 static const struct record REC_WHATIF = REC("what_if", struct whatif, WHATIF_F, init_whatif, NULL);
 

@@ -26,6 +26,7 @@ int cmd_analyze(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL, *trace_out = NULL, *rules_path = NULL, *offsets = NULL;
 	int threads = 0, skip = 0, top = 10, quiet = 0, per_step = 0, no_align = 0, use_mpi = 0, no_whatif = 0;
+	int summary = 0, verbose = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
 		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/3)"),
@@ -42,6 +43,10 @@ int cmd_analyze(int argc, char **argv)
 		OPT_DOUBLE(0, "host-bound-pct", &host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
 		OPT_BOOL(0, "no-what-if", &no_whatif, "skip the what-if replay and its op tables (faster, less memory; "
 			 "what_if then says so)"),
+		OPT_BOOL(0, "summary", &summary, "print the summary alone (the step, the verdict, the top fixes, the late "
+			 "rank, per rank host launch time and waiting caused, what next), not the detail"),
+		OPT_BOOL('v', "verbose", &verbose, "the detail extended: every rank's section, every what-if fix, a row "
+			 "per step"),
 		OPT_BOOL(0, "per-step", &per_step, "print a row per step"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &quiet, "print no summary and no progress"),
@@ -67,6 +72,10 @@ int cmd_analyze(int argc, char **argv)
 	if (top < 0 || skip < 0 || threads < 0 || host_bound < 0 || host_bound > 100) {
 		fprintf(stderr, "aorta: error: --top, --skip-steps and --threads must be >= 0, "
 				"--host-bound-pct in [0, 100]\n");
+		return AORTA_EUSAGE;
+	}
+	if (summary && verbose) {
+		fprintf(stderr, "aorta: error: --summary prints the summary alone and -v extends the detail: give one\n");
 		return AORTA_EUSAGE;
 	}
 	if (quiet && !json && !csv && !trace_out) {
@@ -162,7 +171,8 @@ int cmd_analyze(int argc, char **argv)
 		goto fail;
 	whatif_wait(&a); /* the replay ran while the files were written */
 	if (!quiet)
-		analysis_print(stdout, &a, per_step);
+		analysis_print(stdout, &a, PRINT_SUMMARY | (summary ? 0 : PRINT_DETAIL) | (verbose ? PRINT_VERBOSE : 0) |
+						   (per_step ? PRINT_PER_STEP : 0));
 	analysis_free(&a);
 	rules_free(rules);
 	free(given);

@@ -22,6 +22,7 @@
 #include "base/output.h"
 #include "cmd/cmds.h"
 #include "overlap/analysis.h"
+#include "report/answer.h"
 #include "report/compare.h"
 #include "report/whatif_out.h"
 #include "overlap/figures.h"
@@ -40,7 +41,7 @@ int cmd_compare(int argc, char **argv)
 {
 	const char *json = NULL, *rules_path = NULL;
 	double thr = 1.0, fail_pct = -1, min_ms = 0.05;
-	int threads = 0, per_rank = 0, skip = 0;
+	int threads = 0, per_rank = 0, skip = 0, summary = 0;
 	struct opt opts[] = {
 		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
 		OPT_DOUBLE(0, "min-change-ms", &min_ms, "MS", "changes below MS milliseconds are 'similar' (default 0.05)"),
@@ -50,7 +51,10 @@ int cmd_compare(int argc, char **argv)
 		OPT_STRING(0, "rules", &rules_path, "FILE", "extra classification rules for inputs that are traces"),
 		OPT_INT('j', "threads", &threads, "N", "reader threads (default: all cores)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
+		OPT_BOOL(0, "summary", &summary, "print the summary of each comparison alone (step change, each run's "
+			 "verdict and late rank, the fixes side by side, what changed most), not the detail"),
 		OPT_BOOL(0, "per-rank", &per_rank, "also print every rank's figures"),
+		OPT_BOOL('v', "verbose", &per_rank, "the detail extended: every rank's figures (as --per-rank)"),
 		OPT_END(),
 	};
 	int nargs = 0;
@@ -118,12 +122,27 @@ int cmd_compare(int argc, char **argv)
 		jw_num(&w, "min_change_ms", min_ms, 6);
 		jw_arr(&w, "comparisons");
 	}
+	for (int t = 1; t < nargs; t++) { /* the summaries first (report/answer.h) */
+		struct cmp_result c;
+		struct answer s;
+		compare_runs(&a[0], &a[t], &co, &c);
+		answer_build_compare(&a[0], &a[t], argv[0], argv[t], &c, &s);
+		answer_print(stdout, &s);
+		answer_free(&s);
+	}
+	/* the detail: not printed with --summary (the JSON and the regressions are the same) */
+	FILE *out = summary ? fopen("/dev/null", "w") : stdout;
+	if (!out) {
+		st = aorta_fail(&e, AORTA_EINTERNAL, "/dev/null", 0, -1, "cannot open");
+		aorta_error_print(&e);
+		goto out;
+	}
 	for (int t = 1; t < nargs; t++) {
 		struct cmp_result c;
 		compare_runs(&a[0], &a[t], &co, &c);
-		printf("%s== %s vs baseline %s (%s)\n", t > 1 ? "\n" : "", argv[t], argv[0],
+		fprintf(out, "\n== %s vs baseline %s (%s)\n", argv[t], argv[0],
 		       c.steps ? "per-step means, averaged over ranks" : "whole trace, averaged over ranks");
-		printf("   %-22s %14s %14s %14s %9s  %s\n", "figure", "baseline", "this", "change", "change",
+		fprintf(out, "   %-22s %14s %14s %14s %9s  %s\n", "figure", "baseline", "this", "change", "change",
 		       "verdict");
 		if (json) {
 			jw_obj(&w, NULL);
@@ -133,7 +152,7 @@ int cmd_compare(int argc, char **argv)
 		}
 		for (size_t k = 0; k < c.nfig; k++) {
 			const struct cmp_fig *f = &c.fig[k];
-			printf("   %-22s %11s ms %11s ms %11s ms %9s  %s\n", f->key, cmp_fmt(b1, sizeof(b1), "%.3f", f->base),
+			fprintf(out, "   %-22s %11s ms %11s ms %11s ms %9s  %s\n", f->key, cmp_fmt(b1, sizeof(b1), "%.3f", f->base),
 			       cmp_fmt(b2, sizeof(b2), "%.3f", f->value), cmp_fmt(b3, sizeof(b3), "%+.3f", f->change_ms),
 			       cmp_fmt(b4, sizeof(b4), "%+.2f%%", f->change_pct), f->verdict);
 			if (json) {
@@ -155,7 +174,7 @@ int cmd_compare(int argc, char **argv)
 		if (json)
 			jw_arr(&w, "ranks");
 		if (per_rank)
-			printf("   per rank (step, busy, comm, exposed comm, idle in ms; change %%):\n");
+			fprintf(out, "   per rank (step, busy, comm, exposed comm, idle in ms; change %%):\n");
 		for (size_t i = 0; i < a[t].n; i++) {
 			const struct rank_result *r = &a[t].r[i], *base = NULL;
 			for (size_t j = 0; j < a[0].n; j++)
@@ -168,7 +187,7 @@ int cmd_compare(int argc, char **argv)
 				jw_int(&w, "rank", r->rank);
 			}
 			if (per_rank)
-				printf("   rank %-4d", r->rank);
+				fprintf(out, "   rank %-4d", r->rank);
 			for (size_t k = 0; k < NFIGURES; k++) {
 				const struct figure *fg = &FIGURES[k];
 				double b = cmp_rank_value(base, a[0].opts.skip_steps, k, c.steps);
@@ -185,11 +204,11 @@ int cmd_compare(int argc, char **argv)
 				if (per_rank && (!strcmp(fg->key, "step_ms") || !strcmp(fg->key, "busy_ms") ||
 						 !strcmp(fg->key, "comm_ms") || !strcmp(fg->key, "exposed_comm_ms") ||
 						 !strcmp(fg->key, "idle_ms")))
-					printf(" %9s (%s)", cmp_fmt(b1, sizeof(b1), "%.3f", x),
+					fprintf(out, " %9s (%s)", cmp_fmt(b1, sizeof(b1), "%.3f", x),
 					       cmp_fmt(b2, sizeof(b2), "%+.1f%%", p));
 			}
 			if (per_rank)
-				printf("\n");
+				fprintf(out, "\n");
 			if (json)
 				jw_obj_end(&w);
 		}
@@ -197,7 +216,7 @@ int cmd_compare(int argc, char **argv)
 			jw_arr_end(&w);
 
 		/* per collective: time per call, summed over ranks */
-		printf("   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes",
+		fprintf(out, "   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes",
 		       "base ms/call", "this ms/call", "change", "exposed/call", "change");
 		if (json)
 			jw_arr(&w, "collectives");
@@ -216,7 +235,7 @@ int cmd_compare(int argc, char **argv)
 			snprintf(m1, sizeof(m1), "%s ms", cmp_fmt(b1, sizeof(b1), "%.3f", bc));
 			snprintf(m2, sizeof(m2), "%s ms", cmp_fmt(b2, sizeof(b2), "%.3f", tc));
 			snprintf(m3, sizeof(m3), "%s ms", cmp_fmt(c1, sizeof(c1), "%.3f", te));
-			printf("   %-15s %-6.6s %12llu %14s %14s %9s %14s %9s\n", x->type, x->pg[0] ? x->pg : "-",
+			fprintf(out, "   %-15s %-6.6s %12llu %14s %14s %9s %14s %9s\n", x->type, x->pg[0] ? x->pg : "-",
 			       (unsigned long long)x->bytes, x->count[0] ? m1 : "absent", x->count[1] ? m2 : "absent",
 			       absent ? "-" : cmp_fmt(b3, sizeof(b3), "%+.2f%%", change_pct(bc, tc)),
 			       x->count[1] ? m3 : "absent", absent ? "-" : cmp_fmt(c2, sizeof(c2), "%+.2f%%", change_pct(be, te)));
@@ -235,10 +254,10 @@ int cmd_compare(int argc, char **argv)
 			}
 		}
 		if (!ncs)
-			printf("   (no collectives on either side)\n");
+			fprintf(out, "   (no collectives on either side)\n");
 		free(cs);
-		whatif_compare(stdout, NULL, a[0].whatif, a[t].whatif);
-		printf("   verdict: %s\n", c.verdict);
+		whatif_compare(out, NULL, a[0].whatif, a[t].whatif);
+		fprintf(out, "   verdict: %s\n", c.verdict);
 		for (size_t q = 0; q < c.nregress; q++) {
 			const struct cmp_fig *f = &c.fig[c.regress[q]];
 			fprintf(stderr, "aorta: regression in '%s': %s worse by %s ms (%s ms -> %s ms, %s; "
@@ -264,6 +283,8 @@ int cmd_compare(int argc, char **argv)
 			jw_obj_end(&w);
 		}
 	}
+	if (out != stdout)
+		fclose(out);
 	if (json) {
 		jw_arr_end(&w);
 		jw_bool(&w, "regression", regress);

@@ -392,7 +392,7 @@ int cmd_report(int argc, char **argv)
 	rep.ds = xcalloc((size_t)dirs.n, sizeof(*rep.ds));
 	struct analysis *an = xcalloc((size_t)dirs.n, sizeof(*an));
 	struct analysis_opts ao = { .threads = threads, .skip_steps = skip, .top_kernels = 10, .host_bound_pct = 30.0,
-				    .keep_traces = 2 /* the first file's timeline: the Gantt chart */,
+				    .keep_traces = 3 /* the timelines: the Gantt charts (ranges of three ranks kept) */,
 				    .no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */ };
 	struct up_sums *ups = xcalloc((size_t)dirs.n, sizeof(*ups));
 	for (int i = 0; i < dirs.n; i++)
@@ -504,17 +504,20 @@ int cmd_report(int argc, char **argv)
 		goto fail;
 	}
 	tmp[0] = '\0';
-	for (size_t i = 0; i < rep.nds; i++) {
+	for (size_t i = 0; i < rep.nds; i++) { /* each run's summary line: what the page leads with */
 		const struct rep_dataset *d = &rep.ds[i];
 		char v[5][32];
-		printf("%-16s %zu ranks, %zu steps used: step %s ms, compute %s ms, overlap %s ms, "
-		       "exposed comm %s ms, overlap_ratio %s\n",
-		       d->label, d->nranks, d->kept, cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean),
-		       cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean), cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean),
-		       cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
-		       cmp_fmt(v[4], 32, "%.6f", d->up.has ? rep_upstream_ratio(&d->up) : d->kept ? d->ratio : NAN));
-		if (d->diag.kind != DIAG_NONE)
-			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
+		printf("%-16s %zu ranks, %zu rank-steps used: step %s ms, compute %s ms, overlapped comm %s ms, "
+		       "exposed comm %s ms, overlapped comm / compute %s", d->label, d->nranks, d->kept,
+		       cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean), cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean),
+		       cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean), cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
+		       cmp_fmt(v[4], 32, "%.4f", d->kept ? d->ratio : NAN));
+		if (d->up.has)
+			printf(", upstream overlap_ratio %s", cmp_fmt(v[4], 32, "%.6f", d->up_ratio));
+		printf("\n");
+		for (size_t k = 0; d->answer && k < d->answer->nl; k++)
+			if (!strcmp(d->answer->l[k].tag, "verdict"))
+				printf("%-16s verdict: %s\n", "", d->answer->l[k].text);
 	}
 	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img.n,
 	       img.n == 1 ? "" : "s");

@@ -2643,6 +2643,8 @@ static struct evald *add_fix(struct evald **v, size_t *n, size_t *cap, const cha
 	e->f.what = xstrdup(what);
 	e->f.rank = rank;
 	e->f.ranks = ranks;
+	e->f.then_rank = -1;
+	e->f.then_gain_ms = e->f.then_gain_pct = NAN;
 	return e;
 }
 
@@ -2917,8 +2919,23 @@ double whatif_window_spread(const struct whatif *w)
 
 double whatif_material_ms(const struct whatif *w)
 {
-	double pct = 0.01 * w->replay_step_ms;
+	if (w->noise_floor_ms > 0)
+		return w->noise_floor_ms;
+	double pct = 0.01 * w->replay_step_ms; /* a saved analysis without it */
 	return pct > w->uncertainty_ms ? pct : w->uncertainty_ms;
+}
+
+int whatif_nothing(const struct whatif *w, double g)
+{
+	return !(fabs(g) > whatif_material_ms(w));
+}
+
+const struct whatif_rank *whatif_rank_of(const struct whatif *w, int rank)
+{
+	for (size_t i = 0; w && i < w->nranks; i++)
+		if (w->ranks[i].rank == rank)
+			return &w->ranks[i];
+	return NULL;
 }
 
 const struct whatif_fix *whatif_best(const struct whatif *w)
@@ -3590,6 +3607,123 @@ static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 	c->rep_wend = f->rep_wend;
 }
 
+/* The noise floor a gain must exceed (whatif.h): the largest of 1 % of the
+ * replayed step, the clock uncertainty, the standard error of the measured
+ * step over the steps used (sample standard deviation / sqrt(n); 0 with one
+ * step) and the replay's own error of the step (|replayed - measured|). */
+static void noise_floor(const struct ctx *c, struct whatif *w, const double *meas)
+{
+	size_t n = c->nsteps;
+	double sd = 0;
+	for (size_t s = 0; s < n; s++)
+		sd += (meas[s] - w->measured_step_ms) * (meas[s] - w->measured_step_ms);
+	w->step_sem_ms = n >= 2 ? sqrt(sd / (double)(n - 1)) / sqrt((double)n) : 0;
+	struct { double v; const char *from; } p[4] = {
+		{ 0.01 * w->replay_step_ms, "1 % of the step" },
+		{ w->uncertainty_ms, "the clock uncertainty" },
+		{ w->step_sem_ms, "the step's own spread, its standard error over the steps" },
+		{ fabs(w->replay_step_ms - w->measured_step_ms), "the replay's error of the step" },
+	};
+	int b = 0;
+	for (int q = 1; q < 4; q++)
+		if (p[q].v > p[b].v)
+			b = q;
+	w->noise_floor_ms = p[b].v;
+	free(w->noise_floor_from);
+	w->noise_floor_from = xstrdup(p[b].from);
+}
+
+/* Per rank, over the steps used (docs/metrics.md "Host launch time"): the
+ * sum of its launches' host gaps per step (the replay's g: launch minus the
+ * previous launch, after a synchronisation launch minus the end of the op
+ * it waited for), the same with every gap at its slot's lower median over
+ * the class (the host-gap fix: gap_fixed of SC_CAT WC_HOST) and the share
+ * of that ideal its own gaps set.  After build_slots. */
+static void rank_hosts(const struct ctx *c, struct whatif *w)
+{
+	w->nranks = c->n;
+	w->ranks = xcalloc(c->n ? c->n : 1, sizeof(*w->ranks));
+	double *per = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rk *k = &c->k[i];
+		struct whatif_rank *x = &w->ranks[i];
+		int32_t *sof = xmalloc((k->nbs ? k->nbs : 1) * sizeof(*sof)); /* step index -> step used, -1 */
+		for (size_t q = 0; q < k->nbs; q++)
+			sof[q] = -1;
+		for (size_t s = 0; s < c->nsteps; s++)
+			sof[c->sidx[i][s]] = (int32_t)s;
+		double gi = 0, set = 0, slotted = 0;
+		size_t nl = 0;
+		for (size_t s = 0; s < c->nsteps; s++)
+			per[s] = 0;
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t q = k->r->ops[j].step;
+			if (k->hpos[j] < 0 || q < 0 || (size_t)q >= k->nbs || sof[q] < 0)
+				continue;
+			nl++;
+			per[sof[q]] += (double)k->gap[j];
+			int64_t m = k->slot[j] >= 0 ? c->med_all_g[k->slot[j]] : k->gap[j];
+			gi += (double)m;
+			if (k->slot[j] >= 0) {
+				slotted += (double)m;
+				set += k->gap[j] == m ? (double)m : 0;
+			}
+		}
+		free(sof);
+		x->rank = k->r->rank;
+		x->host_launch_ms = x->host_launch_min_ms = x->host_launch_max_ms = NAN;
+		x->ideal_host_launch_ms = x->ideal_share = NAN;
+		if (!nl)
+			continue; /* no launch known (an op table without launch times) */
+		x->host_launch_ms = mean(per, c->nsteps) / 1e6;
+		x->host_launch_min_ms = INFINITY;
+		x->host_launch_max_ms = -INFINITY;
+		for (size_t s = 0; s < c->nsteps; s++) {
+			x->host_launch_min_ms = fmin(x->host_launch_min_ms, per[s] / 1e6);
+			x->host_launch_max_ms = fmax(x->host_launch_max_ms, per[s] / 1e6);
+		}
+		x->ideal_host_launch_ms = gi / 1e6 / (double)c->nsteps;
+		x->ideal_share = slotted > 0 ? set / slotted : 0;
+	}
+	free(per);
+}
+
+/* The rank fix with the largest gain, replayed again with the rank of the
+ * largest excess over its peers among the others (the next-slowest): its
+ * then_rank and then_gain (whatif.h).  One replay; three ranks or more. */
+static void then_fix(struct ctx *c, struct whatif *w, struct evald *v, double rep_mean)
+{
+	struct evald *b = NULL;
+	for (size_t q = 0; q < w->nby_rank; q++) {
+		v[q].f.then_rank = -1;
+		v[q].f.then_gain_ms = v[q].f.then_gain_pct = NAN;
+		if (!v[q].f.unknown && (!b || v[q].f.gain_ms > b->f.gain_ms))
+			b = &v[q];
+	}
+	if (!b || c->n < 3)
+		return;
+	if (c->n <= ALL_RANKS_MAX) /* first_replays fills the excess beyond ALL_RANKS_MAX only */
+		par_for(c->nt, c->n, excess_task, c);
+	int ri = rank_index(c->a, b->f.rank), qi = -1;
+	for (size_t i = 0; i < c->n; i++)
+		if ((int)i != ri && !(c->incomplete && c->incomplete[i]) && (qi < 0 || c->ex[i] > c->ex[qi]))
+			qi = (int)i;
+	if (ri < 0 || qi < 0)
+		return;
+	uint8_t *mask = xcalloc(c->n, 1);
+	mask[ri] = mask[qi] = 1;
+	struct evald e = { 0 };
+	struct fjobs j = { 0 };
+	add_job(&j, 0, (struct scen){ SC_SET, NULL, -1, PART_DUR | PART_HOST, 0 }, mask, c->n);
+	run_jobs(c, &e, &j, rep_mean);
+	b->f.then_rank = c->a->r[qi].rank;
+	b->f.then_gain_ms = e.f.gain_ms;
+	b->f.then_gain_pct = e.f.gain_pct;
+	free(e.steps);
+	free(e.wend);
+	free(mask);
+}
+
 /* The what-if's step figures from the measured, unmodified and ideal steps. */
 static void whatif_figures(const struct ctx *c, struct whatif *w, const double *meas, const double *rep,
 			   const double *ideal)
@@ -3609,6 +3743,7 @@ static void whatif_figures(const struct ctx *c, struct whatif *w, const double *
 	w->replay_step_ms = mean(rep, c->nsteps);
 	w->ideal_step_ms = mean(ideal, c->nsteps);
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	noise_floor(c, w, meas);
 }
 
 /* Per step: its ideal and the fix worth most in it. */
@@ -3740,6 +3875,8 @@ static void run_skip(struct analysis *a, int skip)
 	}
 	free(sp.e);
 	free(sp.rank);
+	then_fix(&c, w, v, w->replay_step_ms);
+	rank_hosts(&c, w);
 	phase("fixes");
 	step_bests(&c, w, rep, ideal, v, nv);
 	w->by_rank = take(v, w->nby_rank);
@@ -3792,5 +3929,7 @@ void whatif_free(struct whatif *w)
 	free(w->stage);
 	free(w->why);
 	free(w->verdict);
+	free(w->noise_floor_from);
+	free(w->ranks);
 	free(w);
 }

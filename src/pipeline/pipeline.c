@@ -128,8 +128,8 @@ static void *worker(void *arg)
 				t->rank = io.rank_hint;
 			analysis_rank(t, p->o, &r);
 			r.rank = t->rank;
-			if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
-				r.t = t; /* 2: the first file's timeline only (report's Gantt chart) */
+			if (p->o->keep_traces == 1 || p->o->keep_traces == 3 || (p->o->keep_traces == 2 && i == 0)) {
+				r.t = t; /* 2: the first file's timeline only; 3: every file's (report's Gantt charts) */
 				s.t[k] = NULL;
 			}
 			pthread_mutex_lock(&p->lock);

@@ -6,6 +6,7 @@
  * prints units.
  */
 #include "report/analysis_out.h"
+#include "report/answer.h"
 #include "report/whatif_out.h"
 #include "overlap/figures.h"
 #include "overlap/diagnosis.h"
@@ -286,14 +287,24 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 		fprintf(f, "   late rank: none (no rank made another wait)\n");
 }
 
-void analysis_print(FILE *f, const struct analysis *a, int per_step)
+void analysis_print(FILE *f, const struct analysis *a, unsigned what)
 {
+	int per_step = (what & (PRINT_PER_STEP | PRINT_VERBOSE)) != 0;
 	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	if (what & PRINT_SUMMARY) {
+		struct answer s;
+		answer_build(a, &s);
+		answer_print(f, &s);
+		answer_free(&s);
+	}
+	if (!(what & (PRINT_DETAIL | PRINT_VERBOSE)))
+		return;
+	fprintf(f, "\n== detail\n");
 	/* a large job: a section for the ranks that caused the most waiting
-	 * and for the first rank, a table for the rest */
+	 * and for the first rank, a table for the rest (-v: every rank) */
 	char *shown = xcalloc(a->n ? a->n : 1, 1);
 	size_t nshown = 0;
-	if (a->n > LARGE_JOB) {
+	if (a->n > LARGE_JOB && !(what & PRINT_VERBOSE)) {
 		size_t *order = ranks_by_caused(a);
 		shown[0] = 1;
 		for (size_t k = 0; k < a->n && k < 3; k++)
@@ -460,7 +471,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		}
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
-		whatif_print(f, a, a->whatif);
+		whatif_print(f, a, a->whatif, (what & PRINT_VERBOSE) != 0);
 	}
 }
 

@@ -11,7 +11,11 @@
 #include "analysis_io/analysis_io.h"
 #include "overlap/analysis.h"
 
-void analysis_print(FILE *f, const struct analysis *a, int per_step);
+/* What analysis_print prints: the summary (report/answer.h) first, the
+ * detail after it; verbose: every rank's section (a large job shows a few),
+ * every what-if fix, the per-step rows. */
+enum { PRINT_SUMMARY = 1, PRINT_DETAIL = 2, PRINT_VERBOSE = 4, PRINT_PER_STEP = 8 };
+void analysis_print(FILE *f, const struct analysis *a, unsigned what);
 /* Declares the files analysis_save_csv writes into DIR to the output guard
  * (base/output.h), WHAT naming the option. */
 enum aorta_status analysis_guard_csv(const char *dir, const char *what, struct aorta_error *e);
