@@ -240,7 +240,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct opt_list dirs = { 0 }, labels_opt = { 0 }, cands = { 0 };
 	const char *output = NULL, *reference = NULL, *gantt = NULL, *prefer = "traces";
-	int skip = 5, threads = 0, no_plots = 0;
+	int skip = 0, threads = 0, no_plots = 0; /* one warm-up default for every command (docs/cli.md) */
 	double thr = 1.0;
 	struct opt opts[] = {
 		OPT_LIST(0, "log-dir", &dirs, "DIR", "a run: folder of rank_*_metrics.jsonl, an 'aorta analyze --json' file, or traces (repeatable)"),
@@ -248,7 +248,7 @@ int cmd_report(int argc, char **argv)
 		OPT_STRING('o', "output", &output, "DIR", "folder for summary.json, the charts and index.html (replaced whole)"),
 		OPT_STRING(0, "reference", &reference, "NAME", "label to compare against (default: the first)"),
 		OPT_LIST(0, "candidate", &cands, "NAME", "label compared with the reference (repeatable; default: all others)"),
-		OPT_INT(0, "skip-steps", &skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
+		OPT_INT(0, "skip-steps", &skip, "N", "leave out the first N steps of every rank as warm-up (default 0, as every command)"),
 		OPT_DOUBLE(0, "threshold", &thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
 		OPT_STRING(0, "gantt-steps", &gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
@@ -515,9 +515,8 @@ int cmd_report(int argc, char **argv)
 		if (d->up.has)
 			printf(", upstream overlap_ratio %s", cmp_fmt(v[4], 32, "%.6f", d->up_ratio));
 		printf("\n");
-		for (size_t k = 0; d->answer && k < d->answer->nl; k++)
-			if (!strcmp(d->answer->l[k].tag, "verdict"))
-				printf("%-16s verdict: %s\n", "", d->answer->l[k].text);
+		if (d->diag.kind != DIAG_NONE)
+			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}
 	printf("report: %s/index.html, summary.json and %zu chart%s (PNG and SVG)\n", output, img.n,
 	       img.n == 1 ? "" : "s");

@@ -595,6 +595,36 @@ struct job_step analysis_job_step(const struct analysis *a)
 	return j;
 }
 
+size_t analysis_warmup_left(const struct analysis *a, int *rank, double *ms, double *median_ms)
+{
+	size_t most = 0;
+	double worst = 0;
+	*rank = -1;
+	*ms = *median_ms = NAN;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		struct stat4 w = steps_stat(r, a->opts.skip_steps, offsetof(struct ov_figures, window_ns));
+		if (w.n < 3)
+			continue; /* too few steps to call one of them an outlier */
+		size_t k0 = r->nsteps - w.n, n = 0;
+		while (n < w.n / 2 && (double)step_fig(r, k0 + n, offsetof(struct ov_figures, window_ns)) >
+					      WARMUP_FACTOR * w.p50)
+			n++;
+		if (n > most)
+			most = n;
+		for (size_t k = 0; k < n; k++) {
+			double v = (double)step_fig(r, k0 + k, offsetof(struct ov_figures, window_ns));
+			if (v / w.p50 > worst) {
+				worst = v / w.p50;
+				*rank = r->rank;
+				*ms = v / 1e6;
+				*median_ms = w.p50 / 1e6;
+			}
+		}
+	}
+	return most;
+}
+
 double analysis_caused_time_share(const struct analysis *a)
 {
 	int64_t t = 0;

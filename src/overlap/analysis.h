@@ -324,6 +324,17 @@ struct job_step {
 };
 struct job_step analysis_job_step(const struct analysis *a);
 
+/* Warm-up left in: the kept steps at the start of a rank that take more
+ * than WARMUP_FACTOR times its median kept step (at most half of them; the
+ * most over the ranks), so the caller can say "--skip-steps N leaves them
+ * out".  Returns N (0: none); *rank, *ms and *median_ms: the rank with the
+ * slowest such step, that step's window and its median (ms).  Every
+ * command's default skip is 0 (a profiler's capture starts after its own
+ * warm-up); a log from the first step (aorta train, upstream JSONL) has
+ * one, and this says so rather than guess. */
+#define WARMUP_FACTOR 2.0
+size_t analysis_warmup_left(const struct analysis *a, int *rank, double *ms, double *median_ms);
+
 /* Statistics (ns) of one figure over a rank's steps, the first `skip` left
  * out; fig_off is the offset of an int64 field of struct ov_figures (as
  * overlap/figures.h's table gives).  n == 0 when no step is left. */

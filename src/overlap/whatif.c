@@ -3608,9 +3608,13 @@ static void first_replays(struct ctx *c, struct first *f, struct spec *sp)
 }
 
 /* The noise floor a gain must exceed (whatif.h): the largest of 1 % of the
- * replayed step, the clock uncertainty, the standard error of the measured
- * step over the steps used (sample standard deviation / sqrt(n); 0 with one
- * step) and the replay's own error of the step (|replayed - measured|). */
+ * replayed step, the clock uncertainty and the replay's own error of the
+ * step (|replayed - measured|).  Beside it, the step's own spread: the
+ * standard error of the measured step over the steps used (sample standard
+ * deviation / sqrt(n); 0 with one step).  It is not part of the floor: a
+ * replay is deterministic and a fix's gain is paired step by step, so a
+ * gain the steps' spread exceeds is still the replay's answer, but one a
+ * single run cannot confirm (the summary says so beside such a gain). */
 static void noise_floor(const struct ctx *c, struct whatif *w, const double *meas)
 {
 	size_t n = c->nsteps;
@@ -3618,14 +3622,13 @@ static void noise_floor(const struct ctx *c, struct whatif *w, const double *mea
 	for (size_t s = 0; s < n; s++)
 		sd += (meas[s] - w->measured_step_ms) * (meas[s] - w->measured_step_ms);
 	w->step_sem_ms = n >= 2 ? sqrt(sd / (double)(n - 1)) / sqrt((double)n) : 0;
-	struct { double v; const char *from; } p[4] = {
+	struct { double v; const char *from; } p[3] = {
 		{ 0.01 * w->replay_step_ms, "1 % of the step" },
 		{ w->uncertainty_ms, "the clock uncertainty" },
-		{ w->step_sem_ms, "the step's own spread, its standard error over the steps" },
 		{ fabs(w->replay_step_ms - w->measured_step_ms), "the replay's error of the step" },
 	};
 	int b = 0;
-	for (int q = 1; q < 4; q++)
+	for (int q = 1; q < 3; q++)
 		if (p[q].v > p[b].v)
 			b = q;
 	w->noise_floor_ms = p[b].v;

@@ -89,10 +89,12 @@ struct whatif {
 	char *verdict;       /* the diagnosis sentence: the best fix, or that none is material */
 	double uncertainty_ms; /* the clock uncertainty (the join's residual spread, ms) */
 	/* what a gain must exceed to be material (whatif_material_ms): the
-	 * largest of 1 % of the replayed step, the clock uncertainty, the
-	 * standard error of the measured step over the steps used (its own
-	 * spread) and the replay's error of the step; noise_floor_from names
-	 * the one that sets it (owned) */
+	 * largest of 1 % of the replayed step, the clock uncertainty and the
+	 * replay's error of the step; noise_floor_from names the one that sets
+	 * it (owned).  step_sem_ms: the step's own spread, the standard error
+	 * of the measured step over the steps used (0 with one step): a gain
+	 * above the floor but within it is the replay's answer that one run
+	 * cannot confirm */
 	double noise_floor_ms, step_sem_ms;
 	char *noise_floor_from;
 	double unexplained_ms; /* per step, mean over ranks: delays the replay keeps fixed (nothing explains them) */

@@ -218,6 +218,9 @@ static void fix_lines(struct answer *s, const struct analysis *a, const struct w
 				continue;
 			struct buf b = { .n = 0 };
 			bput(&b, "%s: %.2f ms a step (%.1f %%): ", x->what, x->gain_ms, x->gain_pct);
+			if (x->gain_ms <= w->step_sem_ms) /* above the floor, within the steps' spread */
+				bput(&b, "within the step's own spread (%.2f ms): a longer capture would confirm it; ",
+				     w->step_sem_ms);
 			meaning(&b, a, w, x);
 			if (x->unknown)
 				bput(&b, "; %s", x->unknown);
@@ -490,6 +493,10 @@ static void next_line(struct answer *s, const struct analysis *a, const struct d
 	} else if (best && best->ranks) {
 		bput(&b, "ranks %s are slower together (a stage, replica or group): compare their top kernels and launch "
 		     "gaps with the other ranks'", best->ranks);
+	} else if (w && !strncmp(v, "not conclusive", 14)) {
+		bput(&b, "the replay cannot weigh a fix here: %.3g ms a step are delays the trace does not explain (a "
+		     "dependency or host work it does not record); a trace with the host side (Kineto CPU ops and "
+		     "runtime calls, nsys CUDA API) explains more", w->unexplained_ms);
 	} else if (late_host) {
 		bput(&b, "rank %d's host launches too slowly: CUDA graphs, fewer and larger kernels, its threads pinned "
 		     "near its GPU (numactl, taskset)", d->late_rank);
@@ -541,9 +548,20 @@ void answer_build(const struct analysis *a, struct answer *s)
 	}
 	if (js.rank_steps > 1)
 		bput(&b, "; a rank's step from %.2f to %.2f ms", js.min_ms, js.max_ms);
-	if (w)
-		bput(&b, "; noise floor %.2f ms: %s", w->noise_floor_ms > 0 ? w->noise_floor_ms : whatif_material_ms(w),
+	int wr;
+	double wms, wmed;
+	size_t warm = analysis_warmup_left(a, &wr, &wms, &wmed);
+	if (warm) /* a log from the first step: its warm-up is in the mean */
+		bput(&b, "; warm-up left in: the first %zu kept step%s of a rank take%s more than twice its median (rank "
+		     "%d: %.2f ms against %.2f ms); --skip-steps %zu leaves %s out", warm, warm > 1 ? "s" : "",
+		     warm > 1 ? "" : "s", wr, wms, wmed, (size_t)(a->opts.skip_steps > 0 ? a->opts.skip_steps : 0) + warm,
+		     warm > 1 ? "them" : "it");
+	if (w) {
+		bput(&b, "; noise floor %.2f ms (%s)", whatif_material_ms(w),
 		     w->noise_floor_from ? w->noise_floor_from : "1 % of the step and the clock uncertainty");
+		if (w->step_sem_ms > 0)
+			bput(&b, "; the step's own spread %.2f ms (its standard error over the steps)", w->step_sem_ms);
+	}
 	add(s, "step", "%s", b.b);
 
 	/* the verdict: the what-if's, else the diagnosis */
