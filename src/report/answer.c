@@ -409,14 +409,6 @@ static void rows(struct answer *s, const struct analysis *a, const struct diagno
 			s->row[q - 1] = t;
 		}
 	s->more = a->n - s->nrow;
-	/* one ideal for every rank (one work class): its own row */
-	s->ideal_host_ms = NAN;
-	int same = s->has_host;
-	for (size_t i = 0; same && i < a->n; i++)
-		same = isfinite(all[i].ideal_host_ms) && fabs(all[i].ideal_host_ms - all[0].ideal_host_ms) <=
-			0.01 * all[0].ideal_host_ms;
-	if (same)
-		s->ideal_host_ms = all[0].ideal_host_ms;
 	free(pick);
 	free(all);
 }
@@ -522,7 +514,6 @@ static void next_line(struct answer *s, const struct analysis *a, const struct d
 void answer_build(const struct analysis *a, struct answer *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->ideal_host_ms = NAN;
 	struct diagnosis d;
 	analysis_diagnose(a, &d);
 	const struct whatif *w = ok_whatif(a);
@@ -624,7 +615,6 @@ void answer_build_compare(const struct analysis *base, const struct analysis *x,
 			  const char *x_name, const struct cmp_result *c, struct answer *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->ideal_host_ms = NAN;
 	snprintf(s->title, sizeof(s->title), "%s against the baseline %s", x_name, base_name);
 	const struct cmp_fig *st = c->nfig ? &c->fig[0] : NULL;
 	const struct whatif *wb = ok_whatif(base), *wx = ok_whatif(x);
@@ -697,13 +687,6 @@ void answer_build_compare(const struct analysis *base, const struct analysis *x,
 
 /* ---- printing ------------------------------------------------------------------------------ */
 
-static const char *fmt_ms(double v)
-{
-	static char b[64];
-	snprintf(b, sizeof(b), "%.2f ms", v);
-	return b;
-}
-
 static void cell_ms(char *o, size_t n, double v)
 {
 	if (isfinite(v))
@@ -712,8 +695,9 @@ static void cell_ms(char *o, size_t n, double v)
 		snprintf(o, n, "n/a");
 }
 
-static void row_cells(const struct answer_row *x, char host[64], char caused[64], char gain[64])
+static void row_cells(const struct answer_row *x, char host[64], char ideal[32], char caused[64], char gain[64])
 {
+	cell_ms(ideal, 32, x->ideal_host_ms);
 	if (isfinite(x->host_launch_ms) && isfinite(x->host_min_ms) && x->host_max_ms - x->host_min_ms >= 0.005)
 		snprintf(host, 64, "%.2f ms (%.2f-%.2f)", x->host_launch_ms, x->host_min_ms, x->host_max_ms);
 	else
@@ -741,19 +725,16 @@ void answer_print(FILE *f, const struct answer *s)
 			rows_at = i;
 	for (size_t i = 0; i <= s->nl; i++) {
 		if (i == rows_at && s->nrow) {
-			fprintf(f, "   %-6s %-27s %-22s %s\n", "rank", "host launch a step (min-max)", "caused waiting",
-				"fix gain");
+			fprintf(f, "   %-6s %-27s %-10s %-22s %s\n", "rank", "host launch a step (min-max)", "its ideal",
+				"caused waiting", "fix gain");
 			for (size_t r = 0; r < s->nrow; r++) {
-				char h[64], c[64], g[64];
-				row_cells(&s->row[r], h, c, g);
+				char h[64], id[32], c[64], g[64];
+				row_cells(&s->row[r], h, id, c, g);
 				if (s->row[r].note[0])
-					fprintf(f, "   %-6d %-27s %-22s %-16s %s\n", s->row[r].rank, h, c, g, s->row[r].note);
+					fprintf(f, "   %-6d %-27s %-10s %-22s %-16s %s\n", s->row[r].rank, h, id, c, g, s->row[r].note);
 				else
-					fprintf(f, "   %-6d %-27s %-22s %s\n", s->row[r].rank, h, c, g);
+					fprintf(f, "   %-6d %-27s %-10s %-22s %s\n", s->row[r].rank, h, id, c, g);
 			}
-			if (isfinite(s->ideal_host_ms))
-				fprintf(f, "   %-6s %-27s every launch gap at its lower median across the ranks\n", "ideal",
-					fmt_ms(s->ideal_host_ms));
 			if (s->more)
 				fprintf(f, "   ... %zu more rank%s (-v, --csv ranks.csv, --json)\n", s->more, s->more == 1 ? "" : "s");
 		}
@@ -779,20 +760,19 @@ void answer_html_ranks(FILE *f, const struct answer *s)
 {
 	if (!s->nrow)
 		return;
-	fputs("<table class=ranks><tr><th>rank</th><th>host launch a step (min-max)</th><th>caused waiting (share)</th>"
-	      "<th>fix gain a step</th><th class=l>note</th></tr>\n", f);
+	fputs("<table class=ranks><tr><th>rank</th><th>host launch a step (min-max)</th><th>its ideal (every launch gap "
+	      "at its lower median across the ranks)</th><th>caused waiting (share)</th><th>fix gain a step</th>"
+	      "<th class=l>note</th></tr>\n", f);
 	for (size_t r = 0; r < s->nrow; r++) {
-		char h[64], c[64], g[64];
-		row_cells(&s->row[r], h, c, g);
-		fprintf(f, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td class=l>", s->row[r].rank, h, c, g);
+		char h[64], i[32], c[64], g[64];
+		row_cells(&s->row[r], h, i, c, g);
+		fprintf(f, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=l>", s->row[r].rank, h, i,
+			c, g);
 		html_escape(f, s->row[r].note);
 		fputs("</td></tr>\n", f);
 	}
-	if (isfinite(s->ideal_host_ms))
-		fprintf(f, "<tr><td>ideal</td><td>%.2f ms</td><td></td><td></td><td class=l>every launch gap at its lower "
-			   "median across the ranks</td></tr>\n", s->ideal_host_ms);
 	if (s->more)
-		fprintf(f, "<tr><td colspan=5 class=l>%zu more rank%s in summary.json</td></tr>\n", s->more,
+		fprintf(f, "<tr><td colspan=6 class=l>%zu more rank%s: aorta analyze -v, --csv, --json</td></tr>\n", s->more,
 			s->more == 1 ? "" : "s");
 	fputs("</table>\n", f);
 }

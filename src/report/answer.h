@@ -53,7 +53,6 @@ struct answer {
 	size_t nl, cap;
 	struct answer_row *row;          /* the rows shown, at most ANSWER_ROWS */
 	size_t nrow, more;               /* more: ranks not shown */
-	double ideal_host_ms;            /* the ideal host launch time when every rank shares it, else NaN */
 	int has_host, has_caused, has_gain;
 };
 
