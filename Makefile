@@ -124,7 +124,7 @@ MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 DOCS = $(if $(SANITIZE),,$(BUILD)/man/aorta.1)
 all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN) $(DOCS)
 
-$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh
+$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh docs/cli.md
 	$(say) GEN $(BUILD)/man/
 	$(Q)bash scripts/gen_docs.sh $(BUILD)/aorta $(BUILD)/man $(BUILD)/aorta.bash-completion
 

@@ -62,9 +62,9 @@ C=$D$P/share/bash-completion/completions/aorta
 help_opts() { # the option names an -h lists (its table's lines)
 	"$@" -h 2>&1 | grep -oE '^ +(-[A-Za-z0-9], )?--[a-z0-9-]+' | grep -oE -- '--?[A-Za-z0-9-]+' | sort -u
 }
-man_opts() { # FILE [SECTION]: the options of the man page (of one verb's section)
-	awk -v sec="${2:-}" 'BEGIN { on = sec == "" } sec != "" && $0 == ".SH \"" sec "\"" { on = 1; next }
-		sec != "" && /^\.SH / { on = 0 } on' "$1" |
+man_opts() { # FILE [SECTION]: the options of the man page's OPTIONS (of one verb's section)
+	awk -v sec="${2:-}" 'sec == "" && $0 == ".SH OPTIONS" { on = 1; next }
+		sec != "" && $0 == ".SH \"" sec "\"" { on = 1; next } /^\.SH / { on = 0 } on' "$1" |
 		grep -oE '\\fB\\-(\\-)?[A-Za-z0-9\\-]+\\fR' | sed 's/\\fB//; s/\\fR//; s/\\-/-/g' | sort -u
 }
 # deps_guard: functions _aorta (defined by the completion script sourced below)
@@ -78,6 +78,11 @@ mapfile -t cmds < <(./build/aorta help --man aorta | cut -f1)
 for c in "${cmds[@]}"; do
 	mapfile -t verbs < <(./build/aorta "$c" -h 2>/dev/null | awk '/^verbs:/ { v = 1; next } v && /^$/ { exit } v { print $1 }')
 	[ -f "$M/aorta-$c.1" ] && ok || bad "no man page aorta-$c.1"
+	# what it prints and why it exits as it does, from docs/cli.md, not only its options
+	grep -q '^\.SH OUTPUT$' "$M/aorta-$c.1" && ok || bad "aorta-$c.1 does not describe the output"
+	st=$(awk '/^\.SH EXIT STATUS$/ { on = 1; next } /^\.SH / { on = 0 } on' "$M/aorta-$c.1")
+	printf '%s' "$st" | grep -q "^0 " && ! printf '%s' "$st" | grep -q '^\.TP' && ok ||
+		bad "aorta-$c.1's exit status is not the command's own: $(printf '%s' "$st" | head -n 2)"
 	grep -q "aorta-$c" "$M/aorta.1" && ok || bad "aorta.1 does not list aorta-$c"
 	if [ ${#verbs[@]} -eq 0 ]; then
 		units=("$c")
