@@ -355,6 +355,10 @@ static void rows(struct answer *s, const struct analysis *a, const struct diagno
 			bput(&b, "%ssets %.0f %% of the ideal launch gaps", b.n ? "; " : "", 100.0 * h->ideal_share);
 		snprintf(x->note, sizeof(x->note), "%.159s", b.b);
 	}
+	if (!s->has_host && !s->has_caused && !s->has_gain) { /* nothing to show per rank (no shared clock) */
+		free(all);
+		return;
+	}
 	/* the rows worth a look first: the late rank, the best rank fix and the
 	 * rank taking over after it, then the two that caused the most waiting,
 	 * then the slowest hosts, then rank order */
