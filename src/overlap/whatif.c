@@ -3691,9 +3691,31 @@ static void rank_hosts(const struct ctx *c, struct whatif *w)
 	free(per);
 }
 
+/* Rank i's own excess over its peers: its host gaps, first launch and the
+ * durations of its compute and copies above their peers' medians (ns) --
+ * what fixing it takes off its own work.  Unlike excess_task, a matched
+ * collective's duration is left out: it is waiting and transfer, and a
+ * rank that waits for a slow peer is not slow itself. */
+static double own_excess(const struct ctx *c, size_t i)
+{
+	const struct rk *k = &c->k[i];
+	double e = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		int64_t md = peer_med(c, k, j, 0), mg = peer_med(c, k, j, 1);
+		if (k->cat[j] < WC_COLL)
+			e += (double)(k->d[j] > md ? k->d[j] - md : 0);
+		if (k->hpos[j] >= 0)
+			e += (double)(k->gap[j] > mg ? k->gap[j] - mg : 0);
+	}
+	if (k->a0 != UNSET && k->a0 > k->ma0)
+		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+	return e;
+}
+
 /* The rank fix with the largest gain, replayed again with the rank of the
- * largest excess over its peers among the others (the next-slowest): its
- * then_rank and then_gain (whatif.h).  One replay; three ranks or more. */
+ * largest own excess among the others (the next-slowest: own_excess): its
+ * then_rank and then_gain (whatif.h).  One replay; three ranks or more, and
+ * another rank with some excess. */
 static void then_fix(struct ctx *c, struct whatif *w, struct evald *v, double rep_mean)
 {
 	struct evald *b = NULL;
@@ -3705,13 +3727,18 @@ static void then_fix(struct ctx *c, struct whatif *w, struct evald *v, double re
 	}
 	if (!b || c->n < 3)
 		return;
-	if (c->n <= ALL_RANKS_MAX) /* first_replays fills the excess beyond ALL_RANKS_MAX only */
-		par_for(c->nt, c->n, excess_task, c);
 	int ri = rank_index(c->a, b->f.rank), qi = -1;
-	for (size_t i = 0; i < c->n; i++)
-		if ((int)i != ri && !(c->incomplete && c->incomplete[i]) && (qi < 0 || c->ex[i] > c->ex[qi]))
+	double qe = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if ((int)i == ri || (c->incomplete && c->incomplete[i]))
+			continue;
+		double e = own_excess(c, i);
+		if (qi < 0 || e > qe) {
 			qi = (int)i;
-	if (ri < 0 || qi < 0)
+			qe = e;
+		}
+	}
+	if (ri < 0 || qi < 0 || !(qe > 0))
 		return;
 	uint8_t *mask = xcalloc(c->n, 1);
 	mask[ri] = mask[qi] = 1;

@@ -153,7 +153,8 @@ static void meaning(struct buf *b, const struct analysis *a, const struct whatif
 {
 	const char *what = f->what;
 	if (f->rank >= 0) {
-		bput(b, "rank %d's kernel durations and launch gaps at the lower median of the same ops on ranks ", f->rank);
+		bput(b, "rank %d's kernel durations and launch gaps at the lower median of the same ops on rank%s ", f->rank,
+		     a->n > 2 ? "s" : "");
 		others(b, a, f->rank);
 		const struct whatif_rank *h = whatif_rank_of(w, f->rank);
 		if (w->verdict && strstr(w->verdict, what) && strstr(w->verdict, "its host is the cause"))
@@ -176,11 +177,13 @@ static void meaning(struct buf *b, const struct analysis *a, const struct whatif
 	if (!strcmp(what, "host launch gaps")) {
 		bput(b, "every launch gap at the lower median of the same launch across the ranks");
 		setters(b, w);
+		/* no rank's host near the ideal (the fastest 10 % above it): jitter */
 		size_t slow = 0, known = 0;
 		for (size_t i = 0; i < w->nranks; i++) {
 			const struct whatif_rank *h = &w->ranks[i];
 			known += isfinite(h->host_launch_ms);
-			slow += h->host_launch_ms - h->ideal_host_launch_ms > whatif_material_ms(w);
+			slow += h->host_launch_ms - h->ideal_host_launch_ms >
+				fmax(whatif_material_ms(w), 0.1 * h->ideal_host_launch_ms);
 		}
 		if (known >= 2 && slow == known)
 			bput(b, "; every rank's host is slower than that ideal: each is slow at different launches "
@@ -203,6 +206,12 @@ static void fix_lines(struct answer *s, const struct analysis *a, const struct w
 	size_t n;
 	const struct whatif_fix **f = fixes_by_gain(w, &n);
 	double floor_ms = whatif_material_ms(w);
+	const struct whatif_fix *vb = whatif_best(w); /* the fix the verdict names leads */
+	for (size_t q = 1; vb && q < n; q++)
+		if (f[q] == vb) {
+			memmove(&f[1], &f[0], q * sizeof(*f));
+			f[0] = vb;
+		}
 	size_t shown = 0;
 	struct buf no = { .n = 0 }, unk = { .n = 0 };
 	size_t nno = 0, nno_more = 0, nunk = 0;
