@@ -428,7 +428,7 @@ const char *rep_cmp_key(int k)
 
 const char *rep_cmp_label(int k)
 {
-	return k == RF__COUNT ? "overlap / compute" : REP_FIGS[k].label;
+	return k == RF__COUNT ? "overlapped comm / compute" : REP_FIGS[k].label;
 }
 
 int rep_cmp_dir(int k)

@@ -28,7 +28,7 @@ has "upstream comparison block, as overlap_report.py: every record, no warm-up s
 # every table header and row label of the page names its unit
 has "summary rows carry units" "$T/cmp/index.html" '<td class=l>step \(ms\)</td>'
 has "comparison header carries units" "$T/cmp/index.html" '<th>change \(unit of the figure\)</th><th>change \(%\)</th>'
-has "comparison rows carry units" "$T/cmp/index.html" '<td class=l>overlap / compute \(ratio\)</td>'
+has "comparison rows carry units" "$T/cmp/index.html" '<td class=l>overlapped comm / compute \(ratio\)</td>'
 for f in compare_change compare_absolute compare_by_rank compare_heatmap_cand base_timeline cand_gantt; do
 	[ -s "$T/cmp/$f.png" ] && [ -s "$T/cmp/$f.svg" ] && ok || bad "report compare: no $f.png/.svg"
 done
