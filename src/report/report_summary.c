@@ -1,5 +1,5 @@
 /*
- * report_summary.c - summary.json of `aorta report` (schema aorta.report/1,
+ * report_summary.c - summary.json of `aorta report` (schema aorta.report/2,
  * docs/formats.md).
  *
  * The upstream keys come first and mean what overlap_report.py means by
