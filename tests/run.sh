@@ -97,7 +97,7 @@ out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
 out=$(bash tests/cli/report.sh 2>&1); rc=$?
 count "cli:report" "$out" $rc
-for c in onetruth analysis_io report_upstream figure_names report_page summary sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif whatif_synthetic p2p_groups whatif_diagnosis public_traces readme install build_config; do
+for c in onetruth analysis_io report_upstream figure_names report_page summary sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif whatif_synthetic p2p_groups whatif_diagnosis public_traces flightrec readme install build_config; do
 	[ -f "tests/cli/$c.sh" ] || continue
 	out=$(bash "tests/cli/$c.sh" 2>&1); rc=$?
 	count "cli:$c" "$out" $rc
@@ -111,7 +111,7 @@ if make -s SANITIZE=address,undefined all unit >/tmp/aorta_san_build.log 2>&1; t
 	count "asan:cli" "$out" $rc
 	out=$(AORTA_BIN=./build-san/aorta bash tests/cli/report.sh 2>&1); rc=$?
 	count "asan:cli:report" "$out" $rc
-	for c in onetruth analysis_io report_upstream figure_names sdma hwq tune_tp sweep hostile whatif whatif_synthetic p2p_groups; do
+	for c in onetruth analysis_io report_upstream figure_names sdma hwq tune_tp sweep hostile whatif whatif_synthetic p2p_groups flightrec; do
 		[ -f "tests/cli/$c.sh" ] || continue
 		out=$(AORTA_BIN=./build-san/aorta bash "tests/cli/$c.sh" 2>&1); rc=$?
 		count "asan:cli:$c" "$out" $rc

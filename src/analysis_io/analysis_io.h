@@ -13,10 +13,12 @@
 #include "base/error.h"
 #include "overlap/analysis.h"
 
-/* /3: across_ranks.what_if (the replay, docs/metrics.md "What-if") and
+/* /4: flight_recorder (a hang explained from Flight Recorder dumps,
+ * docs/formats.md), and a file of dumps alone holds no rank ("ranks": []).
+ * /3: across_ranks.what_if (the replay, docs/metrics.md "What-if") and
  * wait.p2p_peers.  /2: algbw_gbps/busbw_gbps are from transfer time (end - last arrival),
  * no longer the whole kernel time (now *_kernel_gbps); docs/formats.md */
-#define ANALYSIS_SCHEMA "aorta.analysis/3"
+#define ANALYSIS_SCHEMA "aorta.analysis/4"
 
 /* The analysis JSON (pretty-printed) to f. */
 void analysis_write_json(FILE *f, const struct analysis *a);
@@ -39,6 +41,10 @@ struct bytes {
 	size_t n, cap;
 };
 void rank_pack(const struct rank_result *r, struct bytes *b);
+/* The pack's pieces: n bytes, and a string as uint32 length + bytes
+ * (UINT32_MAX for NULL), appended to b. */
+void bytes_put(struct bytes *b, const void *p, size_t n);
+void bytes_put_str(struct bytes *b, const char *s);
 /* Reads one packed rank at *off (advanced past it); r is filled and owned
  * by the caller.  A short or malformed pack is AORTA_EINTERNAL. */
 enum aorta_status rank_unpack(const char *p, size_t n, size_t *off, struct rank_result *r,

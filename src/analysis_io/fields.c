@@ -389,32 +389,42 @@ static void put_caused_steps(struct jw *w, const char *k, const void *p, const s
 	jw_arr_end(w);
 }
 
+void io_put_ranks(struct jw *w, const char *k, const int32_t *v, size_t n)
+{
+	jw_arr(w, k);
+	for (size_t q = 0; q < n; q++)
+		jw_int(w, NULL, v[q]);
+	jw_arr_end(w);
+}
+
+int io_get_ranks(struct rd *r, const struct jnode *v, const char *k, int32_t **out, size_t *n)
+{
+	if (!v || v->t == JN_NULL)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array of ranks");
+	*out = v->n ? xmalloc(v->n * sizeof(**out)) : NULL;
+	for (size_t q = 0; q < v->n; q++) {
+		if (v->v[q]->t != JN_INT || v->v[q]->i < 0 || v->v[q]->i > INT32_MAX)
+			return io_fail(r, v->v[q], k, "[%zu]: expected a rank number", q);
+		(*out)[(*n)++] = (int32_t)v->v[q]->i;
+	}
+	return 0;
+}
+
 /* its pipeline-stage neighbours: the ranks it sends to or receives from */
 static void put_peers(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const struct rank_result *r = p;
 	(void)c;
-	jw_arr(w, k);
-	for (size_t q = 0; q < r->npeers; q++)
-		jw_int(w, NULL, r->peers[q]);
-	jw_arr_end(w);
+	io_put_ranks(w, k, r->peers, r->npeers);
 }
 
 static int get_peers(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	struct rank_result *x = p;
 	(void)c;
-	if (!v || v->t == JN_NULL)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array of ranks");
-	x->peers = v->n ? xmalloc(v->n * sizeof(*x->peers)) : NULL;
-	for (size_t q = 0; q < v->n; q++) {
-		if (v->v[q]->t != JN_INT || v->v[q]->i < 0 || v->v[q]->i > INT32_MAX)
-			return io_fail(r, v->v[q], k, "[%zu]: expected a rank number", q);
-		x->peers[x->npeers++] = (int32_t)v->v[q]->i;
-	}
-	return 0;
+	return io_get_ranks(r, v, k, &x->peers, &x->npeers);
 }
 
 #define RW(k, ty, fl, m) F(k, ty, fl, struct rank_result, m)
@@ -867,7 +877,7 @@ static int check_across(struct rd *r, const struct jnode *o, void *p, struct io_
 /* ---- across_ranks.what_if (overlap/whatif.h) ------------------------------------ */
 
 /* A string that may be absent: null <-> NULL (FT_STR reads never give NULL). */
-static void put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
+void io_put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const char *s = *(const char *const *)p;
 	(void)c;
@@ -877,7 +887,7 @@ static void put_nstr(struct jw *w, const char *k, const void *p, const struct io
 		jw_null(w, k);
 }
 
-static int get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
+int io_get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	(void)c;
 	if (!v || v->t == JN_NULL)
@@ -888,7 +898,7 @@ static int get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p,
 	*(char **)p = xstrdup(v->s);
 	return 0;
 }
-#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = put_nstr, .get = get_nstr }
+#define FNSTR(k, st, m) { .key = k, .type = FT_HOOK, .off = offsetof(st, m), .put = io_put_nstr, .get = io_get_nstr }
 
 static void init_wfix(void *p, struct io_ctx *c, size_t i)
 {
@@ -930,8 +940,8 @@ static const struct field WFIX_F[] = {
 	FNUM("step_ms_if_fixed", 0, struct whatif_fix, step_ms_if_fixed, 6),
 	FNUM("gain_ms", 0, struct whatif_fix, gain_ms, 6),
 	FNUM("gain_pct", 0, struct whatif_fix, gain_pct, 4),
-	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = put_nstr,
-	  .get = get_nstr, .when = fix_has_unknown },
+	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = io_put_nstr,
+	  .get = io_get_nstr, .when = fix_has_unknown },
 	{ .key = "then_rank", .type = FT_INT, .flags = FF_GE0, .off = offsetof(struct whatif_fix, then_rank),
 	  .when = fix_has_then },
 	{ .key = "then_gain_ms", .type = FT_NUM, .off = offsetof(struct whatif_fix, then_gain_ms), .dec = 6,
@@ -1077,8 +1087,8 @@ static const struct field WHATIF_F[] = {
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", uncertainty_ms, 6),
 	WN("noise_floor_ms", noise_floor_ms, 6),
-	{ .key = "noise_floor_from", .type = FT_HOOK, .off = offsetof(struct whatif, noise_floor_from), .put = put_nstr,
-	  .get = get_nstr, .when = wi_ok },
+	{ .key = "noise_floor_from", .type = FT_HOOK, .off = offsetof(struct whatif, noise_floor_from), .put = io_put_nstr,
+	  .get = io_get_nstr, .when = wi_ok },
 	WN("step_sem_ms", step_sem_ms, 6),
 	WN("unexplained_ms", unexplained_ms, 6),
 	WN("unexplained_share", unexplained_share, 6),
@@ -1170,8 +1180,9 @@ static int get_schema(struct rd *r, const struct jnode *v, const char *k, void *
 		return io_fail(r, NULL, k, "missing");
 	if (v->t != JN_STR)
 		return io_fail(r, v, k, "expected a string");
-	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2") && strcmp(v->s, "aorta.analysis/3"))
-		return io_fail(r, v, k, "expected 'aorta.analysis/1', '/2' or '/3', got '%s'", v->s);
+	if (strcmp(v->s, "aorta.analysis/1") && strcmp(v->s, "aorta.analysis/2") && strcmp(v->s, "aorta.analysis/3") &&
+	    strcmp(v->s, "aorta.analysis/4"))
+		return io_fail(r, v, k, "expected 'aorta.analysis/1' to '/4', got '%s'", v->s);
 	return 0;
 }
 
@@ -1184,31 +1195,41 @@ static void put_tool(struct jw *w, const char *k, const void *p, const struct io
 	jw_obj_end(w);
 }
 
+void io_put_strs(struct jw *w, const char *k, char *const *v, size_t n)
+{
+	jw_arr(w, k);
+	for (size_t i = 0; i < n; i++)
+		jw_str(w, NULL, v[i]);
+	jw_arr_end(w);
+}
+
+int io_get_strs(struct rd *r, const struct jnode *v, const char *k, char ***out, size_t *n)
+{
+	if (!v)
+		return 0;
+	if (v->t != JN_ARR)
+		return io_fail(r, v, k, "expected an array");
+	*out = xcalloc(v->n ? v->n : 1, sizeof(**out));
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->v[i]->t != JN_STR)
+			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
+		(*out)[(*n)++] = xstrdup(v->v[i]->s);
+	}
+	return 0;
+}
+
 static void put_inputs(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
 	const struct analysis *a = p;
 	(void)c;
-	jw_arr(w, k);
-	for (size_t i = 0; i < a->ninputs; i++)
-		jw_str(w, NULL, a->inputs[i]);
-	jw_arr_end(w);
+	io_put_strs(w, k, a->inputs, a->ninputs);
 }
 
 static int get_inputs(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c)
 {
 	struct analysis *a = p;
 	(void)c;
-	if (!v)
-		return 0;
-	if (v->t != JN_ARR)
-		return io_fail(r, v, k, "expected an array");
-	a->inputs = xcalloc(v->n ? v->n : 1, sizeof(*a->inputs));
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->v[i]->t != JN_STR)
-			return io_fail(r, v->v[i], k, "[%zu]: expected a string", i);
-		a->inputs[a->ninputs++] = xstrdup(v->v[i]->s);
-	}
-	return 0;
+	return io_get_strs(r, v, k, &a->inputs, &a->ninputs);
 }
 
 static int cmp_rank(const void *x, const void *y)
@@ -1223,7 +1244,7 @@ static int get_across(struct rd *r, const struct jnode *v, const char *k, void *
 {
 	struct analysis *a = p;
 	const struct jnode *rk = jdoc_get(c->root, "ranks");
-	if (!a->n)
+	if (!a->n && !a->fr) /* Flight Recorder dumps alone: no rank with a timeline */
 		return io_fail(r, rk, "ranks", "holds no rank");
 	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
 	for (size_t i = 1; i < a->n; i++)
@@ -1265,6 +1286,7 @@ static const struct field ANALYSIS_F[] = {
 	FHOOK("tool", 0, put_tool, NULL),
 	FHERE("options", REC_OPTIONS),
 	FHOOK("inputs", 0, put_inputs, get_inputs),
+	{ .key = "flight_recorder", .type = FT_HOOK, .put = io_put_fr, .get = io_get_fr, .when = io_has_fr },
 	FARR("ranks", FF_REQ, struct analysis, r, n, REC_RANK),
 	FHOOK("across_ranks", 0, put_across, get_across),
 };

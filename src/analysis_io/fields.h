@@ -143,6 +143,25 @@ int io_read_fields(struct rd *r, const struct jnode *obj, const struct record *r
 int io_read_arr(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void **out,
 		size_t *n, struct io_ctx *c);
 
+/* A list of ranks (int32) written as an array of integers, and read back
+ * into a new array (*out, *n: the caller's, freed by it also on error). */
+void io_put_ranks(struct jw *w, const char *k, const int32_t *v, size_t n);
+int io_get_ranks(struct rd *r, const struct jnode *v, const char *k, int32_t **out, size_t *n);
+
+/* A list of strings, and read back into a new array of new strings. */
+void io_put_strs(struct jw *w, const char *k, char *const *v, size_t n);
+int io_get_strs(struct rd *r, const struct jnode *v, const char *k, char ***out, size_t *n);
+
+/* A string member that may be NULL (written as null), and its reader. */
+void io_put_nstr(struct jw *w, const char *k, const void *p, const struct io_ctx *c);
+int io_get_nstr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c);
+
+/* The analysis's flight_recorder object (fields_fr.c): written when the
+ * run read Flight Recorder dumps. */
+int io_has_fr(const void *p, const struct io_ctx *c);
+void io_put_fr(struct jw *w, const char *k, const void *p, const struct io_ctx *c);
+int io_get_fr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c);
+
 /* Reads object v (member key of the current object) as record rc into rec:
  * the path grows by key while its fields are read, then rc->check runs. */
 int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void *rec,

@@ -22,7 +22,7 @@
 
 static const char MAGIC[8] = { 'A', 'O', 'R', 'T', 'A', 'R', 'K', '2' };
 
-static void put(struct bytes *b, const void *p, size_t n)
+void bytes_put(struct bytes *b, const void *p, size_t n)
 {
 	GROW(b->p, b->cap, b->n + n + 1);
 	if (n)
@@ -30,17 +30,27 @@ static void put(struct bytes *b, const void *p, size_t n)
 	b->n += n;
 }
 
+static void put(struct bytes *b, const void *p, size_t n)
+{
+	bytes_put(b, p, n);
+}
+
 static void put_u64(struct bytes *b, uint64_t v)
 {
 	put(b, &v, sizeof(v));
 }
 
-static void put_str(struct bytes *b, const char *s)
+void bytes_put_str(struct bytes *b, const char *s)
 {
 	uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
 	put(b, &n, sizeof(n));
 	if (s)
 		put(b, s, n);
+}
+
+static void put_str(struct bytes *b, const char *s)
+{
+	bytes_put_str(b, s);
 }
 
 static int is_ptr(const struct field *f)

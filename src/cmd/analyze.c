@@ -17,6 +17,7 @@
 #include "base/output.h"
 #include "base/plugin.h"
 #include "cmd/cmds.h"
+#include "flightrec/fr.h"
 #include "pipeline/pipeline.h"
 #include "overlap/whatif.h"
 #include "report/analysis_out.h"
@@ -29,7 +30,7 @@ int cmd_analyze(int argc, char **argv)
 	int summary = 0, verbose = 0;
 	double host_bound = 30.0;
 	struct opt opts[] = {
-		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/3)"),
+		OPT_STRING(0, "json", &json, "FILE", "write the analysis as JSON (schema aorta.analysis/4)"),
 		OPT_STRING(0, "csv", &csv, "DIR", "write ranks, steps, streams, collectives, kernels as CSV"),
 		OPT_STRING(0, "trace-out", &trace_out, "FILE", "write all ranks into one Chrome trace on the aligned clock, "
 			   "with exposed-comm and waiting tracks"),
@@ -59,7 +60,9 @@ int cmd_analyze(int argc, char **argv)
 			   "rocprofv3 CSV/JSON/rocpd, aorta JSONL metrics and aorta.optable/1 op tables\n"
 			   "(CSV/JSONL, one row per operation); one file per rank or a directory of\n"
 			   "them. Reports compute, communication, overlap and exposure\n"
-			   "per rank, step, stream and collective, and waiting vs transfer across ranks.",
+			   "per rank, step, stream and collective, and waiting vs transfer across ranks.\n"
+			   "PyTorch Flight Recorder dumps (pickle or JSON, one per rank) are matched\n"
+			   "across ranks per process group: why it hung leads the output.",
 			   &nargs);
 	if (rc < 0)
 		return AORTA_OK;
@@ -170,7 +173,7 @@ int cmd_analyze(int argc, char **argv)
 	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
 		goto fail;
 	whatif_wait(&a); /* the replay ran while the files were written */
-	if (!quiet)
+	if (!quiet) /* the summary first (a hang's verdict leads it), then the detail */
 		analysis_print(stdout, &a, PRINT_SUMMARY | (summary ? 0 : PRINT_DETAIL) | (verbose ? PRINT_VERBOSE : 0) |
 						   (per_step ? PRINT_PER_STEP : 0));
 	analysis_free(&a);

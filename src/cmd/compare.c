@@ -92,7 +92,8 @@ int cmd_compare(int argc, char **argv)
 	for (int i = 0; i < nargs && !st; i++) {
 		st = run_load(argv[i], &ao, &a[i], &e);
 		if (!st && !a[i].n)
-			st = aorta_fail(&e, AORTA_EINPUT, argv[i], 0, -1, "no rank could be read");
+			st = aorta_fail(&e, AORTA_EINPUT, argv[i], 0, -1, a[i].fr ? "Flight Recorder dumps only, no trace: "
+					"nothing to compare ('aorta analyze' explains the hang)" : "no rank could be read");
 	}
 	if (st) {
 		aorta_error_print(&e);

@@ -33,6 +33,7 @@
 
 #include "base/options.h"
 #include "cmd/cmds.h"
+#include "flightrec/fr.h"
 #include "ingest/upstream_sums.h"
 #include "pipeline/pipeline.h"
 #include "report/compare.h"
@@ -45,6 +46,8 @@
 /* A run with no step and no device work would be a report of zeros. */
 static enum aorta_status report_check_run(const char *input, const struct analysis *a, struct aorta_error *e)
 {
+	if (a->fr) /* Flight Recorder dumps: the hang section */
+		return AORTA_OK;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].nsteps || a->r[i].events)
 			return AORTA_OK;
@@ -450,6 +453,8 @@ int cmd_report(int argc, char **argv)
 		const struct analysis *a = d->a;
 		fprintf(stderr, "aorta: '%s': %zu rank%s of %s from '%s'\n", d->label, d->nranks,
 			d->nranks == 1 ? "" : "s", d->format ? d->format : "?", d->input);
+		if (a->fr && a->fr->done)
+			fprintf(stderr, "aorta: '%s': Flight Recorder: %s\n", d->label, a->fr->res.verdict);
 		if (d->up.has && !strcmp(d->up.from, "jsonl"))
 			fprintf(stderr, "aorta: '%s': upstream's keys (count, mean_*, overlap_ratio) from %zu "
 				"rank_*_metrics.jsonl file%s (%lld records) as overlap_report.py computes them; "

@@ -9,6 +9,7 @@
  *   JSON lines with "profile" and "rank"    -> aorta per-rank metrics
  *   CSV header with Kernel_Name / Direction and *_Timestamp -> rocprofv3 CSV
  *   first line "# aorta.optable/" or {"schema": "aorta.optable/..."} -> op table
+ *   a pickle (PROTO) or JSON with pg_config / pg_status -> Flight Recorder dump
  * A UTF-8 byte order mark before any of these is skipped.  ingest_file opens
  * the input once: the sniff looks at the bytes zread_peek read, and the
  * stream readers (Kineto, rocprofv3 CSV and JSON) continue on that same
@@ -23,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "base/zread.h"
+#include "flightrec/fr.h"
 #include "ingest/ingest_mem.h"
 
 const char *format_name(enum trace_format f)
@@ -35,6 +37,8 @@ const char *format_name(enum trace_format f)
 	case FMT_ROCPROF_JSON: return "rocprof-json";
 	case FMT_AORTA_JSONL: return "aorta-jsonl";
 	case FMT_OPTABLE: return "optable";
+	case FMT_FR_PICKLE: return "fr-pickle";
+	case FMT_FR_JSON: return "fr-json";
 	case FMT_AORTA_ANALYSIS: return "aorta-analysis";
 	default: return "unknown";
 	}
@@ -127,7 +131,10 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 		len -= 3;
 	}
 	const char *p = skip_ws(buf, buf + len), *end = buf + len;
-	if (len >= 16 && !memcmp(buf, "SQLite format 3", 16)) {
+	int fr = fr_sniff(buf, len);
+	if (fr) {
+		f = fr == 1 ? FMT_FR_PICKLE : FMT_FR_JSON;
+	} else if (len >= 16 && !memcmp(buf, "SQLite format 3", 16)) {
 		struct stat sb;
 		if (strcmp(path, "-") == 0 && fstat(0, &sb) == 0 && S_ISREG(sb.st_mode)) {
 			aorta_fail(e, AORTA_EINPUT, path, 0, -1,
@@ -184,7 +191,8 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 		else if (memchr(buf, '\0', len))
 			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
 				   "binary data, not a trace (expected Kineto/PyTorch profiler JSON, "
-				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, aorta metrics JSONL or an aorta.optable/1 op table)");
+				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, aorta metrics JSONL, an aorta.optable/1 op table "
+				   "or a Flight Recorder dump)");
 		else if ((size_t)(end - p) >= 38 && !memcmp(p, "version https://git-lfs.github.com/spec/", 38))
 			lfs_pointer(path, p, end, e);
 		else if (!strncasecmp(p, "<!doctype", 9) || !strncasecmp(p, "<html", 5))
@@ -211,6 +219,13 @@ enum trace_format ingest_sniff(const char *path, struct aorta_error *e)
 		f = ingest_sniff_buf(path, buf, len, e);
 	zread_close(z);
 	return f;
+}
+
+static _Thread_local struct fr_dump **want_fr;
+
+void ingest_want_fr(struct fr_dump **out)
+{
+	want_fr = out;
 }
 
 /* The stream ingest_file_as opened, for the reader it calls on this thread. */
@@ -307,6 +322,14 @@ enum aorta_status ingest_file_as(const char *path, enum trace_format f,
 		} else {
 			st = jsonl_from_stream(path, z, o, out, e);
 		}
+		break;
+	case FMT_FR_PICKLE:
+	case FMT_FR_JSON:
+		if (want_fr)
+			st = fr_dump_read(path, want_fr, e);
+		else
+			st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,
+					"a Flight Recorder dump, not a trace (give it to 'aorta analyze')");
 		break;
 	case FMT_AORTA_ANALYSIS:
 		st = aorta_fail(e, AORTA_EINPUT, path, 0, -1,

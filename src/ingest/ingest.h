@@ -34,6 +34,8 @@ enum trace_format {
 	FMT_ROCPROF_JSON,   /* rocprofv3 --output-format json */
 	FMT_AORTA_JSONL,    /* aorta / upstream per-rank metrics JSONL */
 	FMT_OPTABLE,        /* aorta.optable/1: one row per operation, CSV or JSONL */
+	FMT_FR_PICKLE,      /* PyTorch Flight Recorder dump, pickle (flightrec/fr.h) */
+	FMT_FR_JSON,        /* PyTorch Flight Recorder dump, JSON */
 	FMT_AORTA_ANALYSIS, /* aorta analyze --json output (for compare) */
 };
 
@@ -49,6 +51,11 @@ struct ingest_opts {
  * the read takes the request (NULL: none).  Other formats leave it. */
 struct up_file;
 void ingest_want_upstream(struct up_file *f);
+/* A Flight Recorder dump read by ingest_file on this thread goes to *out
+ * (it holds no timeline; flightrec/fr.h) until the next call (NULL: such
+ * a file is an error, "not a trace"). */
+struct fr_dump;
+void ingest_want_fr(struct fr_dump **out);
 
 /* Bytes the sniff looks at, and the size caps of the readers (each named in
  * its error when exceeded). */

@@ -38,6 +38,7 @@
 
 #include "base/error.h"
 #include "analysis_io/analysis_io.h"
+#include "flightrec/fr.h"
 #include "pipeline/pipeline.h"
 
 enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
@@ -129,6 +130,7 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 	size_t nfiles = 0, nmine = 0;
 	struct rank_result *res = NULL;
 	size_t nres = 0;
+	struct fr_run *fr = NULL;
 	struct bytes b = { 0 };
 	struct aorta_error mye = { 0 };
 
@@ -179,7 +181,7 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 		}
 		/* 3: the per-rank pass on this share */
 		if (!st && nmine)
-			st = analysis_read_files(mine, nmine, o, &res, &nres, &mye);
+			st = analysis_read_files(mine, nmine, o, &res, &nres, &fr, &mye);
 	}
 
 	/* the first failing process's error ends the job everywhere */
@@ -208,6 +210,8 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 	/* 4: gather the packed ranks on process 0 */
 	for (size_t i = 0; i < nres; i++)
 		rank_pack(&res[i], &b);
+	for (size_t i = 0; fr && i < fr->n; i++) /* Flight Recorder dumps travel parsed */
+		fr_dump_pack(fr->d[i], &b);
 	long long mylen = (long long)b.n;
 	long long *lens = me == 0 ? xcalloc((size_t)np, sizeof(*lens)) : NULL;
 	if ((rc = MPI_Gather(&mylen, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD))) {
@@ -240,6 +244,15 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 	} else if (me == 0) {
 		size_t cap = 0, off = 0;
 		while (off < (size_t)total) {
+			if (fr_pack_is_dump(all, (size_t)total, off)) {
+				struct fr_dump *d;
+				if ((st = fr_dump_unpack(all, (size_t)total, &off, &d, e)))
+					break;
+				if (!a->fr)
+					a->fr = xcalloc(1, sizeof(*a->fr));
+				fr_run_add(a->fr, d);
+				continue;
+			}
 			GROW(a->r, cap, a->n + 1);
 			if ((st = rank_unpack(all, (size_t)total, &off, &a->r[a->n], e))) {
 				a->n++;
@@ -253,7 +266,9 @@ enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const st
 			a->ninputs = nfiles;
 			files = NULL;
 			analysis_finish(a);
-			st = analysis_check_gaps(a, e);
+			st = analysis_finish_fr(a, e);
+			if (!st)
+				st = analysis_check_gaps(a, e);
 		}
 	}
 	free(lens);
@@ -265,7 +280,8 @@ out:
 		struct analysis tmp = { 0 };
 		tmp.r = res;
 		tmp.n = nres;
-		analysis_free(&tmp); /* frees res and its arrays */
+		tmp.fr = fr;
+		analysis_free(&tmp); /* frees res and its arrays, and the dumps sent */
 	}
 	if (files) {
 		for (size_t i = 0; i < nfiles; i++)

@@ -13,6 +13,7 @@
  * over every span clipped to it, whatever step launched the span.
  */
 #include "base/stats.h"
+#include "flightrec/fr.h"
 #include "overlap/analysis.h"
 #include "timeline/peer_rules.h"
 
@@ -478,7 +479,8 @@ void analysis_finish(struct analysis *a)
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].rank < 0)
 			a->r[i].rank = next++;
-	qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
+	if (a->n)
+		qsort(a->r, a->n, sizeof(*a->r), cmp_rank);
 	for (size_t i = 1; i < a->n && !a->mixed_runs[0]; i++)
 		if (a->r[i].rank == a->r[i - 1].rank && !two_runs(a, &a->r[i - 1], &a->r[i]))
 			aorta_warn("rank %d appears twice ('%s' and '%s'): are two runs mixed?",
@@ -670,6 +672,7 @@ void analysis_free(struct analysis *a)
 		free(a->xsteps[k].by_rank);
 	free(a->xsteps);
 	whatif_free(a->whatif);
+	fr_run_free(a->fr);
 	free(a->owned_why);
 	free(a->r);
 	for (size_t i = 0; i < a->ninputs; i++)

@@ -279,6 +279,7 @@ struct analysis {
 	 * of different hosts or times; the sentence that refuses it (exit 2,
 	 * analysis_check_gaps), "" when none */
 	char mixed_runs[1024];
+	struct fr_run *fr;       /* Flight Recorder dumps and their diagnosis (flightrec/fr.h), NULL if none */
 	struct whatif_job *whatif_job; /* its thread while it runs (WHATIF_BACKGROUND), else NULL */
 };
 

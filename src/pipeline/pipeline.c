@@ -10,6 +10,7 @@
  * each (base/error.c), so parallel readers never interleave them.
  */
 #include "pipeline/pipeline.h"
+#include "flightrec/fr.h"
 #include "ingest/ingest.h"
 #include "ingest/upstream_sums.h"
 
@@ -28,6 +29,7 @@ struct pool {
 	pthread_mutex_t lock;
 	struct rank_result *res;
 	size_t nres, cap;
+	struct fr_run *fr;     /* Flight Recorder dumps read (NULL: none yet) */
 	struct aorta_error err;
 	size_t err_file;     /* index of the first failing file, SIZE_MAX if none */
 	/* overlap_report.py's records (analysis_run_upstream): each file's,
@@ -93,6 +95,7 @@ static void *worker(void *arg)
 		const struct input *f = &p->in->v[i];
 		struct trace_set s = { 0 };
 		struct aorta_error e = { 0 };
+		struct fr_dump *frd = NULL;
 		struct ingest_opts io = { p->o->rules, rank_from_name(f->path) };
 		struct up_file *uf = NULL;
 		if (p->up && up_is_metrics_name(f->path)) { /* gathered by the JSONL reader */
@@ -100,8 +103,10 @@ static void *worker(void *arg)
 			up_file_init(uf);
 			ingest_want_upstream(uf);
 		}
+		ingest_want_fr(&frd);
 		enum aorta_status st = ingest_file_as(f->path, f->format, &io, &s, &e);
 		ingest_want_upstream(NULL);
+		ingest_want_fr(NULL);
 		if (p->up) {
 			pthread_mutex_lock(&p->lock);
 			fold_ready(p, i, uf);
@@ -120,7 +125,14 @@ static void *worker(void *arg)
 			trace_set_release(&s);
 			continue;
 		}
-		const char *fmt = s.n ? s.t[0]->format : "no rank";
+		if (frd) { /* a Flight Recorder dump: no timeline, kept whole for the diagnosis */
+			pthread_mutex_lock(&p->lock);
+			if (!p->fr)
+				p->fr = xcalloc(1, sizeof(*p->fr));
+			fr_run_add(p->fr, frd);
+			pthread_mutex_unlock(&p->lock);
+		}
+		const char *fmt = s.n ? s.t[0]->format : frd ? frd->format : "no rank";
 		for (size_t k = 0; k < s.n; k++) {
 			struct trace *t = s.t[k];
 			struct rank_result r;
@@ -189,7 +201,7 @@ size_t analysis_missing_ranks(const struct analysis *a, char *buf, size_t cap, i
  * (path, device) whatever order the workers finished in. */
 static enum aorta_status read_inputs(const struct input_list *in, const struct analysis_opts *o,
 				     struct up_sums *up, struct rank_result **res, size_t *nres,
-				     struct aorta_error *e)
+				     struct fr_run **fr, struct aorta_error *e)
 {
 	struct pool p = { 0 };
 	p.in = in;
@@ -236,6 +248,7 @@ static enum aorta_status read_inputs(const struct input_list *in, const struct a
 		qsort(p.res, p.nres, sizeof(*p.res), cmp_path_device);
 	*res = p.res;
 	*nres = p.nres;
+	*fr = p.fr;
 	if (p.err_file != SIZE_MAX) {
 		if (e)
 			*e = p.err;
@@ -263,14 +276,15 @@ enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files, 
 }
 
 enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e)
+				     struct rank_result **res, size_t *nres, struct fr_run **fr,
+				     struct aorta_error *e)
 {
 	struct input_list in = { 0 };
 	in.v = xcalloc(nfiles ? nfiles : 1, sizeof(*in.v));
 	for (size_t i = 0; i < nfiles; i++)
 		in.v[i] = (struct input){ .path = files[i], .format = FMT_UNKNOWN }; /* borrowed */
 	in.n = nfiles;
-	enum aorta_status st = read_inputs(&in, o, NULL, res, nres, e);
+	enum aorta_status st = read_inputs(&in, o, NULL, res, nres, fr, e);
 	free(in.v);
 	return st;
 }
@@ -362,10 +376,25 @@ enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const str
 	a->ninputs = in.n;
 	for (size_t i = 0; i < in.n; i++)
 		a->inputs[i] = xstrdup(in.v[i].path);
-	st = read_inputs(&in, o, up, &a->r, &a->n, e);
+	st = read_inputs(&in, o, up, &a->r, &a->n, &a->fr, e);
 	inputs_release(&in);
 	if (st)
 		return st;
 	analysis_finish(a);
+	if ((st = analysis_finish_fr(a, e)))
+		return st;
 	return analysis_check_gaps(a, e);
+}
+
+enum aorta_status analysis_finish_fr(struct analysis *a, struct aorta_error *e)
+{
+	enum aorta_status st;
+	if (!a->fr)
+		return AORTA_OK;
+	if ((st = fr_run_ranks(a->fr, e)))
+		return st;
+	fr_run_diagnose(a->fr);
+	if (a->n)
+		fr_join_traces(a->fr, a);
+	return AORTA_OK;
 }

@@ -38,8 +38,14 @@ enum aorta_status analysis_run_upstream(char *const *inputs, size_t n, const str
  * figures yet; *res is the caller's). */
 enum aorta_status analysis_expand(char *const *inputs, size_t n, char ***files, size_t *nfiles,
 				  struct aorta_error *e);
+struct fr_run;
 enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct analysis_opts *o,
-				     struct rank_result **res, size_t *nres, struct aorta_error *e);
+				     struct rank_result **res, size_t *nres, struct fr_run **fr,
+				     struct aorta_error *e);
+/* After analysis_finish: the Flight Recorder dumps read (a->fr, if any)
+ * numbered by rank, matched across ranks and joined with the traces
+ * (flightrec/fr.h); AORTA_EINPUT when two dumps claim one rank. */
+enum aorta_status analysis_finish_fr(struct analysis *a, struct aorta_error *e);
 /* After analysis_finish: warns on dropped events (count and first example)
  * and on ranks of the reported world that are missing or out of it; with
  * aorta_strict a missing rank is AORTA_EINPUT.  analysis_run ends with it. */

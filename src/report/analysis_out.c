@@ -6,6 +6,7 @@
  * prints units.
  */
 #include "report/analysis_out.h"
+#include "flightrec/fr.h"
 #include "report/answer.h"
 #include "report/whatif_out.h"
 #include "overlap/figures.h"
@@ -290,7 +291,14 @@ static void print_cross_rank(FILE *f, const struct analysis *a)
 void analysis_print(FILE *f, const struct analysis *a, unsigned what)
 {
 	int per_step = (what & (PRINT_PER_STEP | PRINT_VERBOSE)) != 0;
-	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	unsigned long long dumps = a->fr && a->fr->done ? (unsigned long long)a->fr->res.dumps : 0;
+	if (a->n || !dumps)
+		fprintf(f, "aorta analyze: %zu rank%s", a->n, a->n == 1 ? "" : "s");
+	else
+		fprintf(f, "aorta analyze:");
+	if (dumps)
+		fprintf(f, "%s %llu Flight Recorder dump%s", a->n ? "," : "", dumps, dumps == 1 ? "" : "s");
+	fputc('\n', f);
 	if (what & PRINT_SUMMARY) {
 		struct answer s;
 		answer_build(a, &s);
@@ -298,6 +306,12 @@ void analysis_print(FILE *f, const struct analysis *a, unsigned what)
 		answer_free(&s);
 	}
 	if (!(what & (PRINT_DETAIL | PRINT_VERBOSE)))
+		return;
+	if (a->fr) { /* the hang section first (flightrec/fr_print.c) */
+		fputc('\n', f);
+		fr_print(f, a->fr);
+	}
+	if (!a->n && a->fr)
 		return;
 	fprintf(f, "\n== detail\n");
 	/* a large job: a section for the ranks that caused the most waiting

@@ -1,6 +1,6 @@
 /*
  * analysis_out.h - presenting a struct analysis: terminal summary, JSON
- * (schema aorta.analysis/3), CSV tables, and a Chrome trace for Perfetto.
+ * (schema aorta.analysis/4), CSV tables, and a Chrome trace for Perfetto.
  * Writers go through out_open/out_commit, so files are complete or absent.
  */
 #ifndef AORTA_ANALYSIS_OUT_H

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flightrec/fr.h"
 #include "overlap/analysis.h"
 #include "overlap/diagnosis.h"
 #include "overlap/whatif.h"
@@ -532,6 +533,24 @@ void answer_build(const struct analysis *a, struct answer *s)
 	const struct whatif *w = ok_whatif(a);
 	struct job_step js = analysis_job_step(a);
 	snprintf(s->title, sizeof(s->title), "%zu rank%s", a->n, a->n == 1 ? "" : "s");
+	if (a->fr && a->fr->done) { /* a hang leads: the Flight Recorder's verdict and where it starts */
+		const struct fr_result *h = &a->fr->res;
+		char dn[64];
+		snprintf(dn, sizeof(dn), "%llu Flight Recorder dump%s", (unsigned long long)h->dumps, h->dumps == 1 ? "" : "s");
+		if (a->n)
+			snprintf(s->title, sizeof(s->title), "%zu rank%s, %s", a->n, a->n == 1 ? "" : "s", dn);
+		else
+			snprintf(s->title, sizeof(s->title), "%s", dn);
+		add(s, "hang", "%s", h->verdict ? h->verdict : "n/a");
+		for (size_t c = 0; c < h->nculprits && c < 2; c++)
+			add(s, c ? "" : "where", "rank %d: %s%s", h->culprits[c].rank, h->culprits[c].why,
+			    c == 1 && h->nculprits > 2 ? " (and more: the hang section)" : "");
+		if (!a->n) {
+			add(s, "next", "the hang section below: each divergent group's first divergent op, the ranks missing "
+			    "or behind, the culprits' last completed ops and their frames");
+			return;
+		}
+	}
 
 	/* the step and its noise floor */
 	struct buf b = { .n = 0 };

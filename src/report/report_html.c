@@ -22,6 +22,7 @@
 #include "base/output.h"
 #include "report/answer.h"
 #include "report/compare.h"
+#include "report/hang_out.h"
 #include "report/html.h"
 #include "report/report_change.h"
 
@@ -271,8 +272,10 @@ static void label_h3(FILE *f, const struct report *r, const char *label)
 }
 
 /* The page as a person reads it: the summary (report/answer.h, the one
- * analyze and compare print first), the what-if chart with the per-rank
- * rows, the late rank's streams beside a healthy rank's, then the rest. */
+ * analyze and compare print first; a hang's verdict leads it), the hang
+ * section where the runs have Flight Recorder dumps, the what-if chart with
+ * the per-rank rows, the late rank's streams beside a healthy rank's, then
+ * the rest. */
 enum aorta_status report_write_html(const struct report *r, const struct rep_images *img, const char *dir,
 				    const char *plot_why, struct aorta_error *e)
 {
@@ -312,6 +315,7 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 			answer_html(f, r->ds[i].answer);
 	}
 	fputs("</section>\n", f);
+	report_hang_html(f, r); /* a hang comes first after the summary, where the runs have Flight Recorder dumps */
 	if (plot_why) {
 		fputs("<div class=note>Charts were not drawn: ", f);
 		html_escape(f, plot_why);

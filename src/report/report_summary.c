@@ -28,6 +28,7 @@
 #include "base/output.h"
 #include "report/compare.h"
 #include "report/report_change.h"
+#include "report/hang_out.h"
 
 #ifndef AORTA_VERSION
 #define AORTA_VERSION "0.1.0"
@@ -100,6 +101,7 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 	jw_int(w, "bad_lines", d->bad_lines);
 	jw_str(w, "diagnosis", diag_kind_name(d->diag.kind));
 	jw_str(w, "diagnosis_text", d->diag.headline);
+	report_hang_json(w, d);
 	if (!d->kept) {
 		jw_obj_end(w);
 		return;

@@ -443,5 +443,49 @@ has "an axis value inside single quotes" "$T/q/cells/c03/t1/out/tag.txt" "^<it's
 expect "SQLite redirected to standard input: name the file" 3 "SQLite opens its file by name" -- \
 	bash -c "$A analyze -q --json '$T/sink.json' - <'$T/text.sqlite'"
 
+# --- 17. hostile Flight Recorder dumps: refused at their byte offset, never run ---------
+fr=tests/data/flightrec/skip/pickle/fr_trace_rank_1
+mkdir -p "$T/fr"
+head -c 700 "$fr" >"$T/fr/cut_1"
+expect "a truncated Flight Recorder pickle: exit 3 with the offset" 3 "cut_1': byte [0-9]+: pickle Flight Recorder dump: truncated" -- \
+	$TO $A analyze -q --json "$T/sink.json" "$T/fr/cut_1"
+# hostile pickles, each with the byte offset of its bad opcode as Python finds it
+python3 - "$T/fr" <<'PY'
+import sys
+d = sys.argv[1]
+def w(name, b, at):
+    open(f"{d}/{name}", "wb").write(b)
+    open(f"{d}/{name}.at", "w").write(str(at))
+# would import and call os.system (GLOBAL, then REDUCE)
+b = b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01X\x03\x00\x00\x002.9q\x02X\x09\x00\x00\x00pg_configq\x03cposix\nsystem\nq\x04X\x0a\x00\x00\x00touch PWNDq\x05\x85Rq\x06u."
+w("evil_2", b, b.index(b"cposix"))
+b = b"\x80\x04}\x94\x8c\x09pg_config\x94\x8c\x02os\x8c\x06system\x93\x94s."
+w("stack_3", b, b.index(b"\x93"))
+b = b"\x80\x02}q\x00X\x09\x00\x00\x00pg_configq\x01]r\xff\xff\xff\xffs."
+w("memo_4", b, b.index(b"r\xff"))
+b = b"\x80\x02}q\x00X\x07\x00\x00\x00entriesq\x01X\xff\xff\xff\x7fab."
+w("len_7", b, b.index(b"X\xff"))
+PY
+expect "a pickle with GLOBAL: refused at its offset, nothing run" 3 "evil_2': byte $(cat "$T/fr/evil_2.at"): pickle Flight Recorder dump: opcode GLOBAL \(0x63\) refused" -- \
+	$TO bash -c "cd '$T/fr' && '$PWD/$A' analyze -q --json '$T/sink.json' evil_2"
+[ ! -e "$T/fr/PWND" ] && ok || bad "a pickle's GLOBAL/REDUCE ran a command"
+expect "a pickle with STACK_GLOBAL: refused" 3 "stack_3': byte $(cat "$T/fr/stack_3.at"): .*STACK_GLOBAL" -- $TO $A analyze -q --json "$T/sink.json" "$T/fr/stack_3"
+expect "a huge memo index: refused at its offset" 3 "memo_4': byte $(cat "$T/fr/memo_4.at"): .*memo index 4294967295 out of range" -- \
+	$TO $A analyze -q --json "$T/sink.json" "$T/fr/memo_4"
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x80\x02}q\x00X\x07\x00\x00\x00entriesq\x01" + b"]" * 100000 + b"a" * 99999 + b"s.")' >"$T/fr/deep_5"
+expect "nesting 100000 deep: refused, no stack overflow" 3 "deep_5': byte [0-9]+: .*nested deeper than 64 levels" -- \
+	$TO $A analyze -q --json "$T/sink.json" "$T/fr/deep_5"
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x80\x02}q\x00X\x07\x00\x00\x00entriesq\x01" + b"(" * 100000 + b".")' >"$T/fr/marks_6"
+expect "100000 MARKs: refused" 3 "marks_6': byte [0-9]+: .*MARKs nested deeper" -- $TO $A analyze -q --json "$T/sink.json" "$T/fr/marks_6"
+expect "a string length beyond the file: refused" 3 "len_7': byte $(cat "$T/fr/len_7.at"): .*truncated: BINUNICODE of 2147483647 bytes" -- \
+	$TO $A analyze -q --json "$T/sink.json" "$T/fr/len_7"
+printf '{"version": "2.10", "pg_config": {}, "entries": [{"process_group": ["0", "x"], "profiling_name": "nccl:all_reduce", "collective_seq_id": -5}]}' >"$T/fr/neg_8.json"
+expect "a negative sequence number: refused with its path" 3 "neg_8.json': byte [0-9]+: entries\[0\].collective_seq_id: negative" -- \
+	$A analyze -q --json "$T/sink.json" "$T/fr/neg_8.json"
+# in a folder the broken dumps are errors (they are dumps), not skipped files
+mkdir -p "$T/frdir"; cp "$fr" "$T/frdir/fr_1"; cp "$T/fr/memo_4" "$T/frdir/fr_4"; rm -f "$T/sink.json"
+expect "a broken dump in a folder of dumps: exit 3 naming it" 3 "fr_4': byte $(cat "$T/fr/memo_4.at")" -- $TO $A analyze -q --json "$T/sink.json" "$T/frdir"
+[ ! -e "$T/sink.json" ] && ok || bad "a failed dump analysis wrote its JSON"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

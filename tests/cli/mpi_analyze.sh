@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # aorta analyze under mpirun: the same analysis JSON, byte for byte, as one
-# process, on 2 and 4 processes, for the bundled and the straggler rank sets
+# process, on 2 and 4 processes, for the bundled and the straggler rank sets,
+# Flight Recorder dumps (tests/data/flightrec, the nvrx hang when present)
 # and a generated 24-rank FSDP set (bench/analyze_scale/gen.py, 3 nodes with
 # their own clocks); a bad file ends every process with the file named;
 # --trace-out is refused under MPI.  Skipped without mpirun or the plug-in.
@@ -14,6 +15,10 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 python3 bench/analyze_scale/gen.py "$T/syn24" 24 --steps 2 --layers 4
 sets=(data/h200x4/fsdp2_bs8 data/h200x4/aorta_ddp/torch_profiler "$T/syn24")
 for d in tests/data/straggler/*/; do sets+=("${d%/}"); done
+# Flight Recorder dumps travel parsed: the same diagnosis as one process
+sets+=(tests/data/flightrec/skip/pickle tests/data/flightrec/killed/json)
+[ -d "${AORTA_SHARED_DATA:-../shared/data}/flight-recorder/nvrx/lock_gil_1st" ] &&
+	sets+=("${AORTA_SHARED_DATA:-../shared/data}/flight-recorder/nvrx/lock_gil_1st")
 for d in "${sets[@]}"; do
 	"$A" analyze -q --json "$T/one.json" "$d" 2>/dev/null || { bad "one process on $d failed"; continue; }
 	for np in 2 4; do

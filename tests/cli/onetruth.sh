@@ -144,7 +144,7 @@ expect "null rank names the field" 3 "ranks\[1\].rank: expected an integer, got 
 expect "the same checks in report" 3 "ranks\[1\].rank" -- \
 	$A report --log-dir "$T/nullrank.json" --label x --output "$T/nr"
 jq '.schema = "aorta.analysis/9"' "$T/tiny.analysis.json" >"$T/v9.json"
-expect "unknown schema version" 3 "expected 'aorta.analysis/1', '/2' or '/3'" -- \
+expect "unknown schema version" 3 "expected 'aorta.analysis/1' to '/4'" -- \
 	$A compare "$T/tiny.analysis.json" "$T/v9.json"
 
 # --skip-steps beyond the steps: said and adapted, the host-bound count follows the skip

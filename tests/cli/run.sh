@@ -66,7 +66,7 @@ golden tiny_analysis.json "$T/tiny.json"
 python3 - "$T/tiny.json" <<'PY' && ok || bad "tiny figures"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "aorta.analysis/3"
+assert d["schema"] == "aorta.analysis/4"
 r0, r1 = d["ranks"]
 assert (r0["rank"], r1["rank"]) == (0, 1)
 assert r1["total"]["overlapped_comm_ms"] == 0.2 and r0["total"]["overlapped_comm_ms"] == 0.0

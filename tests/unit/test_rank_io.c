@@ -36,7 +36,7 @@ static void test_packed_ranks_rejoin_to_the_same_analysis(void)
 		a.late_rank = b.late_rank = -1;
 		/* the per-rank pass, packed before the join as mpirun does */
 		if (analysis_expand(&in[s], 1, &files, &nfiles, &e) ||
-		    analysis_read_files(files, nfiles, &o, &a.r, &a.n, &e)) {
+		    analysis_read_files(files, nfiles, &o, &a.r, &a.n, &a.fr, &e)) {
 			CHECK(!"reading failed");
 			fprintf(stderr, "    %s\n", e.msg);
 			return;
