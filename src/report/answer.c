@@ -26,22 +26,7 @@
 #include "overlap/whatif.h"
 #include "report/html.h"
 
-static void add(struct answer *s, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(struct answer *s, const char *tag, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *t = xmalloc((size_t)(n > 0 ? n : 0) + 1);
-	va_start(ap, fmt);
-	vsnprintf(t, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
-	va_end(ap);
-	GROW(s->l, s->cap, s->nl + 1);
-	s->l[s->nl++] = (struct answer_line){ tag, t };
-}
-
-/* A growing string for one line. */
+/* A growing string for one line (a line is at most this long). */
 struct buf { char b[1536]; size_t n; };
 
 static void bput(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -55,6 +40,18 @@ static void bput(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 	if (k > 0)
 		b->n = b->n + (size_t)k < sizeof(b->b) ? b->n + (size_t)k : sizeof(b->b) - 1;
+}
+
+static void add(struct answer *s, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(struct answer *s, const char *tag, const char *fmt, ...)
+{
+	struct buf b = { .n = 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b.b, sizeof(b.b), fmt, ap);
+	va_end(ap);
+	GROW(s->l, s->cap, s->nl + 1);
+	s->l[s->nl++] = (struct answer_line){ tag, xstrdup(b.b) };
 }
 
 void answer_free(struct answer *s)

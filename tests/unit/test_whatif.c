@@ -843,6 +843,18 @@ static void test_background_same_as_in_line(void)
 		analysis_free(&a[q]);
 }
 
+/* The what-if of the schedule of n ranks with host times h (truth: the
+ * measured step per step), or NULL (a failed CHECK) when it did not replay. */
+static const struct whatif *dp_whatif(int n, const int64_t *h, struct analysis *a, double *truth)
+{
+	struct trace_set s = { 0 };
+	dp_build(n, h, &s, truth);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, a);
+	CHECK(a->whatif && a->whatif->ok);
+	return a->whatif && a->whatif->ok ? a->whatif : NULL;
+}
+
 /* Host launch time (docs/metrics.md "Host launch time"), worked out from the
  * schedule: a step's launches are its GEMM's and its all-reduce's, 10 us
  * apart; the GEMM of steps 1 and 2 follows the sync on the previous
@@ -857,14 +869,10 @@ static void test_host_launch_time_per_rank(void)
 {
 	int64_t h[2] = { 1000 * US, 1400 * US };
 	double truth[NST];
-	struct trace_set s = { 0 };
 	struct analysis a;
-	dp_build(2, h, &s, truth);
-	struct analysis_opts o = opts();
-	analysis_from_set(&s, &o, &a);
-	const struct whatif *w = a.whatif;
-	CHECK(w && w->ok && w->nranks == 2);
-	if (!w || !w->ok || w->nranks != 2) {
+	const struct whatif *w = dp_whatif(2, h, &a, truth);
+	CHECK(!w || w->nranks == 2);
+	if (!w || w->nranks != 2) {
 		analysis_free(&a);
 		return;
 	}
@@ -903,14 +911,9 @@ static void test_the_next_slowest_rank_takes_over(void)
 {
 	int64_t h[4] = { 1000 * US, 1000 * US, 1300 * US, 1400 * US };
 	double truth[NST];
-	struct trace_set s = { 0 };
 	struct analysis a;
-	dp_build(4, h, &s, truth);
-	struct analysis_opts o = opts();
-	analysis_from_set(&s, &o, &a);
-	const struct whatif *w = a.whatif;
-	CHECK(w && w->ok);
-	if (!w || !w->ok) {
+	const struct whatif *w = dp_whatif(4, h, &a, truth);
+	if (!w) {
 		analysis_free(&a);
 		return;
 	}
