@@ -158,6 +158,25 @@ endif
 endif
 $(BUILD)/features:
 	@mkdir -p $(BUILD) && printf '%s\n' '$(FEATURES)' > $@
+
+# ---- the plug-ins' handshake ---------------------------------------------------
+# The binary and each plug-in carry a hash of every header of src/ (the
+# interfaces between them; base/plugin.h): a plug-in built from other
+# sources is refused by name instead of called with structures it does not
+# know.  $(BUILD)/gen/aorta_abi.h is written when the hash changes, so only
+# the files that include it are rebuilt.
+ABI_HASH := $(shell cat $(sort $(shell find src -name '*.h')) | cksum | cut -d' ' -f1)
+ABI_HDR = $(BUILD)/gen/aorta_abi.h
+CFLAGS_ALL += -I$(BUILD)/gen
+ifneq ($(filter-out $(NO_FEATURE_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
+ifneq ($(shell cat $(ABI_HDR) 2>/dev/null),\#define AORTA_ABI_HASH "$(ABI_HASH)")
+$(shell mkdir -p $(BUILD)/gen && printf '#define AORTA_ABI_HASH "%s"\n' '$(ABI_HASH)' > $(ABI_HDR))
+endif
+endif
+endif
+$(ABI_HDR):
+	@mkdir -p $(dir $@) && printf '#define AORTA_ABI_HASH "%s"\n' '$(ABI_HASH)' > $@
 print-features:
 	@echo $(FEATURES)
 
@@ -309,7 +328,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
 FUZZ_LIB_C = $(filter-out src/main.c src/cmd/%,$(HOST_C))
 FUZZ_OBJ = $(patsubst %.c,build-fuzz/obj/%.o,$(FUZZ_LIB_C))
-FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -pthread -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Isrc -I$(BUILD)/gen -pthread -fsanitize=fuzzer-no-link,address,undefined
 fuzz: $(FUZZ_BIN)
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -348,7 +367,7 @@ HIP_CU := $(filter-out $(HIP_SKIP),$(CU_SRC))
 HIP_C_OBJ = $(patsubst %.c,$(HIP_BUILD)/obj/%.o,$(HIP_C))
 HIP_CU_OBJ = $(patsubst %.cu,$(HIP_BUILD)/obj/%.o,$(HIP_CU))
 HIP_DEFS = -DAORTA_HIP -DAORTA_GPU=1 -D__HIP_PLATFORM_AMD__
-HIP_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Isrc -pthread -fPIC $(HIP_DEFS)
+HIP_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Isrc -I$(BUILD)/gen -pthread -fPIC $(HIP_DEFS)
 # -MD (not -MMD): the dependency lists name system headers too, which
 # tests/hip_check.sh searches for CUDA ones.
 # HIP 5.2 marks every runtime function nodiscard; the kernels' launchers

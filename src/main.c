@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/options.h"
 #include "base/output.h"
+#include "base/termsafe.h"
 #include "cmd/cmds.h"
 
 #ifndef AORTA_VERSION
@@ -50,6 +51,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	int rc;
+
+	termsafe_streams(); /* text from inputs reaches the terminal as text */
 
 	if (argc < 2) {
 		usage(stderr);

@@ -22,8 +22,13 @@
 
 /* The analysis JSON (pretty-printed) to f. */
 void analysis_write_json(FILE *f, const struct analysis *a);
-/* Written to a temporary name and renamed (base/output.h). */
+/* Written to a temporary name and renamed (base/output.h), after
+ * analysis_check: an analysis that breaks the rules is not written. */
 enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e);
+/* The value rules of every field and record (analysis_io/check.c), as the
+ * reader applies them: AORTA_EINTERNAL naming the field when a figure
+ * breaks them (path names the file it was to be written to). */
+enum aorta_status analysis_check(const struct analysis *a, const char *path, struct aorta_error *e);
 
 /* Reads a saved analysis (gzip/zstd allowed) into a (the caller frees it
  * with analysis_free; on error a is empty).  Errors are AORTA_EINPUT with

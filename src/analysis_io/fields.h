@@ -6,14 +6,19 @@
  *
  *   json_write.c  the analysis JSON (schema aorta.analysis/2), key order =
  *                 table order;
- *   json_read.c   the schema-checked reader: type, range (flags) and the
- *                 record's invariants (check), errors naming the file, the
- *                 byte offset and the field's path;
+ *   json_read.c   the schema-checked reader: the types, errors naming the
+ *                 file, the byte offset and the field's path;
+ *   check.c       the values: each field's range (its flags, declared on
+ *                 its line) and each record's cross-field rules (check),
+ *                 run on what was read (errors at the value's byte offset)
+ *                 and on an analysis about to be written (json_write.c
+ *                 refuses to write one that breaks them: what analyze
+ *                 writes, its reader reads back);
  *   pack.c        a rank's results as bytes for MPI (the struct is copied
  *                 whole; the table says which members are pointers:
  *                 strings, arrays of records, transient members cleared).
  *
- * A new field is one line in its record's table.  A new nested list (e.g.
+ * A new field is one line in its record's table, its range on that line.  A new nested list (e.g.
  * across_ranks.what_if) is a struct for its row, a record table for that
  * row, and one FT_ARR line (pointer member + size_t count member) in the
  * table of the struct that owns it: the writer, the reader and, for
@@ -34,6 +39,15 @@
 #include "base/output.h"
 #include "overlap/analysis.h"
 #include "overlap/figures.h"
+#include "timeline/timeline.h"
+
+/* The value limits of the analysis (docs/formats.md): a time figure lies
+ * within the distance between a trace's time limits (timeline.h, about
+ * 6.9e12 ms: any two times of a run are closer), a rank below 2^24, any
+ * other number within +-1e13. */
+#define ANALYSIS_MAX_NS (TRACE_MAX_NS - TRACE_MIN_NS)
+#define ANALYSIS_MAX_RANK (1 << 24)
+#define ANALYSIS_MAX_NUM 1e13
 
 enum ft {
 	FT_INT,   /* int */
@@ -68,7 +82,16 @@ enum {
 	FF_SHARE = 1 << 7,   /* range: 0 <= value <= 1 */
 	FF_LAX = 1 << 8,     /* FT_ENUM: an unknown name reads as dflt_i */
 	FF_NULLOK = 1 << 9,  /* null accepted on read: leaves the record's default */
+	FF_PCT = 1 << 10,    /* range: 0 <= value <= 100 */
+	FF_POS = 1 << 11,    /* range: > 0 (an integer >= 1) */
+	FF_RANK = 1 << 12,   /* range: a rank, at most ANALYSIS_MAX_RANK (with GE0 or GEM1 below) */
+	FF_TIME = 1 << 13,   /* range: a time of the trace, TRACE_MIN_NS .. TRACE_MAX_NS */
+	FF_LE100 = 1 << 14,  /* range: <= 100 (a gain in percent of the step) */
+	FF_NONEMPTY = 1 << 15, /* FT_STR: not empty */
+	FF_MSNUM = 1 << 16,  /* FT_NUM: milliseconds, within ANALYSIS_MAX_NS */
 };
+/* FF_REQ with a `when`: required where `when` holds (what_if's figures
+ * where it is ok); an FT_NUM with FF_REQ is a number, never null. */
 
 struct io_ctx;
 struct rd;
@@ -79,11 +102,14 @@ struct record;
 typedef void (*put_fn)(struct jw *w, const char *key, const void *rec, const struct io_ctx *c);
 /* Reads the value v (NULL: absent) of key into rec; 0 ok, -1 failed (rd holds the error). */
 typedef int (*get_fn)(struct rd *r, const struct jnode *v, const char *key, void *rec, struct io_ctx *c);
+/* Checks the values a hook carries (v: its JSON when reading, NULL when
+ * writing); 0 ok, -1 failed. */
+typedef int (*chk_fn)(struct rd *r, const struct jnode *v, const char *key, const void *rec, struct io_ctx *c);
 
 struct field {
 	const char *key;
 	uint8_t type;           /* enum ft */
-	uint16_t flags;
+	uint32_t flags;
 	size_t off;             /* offsetof in the record's struct */
 	int dec;                /* FT_NUM decimals */
 	double scale;           /* FT_NUM: written value = member * scale (0: 1) */
@@ -96,6 +122,7 @@ struct field {
 	int dflt_i;             /* FT_ENUM with FF_LAX */
 	put_fn put;             /* FT_HOOK writer (NULL: not written) */
 	get_fn get;             /* FT_HOOK reader (NULL: not read) */
+	chk_fn chk;             /* FT_HOOK values check (NULL: derived, nothing to check) */
 	int (*when)(const void *rec, const struct io_ctx *c); /* written only when true */
 };
 
@@ -106,8 +133,9 @@ struct record {
 	size_t n;
 	/* defaults before reading (NaN figures, -1 ranks), ctx gives the index */
 	void (*init)(void *rec, struct io_ctx *c, size_t index);
-	/* record-level invariants after its fields are read; 0 ok */
-	int (*check)(struct rd *r, const struct jnode *obj, void *rec, struct io_ctx *c);
+	/* the record's cross-field rules (check.c runs them after its fields'
+	 * ranges, on reading and before writing; obj NULL when writing); 0 ok */
+	int (*check)(struct rd *r, const struct jnode *obj, const void *rec, struct io_ctx *c);
 };
 
 /* What a field's codec may need besides its record: the whole analysis
@@ -119,6 +147,7 @@ struct io_ctx {
 	struct rank_result *wr;       /* the rank (reading) */
 	size_t ri;                    /* its index in a->r */
 	const struct jnode *root;     /* reading: the document */
+	const struct whatif *wi;      /* checking: the what-if whose rows are checked */
 };
 
 extern const struct record REC_ANALYSIS, REC_RANK, REC_STEP, REC_STREAM, REC_COLL, REC_KERNEL, REC_ACROSS,
@@ -128,6 +157,12 @@ extern const struct record REC_ANALYSIS, REC_RANK, REC_STEP, REC_STREAM, REC_COL
 static inline int io_xr(const struct io_ctx *c)
 {
 	return c->a->clocks_aligned;
+}
+
+/* The analysis and the rank being read or written. */
+static inline const struct analysis *io_an(const struct io_ctx *c)
+{
+	return c->wa ? c->wa : c->a;
 }
 
 /* The writer's walk (json_write.c): the fields of rec as members of the
@@ -163,9 +198,20 @@ void io_put_fr(struct jw *w, const char *k, const void *p, const struct io_ctx *
 int io_get_fr(struct rd *r, const struct jnode *v, const char *k, void *p, struct io_ctx *c);
 
 /* Reads object v (member key of the current object) as record rc into rec:
- * the path grows by key while its fields are read, then rc->check runs. */
+ * the path grows by key while its fields are read. */
 int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, void *rec,
 		struct io_ctx *c);
+
+/* The values (check.c): each field's range and each record's rules over
+ * rec, its JSON obj beside (reading: the offsets of errors; NULL when
+ * writing).  io_check_obj / io_check_el grow the path by key / key[k]. */
+int io_check_fields(struct rd *r, const struct jnode *obj, const struct record *rc, const void *rec,
+		    struct io_ctx *c);
+int io_check_obj(struct rd *r, const struct jnode *v, const char *key, const struct record *rc, const void *rec,
+		 struct io_ctx *c);
+int io_check_el(struct rd *r, const struct jnode *v, const char *key, size_t k, const struct record *rc,
+		const void *rec, struct io_ctx *c);
+
 
 /* ---- the document tree of the reader, with byte offsets (jdoc.c) ---- */
 enum jt { JN_NULL, JN_FALSE, JN_TRUE, JN_INT, JN_DBL, JN_STR, JN_OBJ, JN_ARR };
@@ -201,6 +247,7 @@ struct rd {
 	char where[256];        /* path of the current object, e.g. "ranks[2].steps[0]" */
 	size_t obj_off;         /* byte offset of the current object */
 	int failed;
+	int writing;            /* checking an analysis about to be written (errors: internal) */
 };
 /* Records the first error: "<file>: at byte N: <where>.<key>: <msg>". */
 int io_fail(struct rd *r, const struct jnode *at, const char *key, const char *fmt, ...)

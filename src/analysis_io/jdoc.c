@@ -8,6 +8,7 @@
 #include "analysis_io/fields.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +72,7 @@ static int exact_ns(const char *s, size_t len, long long *ns)
 		neg = 1, i++;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, dig++)
 		v = v * 10 + (unsigned long long)(s[i] - '0');
-	if (!dig || dig > 12)
+	if (!dig || dig > 13) /* 13 digits of ms and 6 decimals: below 2^64 */
 		return 0;
 	size_t frac = 0;
 	if (i < len && s[i] == '.')
@@ -81,6 +82,8 @@ static int exact_ns(const char *s, size_t len, long long *ns)
 		return 0;
 	for (; frac < 6; frac++)
 		v *= 10;
+	if (v > (unsigned long long)LLONG_MAX)
+		return 0;
 	*ns = neg ? -(long long)v : (long long)v;
 	return 1;
 }

@@ -5,11 +5,13 @@
  *
  * Every field the writer writes and struct analysis holds is read; each
  * must have the writer's type (a figure a number, or null where the writer
- * writes null for "not applicable"; a count a non-negative integer) and
- * lie in its range (times and bandwidths >= 0, shares in [0, 1], ranks
- * >= 0); then each record's invariants hold (exposed <= communication, a
- * step ends after it starts, a late rank or straggler is one of the ranks,
- * each rank once).  The first violation is AORTA_EINPUT naming the file,
+ * writes null for "not applicable"; a count a non-negative integer); then
+ * check.c checks the values: each field's range as its table line declares
+ * it (times and bandwidths >= 0, shares in [0, 1], ranks >= 0) and each
+ * record's rules (exposed <= communication, a step ends after it starts, a
+ * late rank or straggler is one of the ranks, a what-if's gain is its
+ * replayed step less the step if fixed).  The first violation is
+ * AORTA_EINPUT naming the file,
  * the byte offset of the value and its path ("ranks[2].steps[0].compute_ms:
  * expected a number, got a string"), so a hand-edited or damaged file can
  * never become a NaN that compares as "better".  Derived fields (ratios,
@@ -41,7 +43,12 @@ int io_fail(struct rd *r, const struct jnode *at, const char *key, const char *f
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!r->failed)
+	if (!r->failed && r->writing)
+		aorta_fail(r->e, AORTA_EINTERNAL, r->path, 0, -1,
+			   "not written: %s%s%s: %s (the analysis breaks its own rules, docs/formats.md; a bug "
+			   "in aorta: please report it with the inputs)", r->where, r->where[0] && key ? "." : "",
+			   key ? key : "", msg);
+	else if (!r->failed)
 		aorta_fail(r->e, AORTA_EINPUT, r->path, 0, (long long)(at ? at->off : r->obj_off),
 			   "%s%s%s: %s (not a valid aorta analysis)", r->where, r->where[0] && key ? "." : "",
 			   key ? key : "", msg);
@@ -56,13 +63,11 @@ static const char *type_name(const struct jnode *v)
 	return v ? n[v->t] : "nothing";
 }
 
-/* An integer field within its range (flags and the member's type). */
+/* An integer field within its member's type (its range is check.c's). */
 static int read_int(struct rd *r, const struct jnode *v, const struct field *f, void *p)
 {
-	long long lo = f->flags & FF_GE0 || f->type == FT_U64 ? 0 : f->flags & FF_GEM1 ? -1 : LLONG_MIN;
+	long long lo = f->type == FT_U64 ? 0 : f->type == FT_INT || f->type == FT_I32 ? INT_MIN : LLONG_MIN;
 	long long hi = f->type == FT_INT || f->type == FT_I32 ? INT_MAX : LLONG_MAX;
-	if (f->type == FT_INT || f->type == FT_I32)
-		lo = lo < INT_MIN ? INT_MIN : lo;
 	if (v->t != JN_INT)
 		return io_fail(r, v, f->key, "expected an integer, got %s", v->t == JN_DBL ? "a fraction" : type_name(v));
 	if (v->i < lo || v->i > hi)
@@ -79,44 +84,38 @@ static int read_int(struct rd *r, const struct jnode *v, const struct field *f, 
 	return 0;
 }
 
-/* A finite number within the field's range. */
-static int read_number(struct rd *r, const struct jnode *v, const char *key, unsigned flags, double *out)
+/* A finite number (its range is check.c's). */
+static int read_number(struct rd *r, const struct jnode *v, const char *key, double *out)
 {
 	if (v->t != JN_INT && v->t != JN_DBL)
 		return io_fail(r, v, key, "expected a number, got %s", type_name(v));
 	if (!isfinite(v->d))
 		return io_fail(r, v, key, "expected a number, got a non-finite number");
-	if ((flags & (FF_GE0 | FF_SHARE)) && v->d < 0)
-		return io_fail(r, v, key, "expected a value >= 0, got %g", v->d);
-	if ((flags & FF_SHARE) && v->d > 1)
-		return io_fail(r, v, key, "expected a share in [0, 1], got %g", v->d);
 	*out = v->d;
 	return 0;
 }
 
-/* Milliseconds as written (six decimals) back to ns. */
-static int read_ms(struct rd *r, const struct jnode *v, const char *key, unsigned flags, int64_t *ns)
+/* Milliseconds as written (six decimals) back to ns: any value an int64 of
+ * ns holds within ANALYSIS_MAX_NS (its range is check.c's). */
+static int read_ms(struct rd *r, const struct jnode *v, const char *key, int64_t *ns)
 {
-	double d;
-	if (v->t != JN_INT && v->t != JN_DBL)
-		return io_fail(r, v, key, "expected a number, got %s", type_name(v));
-	if (!isfinite(v->d) || fabs(v->d) > 9e9)
-		return io_fail(r, v, key, "%g ms is out of range", v->d);
-	if ((flags & FF_GE0) && v->d < 0)
-		return io_fail(r, v, key, "a negative time, %g ms", v->d);
-	if (read_number(r, v, key, 0, &d))
+	double d = 0;
+	if (read_number(r, v, key, &d))
 		return -1;
+	if (fabs(d) > (double)ANALYSIS_MAX_NS / 1e6 ||
+	    (v->ms_exact && (v->ns > ANALYSIS_MAX_NS || v->ns < -ANALYSIS_MAX_NS)))
+		return io_fail(r, v, key, "%g ms is out of range (at most %.0f ms)", v->d, (double)ANALYSIS_MAX_NS / 1e6);
 	*ns = jdoc_ns(v);
 	return 0;
 }
 
-static int read_figs(struct rd *r, const struct jnode *obj, const struct field *f, struct ov_figures *x)
+static int read_figs(struct rd *r, const struct jnode *obj, struct ov_figures *x)
 {
 	for (size_t k = 0; k < NFIGURES; k++) {
 		const struct jnode *v = jdoc_get(obj, FIGURES[k].key);
 		if (!v)
 			return io_fail(r, NULL, FIGURES[k].key, "missing");
-		if (read_ms(r, v, FIGURES[k].key, f->flags, (int64_t *)((char *)x + FIGURES[k].off)))
+		if (read_ms(r, v, FIGURES[k].key, (int64_t *)((char *)x + FIGURES[k].off)))
 			return -1;
 	}
 	return 0;
@@ -170,8 +169,8 @@ int io_read_arr(struct rd *r, const struct jnode *v, const char *key, const stru
 			rc->init(el, c, k);
 		if (v->v[k]->t != JN_OBJ)
 			io_fail(r, v->v[k], NULL, "expected an object, got %s", type_name(v->v[k]));
-		else if (!io_read_fields(r, v->v[k], rc, el, c) && rc->check)
-			rc->check(r, v->v[k], el, c);
+		else
+			io_read_fields(r, v->v[k], rc, el, c);
 	}
 	r->where[len] = '\0';
 	r->obj_off = off;
@@ -186,8 +185,7 @@ int io_read_obj(struct rd *r, const struct jnode *v, const char *key, const stru
 		return io_fail(r, v, key, "expected an object, got %s", type_name(v));
 	snprintf(r->where + len, sizeof(r->where) - len, "%s%s", len ? "." : "", key);
 	r->obj_off = v->off;
-	if (!io_read_fields(r, v, rc, rec, c) && rc->check)
-		rc->check(r, v, rec, c);
+	io_read_fields(r, v, rc, rec, c);
 	r->where[len] = '\0';
 	r->obj_off = off;
 	return r->failed ? -1 : 0;
@@ -218,12 +216,16 @@ static int read_field(struct rd *r, const struct jnode *obj, const struct field 
 	if (f->type == FT_HOOK)
 		return f->get ? f->get(r, v, f->key, p, c) : 0;
 	if (f->type == FT_FIGS)
-		return read_figs(r, obj, f, p);
+		return read_figs(r, obj, p);
 	if (f->type == FT_PACK)
 		return 0;
+	/* required where written (a `when` says where) */
+	int req = (f->flags & FF_REQ) && (!f->when || f->when(rec, c));
 	if (!v)
-		return f->flags & FF_REQ ? io_fail(r, NULL, f->key, "missing") : 0;
+		return req ? io_fail(r, NULL, f->key, "missing") : 0;
 	if (v->t == JN_NULL) {
+		if (f->type == FT_NUM && req)
+			return io_fail(r, v, f->key, "expected a number, got null");
 		if (f->type == FT_NUM)
 			*(double *)p = NAN;
 		else if (!(f->flags & (FF_XR | FF_NULLOK)))
@@ -234,10 +236,10 @@ static int read_field(struct rd *r, const struct jnode *obj, const struct field 
 	case FT_INT: case FT_I32: case FT_I64: case FT_U64:
 		return read_int(r, v, f, p);
 	case FT_MS: case FT_MSF:
-		return read_ms(r, v, f->key, f->flags, p);
+		return read_ms(r, v, f->key, p);
 	case FT_NUM: {
-		double d;
-		if (read_number(r, v, f->key, f->flags, &d))
+		double d = 0;
+		if (read_number(r, v, f->key, &d))
 			return -1;
 		*(double *)p = d / (f->scale ? f->scale : 1);
 		return 0;
@@ -297,7 +299,7 @@ enum aorta_status analysis_json_parse(const char *path, const char *text, struct
 	struct io_ctx c = { .a = a, .wa = a, .root = root };
 	if (root->t != JN_OBJ)
 		io_fail(&r, root, NULL, "expected an object at the top, got %s", type_name(root));
-	else if (!io_read_fields(&r, root, &REC_ANALYSIS, a, &c))
+	else if (!io_read_fields(&r, root, &REC_ANALYSIS, a, &c) && !io_check_fields(&r, root, &REC_ANALYSIS, a, &c))
 		resum_steps(a);
 	jdoc_free(root);
 	if (r.failed) {

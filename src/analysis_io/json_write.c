@@ -157,8 +157,10 @@ void analysis_write_json(FILE *f, const struct analysis *a)
 enum aorta_status analysis_save_json(const struct analysis *a, const char *path, struct aorta_error *e)
 {
 	struct outfile o;
-	enum aorta_status s = out_open(&o, path, e);
+	enum aorta_status s = analysis_check(a, path, e);
 	if (s)
+		return s;
+	if ((s = out_open(&o, path, e)))
 		return s;
 	analysis_write_json(o.f, a);
 	return out_commit(&o, e);

@@ -11,9 +11,11 @@
  * own descriptor (a pipe to jq works, a redirect is not replaced).
  * Temporary files are named .NAME.aorta-tmp-XXXXXX (hidden, and recognised
  * by output_is_temp_name so a directory walk skips a leftover; the name cut
- * so it fits NAME_MAX) and removed by a SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXCPU
- * handler while they are open; SIGXFSZ is ignored (out_init_signals) so a
- * write past the size limit fails with EFBIG and the file is removed.
+ * so it fits NAME_MAX) and removed by the handler of every terminating
+ * signal and at exit while they are live; SIGXFSZ is ignored
+ * (out_init_signals) so a write past the size limit fails with EFBIG and
+ * the file is removed.  A command's outputs are one unit (output.h): their
+ * renames wait for out_unit_commit.
  *
  * Inputs are never outputs: a registry of every file the command reads and
  * will write (out_guard_input / out_guard_output), compared by device and
@@ -23,6 +25,7 @@
 #include "base/output.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -36,55 +39,294 @@
 
 long long out_fail_after_bytes = -1;
 
-/* ---- temporary files, removed on SIGINT / SIGTERM -------------------------- */
+/* ---- what a signal or an exit removes: temporary files and folders ------- */
 
 #define TMP_TAG ".aorta-tmp-"
-#define MAX_LIVE 64
 
-/* Paths of temporary files being written; the handler unlinks them (unlink
- * is async-signal-safe) and re-raises the signal with its default action. */
-static char *_Atomic live[MAX_LIVE];
+/* What is on disk only until the command commits it: temporary files, a
+ * report's temporary folder and the files in it, a folder made for
+ * outputs.  A list the handler walks (newest first: files before the
+ * folders that hold them), nodes published with an atomic store and never
+ * freed (a removed one is marked dead), so the handler never reads freed
+ * memory; unlink and rmdir are async-signal-safe. */
+enum { LIVE_DEAD, LIVE_FILE, LIVE_DIR };
+struct live {
+	char *path;
+	_Atomic int kind;
+	struct live *next;
+};
+static struct live *_Atomic live_head;
 static atomic_flag handlers_set = ATOMIC_FLAG_INIT;
+
+static pid_t live_owner; /* the process whose files these are (a forked child's are not) */
+
+static void live_remove_all(void)
+{
+	if (getpid() != live_owner)
+		return;
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (atomic_load(&n->kind) == LIVE_FILE)
+			unlink(n->path);
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (atomic_load(&n->kind) == LIVE_DIR)
+			rmdir(n->path);
+}
 
 static void on_signal(int sig)
 {
-	for (int i = 0; i < MAX_LIVE; i++) {
-		char *p = atomic_load(&live[i]);
-		if (p)
-			unlink(p);
-	}
+	live_remove_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
+static void on_exit_cleanup(void)
+{
+	live_remove_all(); /* an exit that committed nothing (out of memory: exit 5) leaves nothing */
+}
+
+/* Every signal whose default action ends the process (SIGKILL and SIGSTOP
+ * cannot be caught; SIGXFSZ is ignored, out_init_signals), the real-time
+ * ones included. */
+static int terminating(int sig)
+{
+	switch (sig) {
+	case SIGKILL: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGCONT:
+	case SIGCHLD: case SIGURG: case SIGWINCH: case SIGXFSZ:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static void install_handlers(void)
+{
+	if (atomic_flag_test_and_set(&handlers_set))
+		return;
+	live_owner = getpid();
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa, old;
+		if (!terminating(sig) || sigaction(sig, NULL, &old) != 0)
+			continue;
+		/* leave a signal the caller ignores (nohup, SIGPIPE) ignored, and
+		 * one a library handles (ASan's SIGSEGV) to it */
+		if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigfillset(&sa.sa_mask); /* one handler at a time */
+		sigaction(sig, &sa, NULL);
+	}
+	atexit(on_exit_cleanup);
+}
+
+static struct live *track_kind(const char *path, int kind)
+{
+	install_handlers();
+	struct live *n = xcalloc(1, sizeof(*n));
+	n->path = xstrdup(path);
+	atomic_store(&n->kind, kind);
+	n->next = atomic_load(&live_head);
+	while (!atomic_compare_exchange_weak(&live_head, &n->next, n))
+		;
+	return n;
+}
+
 static void track(char *tmp)
 {
-	if (!atomic_flag_test_and_set(&handlers_set)) {
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXCPU };
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-			struct sigaction sa, old;
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = on_signal;
-			sigemptyset(&sa.sa_mask);
-			/* leave a signal the caller ignores (nohup, SIGPIPE) ignored */
-			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-				sigaction(sigs[i], &sa, NULL);
+	track_kind(tmp, LIVE_FILE);
+}
+
+/* Marks the live entry of path (a file or folder) removed; 0 if none. */
+static int untrack_path(const char *path)
+{
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (atomic_load(&n->kind) != LIVE_DEAD && !strcmp(n->path, path)) {
+			atomic_store(&n->kind, LIVE_DEAD);
+			return 1;
 		}
-	}
-	for (int i = 0; i < MAX_LIVE; i++) {
-		char *expect = NULL;
-		if (atomic_compare_exchange_strong(&live[i], &expect, tmp))
-			return;
-	}
+	return 0;
 }
 
 static void untrack(char *tmp)
 {
-	for (int i = 0; i < MAX_LIVE; i++) {
-		char *expect = tmp;
-		if (atomic_compare_exchange_strong(&live[i], &expect, NULL))
-			return;
+	untrack_path(tmp);
+}
+
+/* Whether path lies directly in a live folder (a report's temporary one):
+ * a file committed there is removed with it. */
+static int in_live_dir(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	if (!sl)
+		return 0;
+	size_t dl = (size_t)(sl - path);
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (atomic_load(&n->kind) == LIVE_DIR && strlen(n->path) == dl && !strncmp(n->path, path, dl))
+			return 1;
+	return 0;
+}
+
+/* All terminating signals blocked (old gets the mask to restore): a commit
+ * is not cut in the middle; a signal that comes is delivered after it. */
+static void block_signals(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void restore_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void out_track_file(const char *path)
+{
+	track_kind(path, LIVE_FILE);
+}
+
+enum aorta_status out_mkdir(const char *dir, int temporary, struct aorta_error *e)
+{
+	struct stat st;
+	if (!temporary && stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return AORTA_OK;
+		return aorta_fail(e, AORTA_EINPUT, dir, 0, -1, "exists and is not a directory; give a folder");
 	}
+	sigset_t old;
+	block_signals(&old); /* made and tracked at once: never made and left */
+	int rc = mkdir(dir, 0777), err = errno;
+	if (rc == 0)
+		track_kind(dir, LIVE_DIR);
+	restore_signals(&old);
+	if (rc != 0 && !(err == EEXIST && !temporary && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+		return aorta_fail(e, status_of_errno(err, AORTA_EINTERNAL), dir, 0, -1, "cannot create the folder: %s",
+				  strerror(err));
+	return AORTA_OK;
+}
+
+void out_forget_dir(const char *dir)
+{
+	size_t dl = strlen(dir);
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (!strncmp(n->path, dir, dl) && (n->path[dl] == '\0' || (n->path[dl] == '/' && !strchr(n->path + dl + 1, '/'))))
+			atomic_store(&n->kind, LIVE_DEAD);
+}
+
+void out_critical_begin(sigset_t *old)
+{
+	block_signals(old);
+}
+
+void out_critical_end(const sigset_t *old)
+{
+	restore_signals(old);
+}
+
+/* ---- one command's outputs as one unit ------------------------------------ */
+
+/* Between out_unit_begin and out_unit_commit, out_commit checks and closes
+ * each file but leaves it under its temporary name; the commit renames
+ * them all with signals blocked, each target's previous file kept under a
+ * hard link until every rename has succeeded, so a failed rename puts the
+ * earlier ones back: the outputs of the command are all new or all as
+ * they were.  Not thread-safe (the command's main thread). */
+struct pending { char *tmp, *path; };
+static struct pending *pend;
+static size_t npend, cappend;
+static int unit_on;
+
+void out_unit_begin(void)
+{
+	unit_on = 1;
+}
+
+static void unit_forget(void)
+{
+	for (size_t i = 0; i < npend; i++) {
+		free(pend[i].tmp);
+		free(pend[i].path);
+	}
+	free(pend);
+	pend = NULL;
+	npend = cappend = 0;
+	unit_on = 0;
+}
+
+/* The folders out_mkdir made that are still empty: removed. */
+static void remove_made_dirs(void)
+{
+	for (struct live *n = atomic_load(&live_head); n; n = n->next)
+		if (atomic_load(&n->kind) == LIVE_DIR && rmdir(n->path) == 0)
+			atomic_store(&n->kind, LIVE_DEAD);
+}
+
+void out_unit_abort(void)
+{
+	for (size_t i = 0; i < npend; i++) {
+		unlink(pend[i].tmp);
+		untrack(pend[i].tmp);
+	}
+	unit_forget();
+	remove_made_dirs();
+}
+
+enum aorta_status out_unit_commit(struct aorta_error *e)
+{
+	enum aorta_status st = AORTA_OK;
+	sigset_t old;
+	char **bak = xcalloc(npend ? npend : 1, sizeof(*bak));
+	size_t done = 0;
+
+	block_signals(&old);
+	for (; done < npend; done++) {
+		struct pending *p = &pend[done];
+		/* the previous file stays reachable until every rename is done */
+		bak[done] = xasprintf("%s.old", p->tmp);
+		if (link(p->path, bak[done]) != 0) {
+			free(bak[done]);
+			bak[done] = NULL;
+		}
+		if (rename(p->tmp, p->path) != 0) {
+			int err = errno;
+			st = aorta_fail(e, status_of_errno(err, AORTA_EINTERNAL), p->path, 0, -1,
+					"cannot rename into place: %s; no output of this run was kept", strerror(err));
+			if (bak[done])
+				unlink(bak[done]);
+			break;
+		}
+	}
+	if (st) { /* put the earlier ones back */
+		for (size_t k = done; k-- > 0;) {
+			if (bak[k])
+				rename(bak[k], pend[k].path);
+			else
+				unlink(pend[k].path);
+		}
+		for (size_t k = done; k < npend; k++)
+			unlink(pend[k].tmp);
+	} else {
+		for (size_t k = 0; k < npend; k++) {
+			if (bak[k])
+				unlink(bak[k]);
+			untrack(pend[k].tmp);
+		}
+		/* the folders made for outputs are kept now */
+		for (struct live *n = atomic_load(&live_head); n; n = n->next)
+			if (atomic_load(&n->kind) == LIVE_DIR)
+				atomic_store(&n->kind, LIVE_DEAD);
+	}
+	for (size_t k = 0; k < npend; k++) {
+		free(bak[k]);
+		if (st)
+			untrack(pend[k].tmp);
+	}
+	free(bak);
+	unit_forget();
+	if (st)
+		remove_made_dirs();
+	restore_signals(&old);
+	return st;
 }
 
 void out_init_signals(void)
@@ -109,6 +351,12 @@ int output_is_temp_name(const char *name)
 
 /* The file a path names, through symlinks (a dangling one included, whose
  * target is created); NULL with errno set on a loop or a bad component. */
+static char *resolve(const char *path);
+char *out_resolve(const char *path)
+{
+	return resolve(path);
+}
+
 static char *resolve(const char *path)
 {
 	char *cur = xstrdup(path);
@@ -162,6 +410,8 @@ struct guarded {
 
 static struct guarded *guards;
 static size_t nguards, capguards;
+/* readers declare what they read from their threads (out_guard_read) */
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static char *resolve(const char *path);
 static int own_fd(const char *path);
@@ -216,14 +466,20 @@ static const struct guarded *find_guard(const struct guarded *g, int outputs, in
 	return NULL;
 }
 
-static enum aorta_status guard_add(const char *path, const char *what, int output,
-				   struct aorta_error *e)
+static enum aorta_status guard_add_locked(const char *path, const char *what, int output,
+					  struct aorta_error *e)
 {
 	struct guarded g;
 
 	if (!identify(path, &g))
 		return AORTA_OK;
 	const struct guarded *o = find_guard(&g, 1, output);
+	if (!o && !output)
+		o = find_guard(&g, 0, 1);
+	if (o && !output && !o->output) { /* read again (the reader after the walk): known */
+		free(g.canon);
+		return AORTA_OK;
+	}
 	if (o) {
 		enum aorta_status s;
 		if (!output)
@@ -249,7 +505,20 @@ static enum aorta_status guard_add(const char *path, const char *what, int outpu
 	return AORTA_OK;
 }
 
+static enum aorta_status guard_add(const char *path, const char *what, int output, struct aorta_error *e)
+{
+	pthread_mutex_lock(&guard_lock);
+	enum aorta_status s = guard_add_locked(path, what, output, e);
+	pthread_mutex_unlock(&guard_lock);
+	return s;
+}
+
 enum aorta_status out_guard_input(const char *path, struct aorta_error *e)
+{
+	return guard_add(path, "input", 0, e);
+}
+
+enum aorta_status out_guard_read(const char *path, struct aorta_error *e)
 {
 	return guard_add(path, "input", 0, e);
 }
@@ -259,8 +528,30 @@ enum aorta_status out_guard_output(const char *path, const char *what, struct ao
 	return guard_add(path, what, 1, e);
 }
 
+void out_guard_forget(const char *path)
+{
+	struct guarded g;
+	if (!identify(path, &g))
+		return;
+	pthread_mutex_lock(&guard_lock);
+	for (size_t i = 0; i < nguards;) {
+		struct guarded *o = &guards[i];
+		if (!o->output && ((g.have_id && o->have_id && g.dev == o->dev && g.ino == o->ino) ||
+				   !strcmp(g.canon, o->canon))) {
+			free(o->canon);
+			free(o->given);
+			guards[i] = guards[--nguards];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&guard_lock);
+	free(g.canon);
+}
+
 void out_guard_reset(void)
 {
+	pthread_mutex_lock(&guard_lock);
 	for (size_t i = 0; i < nguards; i++) {
 		free(guards[i].canon);
 		free(guards[i].given);
@@ -268,6 +559,7 @@ void out_guard_reset(void)
 	free(guards);
 	guards = NULL;
 	nguards = capguards = 0;
+	pthread_mutex_unlock(&guard_lock);
 }
 
 /* out_open's own check: an output never replaces a file this process read,
@@ -278,12 +570,18 @@ static enum aorta_status guard_open(const char *path, struct aorta_error *e)
 
 	if (!nguards || !identify(path, &g))
 		return AORTA_OK;
+	pthread_mutex_lock(&guard_lock);
 	const struct guarded *o = find_guard(&g, 0, 1);
+	char *given = o ? xstrdup(o->given) : NULL;
+	pthread_mutex_unlock(&guard_lock);
 	free(g.canon);
-	if (o)
-		return aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
-				  "the output is also an input ('%s'): writing it would destroy the "
-				  "input; give the output another name", o->given);
+	if (given) {
+		enum aorta_status s = aorta_fail(e, AORTA_EUSAGE, path, 0, -1,
+						 "the output is also an input ('%s'): writing it would destroy the "
+						 "input; give the output another name", given);
+		free(given);
+		return s;
+	}
 	return AORTA_OK;
 }
 
@@ -402,7 +700,12 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 	o->path = target;
 	o->tmp = xmalloc(n);
 	snprintf(o->tmp, n, "%.*s.%.*s" TMP_TAG "XXXXXX", (int)dl, target, (int)keep, target + dl);
+	sigset_t old;
+	block_signals(&old); /* made and tracked at once: a signal between would leave it */
 	int fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		track(o->tmp);
+	restore_signals(&old);
 	if (fd < 0) {
 		enum aorta_status s = aorta_fail(e, AORTA_EINTERNAL, path, 0, -1,
 						 "cannot create a temporary file beside it: %s",
@@ -412,7 +715,6 @@ enum aorta_status out_open(struct outfile *o, const char *path, struct aorta_err
 		memset(o, 0, sizeof(*o));
 		return s;
 	}
-	track(o->tmp);
 	/* mkstemp creates 0600; give the file the mode a plain fopen would, or
 	 * the mode of the file it replaces */
 	mode_t um = umask(0);
@@ -474,15 +776,27 @@ enum aorta_status out_commit(struct outfile *o, struct aorta_error *e)
 		memset(o, 0, sizeof(*o));
 		return AORTA_OK;
 	}
+	if (unit_on) { /* renamed with the command's other outputs (out_unit_commit) */
+		GROW(pend, cappend, npend + 1);
+		pend[npend++] = (struct pending){ o->tmp, o->path };
+		memset(o, 0, sizeof(*o));
+		return AORTA_OK;
+	}
+	sigset_t old;
+	block_signals(&old);
 	if (rename(o->tmp, o->path) != 0) {
-		char path[512];
 		int err = errno;
+		restore_signals(&old);
+		char path[512];
 		snprintf(path, sizeof(path), "%s", o->path);
 		out_abort(o);
 		return aorta_fail(e, AORTA_EINTERNAL, path, 0, -1, "cannot rename into place: %s",
 				  strerror(err));
 	}
 	untrack(o->tmp);
+	if (in_live_dir(o->path)) /* a report's temporary folder: removed with it */
+		track_kind(o->path, LIVE_FILE);
+	restore_signals(&old);
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof(*o));

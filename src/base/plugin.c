@@ -1,5 +1,6 @@
 /*
- * plugin.c - loading libaorta-gpu.so and libaorta-mpi.so (see plugin.h).
+ * plugin.c - loading libaorta-gpu.so and libaorta-mpi.so, and the
+ * handshake every plug-in passes before it is used (see plugin.h).
  */
 #include "base/plugin.h"
 
@@ -11,12 +12,12 @@
 #include <unistd.h>
 
 struct plugin {
-	const char *file, *env;
+	const char *file, *env, *kind;
 	void *handle;
 	char path[PATH_MAX + 32];
 };
-static struct plugin gpu_plugin = { "libaorta-gpu.so", "AORTA_GPU_LIB", NULL, { 0 } };
-static struct plugin mpi_plugin = { "libaorta-mpi.so", "AORTA_MPI_LIB", NULL, { 0 } };
+static struct plugin gpu_plugin = { "libaorta-gpu.so", "AORTA_GPU_LIB", "gpu", NULL, { 0 } };
+static struct plugin mpi_plugin = { "libaorta-mpi.so", "AORTA_MPI_LIB", "mpi", NULL, { 0 } };
 
 /* The running binary's folder, without the trailing slash; -1 if unknown. */
 static int exe_dir(char *dir, size_t cap)
@@ -84,6 +85,37 @@ static int plugin_path(const struct plugin *pl, char *path, size_t cap)
 	return aorta_plugin_path(pl->file, path, cap);
 }
 
+int aorta_plugin_check(void *h, const char *path, const char *kind, char *why, size_t len)
+{
+	static const char *const kinds[] = { "gpu", "mpi", "plot" };
+	char sym[48];
+	snprintf(sym, sizeof(sym), "aorta_plugin_id_%s", kind);
+	const struct aorta_plugin_id *id = dlsym(h, sym);
+	if (!id) {
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			char other[48];
+			snprintf(other, sizeof(other), "aorta_plugin_id_%s", kinds[k]);
+			if (strcmp(kinds[k], kind) && dlsym(h, other)) {
+				snprintf(why, len, "'%.900s' is aorta's %s plug-in, not its %s plug-in", path, kinds[k], kind);
+				return -1;
+			}
+		}
+		snprintf(why, len, "'%.900s' is not an aorta plug-in (it has no %s): a foreign library", path, sym);
+		return -1;
+	}
+	if (strncmp(id->magic, AORTA_PLUGIN_MAGIC, sizeof(id->magic)) || strncmp(id->kind, kind, sizeof(id->kind))) {
+		snprintf(why, len, "'%.900s' is not an aorta %s plug-in this aorta knows (its handshake is '%.15s')", path,
+			 kind, id->magic);
+		return -1;
+	}
+	if (strncmp(id->build, AORTA_BUILD_ID, sizeof(id->build))) {
+		snprintf(why, len, "'%.900s' is a stale %s plug-in: built for aorta %.47s, this aorta is %s; rebuild "
+			 "it with the binary (make) or install both again", path, kind, id->build, AORTA_BUILD_ID);
+		return -1;
+	}
+	return 0;
+}
+
 static void *plugin_sym(struct plugin *pl, const char *sym, char *why, size_t len)
 {
 	if (!pl->handle) {
@@ -91,11 +123,15 @@ static void *plugin_sym(struct plugin *pl, const char *sym, char *why, size_t le
 			snprintf(why, len, "cannot find the aorta binary's folder");
 			return NULL;
 		}
-		pl->handle = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
-		if (!pl->handle) {
+		void *h = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
 			snprintf(why, len, "%s", dlerror());
 			return NULL;
 		}
+		if (aorta_plugin_check(h, pl->path, pl->kind, why, len))
+			return NULL; /* left mapped, never called: unloading a library whose own set-up
+				      * holds memory (cairo's) would leak it */
+		pl->handle = h;
 	}
 	void *f = dlsym(pl->handle, sym);
 	if (!f)

@@ -30,6 +30,7 @@
  * thread (the inflater thread is private to it).
  */
 #include "base/zread.h"
+#include "base/output.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -129,6 +131,7 @@ struct zread {
 	/* bound on the decompressed bytes (0: none) and what it is called */
 	unsigned long long limit, total;
 	const char *limit_what;
+	int guarded;            /* declared an input (base/output.h) at the first read */
 };
 
 static enum aorta_status sys_fail(struct aorta_error *e, const char *path, const char *what)
@@ -516,6 +519,11 @@ ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 {
 	if (n == 0)
 		return 0;
+	if (!z->guarded) { /* every file read is an input: never an output of the command too */
+		z->guarded = 1;
+		if (strcmp(z->path, "-") != 0 && out_guard_read(z->path, e))
+			return -1;
+	}
 	if (z->rp_pos < z->rp_len) { /* the peeked bytes first */
 		size_t take = z->rp_len - z->rp_pos;
 		if (take > n)
@@ -524,6 +532,8 @@ ssize_t zread_read(struct zread *z, void *buf, size_t n, struct aorta_error *e)
 		z->rp_pos += take;
 		return (ssize_t)take;
 	}
+	if (z->limit && z->total <= z->limit && n > z->limit - z->total + 1)
+		n = (size_t)(z->limit - z->total + 1); /* one byte past the limit tells it */
 	ssize_t r = read_raw(z, buf, n, e);
 	if (r > 0 && z->limit) {
 		z->total += (unsigned long long)r;
@@ -564,6 +574,19 @@ void zread_set_limit(struct zread *z, unsigned long long max_bytes, const char *
 {
 	z->limit = max_bytes;
 	z->limit_what = what;
+}
+
+enum aorta_status zread_limit(struct zread *z, unsigned long long max_bytes, const char *what,
+			      struct aorta_error *e)
+{
+	struct stat sb;
+	zread_set_limit(z, max_bytes, what);
+	if (z->kind == INFL_NONE && fstat(z->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (unsigned long long)sb.st_size > max_bytes)
+		return aorta_fail(e, AORTA_EINPUT, z->path, 0, (long long)max_bytes,
+				  "%llu MiB, larger than the %llu MiB limit for %s (is it the right file?)",
+				  (unsigned long long)sb.st_size >> 20, max_bytes >> 20, what ? what : "this input");
+	return AORTA_OK;
 }
 
 const char *zread_path(const struct zread *z)

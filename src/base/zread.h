@@ -32,6 +32,12 @@ enum aorta_status zread_peek(struct zread *z, size_t n, const char **buf, size_t
 /* Bounds the decompressed bytes zread_read hands out: past max_bytes it
  * fails with an error naming the limit and `what` ("a Kineto trace"). */
 void zread_set_limit(struct zread *z, unsigned long long max_bytes, const char *what);
+/* zread_set_limit, and a plain (uncompressed) regular file already larger
+ * than max_bytes is that error now, before a byte more is read.  Either way
+ * zread_read never hands out more than max_bytes + 1 bytes, so a reader
+ * that holds what it reads holds at most that much. */
+enum aorta_status zread_limit(struct zread *z, unsigned long long max_bytes, const char *what,
+			      struct aorta_error *e);
 const char *zread_path(const struct zread *z);
 int zread_is_gzip(const struct zread *z);
 const char *zread_inflater(const struct zread *z); /* "none", "zlib", "isa-l" */

@@ -5,7 +5,8 @@
  *
  * Reads every rank in parallel (or a saved analysis back, through the same
  * way in as report and compare: cmd/runs.c), prints the summary (unless
- * --quiet), and writes --json / --csv / --trace-out.  A --skip-steps that
+ * --quiet), and writes --json / --csv / --trace-out, as one unit: all
+ * renamed into place at the end, or none (base/output.h).  A --skip-steps that
  * would leave some rank no step skips nothing and says so.  Exit 3 on bad input, naming the
  * file and byte offset.
  */
@@ -98,6 +99,8 @@ int cmd_analyze(int argc, char **argv)
 		aorta_error_print(&e);
 		return e.code;
 	}
+	/* the outputs are one unit: renamed together at the end, or none */
+	out_unit_begin();
 	struct rules *rules = NULL;
 	if (rules_path && rules_load(rules_path, &rules, &e)) {
 		aorta_error_print(&e);
@@ -172,6 +175,8 @@ int cmd_analyze(int argc, char **argv)
 		goto fail;
 	if (trace_out && (st = analysis_save_trace(&a, trace_out, &e)))
 		goto fail;
+	if ((st = out_unit_commit(&e)))
+		goto fail;
 	whatif_wait(&a); /* the replay ran while the files were written */
 	if (!quiet) /* the summary first (a hang's verdict leads it), then the detail */
 		analysis_print(stdout, &a, PRINT_SUMMARY | (summary ? 0 : PRINT_DETAIL) | (verbose ? PRINT_VERBOSE : 0) |
@@ -181,6 +186,7 @@ int cmd_analyze(int argc, char **argv)
 	free(given);
 	return AORTA_OK;
 fail:
+	out_unit_abort();
 	aorta_error_print(&e);
 	analysis_free(&a);
 	rules_free(rules);

@@ -5,7 +5,9 @@
  * and per-figure verdicts.
  *
  * Atomic output.  Everything is written into a fresh folder beside --output
- * (<output>.tmp-<pid>), then swapped into place with renameat2's exchange
+ * (<output>.tmp-<pid>; beside its target where --output is a symlink, so
+ * the link stays), removed by any terminating signal or exit until it is
+ * swapped into place (base/output.h), then swapped with renameat2's exchange
  * (one step: readers see the old report or the new one, never a mix) and
  * the old report removed; where exchange is not supported, two renames.
  * An existing --output is replaced only when it is empty or an earlier
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/options.h"
+#include "base/output.h"
 #include "cmd/cmds.h"
 #include "flightrec/fr.h"
 #include "ingest/upstream_sums.h"
@@ -266,7 +269,7 @@ int cmd_report(int argc, char **argv)
 	long *gsteps = NULL;
 	int ngsteps = 0;
 	struct report rep = { 0 };
-	char tmp[PATH_MAX + 64] = "";
+	char tmp[PATH_MAX + 64] = "", *real_out = NULL;
 	struct plot_lib lib = { 0 };
 	struct rep_images img = { 0 };
 	struct aorta_error e = { 0 };
@@ -470,14 +473,21 @@ int cmd_report(int argc, char **argv)
 					   (unsigned long long)a->r[k].skipped, a->r[k].skipped_first);
 	}
 
-	/* write into a fresh folder beside --output */
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", output, (long)getpid());
+	/* write into a fresh folder beside --output (beside its target where
+	 * --output is a symlink: the link stays a link), removed by any signal
+	 * or exit until it is swapped into place */
+	if (!(real_out = out_resolve(output))) {
+		aorta_fail(&e, AORTA_EINPUT, output, 0, -1, "cannot resolve the folder: %s", strerror(errno));
+		aorta_error_print(&e);
+		rc = AORTA_EINPUT;
+		goto done;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", real_out, (long)getpid());
 	remove_report_dir(tmp);
-	if (mkdir(tmp, 0777) != 0) {
-		aorta_fail(&e, AORTA_EINTERNAL, tmp, 0, -1, "cannot create the folder: %s", strerror(errno));
+	if ((st = out_mkdir(tmp, 1, &e))) {
 		aorta_error_print(&e);
 		tmp[0] = '\0';
-		rc = AORTA_EINTERNAL;
+		rc = st;
 		goto done;
 	}
 	char path[PATH_MAX + 64];
@@ -498,16 +508,22 @@ int cmd_report(int argc, char **argv)
 	if ((st = report_write_html(&rep, &img, tmp, plot_why, &e)))
 		goto fail;
 	snprintf(path, sizeof(path), "%s/%s", tmp, MARKER);
-	FILE *m = fopen(path, "w");
-	if (!m || fputs("written by aorta report; this folder is replaced whole by the next report\n", m) < 0 ||
-	    fclose(m) != 0) {
-		st = aorta_fail(&e, AORTA_EINTERNAL, path, 0, -1, "cannot write");
+	struct outfile m;
+	if ((st = out_open(&m, path, &e)))
+		goto fail;
+	fputs("written by aorta report; this folder is replaced whole by the next report\n", m.f);
+	if ((st = out_commit(&m, &e)))
+		goto fail;
+	sigset_t sig;
+	out_critical_begin(&sig); /* swapped and the old report removed whole, or not at all */
+	if (swap_in(tmp, real_out, exists) != 0) {
+		int err = errno;
+		out_critical_end(&sig);
+		st = aorta_fail(&e, AORTA_EINTERNAL, output, 0, -1, "cannot move the report into place: %s", strerror(err));
 		goto fail;
 	}
-	if (swap_in(tmp, output, exists) != 0) {
-		st = aorta_fail(&e, AORTA_EINTERNAL, output, 0, -1, "cannot move the report into place: %s", strerror(errno));
-		goto fail;
-	}
+	out_forget_dir(tmp);
+	out_critical_end(&sig);
 	tmp[0] = '\0';
 	for (size_t i = 0; i < rep.nds; i++) { /* each run's summary line: what the page leads with */
 		const struct rep_dataset *d = &rep.ds[i];
@@ -531,8 +547,11 @@ fail:
 	aorta_error_print(&e);
 	rc = st;
 done:
-	if (tmp[0])
+	if (tmp[0]) {
 		remove_report_dir(tmp);
+		out_forget_dir(tmp);
+	}
+	free(real_out);
 	rep_images_free(&img);
 	report_plot_unload(&lib);
 	report_free(&rep);

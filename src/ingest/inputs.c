@@ -21,13 +21,18 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "base/output.h"
 #include "base/zread.h"
 
 #define MAX_DEPTH 8
-/* entries one walk looks at, at most: a link to / or to a huge tree is an
- * error, not an hour of walking (sweep's own analysis included) */
+/* entries one expansion looks at, at most (every directory entry, hidden
+ * or not, every glob match and every line of a list): a link to / or to a
+ * huge tree is an error, not an hour of walking (sweep's own analysis
+ * included).  The walk lists first and sniffs after, so the cap fires
+ * after 200,000 directory reads, not 200,000 file reads. */
 #define MAX_ENTRIES 200000
 
 /* st: the file's stat when it is a regular file (its identity), else NULL */
@@ -100,6 +105,13 @@ struct dir_id {
 	char *path;
 };
 
+/* A regular file the walk found, sniffed once the walk is done. */
+struct found {
+	char *path;
+	size_t name;           /* offset of its name in path */
+	struct stat st;
+};
+
 struct walk {
 	struct input_list *l;
 	int strict;
@@ -108,10 +120,85 @@ struct walk {
 	struct dir_id *dirs;   /* folders entered: each once */
 	size_t ndirs, capdirs;
 	int fatal;             /* a runtime error (EMFILE...): stop, e is filled */
-	size_t entries;        /* directory entries looked at (MAX_ENTRIES) */
+	size_t entries;        /* entries looked at (MAX_ENTRIES) */
+	struct found *found;   /* regular files of the folder being walked, to sniff */
+	size_t nfound, capfound;
 };
 
-/* Marks a folder entered; the path of the earlier visit when it was. */
+/* Counts one entry toward MAX_ENTRIES; 0, or -1 (w->e filled, fatal) past it. */
+static int count_entry(struct walk *w, const char *where)
+{
+	if (++w->entries <= MAX_ENTRIES)
+		return 0;
+	if (!w->fatal)
+		aorta_fail(w->e, AORTA_EINPUT, where, 0, -1, "more than %d entries in the folders walked, the "
+			   "lists and the patterns (a link to a large tree?); name the rank files or a smaller "
+			   "folder", MAX_ENTRIES);
+	w->fatal = 1;
+	return -1;
+}
+
+/* Whether path is under /proc, /sys or (dev) /dev, through any hop of a
+ * chain of links or where it ends (by_path), or on a kernel's pseudo file
+ * system (proc, sysfs, debugfs, ...): their "files" are not traces, and
+ * reading one can block for ever (/proc/kmsg).  The walk never goes there;
+ * a file there is read only when named, and a folder named under /proc or
+ * /sys is refused (one under /dev, /dev/shm, is walked as named). */
+/* Which of /proc, /sys, /dev (the first n of them) path lies under. */
+static const char *under_root(const char *path, size_t n)
+{
+	static const char *const roots[] = { "/proc", "/sys", "/dev" };
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(roots[i]);
+		if (!strncmp(path, roots[i], l) && (path[l] == '\0' || path[l] == '/'))
+			return roots[i];
+	}
+	return NULL;
+}
+
+static const char *pseudo_fs(const char *path, int by_path, int dev)
+{
+	static const long magic[] = { 0x9fa0 /* proc */, 0x62656572 /* sysfs */, 0x1cd1 /* devpts */,
+				      0x64626720 /* debugfs */, 0x74726163 /* tracefs */, 0x73636673 /* securityfs */,
+				      0x27e0eb /* cgroup */, 0x63677270 /* cgroup2 */, 0xcafe4a11 /* bpf */,
+				      0x62656570 /* configfs */, 0x6165676c /* pstore */, 0xde5e81e4 /* efivarfs */,
+				      0x19800202 /* mqueue */, 0x42494e4d /* binfmt_misc */, 0x65735543 /* fusectl */ };
+	size_t nroots = dev ? 3 : 2;
+	const char *why = NULL;
+	if (by_path) {
+		/* every hop of a chain of links (/proc/self/root is a link into
+		 * /proc that ends at /), then where it ends */
+		char cur[4096], tgt[4096];
+		if (path[0] == '/' || !getcwd(cur, sizeof(cur)) || strlen(cur) + strlen(path) + 2 > sizeof(cur))
+			snprintf(cur, sizeof(cur), "%s", path);
+		else
+			strcat(strcat(cur, "/"), path);
+		for (int hop = 0; hop < 40 && !(why = under_root(cur, nroots)); hop++) {
+			ssize_t k = readlink(cur, tgt, sizeof(tgt) - 1);
+			if (k <= 0)
+				break; /* not a link: the chain ends */
+			tgt[k] = '\0';
+			char *sl = strrchr(cur, '/');
+			size_t dl = tgt[0] == '/' || !sl ? 0 : (size_t)(sl - cur) + 1; /* relative: from the link's folder */
+			if (dl + (size_t)k + 1 > sizeof(cur))
+				break;
+			memmove(cur + dl, tgt, (size_t)k + 1);
+		}
+		char *r = why ? NULL : realpath(path, NULL);
+		if (r)
+			why = under_root(r, nroots);
+		free(r);
+	}
+	struct statfs fs;
+	if (!why && statfs(path, &fs) == 0)
+		for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+			if ((long)fs.f_type == magic[i])
+				why = "a kernel's pseudo file system";
+	return why;
+}
+
+/* Marks a folder entered; the path of the earlier visit when it was.
+ * (Linear: folders are few next to their files; the entry cap bounds it.) */
 static const char *dir_seen(struct walk *w, const char *path, const struct stat *st)
 {
 	for (size_t i = 0; i < w->ndirs; i++)
@@ -170,6 +257,8 @@ static void visit_file(struct walk *w, const char *path, const char *name, const
 	add(w->l, path, f, st);
 }
 
+/* Lists dir (and its folders, depth first): regular files into w->found,
+ * every entry counted; nothing is opened but folders. */
 static void walk_dir(struct walk *w, const char *dir, int depth)
 {
 	DIR *d = opendir(dir);
@@ -193,13 +282,10 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 		return;
 	}
 	while (!w->fatal && (de = readdir(d))) {
-		if (++w->entries > MAX_ENTRIES) {
-			aorta_fail(w->e, AORTA_EINPUT, dir, 0, -1, "more than %d entries in the folders "
-				   "walked (a link to a large tree?); name the rank files or a smaller folder",
-				   MAX_ENTRIES);
-			w->fatal = 1;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (count_entry(w, dir))
 			break;
-		}
 		if (de->d_name[0] == '.') { /* hidden, and aorta's temporary files */
 			if (output_is_temp_name(de->d_name))
 				aorta_note("'%s/%s': skipped, a temporary file of an interrupted aorta run",
@@ -209,24 +295,44 @@ static void walk_dir(struct walk *w, const char *dir, int depth)
 		size_t n = strlen(dir) + strlen(de->d_name) + 2;
 		char *p = xmalloc(n);
 		snprintf(p, n, "%s/%s", dir, de->d_name);
-		struct stat st;
-		if (stat(p, &st) != 0)
+		struct stat st, lst;
+		int link = lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode);
+		const char *pseudo;
+		if (stat(p, &st) != 0) {
 			skip_file(w, p, looks_like_trace(de->d_name), "cannot stat it (a dangling link?)");
-		else if (S_ISDIR(st.st_mode)) {
+		} else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			skip_file(w, p, looks_like_trace(de->d_name),
+				  "not a regular file (a FIFO or device in a directory is not read; "
+				  "name it to read it)");
+		} else if ((pseudo = pseudo_fs(p, link || S_ISDIR(st.st_mode), 1))) {
+			aorta_warn("'%s': skipped, %s%s (a folder walk does not go there; name a file there to "
+				   "read it)", p, pseudo[0] == '/' ? "a link into " : "", pseudo);
+			w->l->skipped++;
+		} else if (S_ISDIR(st.st_mode)) {
 			const char *was = dir_seen(w, p, &st);
 			if (was)
 				aorta_note("'%s': skipped, the folder '%s' again (a link), read once", p, was);
 			else
 				walk_dir(w, p, depth + 1);
-		} else if (S_ISREG(st.st_mode))
-			visit_file(w, p, de->d_name, &st);
-		else
-			skip_file(w, p, looks_like_trace(de->d_name),
-				  "not a regular file (a FIFO or device in a directory is not read; "
-				  "name it to read it)");
+		} else {
+			GROW(w->found, w->capfound, w->nfound + 1);
+			w->found[w->nfound++] = (struct found){ p, strlen(dir) + 1, st };
+			p = NULL;
+		}
 		free(p);
 	}
 	closedir(d);
+}
+
+/* Sniffs what walk_dir listed, in its order. */
+static void visit_found(struct walk *w)
+{
+	for (size_t i = 0; i < w->nfound; i++) {
+		if (!w->fatal)
+			visit_file(w, w->found[i].path, w->found[i].path + w->found[i].name, &w->found[i].st);
+		free(w->found[i].path);
+	}
+	w->nfound = 0;
 }
 
 /* A run directory often holds one run in two forms (upstream AORTA writes
@@ -316,6 +422,13 @@ static int add_path(struct walk *w, const char *in)
 		return 0;
 	}
 	if (stat(in, &st) == 0) {
+		const char *pseudo;
+		if (S_ISDIR(st.st_mode) && (pseudo = pseudo_fs(in, 1, 0))) {
+			aorta_fail(w->e, AORTA_EINPUT, in, 0, -1, "a folder %s%s is not walked (its files are not "
+				   "traces, and reading some blocks); name the file to read", pseudo[0] == '/' ? "under " : "on ",
+				   pseudo);
+			return -1;
+		}
 		if (S_ISDIR(st.st_mode)) {
 			size_t before = w->l->n, skipped = w->l->skipped;
 			const char *was = dir_seen(w, in, &st);
@@ -324,6 +437,7 @@ static int add_path(struct walk *w, const char *in)
 				return 0;
 			}
 			walk_dir(w, in, 0);
+			visit_found(w);
 			if (w->fatal)
 				return -1;
 			choose(in, w->l, before);
@@ -345,7 +459,7 @@ static int add_path(struct walk *w, const char *in)
 		int r = glob(in, 0, NULL, &g);
 		if (r == 0) {
 			for (size_t k = 0; k < g.gl_pathc; k++)
-				if (add_named(w, g.gl_pathv[k]) < 0) {
+				if (count_entry(w, in) || add_named(w, g.gl_pathv[k]) < 0) {
 					globfree(&g);
 					return -1;
 				}
@@ -387,7 +501,7 @@ static int add_named(struct walk *w, const char *in)
 				   "('%s'): lists do not nest; name it on the command line", ln);
 			rc = -1;
 		} else if (*ln && *ln != '#') {
-			rc = add_path(w, ln);
+			rc = count_entry(w, in + 1) ? -1 : add_path(w, ln);
 		}
 	}
 	free(buf);
@@ -432,12 +546,15 @@ static void walk_release(struct walk *w)
 	for (size_t i = 0; i < w->ndirs; i++)
 		free(w->dirs[i].path);
 	free(w->dirs);
+	for (size_t i = 0; i < w->nfound; i++)
+		free(w->found[i].path);
+	free(w->found);
 }
 
 enum aorta_status inputs_expand(char *const *args, size_t n, int strict,
 				struct input_list *out, struct aorta_error *e)
 {
-	struct walk w = { out, strict, 0, e, NULL, 0, 0, 0, 0 };
+	struct walk w = { .l = out, .strict = strict, .e = e };
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n; i++)

@@ -48,6 +48,7 @@
 #include "ingest/ingest_mem.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ struct ot_row {
 	uint32_t name, group, host;  /* ids in the reader's strtab, 0: none */
 	int32_t rank, stream, peer, gsize;
 	uint8_t kind, coll, p2p, has_step;
+	uint8_t dropped;             /* refused after reading (a repeated seq) */
 };
 
 struct ot {
@@ -102,7 +104,8 @@ struct ot {
 /* numbers                                                                   */
 
 /* A decimal ("12", "-3.25", "1.5e-3") times 10^scale, rounded half away
- * from zero to an integer, exactly (no double).  0 on success. */
+ * from zero to an integer, exactly (no double).  0 on success, -1 when it
+ * is not a number, -2 when its magnitude exceeds 2^62. */
 static int parse_decimal(const char *s, int scale, int64_t *out)
 {
 	int neg = 0, nd = 0, any = 0;
@@ -164,7 +167,7 @@ static int parse_decimal(const char *s, int scale, int64_t *out)
 	if (exp10 >= 0) {
 		for (long k = 0; k < exp10; k++)
 			if (__builtin_mul_overflow(mant, 10u, &mant) || mant > (uint64_t)OT_MAX_ABS_NS)
-				return -1;
+				return -2;
 	} else if (exp10 < -19) {
 		mant = 0;
 	} else {
@@ -175,7 +178,7 @@ static int parse_decimal(const char *s, int scale, int64_t *out)
 		mant = q + (r >= d - r); /* half away from zero */
 	}
 	if (mant > (uint64_t)OT_MAX_ABS_NS)
-		return -1;
+		return -2;
 	*out = neg ? -(int64_t)mant : (int64_t)mant;
 	return 0;
 }
@@ -308,11 +311,33 @@ static int column_of(const char *h, int *unit, const char **why)
 /* ------------------------------------------------------------------------ */
 /* rows                                                                      */
 
-static void skip_row(struct ot *r, long long line, const char *what)
+static void skip_row(struct ot *r, long long line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void skip_row(struct ot *r, long long line, const char *fmt, ...)
 {
-	if (r->skipped++ == 0)
-		snprintf(r->skipped_first, sizeof(r->skipped_first), "%s line %lld: %s", r->path, line,
-			 what);
+	if (r->skipped++ == 0) {
+		char what[200];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		snprintf(r->skipped_first, sizeof(r->skipped_first), "%s line %lld: %s", r->path, line, what);
+	}
+}
+
+/* A time column's value into ns within the limits of a trace
+ * (TRACE_MIN_NS .. TRACE_MAX_NS, timeline.h).  0, or -1 after counting the
+ * row skipped. */
+static int parse_time(struct ot *r, const char *v, int col, long long line, const char *what, int64_t *out)
+{
+	int rc = parse_decimal(v, r->unit[col], out);
+	if (rc == 0 && (*out < TRACE_MIN_NS || *out > TRACE_MAX_NS))
+		rc = -2;
+	if (rc == -1)
+		skip_row(r, line, "%s '%.40s' is not a number", what, v);
+	else if (rc == -2)
+		skip_row(r, line, "%s '%.40s' is beyond the time limits of a trace (-2^61 .. 2^62 ns)", what, v);
+	return rc ? -1 : 0;
 }
 
 /* Fills one row from its textual values (v[c] NULL: absent or empty).
@@ -358,28 +383,40 @@ static int add_row(struct ot *r, const char *const v[OC__N], long long line)
 	w.kind = k->kind;
 	w.coll = k->coll;
 	w.p2p = k->p2p;
-	if (!v[OC_START] || parse_decimal(v[OC_START], r->unit[OC_START], &w.start)) {
-		skip_row(r, line, v[OC_START] ? "start is not a number" : "no start");
+	if (!v[OC_START]) {
+		skip_row(r, line, "no start");
 		return -1;
 	}
+	if (parse_time(r, v[OC_START], OC_START, line, "start", &w.start))
+		return -1;
 	if (v[OC_DUR]) {
 		int64_t d;
-		if (parse_decimal(v[OC_DUR], r->unit[OC_DUR], &d)) {
+		int rc = parse_decimal(v[OC_DUR], r->unit[OC_DUR], &d);
+		if (rc == -1) {
 			skip_row(r, line, "duration is not a number");
 			return -1;
 		}
-		if (d < 0) {
+		if (rc == 0 && d < 0) {
 			skip_row(r, line, "negative duration");
 			return -1;
 		}
-		w.end = w.start + d;
-	} else if (v[OC_END]) {
-		if (parse_decimal(v[OC_END], r->unit[OC_END], &w.end)) {
-			skip_row(r, line, "end is not a number");
+		/* checked: start + duration must not pass the limit (nor wrap) */
+		if (rc == -2 || d > TRACE_MAX_SPAN_NS || __builtin_add_overflow(w.start, d, &w.end) ||
+		    w.end > TRACE_MAX_NS) {
+			skip_row(r, line, "duration '%.40s' is beyond the limits of a trace (a span lasts at most "
+				 "10^6 s and ends by 2^62 ns)", v[OC_DUR]);
 			return -1;
 		}
+	} else if (v[OC_END]) {
+		if (parse_time(r, v[OC_END], OC_END, line, "end", &w.end))
+			return -1;
 		if (w.end < w.start) {
 			skip_row(r, line, "end before start (negative duration)");
+			return -1;
+		}
+		if (w.end - w.start > TRACE_MAX_SPAN_NS) {
+			skip_row(r, line, "the op lasts %.1f h, beyond the limit of 10^6 s for one span",
+				 (double)(w.end - w.start) / 3.6e12);
 			return -1;
 		}
 	} else {
@@ -413,10 +450,8 @@ static int add_row(struct ot *r, const char *const v[OC__N], long long line)
 		}
 		w.bytes = (uint64_t)x;
 	}
-	if (v[OC_LAUNCH] && parse_decimal(v[OC_LAUNCH], r->unit[OC_LAUNCH], &w.launch)) {
-		skip_row(r, line, "launch is not a number");
+	if (v[OC_LAUNCH] && parse_time(r, v[OC_LAUNCH], OC_LAUNCH, line, "launch", &w.launch))
 		return -1;
-	}
 	if (v[OC_SEQ] && parse_int(v[OC_SEQ], 0, INT64_MAX / 2, &w.seq)) {
 		skip_row(r, line, "seq is not a non-negative integer");
 		return -1;
@@ -637,35 +672,103 @@ static int cmp_row(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-struct step_acc { int64_t number, start, end; };
+/* A step's rows on one rank: its number and each row's start (rows of
+ * one step are contiguous and in start order after sort_starts). */
+struct step_start { int64_t number, start, end; };
 
-static int cmp_step_num(const void *a, const void *b)
+static int cmp_step_start(const void *a, const void *b)
 {
-	const struct step_acc *x = a, *y = b;
+	const struct step_start *x = a, *y = b;
+	if (x->number != y->number)
+		return (x->number > y->number) - (x->number < y->number);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct step_win { int64_t number, start, end, last_start, lo, hi; };
+
+/* The windows of one rank's steps, from their own work.  A step's rows
+ * are its work, but a row of step N+1 may run during step N (a prefetch:
+ * FSDP's next all-gather, tagged with the step it serves): the range of
+ * its rows would start step N+1 inside step N, and the plausibility layer
+ * would drop it as a clock going backwards.  So, steps in number order:
+ * step N+1's rows that start before step N's last row ends are early; when
+ * they are fewer than half of its rows, its window starts at its first row
+ * that is not early, else at its first row (then the plausibility layer
+ * judges the overlap).  A window ends where the next step's begins when
+ * that is after every start of its own rows (a row that ends late, an
+ * all-reduce tail, does not overlap the next step), else at its last end.  Returns the windows in number order (*n of
+ * them; the caller frees). */
+static struct step_win *step_windows(const struct ot_row *rw, size_t n, size_t *nw)
+{
+	struct step_start *ss = xmalloc((n ? n : 1) * sizeof(*ss));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rw[i].has_step && !rw[i].dropped)
+			ss[m++] = (struct step_start){ rw[i].step, rw[i].start, rw[i].end };
+	qsort(ss, m, sizeof(*ss), cmp_step_start);
+	struct step_win *w = xmalloc((m ? m : 1) * sizeof(*w));
+	size_t k = 0;
+	int64_t prev_end = INT64_MIN;
+	for (size_t a = 0; a < m;) {
+		size_t b = a;
+		int64_t hi = INT64_MIN;
+		while (b < m && ss[b].number == ss[a].number) {
+			if (ss[b].end > hi)
+				hi = ss[b].end;
+			b++;
+		}
+		size_t cnt = b - a, early = 0;
+		while (early < cnt && ss[a + early].start < prev_end)
+			early++;
+		struct step_win *x = &w[k++];
+		x->number = ss[a].number;
+		x->lo = ss[a].start;
+		x->hi = hi;
+		x->last_start = ss[b - 1].start;
+		x->start = 2 * early < cnt ? ss[a + early].start : ss[a].start;
+		prev_end = hi;
+		a = b;
+	}
+	for (size_t q = 0; q < k; q++)
+		w[q].end = q + 1 < k && w[q + 1].start >= w[q].last_start && w[q + 1].start >= w[q].start ?
+				   w[q + 1].start : w[q].hi;
+	free(ss);
+	*nw = k;
+	return w;
+}
+
+static int cmp_win_number(const void *a, const void *b)
+{
+	const struct step_win *x = a, *y = b;
 	return (x->number > y->number) - (x->number < y->number);
 }
 
-struct grp_ctr { uint32_t group; int64_t next; };
-
 /* Builds the trace of rows[lo, hi) (one rank).  NULL with e filled on a
- * host conflict. */
+ * host conflict.  Kinds and launches are the rows' own, given before
+ * trace_finish so the plausibility layer judges them (a zero-length
+ * collective by its kind, a launch after its op's start); the steps are
+ * the rows' own too, given after it (trace_finish would resolve them from
+ * host ranges), by each span's correlation id, its row's ordinal on the
+ * rank, which survives the sort. */
 static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 				const struct ingest_opts *o, struct aorta_error *e)
 {
 	struct trace *t = trace_new(r->path, "optable");
 	struct ot_row *rw = r->rows + lo;
 	size_t n = hi - lo;
-	struct step_acc *st = NULL;
-	size_t nst = 0, stcap = 0;
-	struct grp_ctr *gc = NULL;
-	size_t ngc = 0, gccap = 0;
 	uint32_t host = 0;
 	long long host_line = 0;
 
 	t->rank = rw[0].rank;
 	t->world_size = world;
+	/* the resolution of the durations: a 0 in ms may be a short op */
+	int du = r->idx[OC_DUR] >= 0 || r->have[OC_DUR] ? r->unit[OC_DUR] : r->unit[OC_END];
+	for (t->tick_ns = 1; du-- > 0;)
+		t->tick_ns *= 10;
 	for (size_t i = 0; i < n; i++) {
 		const struct ot_row *w = &rw[i];
+		if (w->dropped)
+			continue;
 		if (w->host) {
 			if (host && host != w->host) {
 				aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
@@ -673,20 +776,20 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 					   "(expected one host per rank)", w->rank,
 					   strtab_get(&r->s, w->host), strtab_get(&r->s, host), host_line);
 				trace_free(t);
-				free(st);
-				free(gc);
 				return NULL;
 			}
 			host = w->host;
 			host_line = w->line;
 		}
 		const char *nm = strtab_get(&r->s, w->name);
-		/* hint only matters to trace_finish's classification, which is
-		 * overridden below; memcpy/memset keep their record type */
+		/* memcpy/memset keep their record type (the hint): figures that
+		 * read it see a copy as a copy */
 		enum record_hint h = w->kind >= K_MEMCPY_H2D && w->kind <= K_MEMCPY_OTHER ? R_MEMCPY :
 				     w->kind == K_MEMSET ? R_MEMSET : R_KERNEL;
 		size_t idx = trace_add_device(t, w->start, w->end, nm, strlen(nm), h, w->stream,
 					      (int64_t)i, w->bytes);
+		trace_set_kind(t, idx, (enum span_kind)w->kind, (enum coll_type)w->coll);
+		trace_set_launch(t, idx, w->launch);
 		if (w->kind == K_COMM) {
 			struct coll_meta m;
 			memset(&m, 0, sizeof(m));
@@ -707,46 +810,25 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 			m.group_size = w->gsize;
 			m.peer = w->peer;
 			m.p2p = w->p2p;
+			/* the table's seq, else none: the join then matches by step,
+			 * group, type and order within the step, so a missing or extra
+			 * row moves nothing beyond its own step */
 			m.seq = w->seq;
-			if (m.seq < 0 && m.pg_name) {
-				size_t g;
-				for (g = 0; g < ngc && gc[g].group != m.pg_name; g++)
-					;
-				if (g == ngc) {
-					GROW(gc, gccap, ngc + 1);
-					gc[ngc++] = (struct grp_ctr){ m.pg_name, 0 };
-				}
-				m.seq = gc[g].next++;
-			}
 			trace_set_coll(t, idx, &m);
-		}
-		if (w->has_step) {
-			size_t s;
-			for (s = nst; s-- > 0;)
-				if (st[s].number == w->step)
-					break;
-			if (s == (size_t)-1) {
-				GROW(st, stcap, nst + 1);
-				st[nst++] = (struct step_acc){ w->step, w->start, w->end };
-			} else {
-				if (w->start < st[s].start)
-					st[s].start = w->start;
-				if (w->end > st[s].end)
-					st[s].end = w->end;
-			}
 		}
 	}
 	if (host) {
 		const char *hs = strtab_get(&r->s, host);
 		snprintf(t->host, sizeof(t->host), "%s", hs);
 	}
+	size_t nst = 0;
+	struct step_win *st = step_windows(rw, n, &nst);
 	for (size_t s = 0; s < nst; s++)
 		trace_add_step(t, st[s].number, st[s].start, st[s].end);
 	trace_finish(t, o ? o->rules : NULL);
 
-	/* the row's own kind, step and launch (corr = row ordinal survives the sort) */
-	if (nst)
-		qsort(st, nst, sizeof(*st), cmp_step_num);
+	/* each span's step: its row's, among the steps the plausibility layer kept */
+	qsort(st, nst, sizeof(*st), cmp_win_number);
 	size_t *num2idx = xmalloc((nst ? nst : 1) * sizeof(*num2idx));
 	for (size_t s = 0; s < nst; s++) {
 		num2idx[s] = SIZE_MAX;
@@ -758,9 +840,6 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 	}
 	for (size_t i = 0; i < t->n; i++) {
 		const struct ot_row *w = &rw[t->corr[i]];
-		t->kind[i] = w->kind;
-		t->coll_type[i] = w->coll;
-		t->launch_ns[i] = w->launch;
 		t->step[i] = -1;
 		if (w->has_step && nst) {
 			size_t a = 0, b = nst;
@@ -777,127 +856,181 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 	}
 	free(num2idx);
 	free(st);
-	free(gc);
 	return t;
+}
+
+/* A seq given twice in one group of one rank would make two calls one:
+ * the later row is refused (counted, with its line and the first's). */
+struct seq_ref { uint32_t group; int64_t seq; long long line; size_t row; };
+
+static int cmp_seq_ref(const void *a, const void *b)
+{
+	const struct seq_ref *x = a, *y = b;
+	if (x->group != y->group)
+		return (x->group > y->group) - (x->group < y->group);
+	if (x->seq != y->seq)
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+static void refuse_repeated_seq(struct ot *r, size_t lo, size_t hi)
+{
+	struct seq_ref *v = NULL;
+	size_t m = 0, cap = 0;
+	for (size_t i = lo; i < hi; i++) {
+		const struct ot_row *w = &r->rows[i];
+		if (w->kind != K_COMM || w->seq < 0)
+			continue;
+		GROW(v, cap, m + 1);
+		v[m++] = (struct seq_ref){ w->group, w->seq, w->line, i };
+	}
+	if (m > 1)
+		qsort(v, m, sizeof(*v), cmp_seq_ref);
+	for (size_t k = 1, first = 0; k < m; k++) {
+		if (v[k].group != v[first].group || v[k].seq != v[first].seq) {
+			first = k;
+			continue;
+		}
+		struct ot_row *w = &r->rows[v[k].row];
+		w->dropped = 1;
+		skip_row(r, w->line, "seq %lld of group '%s' on rank %d again (first on line %lld): a repeated "
+			 "seq would merge two calls", (long long)w->seq, w->group ? strtab_get(&r->s, w->group) : "",
+			 w->rank, v[first].line);
+	}
+	free(v);
 }
 
 /* ------------------------------------------------------------------------ */
 /* entry points                                                              */
 
-enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t len,
-				     const struct ingest_opts *o, struct trace_set *out,
-				     struct aorta_error *e)
-{
+/* The reader's state while lines come in (from memory or a stream). */
+struct ot_parse {
 	struct ot r;
-	const char *p = buf, *end = p + len;
-	enum aorta_status st = AORTA_OK;
-	long long ln = 0;
-	int json = -1, header = 0;
+	enum aorta_status st;
+	long long ln;
+	int json, header;   /* json: -1 before the version line, 0 CSV, 1 JSONL */
+	size_t bytes;       /* bytes seen (to tell an empty file from blank lines) */
+};
+
+static void ot_begin(struct ot_parse *q, const char *path)
+{
+	memset(q, 0, sizeof(*q));
+	q->r.path = path;
+	strtab_init(&q->r.s);
+	for (int c = 0; c < OC__N; c++)
+		q->r.idx[c] = -1;
+	q->json = -1;
+}
+
+/* One line (without its '\n'; not NUL-terminated).  Sets q->st on an
+ * input error. */
+static void ot_line(struct ot_parse *q, const char *p, size_t l, struct aorta_error *e)
+{
+	struct ot *r = &q->r;
+	const char *path = r->path;
+	long long ln = ++q->ln;
+
+	if (ln == 1 && l >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte order mark */
+		p += 3;
+		l -= 3;
+	}
+	if (l > OT_MAX_LINE) {
+		q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+				   "a line of %zu bytes (expected at most %u per row)", l, OT_MAX_LINE);
+		return;
+	}
+	GROW(r->scratch, r->scap, l + 1);
+	memcpy(r->scratch, p, l);
+	r->scratch[l] = '\0';
+	if (l && r->scratch[l - 1] == '\r')
+		r->scratch[--l] = '\0';
+	if (memchr(r->scratch, '\0', l)) {
+		q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1, "a NUL byte (expected a text op table)");
+		return;
+	}
+	const char *t = r->scratch;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	if (!*t)
+		return;
+	if (q->json < 0) {
+		/* the version line */
+		if (*t == '#') {
+			const char *v = t + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (strncmp(v, "aorta.optable/", 14) != 0)
+				q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+						   "expected '# aorta.optable/1' as the first line");
+			else if (strncmp(v + 14, "1", 1) != 0 || isdigit((unsigned char)v[15]))
+				q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+						   "op table version '%.16s' (this aorta reads aorta.optable/1)",
+						   v + 14);
+			q->json = 0;
+		} else if (*t == '{') {
+			char err[128];
+			yajl_val root = yajl_tree_parse(t, err, sizeof(err));
+			yajl_val sv = root && YAJL_IS_OBJECT(root) ? jget(root, "schema") : NULL;
+			const char *sch = sv && YAJL_IS_STRING(sv) ? YAJL_GET_STRING(sv) : NULL;
+			if (!sch || strncmp(sch, "aorta.optable/", 14) != 0)
+				q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+						   "expected {\"schema\": \"aorta.optable/1\"} as the first line");
+			else if (strcmp(sch + 14, "1") != 0)
+				q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+						   "op table version '%.16s' (this aorta reads aorta.optable/1)",
+						   sch + 14);
+			yajl_tree_free(root);
+			q->json = 1;
+			q->header = 1;
+		} else {
+			q->st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+					   "expected '# aorta.optable/1' (CSV) or {\"schema\": "
+					   "\"aorta.optable/1\"} (JSON lines) as the first line");
+		}
+		return;
+	}
+	if (q->json == 0) {
+		if (*t == '#')
+			return;
+		if (!q->header) {
+			q->st = csv_header(r, r->scratch, ln, e);
+			q->header = 1;
+		} else {
+			csv_row(r, r->scratch, ln);
+		}
+	} else {
+		jsonl_row(r, t, ln, &q->st, e);
+	}
+}
+
+/* After the last line: the traces, one per rank, into out. */
+static enum aorta_status ot_end(struct ot_parse *q, const struct ingest_opts *o, struct trace_set *out,
+				struct aorta_error *e)
+{
+	struct ot *r = &q->r;
+	const char *path = r->path;
+	enum aorta_status st = q->st;
 	struct trace_set got = { 0 };
 
-	memset(&r, 0, sizeof(r));
-	r.path = path;
-	strtab_init(&r.s);
-	for (int c = 0; c < OC__N; c++)
-		r.idx[c] = -1;
-	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
-		p += 3;
-	while (p < end && st == AORTA_OK) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		ln++;
-		if (l > OT_MAX_LINE) {
-			st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-					"a line of %zu bytes (expected at most %u per row)", l, OT_MAX_LINE);
-			break;
-		}
-		GROW(r.scratch, r.scap, l + 1);
-		memcpy(r.scratch, p, l);
-		r.scratch[l] = '\0';
-		if (l && r.scratch[l - 1] == '\r')
-			r.scratch[--l] = '\0';
-		p = nl ? nl + 1 : end;
-		if (memchr(r.scratch, '\0', l)) {
-			st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-					"a NUL byte (expected a text op table)");
-			break;
-		}
-		const char *q = r.scratch;
-		while (*q == ' ' || *q == '\t')
-			q++;
-		if (!*q)
-			continue;
-		if (json < 0) {
-			/* the version line */
-			if (*q == '#') {
-				const char *v = q + 1;
-				while (*v == ' ' || *v == '\t')
-					v++;
-				if (strncmp(v, "aorta.optable/", 14) != 0) {
-					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-							"expected '# aorta.optable/1' as the first line");
-					break;
-				}
-				if (strncmp(v + 14, "1", 1) != 0 || isdigit((unsigned char)v[15])) {
-					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-							"op table version '%.16s' (this aorta reads "
-							"aorta.optable/1)", v + 14);
-					break;
-				}
-				json = 0;
-			} else if (*q == '{') {
-				char err[128];
-				yajl_val root = yajl_tree_parse(q, err, sizeof(err));
-				yajl_val sv = root && YAJL_IS_OBJECT(root) ? jget(root, "schema") : NULL;
-				const char *s = sv && YAJL_IS_STRING(sv) ? YAJL_GET_STRING(sv) : NULL;
-				if (!s || strncmp(s, "aorta.optable/", 14) != 0)
-					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-							"expected {\"schema\": \"aorta.optable/1\"} as the first line");
-				else if (strcmp(s + 14, "1") != 0)
-					st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-							"op table version '%.16s' (this aorta reads "
-							"aorta.optable/1)", s + 14);
-				yajl_tree_free(root);
-				json = 1;
-				header = 1;
-			} else {
-				st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-						"expected '# aorta.optable/1' (CSV) or {\"schema\": "
-						"\"aorta.optable/1\"} (JSON lines) as the first line");
-			}
-			continue;
-		}
-		if (json == 0) {
-			if (*q == '#')
-				continue;
-			if (!header) {
-				st = csv_header(&r, r.scratch, ln, e);
-				header = 1;
-			} else {
-				csv_row(&r, r.scratch, ln);
-			}
-		} else {
-			jsonl_row(&r, q, ln, &st, e);
-		}
-	}
-	if (st == AORTA_OK && json < 0)
-		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
-				len ? "only blank lines (expected '# aorta.optable/1')" : "an empty file");
-	if (st == AORTA_OK && json == 0 && !header)
-		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1,
+	if (st == AORTA_OK && q->json < 0)
+		st = aorta_fail(e, AORTA_EINPUT, path, q->ln, -1,
+				q->bytes ? "only blank lines (expected '# aorta.optable/1')" : "an empty file");
+	if (st == AORTA_OK && q->json == 0 && !q->header)
+		st = aorta_fail(e, AORTA_EINPUT, path, q->ln, -1,
 				"no header line after '# aorta.optable/1' (expected rank,step,op,kind,...)");
-	if (st == AORTA_OK && r.n == 0)
-		st = aorta_fail(e, AORTA_EINPUT, path, ln, -1, "no operation rows%s%s",
-				r.skipped ? "; every row was malformed, the first: " : "",
-				r.skipped ? r.skipped_first : "");
+	if (st == AORTA_OK && r->n == 0)
+		st = aorta_fail(e, AORTA_EINPUT, path, q->ln, -1, "no operation rows%s%s",
+				r->skipped ? "; every row was malformed, the first: " : "",
+				r->skipped ? r->skipped_first : "");
 	if (st == AORTA_OK) {
-		qsort(r.rows, r.n, sizeof(*r.rows), cmp_row);
-		int world = r.rows[r.n - 1].rank + 1;
-		for (size_t lo = 0; lo < r.n;) {
+		qsort(r->rows, r->n, sizeof(*r->rows), cmp_row);
+		int world = r->rows[r->n - 1].rank + 1;
+		for (size_t lo = 0; lo < r->n;) {
 			size_t hi = lo + 1;
-			while (hi < r.n && r.rows[hi].rank == r.rows[lo].rank)
+			while (hi < r->n && r->rows[hi].rank == r->rows[lo].rank)
 				hi++;
-			struct trace *t = build_rank(&r, lo, hi, world, o, e);
+			refuse_repeated_seq(r, lo, hi);
+			struct trace *t = build_rank(r, lo, hi, world, o, e);
 			if (!t) {
 				st = AORTA_EINPUT;
 				break;
@@ -907,10 +1040,10 @@ enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t l
 		}
 	}
 	if (st == AORTA_OK) {
-		if (r.skipped) {
-			got.t[0]->skipped = r.skipped;
-			snprintf(got.t[0]->skipped_first, sizeof(got.t[0]->skipped_first), "%s",
-				 r.skipped_first);
+		if (r->skipped) { /* the reader's skips (with their line) first, then the layer's */
+			struct trace *t0 = got.t[0];
+			snprintf(t0->skipped_first, sizeof(t0->skipped_first), "%s", r->skipped_first);
+			t0->skipped += r->skipped;
 		}
 		for (size_t i = 0; i < got.n; i++)
 			trace_set_add(out, got.t[i]);
@@ -918,29 +1051,83 @@ enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t l
 	} else {
 		trace_set_release(&got);
 	}
-	strtab_release(&r.s);
-	free(r.rows);
-	free(r.scratch);
+	strtab_release(&r->s);
+	free(r->rows);
+	free(r->scratch);
 	return st;
 }
 
+enum aorta_status ingest_optable_mem(const char *path, const void *buf, size_t len,
+				     const struct ingest_opts *o, struct trace_set *out,
+				     struct aorta_error *e)
+{
+	struct ot_parse q;
+	const char *p = buf, *end = p + len;
+
+	ot_begin(&q, path);
+	q.bytes = len;
+	while (p < end && q.st == AORTA_OK) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		ot_line(&q, p, l, e);
+		p = nl ? nl + 1 : end;
+	}
+	return ot_end(&q, o, out, e);
+}
+
+/* From a stream, line by line: the text is never held whole, so the size
+ * limit (INGEST_MAX_SMALL_BYTES of decompressed text) is a bound on what is
+ * read, not on what is already in memory; a plain file larger than it is
+ * refused before a byte is read. */
 enum aorta_status ingest_optable(const char *path, const struct ingest_opts *o,
 				 struct trace_set *out, struct aorta_error *e)
 {
 	struct zread *z;
 	enum aorta_status st;
-	size_t n;
-	char *b;
+	struct ot_parse q;
 
 	if ((st = ingest_stream_open(path, &z, e)))
 		return st;
-	/* read whole: rows of one rank may come in any order */
-	zread_set_limit(z, INGEST_MAX_SMALL_BYTES, "an op table");
-	st = zread_rest(z, &b, &n, e);
-	ingest_stream_close(z);
-	if (st)
+	if ((st = zread_limit(z, INGEST_MAX_SMALL_BYTES, "an op table (INGEST_MAX_SMALL_BYTES)", e))) {
+		ingest_stream_close(z);
 		return st;
-	st = ingest_optable_mem(path, b, n, o, out, e);
-	free(b);
-	return st;
+	}
+	ot_begin(&q, path);
+	size_t cap = 1 << 16, have = 0; /* buf[0, have): the bytes of lines not yet complete */
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (have == cap) {
+			if (cap > OT_MAX_LINE + 1) { /* a line past the limit: ot_line says so */
+				ot_line(&q, buf, have, e);
+				break;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t n = zread_read(z, buf + have, cap - have, e);
+		if (n < 0) {
+			q.st = e && e->code ? e->code : AORTA_EINPUT;
+			break;
+		}
+		q.bytes += (size_t)n;
+		if (n == 0) {
+			if (have)
+				ot_line(&q, buf, have, e);
+			break;
+		}
+		size_t from = have, done = 0;
+		have += (size_t)n;
+		for (const char *nl; q.st == AORTA_OK &&
+		     (nl = memchr(buf + from, '\n', have - from)); from = (size_t)(nl - buf) + 1) {
+			ot_line(&q, buf + done, (size_t)(nl - buf) - done, e);
+			done = (size_t)(nl - buf) + 1;
+		}
+		if (q.st)
+			break;
+		memmove(buf, buf + done, have - done);
+		have -= done;
+	}
+	free(buf);
+	ingest_stream_close(z);
+	return ot_end(&q, o, out, e);
 }

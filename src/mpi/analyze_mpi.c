@@ -36,10 +36,13 @@
 
 #include <mpi.h>
 
+#include "base/plugin.h"
 #include "base/error.h"
 #include "analysis_io/analysis_io.h"
 #include "flightrec/fr.h"
 #include "pipeline/pipeline.h"
+
+AORTA_PLUGIN_ID(mpi); /* the handshake (base/plugin.h) */
 
 enum aorta_status aorta_mpi_analysis_run(char *const *inputs, size_t n, const struct analysis_opts *o,
 					 struct analysis *a, int *is_root, struct aorta_error *e);

@@ -8,7 +8,9 @@
  *
  * Step windows.  A step's GPU window runs from the first start of a device
  * span the step launched to the first start of the next non-empty step (the
- * last one ends at its last span's end), so windows tile the GPU timeline
+ * last one ends at its last span's end); a span that starts before its
+ * step's own range (an op table's prefetch row of the next step) does not
+ * count for the start while another does.  So windows tile the GPU timeline
  * and per-step figures add up to the step total.  Figures in a window are
  * over every span clipped to it, whatever step launched the span.
  */
@@ -93,7 +95,7 @@ static void kernel_table(const struct trace *t, const uint8_t *cls, int top, str
 			x->max_ns = d;
 		}
 		x->count++;
-		x->total_ns += d;
+		x->total_ns = ns_sum(x->total_ns, d);
 		if (d < x->min_ns)
 			x->min_ns = d;
 		if (d > x->max_ns)
@@ -173,8 +175,8 @@ static void coll_table(const struct trace *t, const struct ov_sets *sets, struct
 		struct coll_row *c = &r->colls[row];
 		int64_t d = span_dur(t, i);
 		c->count++;
-		c->total_ns += d;
-		c->exposed_ns += d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i]); /* ov_exposed */
+		c->total_ns = ns_sum(c->total_ns, d);
+		c->exposed_ns = ns_sum(c->exposed_ns, d - ivset_len_in_from(compute, &at, t->start_ns[i], t->end_ns[i])); /* ov_exposed */
 		if (d < c->min_ns)
 			c->min_ns = d;
 		if (d > c->max_ns)
@@ -294,15 +296,28 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		first[k] = INT64_MAX;
 		last[k] = INT64_MIN;
 	}
+	/* a span of the step that starts before the step does (an op table's
+	 * prefetch row, tagged with the step it serves) does not move the
+	 * window's start: first[] counts the spans from the step's own start,
+	 * first_any[] all of them (used only where none starts inside) */
+	int64_t *first_any = xmalloc((ns ? ns : 1) * sizeof(*first_any));
+	for (size_t k = 0; k < ns; k++)
+		first_any[k] = INT64_MAX;
 	for (size_t i = 0; i < t->n; i++) {
 		int32_t k = t->step[i];
 		if (k < 0 || cls[i] == C_NONE)
 			continue;
-		if (t->start_ns[i] < first[k])
+		if (t->start_ns[i] < first_any[k])
+			first_any[k] = t->start_ns[i];
+		if (t->start_ns[i] >= t->steps[k].start_ns && t->start_ns[i] < first[k])
 			first[k] = t->start_ns[i];
 		if (t->end_ns[i] > last[k])
 			last[k] = t->end_ns[i];
 	}
+	for (size_t k = 0; k < ns; k++)
+		if (first[k] == INT64_MAX)
+			first[k] = first_any[k];
+	free(first_any);
 	r->steps = xcalloc(ns ? ns : 1, sizeof(*r->steps));
 	size_t m = 0;
 	for (size_t k = 0; k < ns; k++) {
@@ -311,6 +326,11 @@ void analysis_rank(struct trace *t, const struct analysis_opts *o, struct rank_r
 		struct step_result *st = &r->steps[m++];
 		st->number = t->steps[k].number;
 		st->start_ns = first[k];
+		/* windows in time order, never overlapping: a step whose first span
+		 * starts before the one before it (streams run apart) starts where
+		 * that one ended */
+		if (m > 1 && st->start_ns < r->steps[m - 2].end_ns)
+			st->start_ns = r->steps[m - 2].end_ns;
 		size_t nx;
 		for (nx = k + 1; nx < ns && first[nx] == INT64_MAX; nx++)
 			;

@@ -3772,6 +3772,11 @@ static void whatif_figures(const struct ctx *c, struct whatif *w, const double *
 		w->unexplained_share = 1;
 	w->replay_step_ms = mean(rep, c->nsteps);
 	w->ideal_step_ms = mean(ideal, c->nsteps);
+	/* an ideal is never longer than the replayed step (host gaps take their
+	 * ideal either way; a rank whose trace starts a step later leaves the
+	 * others' first step without peers): then the replayed step is it */
+	if (w->ideal_step_ms > w->replay_step_ms)
+		w->ideal_step_ms = w->replay_step_ms;
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
 	noise_floor(c, w, meas);
 }

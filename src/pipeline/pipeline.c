@@ -289,10 +289,105 @@ enum aorta_status analysis_read_files(char **files, size_t nfiles, const struct 
 	return st;
 }
 
+/* One collective call for the count below: its group, type, step, rank. */
+struct call_key { const char *pg; int64_t step; int ri; uint8_t type; };
+
+static int cmp_call_key(const void *x, const void *y)
+{
+	const struct call_key *a = x, *b = y;
+	int c = strcmp(a->pg, b->pg);
+	if (c)
+		return c;
+	if (a->type != b->type)
+		return a->type - b->type;
+	if (a->step != b->step)
+		return (a->step > b->step) - (a->step < b->step);
+	return a->ri - b->ri;
+}
+
+/* Where calls are matched by order within their step (a group without
+ * sequence numbers, as op tables without a seq column), a rank that made
+ * another number of calls than its peers in one step (a timer row missing
+ * or written twice, a table that starts a step later) leaves the calls
+ * without a partner unmatched in that step only: said once, with the
+ * first such step, the group and each rank's count. */
+static void warn_call_counts(const struct analysis *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += a->r[i].ninst;
+	if (!n || a->n < 2)
+		return;
+	struct call_key *v = xmalloc(n * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < a->r[i].ninst; j++) {
+			const struct comm_inst *c = &a->r[i].inst[j];
+			if (c->p2p != P2P_NONE && c->peer >= 0)
+				continue; /* a send or recv is matched with its peer's, not by group */
+			v[m++] = (struct call_key){ c->pg ? c->pg : "", c->seq >= 0 ? INT64_MAX : c->step, (int)i,
+						    c->type };
+		}
+	qsort(v, m, sizeof(*v), cmp_call_key);
+	/* calls outside every step count only where no rank has steps (a
+	 * table of one window): beside steps they are a profiler window's
+	 * ragged edges, which "matched on part of their group" says */
+	int stepless = 1;
+	for (size_t i = 0; i < a->n; i++)
+		stepless &= a->r[i].nsteps == 0;
+	size_t steps = 0;
+	char first[320] = "";
+	int *cnt = xcalloc(a->n, sizeof(*cnt));
+	unsigned char *calls = xcalloc(a->n, 1);
+	for (size_t g = 0; g < m;) { /* one (group, type) */
+		size_t h = g;
+		int seq_all = 1;
+		memset(calls, 0, a->n);
+		while (h < m && !strcmp(v[h].pg, v[g].pg) && v[h].type == v[g].type) {
+			calls[v[h].ri] = 1;
+			seq_all &= v[h].step == INT64_MAX;
+			h++;
+		}
+		for (size_t s = g; !seq_all && s < h;) { /* one step of it */
+			size_t u = s;
+			memset(cnt, 0, a->n * sizeof(*cnt));
+			while (u < h && v[u].step == v[s].step)
+				cnt[v[u++].ri]++;
+			int lo = INT32_MAX, hi = -1;
+			size_t rlo = 0, rhi = 0;
+			for (size_t i = 0; i < a->n; i++)
+				if (calls[i]) {
+					if (cnt[i] < lo)
+						lo = cnt[i], rlo = i;
+					if (cnt[i] > hi)
+						hi = cnt[i], rhi = i;
+				}
+			if (lo != hi && v[s].step != INT64_MAX && (v[s].step != INT64_MIN || stepless) && !steps++) {
+				char st[32] = "outside every step";
+				if (v[s].step != INT64_MIN)
+					snprintf(st, sizeof(st), "step %lld", (long long)v[s].step);
+				snprintf(first, sizeof(first), "%s, %s in group '%.80s': rank %d made %d call%s, rank %d %d",
+					 st, coll_type_name((enum coll_type)v[s].type), v[s].pg, a->r[rhi].rank, hi,
+					 hi == 1 ? "" : "s", a->r[rlo].rank, lo);
+			}
+			s = u;
+		}
+		g = h;
+	}
+	if (steps)
+		aorta_warn("%zu step%s where ranks made different numbers of calls of one collective (first: %s): calls "
+			   "are matched by order within their step, so the difference stays in that step and the calls "
+			   "without a partner are left unmatched", steps, steps == 1 ? "" : "s", first);
+	free(cnt);
+	free(calls);
+	free(v);
+}
+
 enum aorta_status analysis_check_gaps(const struct analysis *a, struct aorta_error *e)
 {
 	if (a->mixed_runs[0]) /* two runs in one call (analysis_finish) */
 		return aorta_fail(e, AORTA_EUSAGE, NULL, 0, -1, "%s", a->mixed_runs);
+	warn_call_counts(a);
 	for (size_t i = 0; i < a->n; i++)
 		if (a->r[i].skipped)
 			aorta_warn("'%s': %llu malformed event%s skipped (first: %s)", a->r[i].path,

@@ -537,8 +537,8 @@ enum aorta_status analysis_save_csv(const struct analysis *a, const char *dir, s
 	struct outfile o;
 	enum aorta_status s;
 
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		return aorta_fail(e, AORTA_EINTERNAL, dir, 0, -1, "cannot create directory: %s", strerror(errno));
+	if ((s = out_mkdir(dir, 0, e))) /* made now, removed if the command fails */
+		return s;
 
 	/* ranks.csv and steps.csv: one row per rank / per step, a column per figure */
 	for (int which = 0; which < 2; which++) {

@@ -9,7 +9,8 @@
 
 #include <stdio.h>
 
-/* s with < > & " escaped; NULL writes nothing. */
+/* s with control characters, stray bytes and direction overrides made
+ * visible (base/visible.h) and < > & " escaped; NULL writes nothing. */
 void html_escape(FILE *f, const char *s);
 /* The bytes of path as base64; -1 when it cannot be read (nothing else is
  * promised about what was written then). */

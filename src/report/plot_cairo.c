@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/plugin.h"
+#include "base/visible.h"
 #include "report/report_plot.h"
 
 int aorta_plot_abi(void);
@@ -49,6 +51,8 @@ void aorta_plot_release(void)
 	cairo_debug_reset_static_data();
 	FcFini();
 }
+
+AORTA_PLUGIN_ID(plot);
 
 int aorta_plot_abi(void)
 {
@@ -68,10 +72,16 @@ static void font(cairo_t *cr, double size, int bold)
 	cairo_set_font_size(cr, size);
 }
 
+/* Text from inputs (kernel and label names) drawn as visible text: a
+ * control character would break the SVG's XML, a stray byte cairo's
+ * UTF-8 (base/visible.h). */
+#define VIS(s) vis_str(vis_b, sizeof(vis_b), (s))
+
 static double text_w(cairo_t *cr, const char *s)
 {
 	cairo_text_extents_t te;
-	cairo_text_extents(cr, s, &te);
+	char vis_b[1024];
+	cairo_text_extents(cr, VIS(s), &te);
 	return te.x_advance;
 }
 
@@ -81,6 +91,8 @@ static void text(cairo_t *cr, double x, double y, const char *s, double ax, int 
 {
 	cairo_text_extents_t te;
 	cairo_font_extents_t fe;
+	char vis_b[1024];
+	s = VIS(s);
 	cairo_text_extents(cr, s, &te);
 	cairo_font_extents(cr, &fe);
 	cairo_move_to(cr, x - ax * te.x_advance, mid ? y + (fe.ascent - fe.descent) / 2 : y);

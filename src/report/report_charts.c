@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/output.h"
 #include "base/plugin.h"
 #include "report/report_change.h"
 #include "report/report_plot.h"
@@ -54,6 +55,8 @@ static int try_load(struct plot_lib *p, const char *path, char *why, size_t len)
 		snprintf(why, len, "%s", dlerror());
 		return -1;
 	}
+	if (aorta_plugin_check(h, path, "plot", why, len))
+		return -1; /* left mapped, never called (as base/plugin.c does) */
 	plot_abi_fn abi;
 	*(void **)&abi = dlsym(h, "aorta_plot_abi");
 	*(void **)&p->render = dlsym(h, "aorta_plot_render");
@@ -138,6 +141,9 @@ static enum aorta_status emit(struct ctx *c, const struct plot_chart *ch, const 
 	char png[4096], svg[4096], err[1024];
 	snprintf(png, sizeof(png), "%s/%s.png", c->dir, name);
 	snprintf(svg, sizeof(svg), "%s/%s.svg", c->dir, name);
+	/* the plug-in writes them itself: a signal removes them with the folder */
+	out_track_file(png);
+	out_track_file(svg);
 	if (c->lib->render(ch, png, svg, err, sizeof(err)) != 0) {
 		free(caption);
 		return aorta_fail(c->e, AORTA_EINTERNAL, png, 0, -1, "cannot draw the chart: %s", err);

@@ -22,6 +22,7 @@
 #include "base/output.h"
 #include "report/answer.h"
 #include "report/compare.h"
+#include "base/visible.h"
 #include "report/hang_out.h"
 #include "report/html.h"
 #include "report/report_change.h"
@@ -30,17 +31,26 @@
 #define AORTA_VERSION "0.1.0"
 #endif
 
-void html_escape(FILE *f, const char *s)
+static void html_emit(void *ctx, const char *s, size_t n)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
+	FILE *f = ctx;
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		default: fputc(s[i], f);
 		}
 	}
+}
+
+/* Control characters, stray bytes and direction overrides shown as
+ * escapes (base/visible.h), as on the terminal; then HTML's four. */
+void html_escape(FILE *f, const char *s)
+{
+	if (s)
+		vis_run((const unsigned char *)s, strlen(s), 1, html_emit, f);
 }
 
 int html_base64_file(FILE *out, const char *path)

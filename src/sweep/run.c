@@ -614,6 +614,7 @@ int sweep_run(struct sweep *s, const struct sweep_run_opts *opt, struct aorta_er
 			return e->code;
 		int same = same_cells(&old, r);
 		recipe_free(&old);
+		out_guard_forget(path); /* the sweep's own state, checked: written again below */
 		if (!same)
 			return aorta_fail(e, AORTA_EUSAGE, s->dir, 0, -1,
 					  "--resume: the recipe's cells differ from the sweep in this folder");

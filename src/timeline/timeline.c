@@ -34,6 +34,7 @@ struct trace *trace_new(const char *path, const char *format)
 	t->other_device = -1;
 	t->pid = -1;
 	t->gstep_last_start_ns = INT64_MIN;
+	t->tick_ns = 1;
 	return t;
 }
 
@@ -111,7 +112,9 @@ size_t trace_add_device(struct trace *t, int64_t start_ns, int64_t end_ns,
 	t->kind[i] = K_UNKNOWN;
 	t->coll_type[i] = COLL_NONE;
 	t->hint[i] = (uint8_t)hint;
-	if (end_ns - start_ns < 1000 && hint != R_SYNC)
+	/* unsigned: a span beyond the limits is dropped at trace_finish, and
+	 * must not overflow here first */
+	if ((uint64_t)end_ns - (uint64_t)start_ns < 1000 && end_ns >= start_ns && hint != R_SYNC)
 		t->has_hta_rounding_hazard = 1;
 	t->n++;
 	return i;
@@ -141,6 +144,20 @@ void trace_add_host_coll(struct trace *t, int64_t tid, int64_t start_ns, int64_t
 		h->m = *m;
 	else
 		coll_meta_init(&h->m);
+}
+
+void trace_set_kind(struct trace *t, size_t idx, enum span_kind k, enum coll_type coll)
+{
+	if (idx >= t->n)
+		return;
+	t->kind[idx] = (uint8_t)k;
+	t->coll_type[idx] = (uint8_t)(k == K_COMM ? coll : COLL_NONE);
+}
+
+void trace_set_launch(struct trace *t, size_t idx, int64_t launch_ns)
+{
+	if (idx < t->n)
+		t->launch_ns[idx] = launch_ns;
 }
 
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns)
@@ -511,20 +528,23 @@ void trace_finish(struct trace *t, const struct rules *rules)
 	if (!rules)
 		rules = rules_builtin();
 
-	/* 1. classify each distinct (name, hint) once */
+	/* 1. classify each distinct (name, hint) once; a kind the reader gave
+	 * (trace_set_kind) stays */
 	size_t nn = t->names.n;
 	uint8_t *kcache = xcalloc(nn * 4, 1), *ccache = xcalloc(nn * 4, 1);
 	for (size_t i = 0; i < t->n; i++) {
 		size_t key = (size_t)t->name[i] * 4 + t->hint[i];
-		if (!kcache[key]) {
-			enum coll_type ct = COLL_NONE;
-			enum span_kind k = rules_classify(rules, strtab_get(&t->names, t->name[i]),
-							  (enum record_hint)t->hint[i], &ct);
-			kcache[key] = (uint8_t)(k == K_UNKNOWN ? K_COMPUTE_OTHER : k);
-			ccache[key] = (uint8_t)ct;
+		if (t->kind[i] == K_UNKNOWN) {
+			if (!kcache[key]) {
+				enum coll_type ct = COLL_NONE;
+				enum span_kind k = rules_classify(rules, strtab_get(&t->names, t->name[i]),
+								  (enum record_hint)t->hint[i], &ct);
+				kcache[key] = (uint8_t)(k == K_UNKNOWN ? K_COMPUTE_OTHER : k);
+				ccache[key] = (uint8_t)ct;
+			}
+			t->kind[i] = kcache[key];
+			t->coll_type[i] = t->kind[i] == K_COMM ? ccache[key] : COLL_NONE;
 		}
-		t->kind[i] = kcache[key];
-		t->coll_type[i] = t->kind[i] == K_COMM ? ccache[key] : COLL_NONE; /* the name's; resolve_coll */
 	}
 	free(kcache);
 	free(ccache);
@@ -589,6 +609,7 @@ void trace_finish(struct trace *t, const struct rules *rules)
 			if (t->step[i] <= -2)
 				t->step[i] = -2 - t->step[i];
 	}
+	trace_plausible_launches(t);
 	free(t->launch);
 	t->launch = NULL;
 	t->nlaunch = t->lcap = 0;

@@ -31,6 +31,31 @@
 
 enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
 
+/* The limits of a timeline, one place for every reader (plausible.c drops
+ * what lies beyond them, each a counted skip naming the limit):
+ *  - every time (a span's start and end, a launch, a step's bounds) lies in
+ *    [TRACE_MIN_NS, TRACE_MAX_NS]: about 73 years before the clock's zero to
+ *    146 years after it, so any two times of a run differ by less than
+ *    2^63 ns and their difference is exact in int64 (epoch clocks fit);
+ *  - a span lasts at most TRACE_MAX_SPAN_NS (10^6 s, about 11.6 days;
+ *    Kineto's reader has refused longer ones since its first version);
+ *  - a launch comes before the start of the op it launched (by at most
+ *    TRACE_LAUNCH_SLACK_NS of clock jitter). */
+#define TRACE_MIN_NS (-(INT64_C(1) << 61))
+#define TRACE_MAX_NS (INT64_C(1) << 62)
+#define TRACE_MAX_SPAN_NS INT64_C(1000000000000000)
+#define TRACE_LAUNCH_SLACK_NS INT64_C(1000)
+
+/* a + b for sums of durations (a kernel's total over its calls): spans
+ * within the limits may still overlap by the thousand, so the sum
+ * saturates at INT64_MAX instead of wrapping; the analysis writer refuses a
+ * figure past its limit rather than printing a wrapped one. */
+static inline int64_t ns_sum(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
 /* Collective metadata as traces give it (Kineto args, NCCL NVTX payloads). */
 struct coll_meta {
 	uint32_t pg_name;      /* strtab id of "Process Group Name", 0 if unknown */
@@ -156,6 +181,9 @@ struct trace {
 	char skipped_first[256]; /* description of the first one skipped */
 	uint64_t host_events;    /* host events seen (cpu_op, runtime, ...) */
 	int has_hta_rounding_hazard; /* some device event shorter than 1 us */
+	int64_t tick_ns;         /* the input's time resolution (1 unless the reader says coarser:
+				  * an op table's durations in ms): a zero-length collective is a
+				  * broken record only where the clock resolves a microsecond */
 };
 
 struct rules;
@@ -179,6 +207,14 @@ void trace_add_launch_tid(struct trace *t, int64_t corr, int64_t start_ns, int64
  * (trace_finish). */
 void trace_add_host_coll(struct trace *t, int64_t tid, int64_t start_ns, int64_t end_ns,
 			 const char *name, size_t name_len, const struct coll_meta *m);
+/* A reader that knows span idx's kind (an op table: the row says it) gives
+ * it here; trace_finish keeps it instead of classifying the name, so the
+ * plausibility layer judges the kind the input gave.  coll is COLL_NONE
+ * unless k is K_COMM. */
+void trace_set_kind(struct trace *t, size_t idx, enum span_kind k, enum coll_type coll);
+/* A reader that knows when span idx was launched without a correlation id
+ * (an op table's launch column); trace_finish checks it as any launch. */
+void trace_set_launch(struct trace *t, size_t idx, int64_t launch_ns);
 /* Records a host call that waited for the device (a synchronisation). */
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);
@@ -194,11 +230,13 @@ void trace_set_coll(struct trace *t, size_t idx, const struct coll_meta *m);
 void trace_skip(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The plausibility layer (plausible.c), run by trace_finish: spans no run
- * can produce (zero-length communication kernels, implausibly long spans)
- * and host steps that repeat on disjoint ranges or go back in time are
- * left out, each a trace_skip with its reason. */
+ * can produce (beyond the limits above, zero-length communication kernels,
+ * implausibly long spans), host steps beyond the limits, repeated on
+ * disjoint ranges or going back in time, and launches after their op's
+ * start are left out, each a trace_skip with its reason. */
 void trace_plausible_spans(struct trace *t);
 void trace_plausible_steps(struct trace *t);
+void trace_plausible_launches(struct trace *t);
 
 /* Classifies, resolves launches and steps, sorts.  rules may be NULL for
  * the built-in table.  Never fails. */

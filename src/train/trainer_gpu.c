@@ -1251,9 +1251,15 @@ enum aorta_status trainer_step(struct trainer *t, struct aorta_error *e)
 		if (cupti_step(t->cup, &ce) != AORTA_OK)
 			logline(t->log, t->quiet, "profiling: %s", ce.msg);
 	}
-	if (t->progress && (t->done % 10 == 0 || t->done == t->total))
-		fprintf(stderr, "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", t->done, t->total,
-			t->step_ms[t->done - 1], loss);
+	if (t->progress && (t->done % 10 == 0 || t->done == t->total)) {
+		/* our own carriage return, written past stderr's escaper (base/termsafe.h) */
+		char b[160];
+		int n = snprintf(b, sizeof(b), "\r[%ld/%ld steps] %.3f ms/step  loss %.5f ", t->done, t->total,
+				 t->step_ms[t->done - 1], loss);
+		fflush(stderr);
+		if (n > 0 && write(2, b, (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1) < 0)
+			t->progress = 0;
+	}
 	return AORTA_OK;
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/cli/analysis_io.sh - the analysis model's codecs (src/analysis_io/):
 #  - every bundled input's analysis JSON, read back and written again, is
-#    the same file byte for byte (the writer and the reader walk one table);
+#    the same file byte for byte (the writer and the reader walk one table,
+#    and the writer checks the values the reader checks: tests/cli/hostile.sh
+#    reads back every analysis it makes too);
 #  - a saved analysis is checked for values, not only types: negative
 #    times, exposed > communication, a late rank or straggler not among the
 #    ranks, shares above 1, a rank twice, a step ending before it starts
@@ -9,7 +11,9 @@
 . "$(dirname "$0")/lib.sh"
 
 # round trip on the repository's inputs and, where present, the shared data
-inputs="tests/data/tiny $(ls -d tests/data/straggler/*/) tests/data/report/base tests/data/report/cand"
+# (every bundled input: traces, the what-if fixtures, op tables, rocpd)
+inputs="tests/data/tiny $(ls -d tests/data/straggler/*/ tests/data/whatif/*/base tests/data/whatif/*/slowed) tests/data/report/base
+	tests/data/report/cand tests/data/rocpd/small_results.db $(ls tests/fixtures/optable/*.csv)"
 for d in data/h200x4/fsdp2_bs8 data/h200x4/aorta_ddp; do [ -e "$d" ] && inputs="$inputs $d"; done
 i=0
 for in in $inputs; do

@@ -443,7 +443,362 @@ has "an axis value inside single quotes" "$T/q/cells/c03/t1/out/tag.txt" "^<it's
 expect "SQLite redirected to standard input: name the file" 3 "SQLite opens its file by name" -- \
 	bash -c "$A analyze -q --json '$T/sink.json' - <'$T/text.sqlite'"
 
-# --- 17. hostile Flight Recorder dumps: refused at their byte offset, never run ---------
+# --- 17. op tables: matched by (group, step, order in the step), step windows from
+#     their own work, the plausibility layer, checked arithmetic, the size cap --------
+O="python3 tests/cli/hostile_optable.py"
+# owait FILE.json W0 W1: rank 0 waited W0 ms and rank 1 W1 ms (+- 1 us), clocks agree
+owait() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [r["wait"]["wait_ms"] for r in d["ranks"]]
+off = [r["clock"]["offset_ms"] for r in d["ranks"]]
+assert abs(w[0] - float(sys.argv[2])) < 0.001 and abs(w[1] - float(sys.argv[3])) < 0.001, w
+assert all(abs(o) < 0.001 for o in off), off
+PY
+}
+mkdir -p "$T/ot"
+$O "$T/ot/base.csv"
+$A analyze -q --json "$T/ot/base.json" "$T/ot/base.csv" && owait "$T/ot/base.json" 0.540 0 && ok || bad "the op table without a fault"
+$O "$T/ot/missing.csv" missing=1:3:1
+expect "op table: a timer row missing is named with its step, group and counts" 0 \
+	"1 step where ranks made different numbers of calls .*step 3, all_reduce in group 'dp': rank 0 made 3 calls, rank 1 2" -- \
+	$A analyze --json "$T/ot/missing.json" "$T/ot/missing.csv"
+# 16 calls of 30 us and the step's mispaired one (50 us): the clock stays, no step shifts
+owait "$T/ot/missing.json" 0.530 0 && ok || bad "a missing row moved the clock or the waiting beyond its step"
+$O "$T/ot/dup.csv" dup=1:3:1
+expect "op table: a timer row written twice is named" 0 "step 3, all_reduce in group 'dp': rank 1 made 4 calls, rank 0 3" -- \
+	$A analyze --json "$T/ot/dup.json" "$T/ot/dup.csv"
+owait "$T/ot/dup.json" 0.510 0.020 && ok || bad "a duplicated row moved the clock or the waiting beyond its step"
+$O "$T/ot/from.csv" from=1:2
+expect "op table: a rank whose table starts a step later is named" 0 "step 1, all_reduce in group 'dp': rank 0 made 3 calls, rank 1 0" -- \
+	$A analyze --json "$T/ot/from.json" "$T/ot/from.csv"
+owait "$T/ot/from.json" 0.450 0 && ok || bad "a table starting a step later shifted that rank's clock by a step"
+$O "$T/ot/prefetch.csv" prefetch
+expect "op table: a prefetch row of the next step drops no step" 0 "" -- $A analyze -q --strict --json "$T/ot/prefetch.json" "$T/ot/prefetch.csv"
+python3 - "$T/ot/prefetch.json" <<'PY' && ok || bad "a prefetch row of the next step changed the step windows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["ranks"]:
+    assert r["skipped_events"] == 0, r["skipped_first"]
+    assert [s["step"] for s in r["steps"]] == [1, 2, 3, 4, 5, 6], [s["step"] for s in r["steps"]]
+    assert [s["step_ms"] for s in r["steps"]] == [1.0] * 5 + [0.85], [s["step_ms"] for s in r["steps"]]
+PY
+$O "$T/ot/seqdup.csv" seq seqdup=1:2:1
+expect "op table: a repeated seq is refused with its line" 0 \
+	"seqdup.csv line 41: seq 3 of group 'dp' on rank 1 again \(first on line 40\): a repeated seq would merge two calls" -- \
+	$A analyze --json "$T/ot/seqdup.json" "$T/ot/seqdup.csv"
+owait "$T/ot/seqdup.json" 0.510 0 && ok || bad "a repeated seq merged two calls"
+$O "$T/ot/late.csv" launch=100 late_launch=1:3
+$O "$T/ot/nolaunch.csv" launch=100 nolaunch=1:3
+expect "op table: a launch after its op's start is named and left out" 0 \
+	"late.csv': 1 malformed event skipped \(first: 'fwd' starts 0.040 ms before it is launched .*the launch left out" -- \
+	$A analyze --json "$T/ot/late.json" "$T/ot/late.csv"
+$A analyze -q --json "$T/ot/nolaunch.json" "$T/ot/nolaunch.csv" 2>/dev/null
+python3 - "$T/ot/late.json" "$T/ot/nolaunch.json" <<'PY' && ok || bad "a launch after its op's start still counts"
+import json, sys
+def strip(d):
+    d.pop("inputs", None)
+    for r in d["ranks"]:
+        for k in ("path", "skipped_events", "skipped_first"):
+            r.pop(k, None)
+    return d
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
+assert a == b
+PY
+$O "$T/ot/zero.csv" zerokind
+expect "op table: a zero-length collective judged by its kind, not its name" 0 \
+	"zero.csv': 1 malformed event skipped \(first: zero-length communication kernel 'fwd_like'" -- \
+	$A analyze --json "$T/ot/zero.json" "$T/ot/zero.csv"
+has "a zero-length gemm named like NCCL is kept" "$T/ot/zero.json" '"name": "ncclDevKernel_AllReduce_Sum_f32"'
+printf '# aorta.optable/1\nrank,op,kind,start_ms,dur_ms\n0,a,gemm,0,0\n0,b,all_reduce,1,0\n0,c,gemm,2,1\n' >"$T/ot/ms.csv"
+expect "op table in ms: a 0 ms collective is a rounded short one, kept" 0 "" -- $A analyze -q --strict --json "$T/ot/ms.json" "$T/ot/ms.csv"
+# times at the limits: no overflow (UBSan), the row past them named with its line
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,1000\n0,b,gemm,4611686018427387000,1000\n0,c,gemm,2000,1000\n' >"$T/ot/big.csv"
+expect "op table: start + duration past 2^62 ns" 0 \
+	"big.csv line 4: duration '1000' is beyond the limits of a trace" -- $A analyze --json "$T/ot/big.json" "$T/ot/big.csv"
+has "the rows within the limits are analysed" "$T/ot/big.json" '"step_ms": 0.003000,'
+printf '# aorta.optable/1\nrank,op,kind,start_ns,end_ns\n0,a,gemm,-2305843009213693952,-2305843009213692952\n0,b,gemm,4611686018427386000,4611686018427387000\n' >"$T/ot/span.csv"
+expect "op table: times at both limits, 1.5 x 2^62 ns apart" 0 "" -- $A analyze -q --json "$T/ot/span.json" "$T/ot/span.csv"
+$A analyze -q --json "$T/ot/span2.json" "$T/ot/span.json" && ok || bad "analyze wrote an analysis of times at the limits it cannot read back"
+printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n0,a,gemm,0,9223372036854775807\n0,b,gemm,9223372036854775807,1\n0,c,gemm,5,5\n' >"$T/ot/wrap.csv"
+expect "op table: int64 values are out of range, not wrapped" 0 "2 malformed events skipped" -- \
+	$A analyze --json "$T/ot/wrap.json" "$T/ot/wrap.csv"
+printf '{"schema": "aorta.optable/1"}\n{"rank": 0, "op": "a", "kind": "gemm", "start_ns": 100, "end_ns": 200, "launch_ns": -9000000000000000000}\n{"rank": 0, "op": "b", "kind": "gemm", "start_ns": 300, "end_ns": 400}\n' >"$T/ot/launch.jsonl"
+expect "op table: a launch beyond the limits" 0 "launch '-9000000000000000000' is beyond the time limits" -- \
+	$A analyze --json "$T/ot/launch.json" "$T/ot/launch.jsonl"
+# the 1 GiB cap before the read: a sparse plain file is refused at once, a
+# gzip stream while it is read, line by line: neither fills the memory
+{ printf '# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n'; } >"$T/ot/huge.csv"
+truncate -s 1100M "$T/ot/huge.csv"
+python3 - "$T/ot/huge.gz" <<'PY'
+import sys, zlib
+c = zlib.compressobj(1, zlib.DEFLATED, 31)
+with open(sys.argv[1], "wb") as o:
+    o.write(c.compress(b"# aorta.optable/1\nrank,op,kind,start_ns,dur_ns\n"))
+    blk = b"# a comment line of sixty-four bytes, padding the table......\n" * (1 << 14)
+    for _ in range(1100):
+        o.write(c.compress(blk))
+    o.write(c.flush())
+PY
+for f in huge.csv huge.gz; do
+	rss=$(python3 - "$A" "$T/ot/$f" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "analyze", "-q", "--json", sys.argv[2] + ".out", sys.argv[2]],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+err = r.stderr.decode()
+ok = r.returncode == 3 and "1024 MiB limit for an op table" in err
+print(int(ok), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, err.strip()[-200:])
+PY
+)
+	[ "${rss%% *}" = 1 ] && ok || bad "$f past the 1 GiB cap: $rss"
+	m=${rss#* }; m=${m%% *}
+	[ "$m" -lt 200 ] && ok || bad "$f past the 1 GiB cap cost $m MiB of memory"
+done
+rm -f "$T/ot/huge.csv" "$T/ot/huge.gz"
+
+# --- 18. saved analyses: every field's range and the records' rules, the
+#     what-if's included, in analyze, compare and report alike -----------------------
+W="$T/w.json"
+$A analyze -q --json "$W" tests/data/straggler/ddp_const_r1 2>/dev/null || bad "analyze ddp_const_r1"
+# wbad NAME JQ PATTERN: the damaged file is exit 3 naming the field in analyze,
+# compare and report, and nothing is written
+wbad() {
+	local name=$1 filter=$2 pat=$3 out rc cmd
+	# (jq writes integers past 2^53 as doubles: a placeholder 777000777 becomes $BIG)
+	jq "$filter" "$W" | sed "s/777000777/${BIG:-777000777}/" >"$T/damaged.json" || { bad "$name: jq"; return; }
+	for cmd in "analyze -q --json $T/damaged.out.json $T/damaged.json" "compare $W $T/damaged.json" \
+		"report --no-plots --skip-steps 0 --log-dir $T/damaged.json --label d -o $T/damaged.rep"; do
+		out=$($A $cmd 2>&1); rc=$?
+		if [ $rc != 3 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
+			bad "$name (${cmd%% *}): exit $rc: $(printf '%s' "$out" | tail -n 2)"; return
+		fi
+		printf '%s' "$out" | grep -q 'nan' && { bad "$name (${cmd%% *}) printed nan"; return; }
+	done
+	[ ! -e "$T/damaged.out.json" ] && [ ! -e "$T/damaged.rep" ] && ok || bad "$name: an output was written"
+}
+WI=.across_ranks.what_if
+wbad "what-if: a slowdown below 1" "$WI.slowdown = 0.5" "what_if.slowdown: 0.500000 is not measured / ideal"
+wbad "what-if: a negative slowdown" "$WI.slowdown = -2" "what_if.slowdown: expected a value > 0, got -2"
+wbad "what-if: a 150 % gain" "$WI.by_rank[1].gain_pct = 150" "what_if.by_rank\[1\].gain_pct: expected at most 100 % \(of the step\), got 150"
+wbad "what-if: an ideal step longer than the measured one" \
+	"$WI.ideal_step_ms = 85.928164 | $WI.slowdown = 0.5" "what_if.ideal_step_ms: the ideal step 85.928164 ms is longer than the replayed one"
+wbad "what-if: a rank fix of a rank not in the run" "$WI.by_rank[1].rank = 7" "what_if.by_rank\[1\].rank: rank 7 is not a rank of the run"
+wbad "what-if: a group of ranks not in the run" "$WI.by_group = [{\"fix\": \"group x\", \"ranks\": \"0,9\", \"step_ms_if_fixed\": 42.964082, \"gain_ms\": 0, \"gain_pct\": 0}]" \
+	"what_if.by_group\[0\].ranks: rank 9 is not a rank of the run"
+wbad "what-if: a critical path on a rank not in the run" "$WI.critical_path[0].rank = 9" "what_if.critical_path\[0\].rank: rank 9 is not a rank of the run"
+wbad "what-if: a stage of a rank not in the run" "$WI.stages = [{\"rank\": 5, \"stage\": 0}]" "what_if.stages: \[0\]: 5 is not a rank of the analysis"
+wbad "what-if: an unexplained share of 500 %" "$WI.unexplained_share = 5" "what_if.unexplained_share: expected a share in \[0, 1\], got 5"
+wbad "what-if: a critical-path share of 500 %" "$WI.critical_path[0].share = 5" "what_if.critical_path\[0\].share: expected a share in \[0, 1\], got 5"
+wbad "what-if: shares adding up past the path" "$WI.critical_path[1].share = 0.9" "what_if.critical_path: its shares add up to"
+wbad "what-if: a missing figure" "del($WI.measured_step_ms)" "what_if.measured_step_ms: missing"
+wbad "what-if: a null figure" "$WI.replay_step_ms = null" "what_if.replay_step_ms: expected a number, got null"
+wbad "what-if: a 500 ms gain on a 43 ms step" "$WI.by_op[4].gain_ms = 500 | $WI.by_op[4].gain_pct = 1163.76" \
+	"what_if.by_op\[4\].gain_pct: expected at most 100 %"
+wbad "what-if: a gain that is not replay less fixed" "$WI.by_op[4].gain_ms = 30" "what_if.by_op\[4\].gain_ms: 30.000000 ms is not the replayed step"
+wbad "what-if: a step's best gain above its step" "$WI.steps[0].best_gain_ms = 500" "what_if.steps\[0\].best_gain_ms: 500.000000 ms is not"
+wbad "what-if: a best fix that is none of the fixes" "$WI.steps[0].best_fix = \"rank 9\"" "what_if.steps\[0\].best_fix: 'rank 9' is none of the fixes"
+wbad "what-if: a step no rank has" "$WI.steps[0].step = 99" "what_if.steps\[0\].step: step 99 is not a step of rank 0"
+wbad "what-if: fewer steps than used" "$WI.steps |= .[1:]" "what_if.steps: 5 steps, steps_used says 6"
+wbad "what-if: reproduced with a step that is not" "$WI.steps[0].reproduced = false | $WI.steps[0].reason = \"x\"" \
+	"what_if.reproduced: true, yet a step is not"
+wbad "what-if: a step not reproduced without a reason" "$WI.steps[0].reproduced = false" "what_if.steps\[0\].reason: no reason why"
+wbad "what-if: a measured step that is not its steps' mean" "$WI.measured_step_ms = 40 | $WI.slowdown = 2.014007" \
+	"what_if.measured_step_ms: 40.000000 ms is not the mean of its steps"
+wbad "what-if: an empty verdict" "$WI.verdict = \"\"" "what_if.verdict: expected a text, got an empty one"
+wbad "what-if: not ok without a reason" "$WI = {\"ok\": false}" "what_if.reason: missing"
+wbad "what-if: a worst error that is not its steps'" "$WI.replay_error_pct = 7" "what_if.replay_error_pct: 7.0000 % is not its worst step's"
+# the rest of the record: values no run gives, in the same three commands
+wbad "a step whose window is not its bounds" ".ranks[0].steps[1].step_ms = 1" "ranks\[0\].steps\[1\].step_ms: 1.000000 ms is not the step's window"
+wbad "steps out of time order" ".ranks[0].steps[1] |= (.start_ns -= 1000 | .step_ms += 0.001 | .idle_ms += 0.001)" \
+	"ranks\[0\].steps\[1\].start_ns: step [0-9]+ starts before step [0-9]+ ends"
+wbad "compute beyond GPU busy" ".ranks[0].total.compute_ms = .ranks[0].total.busy_ms + 1" "ranks\[0\].total.compute_ms: compute .* exceeds GPU busy"
+wbad "idle that is not window less busy" ".ranks[0].total.idle_ms += 1" "ranks\[0\].total.idle_ms: idle [0-9.]+ ms is not the window"
+wbad "a collective's calls past its total" ".ranks[0].collectives[0].max_ms = 1e6" "ranks\[0\].collectives\[0\].max_ms: the longest call"
+wbad "a collective of no call" ".ranks[0].collectives[0].count = 0" "ranks\[0\].collectives\[0\].count: expected an integer >= 1, got 0"
+wbad "a world size below -1" ".ranks[1].world_size = -5" "ranks\[1\].world_size: expected an integer >= -1, got -5"
+wbad "a stream busy beyond the rank's window" ".ranks[0].streams[0].busy_ms = 1e6" "ranks\[0\].streams: stream [0-9]+ busy"
+wbad "waiting caused that is not the ranks'" ".across_ranks.waiting_caused_ms = 1" "across_ranks.waiting_caused_ms: 1.000000 ms is not the ranks'"
+wbad "a time figure past the limits" ".ranks[0].total.step_ms = 9e12" "ranks\[0\].total.step_ms: 9e\+12 ms is out of range"
+BIG=9000000000000000000 wbad "a step time past the limits" ".ranks[0].steps[0].end_ns = 777000777" \
+	"ranks\[0\].steps\[0\].end_ns: expected an integer <= 4611686018427387904"
+wbad "host_bound_pct above 100" ".options.host_bound_pct = 500" "options.host_bound_pct: expected a percentage in \[0, 100\], got 500"
+# what analyze writes it reads back: a table whose rank starts a step later (the
+# ideal replay was longer than the step) and times 1.5 x 2^62 ns apart
+$O "$T/ot/from2.csv" from=1:2
+$A analyze -q --json "$T/from2.json" "$T/ot/from2.csv" 2>/dev/null && $A analyze -q --json "$T/from2b.json" "$T/from2.json" && ok ||
+	bad "analyze wrote a what-if it cannot read back"
+jq -e '.across_ranks.what_if | .ideal_step_ms <= .replay_step_ms and .slowdown >= 1' "$T/from2.json" >/dev/null && ok ||
+	bad "an ideal step longer than the replayed one: $(jq -c '.across_ranks.what_if | {ideal_step_ms, replay_step_ms, slowdown}' "$T/from2.json")"
+
+# --- 19. every file a command reads is guarded, list files, rules and offsets
+#     included, through symlinks; outputs through symlinks stay links ---------------
+mkdir -p "$T/gl"
+cp $tiny/rank0.json $tiny/rank1.json "$T/gl/"
+printf '%s\n' "$T/gl/rank0.json" "$T/gl/rank1.json" >"$T/gl/list.txt"
+cp "$T/gl/list.txt" "$T/gl/list.orig"
+for o in --json --trace-out; do
+	expect "@LIST named as $o" 2 "'$T/gl/list.txt': this input is also the output of $o" -- \
+		$A analyze -q $o "$T/gl/list.txt" "@$T/gl/list.txt"
+	same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST was overwritten by $o"
+done
+expect "@LIST named as compare's --json" 2 "this input is also the output of --json" -- \
+	$A compare --json "$T/gl/list.txt" "@$T/gl/list.txt" $tiny
+same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST was overwritten by compare --json"
+ln -s list.txt "$T/gl/list.link"
+expect "@LIST reached through a symlink named as --json" 2 "this input is also the output of --json \('$T/gl/list.link'\)" -- \
+	$A analyze -q --json "$T/gl/list.link" "@$T/gl/list.txt"
+same "$T/gl/list.txt" "$T/gl/list.orig" "the @LIST behind a symlink was overwritten"
+expect "@LIST named as a --csv table" 2 "this input is also the output of --csv" -- \
+	bash -c "cp '$T/gl/list.txt' '$T/gl/kernels.csv' && $A analyze -q --csv '$T/gl' '@$T/gl/kernels.csv'"
+printf '0 0\n1 0\n' >"$T/gl/off.txt"
+expect "--clock-offsets named as --trace-out" 2 "also the output of --trace-out" -- \
+	$A analyze -q --clock-offsets "$T/gl/off.txt" --trace-out "$T/gl/off.txt" "$T/gl/rank0.json" "$T/gl/rank1.json"
+printf 'comm ^nothing$\n' >"$T/gl/r.rules"
+ln -s r.rules "$T/gl/rules.link"
+expect "--rules reached through a symlink named as --json" 2 "also" -- \
+	$A analyze -q --rules "$T/gl/rules.link" --json "$T/gl/r.rules" "$T/gl/rank0.json"
+has "the rules file is whole" "$T/gl/r.rules" '^comm \^nothing\$$'
+$A analyze -q --json "$T/gl/a.json" "$T/gl/rank0.json" "$T/gl/rank1.json" 2>/dev/null
+expect "report: a saved analysis as --log-dir and --output" 2 "" -- \
+	$A report --no-plots --skip-steps 0 --log-dir "$T/gl/a.json" --label a -o "$T/gl/a.json"
+has "the saved analysis is whole" "$T/gl/a.json" '"schema": "aorta.analysis/'
+# outputs through symlinks: the link stays, nothing is left beside it
+mkdir -p "$T/gl/real" "$T/gl/realcsv"
+ln -s real "$T/gl/replink"; ln -s realcsv "$T/gl/csvlink"; ln -s target.json "$T/gl/l1"; ln -s l1 "$T/gl/l2"
+for i in 1 2; do
+	$A report --no-plots --skip-steps 0 --log-dir "$T/gl/a.json" --label a -o "$T/gl/replink" >/dev/null 2>&1 ||
+		bad "report -o through a symlink to a folder (run $i)"
+done
+[ -L "$T/gl/replink" ] && [ -f "$T/gl/real/index.html" ] && ok || bad "report -o replaced the symlink"
+expect "--json through a chain of symlinks, --csv through a symlink to a folder" 0 "" -- \
+	$A analyze -q --json "$T/gl/l2" --csv "$T/gl/csvlink" "$T/gl/rank0.json"
+[ -L "$T/gl/l2" ] && [ -L "$T/gl/l1" ] && [ -L "$T/gl/csvlink" ] && [ -f "$T/gl/target.json" ] && [ -f "$T/gl/realcsv/ranks.csv" ] && ok ||
+	bad "an output through symlinks replaced a link"
+left=$(find "$T/gl" -name '*aorta-tmp*' -o -name '*.tmp-*' | wc -l)
+[ "$left" = 0 ] && ok || bad "$left temporary files or folders left beside outputs through symlinks"
+
+# --- 20. the folder walk: regular files only, never /proc, /sys or /dev, every
+#     entry counted toward the cap -------------------------------------------------------
+mkdir -p "$T/wk"
+cp $tiny/rank0.json $tiny/rank1.json "$T/wk/"
+ln -s /proc "$T/wk/proc"; ln -s /sys "$T/wk/sys"; ln -s /dev "$T/wk/dev"; ln -s /proc/kmsg "$T/wk/kmsg.json"
+ln -s /proc/self/root "$T/wk/selfroot"
+mknod "$T/wk/null.json" c 1 3 2>/dev/null
+expect "links to /proc, /sys and /dev in a trace folder: skipped, no hang" 0 "aorta analyze: 2 ranks" -- $TO $A analyze "$T/wk"
+expect "a link to /proc/kmsg named like a trace is named and skipped" 0 "kmsg.json': skipped, a link into /proc" -- \
+	$TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a link to /sys is named" 0 "'$T/wk/sys': skipped, a link into /sys" -- $TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a link to a process's root in /proc is named" 0 "selfroot': skipped, a link into /proc" -- $TO $A analyze --json "$T/wk.json" "$T/wk"
+[ -c "$T/wk/null.json" ] && expect "a device in a trace folder is not read" 0 "null.json': skipped, not a regular file" -- \
+	$TO $A analyze --json "$T/wk.json" "$T/wk"
+expect "a folder under /proc named is refused" 3 "'/proc/self': a folder under /proc is not walked" -- $TO $A analyze -q --json "$T/wk.json" /proc/self
+expect "--strict: a link into /proc is a skip" 3 "skipped.*--strict" -- $TO $A analyze -q --strict --json "$T/wk.json" "$T/wk"
+python3 -c "import sys; sys.stdout.write(('$PWD/$tiny/rank0.json\n') * 200001)" >"$T/wk.list"
+expect "a list of 200,001 lines hits the entry cap" 3 "more than 200000 entries" -- $TO $A analyze -q --json "$T/wk.json" "@$T/wk.list"
+# 200,001 hidden entries in one folder (on /dev/shm where there is one: fast to make)
+big=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d -p "$T")
+python3 - "$big" <<'PY'
+import os, sys
+for i in range(200001):
+    os.close(os.open(os.path.join(sys.argv[1], ".e%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+cp $tiny/rank0.json "$big/"
+expect "200,001 hidden entries hit the entry cap before any file is read" 3 "'$big': more than 200000 entries" -- \
+	$TO $A analyze -q --json "$T/wk.json" "$big"
+rm -rf "$big"
+
+# --- 21. the outputs of a command are one unit; every terminating signal cleans up --
+mkdir -p "$T/un"
+$A analyze -q --json "$T/un/a.json" --csv "$T/un/csv" tests/data/straggler/ddp_none 2>/dev/null
+cp "$T/un/a.json" "$T/un/a.orig"; cp -r "$T/un/csv" "$T/un/csv.orig"
+unchanged() { # what failed left the previous outputs whole and nothing beside them
+	cmp -s "$T/un/a.json" "$T/un/a.orig" && diff -r "$T/un/csv" "$T/un/csv.orig" >/dev/null &&
+		[ "$(find "$T/un" -name '*aorta-tmp*' -o -name '*.old' | wc -l)" = 0 ] && ok || bad "$1"
+}
+# the JSON and four tables of tiny fit in 8 KiB, its steps.csv does not
+expect "a full disk during --csv" 5 "write failed: File too large" -- \
+	bash -c "ulimit -f 8; exec $A analyze -q --json '$T/un/a.json' --csv '$T/un/csv' $tiny"
+unchanged "a full disk during --csv left old and new outputs mixed"
+mkdir -p "$T/un/adir"
+expect "--trace-out fails after --json and --csv were written" 3 "a directory" -- \
+	$A analyze -q --json "$T/un/a.json" --csv "$T/un/csv" --trace-out "$T/un/adir" $tiny
+unchanged "a failed --trace-out left the new --json and --csv beside it"
+expect "a new --csv folder is not left behind by a failed run" 3 "" -- \
+	$A analyze -q --csv "$T/un/newcsv" --trace-out "$T/un/adir" $tiny
+[ ! -e "$T/un/newcsv" ] && ok || bad "a failed run left the --csv folder it made"
+$A report --skip-steps 0 --log-dir $tiny --label a -o "$T/un/rep" >/dev/null 2>&1
+cp -r "$T/un/rep" "$T/un/rep.orig"
+expect "a full disk during report" 5 "" -- bash -c "ulimit -f 64; exec $A report --skip-steps 0 --log-dir $tiny --label a --log-dir tests/data/straggler/ddp_none --label b -o '$T/un/rep'"
+diff -r "$T/un/rep" "$T/un/rep.orig" >/dev/null && [ -z "$(ls -d "$T"/un/rep.tmp-* 2>/dev/null)" ] && ok ||
+	bad "a report that failed half-way changed the previous one or left its folder"
+sigs="HUP INT QUIT ILL TRAP ABRT USR1 USR2 PIPE ALRM TERM STKFLT XCPU VTALRM PROF IO PWR SYS RTMIN RTMAX"
+case $A in *build-san*) ;; *) sigs="$sigs SEGV BUS FPE" ;; esac # ASan keeps those for itself
+mkfifo "$T/un/fifo"
+while read -r sig res; do
+	[ "$res" = ok ] && ok || bad "analyze stopped by SIG$sig: $res"
+done < <(python3 tests/cli/hostile_signals.py "$A" "$T/un" analyze $tiny $sigs)
+unchanged "signals left analyze's outputs changed or temporary files behind"
+while read -r sig res; do
+	[ "$res" = ok ] && ok || bad "report stopped by SIG$sig: $res"
+done < <(python3 tests/cli/hostile_signals.py "$A" "$T/un" report $tiny $sigs)
+$A analyze --json "$T/un/p.json" --per-step tests/data/straggler/ddp_none 2>/dev/null | head -c 1 >/dev/null
+[ "$(find "$T/un" -name '*aorta-tmp*' | wc -l)" = 0 ] && ok || bad "a summary piped into head left temporary files"
+
+# --- 22. plug-ins: a handshake refuses a foreign, other or stale one by name --------
+cat >"$T/stale.c" <<'C'
+struct id { char magic[16]; char kind[8]; char build[48]; };
+__attribute__((visibility("default"))) const struct id aorta_plugin_id_mpi = { "aorta-plugin/1", "mpi", "0.0.9+1" };
+__attribute__((visibility("default"))) const struct id aorta_plugin_id_plot = { "aorta-plugin/1", "plot", "0.0.9+1" };
+int aorta_mpi_analysis_run(void);
+int aorta_mpi_analysis_run(void) { *(volatile int *)0 = 1; return 0; } /* what a stale plug-in does */
+C
+if gcc -shared -fPIC -o "$T/stale.so" "$T/stale.c" 2>/dev/null; then
+	expect "a stale MPI plug-in is refused by name" 2 "'$T/stale.so' is a stale mpi plug-in: built for aorta 0.0.9\+1" -- \
+		env AORTA_MPI_LIB="$T/stale.so" $A analyze --mpi -q --json "$T/pl.json" $tiny
+	expect "a stale plot plug-in: the report without charts, said" 0 "'$T/stale.so' is a stale plot plug-in" -- \
+		env AORTA_PLOT_LIB="$T/stale.so" $A report --skip-steps 0 --log-dir $tiny --label a -o "$T/plrep"
+fi
+zlib=$(ldd "$A" | sed -n 's/.*libz.so.1 => \([^ ]*\).*/\1/p')
+[ -n "$zlib" ] && expect "a foreign library as the MPI plug-in" 2 "'$zlib' is not an aorta plug-in \(it has no aorta_plugin_id_mpi\): a foreign library" -- \
+	env AORTA_MPI_LIB="$zlib" $A analyze --mpi -q --json "$T/pl.json" $tiny
+plot="$(dirname "$A")/libaorta-plot.so"
+[ -f "$plot" ] && expect "the plot plug-in as the MPI one" 2 "is aorta's plot plug-in, not its mpi plug-in" -- \
+	env AORTA_MPI_LIB="$plot" $A analyze --mpi -q --json "$T/pl.json" $tiny
+[ -f "$plot" ] && expect "the plot plug-in as the GPU one" 4 "is aorta's plot plug-in, not its gpu plug-in" -- \
+	env AORTA_GPU_LIB="$plot" $A hwq info
+
+# --- 23. text from inputs reaches the terminal and the page as text -----------------
+python3 - "$tiny/rank0.json" "$T/esc.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("cat") == "kernel":
+        e["name"] = "evil\x1b]0;pwned\x07\x1b[2J\u202eabc\x9b31m\u0085\x08kernel"
+        if e.get("args", {}).get("Process Group Name"):
+            e["args"]["Process Group Name"] = "pg\x1b[31m"
+            e["args"]["Process Group Description"] = "desc\x1b[5m"
+json.dump(t, open(sys.argv[2], "w"))
+PY
+sed 's/"dur": 300,/"dur": -5,/' "$T/esc.json" >"$T/esc_bad.json"
+for cmd in "analyze --per-step $T/esc.json" "analyze --json $T/esc.out.json $T/esc_bad.json" "compare $T/esc.json $tiny/rank0.json" \
+	"report --skip-steps 0 --log-dir $T/esc.json --label l$(printf '\033')[2J -o $T/escrep" "analyze $T/$(printf 'x\033[2Jy').json"; do
+	out=$($A $cmd 2>&1)
+	if printf '%s' "$out" | LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')"; then
+		bad "a control character reached the terminal: $cmd"
+	else ok; fi
+done
+out=$($A analyze --per-step "$T/esc.json" 2>&1)
+printf '%s' "$out" | grep -qF 'evil\x1b]0;pwned\x07\x1b[2J\u202eabc\u009b31m\u0085\x08kernel' && ok ||
+	bad "the kernel name is not shown with its escapes: $(printf '%s' "$out" | grep -a evil | head -n 1)"
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/escrep/index.html" && bad "a control character in index.html" || ok
+python3 - "$T/escrep" <<'PY' && ok || bad "a chart's SVG is not well-formed XML"
+import glob, sys, xml.dom.minidom
+for f in glob.glob(sys.argv[1] + "/*.svg"):
+    xml.dom.minidom.parse(f)
+PY
+
+# --- 24. hostile Flight Recorder dumps: refused at their byte offset, never run ---------
 fr=tests/data/flightrec/skip/pickle/fr_trace_rank_1
 mkdir -p "$T/fr"
 head -c 700 "$fr" >"$T/fr/cut_1"
@@ -486,6 +841,20 @@ expect "a negative sequence number: refused with its path" 3 "neg_8.json': byte 
 mkdir -p "$T/frdir"; cp "$fr" "$T/frdir/fr_1"; cp "$T/fr/memo_4" "$T/frdir/fr_4"; rm -f "$T/sink.json"
 expect "a broken dump in a folder of dumps: exit 3 naming it" 3 "fr_4': byte $(cat "$T/fr/memo_4.at")" -- $TO $A analyze -q --json "$T/sink.json" "$T/frdir"
 [ ! -e "$T/sink.json" ] && ok || bad "a failed dump analysis wrote its JSON"
+
+
+# --- the round trip: every analysis this suite made is read back and written
+#     again, the same bytes but the inputs list (what analyze writes, it reads) --------
+nrt=0
+while IFS= read -r f; do
+	case $f in */damaged*) continue ;; esac # made invalid on purpose
+	head -c 200 "$f" | grep -q '"schema": "aorta.analysis/' || continue
+	nrt=$((nrt + 1))
+	if ! out=$($A analyze -q --json "$f.rt" "$f" 2>&1); then bad "round trip of $f: $out"; continue; fi
+	cmp -s <(grep -v -A2 '"inputs"' "$f") <(grep -v -A2 '"inputs"' "$f.rt") && ok ||
+		bad "round trip of $f is not the same: $(diff "$f" "$f.rt" | head -n 4)"
+done < <(find "$T" -name '*.json' -type f -size -64M)
+[ "$nrt" -ge 20 ] && ok || bad "only $nrt analyses to read back"
 
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

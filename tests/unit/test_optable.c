@@ -83,10 +83,11 @@ static void check_table(const char *text)
 	CHECK_EQ_I(t1->n, 5);
 	CHECK_EQ_I(t0->nsteps, 2);
 	CHECK_EQ_I(t0->skipped, 0);
-	/* step ranges: first start to last end of the rank's rows */
+	/* step windows: from the step's first row to the next step's first
+	 * (they tile; the last ends at its last row's end) */
 	CHECK_EQ_I(t0->steps[0].number, 1);
 	CHECK_EQ_I(t0->steps[0].start_ns, 0);
-	CHECK_EQ_I(t0->steps[0].end_ns, 210000);
+	CHECK_EQ_I(t0->steps[0].end_ns, 1000000);
 	CHECK_EQ_I(t0->steps[1].start_ns, 1000000);
 	long ar = find(t1, "ar", 0), f = find(t0, "fwd", 1), sd = find(t0, "send, to 1", 0);
 	long rv = find(t1, "recv", 0), ar2 = find(t1, "ar", 1);
@@ -103,11 +104,12 @@ static void check_table(const char *text)
 	CHECK_EQ_I(t1->steps[t1->step[ar2]].number, 2);
 	CHECK_EQ_I(t0->kind[f], K_GEMM);
 	CHECK_EQ_I(t0->steps[t0->step[f]].number, 2);
-	/* the group and the order within it */
+	/* the group; no seq column, so no sequence number: the join matches
+	 * by step, group, type and order within the step */
 	const struct coll_meta *m = &t1->coll[t1->meta[ar]];
 	CHECK_STR(strtab_get(&t1->names, m->pg_name), "dp");
-	CHECK_EQ_I(m->seq, 0);
-	CHECK_EQ_I(t1->coll[t1->meta[ar2]].seq, 1);
+	CHECK_EQ_I(m->seq, -1);
+	CHECK_EQ_I(t1->coll[t1->meta[ar2]].seq, -1);
 	CHECK_EQ_I(m->p2p, P2P_NONE);
 	CHECK_EQ_I(m->peer, -1);
 	/* send/recv: peers, direction, a group per (source, destination) */
@@ -119,7 +121,7 @@ static void check_table(const char *text)
 	CHECK_EQ_I(mr->peer, 0);
 	CHECK_STR(strtab_get(&t0->names, ms->pg_name), "p2p:0->1");
 	CHECK_STR(strtab_get(&t1->names, mr->pg_name), "p2p:0->1");
-	CHECK_EQ_I(ms->seq, 0);
+	CHECK_EQ_I(ms->seq, -1);
 	CHECK_EQ_I(t0->launch_ns[sd], INT64_MIN);
 out:
 	trace_set_release(&s);
@@ -288,7 +290,7 @@ static void test_sniff_finds_both_forms(void)
 	CHECK(ingest_sniff_buf("x", other, strlen(other), &e) != FMT_OPTABLE);
 }
 
-/* A user's seq column wins over the order; a given group keeps send/recv's name. */
+/* A user's seq column is the sequence; a given group keeps send/recv's name. */
 static void test_seq_and_group_columns(void)
 {
 	static const char t[] =
@@ -307,11 +309,104 @@ static void test_seq_and_group_columns(void)
 		CHECK_EQ_I(x->coll[x->meta[1]].seq, 3);
 		CHECK_EQ_I(x->coll[x->meta[0]].group_size, 4);
 		CHECK_STR(strtab_get(&x->names, x->coll[x->meta[2]].pg_name), "pp");
-		CHECK_EQ_I(x->coll[x->meta[2]].seq, 0);
+		CHECK_EQ_I(x->coll[x->meta[2]].seq, -1); /* no seq given: none made up */
 		CHECK_EQ_I(x->coll[x->meta[2]].peer, 2);
 		CHECK_EQ_I(x->world_size, 1);
 	} else {
 		CHECK(0);
+	}
+	trace_set_release(&s);
+}
+
+
+/* A seq given twice in one group of a rank is refused (the later line,
+ * counted, naming both lines): it would merge two calls into one. */
+static void test_repeated_seq_refused(void)
+{
+	static const char t[] =
+		"# aorta.optable/1\n"
+		"rank,op,kind,start_ns,dur_ns,group,seq\n"
+		"0,ag,all_gather,0,10,tp,1\n"
+		"0,ag,all_gather,20,10,tp,1\n"
+		"0,ag,all_gather,40,10,dp,1\n";
+	struct trace_set s;
+	struct aorta_error e;
+	CHECK_EQ_I(rd(t, &s, &e), AORTA_OK);
+	if (s.n == 1) {
+		CHECK_EQ_I(s.t[0]->n, 2); /* tp's second and dp's first */
+		CHECK_EQ_I(s.t[0]->skipped, 1);
+		CHECK(strstr(s.t[0]->skipped_first, "line 4: seq 1 of group 'tp' on rank 0 again (first on line 3)") != NULL);
+	}
+	trace_set_release(&s);
+}
+
+/* A step's window from its own work: a prefetch row of step 2 during step 1
+ * neither starts step 2 early nor drops it (the layer would call an overlap
+ * a clock going backwards); windows tile. */
+static void test_prefetch_row_keeps_the_step_windows(void)
+{
+	static const char t[] =
+		"# aorta.optable/1\n"
+		"rank,step,op,kind,stream,start_us,dur_us,group\n"
+		"0,1,fwd,gemm,0,0,400,\n"
+		"0,1,bwd,gemm,0,400,400,\n"
+		"0,2,ag,all_gather,2,500,50,dp\n" /* step 2's prefetch, during step 1 */
+		"0,2,fwd,gemm,0,1000,400,\n"
+		"0,2,bwd,gemm,0,1400,400,\n";
+	struct trace_set s;
+	struct aorta_error e;
+	CHECK_EQ_I(rd(t, &s, &e), AORTA_OK);
+	if (s.n == 1) {
+		const struct trace *x = s.t[0];
+		CHECK_EQ_I(x->skipped, 0);
+		CHECK_EQ_I(x->nsteps, 2);
+		if (x->nsteps == 2) {
+			CHECK_EQ_I(x->steps[0].start_ns, 0);
+			CHECK_EQ_I(x->steps[0].end_ns, 1000000);
+			CHECK_EQ_I(x->steps[1].start_ns, 1000000);
+			CHECK_EQ_I(x->steps[1].end_ns, 1800000);
+		}
+		long ag = find(x, "ag", 0);
+		CHECK(ag >= 0 && x->steps[x->step[ag]].number == 2); /* still step 2's, for matching */
+	}
+	trace_set_release(&s);
+}
+
+/* The limits: start + duration past 2^62 ns, an int64 that would wrap, a
+ * launch after its op's start; the kinds the rows give judge a zero-length
+ * collective, where the durations resolve a microsecond. */
+static void test_limits_launches_and_kinds(void)
+{
+	static const char t[] =
+		"# aorta.optable/1\n"
+		"rank,op,kind,start_ns,dur_ns,launch_ns\n"
+		"0,a,gemm,0,1000,-10\n"
+		"0,b,gemm,4611686018427387000,1000,\n"
+		"0,c,gemm,9223372036854775807,1,\n"
+		"0,d,gemm,2000,1000,5000\n"           /* launched 3 us after it starts */
+		"0,nccl_like,gemm,4000,0,\n"         /* a zero-length gemm named like NCCL: kept */
+		"0,e,all_reduce,5000,0,\n";          /* a zero-length all-reduce: dropped */
+	struct trace_set s;
+	struct aorta_error e;
+	CHECK_EQ_I(rd(t, &s, &e), AORTA_OK);
+	if (s.n == 1) {
+		const struct trace *x = s.t[0];
+		CHECK_EQ_I(x->n, 3);
+		CHECK_EQ_I(x->skipped, 4);
+		CHECK(strstr(x->skipped_first, "line 4: duration '1000' is beyond the limits") != NULL);
+		long d = find(x, "d", 0), a = find(x, "a", 0);
+		CHECK(d >= 0 && x->launch_ns[d] == INT64_MIN);
+		CHECK(a >= 0 && x->launch_ns[a] == -10);
+		CHECK(find(x, "nccl_like", 0) >= 0);
+		CHECK(find(x, "e", 0) < 0);
+	}
+	trace_set_release(&s);
+	/* in ms, a 0 is a short op rounded: kept */
+	static const char ms[] = "# aorta.optable/1\nrank,op,kind,start_ms,dur_ms\n0,e,all_reduce,1,0\n0,f,gemm,2,1\n";
+	CHECK_EQ_I(rd(ms, &s, &e), AORTA_OK);
+	if (s.n == 1) {
+		CHECK_EQ_I(s.t[0]->n, 2);
+		CHECK_EQ_I(s.t[0]->skipped, 0);
 	}
 	trace_set_release(&s);
 }
@@ -326,5 +421,8 @@ int main(void)
 	TEST(test_bad_headers_and_versions_are_errors);
 	TEST(test_sniff_finds_both_forms);
 	TEST(test_seq_and_group_columns);
+	TEST(test_repeated_seq_refused);
+	TEST(test_prefetch_row_keeps_the_step_windows);
+	TEST(test_limits_launches_and_kinds);
 	return test_report();
 }

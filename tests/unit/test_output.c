@@ -11,6 +11,7 @@
 
 #include "base/options.h"
 #include "base/output.h"
+#include "base/visible.h"
 
 static int exists(const char *p)
 {
@@ -228,6 +229,169 @@ static void test_output_through_links_devices_and_dirs(void)
 	CHECK(rmdir(dir) == 0); /* no temporary file left */
 }
 
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int holds(const char *path, const char *text)
+{
+	char b[256] = "";
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(b, 1, sizeof(b) - 1, f);
+	fclose(f);
+	b[n] = '\0';
+	return !strcmp(b, text);
+}
+
+/* What is left in dir but the named files: 0 when nothing (no temporary
+ * file, no backup). */
+static int extra_files(const char *dir, int expected)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) = %d", dir, expected);
+	return system(cmd) != 0;
+}
+
+/* One command's outputs are one unit: nothing is renamed before
+ * out_unit_commit, then all are; out_unit_abort leaves the old files; a
+ * rename that fails puts back the ones done before it. */
+static void test_outputs_of_a_command_are_one_unit(void)
+{
+	char dir[] = "/tmp/aorta_out_XXXXXX", p[3][256], made[256];
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < 3; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/f%d", dir, i);
+		put(p[i], "old");
+	}
+	struct aorta_error e = { 0 };
+	struct outfile o;
+	/* commit: all new at once */
+	out_unit_begin();
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_I(out_open(&o, p[i], &e), AORTA_OK);
+		fputs("new", o.f);
+		CHECK_EQ_I(out_commit(&o, &e), AORTA_OK);
+		CHECK(holds(p[i], "old")); /* not yet */
+	}
+	CHECK_EQ_I(out_unit_commit(&e), AORTA_OK);
+	for (int i = 0; i < 3; i++)
+		CHECK(holds(p[i], "new"));
+	CHECK(!extra_files(dir, 3));
+	/* abort: all old, the folder made for them gone */
+	snprintf(made, sizeof(made), "%s/made", dir);
+	out_unit_begin();
+	CHECK_EQ_I(out_mkdir(made, 0, &e), AORTA_OK);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_I(out_open(&o, p[i], &e), AORTA_OK);
+		fputs("newer", o.f);
+		CHECK_EQ_I(out_commit(&o, &e), AORTA_OK);
+	}
+	out_unit_abort();
+	for (int i = 0; i < 3; i++)
+		CHECK(holds(p[i], "new"));
+	CHECK(!exists(made));
+	CHECK(!extra_files(dir, 3));
+	/* the second rename fails (its target became a folder): the first is put back */
+	out_unit_begin();
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_I(out_open(&o, p[i], &e), AORTA_OK);
+		fputs("newest", o.f);
+		CHECK_EQ_I(out_commit(&o, &e), AORTA_OK);
+	}
+	char sub[300];
+	unlink(p[1]);
+	CHECK(mkdir(p[1], 0700) == 0);
+	snprintf(sub, sizeof(sub), "%s/x", p[1]);
+	put(sub, "x"); /* a folder that is not empty: rename(2) cannot replace it */
+	CHECK_EQ_I(out_unit_commit(&e), AORTA_EINTERNAL);
+	CHECK(strstr(e.msg, "no output of this run was kept") != NULL);
+	CHECK(holds(p[0], "new"));
+	CHECK(holds(p[2], "new"));
+	CHECK(!extra_files(dir, 3));
+	unlink(sub);
+	rmdir(p[1]);
+	unlink(p[0]);
+	unlink(p[2]);
+	CHECK(rmdir(dir) == 0);
+}
+
+/* A signal while a unit is pending: its temporary files, the folder made
+ * for it and a file tracked in a temporary folder are removed, the old
+ * outputs stay (the child: --unit-child SIG DIR). */
+static int unit_child(const char *sig, const char *dir)
+{
+	char p[256], made[256], tmpdir[256], chart[300];
+	struct aorta_error e = { 0 };
+	struct outfile o;
+	snprintf(p, sizeof(p), "%s/out", dir);
+	snprintf(made, sizeof(made), "%s/csv", dir);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/rep.tmp-1", dir);
+	snprintf(chart, sizeof(chart), "%s/a.png", tmpdir);
+	out_unit_begin();
+	if (out_open(&o, p, &e) || (fputs("new", o.f), out_commit(&o, &e)) || out_mkdir(made, 0, &e) ||
+	    out_mkdir(tmpdir, 1, &e))
+		return 5;
+	out_track_file(chart);
+	put(chart, "png");
+	raise(atoi(sig));
+	return 7; /* not reached */
+}
+
+static void test_signal_removes_a_pending_unit(void)
+{
+	static const int sigs[] = { SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGHUP };
+	for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
+		char dir[] = "/tmp/aorta_out_XXXXXX", p[256], sig[16];
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(p, sizeof(p), "%s/out", dir);
+		put(p, "old");
+		snprintf(sig, sizeof(sig), "%d", sigs[k]);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/proc/self/exe", "test_output", "--unit-child", sig, dir, (char *)NULL);
+			_exit(6);
+		}
+		int status = 0;
+		waitpid(pid, &status, 0);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == sigs[k]);
+		CHECK(holds(p, "old"));
+		CHECK(!extra_files(dir, 1)); /* no temporary file, no csv/, no rep.tmp-1/ */
+		unlink(p);
+		char core[300];
+		snprintf(core, sizeof(core), "%s/core", dir);
+		unlink(core);
+		CHECK(rmdir(dir) == 0);
+	}
+}
+
+/* Text made visible: controls but tab and newline, DEL and stray bytes as
+ * \xNN, C1 and direction overrides as \uNNNN, UTF-8 kept; a character cut
+ * at the end of a piece is left for the next. */
+static void test_visible_text(void)
+{
+	char b[256];
+	CHECK_STR(vis_str(b, sizeof(b), "a\tb\n\x1b]0;t\x07\x1b[2J\x7f"), "a\tb\n\\x1b]0;t\\x07\\x1b[2J\\x7f");
+	CHECK_STR(vis_str(b, sizeof(b), "caf\xc3\xa9 \xe2\x80\xae x \xc2\x9b y \xff \xc0\xaf"),
+		  "caf\xc3\xa9 \\u202e x \\u009b y \\xff \\xc0\\xaf");
+	CHECK_STR(vis_str(b, sizeof(b), "\xe2\x81\xa6\xe2\x81\xa9"), "\\u2066\\u2069");
+	CHECK_STR(vis_str(b, 8, "abc\x1b\x1b"), "abc\\x1b"); /* cut at a whole escape */
+	struct vis_buf v = { b, sizeof(b), 0, 0 };
+	b[0] = '\0';
+	const unsigned char cut[] = { 'x', 0xe2, 0x80 };
+	CHECK_EQ_I(vis_run(cut, sizeof(cut), 0, vis_buf_emit, &v), 1); /* the cut character waits */
+	CHECK_STR(b, "x");
+	CHECK_EQ_I(vis_run(cut + 1, 2, 1, vis_buf_emit, &v), 2); /* at the end: shown as bytes */
+	CHECK_STR(b, "x\\xe2\\x80");
+}
+
 /* The man page and completion forms of an option table (aorta help --man /
  * --options): roff escapes (a backslash, a line starting with '.', '-' in
  * option names), one .TP per option plus -h; the names one per line. */
@@ -268,6 +432,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--signal-child") == 0)
 		return signal_child(argv[2], argv[3], argv[4]);
+	if (argc == 4 && strcmp(argv[1], "--unit-child") == 0)
+		return unit_child(argv[2], argv[3]);
 	TEST(test_commit_renames_into_place_and_leaves_no_temp);
 	TEST(test_failed_write_leaves_no_file);
 	TEST(test_json_escape_and_exact_ms);
@@ -276,5 +442,8 @@ int main(int argc, char **argv)
 	TEST(test_signal_removes_temporary_files);
 	TEST(test_option_table_as_man_page_and_words);
 	TEST(test_output_through_links_devices_and_dirs);
+	TEST(test_outputs_of_a_command_are_one_unit);
+	TEST(test_signal_removes_a_pending_unit);
+	TEST(test_visible_text);
 	return test_report();
 }

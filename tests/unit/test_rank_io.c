@@ -1,7 +1,8 @@
 /*
  * test_rank_io.c - a rank's results packed and unpacked give the same
  * analysis, byte for byte (what `mpirun aorta analyze` relies on), and
- * damaged bytes are refused, never read past.
+ * damaged bytes are refused, never read past; an analysis whose figures
+ * break the rules of the analysis model is not written (analysis_check).
  */
 #include "testing.h"
 
@@ -10,6 +11,7 @@
 #include "pipeline/pipeline.h"
 #include "analysis_io/analysis_io.h"
 #include "report/analysis_out.h"
+#include "overlap/whatif.h"
 
 static char *json_of(const struct analysis *a)
 {
@@ -102,9 +104,52 @@ static void test_damaged_bytes_are_refused(void)
 	analysis_free(&a);
 }
 
+
+/* The writer checks what the reader checks: an analysis whose figures
+ * break the rules (a wrapped step time, a what-if gain above its step) is
+ * refused before a byte is written, naming the field; a sound one passes,
+ * and what it writes reads back. */
+static void test_writer_refuses_what_its_reader_refuses(void)
+{
+	char *in[] = { (char *)"tests/data/straggler/ddp_const_r1" };
+	struct analysis_opts o = { NULL, 2, 0, 10, 30.0, 0, 0, NULL, 0, 0, 0 };
+	struct analysis a, b;
+	struct aorta_error e = { 0 };
+	if (analysis_run(in, 1, &o, &a, &e)) {
+		CHECK(!"analysis failed");
+		return;
+	}
+	whatif_wait(&a);
+	CHECK_EQ_I(analysis_check(&a, "a.json", &e), AORTA_OK);
+	char *txt = json_of(&a);
+	CHECK_EQ_I(analysis_json_parse("a.json", txt, &b, &e), AORTA_OK);
+	analysis_free(&b);
+	free(txt);
+	/* a step's window wrapped past int64 (what an op table at 2^62 ns did) */
+	int64_t keep = a.r[0].total.window_ns;
+	a.r[0].total.window_ns = INT64_MIN + 5;
+	CHECK_EQ_I(analysis_check(&a, "a.json", &e), AORTA_EINTERNAL);
+	CHECK(strstr(e.msg, "not written: ranks[0].total.step_ms") != NULL);
+	a.r[0].total.window_ns = keep;
+	/* a gain larger than the step */
+	CHECK(a.whatif && a.whatif->ok && a.whatif->nby_rank);
+	if (a.whatif && a.whatif->nby_rank) {
+		double g = a.whatif->by_rank[0].gain_pct;
+		a.whatif->by_rank[0].gain_pct = 150;
+		CHECK_EQ_I(analysis_check(&a, "a.json", &e), AORTA_EINTERNAL);
+		CHECK(strstr(e.msg, "across_ranks.what_if.by_rank[0].gain_pct: expected at most 100") != NULL);
+		a.whatif->by_rank[0].gain_pct = g;
+		a.whatif->ideal_step_ms = a.whatif->replay_step_ms * 2;
+		CHECK_EQ_I(analysis_check(&a, "a.json", &e), AORTA_EINTERNAL);
+		CHECK(strstr(e.msg, "ideal_step_ms: the ideal step") != NULL);
+	}
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	TEST(test_packed_ranks_rejoin_to_the_same_analysis);
 	TEST(test_damaged_bytes_are_refused);
+	TEST(test_writer_refuses_what_its_reader_refuses);
 	return test_report();
 }
