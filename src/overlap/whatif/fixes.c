@@ -48,6 +48,8 @@ static struct fix_eval *add_fix(struct fix_eval **v, size_t *n, size_t *cap, con
 	e->f.what = xstrdup(what);
 	e->f.rank = rank;
 	e->f.ranks = ranks;
+	e->f.then_rank = -1;
+	e->f.then_gain_ms = e->f.then_gain_pct = NAN;
 	return e;
 }
 
@@ -402,4 +404,70 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	free(cand);
 	*pv = v;
 	*pn = n;
+}
+
+/* Rank i's own excess over its peers: its host gaps, first launch and the
+ * durations of its compute and copies above their peers' medians (ns) --
+ * what fixing it takes off its own work.  Unlike wi_excess_task, a matched
+ * collective's duration is left out: it is waiting and transfer, and a
+ * rank that waits for a slow peer is not slow itself. */
+static double own_excess(const struct whatif_ctx *c, size_t i)
+{
+	const struct rank_input *k = &c->k[i];
+	double e = 0;
+	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
+	for (size_t j = 0; j < k->n; j++) {
+		size_t q = op_stream(k, j);
+		int32_t slot = op_slot(c, k, j, q, pos[q]++);
+		if (wi_op_cat(c, k, j) < WC_COLL) {
+			int64_t d = meas_e(k, j) - meas_s(k, j), md = wi_peer_median(c, slot, d, 0);
+			e += (double)(d > md ? d - md : 0);
+		}
+		if (k->flags[j] & OPF_LAUNCH) {
+			int64_t g = op_gap(k, j), mg = wi_peer_median(c, slot, g, 1);
+			e += (double)(g > mg ? g - mg : 0);
+		}
+	}
+	free(pos);
+	if (k->a0 != UNSET && k->a0 > k->ma0)
+		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+	return e;
+}
+
+void wi_then_fix(struct whatif_ctx *c, struct whatif *w, struct fix_eval *v, double rep_mean)
+{
+	struct fix_eval *b = NULL;
+	for (size_t q = 0; q < w->nby_rank; q++) {
+		v[q].f.then_rank = -1;
+		v[q].f.then_gain_ms = v[q].f.then_gain_pct = NAN;
+		if (!v[q].f.unknown && (!b || v[q].f.gain_ms > b->f.gain_ms))
+			b = &v[q];
+	}
+	if (!b || c->n < 3)
+		return;
+	int ri = wi_rank_index(c->a, b->f.rank), qi = -1;
+	double qe = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if ((int)i == ri || (c->incomplete && c->incomplete[i]))
+			continue;
+		double e = own_excess(c, i);
+		if (qi < 0 || e > qe) {
+			qi = (int)i;
+			qe = e;
+		}
+	}
+	if (ri < 0 || qi < 0 || !(qe > 0))
+		return;
+	uint8_t *mask = xcalloc(c->n, 1);
+	mask[ri] = mask[qi] = 1;
+	struct fix_eval e = { 0 };
+	struct fix_jobs j = { 0 };
+	wi_add_job(&j, 0, (struct scenario){ SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL }, mask, c->n);
+	wi_run_jobs(c, &e, &j, rep_mean);
+	b->f.then_rank = c->a->r[qi].rank;
+	b->f.then_gain_ms = e.f.gain_ms;
+	b->f.then_gain_pct = e.f.gain_pct;
+	free(e.steps);
+	free(e.wend);
+	free(mask);
 }

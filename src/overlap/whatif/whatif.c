@@ -332,6 +332,8 @@ static void run(struct analysis *a)
 	}
 	free(sp.e);
 	free(sp.rank);
+	wi_then_fix(&c, w, v, w->replay_step_ms);
+	wi_rank_hosts(&c, w);
 	phase("fixes");
 	wi_step_bests(&c, w, rep, ideal, v, nv);
 	w->by_rank = wi_take_fixes(v, w->nby_rank);
