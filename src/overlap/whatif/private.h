@@ -499,6 +499,7 @@ struct whatif_ctx {
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	size_t nt;                   /* threads for the set-up */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
+	double *own;                 /* per rank: its own excess, compute and copies only (wi_then_fix), ns */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
 	struct balance *bal;         /* the stage balance (SC_BAL), else NULL */
@@ -598,8 +599,9 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 
 /* The rank fix with the largest gain, replayed again with the rank of the
  * largest own excess among the others (the next-slowest): its then_rank
- * and then_gain (whatif.h).  One replay; three ranks or more, and another
- * rank with some excess. */
+ * and then_gain (whatif.h).  One replay; three ranks or more, another
+ * rank with some excess and, beyond ALL_RANKS_MAX ranks, an ideal that
+ * gains materially more than the fix alone. */
 void wi_then_fix(struct whatif_ctx *c, struct whatif *w, struct fix_eval *v, double rep_mean);
 
 /* balance.c */
