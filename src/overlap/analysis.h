@@ -149,7 +149,7 @@ struct rank_result {
 	const char *format;
 	int rank, world_size, device;
 	uint64_t events, skipped, host_events;
-	uint64_t other_device_spans; /* trace.h: GPU activity of a second device in one trace */
+	uint64_t other_device_spans; /* timeline.h: GPU activity of a second device in one trace */
 	int other_device;
 	char *skipped_first;
 	int has_rec;                   /* steps carry recorded figures (rec) */
