@@ -22,6 +22,7 @@
 # not the other.  The machine's load matters: run it on an idle machine.
 #   MAIN_REPO=/work/main   where main's HEAD is taken from (git archive, built
 #                          with MAKE_ARGS, e.g. CC="ccache gcc")
+#   TIME_BIN=path          GNU time, where /usr/bin/time is not it
 #   PREV_BIN=path          a third binary alternated in the same runs (e.g. the
 #                          what-if before a change): its medians and RSS too
 set -euo pipefail
@@ -30,6 +31,7 @@ RANKS=${1:-1024}
 STEPS=${2:-10}
 REPEATS=${3:-5}
 A=${AORTA_BIN:-./build/aorta}
+TIME=${TIME_BIN:-/usr/bin/time} # GNU time (a copy where the machine has none)
 D=bench/data/whatif_cost/r${RANKS}s${STEPS}
 OUT=bench/out/whatif_cost
 mkdir -p "$OUT"
@@ -70,25 +72,25 @@ P=${PREV_BIN:-}
 printf '%-8s %-8s %10s %10s %14s\n' run what "wall (s)" "CPU (s)" "peak RSS (MB)"
 with=() without=() cwith=() cwithout=() prev=() cprev=() base=() cbase=()
 for i in $(seq 1 "$REPEATS"); do
-	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$A" analyze -q --json "$OUT/with.json" "$D" 2>"$OUT/with.log"
+	AORTA_TIMING=1 "$TIME" -f "%e %U %S %M" -o "$OUT/t" "$A" analyze -q --json "$OUT/with.json" "$D" 2>"$OUT/with.log"
 	read -r w u sy kb < "$OUT/t"
 	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 	with+=("$w") cwith+=("$c")
 	printf '%-8s %-8s %10s %10s %14d   %s\n' "$i" with "$w" "$c" $((kb / 1024)) "$(sed -n 's/.*timing: what-if of .*: \([0-9.]*\) ms/what-if phase \1 ms/p' "$OUT/with.log")"
-	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$B" analyze -q "${BFLAGS[@]}" --json "$OUT/without.json" "$D" 2>"$OUT/without.log"
+	AORTA_TIMING=1 "$TIME" -f "%e %U %S %M" -o "$OUT/t" "$B" analyze -q "${BFLAGS[@]}" --json "$OUT/without.json" "$D" 2>"$OUT/without.log"
 	read -r w u sy kb < "$OUT/t"
 	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 	without+=("$w") cwithout+=("$c")
 	printf '%-8s %-8s %10s %10s %14d\n' "$i" without "$w" "$c" $((kb / 1024))
 	if [ -n "$R" ]; then
-		/usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$R" analyze -q --json "$OUT/base.json" "$D" 2>"$OUT/base.log"
+		"$TIME" -f "%e %U %S %M" -o "$OUT/t" "$R" analyze -q --json "$OUT/base.json" "$D" 2>"$OUT/base.log"
 		read -r w u sy kb < "$OUT/t"
 		c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 		base+=("$w") cbase+=("$c")
 		printf '%-8s %-8s %10s %10s %14d\n' "$i" base "$w" "$c" $((kb / 1024))
 	fi
 	[ -n "$P" ] || continue
-	AORTA_TIMING=1 /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$P" analyze -q --json "$OUT/prev.json" "$D" 2>"$OUT/prev.log"
+	AORTA_TIMING=1 "$TIME" -f "%e %U %S %M" -o "$OUT/t" "$P" analyze -q --json "$OUT/prev.json" "$D" 2>"$OUT/prev.log"
 	read -r w u sy kb < "$OUT/t"
 	c=$(awk -v a="$u" -v b="$sy" 'BEGIN {print a + b}')
 	prev+=("$w") cprev+=("$c")
