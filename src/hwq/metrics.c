@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/output.h"
 #include "base/stats.h"
 #include "hwq/hwq_host.h"
 #include "ingest/ingest.h"
@@ -156,6 +157,9 @@ enum aorta_status hwq_trace_metrics(struct hwq_result *r, const char *path, stru
 	struct trace_set ts;
 	memset(&ts, 0, sizeof(ts));
 	enum aorta_status st = ingest_kineto(path, &io, &ts, e);
+	/* the run's own output read back, not an input of the user's: a later
+	 * run of this process may write that name again (base/output.h) */
+	out_guard_forget(path);
 	if (st) {
 		trace_set_release(&ts);
 		return st;
