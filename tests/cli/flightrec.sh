@@ -50,8 +50,8 @@ PY
 }
 
 # --- 1. the planted faults, pickle and JSON ------------------------------------------
-# (FR_EXTRA=DIR adds another output folder of make_dumps.py, e.g. NCCL dumps made on a GPU machine)
-for sc in "$D"/*/ ${FR_EXTRA:+"$FR_EXTRA"/*/}; do
+# (nccl_world2/: real NCCL dumps made on 2 H200s; FR_EXTRA=DIR adds another output folder of make_dumps.py, e.g. NCCL dumps made on a GPU machine)
+for sc in "$D"/*/ "$D"/nccl_world2/*/ ${FR_EXTRA:+"$FR_EXTRA"/*/}; do
 	sc=${sc%/}
 	for f in pickle json; do
 		[ -d "$sc/$f" ] || continue
