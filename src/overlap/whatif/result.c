@@ -129,10 +129,20 @@ void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas
 	w->steps_used = c->nsteps;
 	w->uncertainty_ms = (double)c->a->clock_spread_ns / 1e6;
 	w->measured_step_ms = wi_mean(meas, c->nsteps);
-	double ux = 0;
+	double ux = 0, gx = 0;
 	for (size_t s = 0; s < c->nsteps; s++)
-		for (size_t i = 0; i < c->n; i++)
+		for (size_t i = 0; i < c->n; i++) {
 			ux += (double)c->k[i].unx[c->sidx[i][s]];
+			gx += (double)c->k[i].gsd[c->sidx[i][s]];
+		}
+	for (size_t i = 0; i < c->n; i++) {
+		w->deps_guessed += c->k[i].ndepk[DEPK_GUESS];
+		w->deps_recorded += c->k[i].ndepk[DEPK_RECORD];
+		w->deps_table += c->k[i].ndepk[DEPK_TABLE];
+		w->deps_schedule += c->k[i].ndepk[DEPK_SCHED];
+	}
+	w->guessed_ms = gx / 1e6 / (double)c->nsteps / (double)c->n;
+	w->guessed_share = w->measured_step_ms > 0 ? fmin(1, w->guessed_ms / w->measured_step_ms) : 0;
 	w->unexplained_ms = ux / 1e6 / (double)c->nsteps / (double)c->n;
 	w->unexplained_share = w->measured_step_ms > 0 ? w->unexplained_ms / w->measured_step_ms : 0;
 	if (w->unexplained_share > 1)
