@@ -205,7 +205,11 @@ static void sched_deps(struct build *bd)
 		if (lastc < 0 || b_end(bd, j) > b_end(bd, (size_t)lastc))
 			lastc = (int32_t)j;
 	}
-	/* what each recv or collective feeds */
+	/* what each recv or collective feeds: a recv the first compute op
+	 * after its end that no earlier recv from the same peer feeds (one
+	 * microbatch each: a recv that arrived early feeds the next one) */
+	int32_t ppeer[16], pnext[16];
+	int np = 0;
 	for (size_t j = 0; j < bd->n; j++) {
 		if (!b_comm(bd, j) || b_launch(bd, j) != INT64_MIN)
 			continue;
@@ -222,10 +226,24 @@ static void sched_deps(struct build *bd)
 			else
 				b = mid;
 		}
+		int p = -1;
+		if (recv) {
+			int32_t peer = bd->t->coll[m].peer;
+			for (p = 0; p < np && ppeer[p] != peer; p++)
+				;
+			if (p == np && np < 16) {
+				ppeer[np] = peer;
+				pnext[np++] = 0;
+			}
+			if (p < np && (size_t)pnext[p] > a)
+				a = (size_t)pnext[p];
+		}
 		for (; a < nc && b_stream(bd, (size_t)comp[a]) == b_stream(bd, j); a++)
 			;
 		if (a == nc || b_launch(bd, (size_t)comp[a]) != INT64_MIN)
 			continue;
+		if (recv && p >= 0 && p < np)
+			pnext[p] = (int32_t)a + 1;
 		if (recv || prevend[a] == INT64_MIN || b_start(bd, (size_t)comp[a]) - prevend[a] > LAT_MAX_NS)
 			set_dep(bd, (size_t)comp[a], (int32_t)j, DEPK_SCHED);
 	}
