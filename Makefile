@@ -124,7 +124,7 @@ MPI_PLUGIN = $(if $(strip $(MPI_LIBS)),$(BUILD)/libaorta-mpi.so,)
 DOCS = $(if $(SANITIZE),,$(BUILD)/man/aorta.1)
 all: $(BUILD)/aorta $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN) $(DOCS)
 
-$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh
+$(BUILD)/man/aorta.1: $(BUILD)/aorta scripts/gen_docs.sh docs/cli.md
 	$(say) GEN $(BUILD)/man/
 	$(Q)bash scripts/gen_docs.sh $(BUILD)/aorta $(BUILD)/man $(BUILD)/aorta.bash-completion
 
@@ -288,9 +288,14 @@ DOCDIR = $(PREFIX)/share/doc/aorta
 INSTALL_PLUGINS = $(notdir $(GPU_PLUGIN) $(PLOT_PLUGIN) $(MPI_PLUGIN))
 DOC_FILES = README.md $(sort $(wildcard docs/*.md))
 .PHONY: install uninstall deb
+INSTALL_DIRS = $(addprefix $(DESTDIR),$(BINDIR) $(PLUGINDIR) $(DATADIR)/config $(MANDIR) $(COMPDIR) $(DOCDIR)/docs)
+# the folders install makes (scripts/made_dirs.sh), which uninstall removes when empty
+MADE_DIRS = $(DESTDIR)$(DATADIR)/made-dirs
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(MANDIR) \
-		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)/docs
+	@bash scripts/made_dirs.sh record $(BUILD)/made-dirs $(INSTALL_DIRS)
+	install -d $(INSTALL_DIRS)
+	install -m 644 $(BUILD)/made-dirs $(MADE_DIRS)
+	rm -f $(BUILD)/made-dirs
 	install -m 755 $(BUILD)/aorta $(DESTDIR)$(BINDIR)/aorta
 	$(if $(INSTALL_PLUGINS),install -m 644 $(addprefix $(BUILD)/,$(INSTALL_PLUGINS)) $(DESTDIR)$(PLUGINDIR)/)
 	install -m 644 config/default.yaml $(DESTDIR)$(DATADIR)/config/default.yaml
@@ -302,8 +307,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/aorta $(addprefix $(DESTDIR)$(PLUGINDIR)/,libaorta-gpu.so libaorta-plot.so libaorta-mpi.so) \
 		$(DESTDIR)$(DATADIR)/config/default.yaml $(DESTDIR)$(MANDIR)/aorta.1 $(DESTDIR)$(MANDIR)/aorta-*.1 \
 		$(DESTDIR)$(COMPDIR)/aorta $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES))
-	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs \
-		$(DESTDIR)$(DOCDIR) 2>/dev/null
+	@if [ -f $(MADE_DIRS) ]; then bash scripts/made_dirs.sh remove $(MADE_DIRS); \
+	else rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/config $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null || true; fi
 # A Debian package of this build (build/aorta_VERSION_ARCH.deb): the install
 # above into a staging root with PREFIX=/usr, and a control file whose
 # Depends are the packages of the shared libraries build/aorta links;

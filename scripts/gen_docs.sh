@@ -21,11 +21,75 @@ roff() { sed 's/\\/\\e/g; s/^\([.'"'"']\)/\\\&\1/'; }
 verbs_of() { # the verbs a command's -h lists, if any
 	"$A" "$1" -h 2>/dev/null | awk '/^verbs:/ { v = 1; next } v && /^$/ { exit } v { print $1 }'
 }
-exit_status() {
-	cat <<'EOF'
-.SH EXIT STATUS
-0 ok, 1 a check failed, 2 usage, 3 bad input, 4 GPU/runtime error, 5 internal error.
-EOF
+# docs/cli.md is the one text of what each command prints and why it exits
+# as it does: a command's "### Output" and "### Exit status" become its man
+# page's OUTPUT and EXIT STATUS, "## The summary" the SUMMARY of analyze,
+# compare and report, "## Exit codes" aorta(1)'s, as roff: paragraphs,
+# table rows as tagged paragraphs, `code` and **bold** in bold.
+DOC=$(dirname "$0")/../docs/cli.md
+md_section() { # HEADING [PARENT]: the lines under HEADING (inside PARENT's section) to the next heading
+	awk -v h="$1" -v parent="${2:-}" '
+		parent != "" && $0 == parent { inp = 1; next }
+		parent != "" && inp && /^## / { inp = 0 }
+		(parent == "" || inp) && $0 == h { p = 1; next }
+		p && /^##/ { exit }
+		p { print }' "$DOC"
+}
+md_roff() { # markdown paragraphs and tables on stdin -> roff
+	awk '
+		function inline(t) {
+			gsub(/\\/, "\\e", t)
+			while (match(t, /\*\*[^*]+\*\*/))
+				t = substr(t, 1, RSTART - 1) "\\fB" substr(t, RSTART + 2, RLENGTH - 4) "\\fR" substr(t, RSTART + RLENGTH)
+			while (match(t, /`[^`]+`/))
+				t = substr(t, 1, RSTART - 1) "\\fB" substr(t, RSTART + 1, RLENGTH - 2) "\\fR" substr(t, RSTART + RLENGTH)
+			gsub(/-/, "\\-", t)
+			if (t ~ /^[.\047]/)
+				t = "\\&" t
+			return t
+		}
+		/^\| *[-:| ]+\|$/ { next }
+		/^\|/ {
+			n = split($0, c, "|")
+			if (!header++)
+				next
+			tag = c[2]
+			gsub(/^ +| +$/, "", tag)
+			txt = ""
+			for (k = 3; k < n; k++)
+				txt = txt (k > 3 ? " | " : "") c[k]
+			gsub(/^ +| +$/, "", txt)
+			printf ".TP\n%s\n%s\n", inline(tag), inline(txt)
+			para = 1
+			next
+		}
+		/^$/ { if (para) print ".PP"; para = 0; header = 0; next }
+		/^```/ { next }
+		{ print inline($0); para = 1 }'
+}
+exit_status() { # [CMD]: the command's exit status from docs/cli.md, else the table every command shares
+	local t=""
+	[ -n "${1:-}" ] && t=$(md_section "### Exit status" "## aorta $1")
+	echo ".SH EXIT STATUS"
+	if [ -n "$t" ]; then
+		printf '%s\n' "$t" | md_roff
+	else
+		md_section "## Exit codes" | md_roff
+	fi
+}
+output_of() { # CMD: OUTPUT, and SUMMARY for the commands that lead with it
+	local t
+	t=$(md_section "### Output" "## aorta $1")
+	if [ -n "$t" ]; then
+		echo ".SH OUTPUT"
+		printf '%s\n' "$t" | md_roff
+	fi
+	case $1 in
+	analyze | compare | report)
+		echo ".SH SUMMARY"
+		md_section "## The summary" | md_roff
+		;;
+	esac
 }
 
 # ---- aorta(1) ----------------------------------------------------------------
@@ -71,7 +135,8 @@ for c in "${cmds[@]}"; do
 				"$A" help --man "$name" "$v" | sed 's/^\.SH \(.*\)/.SS "\1"/'
 			done
 		fi
-		exit_status
+		output_of "$name"
+		exit_status "$name"
 		echo ".SH SEE ALSO"
 		echo "\\fBaorta\\fR(1)"
 	} > "$MAN/aorta-$name.1.tmp"

@@ -9,8 +9,9 @@
 #   Depends     what bin/aorta needs (libc, zlib): analysing traces needs
 #               nothing else
 #   Recommends  what the plot plug-in needs (cairo, fontconfig: the charts of
-#               aorta report), and libisal2 (loaded at run time when present:
-#               faster gzip reading)
+#               aorta report), libisal2 (loaded at run time when present:
+#               faster gzip reading) and bash-completion (which loads the
+#               completion the package installs)
 #   Suggests    what the MPI plug-in needs (Open MPI: mpirun aorta analyze)
 #               and openmpi-bin
 # Libraries no package owns (the CUDA toolkit's, for the GPU plug-in) are
@@ -30,6 +31,8 @@ arch=$(dpkg --print-architecture)
 stage=$B/deb/root
 rm -rf "$B/deb"
 make -s --no-print-directory install PREFIX=/usr DESTDIR="$PWD/$stage" >/dev/null
+# make install's record of the folders it made is for make uninstall; dpkg tracks the package's own
+rm -f "$stage/usr/share/aorta/made-dirs"
 # Debian keeps man pages compressed and the copyright beside the docs
 gzip -9n "$stage"/usr/share/man/man1/*.1
 cat > "$stage/usr/share/doc/aorta/copyright" <<EOF
@@ -68,6 +71,9 @@ depends=$(deps_of "$stage/usr/bin/aorta")
 recommends=$(deps_of "$P/libaorta-plot.so")
 isal=$(pkg_ver libisal2 || true)
 [ -n "$isal" ] && recommends="${recommends:+$recommends, }libisal2 (>= $isal)"
+# the completion in /usr/share/bash-completion/completions/ is loaded by bash-completion
+bc=$(pkg_ver bash-completion || true)
+recommends="${recommends:+$recommends, }bash-completion${bc:+ (>= $bc)}"
 suggests=$(deps_of "$P/libaorta-mpi.so")
 [ -f "$P/libaorta-mpi.so" ] && suggests="${suggests:+$suggests, }openmpi-bin"
 # a package already depended on is not recommended or suggested again
@@ -104,7 +110,8 @@ mkdir -p "$stage/DEBIAN"
 	echo " of every rank of a run: exposed communication, waiting for late peers vs"
 	echo " transfer, the late rank and why, host-bound steps."
 	echo " ."
-	echo " The charts of 'aorta report' need the plot plug-in's cairo (Recommends);"
+	echo " The charts of 'aorta report' need the plot plug-in's cairo (Recommends), the"
+	echo " completion of its commands and options bash-completion (Recommends);"
 	echo " 'mpirun aorta analyze' needs Open MPI (Suggests); 'aorta train', hwq, sdma"
 	[ -f "$P/libaorta-gpu.so" ] && echo " and tune-tp need an NVIDIA GPU with the CUDA runtime, cuBLAS and NCCL." ||
 		echo " and tune-tp are not in this build (it was made without the CUDA toolkit)."

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# readme_example.sh - README.md's example outputs, generated, never typed.
+# readme_example.sh - README.md's example output, generated, never typed.
 #   scripts/readme_example.sh          rewrite the block in README.md
 #   scripts/readme_example.sh --check  exit 1 (with a diff) when the block
 #                                      differs from what aorta prints now
 # The block sits between the markers "<!-- example: ... -->" and
-# "<!-- end of example -->": the command line, then the "== across ranks"
-# section of its terminal output (stdout; the per-rank sections above it
-# are elided as "...").  `make readme-example` runs the first form; make
-# test the second (tests/cli/readme.sh), so a change to what aorta prints
-# that is not carried into the README fails the suite.
+# "<!-- end of example -->": the command line, then what it prints first
+# (stdout up to "== detail": the summary; the detail after it is elided as
+# "...").  `make readme-example` runs the first form; make test the second
+# (tests/cli/readme.sh), so a change to what aorta prints that is not
+# carried into the README fails the suite.  The prose after the block
+# (between "<!-- prose: ... -->" and "<!-- end of prose -->") is checked
+# against it: every figure it quotes (a number with % or ms) must be one
+# the example prints (--check).
 # A second block, between "<!-- fr-example: ... -->" and "<!-- end of
 # fr-example -->", is the worked Flight Recorder example: analyze on the
 # real dumps of a hang in ../shared/data (AORTA_SHARED_DATA), its output up
@@ -31,16 +34,16 @@ out=$("$A" analyze data/h200x4/fsdp2_bs8 2>/dev/null) ||
 {
 	echo '```'
 	echo "\$ $CMD"
+	printf '%s\n' "$out" | awk '/^== detail/ { exit } { print }'
+	echo "== detail"
 	echo "..."
-	printf '%s\n' "$out" | awk '/^== across ranks/ { p = 1 } p'
 	echo '```'
 } > "$tmp/block"
-grep -q '^== across ranks' "$tmp/block" || { echo "readme_example: no '== across ranks' section in the output" >&2; exit 1; }
+grep -q '^== summary' "$tmp/block" || { echo "readme_example: no '== summary' section in the output" >&2; exit 1; }
 awk -v b="$BEGIN" -v e="$END" -v blk="$tmp/block" '
 	$0 == b { print; while ((getline l < blk) > 0) print l; skip = 1; next }
 	$0 == e { skip = 0 }
 	!skip' README.md > "$tmp/README.md"
-
 # the Flight Recorder example
 FR_DIR=${AORTA_SHARED_DATA:-../shared/data}/flight-recorder/nvrx/lock_gil_1st
 FR_CMD="build/aorta analyze ../shared/data/flight-recorder/nvrx/lock_gil_1st"
@@ -66,12 +69,27 @@ else
 	fr_note=" (the Flight Recorder example left as it is: $FR_DIR not found)"
 fi
 if [ $check = 1 ]; then
+	# the prose quotes the example: every "N %" and "N ms" it gives is printed there
+	PB='<!-- prose: checked against the example by scripts/readme_example.sh --check -->'
+	PE='<!-- end of prose -->'
+	grep -qxF "$PB" README.md && grep -qxF "$PE" README.md ||
+		{ echo "readme_example: README.md lacks the prose markers '$PB' and '$PE'" >&2; exit 2; }
+	awk -v b="$PB" -v e="$PE" '$0 == b { p = 1; next } $0 == e { p = 0 } p' README.md > "$tmp/prose"
+	tr -s ' \n' '  ' < "$tmp/block" > "$tmp/block1"
+	nfig=0 missing=""
+	for f in $(grep -oE '[0-9]+(\.[0-9]+)? ?(%|ms)' "$tmp/prose" | tr ' ' '_' | sort -u); do
+		f=${f//_/ }
+		nfig=$((nfig + 1))
+		grep -qE -- "(^|[^0-9.])${f//./\\.}" "$tmp/block1" || missing="$missing '$f'"
+	done
+	[ "$nfig" -gt 0 ] || { echo "readme_example: the prose quotes no figure of the example" >&2; exit 1; }
+	[ -z "$missing" ] || { echo "readme_example: the prose quotes figures the example does not print:$missing" >&2; exit 1; }
 	if ! diff -u README.md "$tmp/README.md" > "$tmp/diff"; then
-		echo "readme_example: README.md's example differs from what aorta prints now (run make readme-example):" >&2
+		echo "readme_example: README.md's example differs from what '$CMD' prints now (run make readme-example):" >&2
 		cat "$tmp/diff" >&2
 		exit 1
 	fi
-	echo "readme_example: README.md's example is what '$CMD' prints$fr_note"
+	echo "readme_example: README.md's example is what '$CMD' prints, and its prose quotes $nfig of its figures$fr_note"
 	exit 0
 fi
 cmp -s README.md "$tmp/README.md" || { cp "$tmp/README.md" README.md.tmp && mv README.md.tmp README.md; }

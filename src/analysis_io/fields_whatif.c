@@ -26,8 +26,14 @@ static void init_wfix(void *p, struct io_ctx *c, size_t i)
 {
 	struct whatif_fix *f = p;
 	(void)c, (void)i;
-	f->rank = -1;
-	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = NAN;
+	f->rank = f->then_rank = -1;
+	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = f->then_gain_ms = f->then_gain_pct = NAN;
+}
+
+static int fix_has_then(const void *p, const struct io_ctx *c)
+{
+	(void)c;
+	return ((const struct whatif_fix *)p)->then_rank >= 0;
 }
 
 static int fix_has_rank(const void *p, const struct io_ctx *c)
@@ -95,6 +101,13 @@ static int check_wfix(struct rd *r, const struct jnode *o, const void *p, struct
 	if (!near(f->gain_pct, 100.0 * f->gain_ms / rep, 1e-4 + 1e-4 * (1 + fabs(f->gain_ms) / rep) / rep))
 		return io_fail(r, jdoc_get(o, "gain_pct"), "gain_pct", "%.4f %% is not the gain %.6f ms of the "
 			       "replayed step %.6f ms", f->gain_pct, f->gain_ms, rep);
+	if (f->then_rank >= 0 && (io_rank_index(a, f->then_rank) == a->n || f->then_rank == f->rank))
+		return io_fail(r, jdoc_get(o, "then_rank"), "then_rank", "rank %d is not another rank of the run",
+			       f->then_rank);
+	if (f->then_rank >= 0 && !near(f->then_gain_pct, 100.0 * f->then_gain_ms / rep,
+				       1e-4 + 1e-4 * (1 + fabs(f->then_gain_ms) / rep) / rep))
+		return io_fail(r, jdoc_get(o, "then_gain_pct"), "then_gain_pct", "%.4f %% is not the gain %.6f ms of "
+			       "the replayed step %.6f ms", f->then_gain_pct, f->then_gain_ms, rep);
 	return 0;
 }
 
@@ -110,6 +123,12 @@ static const struct field WFIX_F[] = {
 	FNUM("gain_pct", FF_REQ | FF_LE100, struct whatif_fix, gain_pct, 4),
 	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = io_put_nstr,
 	  .get = io_get_nstr, .when = fix_has_unknown },
+	{ .key = "then_rank", .type = FT_INT, .flags = FF_GE0 | FF_RANK, .off = offsetof(struct whatif_fix, then_rank),
+	  .when = fix_has_then },
+	{ .key = "then_gain_ms", .type = FT_NUM, .flags = FF_MSNUM, .off = offsetof(struct whatif_fix, then_gain_ms),
+	  .dec = 6, .when = fix_has_then },
+	{ .key = "then_gain_pct", .type = FT_NUM, .flags = FF_LE100, .off = offsetof(struct whatif_fix, then_gain_pct),
+	  .dec = 4, .when = fix_has_then },
 };
 #undef WFNUM
 static const struct record REC_WFIX = REC("fix", struct whatif_fix, WFIX_F, init_wfix, check_wfix);
@@ -213,6 +232,41 @@ static const struct field WCP_F[] = {
 };
 static const struct record REC_WCP = REC("critical_path", struct whatif_cp, WCP_F, init_wcp, check_wcp);
 
+static void init_wrank(void *p, struct io_ctx *c, size_t i)
+{
+	struct whatif_rank *x = p;
+	(void)c, (void)i;
+	x->rank = -1;
+	x->host_launch_ms = x->host_launch_min_ms = x->host_launch_max_ms = NAN;
+	x->ideal_host_launch_ms = x->ideal_share = NAN;
+}
+
+/* A rank of the run, its host launch time within its range over the steps. */
+static int check_wrank(struct rd *r, const struct jnode *o, const void *p, struct io_ctx *c)
+{
+	const struct whatif_rank *x = p;
+	const struct analysis *a = io_an(c);
+	if (io_rank_index(a, x->rank) == a->n)
+		return io_fail(r, jdoc_get(o, "rank"), "rank", "rank %d is not a rank of the run", x->rank);
+	if (isfinite(x->host_launch_ms) && !(x->host_launch_min_ms <= x->host_launch_ms + 1e-6 &&
+					     x->host_launch_ms <= x->host_launch_max_ms + 1e-6))
+		return io_fail(r, jdoc_get(o, "host_launch_ms"), "host_launch_ms", "%.6f ms is not within its range, "
+			       "%.6f to %.6f ms", x->host_launch_ms, x->host_launch_min_ms, x->host_launch_max_ms);
+	return 0;
+}
+
+#define WRNUM(k, fl, m) FNUM(k, FF_MSNUM | (fl), struct whatif_rank, m, 6)
+static const struct field WRANK_F[] = {
+	F("rank", FT_INT, FF_REQ | FF_GE0 | FF_RANK, struct whatif_rank, rank),
+	WRNUM("host_launch_ms", FF_GE0, host_launch_ms),
+	WRNUM("host_launch_min_ms", FF_GE0, host_launch_min_ms),
+	WRNUM("host_launch_max_ms", FF_GE0, host_launch_max_ms),
+	WRNUM("ideal_host_launch_ms", FF_GE0, ideal_host_launch_ms),
+	FNUM("ideal_share", FF_SHARE, struct whatif_rank, ideal_share, 6),
+};
+#undef WRNUM
+static const struct record REC_WRANK = REC("rank", struct whatif_rank, WRANK_F, init_wrank, check_wrank);
+
 /* stages: {rank, stage} per rank (the replay keeps them by index in a->r) */
 static void put_stages(struct jw *w, const char *k, const void *p, const struct io_ctx *c)
 {
@@ -300,6 +354,11 @@ static const struct field WHATIF_F[] = {
 	WN("replay_error_pct", FF_GE0, replay_error_pct, 4),
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", FF_GE0 | FF_MSNUM, uncertainty_ms, 6),
+	/* added within aorta.analysis/4: optional on read (an earlier file has none) */
+	WO("noise_floor_ms", FF_GE0 | FF_MSNUM, noise_floor_ms, 6),
+	{ .key = "noise_floor_from", .type = FT_HOOK, .off = offsetof(struct whatif, noise_floor_from), .put = io_put_nstr,
+	  .get = io_get_nstr, .when = wi_ok },
+	WO("step_sem_ms", FF_GE0 | FF_MSNUM, step_sem_ms, 6),
 	WN("unexplained_ms", FF_GE0 | FF_MSNUM, unexplained_ms, 6),
 	WN("unexplained_share", FF_SHARE, unexplained_share, 6),
 	WO("nodelay_step_ms", FF_GE0 | FF_MSNUM, nodelay_step_ms, 6),
@@ -320,6 +379,8 @@ static const struct field WHATIF_F[] = {
 	{ .key = "stages", .type = FT_HOOK, .put = put_stages, .get = get_stages, .chk = chk_stages, .when = wi_ok },
 	WA("steps", steps, nsteps, REC_WSTEP),
 	WA("critical_path", cp, ncp, REC_WCP),
+	{ .key = "ranks", .type = FT_ARR, .off = offsetof(struct whatif, ranks), .cnt = offsetof(struct whatif, nranks),
+	  .sub = &REC_WRANK, .when = wi_ok }, /* added within /4: optional */
 };
 
 static void init_whatif(void *p, struct io_ctx *c, size_t i)
@@ -331,6 +392,7 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	wi->rank_window_min_ms = wi->rank_window_max_ms = NAN;
 	wi->nodelay_step_ms = wi->unexplained_step_ms = wi->unexplained_step_share = NAN;
 	wi->guessed_ms = wi->guessed_share = NAN;
+	wi->noise_floor_ms = wi->step_sem_ms = NAN;
 }
 /* The what-if's rules (docs/metrics.md "What-if"): its step figures are
  * the means of its steps' (the ideal one, where every op at its ideal

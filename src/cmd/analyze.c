@@ -27,7 +27,7 @@
 /* What analyze was asked. */
 struct analyze_args {
 	const char *json, *csv, *trace_out, *rules_path, *offsets;
-	int threads, skip, top, quiet, per_step, no_align, use_mpi, no_whatif;
+	int threads, skip, top, quiet, per_step, no_align, use_mpi, no_whatif, summary, verbose;
 	double host_bound;
 	char **inputs;
 	int ninputs;
@@ -60,6 +60,10 @@ static int parse_args(int argc, char **argv, struct analyze_args *g)
 		OPT_DOUBLE(0, "host-bound-pct", &g->host_bound, "P", "a step is host-bound when host wait >= P% of it (default 30)"),
 		OPT_BOOL(0, "no-what-if", &g->no_whatif, "skip the what-if replay and its op tables (faster, less memory; "
 			 "what_if then says so)"),
+		OPT_BOOL(0, "summary", &g->summary, "print the summary alone (the step, the verdict, the top fixes, the late "
+			 "rank, per rank host launch time and waiting caused, what next), not the detail"),
+		OPT_BOOL('v', "verbose", &g->verbose, "the detail extended: every rank's section, every what-if fix, a row "
+			 "per step"),
 		OPT_BOOL(0, "per-step", &g->per_step, "print a row per step"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
 		OPT_BOOL('q', "quiet", &g->quiet, "print no summary and no progress"),
@@ -85,6 +89,10 @@ static int parse_args(int argc, char **argv, struct analyze_args *g)
 	if (g->top < 0 || g->skip < 0 || g->threads < 0 || g->host_bound < 0 || g->host_bound > 100) {
 		fprintf(stderr, "aorta: error: --top, --skip-steps and --threads must be >= 0, "
 				"--host-bound-pct in [0, 100]\n");
+		return AORTA_EUSAGE;
+	}
+	if (g->summary && g->verbose) {
+		fprintf(stderr, "aorta: error: --summary prints the summary alone and -v extends the detail: give one\n");
 		return AORTA_EUSAGE;
 	}
 	if (g->quiet && !g->json && !g->csv && !g->trace_out) {
@@ -180,13 +188,9 @@ static enum aorta_status write_outputs(const struct analyze_args *g, struct anal
 		out_unit_abort();
 		return s;
 	}
-	if (!g->quiet && a->fr) /* a hang's verdict leads */
-		fr_print(stdout, a->fr);
-	if (!g->quiet && (a->n || !a->fr)) {
-		if (a->fr)
-			fputc('\n', stdout);
-		analysis_print(stdout, a, g->per_step);
-	}
+	if (!g->quiet) /* the summary first (a hang's verdict leads it), then the detail */
+		analysis_print(stdout, a, PRINT_SUMMARY | (g->summary ? 0 : PRINT_DETAIL) | (g->verbose ? PRINT_VERBOSE : 0) |
+						  (g->per_step ? PRINT_PER_STEP : 0));
 	return AORTA_OK;
 }
 

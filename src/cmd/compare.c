@@ -22,6 +22,7 @@
 #include "base/output.h"
 #include "cmd/cmds.h"
 #include "overlap/analysis.h"
+#include "report/answer.h"
 #include "report/compare.h"
 #include "report/whatif_out.h"
 #include "overlap/figures.h"
@@ -40,11 +41,12 @@ static void jw_num_or_null(struct jw *w, const char *k, double v, int prec)
 struct compare_args {
 	const char *json, *rules_path;
 	double thr, fail_pct, min_ms;
-	int threads, per_rank, skip;
+	int threads, per_rank, skip, summary;
 	char **inputs;
 	int n;
 	struct analysis *a;          /* per input */
 	struct jw w;                 /* --json: open while the comparisons are written */
+	FILE *out;                   /* the detail: stdout, or /dev/null with --summary */
 };
 
 /* The options into g; 0, or the exit code (-1: help printed, exit 0). */
@@ -59,7 +61,10 @@ static int parse_args(int argc, char **argv, struct compare_args *g)
 		OPT_STRING(0, "rules", &g->rules_path, "FILE", "extra classification rules for inputs that are traces"),
 		OPT_INT('j', "threads", &g->threads, "N", "reader threads (default: all cores)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
+		OPT_BOOL(0, "summary", &g->summary, "print the summary of each comparison alone (step change, each run's "
+			 "verdict and late rank, the fixes side by side, what changed most), not the detail"),
 		OPT_BOOL(0, "per-rank", &g->per_rank, "also print every rank's figures"),
+		OPT_BOOL('v', "verbose", &g->per_rank, "the detail extended: every rank's figures (as --per-rank)"),
 		OPT_END(),
 	};
 	int rc = opt_parse(argc, argv, opts, "aorta compare [options] BASELINE OTHER [OTHER...]",
@@ -109,9 +114,9 @@ static enum aorta_status load_all(struct compare_args *g, const struct rules *ru
 static void put_figures(struct compare_args *g, int t, const struct cmp_result *c)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-	printf("%s== %s vs baseline %s (%s)\n", t > 1 ? "\n" : "", g->inputs[t], g->inputs[0],
+	fprintf(g->out, "\n== %s vs baseline %s (%s)\n", g->inputs[t], g->inputs[0],
 	       c->steps ? "per-step means, averaged over ranks" : "whole trace, averaged over ranks");
-	printf("   %-22s %14s %14s %14s %9s  %s\n", "figure", "baseline", "this", "change", "change", "verdict");
+	fprintf(g->out, "   %-22s %14s %14s %14s %9s  %s\n", "figure", "baseline", "this", "change", "change", "verdict");
 	if (g->json) {
 		jw_obj(&g->w, NULL);
 		jw_str(&g->w, "input", g->inputs[t]);
@@ -120,7 +125,7 @@ static void put_figures(struct compare_args *g, int t, const struct cmp_result *
 	}
 	for (size_t k = 0; k < c->nfig; k++) {
 		const struct cmp_fig *f = &c->fig[k];
-		printf("   %-22s %11s ms %11s ms %11s ms %9s  %s\n", f->key, cmp_fmt(b1, sizeof(b1), "%.3f", f->base),
+		fprintf(g->out, "   %-22s %11s ms %11s ms %11s ms %9s  %s\n", f->key, cmp_fmt(b1, sizeof(b1), "%.3f", f->base),
 		       cmp_fmt(b2, sizeof(b2), "%.3f", f->value), cmp_fmt(b3, sizeof(b3), "%+.3f", f->change_ms),
 		       cmp_fmt(b4, sizeof(b4), "%+.2f%%", f->change_pct), f->verdict);
 		if (g->json) {
@@ -147,7 +152,7 @@ static void put_ranks(struct compare_args *g, int t, const struct cmp_result *c)
 	if (g->json)
 		jw_arr(&g->w, "ranks");
 	if (g->per_rank)
-		printf("   per rank (step, busy, comm, exposed comm, idle in ms; change %%):\n");
+		fprintf(g->out, "   per rank (step, busy, comm, exposed comm, idle in ms; change %%):\n");
 	for (size_t i = 0; i < a[t].n; i++) {
 		const struct rank_result *r = &a[t].r[i], *base = NULL;
 		for (size_t j = 0; j < a[0].n; j++)
@@ -160,7 +165,7 @@ static void put_ranks(struct compare_args *g, int t, const struct cmp_result *c)
 			jw_int(&g->w, "rank", r->rank);
 		}
 		if (g->per_rank)
-			printf("   rank %-4d", r->rank);
+			fprintf(g->out, "   rank %-4d", r->rank);
 		for (size_t k = 0; k < NFIGURES; k++) {
 			const struct figure *fg = &FIGURES[k];
 			double b = cmp_rank_value(base, a[0].opts.skip_steps, k, c->steps);
@@ -177,10 +182,10 @@ static void put_ranks(struct compare_args *g, int t, const struct cmp_result *c)
 			if (g->per_rank && (!strcmp(fg->key, "step_ms") || !strcmp(fg->key, "busy_ms") ||
 					    !strcmp(fg->key, "comm_ms") || !strcmp(fg->key, "exposed_comm_ms") ||
 					    !strcmp(fg->key, "idle_ms")))
-				printf(" %9s (%s)", cmp_fmt(b1, sizeof(b1), "%.3f", x), cmp_fmt(b2, sizeof(b2), "%+.1f%%", p));
+				fprintf(g->out, " %9s (%s)", cmp_fmt(b1, sizeof(b1), "%.3f", x), cmp_fmt(b2, sizeof(b2), "%+.1f%%", p));
 		}
 		if (g->per_rank)
-			printf("\n");
+			fprintf(g->out, "\n");
 		if (g->json)
 			jw_obj_end(&g->w);
 	}
@@ -193,7 +198,7 @@ static void put_ranks(struct compare_args *g, int t, const struct cmp_result *c)
 static void put_colls(struct compare_args *g, int t)
 {
 	char b1[32], b2[32], b3[32];
-	printf("   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes", "base ms/call",
+	fprintf(g->out, "   %-15s %-6s %12s %14s %14s %9s %14s %9s\n", "collective", "pg", "bytes", "base ms/call",
 	       "this ms/call", "change", "exposed/call", "change");
 	if (g->json)
 		jw_arr(&g->w, "collectives");
@@ -212,7 +217,7 @@ static void put_colls(struct compare_args *g, int t)
 		snprintf(m1, sizeof(m1), "%s ms", cmp_fmt(b1, sizeof(b1), "%.3f", bc));
 		snprintf(m2, sizeof(m2), "%s ms", cmp_fmt(b2, sizeof(b2), "%.3f", tc));
 		snprintf(m3, sizeof(m3), "%s ms", cmp_fmt(c1, sizeof(c1), "%.3f", te));
-		printf("   %-15s %-6.6s %12llu %14s %14s %9s %14s %9s\n", x->type, x->pg[0] ? x->pg : "-",
+		fprintf(g->out, "   %-15s %-6.6s %12llu %14s %14s %9s %14s %9s\n", x->type, x->pg[0] ? x->pg : "-",
 		       (unsigned long long)x->bytes, x->count[0] ? m1 : "absent", x->count[1] ? m2 : "absent",
 		       absent ? "-" : cmp_fmt(b3, sizeof(b3), "%+.2f%%", change_pct(bc, tc)), x->count[1] ? m3 : "absent",
 		       absent ? "-" : cmp_fmt(c2, sizeof(c2), "%+.2f%%", change_pct(be, te)));
@@ -231,7 +236,7 @@ static void put_colls(struct compare_args *g, int t)
 		}
 	}
 	if (!ncs)
-		printf("   (no collectives on either side)\n");
+		fprintf(g->out, "   (no collectives on either side)\n");
 	free(cs);
 }
 
@@ -239,8 +244,8 @@ static void put_colls(struct compare_args *g, int t)
 static int put_verdict(struct compare_args *g, int t, const struct cmp_result *c)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-	whatif_compare(stdout, NULL, g->a[0].whatif, g->a[t].whatif);
-	printf("   verdict: %s\n", c->verdict);
+	whatif_compare(g->out, NULL, g->a[0].whatif, g->a[t].whatif);
+	fprintf(g->out, "   verdict: %s\n", c->verdict);
 	for (size_t q = 0; q < c->nregress; q++) {
 		const struct cmp_fig *f = &c->fig[c->regress[q]];
 		fprintf(stderr, "aorta: regression in '%s': %s worse by %s ms (%s ms -> %s ms, %s; "
@@ -285,6 +290,21 @@ static enum aorta_status compare_all(struct compare_args *g, struct aorta_error 
 		jw_num(&g->w, "min_change_ms", g->min_ms, 6);
 		jw_arr(&g->w, "comparisons");
 	}
+	for (int t = 1; t < g->n; t++) { /* the summaries first (report/answer.h) */
+		struct cmp_result c;
+		struct answer s;
+		compare_runs(&g->a[0], &g->a[t], &co, &c);
+		answer_build_compare(&g->a[0], &g->a[t], g->inputs[0], g->inputs[t], &c, &s);
+		answer_print(stdout, &s);
+		answer_free(&s);
+	}
+	/* the detail: not printed with --summary (the JSON and the regressions are the same) */
+	g->out = g->summary ? fopen("/dev/null", "w") : stdout;
+	if (!g->out) {
+		if (g->json)
+			out_abort(&of);
+		return aorta_fail(e, AORTA_EINTERNAL, "/dev/null", 0, -1, "cannot open");
+	}
 	for (int t = 1; t < g->n; t++) {
 		struct cmp_result c;
 		compare_runs(&g->a[0], &g->a[t], &co, &c);
@@ -293,6 +313,8 @@ static enum aorta_status compare_all(struct compare_args *g, struct aorta_error 
 		put_colls(g, t);
 		regress |= put_verdict(g, t, &c);
 	}
+	if (g->out != stdout)
+		fclose(g->out);
 	if (g->json) {
 		jw_arr_end(&g->w);
 		jw_bool(&g->w, "regression", regress);

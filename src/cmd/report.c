@@ -278,7 +278,7 @@ static int parse_args(int argc, char **argv, struct report_args *g)
 		OPT_STRING('o', "output", &g->output, "DIR", "folder for summary.json, the charts and index.html (replaced whole)"),
 		OPT_STRING(0, "reference", &g->reference, "NAME", "label to compare against (default: the first)"),
 		OPT_LIST(0, "candidate", &g->cands, "NAME", "label compared with the reference (repeatable; default: all others)"),
-		OPT_INT(0, "skip-steps", &g->skip, "N", "leave out the first N steps of every rank as warm-up (default 5)"),
+		OPT_INT(0, "skip-steps", &g->skip, "N", "leave out the first N steps of every rank as warm-up (default 0, as every command)"),
 		OPT_DOUBLE(0, "threshold", &g->thr, "PCT", "changes below PCT percent are 'similar' (default 1)"),
 		OPT_STRING(0, "gantt-steps", &g->gantt, "N,M", "global steps for the stream Gantt chart (default: median and slowest)"),
 		OPT_BOOL(0, "strict", &aorta_strict, "a skipped file of a directory or a missing rank is an error (exit 3)"),
@@ -438,7 +438,7 @@ static enum aorta_status read_runs(struct report_args *g, struct report *rep, st
 	struct analysis_opts ao = ANALYSIS_OPTS_INIT;
 	ao.threads = g->threads;
 	ao.skip_steps = g->skip;
-	ao.keep_traces = 2 /* the first file's timeline: the Gantt chart */;
+	ao.keep_traces = 3 /* the timelines: the Gantt charts (ranges of three ranks kept) */;
 	ao.no_peer_tools = 1 /* report outputs no HTA nor TraceLens figure */;
 	struct up_sums *ups = xcalloc((size_t)n, sizeof(*ups));
 	int *saved = xcalloc((size_t)n, sizeof(*saved));
@@ -574,15 +574,17 @@ static enum aorta_status write_report(const struct report_args *g, const struct 
 /* A line per run, then where the report is. */
 static void print_done(const struct report *rep, const char *output, const struct rep_images *img)
 {
-	for (size_t i = 0; i < rep->nds; i++) {
+	for (size_t i = 0; i < rep->nds; i++) { /* each run's summary line: what the page leads with */
 		const struct rep_dataset *d = &rep->ds[i];
 		char v[5][32];
-		printf("%-16s %zu ranks, %zu steps used: step %s ms, compute %s ms, overlap %s ms, "
-		       "exposed comm %s ms, overlap_ratio %s\n",
-		       d->label, d->nranks, d->kept, cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean),
-		       cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean), cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean),
-		       cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
-		       cmp_fmt(v[4], 32, "%.6f", d->up.has ? rep_upstream_ratio(&d->up) : d->kept ? d->ratio : NAN));
+		printf("%-16s %zu ranks, %zu rank-steps used: step %s ms, compute %s ms, overlapped comm %s ms, "
+		       "exposed comm %s ms, overlapped comm / compute %s", d->label, d->nranks, d->kept,
+		       cmp_fmt(v[0], 32, "%.3f", d->stat[RF_STEP].mean), cmp_fmt(v[1], 32, "%.3f", d->stat[RF_COMPUTE].mean),
+		       cmp_fmt(v[2], 32, "%.3f", d->stat[RF_OVERLAP].mean), cmp_fmt(v[3], 32, "%.3f", d->stat[RF_EXPOSED].mean),
+		       cmp_fmt(v[4], 32, "%.4f", d->kept ? d->ratio : NAN));
+		if (d->up.has)
+			printf(", upstream overlap_ratio %s", cmp_fmt(v[4], 32, "%.6f", d->up_ratio));
+		printf("\n");
 		if (d->diag.kind != DIAG_NONE)
 			printf("%-16s diagnosis: %s\n", "", d->diag.headline);
 	}
@@ -592,7 +594,7 @@ static void print_done(const struct report *rep, const char *output, const struc
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_args g = { .prefer = "traces", .skip = 5, .thr = 1.0 };
+	struct report_args g = { .prefer = "traces", .skip = 0, .thr = 1.0 }; /* one warm-up default for every command (docs/cli.md) */
 	struct report rep = { 0 };
 	struct plot_lib lib = { 0 };
 	struct rep_images img = { 0 };

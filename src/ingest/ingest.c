@@ -97,6 +97,28 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* A Git LFS pointer (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md:
+ * "version https://git-lfs.github.com/spec/v1", "oid sha256:HEX", "size N"
+ * lines) stands where a trace was committed with LFS and not pulled: said
+ * as such, with the size of the trace it points to. */
+static void lfs_pointer(const char *path, const char *p, const char *end, struct aorta_error *e)
+{
+	char size[32] = "";
+	const char *q = p;
+	while (q && q < end) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q));
+		size_t l = nl ? (size_t)(nl - q) : (size_t)(end - q);
+		if (l > 5 && l < 5 + sizeof(size) && !memcmp(q, "size ", 5)) {
+			memcpy(size, q + 5, l - 5);
+			size[l - 5] = '\0';
+		}
+		q = nl ? nl + 1 : NULL;
+	}
+	aorta_fail(e, AORTA_EINPUT, path, 0, 0, "a Git LFS pointer, not the trace%s%s%s: run 'git lfs pull' in its "
+		   "repository (git lfs install first if git lfs is new there)", size[0] ? " (the trace is " : "",
+		   size, size[0] ? " bytes)" : "");
+}
+
 enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len,
 				   struct aorta_error *e)
 {
@@ -171,6 +193,8 @@ enum trace_format ingest_sniff_buf(const char *path, const char *buf, size_t len
 				   "binary data, not a trace (expected Kineto/PyTorch profiler JSON, "
 				   "nsys SQLite export, rocprofv3 CSV/JSON/rocpd, aorta metrics JSONL, an aorta.optable/1 op table "
 				   "or a Flight Recorder dump)");
+		else if ((size_t)(end - p) >= 38 && !memcmp(p, "version https://git-lfs.github.com/spec/", 38))
+			lfs_pointer(path, p, end, e);
 		else if (!strncasecmp(p, "<!doctype", 9) || !strncasecmp(p, "<html", 5))
 			aorta_fail(e, AORTA_EINPUT, path, 0, 0,
 				   "an HTML page, not a trace (a download that saved an error page?)");

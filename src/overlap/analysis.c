@@ -595,6 +595,70 @@ struct stat4 steps_stat(const struct rank_result *r, int skip, size_t fig_off)
 	return s;
 }
 
+struct job_step analysis_job_step(const struct analysis *a)
+{
+	struct job_step j = { NAN, NAN, NAN, 0, 0, 0, INT64_MIN, INT64_MIN };
+	double sum = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		struct stat4 w = steps_stat(r, a->opts.skip_steps, offsetof(struct ov_figures, window_ns));
+		if (!w.n)
+			continue;
+		sum += w.mean;
+		j.min_ms = j.ranks && j.min_ms <= w.min / 1e6 ? j.min_ms : w.min / 1e6;
+		j.max_ms = j.ranks && j.max_ms >= w.max / 1e6 ? j.max_ms : w.max / 1e6;
+		j.steps = !j.ranks || w.n < j.steps ? w.n : j.steps;
+		j.rank_steps += w.n;
+		int64_t f = r->steps[r->nsteps - w.n].number, l = r->steps[r->nsteps - 1].number;
+		j.first = j.first == INT64_MIN || f < j.first ? f : j.first;
+		j.last = l > j.last ? l : j.last;
+		j.ranks++;
+	}
+	if (j.ranks) {
+		j.mean_ms = sum / (double)j.ranks / 1e6;
+		return j;
+	}
+	for (size_t i = 0; i < a->n; i++) { /* no step: the whole traces */
+		double w = (double)a->r[i].total.window_ns / 1e6;
+		sum += w;
+		j.min_ms = i && j.min_ms <= w ? j.min_ms : w;
+		j.max_ms = i && j.max_ms >= w ? j.max_ms : w;
+	}
+	j.ranks = a->n;
+	j.mean_ms = a->n ? sum / (double)a->n : NAN;
+	return j;
+}
+
+size_t analysis_warmup_left(const struct analysis *a, int *rank, double *ms, double *median_ms)
+{
+	size_t most = 0;
+	double worst = 0;
+	*rank = -1;
+	*ms = *median_ms = NAN;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rank_result *r = &a->r[i];
+		struct stat4 w = steps_stat(r, a->opts.skip_steps, offsetof(struct ov_figures, window_ns));
+		if (w.n < 3)
+			continue; /* too few steps to call one of them an outlier */
+		size_t k0 = r->nsteps - w.n, n = 0;
+		while (n < w.n / 2 && (double)step_fig(r, k0 + n, offsetof(struct ov_figures, window_ns)) >
+					      WARMUP_FACTOR * w.p50)
+			n++;
+		if (n > most)
+			most = n;
+		for (size_t k = 0; k < n; k++) {
+			double v = (double)step_fig(r, k0 + k, offsetof(struct ov_figures, window_ns));
+			if (v / w.p50 > worst) {
+				worst = v / w.p50;
+				*rank = r->rank;
+				*ms = v / 1e6;
+				*median_ms = w.p50 / 1e6;
+			}
+		}
+	}
+	return most;
+}
+
 double analysis_caused_time_share(const struct analysis *a)
 {
 	int64_t t = 0;

@@ -30,7 +30,9 @@ struct analysis_opts {
 	int top_kernels;      /* rows in the top-kernel table */
 	double host_bound_pct; /* a step is host-bound when host wait >= this % of it */
 	int keep_traces;      /* 1: keep timelines and the exposed/waiting sets (--trace-out);
-			       * 2: the timeline of the first input file only (report's Gantt chart) */
+			       * 2: the timeline of the first input file only;
+			       * 3: every input's timeline (report's Gantt charts: the first
+			       * rank's, the late rank's beside a healthy one's) */
 	/* clock alignment across ranks (join.c, docs/metrics.md "Clock offsets") */
 	int no_clock_align;   /* take every rank's clock as shared (no offsets) */
 	const struct clock_given *clock_given; /* offsets supplied (--clock-offsets), or NULL */
@@ -312,6 +314,32 @@ void analysis_set_skip(struct analysis *a, int skip);
 int analysis_adapt_skip(struct analysis *a, char *why, size_t n);
 /* Steps of r left after the skip (what step figures are over). */
 size_t analysis_kept_steps(const struct rank_result *r, int skip);
+
+/* The step of the job, as every command states it (docs/metrics.md "The
+ * step"): mean_ms, the mean over ranks of each rank's mean kept step
+ * window (the what-if's measured_step_ms where every rank has the same
+ * steps; sweep's step_ms; report's pooled step mean where the ranks keep
+ * as many steps); the shortest and longest kept rank-step; the ranks with
+ * kept steps, the kept steps of the rank with the fewest and the
+ * rank-steps in all; the first and last step number kept (INT64_MIN when
+ * none).  A run with no kept step: its ranks' whole traces, steps 0. */
+struct job_step {
+	double mean_ms, min_ms, max_ms;
+	size_t ranks, steps, rank_steps;
+	int64_t first, last;
+};
+struct job_step analysis_job_step(const struct analysis *a);
+
+/* Warm-up left in: the kept steps at the start of a rank that take more
+ * than WARMUP_FACTOR times its median kept step (at most half of them; the
+ * most over the ranks), so the caller can say "--skip-steps N leaves them
+ * out".  Returns N (0: none); *rank, *ms and *median_ms: the rank with the
+ * slowest such step, that step's window and its median (ms).  Every
+ * command's default skip is 0 (a profiler's capture starts after its own
+ * warm-up); a log from the first step (aorta train, upstream JSONL) has
+ * one, and this says so rather than guess. */
+#define WARMUP_FACTOR 2.0
+size_t analysis_warmup_left(const struct analysis *a, int *rank, double *ms, double *median_ms);
 
 /* Statistics (ns) of one figure over a rank's steps, the first `skip` left
  * out; fig_off is the offset of an int64 field of struct ov_figures (as

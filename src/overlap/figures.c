@@ -1,5 +1,11 @@
 /*
  * figures.c - the figure table (docs/metrics.md documents each entry).
+ *
+ * One name per figure, for people too: a label names one quantity in every
+ * front end (terminal, report page, charts), and a quantity has one label
+ * (the terminal only indents a part under its whole): FIGURES and REP_FIGS
+ * give the same label to the same struct ov_figures field
+ * (tests/tools/figure_keys.py checks the outputs).
  */
 #include "overlap/figures.h"
 
@@ -7,14 +13,14 @@
 
 #define F(k, l, field, b) { k, l, offsetof(struct ov_figures, field), b }
 const struct figure FIGURES[] = {
-	F("step_ms", "step (window)", window_ns, 1),
+	F("step_ms", "step", window_ns, 1),
 	F("busy_ms", "GPU busy", busy_ns, 0),
 	F("compute_ms", "compute", compute_ns, 0),
 	F("gemm_ms", "  gemm", gemm_ns, 0),
 	F("attention_ms", "  attention", attention_ns, 0),
 	F("comm_ms", "communication", comm_ns, 1),
-	F("overlapped_comm_ms", "  overlapped", overlap_ns, -1),
-	F("exposed_comm_ms", "  exposed", exposed_comm_ns, 1),
+	F("overlapped_comm_ms", "  overlapped comm", overlap_ns, -1),
+	F("exposed_comm_ms", "  exposed comm", exposed_comm_ns, 1),
 	F("memcpy_ms", "memcpy", memcpy_ns, 0),
 	F("exposed_memcpy_ms", "  exposed memcpy", exposed_memcpy_ns, 1),
 	F("memset_ms", "memset", memset_ns, 0),
@@ -36,16 +42,16 @@ const char *const REC_KEYS[SR__COUNT] = {
 
 #define R(k, l, field, c, r) { k, l, offsetof(struct ov_figures, field), c, r }
 const struct rep_fig_def REP_FIGS[RF__COUNT] = {
-	[RF_STEP] = R("step_ms", "step time", window_ns, -1, SR_STEP),
+	[RF_STEP] = R("step_ms", "step", window_ns, -1, SR_STEP),
 	[RF_COMPUTE] = R("compute_ms", "compute", compute_ns, -1, SR_COMPUTE),
-	[RF_OVERLAP] = R("overlap_ms", "compute-comm overlap", overlap_ns, -1, SR_OVERLAP),
+	[RF_OVERLAP] = R("overlap_ms", "overlapped comm", overlap_ns, -1, SR_OVERLAP),
 	[RF_AR_OVERLAP] = R("allreduce_overlap_ms", "all-reduce overlap", overlap_ns, COLL_ALL_REDUCE, SR_AR_OVERLAP),
 	[RF_RS_OVERLAP] = R("reducescatter_overlap_ms", "reduce-scatter overlap", overlap_ns, COLL_REDUCE_SCATTER,
 			    SR_RS_OVERLAP),
 	[RF_AG_OVERLAP] = R("allgather_overlap_ms", "all-gather overlap", overlap_ns, COLL_ALL_GATHER, SR_AG_OVERLAP),
 	[RF_COMM] = R("comm_ms", "communication", comm_ns, -1, SR_COMM),
-	[RF_EXPOSED] = R("exposed_comm_ms", "exposed communication", exposed_comm_ns, -1, SR_EXPOSED),
-	[RF_AUX] = R("aux_ms", "aux / memcpy", memcpy_ns, -1, SR_AUX),
+	[RF_EXPOSED] = R("exposed_comm_ms", "exposed comm", exposed_comm_ns, -1, SR_EXPOSED),
+	[RF_AUX] = R("aux_ms", "memcpy", memcpy_ns, -1, SR_AUX),
 	[RF_IDLE] = R("idle_ms", "idle", idle_ns, -1, SR_IDLE),
 };
 

@@ -25,6 +25,24 @@ struct whatif_fix {
 	char *ranks;         /* by_group: its ranks ("0,2"); else NULL */
 	double step_ms_if_fixed, gain_ms, gain_pct;
 	char *unknown;       /* by_group: why its ideal is unknown (no rank outside it runs its ops), else NULL */
+	/* by_rank, the rank fix with the largest gain only: the rank with the
+	 * largest excess over its peers after it (then_rank, else -1) and the
+	 * gain of fixing the two together (NaN when not replayed): when it is
+	 * materially more than this fix's own, the next-slowest rank takes
+	 * over once this one is fixed */
+	int then_rank;
+	double then_gain_ms, then_gain_pct;
+};
+
+/* One rank's host over the steps used (docs/metrics.md "Host launch
+ * time"): the time its host spends between launches, per step. */
+struct whatif_rank {
+	int rank;
+	double host_launch_ms;       /* mean per step: the sum of its launches' host gaps g (NaN: no launch known) */
+	double host_launch_min_ms, host_launch_max_ms; /* over the steps used */
+	double ideal_host_launch_ms; /* the same with every gap at its slot's lower median over the rank's
+	                              * class: what "fixing host launch gaps" gives its host */
+	double ideal_share;          /* of that ideal, the part its own gaps set (its gap is the median), 0..1 */
 };
 
 struct whatif_step {
@@ -54,7 +72,16 @@ struct whatif {
 	double replay_error_pct;
 	int reproduced;      /* every step reproduced within 3 % */
 	char *verdict;       /* the diagnosis sentence: the best fix, or that none is material */
-	double uncertainty_ms; /* what a gain must exceed to be material */
+	double uncertainty_ms; /* the clock uncertainty (the join's residual spread, ms) */
+	/* what a gain must exceed to be material (whatif_material_ms): the
+	 * largest of 1 % of the replayed step, the clock uncertainty and the
+	 * replay's error of the step; noise_floor_from names the one that sets
+	 * it (owned).  step_sem_ms: the step's own spread, the standard error
+	 * of the measured step over the steps used (0 with one step): a gain
+	 * above the floor but within it is the replay's answer that one run
+	 * cannot confirm */
+	double noise_floor_ms, step_sem_ms;
+	char *noise_floor_from;
 	double unexplained_ms; /* per step, mean over ranks: delays the replay keeps fixed (nothing explains them) */
 	double unexplained_share; /* of the measured step (at most 1) */
 	/* the step the unexplained delays cost: the replayed step less the step
@@ -88,6 +115,8 @@ struct whatif {
 	 * poorly defined step (a one-step trace whose ranks' windows run from
 	 * 11 to 19 ms) and says so (verdict, whatif_out.c) */
 	double rank_window_min_ms, rank_window_max_ms;
+	struct whatif_rank *ranks;   /* per rank (index as a->r) */
+	size_t nranks;
 };
 
 struct analysis;
@@ -113,11 +142,16 @@ void whatif_free(struct whatif *w);
 /* The fix the verdict names: the largest gain, or the narrowest fix (a
  * rank, then a group) that gets at least 90 % of it; NULL when none. */
 const struct whatif_fix *whatif_best(const struct whatif *w);
-/* What a gain must exceed to be material (ms): 1 % of the replayed step
- * and the clock uncertainty, as the verdict weighs every fix. */
+/* What a gain must exceed to be material (ms), as the verdict weighs
+ * every fix: noise_floor_ms (a saved analysis without it: 1 % of the
+ * replayed step and the clock uncertainty). */
 double whatif_material_ms(const struct whatif *w);
 /* rank_window_max_ms - rank_window_min_ms: how poorly the ranks agree on
  * the step (NaN when unknown). */
 double whatif_window_spread(const struct whatif *w);
+/* Rank rank's host figures, NULL when none. */
+const struct whatif_rank *whatif_rank_of(const struct whatif *w, int rank);
+/* Whether gain g (ms) is within the noise floor: "nothing", not a gain nor a loss. */
+int whatif_nothing(const struct whatif *w, double g);
 
 #endif

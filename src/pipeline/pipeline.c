@@ -138,7 +138,7 @@ static void read_one(void *arg, size_t worker, size_t i)
 			t->rank = io.rank_hint;
 		analysis_rank(t, p->o, &r);
 		r.rank = t->rank;
-		if (p->o->keep_traces == 1 || (p->o->keep_traces == 2 && i == 0)) {
+		if (p->o->keep_traces == 1 || p->o->keep_traces == 3 || (p->o->keep_traces == 2 && i == 0)) {
 			r.t = t; /* 2: the first file's timeline only (report's Gantt chart) */
 			s.t[k] = NULL;
 		}

@@ -7,6 +7,8 @@
  * prints units.
  */
 #include "report/analysis_out.h"
+#include "flightrec/fr.h"
+#include "report/answer.h"
 #include "report/whatif_out.h"
 #include "overlap/figures.h"
 #include "overlap/diagnosis.h"
@@ -415,10 +417,11 @@ static void print_rank_tables(FILE *f, const struct analysis *a, const struct ra
 }
 
 /* Which ranks get a section (shown[i]): all of them, or in a large job
- * the first and the three that caused the most waiting (said). */
-static void pick_shown(FILE *f, const struct analysis *a, char *shown)
+ * the first and the three that caused the most waiting (said); every
+ * rank with -v (verbose). */
+static void pick_shown(FILE *f, const struct analysis *a, char *shown, int verbose)
 {
-	if (a->n <= LARGE_JOB) {
+	if (a->n <= LARGE_JOB || verbose) {
 		memset(shown, 1, a->n);
 		return;
 	}
@@ -455,11 +458,34 @@ static void print_across(FILE *f, const struct analysis *a)
 	}
 }
 
-void analysis_print(FILE *f, const struct analysis *a, int per_step)
+void analysis_print(FILE *f, const struct analysis *a, unsigned what)
 {
-	fprintf(f, "aorta analyze: %zu rank%s\n", a->n, a->n == 1 ? "" : "s");
+	int per_step = (what & (PRINT_PER_STEP | PRINT_VERBOSE)) != 0;
+	unsigned long long dumps = a->fr && a->fr->done ? (unsigned long long)a->fr->res.dumps : 0;
+	if (a->n || !dumps)
+		fprintf(f, "aorta analyze: %zu rank%s", a->n, a->n == 1 ? "" : "s");
+	else
+		fprintf(f, "aorta analyze:");
+	if (dumps)
+		fprintf(f, "%s %llu Flight Recorder dump%s", a->n ? "," : "", dumps, dumps == 1 ? "" : "s");
+	fputc('\n', f);
+	if (what & PRINT_SUMMARY) {
+		struct answer s;
+		answer_build(a, &s);
+		answer_print(f, &s);
+		answer_free(&s);
+	}
+	if (!(what & (PRINT_DETAIL | PRINT_VERBOSE)))
+		return;
+	if (a->fr) { /* the hang section first (flightrec/fr_print.c) */
+		fputc('\n', f);
+		fr_print(f, a->fr);
+	}
+	if (!a->n && a->fr)
+		return;
+	fprintf(f, "\n== detail\n");
 	char *shown = xcalloc(a->n ? a->n : 1, 1);
-	pick_shown(f, a, shown);
+	pick_shown(f, a, shown, (what & PRINT_VERBOSE) != 0);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *r = &a->r[i];
 		if (!shown[i])
@@ -483,7 +509,7 @@ void analysis_print(FILE *f, const struct analysis *a, int per_step)
 		print_across(f, a);
 		print_cross_rank(f, a);
 		print_diagnosis(f, a);
-		whatif_print(f, a, a->whatif);
+		whatif_print(f, a, a->whatif, (what & PRINT_VERBOSE) != 0);
 	}
 }
 

@@ -12,7 +12,11 @@
 #include "analysis_io/analysis_io.h"
 #include "overlap/analysis.h"
 
-void analysis_print(FILE *f, const struct analysis *a, int per_step);
+/* What analysis_print prints: the summary (report/answer.h) first, the
+ * detail after it; verbose: every rank's section (a large job shows a few),
+ * every what-if fix, the per-step rows. */
+enum { PRINT_SUMMARY = 1, PRINT_DETAIL = 2, PRINT_VERBOSE = 4, PRINT_PER_STEP = 8 };
+void analysis_print(FILE *f, const struct analysis *a, unsigned what);
 enum aorta_status analysis_save_trace(const struct analysis *a, const char *path, struct aorta_error *e);
 
 #endif

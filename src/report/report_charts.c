@@ -3,7 +3,7 @@
  * (report_plot.h) and drawn by the plug-in, plus the plug-in's loader.
  *
  * Charts (files <name>.png and <name>.svg in the output folder):
- *  - <label>_timeline: compute and compute-comm overlap per global step
+ *  - <label>_timeline: compute and overlapped comm per global step
  *    (warm-up left out), each rank thin (up to 8 ranks) or the band of all
  *    ranks (more), and the mean over ranks bold.  Long runs are bucketed to
  *    at most 900 points per line (mean per bucket), so 10,000 steps x 64
@@ -269,7 +269,7 @@ static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset 
 	struct plot_series se[2 * 8 + 4];
 	size_t ns = 0;
 	static const uint32_t col[2] = { OI_BLUE, OI_ORANGE };
-	static const char *const what[2] = { "compute duration", "compute-comm overlap" };
+	static const char *const what[2] = { "compute", "overlapped comm" };
 	char names[4][128];
 	int few = d->nranks <= 8;
 	for (int s = 0; s < 2; s++) {
@@ -293,7 +293,7 @@ static enum aorta_status chart_timeline(struct ctx *c, const struct rep_dataset 
 	}
 	char title[256], note[256];
 	snprintf(title, sizeof(title), "Overlap vs Compute Timeline (%s)", d->label);
-	snprintf(note, sizeof(note), "%zu ranks, %zu steps used; the first %d steps of each rank are warm-up and left out%s",
+	snprintf(note, sizeof(note), "%zu ranks, %zu rank-steps used; the first %d steps of each rank are warm-up and left out%s",
 		 d->nranks, d->kept, skip, b.n == TL_BUCKETS ? "; long runs averaged into 900 buckets" : "");
 	struct plot_panel p = { .kind = PK_LINE, .title = NULL, .xlabel = "global step", .ylabel = "time per step (ms)",
 				.x_integer = 1, .y_from_zero = 1, .series = se, .nseries = ns,
@@ -336,78 +336,49 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
+/* Gantt panels of (rank, step index) pairs, cols per row: rows are the
+ * five known streams and the first rank's others (a later rank's other
+ * streams join them), the overlap of compute and communication shaded. */
+struct gpanel { const struct rep_rank *rk; size_t k; char title[200]; };
+
+static enum aorta_status gantt_chart(struct ctx *c, const struct rep_dataset *d, const struct gpanel *gp, int np,
+				     int cols, const char *title, const char *name, const char *section, char *caption)
 {
-	const struct rep_rank *rk = NULL;
-	for (size_t i = 0; i < d->nranks; i++)
-		if (d->ranks[i].step_range0) {
-			rk = &d->ranks[i];
-			break;
+	const char *rows[6 + 32] = { "compute ∩ comm", "compute", "all-gather", "reduce-scatter", "all-reduce", "aux" };
+	int nrows = 6, rowof[4][16];
+	for (int q = 0; q < np; q++)
+		for (int k = 0; k < gp[q].rk->nstream_names; k++) {
+			const char *nm = gp[q].rk->stream_names[k];
+			int row = stream_row(nm);
+			for (int x = 6; row < 0 && x < nrows; x++)
+				if (!strcmp(rows[x], nm))
+					row = x;
+			if (row < 0 && nrows < 6 + 32) {
+				rows[nrows] = nm;
+				row = nrows++;
+			}
+			rowof[q][k] = row < 0 ? 5 : row;
 		}
-	if (!rk || !rk->nsteps)
-		return AORTA_OK;
-	size_t first = rep_first_kept(rk, c->r->o.skip_steps);
-	size_t pick[4];
-	int np = 0;
-	if (c->r->o.ngantt) {
-		for (int g = 0; g < c->r->o.ngantt && np < 4; g++)
-			for (size_t k = 0; k < rk->nsteps; k++)
-				if (rep_step_gstep(rk, k) == c->r->o.gantt_steps[g]) {
-					pick[np++] = k;
-					break;
-				}
-	} else if (first < rk->nsteps) {
-		/* median and slowest kept step */
-		size_t n = rk->nsteps - first, slow = first;
-		double *v = xmalloc(n * sizeof(double));
-		for (size_t k = first; k < rk->nsteps; k++) {
-			v[k - first] = rep_step_v(rk, k, RF_STEP);
-			if (rep_step_v(rk, k, RF_STEP) > rep_step_v(rk, slow, RF_STEP))
-				slow = k;
-		}
-		qsort(v, n, sizeof(double), cmp_dbl);
-		double med = v[median_upper_index(n)];
-		free(v);
-		size_t mk = first;
-		for (size_t k = first; k < rk->nsteps; k++)
-			if (fabs(rep_step_v(rk, k, RF_STEP) - med) < fabs(rep_step_v(rk, mk, RF_STEP) - med))
-				mk = k;
-		pick[np++] = mk;
-		if (slow != mk)
-			pick[np++] = slow;
-	}
-	if (!np)
-		return AORTA_OK;
-	/* rows: overlap, the five known streams, then the others */
-	const char *rows[6 + 16] = { "compute ∩ comm", "compute", "all-gather", "reduce-scatter", "all-reduce", "aux" };
-	int nrows = 6, rowof[16];
-	for (int k = 0; k < rk->nstream_names; k++) {
-		rowof[k] = stream_row(rk->stream_names[k]);
-		if (rowof[k] < 0) {
-			rows[nrows] = rk->stream_names[k];
-			rowof[k] = nrows++;
-		}
-	}
 	static const uint32_t rowcol[6] = { OI_GREEN, OI_BLUE, OI_ORANGE, OI_SKY, OI_PURPLE, OI_YELLOW };
 	struct plot_panel pn[4];
 	struct plot_rect *rects[4] = { NULL };
-	char titles[4][160];
 	for (int q = 0; q < np; q++) {
-		size_t k = pick[q], a = rk->step_range0[k], z = rk->step_range0[k + 1];
+		const struct rep_rank *rk = gp[q].rk;
+		size_t k = gp[q].k, a = rk->step_range0[k], z = rk->step_range0[k + 1];
 		size_t cap = 0, nr = 0;
 		struct plot_rect *rc = NULL;
 		for (size_t i = a; i < z; i++) {
 			const struct rep_range *g = &rk->ranges[i];
-			int row = rowof[g->stream];
+			int row = rowof[q][g->stream];
 			GROW(rc, cap, nr + 1);
 			rc[nr++] = (struct plot_rect){ g->start_ms, g->end_ms, row, row < 6 ? rowcol[row] : OI_GREY, 0, 0 };
 		}
 		/* compute ∩ comm: pairwise intersections (a step has few ranges) */
 		for (size_t i = a; i < z; i++) {
-			if (rowof[rk->ranges[i].stream] != 1)
+			if (rowof[q][rk->ranges[i].stream] != 1)
 				continue;
 			for (size_t j = a; j < z; j++) {
-				if (!is_comm_row(rowof[rk->ranges[j].stream]))
+				if (!is_comm_row(rowof[q][rk->ranges[j].stream]))
 					continue;
 				double lo = fmax(rk->ranges[i].start_ms, rk->ranges[j].start_ms);
 				double hi = fmin(rk->ranges[i].end_ms, rk->ranges[j].end_ms);
@@ -419,10 +390,7 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 			}
 		}
 		rects[q] = rc;
-		snprintf(titles[q], sizeof(titles[q]), "rank %d, global step %lld: %.3f ms%s", rk->rank,
-			 (long long)rep_step_gstep(rk, k), rep_step_v(rk, k, RF_STEP),
-			 c->r->o.ngantt ? "" : q == 0 ? " (median step)" : " (slowest step)");
-		pn[q] = (struct plot_panel){ .kind = PK_GANTT, .title = titles[q], .xlabel = "time since step start (ms)",
+		pn[q] = (struct plot_panel){ .kind = PK_GANTT, .title = gp[q].title, .xlabel = "time since step start (ms)",
 					     .cats = rows, .ncats = (size_t)nrows, .rects = rc, .nrects = nr,
 					     .empty_text = "no stream ranges recorded in this step" };
 	}
@@ -437,19 +405,111 @@ static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
 	};
 	pn[0].legend_only = leg;
 	pn[0].nlegend = nrows > 6 ? 7 : 6;
-	char title[256];
-	snprintf(title, sizeof(title), "Streams of chosen steps (%s)", d->label);
-	struct plot_chart ch = { title, 1100, 60 + 40 * (nrows + 3) * np, 1, pn, (size_t)np,
+	int prow = (np + cols - 1) / cols;
+	struct plot_chart ch = { title, cols > 1 ? 1240 : 1100, 60 + 40 * (nrows + 3) * prow, cols, pn, (size_t)np,
 				 "each bar is a range a stream recorded; the green row is compute overlapped with communication" };
-	char name[512], safe[REPORT_STEM_MAX + 1];
-	report_label_stem(safe, sizeof(safe), d->label);
-	snprintf(name, sizeof(name), "%s_gantt", safe);
-	enum aorta_status st = emit(c, &ch, name, "gantt",
-				    xasprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
-					    "all-reduce and aux ranges; overlap shaded green.", rk->rank, d->label));
+	(void)d;
+	enum aorta_status st = emit(c, &ch, name, section, caption);
 	for (int q = 0; q < np; q++)
 		free(rects[q]);
 	return st;
+}
+
+/* The kept step of rk nearest its median window (by RF_STEP), and its slowest. */
+static size_t median_step(const struct rep_rank *rk, size_t first, size_t *slowest)
+{
+	size_t n = rk->nsteps - first, slow = first;
+	double *v = xmalloc(n * sizeof(double));
+	for (size_t k = first; k < rk->nsteps; k++) {
+		v[k - first] = rep_step_v(rk, k, RF_STEP);
+		if (rep_step_v(rk, k, RF_STEP) > rep_step_v(rk, slow, RF_STEP))
+			slow = k;
+	}
+	qsort(v, n, sizeof(double), cmp_dbl);
+	double med = v[median_upper_index(n)];
+	free(v);
+	size_t mk = first;
+	for (size_t k = first; k < rk->nsteps; k++)
+		if (fabs(rep_step_v(rk, k, RF_STEP) - med) < fabs(rep_step_v(rk, mk, RF_STEP) - med))
+			mk = k;
+	if (slowest)
+		*slowest = slow;
+	return mk;
+}
+
+static enum aorta_status chart_gantt(struct ctx *c, const struct rep_dataset *d)
+{
+	const struct rep_rank *rk = NULL;
+	for (size_t i = 0; i < d->nranks; i++)
+		if (d->ranks[i].step_range0) {
+			rk = &d->ranks[i];
+			break;
+		}
+	if (!rk || !rk->nsteps)
+		return AORTA_OK;
+	size_t first = rep_first_kept(rk, c->r->o.skip_steps);
+	struct gpanel gp[4];
+	int np = 0;
+	if (c->r->o.ngantt) {
+		for (int g = 0; g < c->r->o.ngantt && np < 4; g++)
+			for (size_t k = 0; k < rk->nsteps; k++)
+				if (rep_step_gstep(rk, k) == c->r->o.gantt_steps[g]) {
+					gp[np++] = (struct gpanel){ rk, k, "" };
+					break;
+				}
+	} else if (first < rk->nsteps) {
+		size_t slow, mk = median_step(rk, first, &slow);
+		gp[np++] = (struct gpanel){ rk, mk, "" };
+		if (slow != mk)
+			gp[np++] = (struct gpanel){ rk, slow, "" };
+	}
+	if (!np)
+		return AORTA_OK;
+	for (int q = 0; q < np; q++)
+		snprintf(gp[q].title, sizeof(gp[q].title), "rank %d, global step %lld: %.3f ms%s", rk->rank,
+			 (long long)rep_step_gstep(rk, gp[q].k), rep_step_v(rk, gp[q].k, RF_STEP),
+			 c->r->o.ngantt ? "" : q == 0 ? " (median step)" : " (slowest step)");
+	char title[256], name[512], safe[REPORT_STEM_MAX + 1];
+	snprintf(title, sizeof(title), "Streams of chosen steps (%s)", d->label);
+	report_label_stem(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "%s_gantt", safe);
+	return gantt_chart(c, d, gp, np, 1, title, name, "gantt",
+			   xasprintf("Stream Gantt chart of rank %d, %s: compute, all-gather, reduce-scatter, "
+				     "all-reduce and aux ranges; overlap shaded green.", rk->rank, d->label));
+}
+
+/* The late rank's stream Gantt beside a healthy rank's, one global step:
+ * the late rank's median kept step, and the same step of the healthy rank. */
+static enum aorta_status chart_pair(struct ctx *c, const struct rep_dataset *d)
+{
+	const struct rep_rank *lr = rep_find_rank(d, d->pair_late), *hr = rep_find_rank(d, d->pair_healthy);
+	if (!lr || !hr || !lr->step_range0 || !hr->step_range0 || !lr->nsteps)
+		return AORTA_OK;
+	size_t first = rep_first_kept(lr, c->r->o.skip_steps);
+	if (first >= lr->nsteps)
+		return AORTA_OK;
+	size_t k = median_step(lr, first, NULL), kh = SIZE_MAX;
+	for (size_t q = 0; q < hr->nsteps; q++)
+		if (rep_step_gstep(hr, q) == rep_step_gstep(lr, k))
+			kh = q;
+	if (kh == SIZE_MAX)
+		return AORTA_OK;
+	const struct analysis *a = d->a;
+	int named = a->late_rank == d->pair_late;
+	struct gpanel gp[2] = { { lr, k, "" }, { hr, kh, "" } };
+	snprintf(gp[0].title, sizeof(gp[0].title), "rank %d (%s), global step %lld: %.3f ms", lr->rank,
+		 named ? "the late rank" : "caused the most waiting", (long long)rep_step_gstep(lr, k), rep_step_v(lr, k, RF_STEP));
+	snprintf(gp[1].title, sizeof(gp[1].title), "rank %d (healthy: caused the least waiting), global step %lld: %.3f ms",
+		 hr->rank, (long long)rep_step_gstep(hr, kh), rep_step_v(hr, kh, RF_STEP));
+	char title[256], name[512], safe[REPORT_STEM_MAX + 1];
+	snprintf(title, sizeof(title), "Rank %d beside rank %d, one step (%s)", lr->rank, hr->rank, d->label);
+	report_label_stem(safe, sizeof(safe), d->label);
+	snprintf(name, sizeof(name), "%s_gantt_pair", safe);
+	return gantt_chart(c, d, gp, 2, 2, title, name, "pair",
+			   xasprintf("Stream Gantt charts of rank %d (%s) and rank %d (healthy), %s, the same global step: "
+				     "where the late rank computes or waits for its host, the healthy rank sits in its "
+				     "collectives.", lr->rank, named ? "the late rank" : "caused the most waiting", hr->rank,
+				     d->label));
 }
 
 /* ---- comparison ----------------------------------------------------------------- */
@@ -802,15 +862,17 @@ static enum aorta_status chart_whatif(struct ctx *c, const struct rep_dataset *d
 	double *y = xcalloc(m + 1, sizeof(*y));
 	for (size_t q = 0; q < m; q++) {
 		cats[q] = f[q]->what;
-		y[q] = round(f[q]->gain_ms * 1e3) / 1e3 + 0.0; /* to the microsecond, no -0 */
+		/* to the microsecond, no -0; a gain within the noise floor is nothing, never a loss */
+		y[q] = whatif_nothing(w, f[q]->gain_ms) ? 0.0 : round(f[q]->gain_ms * 1e3) / 1e3 + 0.0;
 	}
 	struct plot_series se = { "gain per step if fixed", PLOT_PALETTE[0], NULL, y, NULL, NULL, m, 0, 0, 0 };
 	struct plot_panel p = { .kind = PK_BARS, .xlabel = "fix", .ylabel = "gain (ms per step)", .y_from_zero = 1,
 				.series = &se, .nseries = 1, .cats = cats, .ncats = m, .empty_text = "no fix" };
 	char title[256], note[256], name[512], safe[256];
 	snprintf(title, sizeof(title), "What-if: the step if fixed (%s)", d->label);
-	snprintf(note, sizeof(note), "replayed step %.2f ms, ideal %.2f ms, slowdown %.3f (docs/metrics.md \"What-if\")",
-		 w->replay_step_ms, w->ideal_step_ms, w->slowdown);
+	snprintf(note, sizeof(note), "replayed step %.2f ms, ideal %.2f ms, slowdown %.3f; gains within the noise floor "
+		 "(%.2f ms) are drawn as 0 (docs/metrics.md \"What-if\")", w->replay_step_ms, w->ideal_step_ms, w->slowdown,
+		 whatif_material_ms(w));
 	struct plot_chart ch = { title, 1000, 480, 1, &p, 1, note };
 	report_label_stem(safe, sizeof(safe), d->label);
 	snprintf(name, sizeof(name), "%s_whatif", safe);
@@ -834,6 +896,8 @@ enum aorta_status report_draw(const struct report *r, struct plot_lib *lib, cons
 		st = chart_timeline(&c, &r->ds[i]);
 		if (!st && r->ds[i].has_ranges)
 			st = chart_gantt(&c, &r->ds[i]);
+		if (!st)
+			st = chart_pair(&c, &r->ds[i]);
 		if (!st)
 			st = chart_whatif(&c, &r->ds[i]);
 	}

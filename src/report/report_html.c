@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/output.h"
+#include "report/answer.h"
 #include "report/compare.h"
 #include "base/visible.h"
 #include "report/hang_out.h"
@@ -128,20 +129,30 @@ char *report_verdict(const struct report *r)
 		}
 		const struct rep_stat *s = d->stat;
 		double step = s[RF_STEP].mean;
-		sbf(&b, "%s: a step takes %.3f ms on average (p50 %.3f, p99 %.3f ms) over %zu rank%s and %zu steps. ",
-		    d->label, step, s[RF_STEP].p50, s[RF_STEP].p99, d->nranks, d->nranks == 1 ? "" : "s", d->kept);
+		struct job_step js = analysis_job_step(d->a);
+		/* rank-steps counted as such; a percentile only over enough of them */
+		sbf(&b, "%s: a step takes %.3f ms on average over %zu step%s of %zu rank%s (%zu rank-steps: median %.3f, "
+			"min %.3f, max %.3f ms", d->label, step, js.steps, js.steps == 1 ? "" : "s", d->nranks,
+		    d->nranks == 1 ? "" : "s", d->kept, s[RF_STEP].p50, s[RF_STEP].min, s[RF_STEP].max);
+		if (s[RF_STEP].n >= REP_P99_MIN)
+			sbf(&b, ", p99 %.3f ms", s[RF_STEP].p99);
+		sbf(&b, "). ");
 		/* the diagnosis first: the one analyze prints */
 		if (d->diag.kind != DIAG_NONE)
 			sbf(&b, "Diagnosis: %s. ", d->diag.headline);
 		else if (!d->diag.has_cross_rank && d->diag.why_no_cross_rank && d->nranks > 1)
 			sbf(&b, "No waiting or late-rank figures: %s. ", d->diag.why_no_cross_rank);
-		sbf(&b, "Compute %.3f ms; communication %.3f ms, of which %.3f ms overlaps compute and %.3f ms is "
-			"exposed (%.1f%% of the step)", s[RF_COMPUTE].mean, s[RF_COMM].mean, s[RF_OVERLAP].mean,
+		sbf(&b, "Compute %.3f ms; communication %.3f ms, of which %.3f ms overlaps compute (overlapped comm) and "
+			"%.3f ms is exposed (%.1f%% of the step)", s[RF_COMPUTE].mean, s[RF_COMM].mean, s[RF_OVERLAP].mean,
 		    s[RF_EXPOSED].mean, share(s[RF_EXPOSED].mean, step));
 		if (d->diag.has_cross_rank && d->diag.wait_ns + d->diag.transfer_ns > 0 &&
 		    d->diag.wait_ns > d->diag.transfer_ns)
 			sbf(&b, ", most of it waiting for a late peer rather than transfer");
-		sbf(&b, "; idle %.3f ms. Overlap ratio (overlap / compute) %.4f.\n", s[RF_IDLE].mean, d->ratio);
+		sbf(&b, "; idle %.3f ms. Overlapped comm / compute %.4f.", s[RF_IDLE].mean, d->ratio);
+		if (isfinite(d->up_ratio)) /* upstream's own figure, under its own name */
+			sbf(&b, " Upstream overlap_ratio (overlap_report.py over the run's JSONL, its own timers) %.4f.",
+			    d->up_ratio);
+		sbf(&b, "\n");
 		if (s[RF_COMM].mean == 0 && s[RF_OVERLAP].mean == 0)
 			sbf(&b, "%s: no communication was recorded on the comm streams; if the run used NCCL through "
 				"PyTorch's internal stream (DDP's reducer, async collectives), the recorded overlap is 0 "
@@ -190,7 +201,11 @@ char *report_verdict(const struct report *r)
 			sbf(&b, "%s %s %s (%.4g -> %.4g, %+.1f%%)", i ? ";" : "", rep_cmp_label(k),
 			    rep_cmp_verdict(r, x, y, a, c, k, slower), a, c, change_pct(a, c));
 		}
-		sbf(&b, "%s Overlap ratio %.4f -> %.4f (delta %+.4f).\n", n ? "." : "", x->ratio, y->ratio, y->ratio - x->ratio);
+		sbf(&b, "%s Overlapped comm / compute %.4f -> %.4f (delta %+.4f).", n ? "." : "", x->ratio, y->ratio,
+		    y->ratio - x->ratio);
+		if (isfinite(x->up_ratio) && isfinite(y->up_ratio))
+			sbf(&b, " Upstream overlap_ratio %.4f -> %.4f.", x->up_ratio, y->up_ratio);
+		sbf(&b, "\n");
 	}
 	return b.s;
 }
@@ -206,30 +221,143 @@ static const char CSS[] =
 	".similar{background:#eee}.verdict p{margin:6px 0;font-size:15px}.note{background:#fff7d6;border:1px solid"
 	" #E69F00;padding:8px 12px;margin:12px 0}figure{margin:18px 0}figure img{max-width:100%;border:1px solid"
 	" #ddd}figcaption{font-size:13px;color:#444}pre{font-size:11px;text-align:left;margin:0;max-height:220px;"
-	"overflow:auto}.meta{color:#555;font-size:13px}";
+	"overflow:auto}.meta{color:#555;font-size:13px}.absent{background:#eee}table.answer{font-size:14px;width:100%}"
+	"table.answer th{background:#eef3f8;white-space:nowrap;text-align:left;width:7em}h3{font-size:16px;"
+	"margin:16px 0 4px}";
 
 static void fig_row(FILE *f, const struct report *r, const char *name, int k, int stat)
 {
 	fprintf(f, "<tr><td class=l>%s (ms)</td>", name);
 	for (size_t i = 0; i < r->nds; i++) {
 		const struct rep_dataset *d = &r->ds[i];
+		const struct rep_stat *s = d->kept ? &d->stat[k] : NULL;
 		fputs("<td>", f);
-		if (d->kept) {
-			const struct rep_stat *s = &d->stat[k];
-			num(f, stat == 0 ? s->mean : stat == 1 ? s->p50 : stat == 2 ? s->p90 : s->p99, "");
-		} else {
+		if (!s)
 			fputs("&ndash;", f);
-		}
+		else if (d->absent[k]) /* the run never runs that collective: as the comparison says */
+			fputs("absent", f);
+		else if ((stat == 2 && s->n < REP_P90_MIN) || (stat == 3 && s->n < REP_P99_MIN))
+			fprintf(f, "n/a (%zu rank-steps)", s->n);
+		else
+			num(f, stat == 0 ? s->mean : stat == 1 ? s->p50 : stat == 2 ? s->p90 : s->p99, "");
 		fputs("</td>", f);
 	}
 	fputs("</tr>\n", f);
 }
 
-/* The verdict, a paragraph a line. */
+/* The charts of one section (img->v[].section), in their order; -1 when a
+ * chart cannot be read back. */
+static int charts(FILE *f, const struct rep_images *img, const char *dir, const char *section, const char *h2)
+{
+	int any = 0;
+	for (size_t i = 0; img && i < img->n; i++) {
+		if (strcmp(img->v[i].section, section))
+			continue;
+		if (!any && h2)
+			fprintf(f, "<h2>%s</h2>\n", h2);
+		any = 1;
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/%s.png", dir, img->v[i].name);
+		fprintf(f, "<figure id=\"chart-%s\" class=\"chart %s\"><img alt=\"", img->v[i].name, section);
+		html_escape(f, img->v[i].title);
+		fputs("\" src=\"data:image/png;base64,", f);
+		if (html_base64_file(f, p) != 0)
+			return -1;
+		fputs("\"><figcaption>", f);
+		html_escape(f, img->v[i].caption);
+		fputs(" (also ", f);
+		html_escape(f, img->v[i].name);
+		fputs(".png and .svg)</figcaption></figure>\n", f);
+	}
+	return any;
+}
+
+static void label_h3(FILE *f, const struct report *r, const char *label)
+{
+	if (r->nds < 2)
+		return;
+	fputs("<h3>", f);
+	html_escape(f, label);
+	fputs("</h3>\n", f);
+}
+
+/* The page as a person reads it: the summary (report/answer.h, the one
+ * analyze and compare print first; a hang's verdict leads it), the hang
+ * section where the runs have Flight Recorder dumps, the what-if chart with
+ * the per-rank rows, the late rank's streams beside a healthy rank's, then
+ * the rest. */
+/* The page's head: the title line, what was skipped, what is similar. */
+static void html_head(FILE *f, const struct report *r)
+{
+	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
+		   "<style>%s</style></head><body>\n", CSS);
+	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
+		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
+		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
+	if (r->o.skip_asked > r->o.skip_steps)
+		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
+	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
+}
+
+/* 1. The summary: each comparison's, then each run's (report/answer.c). */
+static void html_summary(FILE *f, const struct report *r)
+{
+	fputs("<section id=summary>\n<h2>Summary</h2>\n", f);
+	for (int q = 0; r->ref >= 0 && q < r->ncand; q++) {
+		const struct rep_dataset *x = &r->ds[r->ref], *y = &r->ds[r->cand[q]];
+		struct cmp_result cr;
+		const struct cmp_opts co = { r->o.threshold_pct, 0.05, -1 };
+		compare_runs(x->a, y->a, &co, &cr);
+		struct answer s;
+		answer_build_compare(x->a, y->a, x->label, y->label, &cr, &s);
+		fputs("<h3>", f);
+		html_escape(f, s.title);
+		fputs("</h3>\n", f);
+		answer_html(f, &s);
+		answer_free(&s);
+	}
+	for (size_t i = 0; i < r->nds; i++) {
+		label_h3(f, r, r->ds[i].label);
+		if (r->ds[i].answer)
+			answer_html(f, r->ds[i].answer);
+	}
+	fputs("</section>\n", f);
+}
+
+/* 2. The what-if chart and the per-rank rows of each run; -1 when a chart
+ * cannot be read back. */
+static int html_whatif(FILE *f, const struct report *r, const struct rep_images *img, const char *dir)
+{
+	fputs("<section id=whatif>\n<h2>What-if: the step if fixed, and the ranks</h2>\n", f);
+	for (size_t i = 0; i < r->nds; i++) {
+		char name[REPORT_STEM_MAX + 16], safe[REPORT_STEM_MAX + 1];
+		report_label_stem(safe, sizeof(safe), r->ds[i].label);
+		snprintf(name, sizeof(name), "%s_whatif", safe);
+		label_h3(f, r, r->ds[i].label);
+		for (size_t k = 0; img && k < img->n; k++)
+			if (!strcmp(img->v[k].name, name)) {
+				struct rep_images one = { &img->v[k], 1, 1, 0 };
+				if (charts(f, &one, dir, "whatif", NULL) < 0)
+					return -1;
+			}
+		const struct whatif *w = r->ds[i].a ? r->ds[i].a->whatif : NULL;
+		if (w && !w->ok) {
+			fputs("<p>Not replayed: ", f);
+			html_escape(f, w->why);
+			fputs("</p>\n", f);
+		}
+		if (r->ds[i].answer)
+			answer_html_ranks(f, r->ds[i].answer);
+	}
+	fputs("</section>\n", f);
+	return 0;
+}
+
+/* 4. The verdict in words, a paragraph a line. */
 static void html_verdict(FILE *f, const struct report *r)
 {
 	char *v = report_verdict(r);
-	fputs("<h2>Verdict</h2>\n<div class=verdict>\n", f);
+	fputs("<h2>In words</h2>\n<div class=verdict>\n", f);
 	for (char *line = v, *nl; line && *line; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		if (nl)
@@ -255,8 +383,8 @@ static void html_configs(FILE *f, const struct report *r)
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
-	static const char *const rows[] = { "input", "format", "ranks", "world size", "steps read", "steps used",
-					    "warm-up steps skipped", "records left out", "diagnosis",
+	static const char *const rows[] = { "input", "format", "ranks", "world size", "rank-steps read", "rank-steps used",
+					    "warm-up rank-steps skipped", "records left out", "diagnosis",
 					    "global steps", "run configuration" };
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		fprintf(f, "<tr><td class=l>%s</td>", rows[k]);
@@ -302,16 +430,17 @@ static void html_configs(FILE *f, const struct report *r)
 	fputs("</table>\n", f);
 }
 
-/* The figures of each run, ms per step over all ranks. */
-static void html_summary(FILE *f, const struct report *r)
+/* The figures of each run, ms per step over every kept rank-step. */
+static void html_figures(FILE *f, const struct report *r)
 {
-	fputs("<h2>Summary (ms per step, all ranks pooled)</h2>\n<table><tr><th class=l>figure (unit)</th>", f);
+	fputs("<h2>Figures (ms per step, every kept step of every rank pooled)</h2>\n<table id=figures><tr>"
+	      "<th class=l>figure (unit)</th>", f);
 	for (size_t i = 0; i < r->nds; i++) {
 		fputs("<th>", f);
 		html_escape(f, r->ds[i].label);
 		fputs("</th>", f);
 	}
-	fputs("</tr>\n<tr><td class=l>steps (count)</td>", f);
+	fputs("</tr>\n<tr><td class=l>rank-steps (count)</td>", f);
 	for (size_t i = 0; i < r->nds; i++)
 		fprintf(f, "<td>%zu</td>", r->ds[i].kept);
 	fputs("</tr>\n<tr><td class=l>mean loss (as logged)</td>", f);
@@ -326,17 +455,30 @@ static void html_summary(FILE *f, const struct report *r)
 	fputs("</tr>\n", f);
 	for (int k = 0; k < RF__COUNT; k++)
 		fig_row(f, r, REP_FIGS[k].label, k, 0);
-	fig_row(f, r, "step time p50", RF_STEP, 1);
-	fig_row(f, r, "step time p90", RF_STEP, 2);
-	fig_row(f, r, "step time p99", RF_STEP, 3);
+	fig_row(f, r, "step p50", RF_STEP, 1);
+	fig_row(f, r, "step p90", RF_STEP, 2);
+	fig_row(f, r, "step p99", RF_STEP, 3);
 	fig_row(f, r, "exposed comm p99", RF_EXPOSED, 3);
-	fputs("<tr><td class=l>overlap ratio (overlap / compute, ratio)</td>", f);
+	fprintf(f, "<tr><td class=l>%s (ratio)</td>", rep_cmp_label(RF__COUNT));
 	for (size_t i = 0; i < r->nds; i++)
 		if (r->ds[i].kept && isfinite(r->ds[i].ratio))
 			fprintf(f, "<td>%.4f</td>", r->ds[i].ratio);
 		else
 			fputs("<td>n/a</td>", f);
-	fputs("</tr>\n</table>\n", f);
+	fputs("</tr>\n", f);
+	int any_up = 0;
+	for (size_t i = 0; i < r->nds; i++)
+		any_up |= isfinite(r->ds[i].up_ratio);
+	if (any_up) { /* upstream's figure under upstream's name, never under aorta's */
+		fputs("<tr><td class=l>upstream overlap_ratio (its JSONL, its own timers)</td>", f);
+		for (size_t i = 0; i < r->nds; i++)
+			if (isfinite(r->ds[i].up_ratio))
+				fprintf(f, "<td>%.4f</td>", r->ds[i].up_ratio);
+			else
+				fputs("<td>n/a (no JSONL)</td>", f);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
 }
 
 /* Each candidate against the reference, figure by figure. */
@@ -355,6 +497,17 @@ static void html_comparisons(FILE *f, const struct report *r)
 			double a = rep_cmp_value(x, k), c = rep_cmp_value(y, k);
 			const char *vv = rep_cmp_verdict(r, x, y, a, c, k, slower);
 			fprintf(f, "<tr><td class=l>%s (%s)</td><td>", rep_cmp_label(k), k == RF__COUNT ? "ratio" : "ms");
+			if (!strcmp(vv, "absent")) { /* as the figures table: no 0.000 beside "absent" */
+				fputs(x->absent[k] ? "absent" : "", f);
+				if (!x->absent[k])
+					num(f, a, "");
+				fputs("</td><td>", f);
+				fputs(y->absent[k] ? "absent" : "", f);
+				if (!y->absent[k])
+					num(f, c, "");
+				fputs("</td><td>n/a</td><td>n/a</td><td class=\"l absent\">absent</td></tr>\n", f);
+				continue;
+			}
 			num(f, a, "");
 			fputs("</td><td>", f);
 			num(f, c, "");
@@ -371,42 +524,12 @@ static void html_comparisons(FILE *f, const struct report *r)
 				fputs("n/a", f);
 			fprintf(f, "</td><td class=\"l %s\">%s</td></tr>\n", vv, vv);
 		}
+		if (isfinite(x->up_ratio) && isfinite(y->up_ratio))
+			fprintf(f, "<tr><td class=l>upstream overlap_ratio (ratio)</td><td>%.4f</td><td>%.4f</td><td>%+.4f</td>"
+				   "<td>n/a</td><td class=l>upstream's own figure</td></tr>\n", x->up_ratio, y->up_ratio,
+				y->up_ratio - x->up_ratio);
 		fputs("</table>\n", f);
 	}
-}
-
-/* The charts by section, each PNG inlined; -1 when one cannot be read
- * back (*bad: its path). */
-static int html_charts(FILE *f, const struct rep_images *img, const char *dir, char *bad, size_t badn)
-{
-	static const char *const secs[][2] = { { "timeline", "Timelines" }, { "gantt", "Streams of chosen steps" },
-					       { "compare", "Comparison charts" }, { "collectives", "Collectives" },
-					       { "whatif", "What-if: the step if fixed" } };
-	for (size_t s = 0; s < sizeof(secs) / sizeof(secs[0]); s++) {
-		int any = 0;
-		for (size_t i = 0; img && i < img->n; i++) {
-			if (strcmp(img->v[i].section, secs[s][0]))
-				continue;
-			if (!any)
-				fprintf(f, "<h2>%s</h2>\n", secs[s][1]);
-			any = 1;
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s.png", dir, img->v[i].name);
-			fputs("<figure><img alt=\"", f);
-			html_escape(f, img->v[i].title);
-			fputs("\" src=\"data:image/png;base64,", f);
-			if (html_base64_file(f, p) != 0) {
-				snprintf(bad, badn, "%s", p);
-				return -1;
-			}
-			fputs("\"><figcaption>", f);
-			html_escape(f, img->v[i].caption);
-			fputs(" (also ", f);
-			html_escape(f, img->v[i].name);
-			fputs(".png and .svg)</figcaption></figure>\n", f);
-		}
-	}
-	return 0;
 }
 
 enum aorta_status report_write_html(const struct report *r, const struct rep_images *img, const char *dir,
@@ -419,29 +542,35 @@ enum aorta_status report_write_html(const struct report *r, const struct rep_ima
 	if (st)
 		return st;
 	FILE *f = of.f;
-	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>aorta report</title>\n"
-		   "<style>%s</style></head><body>\n", CSS);
-	fprintf(f, "<h1>aorta report: where did the overlap go?</h1>\n<p class=meta>aorta %s &middot; schema %s "
-		   "&middot; %zu dataset%s &middot; first %d steps of each rank skipped as warm-up",
-		AORTA_VERSION, REPORT_SCHEMA, r->nds, r->nds == 1 ? "" : "s", r->o.skip_steps);
-	if (r->o.skip_asked > r->o.skip_steps)
-		fprintf(f, " (--skip-steps %d would have left a run no step: every step is used)", r->o.skip_asked);
-	fprintf(f, " &middot; changes within %.3g%% or 0.05 ms are 'similar'</p>\n", r->o.threshold_pct);
+	html_head(f, r);
+	html_summary(f, r);
+	report_hang_html(f, r); /* a hang comes first after the summary, where the runs have Flight Recorder dumps */
 	if (plot_why) {
 		fputs("<div class=note>Charts were not drawn: ", f);
 		html_escape(f, plot_why);
 		fputs(". summary.json and this page are complete without them.</div>\n", f);
 	}
+	if (html_whatif(f, r, img, dir) < 0)
+		goto unreadable;
+	/* 3. the late rank beside a healthy rank */
+	fputs("<section id=pair>\n", f);
+	if (charts(f, img, dir, "pair", "The late rank beside a healthy rank") < 0)
+		goto unreadable;
+	fputs("</section>\n<section id=detail>\n", f);
+	/* 4. the rest */
 	html_verdict(f, r);
-	report_hang_html(f, r); /* a hang leads, where the runs have Flight Recorder dumps */
 	html_configs(f, r);
-	html_summary(f, r);
+	html_figures(f, r);
 	html_comparisons(f, r);
-	char bad[4096];
-	if (html_charts(f, img, dir, bad, sizeof(bad))) {
-		out_abort(&of);
-		return aorta_fail(e, AORTA_EINTERNAL, bad, 0, -1, "cannot read the chart back");
-	}
-	fputs("</body></html>\n", f);
+	/* the other charts */
+	static const char *const secs[][2] = { { "timeline", "Timelines" }, { "gantt", "Streams of chosen steps" },
+					       { "compare", "Comparison charts" }, { "collectives", "Collectives" } };
+	for (size_t q = 0; q < sizeof(secs) / sizeof(secs[0]); q++)
+		if (charts(f, img, dir, secs[q][0], secs[q][1]) < 0)
+			goto unreadable;
+	fputs("</section>\n</body></html>\n", f);
 	return out_commit(&of, e);
+unreadable:
+	out_abort(&of);
+	return aorta_fail(e, AORTA_EINTERNAL, dir, 0, -1, "cannot read a chart back");
 }

@@ -47,6 +47,10 @@ void rep_dataset_free(struct rep_dataset *d)
 	free(d->config_text);
 	free(d->stat);
 	rep_upstream_free(&d->up);
+	if (d->answer) {
+		answer_free(d->answer);
+		free(d->answer);
+	}
 	if (d->a) {
 		analysis_free(d->a);
 		free(d->a);
@@ -172,6 +176,28 @@ static void trace_ranges(struct rep_rank *r, const struct rank_result *rr)
 		r->step_range0[k] = r->nranges;
 }
 
+/* The late rank (else the one that caused the most waiting) and, of the
+ * others, the one that caused the least (ties: the lowest rank): the
+ * ranks the page shows side by side.  None without cross-rank figures or
+ * without waiting caused. */
+static void pick_pair(const struct analysis *a, struct rep_dataset *d)
+{
+	d->pair_late = d->pair_healthy = -1;
+	int late = a->late_rank >= 0 ? a->late_rank : a->top_rank, has = 0;
+	for (size_t i = 0; i < a->n; i++)
+		has |= a->r[i].rank == late && a->r[i].t && a->r[i].nsteps;
+	if (!a->clocks_aligned || a->n < 2 || !has)
+		return;
+	const struct rank_result *h = NULL;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].rank != late && a->r[i].t && a->r[i].nsteps && (!h || a->r[i].caused_ns < h->caused_ns))
+			h = &a->r[i];
+	if (!h)
+		return;
+	d->pair_late = late;
+	d->pair_healthy = h->rank;
+}
+
 /* A short description of the run for the configuration table: the first
  * lines of a config file in the run directory, if any. */
 static char *run_config(const char *dir)
@@ -204,6 +230,9 @@ void rep_dataset_from_analysis(const char *label, const char *input, struct anal
 	memset(a, 0, sizeof(*a));
 	a = d->a;
 	analysis_diagnose(a, &d->diag);
+	d->answer = xcalloc(1, sizeof(*d->answer));
+	answer_build(a, d->answer);
+	pick_pair(a, d);
 	d->ranks = xcalloc(a->n ? a->n : 1, sizeof(*d->ranks));
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rank_result *rr = &a->r[i];
@@ -221,9 +250,9 @@ void rep_dataset_from_analysis(const char *label, const char *input, struct anal
 			coll_add(d, &ccap, &rr->colls[k]);
 		if (!d->format && rr->format)
 			d->format = rr->format; /* static strings */
-		if (i == 0 && rr->t && rr->nsteps) {
+		if ((i == 0 || rr->rank == d->pair_late || rr->rank == d->pair_healthy) && rr->t && rr->nsteps) {
 			trace_ranges(r, rr);
-			d->has_ranges = r->nranges > 0;
+			d->has_ranges |= i == 0 && r->nranges > 0;
 		}
 	}
 	/* the timelines were kept for the Gantt chart only */
@@ -315,7 +344,8 @@ void report_prepare(struct report *r)
 		for (int f = 0; f < RF__COUNT; f++)
 			d->stat[f] = rep_dataset_stat(d, skip, f);
 		d->loss = rep_dataset_stat(d, skip, -1);
-		d->ratio = d->up.has ? rep_upstream_ratio(&d->up) : rep_overlap_ratio(d, skip);
+		d->ratio = rep_overlap_ratio(d, skip);
+		d->up_ratio = d->up.has ? rep_upstream_ratio(&d->up) : NAN;
 		d->kept = d->read = 0;
 		for (int f = 0; f < RF__COUNT; f++)
 			d->absent[f] = (unsigned char)rep_fig_absent(d, f);
@@ -338,8 +368,7 @@ void report_prepare(struct report *r)
 				rk->mean[f] = rk->kept ? sum[f] / (double)rk->kept : NAN;
 			rk->mean_loss = nl ? ls / (double)nl : NAN;
 			rk->ratio = sum[RF_COMPUTE] != 0 ? sum[RF_OVERLAP] / sum[RF_COMPUTE] : 0.0;
-			if (d->up.has) /* overlap_ratio is upstream's wherever the run has its JSONL */
-				rk->ratio = rep_upstream_rank_ratio(&d->up, rk->rank);
+			rk->up_ratio = d->up.has ? rep_upstream_rank_ratio(&d->up, rk->rank) : NAN;
 			d->kept += rk->kept;
 			d->read += rk->nsteps;
 			if (rk->world_size > d->world_size)
@@ -388,13 +417,13 @@ const char *rep_cmp_verdict(const struct report *r, const struct rep_dataset *b,
 const char *rep_cmp_key(int k)
 {
 	if (k == RF__COUNT)
-		return "overlap_ratio";
+		return "overlap_compute_ratio";
 	return k >= 0 && k < RF__COUNT ? REP_FIGS[k].key : "?";
 }
 
 const char *rep_cmp_label(int k)
 {
-	return k == RF__COUNT ? "overlap ratio" : REP_FIGS[k].label;
+	return k == RF__COUNT ? "overlapped comm / compute" : REP_FIGS[k].label;
 }
 
 int rep_cmp_dir(int k)

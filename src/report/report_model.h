@@ -28,10 +28,17 @@
 #include "overlap/analysis.h"
 #include "overlap/diagnosis.h"
 #include "overlap/figures.h"
+#include "report/answer.h"
 #include "report/upstream.h"
 
-#define REPORT_SCHEMA "aorta.report/1"
+#define REPORT_SCHEMA "aorta.report/2"
 
+
+/* A percentile is stated only over enough samples (rank-steps): p90 over
+ * at least REP_P90_MIN, p99 over at least REP_P99_MIN (summary.json keeps
+ * every statistic with its count n). */
+#define REP_P90_MIN 10
+#define REP_P99_MIN 100
 
 /* Pooled statistics of one figure over every kept step of every rank. */
 struct rep_stat {
@@ -62,7 +69,9 @@ struct rep_rank {
 	size_t ranges_cap, sr_cap;  /* private: capacities */
 	/* filled by report_prepare (skip applied) */
 	size_t kept;
-	double mean[RF__COUNT], mean_loss, ratio; /* ratio: as the dataset's (upstream's per rank where it has JSONL) */
+	double mean[RF__COUNT], mean_loss;
+	double ratio;               /* aorta's overlap / compute over its kept steps */
+	double up_ratio;            /* upstream's overlap_ratio of its JSONL records, NaN without them */
 	unsigned char absent[RF__COUNT]; /* the dataset's (rep_dataset.absent) */
 };
 
@@ -95,7 +104,11 @@ struct rep_dataset {
 	/* filled by report_prepare (skip applied) */
 	struct rep_stat *stat;    /* RF__COUNT figures */
 	struct rep_stat loss;
-	double ratio;             /* overlap_ratio: upstream's from its JSONL (up) where the run has it, else over the kept steps */
+	/* two figures, never one label: aorta's overlap / compute over the kept
+	 * steps (the engine's figures), and upstream's overlap_ratio as
+	 * overlap_report.py computes it from the run's JSONL (its own timers;
+	 * NaN without JSONL) */
+	double ratio, up_ratio;
 	size_t kept, read;        /* steps used / read, all ranks */
 	int world_size;
 	/* figures the run lacks: the overlap of a collective type it never
@@ -108,6 +121,13 @@ struct rep_dataset {
 	 * engine's step figures, as before) */
 	struct rep_upstream up;
 	const char *analysis_from; /* what the analysis (aorta's keys) read: "traces", "jsonl", "saved analysis" */
+	/* the late rank (else the rank that caused the most waiting) and a
+	 * healthy rank (of the others, the one that caused the least waiting),
+	 * whose stream Gantt charts the page shows side by side: their rank
+	 * numbers (-1: none), their stream ranges kept (rep_rank.ranges) */
+	int pair_late, pair_healthy;
+	/* the summary the page leads with (report/answer.h), built once */
+	struct answer *answer;
 };
 
 struct report_opts {
@@ -150,13 +170,15 @@ double rep_overlap_ratio(const struct rep_dataset *d, int skip);
 
 /* Fills the cached statistics of every dataset (after reading). */
 void report_prepare(struct report *r);
-/* The figures compared between runs: the RF_* figures then the overlap
- * ratio (index RF__COUNT).  Value of a dataset or rank (NaN where the run
- * lacks the figure); direction. */
+/* The figures compared between runs: the RF_* figures then aorta's
+ * overlap / compute (index RF__COUNT, key overlap_compute_ratio; upstream's
+ * overlap_ratio is compared only where both runs have JSONL, beside).
+ * Value of a dataset or rank (NaN where the run lacks the figure);
+ * direction. */
 #define REP_NCMP (RF__COUNT + 1)
 double rep_cmp_value(const struct rep_dataset *d, int k);
 double rep_cmp_rank_value(const struct rep_rank *r, int k);
-const char *rep_cmp_key(int k);     /* "step_ms", ..., "overlap_ratio" */
+const char *rep_cmp_key(int k);     /* "step_ms", ..., "overlap_compute_ratio" */
 const char *rep_cmp_label(int k);
 int rep_cmp_dir(int k);
 /* The verdict of figure k (REP_NCMP index) going from x (reference) to y:

@@ -1,5 +1,5 @@
 /*
- * report_summary.c - summary.json of `aorta report` (schema aorta.report/1,
+ * report_summary.c - summary.json of `aorta report` (schema aorta.report/2,
  * docs/formats.md).
  *
  * The upstream keys come first and mean what overlap_report.py means by
@@ -43,6 +43,7 @@ static void stat_obj(struct jw *w, const char *key, const struct rep_stat *s)
 	jw_num(w, "p99", s->p99, 6);
 	jw_num(w, "min", s->min, 6);
 	jw_num(w, "max", s->max, 6);
+	jw_uint(w, "n", s->n); /* the samples (rank-steps) the percentiles are over */
 	jw_obj_end(w);
 }
 
@@ -60,7 +61,7 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 		jw_num_exact(w, "mean_compute_ms", rep_upstream_mean(u, &u->sum_compute));
 		jw_num_exact(w, "mean_allreduce_overlap_ms", rep_upstream_mean(u, &u->sum_ar));
 		jw_num_exact(w, "mean_reducescatter_overlap_ms", rep_upstream_mean(u, &u->sum_rs));
-		jw_num_exact(w, "overlap_ratio", d->ratio); /* rep_upstream_ratio (report_prepare) */
+		jw_num_exact(w, "overlap_ratio", d->up_ratio); /* rep_upstream_ratio (report_prepare) */
 	} else if (!d->up.has) {
 		jw_int(w, "count", (long long)d->kept);
 	}
@@ -75,7 +76,9 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 		jw_num(w, "mean_reducescatter_overlap_ms", d->stat[RF_RS_OVERLAP].mean, 6);
 		jw_num(w, "overlap_ratio", d->ratio, 8);
 	}
-	/* aorta additions */
+	/* aorta additions: its own overlapped comm / compute, whatever the JSONL says */
+	if (d->kept)
+		jw_num(w, "overlap_compute_ratio", d->ratio, 8);
 	jw_obj(w, "sources"); /* where each group of keys came from (--prefer) */
 	if (d->up.has)
 		jw_str(w, "upstream_keys", !strcmp(d->up.from, "jsonl") ? "rank_*_metrics.jsonl, as overlap_report.py"
@@ -124,7 +127,9 @@ static void dataset(struct jw *w, const struct report *r, const struct rep_datas
 			jw_num(w, "mean_loss", rk->mean_loss, 8);
 		for (int f = 0; f < RF__COUNT; f++)
 			jw_num(w, rep_cmp_key(f), rk->mean[f], 6);
-		jw_num(w, "overlap_ratio", rk->ratio, 8);
+		/* upstream's key: upstream's figure where the run has its JSONL, else aorta's */
+		jw_num(w, "overlap_ratio", isfinite(rk->up_ratio) ? rk->up_ratio : rk->ratio, 8);
+		jw_num(w, "overlap_compute_ratio", rk->ratio, 8);
 		if (rk->bad_lines)
 			jw_int(w, "bad_lines", rk->bad_lines);
 		jw_obj_end(w);
@@ -157,9 +162,13 @@ static void comparison(struct jw *w, const struct report *r, const struct rep_da
 	jw_obj(w, NULL);
 	jw_str(w, "reference", b->label);
 	jw_str(w, "candidate", c->label);
-	jw_num(w, "reference_overlap_ratio", b->ratio, 8);
-	jw_num(w, "candidate_overlap_ratio", c->ratio, 8);
-	jw_num(w, "ratio_delta", c->ratio - b->ratio, 8);
+	/* one figure on both sides: upstream's where both runs have JSONL, else aorta's */
+	int up = isfinite(b->up_ratio) && isfinite(c->up_ratio);
+	double ra = up ? b->up_ratio : b->ratio, rz = up ? c->up_ratio : c->ratio;
+	jw_num(w, "reference_overlap_ratio", ra, 8);
+	jw_num(w, "candidate_overlap_ratio", rz, 8);
+	jw_num(w, "ratio_delta", rz - ra, 8);
+	jw_str(w, "overlap_ratio_from", up ? "upstream JSONL" : "aorta");
 	jw_arr(w, "figures");
 	for (int k = 0; k < REP_NCMP; k++) {
 		double x = rep_cmp_value(b, k), y = rep_cmp_value(c, k);

@@ -1,5 +1,5 @@
 /*
- * report_summary.h - summary.json of `aorta report` (report_summary.c; schema aorta.report/1,
+ * report_summary.h - summary.json of `aorta report` (report_summary.c; schema aorta.report/2,
  * docs/formats.md).
  */
 #ifndef AORTA_REPORT_SUMMARY_H

@@ -13,7 +13,8 @@
 
 #include "overlap/analysis.h"
 
-static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, size_t n, size_t most)
+static void print_fixes(FILE *f, const struct whatif *w, const char *title, const struct whatif_fix *x, size_t n,
+			size_t most)
 {
 	if (!n)
 		return;
@@ -30,11 +31,13 @@ static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, 
 			}
 	fprintf(f, "   %-10s", title);
 	for (size_t q = 0; q < n && q < most; q++) {
-		double g = fabs(x[o[q]].gain_pct) < 0.05 ? 0.0 : x[o[q]].gain_pct; /* no "-0.0" */
 		if (x[o[q]].rank >= 0 && x[o[q]].unknown) /* its trace lacks its peers' ops */
 			fprintf(f, "%s%s ideal unknown", q ? ", " : "", x[o[q]].what);
+		else if (whatif_nothing(w, x[o[q]].gain_ms) || x[o[q]].gain_ms < 0) /* never a "gain" of -0.2 % */
+			fprintf(f, "%s%s %.2f ms (nothing)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed);
 		else
-			fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed, g);
+			fprintf(f, "%s%s %.2f ms (gain %.1f %%)", q ? ", " : "", x[o[q]].what, x[o[q]].step_ms_if_fixed,
+				x[o[q]].gain_pct);
 	}
 	if (n > most)
 		fprintf(f, ", ... (%zu more)", n - most);
@@ -42,9 +45,10 @@ static void print_fixes(FILE *f, const char *title, const struct whatif_fix *x, 
 	free(o);
 }
 
-void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
+void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int all)
 {
 	(void)a;
+	size_t most = all ? SIZE_MAX : 4;
 	if (!w)
 		return;
 	fprintf(f, "\n== what-if (a replay of the joined timeline; docs/metrics.md \"What-if\")\n");
@@ -59,17 +63,43 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w)
 		w->steps_used == 1 ? "" : "s");
 	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
 		w->unexplained_ms, 100.0 * w->unexplained_share);
+	fprintf(f, "   noise floor: %.3f ms (%s): a gain within it is nothing\n", whatif_material_ms(w),
+		w->noise_floor_from ? w->noise_floor_from : "1 % of the step and the clock uncertainty");
+	int host = 0;
+	for (size_t i = 0; i < w->nranks; i++)
+		host |= isfinite(w->ranks[i].host_launch_ms);
+	if (host) { /* docs/metrics.md "Host launch time" */
+		fprintf(f, "   host launch a step (ideal):");
+		for (size_t i = 0; i < w->nranks && (all || i < 16); i++) {
+			const struct whatif_rank *h = &w->ranks[i];
+			if (isfinite(h->host_launch_ms))
+				fprintf(f, "%s rank %d %.2f ms (%.2f)", i ? "," : "", h->rank, h->host_launch_ms,
+					h->ideal_host_launch_ms);
+			else
+				fprintf(f, "%s rank %d n/a", i ? "," : "", h->rank);
+		}
+		if (!all && w->nranks > 16)
+			fprintf(f, ", ... (%zu more: -v)", w->nranks - 16);
+		fputc('\n', f);
+	}
 	double spread = whatif_window_spread(w);
 	if (spread > whatif_material_ms(w)) /* the step itself is only defined that well */
 		fprintf(f, "   step windows: the ranks' mean windows differ by %.2f ms (%.2f to %.2f ms): every gain "
 			"below smaller than that rests on a poorly defined step\n", spread, w->rank_window_min_ms,
 			w->rank_window_max_ms);
-	print_fixes(f, "by rank:", w->by_rank, w->nby_rank, 4);
-	print_fixes(f, "by group:", w->by_group, w->nby_group, 4);
-	print_fixes(f, "by op:", w->by_op, w->nby_op, 4);
+	print_fixes(f, w, "by rank:", w->by_rank, w->nby_rank, most);
+	print_fixes(f, w, "by group:", w->by_group, w->nby_group, most);
+	print_fixes(f, w, "by op:", w->by_op, w->nby_op, most);
+	for (size_t q = 0; q < w->nby_rank; q++) {
+		const struct whatif_fix *x = &w->by_rank[q];
+		if (x->then_rank >= 0 && isfinite(x->then_gain_ms))
+			fprintf(f, "   then:     %s with rank %d (the next-slowest) %.2f ms (%s %.1f %%)\n", x->what, x->then_rank,
+				w->replay_step_ms - x->then_gain_ms, whatif_nothing(w, x->then_gain_ms) ? "nothing," : "gain",
+				x->then_gain_pct);
+	}
 	if (w->ncp) {
 		fprintf(f, "   critical path:");
-		for (size_t q = 0; q < w->ncp && q < 4; q++) {
+		for (size_t q = 0; q < w->ncp && q < most; q++) {
 			if (w->cp[q].stream >= 0)
 				fprintf(f, "%s rank %d stream %d %s %.0f %%", q ? "," : "", w->cp[q].rank, (int)w->cp[q].stream,
 					w->cp[q].what, 100.0 * w->cp[q].share);
@@ -150,10 +180,14 @@ void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const stru
 				char s1[32], s2[32];
 				if (isnan(gb))
 					snprintf(s1, sizeof(s1), "n/a");
+				else if (whatif_nothing(base, gb) || gb < 0) /* within its noise floor */
+					snprintf(s1, sizeof(s1), "nothing");
 				else
 					snprintf(s1, sizeof(s1), "%.3f", gb);
 				if (isnan(gx))
 					snprintf(s2, sizeof(s2), "n/a");
+				else if (whatif_nothing(x, gx) || gx < 0)
+					snprintf(s2, sizeof(s2), "nothing");
 				else
 					snprintf(s2, sizeof(s2), "%.3f", gx);
 				if (f)

@@ -13,8 +13,9 @@
 struct analysis;
 struct whatif;
 
-/* The terminal section "What-if" (nothing when w is NULL). */
-void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w);
+/* The terminal section "What-if" (nothing when w is NULL); all: every
+ * fix and step, not the first few. */
+void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int all);
 
 /* compare: the two runs' what-ifs side by side: terminal rows on f (when
  * not NULL) and "what_if" into j (when not NULL); either run's may be NULL

@@ -39,14 +39,15 @@ struct trial_coll {
 	double busbw_kernel_gbps;     /* over the whole kernel time, waiting included */
 };
 
-/* The figures of one trial (ms are per kept step, medians over steps; the
- * slowest rank for the step time, the mean over ranks for the others). */
+/* The figures of one trial (ms are per kept step: the step as every
+ * command states it, analysis_job_step; the others medians over steps,
+ * the mean over ranks). */
 struct trial {
 	enum trial_status status;
 	int trial;               /* 1..trials; 0: the confound re-run */
 	int exit_code, signal;
 	double run_s, analysis_s, bookkeeping_s, overhead_pct;
-	double step_ms, step_mean_ms, comm_ms, exposed_ms, overlap_pct, wait_ms, transfer_ms,
+	double step_ms, comm_ms, exposed_ms, overlap_pct, wait_ms, transfer_ms,
 		gemm_ms, idle_ms;
 	int ranks, steps, late_rank;
 	char diag[24];

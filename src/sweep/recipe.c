@@ -1063,7 +1063,7 @@ static enum aorta_status build(struct rctx *x, char *const *cli, size_t ncli, in
 	struct recipe_top t = { .axes_line = 1 };
 	r->trials = 3;
 	r->timeout_s = 600;
-	r->skip_steps = 5;
+	r->skip_steps = 0; /* one warm-up default for every command (docs/cli.md) */
 	r->threshold_pct = 1.0;
 	r->noisy_pct = 5.0;
 	r->confound = 1;

@@ -3,11 +3,11 @@
  *
  *   DIR/recipe.resolved.yaml          the expanded recipe (replays the sweep)
  *   DIR/env/<environment>.json        the environment snapshot (aorta.env/1)
- *   DIR/cells/<id>/t<k>/result.json   one trial (aorta.sweep.trial/1)
+ *   DIR/cells/<id>/t<k>/result.json   one trial (aorta.sweep.trial/2)
  *   DIR/cells/<id>/t<k>/log.txt       its standard output and error
  *   DIR/cells/<id>/t<k>/out/          its workload's output (traces, JSONL)
  *   DIR/cells/<id>/confound/          the baseline's re-run
- *   DIR/matrix.json                   every cell and trial (aorta.sweep/1)
+ *   DIR/matrix.json                   every cell and trial (aorta.sweep/2)
  *   DIR/matrix.md                     the ranking as a Markdown table
  *
  * Every file is written temp-then-rename (base/output.h), so an interrupted
@@ -39,7 +39,6 @@ static const struct { const char *key; size_t off; int dec; } DFIELDS[] = {
 	{ "bookkeeping_s", offsetof(struct trial, bookkeeping_s), 4 },
 	{ "overhead_pct", offsetof(struct trial, overhead_pct), 3 },
 	{ "step_ms", offsetof(struct trial, step_ms), 6 },
-	{ "step_mean_ms", offsetof(struct trial, step_mean_ms), 6 },
 	{ "comm_ms", offsetof(struct trial, comm_ms), 6 },
 	{ "exposed_comm_ms", offsetof(struct trial, exposed_ms), 6 },
 	{ "overlap_pct", offsetof(struct trial, overlap_pct), 3 },
@@ -104,7 +103,7 @@ enum aorta_status trial_write(const char *path, const struct trial *t, struct ao
 	struct jw w;
 	jw_init(&w, o.f, 1);
 	jw_obj(&w, NULL);
-	jw_str(&w, "schema", "aorta.sweep.trial/1");
+	jw_str(&w, "schema", "aorta.sweep.trial/2");
 	trial_json(&w, t);
 	jw_obj_end(&w);
 	fputc('\n', o.f);
@@ -270,8 +269,8 @@ static enum aorta_status write_md(const struct sweep *s, struct aorta_error *e)
 		return e->code;
 	FILE *f = o.f;
 	fprintf(f, "# sweep %s\n\n", r->name);
-	fprintf(f, "%zu cells x %d trials; baseline %s (%s). Step time: median over trials of each trial's median "
-		   "kept step (slowest rank), ms. A cell is better or worse than the baseline only when its median "
+	fprintf(f, "%zu cells x %d trials; baseline %s (%s). Step time: median over trials of each trial's step "
+		   "(the mean over ranks of each rank's mean kept step, as aorta analyze states it), ms. A cell is better or worse than the baseline only when its median "
 		   "differs by more than the noise: the larger trial range of the two, or %.3g %% of the "
 		   "baseline's median.\n\n", r->ncells, r->trials, r->cells[r->baseline].id,
 		r->cells[r->baseline].label, r->threshold_pct);
@@ -432,7 +431,7 @@ enum aorta_status sweep_write_matrix(const struct sweep *s, struct aorta_error *
 	jw_int(&w, "trials", r->trials);
 	jw_int(&w, "skip_steps", r->skip_steps);
 	jw_obj(&w, "rule");
-	jw_str(&w, "statistic", "median over trials of the trial step time (median kept step, slowest rank)");
+	jw_str(&w, "statistic", "median over trials of the trial step time (the mean over ranks of each rank's mean kept step)");
 	jw_str(&w, "noise", "max(trial range of the cell, trial range of the baseline, threshold_pct of the "
 			    "baseline median)");
 	jw_num(&w, "threshold_pct", r->threshold_pct, 3);

@@ -1,13 +1,13 @@
 /*
  * results.h - a sweep's files (results.c): result.json per trial, matrix.json
- * (aorta.sweep/1), matrix.md, recipe.resolved.yaml, and a sweep read back.
+ * (aorta.sweep/2), matrix.md, recipe.resolved.yaml, and a sweep read back.
  */
 #ifndef AORTA_SWEEP_RESULTS_H
 #define AORTA_SWEEP_RESULTS_H
 
 #include "sweep/rank.h"
 
-#define SWEEP_SCHEMA "aorta.sweep/1"
+#define SWEEP_SCHEMA "aorta.sweep/2"
 
 /* ---- results ------------------------------------------------------------------- */
 

@@ -351,7 +351,7 @@ static int cmp_coll(const void *a, const void *b)
 
 static void figures(const struct analysis *a, int skip, struct trial *t)
 {
-	double step_max = NAN, step_mean = 0, comm = 0, exposed = 0, gemm = 0, idle = 0;
+	double comm = 0, exposed = 0, gemm = 0, idle = 0;
 	int64_t ov_ns = 0, comm_ns = 0;
 	size_t nr = 0, minsteps = SIZE_MAX;
 	for (size_t i = 0; i < a->n; i++) {
@@ -361,8 +361,6 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 			continue;
 		nr++;
 		minsteps = w.n < minsteps ? w.n : minsteps;
-		step_max = isnan(step_max) || w.p50 > step_max ? w.p50 : step_max;
-		step_mean += w.mean;
 		comm += steps_stat(r, skip, offsetof(struct ov_figures, comm_ns)).p50;
 		exposed += steps_stat(r, skip, offsetof(struct ov_figures, exposed_comm_ns)).p50;
 		gemm += steps_stat(r, skip, offsetof(struct ov_figures, gemm_ns)).p50;
@@ -374,8 +372,6 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 		for (size_t i = 0; i < a->n; i++) {
 			const struct ov_figures *f = &a->r[i].total;
 			nr++;
-			step_max = isnan(step_max) || (double)f->window_ns > step_max ? (double)f->window_ns : step_max;
-			step_mean += (double)f->window_ns;
 			comm += (double)f->comm_ns;
 			exposed += (double)f->exposed_comm_ns;
 			gemm += (double)f->gemm_ns;
@@ -388,8 +384,9 @@ static void figures(const struct analysis *a, int skip, struct trial *t)
 	t->ranks = (int)a->n;
 	t->steps = minsteps == SIZE_MAX ? 0 : (int)minsteps;
 	double k = nr ? 1e-6 / (double)nr : NAN;
-	t->step_ms = step_max * 1e-6;
-	t->step_mean_ms = step_mean * k;
+	/* the step as every command states it (analysis_job_step): the mean over
+	 * ranks of each rank's mean kept step, what analyze's summary prints */
+	t->step_ms = analysis_job_step(a).mean_ms;
 	t->comm_ms = comm * k;
 	t->exposed_ms = exposed * k;
 	t->gemm_ms = gemm * k;
@@ -516,7 +513,7 @@ static int run_trial(struct sweep *s, size_t c, int k, struct trial *t, struct a
 	snprintf(t->error, sizeof(t->error), "%s", o.error);
 	t->run_s = o.end - o.start;
 	double a0 = now_s();
-	t->step_ms = t->step_mean_ms = t->comm_ms = t->exposed_ms = t->overlap_pct = t->wait_ms = t->transfer_ms =
+	t->step_ms = t->comm_ms = t->exposed_ms = t->overlap_pct = t->wait_ms = t->transfer_ms =
 		t->gemm_ms = t->idle_ms = NAN;
 	if (t->status == TR_OK) {
 		char *tp = recipe_subst(r, cl, r->traces, out, trial);
@@ -534,7 +531,10 @@ static int run_trial(struct sweep *s, size_t c, int k, struct trial *t, struct a
 			snprintf(t->error, sizeof(t->error), "the workload exited 0 but its output cannot be analysed: %.200s%s%.240s",
 				 ae.path[0] ? ae.path : "", ae.path[0] ? ": " : "", ae.msg);
 		} else {
-			figures(&an, r->skip_steps, t);
+			char why[256]; /* a skip that leaves some rank no step skips nothing, as in every command */
+			if (analysis_adapt_skip(&an, why, sizeof(why)))
+				aorta_warn("cell %s trial %s: %s", cl->id, trial, why);
+			figures(&an, an.opts.skip_steps, t);
 			analysis_free(&an);
 			if (!isfinite(t->step_ms) || t->step_ms <= 0) {
 				t->status = TR_NODATA;

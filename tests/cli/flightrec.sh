@@ -73,11 +73,13 @@ assert a["verdict"].split(" (make_dumps")[0] == b["verdict"].split(" (make_dumps
 assert strip(a) == strip(b)
 PY
 
-# --- 2. the output: the verdict leads; the rank comes from the file name's end ---------
+# --- 2. the output: the verdict leads the summary; the rank comes from the file name's end ---------
 out=$("$A" analyze "$D/skip/pickle" 2>/dev/null)
-first=$(printf '%s\n' "$out" | sed -n 2p)
-case "$first" in "verdict: hang in group 4 (DATA_PARALLEL, ranks 1, 3): all_gather #4 - rank 3 never called it"*) ok ;;
-	*) bad "the verdict is not the second line: $first" ;; esac
+first=$(printf '%s\n' "$out" | sed -n 4p)
+case "$first" in "   hang       hang in group 4 (DATA_PARALLEL, ranks 1, 3): all_gather #4 - rank 3 never called it"*) ok ;;
+	*) bad "the hang verdict is not the summary's first line: $first" ;; esac
+printf '%s\n' "$out" | sed -n 3p | grep -q '^== summary: 4 Flight Recorder dumps' && ok ||
+	bad "the summary does not lead: $(printf '%s\n' "$out" | sed -n 3p)"
 expect "host names with digits in the file names: ranks from the number ending them" 0 "^verdict: hang in group 4 .*rank 3 never" -- \
 	"$A" analyze "$D/hostnames/pickle"
 expect "a dump given alone is read (one rank)" 0 "Flight Recorder, 1 dump" -- "$A" analyze "$D/healthy/pickle/fr_trace_rank_0"

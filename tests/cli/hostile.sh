@@ -61,6 +61,15 @@ for kind in empty zeros random html; do
 		$A analyze -q --strict --json "$T/d2.json" "$T/d2"
 done
 expect "an HTML page is called one" 0 "an HTML page" -- $A analyze -q --json "$T/d2.json" "$T/d2"
+# a trace committed with Git LFS and not pulled: its pointer is named as one, with what to run
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345678\n' \
+	>"$T/d2/rank3.json"
+expect "a Git LFS pointer in a folder is named one" 0 \
+	"'$T/d2/rank3.json': skipped, a Git LFS pointer, not the trace \\(the trace is 12345678 bytes\\): run 'git lfs pull'" -- \
+	$A analyze -q --json "$T/d2.json" "$T/d2"
+expect "a Git LFS pointer given as a trace is named one (exit 3)" 3 \
+	"'$T/d2/rank3.json': byte 0: a Git LFS pointer, not the trace .*git lfs pull" -- \
+	$A analyze -q --json "$T/d2.json" "$T/d2/rank3.json"
 rm "$T/d2/rank3.json"
 printf '# notes\n' >"$T/d2/README.md"
 expect "a non-trace file is a note, not a warning" 0 "" -- $A analyze -q --strict --json "$T/d2.json" "$T/d2"

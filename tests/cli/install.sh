@@ -4,7 +4,7 @@
 # plug-in from PREFIX/lib/aorta, train's default configuration from
 # PREFIX/share/aorta, the GPU plug-in found), the man pages and the bash
 # completion list exactly the options each command's (and verb's) -h lists,
-# and make uninstall leaves no file behind.
+# and make uninstall leaves no file behind, and no folder it made.
 . "$(dirname "$0")/lib.sh"
 ROOT=$PWD
 D=$T/dest
@@ -50,9 +50,9 @@ C=$D$P/share/bash-completion/completions/aorta
 help_opts() { # the option names an -h lists (its table's lines)
 	"$@" -h 2>&1 | grep -oE '^ +(-[A-Za-z0-9], )?--[a-z0-9-]+' | grep -oE -- '--?[A-Za-z0-9-]+' | sort -u
 }
-man_opts() { # FILE [SECTION]: the options of the man page (of one verb's section)
-	awk -v sec="${2:-}" 'BEGIN { on = sec == "" } sec != "" && $0 == ".SH \"" sec "\"" { on = 1; next }
-		sec != "" && /^\.SH / { on = 0 } on' "$1" |
+man_opts() { # FILE [SECTION]: the options of the man page's OPTIONS (of one verb's section)
+	awk -v sec="${2:-}" 'sec == "" && $0 == ".SH OPTIONS" { on = 1; next }
+		sec != "" && $0 == ".SH \"" sec "\"" { on = 1; next } /^\.SH / { on = 0 } on' "$1" |
 		grep -oE '\\fB\\-(\\-)?[A-Za-z0-9\\-]+\\fR' | sed 's/\\fB//; s/\\fR//; s/\\-/-/g' | sort -u
 }
 # deps_guard: functions _aorta (defined by the completion script sourced below)
@@ -66,6 +66,11 @@ mapfile -t cmds < <(./build/aorta help --man aorta | cut -f1)
 for c in "${cmds[@]}"; do
 	mapfile -t verbs < <(./build/aorta "$c" -h 2>/dev/null | awk '/^verbs:/ { v = 1; next } v && /^$/ { exit } v { print $1 }')
 	[ -f "$M/aorta-$c.1" ] && ok || bad "no man page aorta-$c.1"
+	# what it prints and why it exits as it does, from docs/cli.md, not only its options
+	grep -q '^\.SH OUTPUT$' "$M/aorta-$c.1" && ok || bad "aorta-$c.1 does not describe the output"
+	st=$(awk '/^\.SH EXIT STATUS$/ { on = 1; next } /^\.SH / { on = 0 } on' "$M/aorta-$c.1")
+	printf '%s' "$st" | grep -q "^0 " && ! printf '%s' "$st" | grep -q '^\.TP' && ok ||
+		bad "aorta-$c.1's exit status is not the command's own: $(printf '%s' "$st" | head -n 2)"
 	grep -q "aorta-$c" "$M/aorta.1" && ok || bad "aorta.1 does not list aorta-$c"
 	if [ ${#verbs[@]} -eq 0 ]; then
 		units=("$c")
@@ -96,10 +101,37 @@ if command -v man >/dev/null 2>&1; then
 fi
 
 if make -s --no-print-directory uninstall DESTDIR="$D" PREFIX=$P > "$T/uninstall.log" 2>&1; then
-	left=$(find "$D" -type f)
+	left=$(find "$D" -type f 2>/dev/null)
 	[ -z "$left" ] && ok || bad "make uninstall left: $left"
+	# the folders install made are gone too (DESTDIR itself was made by it)
+	[ ! -e "$D" ] && ok || bad "make uninstall left folders: $(find "$D" | head -n 5)"
 else
 	bad "make uninstall failed: $(tail -n 3 "$T/uninstall.log")"
+fi
+# folders that were there before the install stay, empty or not
+D2=$T/dest2
+mkdir -p "$D2$P/share/man/man1" "$D2$P/bin"
+touch "$D2$P/bin/other-tool"
+if make -s --no-print-directory install DESTDIR="$D2" PREFIX=$P >"$T/install2.log" 2>&1 &&
+	make -s --no-print-directory uninstall DESTDIR="$D2" PREFIX=$P >"$T/uninstall2.log" 2>&1; then
+	[ -d "$D2$P/share/man/man1" ] && [ -f "$D2$P/bin/other-tool" ] && ok ||
+		bad "make uninstall removed a folder it did not make"
+	[ ! -e "$D2$P/lib" ] && [ ! -e "$D2$P/share/aorta" ] && [ ! -e "$D2$P/share/bash-completion" ] &&
+		[ ! -e "$D2$P/share/doc" ] && ok || bad "make uninstall left folders it made: $(find "$D2" -type d | head -n 8)"
+else
+	bad "install/uninstall into a root with folders already there failed: $(tail -n 3 "$T/uninstall2.log")"
+fi
+# the Debian package: bash-completion recommended (it loads the completion), no install record inside
+if command -v dpkg-deb >/dev/null 2>&1 && command -v objdump >/dev/null 2>&1; then
+	if bash scripts/make_deb.sh build >"$T/deb.log" 2>&1; then
+		deb=$(ls build/aorta_*.deb | head -n 1)
+		dpkg-deb -f "$deb" Recommends | grep -q "bash-completion" && ok || bad "the package does not recommend bash-completion"
+		dpkg-deb -c "$deb" >"$T/deb.list"
+		grep -q "made-dirs" "$T/deb.list" && bad "the package holds make install's record" || ok
+		grep -q "usr/share/bash-completion/completions/aorta$" "$T/deb.list" && ok || bad "the package lacks the completion"
+	else
+		bad "make deb failed: $(tail -n 3 "$T/deb.log")"
+	fi
 fi
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

@@ -14,7 +14,7 @@ golden() { # NAME FILE (the tool version is masked)
 }
 
 # --- golden summaries ---------------------------------------------------------
-expect "report upstream JSONL" 0 "ddp +4 ranks, 220 steps used" -- \
+expect "report upstream JSONL" 0 "ddp +4 ranks, 240 rank-steps used" -- \
 	$A report --log-dir 'data/h200x4/aorta_ddp/rank_*_metrics.jsonl' --label ddp --output "$T/ddp"
 golden report_ddp_summary.json "$T/ddp/summary.json"
 for f in index.html ddp_timeline.png ddp_timeline.svg ddp_gantt.png .aorta-report; do
@@ -26,13 +26,13 @@ expect "report compare, cut line warned" 0 "the last line, cut short" -- \
 golden report_compare_summary.json "$T/cmp/summary.json"
 has "upstream comparison block, as overlap_report.py: every record, no warm-up skip" "$T/cmp/summary.json" '"ratio_delta": 0.12494777866197948'
 # every table header and row label of the page names its unit
-has "summary rows carry units" "$T/cmp/index.html" '<td class=l>step time \(ms\)</td>'
+has "summary rows carry units" "$T/cmp/index.html" '<td class=l>step \(ms\)</td>'
 has "comparison header carries units" "$T/cmp/index.html" '<th>change \(unit of the figure\)</th><th>change \(%\)</th>'
-has "comparison rows carry units" "$T/cmp/index.html" '<td class=l>overlap ratio \(ratio\)</td>'
+has "comparison rows carry units" "$T/cmp/index.html" '<td class=l>overlapped comm / compute \(ratio\)</td>'
 for f in compare_change compare_absolute compare_by_rank compare_heatmap_cand base_timeline cand_gantt; do
 	[ -s "$T/cmp/$f.png" ] && [ -s "$T/cmp/$f.svg" ] && ok || bad "report compare: no $f.png/.svg"
 done
-expect "skip-steps 0" 0 "base +2 ranks, 24 steps used" -- \
+expect "skip-steps 0" 0 "base +2 ranks, 24 rank-steps used" -- \
 	$A report --log-dir tests/data/report/base --label base --skip-steps 0 --no-plots --output "$T/s0"
 has "no comparison without --reference and --candidate" "$T/s0/summary.json" '"comparisons": \[\]'
 
@@ -83,8 +83,14 @@ expect "traces beside JSONL: the choice is said" 0 "from 4 rank_\\*_metrics.json
 	$A report --log-dir data/h200x4/aorta_ddp --label ddp --skip-steps 0 --no-plots --output "$T/both"
 has "traces chosen, as analyze does" "$T/both/summary.json" '"format": "kineto"'
 # --skip-steps beyond the steps: adapted and said, never a report of zeros
-expect "default skip on 3-step traces: adapted" 0 "would leave none of the 3 steps" -- \
-	$A report --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --no-plots --output "$T/f2"
+expect "--skip-steps 5 on 3-step traces: adapted" 0 "would leave none of the 3 steps" -- \
+	$A report --skip-steps 5 --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --no-plots --output "$T/f2"
+# one warm-up default for every command (0): a usual 3-step capture is used whole, without a warning
+$A report --log-dir data/h200x4/fsdp2_bs8 --label fsdp2 --no-plots --output "$T/f2d" >"$T/f2d.txt" 2>&1
+grep -q "skip-steps" "$T/f2d.txt" && bad "the default skip warns on a 3-step capture: $(grep skip-steps "$T/f2d.txt")" || ok
+has "default skip: every step used" "$T/f2d/summary.json" '"count": 12'
+# a log from the first step: its warm-up is named in the summary, with the skip that leaves it out
+has "warm-up left in, named" "$T/ddp/index.html" "warm-up left in: the first 2 kept steps of a rank take more than twice its median \(rank 0: 555.94 ms against 29.75 ms\); --skip-steps 2 leaves them out"
 has "adapted: steps used" "$T/f2/summary.json" '"count": 12'
 has "late rank named in the report" "$T/f2/index.html" "rank 3 was late"
 has "host named in the report" "$T/f2/index.html" "because its host was busy"

@@ -42,9 +42,14 @@ mkdir -p "$T/ddp_extra" && cp -r data/h200x4/aorta_ddp/* "$T/ddp_extra/" && cp "
 expect "a JSONL beside traces that report does not read" 0 "1 aorta metrics JSONL file beside them left out" -- \
 	$A report --log-dir "$T/ddp_extra" --label x --no-plots --output "$T/extra"
 # overlap_ratio is one quantity in the whole summary: upstream's, for the
-# dataset, its ranks (upstream's sums per rank file) and the comparisons
-jq -e '(.datasets.gen3x40.overlap_ratio) as $r | (.comparisons[0].reference_overlap_ratio == ($r * 1e8 | round / 1e8)) and
-	((.comparisons[0].figures[] | select(.figure == "overlap_ratio") | .reference) == ($r * 1e6 | round / 1e6))' \
+# dataset, its ranks (upstream's sums per rank file) and the comparison of
+# two runs that both have JSONL; aorta's own overlapped comm / compute is
+# overlap_compute_ratio, in the dataset and in the comparisons' figures
+jq -e '(.datasets.gen3x40.overlap_ratio) as $r | (.datasets.gen3x40.overlap_compute_ratio) as $a |
+	(.comparisons[0].reference_overlap_ratio == ($r * 1e8 | round / 1e8)) and
+	(.comparisons[0].overlap_ratio_from == "upstream JSONL") and
+	((.comparisons[0].figures[] | select(.figure == "overlap_compute_ratio") | .reference) == ($a * 1e6 | round / 1e6)) and
+	([.comparisons[0].figures[] | select(.figure == "overlap_ratio")] | length == 0)' \
 	"$T/r_traces/summary.json" >/dev/null && ok || bad "overlap_ratio differs within summary.json"
 jq -e '[.datasets.gen3x40.per_rank[] | .overlap_ratio > 0.16 and .overlap_ratio < 0.18] | all' "$T/r_traces/summary.json" \
 	>/dev/null && ok || bad "per-rank overlap_ratio is not upstream's"

@@ -55,25 +55,30 @@ has "dry run: default workload is aorta train" "$T/dry2.txt" "run: .*aorta train
 expect "--trials and --timeout replace the recipe's" 0 "^sweep 'fake-cli': 2 cells x 5 trials = 10 runs, timeout 7 s each" -- $A sweep run --recipe $S/cli.yaml --trials 5 --timeout 7 --dry-run -o $T/dry3
 
 # --- a full sweep: ranking and the noise rule -------------------------------------
+# A trial's step is the step every command states (analyze's summary: the
+# mean over ranks of each rank's mean kept step).  fake_train.sh plants a
+# step of s ms on 10 steps laid end to end; the last window ends at its
+# last range (0.8 s after its start), so over the 8 steps kept (skip_steps
+# 2) the step is (7 s + 0.8 s) / 8 = 0.975 s: 16.5 ms -> 16.0875 ms.
 W=$T/nccl
 FAKE_NOISY_CELL=c02 $A sweep run --recipe $S/nccl.yaml -o $W >"$T/run.txt" 2>&1; rc=$?
 [ "$rc" = 0 ] && ok || bad "sweep run exit $rc: $(tail -n 3 "$T/run.txt")"
 has "progress per trial" "$T/run.txt" "^aorta: \[1/25\] c01 t1 \(old NCCL_NTHREADS=256 channels=2\): ok"
-has "matrix.json schema" "$W/matrix.json" '"schema": "aorta.sweep/1"'
+has "matrix.json schema" "$W/matrix.json" '"schema": "aorta.sweep/2"'
 has "matrix.json overhead" "$W/matrix.json" '"overhead_pct": [0-9]'
-has "fastest first: c07 at 16.5 ms" "$W/matrix.md" "^\| 1 \| c07 \| new NCCL_NTHREADS=512 channels=2 \| 16.500 \| 16.400–16.600 \|"
+has "fastest first: c07 at 0.975 x 16.5 ms" "$W/matrix.md" "^\| 1 \| c07 \| new NCCL_NTHREADS=512 channels=2 \| 16.08[78] \| 15.990–16.185 \|"
 has "c08 second" "$W/matrix.md" "^\| 2 \| c08 \|"
-has "512 threads better on the old library" "$W/matrix.md" "^\| 3 \| c03 \| .* \| 18.000 \| .* \| 3/3 \| better \(-10.0 %\)"
-has "noisy cell is similar, not better" "$W/matrix.md" "^\| 7 \| c02 \| .* \| 19.050 \| 17.050–21.050 \| 21.0 \(noisy\) \| 3/3 \| similar"
-has "baseline last" "$W/matrix.md" "^\| 8 \| c01 \| .* \| 20.000 \| .* \| baseline \|"
+has "512 threads better on the old library" "$W/matrix.md" "^\| 3 \| c03 \| .* \| 17.550 \| .* \| 3/3 \| better \(-10.0 %\)"
+has "noisy cell is similar, not better" "$W/matrix.md" "^\| 7 \| c02 \| .* \| 18.574 \| 16.624–20.524 \| 21.0 \(noisy\) \| 3/3 \| similar"
+has "baseline last" "$W/matrix.md" "^\| 8 \| c01 \| .* \| 19.500 \| .* \| baseline \|"
 has "busbw table in matrix.md" "$W/matrix.md" "^\| cell \| all_reduce 4194304 B \|$"
 has "best is c07" "$W/matrix.md" "^\*\*Best:\*\* c07"
-has "confound: no drift" "$W/matrix.md" "Confound check:.*20.000 ms.*no drift"
-has "environments side by side: similar for the noisy one" "$W/matrix.md" "^\| NCCL_NTHREADS=256 channels=4 \| old \(c02\) \| new \(c06\) \| 19.050 → 18.550 .* \| similar \|"
+has "confound: no drift" "$W/matrix.md" "Confound check:.*19.500 ms.*no drift"
+has "environments side by side: similar for the noisy one" "$W/matrix.md" "^\| NCCL_NTHREADS=256 channels=4 \| old \(c02\) \| new \(c06\) \| 18.574 → 18.086 .* \| similar \|"
 has "environments side by side: better" "$W/matrix.md" "^\| NCCL_NTHREADS=512 channels=2 \| old \(c03\) \| new \(c07\) \| .* \| better \|"
 has "env snapshot per environment" "$W/env/new.json" '"env.LD_LIBRARY_PATH": "/nonexistent/new-nccl/lib"'
 has "env snapshot schema" "$W/env/old.json" '"schema": "aorta.env/1"'
-has "per-trial result" "$W/cells/c05/t2/result.json" '"step_ms": 18.600000'
+has "per-trial result" "$W/cells/c05/t2/result.json" '"step_ms": 18.135000'
 has "per-trial busbw" "$W/cells/c05/t2/result.json" '"type": "all_reduce"'
 [ -f "$W/cells/c05/t2/log.txt" ] && ok || bad "no per-trial log"
 # recipe.resolved.yaml replays the same cells
@@ -102,7 +107,7 @@ n=$(grep -c '<h2>Sweep ' "$T/two/index.html"); [ "$n" = 2 ] && ok || bad "two sw
 # --- confound: a drift is flagged -------------------------------------------------
 FAKE_DRIFT=1 $A sweep run --recipe $S/drift.yaml -o $T/drift >"$T/drift.txt" 2>&1
 has "drift flagged" "$T/drift/matrix.md" "DRIFT: outside the baseline's first range"
-has "drift on stdout" "$T/drift.txt" "^confound: the baseline re-run measured 22.000 ms \\(\\+10.0 %\\): DRIFT" 
+has "drift on stdout" "$T/drift.txt" "^confound: the baseline re-run measured 21.450 ms \\(\\+10.0 %\\): DRIFT" 
 grep -q '"drift": false' "$T/drift/matrix.json" && bad "matrix.json says no drift" || ok
 
 # --- failures, timeout, crash, no data: recorded, and the sweep goes on -----------
@@ -138,7 +143,7 @@ wait "$pid"; rc=$?
 n1=$(find "$R/cells" -name result.json | wc -l)
 [ "$n1" -ge 2 ] && [ "$n1" -lt 9 ] && ok || bad "$n1 trials done after Ctrl-C"
 has "interrupted: message" "$T/slow1.txt" "interrupted: .* add --resume to continue"
-has "interrupted: matrix written" "$R/matrix.json" '"schema": "aorta.sweep/1"'
+has "interrupted: matrix written" "$R/matrix.json" '"schema": "aorta.sweep/2"'
 $A sweep run --recipe $S/slow.yaml -o $R --resume >"$T/slow2.txt" 2>&1; rc=$?
 [ "$rc" = 0 ] && ok || bad "resume exit $rc"
 has "resume says how many were done" "$T/slow2.txt" "resuming: $n1 of 9 runs already done"
@@ -157,7 +162,7 @@ has "resolved recipe keeps the command" "$T/cli/recipe.resolved.yaml" 'command: 
 
 # --- Kineto traces from a shell command: the same figures as aorta analyze ----------
 expect "kineto sweep" 0 "" -- $A sweep run --recipe $S/kineto.yaml -o $T/kin -q
-has "kineto: analyze's step p50" "$T/kin/cells/c01/t1/result.json" '"step_ms": 0.805000'
+has "kineto: analyze's step (the mean of the steps 1.000 and 0.610 ms)" "$T/kin/cells/c01/t1/result.json" '"step_ms": 0.805000'
 has "kineto: overlap" "$T/kin/cells/c01/t1/result.json" '"overlap_pct": 20.000'
 # busbw is the join's (transfer time, the same on both ranks): what analyze --json says
 $A analyze -q --json "$T/kin_a.json" "$T/kin/cells/c01/t1/out"

@@ -303,7 +303,7 @@ static void test_immaterial_waiting_names_no_late_rank(void)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		analysis_print(f, &a, 0);
+		analysis_print(f, &a, PRINT_DETAIL);
 		fclose(f);
 		CHECK(strstr(buf, pass ? "late rank (caused >= 60% of the waiting, 3.12% of the ranks' summed time): 1"
 				       : "no late rank: the waiting caused was 0.33% of the ranks' summed time") != NULL);

@@ -841,6 +841,93 @@ static void test_what_if_keeps_the_skip_it_ran_with(void)
 		analysis_free(&a[q]);
 }
 
+/* The what-if of the schedule of n ranks with host times h (truth: the
+ * measured step per step), or NULL (a failed CHECK) when it did not replay. */
+static const struct whatif *dp_whatif(int n, const int64_t *h, struct analysis *a, double *truth)
+{
+	struct trace_set s = { 0 };
+	dp_build(n, h, &s, truth);
+	struct analysis_opts o = opts();
+	analysis_from_set(&s, &o, a);
+	CHECK(a->whatif && a->whatif->ok);
+	return a->whatif && a->whatif->ok ? a->whatif : NULL;
+}
+
+/* Host launch time (docs/metrics.md "Host launch time"), worked out from the
+ * schedule: a step's launches are its GEMM's and its all-reduce's, 10 us
+ * apart; the GEMM of steps 1 and 2 follows the sync on the previous
+ * all-reduce, so its gap is the host's own time after that all-reduce
+ * ended, h_r; the trace's first launch has no gap.  Per step: 10 us, then
+ * h_r + 10 us twice: the mean (2 h_r + 30 us) / 3, the range 10 us to
+ * h_r + 10 us.  The ideal (every gap at the lower median of the same
+ * launch across the ranks) is (2 min h + 30 us) / 3 for both ranks; the
+ * faster rank's gaps set all of it, the slower's only the 10 us gaps and
+ * the first launch's 0: 30 us of it. */
+static void test_host_launch_time_per_rank(void)
+{
+	int64_t h[2] = { 1000 * US, 1400 * US };
+	double truth[NST];
+	struct analysis a;
+	const struct whatif *w = dp_whatif(2, h, &a, truth);
+	CHECK(!w || w->nranks == 2);
+	if (!w || w->nranks != 2) {
+		analysis_free(&a);
+		return;
+	}
+	for (int r = 0; r < 2; r++) {
+		const struct whatif_rank *x = whatif_rank_of(w, r);
+		CHECK(x != NULL);
+		if (!x)
+			continue;
+		CHECK_NEAR(x->host_launch_ms, (2.0 * (double)h[r] + 30 * US) / 3 / 1e6, 1e-9);
+		CHECK_NEAR(x->host_launch_min_ms, 10 * US / 1e6, 1e-9);
+		CHECK_NEAR(x->host_launch_max_ms, (double)(h[r] + 10 * US) / 1e6, 1e-9);
+		CHECK_NEAR(x->ideal_host_launch_ms, (2.0 * (double)h[0] + 30 * US) / 3 / 1e6, 1e-9);
+		CHECK_NEAR(x->ideal_share, r == 0 ? 1.0 : 30.0 * US / (2.0 * (double)h[0] + 30 * US), 1e-9);
+	}
+	/* the noise floor: 1 % of the replayed step (no clock spread, no replay
+	 * error here); the step's own spread: the standard error of the truth */
+	CHECK_NEAR(w->noise_floor_ms, 0.01 * w->replay_step_ms, 1e-12);
+	CHECK(w->noise_floor_from && !strcmp(w->noise_floor_from, "1 % of the step"));
+	double m = mean3(truth) / 1e6, sd = 0;
+	for (int k = 0; k < NST; k++)
+		sd += (truth[k] / 1e6 - m) * (truth[k] / 1e6 - m);
+	CHECK_NEAR(w->step_sem_ms, sqrt(sd / (NST - 1)) / sqrt(NST), 1e-9);
+	/* a gain within the floor is nothing, either way */
+	CHECK(whatif_nothing(w, 0.5 * w->noise_floor_ms) && whatif_nothing(w, -0.5 * w->noise_floor_ms));
+	CHECK(!whatif_nothing(w, 2 * w->noise_floor_ms));
+	analysis_free(&a);
+}
+
+/* The next-slowest rank takes over: four ranks whose hosts take 1000,
+ * 1000, 1300 and 1400 us.  The step follows the slowest host (the mean is
+ * (3 (LAT + G + X) - LAT + 2 max h) / 3, as for two ranks), so fixing rank 3
+ * (its host at the lower median of its peers', 1000 us) only brings the
+ * step to rank 2's 1300 us: 2 x 100 / 3 us; rank 2, the one with the most
+ * excess left, is named, and fixing both gains 2 x 400 / 3 us. */
+static void test_the_next_slowest_rank_takes_over(void)
+{
+	int64_t h[4] = { 1000 * US, 1000 * US, 1300 * US, 1400 * US };
+	double truth[NST];
+	struct analysis a;
+	const struct whatif *w = dp_whatif(4, h, &a, truth);
+	if (!w) {
+		analysis_free(&a);
+		return;
+	}
+	const struct whatif_fix *r3 = fix_named(w->by_rank, w->nby_rank, "rank 3");
+	CHECK(r3 != NULL);
+	if (r3) {
+		CHECK_NEAR(r3->gain_ms, 2.0 * 100 * US / 3 / 1e6, 1e-6);
+		CHECK_EQ_I(r3->then_rank, 2);
+		CHECK_NEAR(r3->then_gain_ms, 2.0 * 400 * US / 3 / 1e6, 1e-6);
+	}
+	for (size_t q = 0; q < w->nby_rank; q++) /* only the best rank fix is replayed again */
+		if (&w->by_rank[q] != r3)
+			CHECK_EQ_I(w->by_rank[q].then_rank, -1);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	TEST(test_replay_reproduces_the_measured_step);
@@ -857,5 +944,7 @@ int main(void)
 	TEST(test_no_what_if);
 	TEST(test_a_replay_that_stalls_leaves_ops_where_they_were);
 	TEST(test_what_if_keeps_the_skip_it_ran_with);
+	TEST(test_host_launch_time_per_rank);
+	TEST(test_the_next_slowest_rank_takes_over);
 	return test_report();
 }

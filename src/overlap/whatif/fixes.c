@@ -48,6 +48,8 @@ static struct fix_eval *add_fix(struct fix_eval **v, size_t *n, size_t *cap, con
 	e->f.what = xstrdup(what);
 	e->f.rank = rank;
 	e->f.ranks = ranks;
+	e->f.then_rank = -1;
+	e->f.then_gain_ms = e->f.then_gain_pct = NAN;
 	return e;
 }
 
@@ -126,36 +128,47 @@ static char *rank_list(const struct analysis *a, const int *of, int which)
 	return s;
 }
 
-/* The ranks fixed one by one: all up to ALL_RANKS_MAX, else at most the
- * RANK_FIXES with the largest excess of duration and host gap over their
- * peers' medians, of those whose excess per step could make a material
- * gain (beyond lim_ms). */
 /* Rank i's excess over its peers (ranks in parallel): of every op, its
  * duration and host gap above their peers' medians; a first launch later
  * than its peers' (the anchor) can shift every step of the rank: at most
- * that much per step. */
+ * that much per step.  c->ex[i]: every op's duration but unmatched
+ * communication's (what a rank fix can take off: wi_rank_candidates);
+ * c->own[i]: its compute and copies only -- a matched collective's
+ * duration is waiting and transfer, and a rank that waits for a slow peer
+ * is not slow itself (the next-slowest rank: wi_then_fix). */
 void wi_excess_task(void *arg, size_t w, size_t i)
 {
 	(void)w;
 	struct whatif_ctx *c = arg;
 	const struct rank_input *k = &c->k[i];
-	double e = 0;
+	double e = 0, own = 0;
 	int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
 	for (size_t j = 0; j < k->n; j++) {
 		size_t q = op_stream(k, j);
 		int32_t slot = op_slot(c, k, j, q, pos[q]++);
 		int64_t d = meas_e(k, j) - meas_s(k, j), g = op_gap(k, j);
 		int64_t md = wi_peer_median(c, slot, d, 0), mg = wi_peer_median(c, slot, g, 1);
+		double dx = (double)(d > md ? d - md : 0), gx = (double)(g > mg ? g - mg : 0);
 		if (!(k->flags[j] & OPF_UCOMM)) /* unmatched communication keeps its duration (wi_dur_fixed) */
-			e += (double)(d > md ? d - md : 0);
-		e += (double)(g > mg ? g - mg : 0);
+			e += dx;
+		if (!(k->flags[j] & (OPF_UCOMM | OPF_CALL)))
+			own += dx;
+		e += gx;
+		own += gx;
 	}
 	free(pos);
-	if (k->a0 != UNSET && k->a0 > k->ma0)
+	if (k->a0 != UNSET && k->a0 > k->ma0) {
 		e += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+		own += (double)(k->a0 - k->ma0) * (double)c->nsteps;
+	}
 	c->ex[i] = e;
+	c->own[i] = own;
 }
 
+/* The ranks fixed one by one: all up to ALL_RANKS_MAX, else at most the
+ * RANK_FIXES with the largest excess of duration and host gap over their
+ * peers' medians, of those whose excess per step could make a material
+ * gain (beyond lim_ms). */
 size_t wi_rank_candidates(const struct whatif_ctx *c, int32_t *out, double lim_ms)
 {
 	if (c->n <= ALL_RANKS_MAX) {
@@ -402,4 +415,47 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	free(cand);
 	*pv = v;
 	*pn = n;
+}
+
+void wi_then_fix(struct whatif_ctx *c, struct whatif *w, struct fix_eval *v, double rep_mean)
+{
+	struct fix_eval *b = NULL;
+	for (size_t q = 0; q < w->nby_rank; q++) {
+		v[q].f.then_rank = -1;
+		v[q].f.then_gain_ms = v[q].f.then_gain_pct = NAN;
+		if (!v[q].f.unknown && (!b || v[q].f.gain_ms > b->f.gain_ms))
+			b = &v[q];
+	}
+	if (!b || c->n < 3)
+		return;
+	/* fixing two ranks gains at most what fixing every rank (the ideal)
+	 * gains, the replay being monotone: beyond ALL_RANKS_MAX ranks not
+	 * replayed when that is not materially more than the fix alone */
+	if (c->n > ALL_RANKS_MAX && !(w->replay_step_ms - w->ideal_step_ms - b->f.gain_ms > whatif_material_ms(w)))
+		return;
+	int ri = wi_rank_index(c->a, b->f.rank), qi = -1;
+	double qe = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if ((int)i == ri || (c->incomplete && c->incomplete[i]))
+			continue;
+		double e = c->own[i];
+		if (qi < 0 || e > qe) {
+			qi = (int)i;
+			qe = e;
+		}
+	}
+	if (ri < 0 || qi < 0 || !(qe > 0))
+		return;
+	uint8_t *mask = xcalloc(c->n, 1);
+	mask[ri] = mask[qi] = 1;
+	struct fix_eval e = { 0 };
+	struct fix_jobs j = { 0 };
+	wi_add_job(&j, 0, (struct scenario){ .type = SC_SET, .single = -1, .part = PART_DUR | PART_HOST }, mask, c->n);
+	wi_run_jobs(c, &e, &j, rep_mean);
+	b->f.then_rank = c->a->r[qi].rank;
+	b->f.then_gain_ms = e.f.gain_ms;
+	b->f.then_gain_pct = e.f.gain_pct;
+	free(e.steps);
+	free(e.wend);
+	free(mask);
 }

@@ -14,10 +14,12 @@
  *   scenario.c     a fix as values: durations, host gaps, transfers
  *   replay.c       the replay (lanes of scenarios in one pass)
  *   path.c         the cross-rank critical path of a replay
- *   fixes.c        the fixes (ranks, stages, replicas, groups, op types)
+ *   fixes.c        the fixes (ranks, stages, replicas, groups, op types),
+ *                  the next-slowest rank after the best rank fix
  *   balance.c      the stage balance fix
  *   verdict.c      the fix the verdict names, the verdict sentence
- *   result.c       struct whatif from the replays
+ *   result.c       struct whatif from the replays (the noise floor, each
+ *                  rank's host launch time)
  *   whatif.c       the stage: stages, common steps, the order of the work
  *
  * The model.  Per rank, analysis_rank keeps an op table: every device op
@@ -519,6 +521,7 @@ struct whatif_ctx {
 	size_t nw;                   /* worker threads (at most WORKERS_MAX) */
 	size_t nt;                   /* threads for the set-up */
 	double *ex;                  /* per rank: its excess over its peers (rank_candidates), ns */
+	double *own;                 /* per rank: its own excess, compute and copies only (wi_then_fix), ns */
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
 	struct balance *bal;         /* the stage balance (SC_BAL), else NULL */
@@ -620,6 +623,13 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		  double rep_mean, double ideal_mean, double ideal_complete, struct early_fixes *sp,
 		  struct fix_eval **pv, size_t *pn);
 
+/* The rank fix with the largest gain, replayed again with the rank of the
+ * largest own excess among the others (the next-slowest): its then_rank
+ * and then_gain (whatif.h).  One replay; three ranks or more, another
+ * rank with some excess and, beyond ALL_RANKS_MAX ranks, an ideal that
+ * gains materially more than the fix alone. */
+void wi_then_fix(struct whatif_ctx *c, struct whatif *w, struct fix_eval *v, double rep_mean);
+
 /* balance.c */
 void wi_balance_free(struct whatif_ctx *c);
 int wi_balance_build(struct whatif_ctx *c);
@@ -637,6 +647,7 @@ void wi_base_replay(const struct whatif_ctx *c, const struct replay_state *ws, s
 struct whatif_fix *wi_take_fixes(struct fix_eval *v, size_t n);
 void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep,
 		const double *ideal);
+void wi_rank_hosts(const struct whatif_ctx *c, struct whatif *w);
 void wi_step_bests(const struct whatif_ctx *c, struct whatif *w, const double *rep, const double *ideal,
 		   const struct fix_eval *v, size_t nv);
 

@@ -121,6 +121,95 @@ struct whatif_fix *wi_take_fixes(struct fix_eval *v, size_t n)
 	return f;
 }
 
+/* The noise floor a gain must exceed (whatif.h): the largest of 1 % of the
+ * replayed step, the clock uncertainty and the replay's own error of the
+ * step (|replayed - measured|).  Beside it, the step's own spread: the
+ * standard error of the measured step over the steps used (sample standard
+ * deviation / sqrt(n); 0 with one step).  It is not part of the floor: a
+ * replay is deterministic and a fix's gain is paired step by step, so a
+ * gain the steps' spread exceeds is still the replay's answer, but one a
+ * single run cannot confirm (the summary says so beside such a gain). */
+static void noise_floor(struct whatif *w, const double *meas, size_t n)
+{
+	double sd = 0;
+	for (size_t s = 0; s < n; s++)
+		sd += (meas[s] - w->measured_step_ms) * (meas[s] - w->measured_step_ms);
+	w->step_sem_ms = n >= 2 ? sqrt(sd / (double)(n - 1)) / sqrt((double)n) : 0;
+	struct { double v; const char *from; } p[3] = {
+		{ 0.01 * w->replay_step_ms, "1 % of the step" },
+		{ w->uncertainty_ms, "the clock uncertainty" },
+		{ fabs(w->replay_step_ms - w->measured_step_ms), "the replay's error of the step" },
+	};
+	int b = 0;
+	for (int q = 1; q < 3; q++)
+		if (p[q].v > p[b].v)
+			b = q;
+	w->noise_floor_ms = p[b].v;
+	free(w->noise_floor_from);
+	w->noise_floor_from = xstrdup(p[b].from);
+}
+
+/* Per rank, over the steps used (docs/metrics.md "Host launch time"): the
+ * sum of its launches' host gaps per step (the replay's gap: launch minus
+ * the previous launch, after a synchronisation launch minus the end of the
+ * op it waited for), the same with every gap at its slot's lower median
+ * over the class (the host-gap fix: wi_gap_fixed of SC_CAT WC_HOST) and the
+ * share of that ideal its own gaps set.  After wi_build_slots. */
+void wi_rank_hosts(const struct whatif_ctx *c, struct whatif *w)
+{
+	w->nranks = c->n;
+	w->ranks = xcalloc(c->n ? c->n : 1, sizeof(*w->ranks));
+	double *per = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rank_input *k = &c->k[i];
+		struct whatif_rank *x = &w->ranks[i];
+		int32_t *sof = xmalloc((k->nbs ? k->nbs : 1) * sizeof(*sof)); /* step index -> step used, -1 */
+		int32_t *pos = xcalloc(k->nstr ? k->nstr : 1, sizeof(*pos));
+		for (size_t q = 0; q < k->nbs; q++)
+			sof[q] = -1;
+		for (size_t s = 0; s < c->nsteps; s++)
+			sof[c->sidx[i][s]] = (int32_t)s;
+		double gi = 0, set = 0, slotted = 0;
+		size_t nl = 0;
+		uint32_t run = 0;
+		for (size_t s = 0; s < c->nsteps; s++)
+			per[s] = 0;
+		for (size_t j = 0; j < k->n; j++) {
+			size_t sq = op_stream(k, j);
+			int32_t slot = op_slot(c, k, j, sq, pos[sq]++);
+			int32_t q = ot_step_at(&k->t, &run, j);
+			if (!(k->flags[j] & OPF_LAUNCH) || q < 0 || (size_t)q >= k->nbs || sof[q] < 0)
+				continue;
+			int64_t g = op_gap(k, j);
+			nl++;
+			per[sof[q]] += (double)g;
+			int64_t m = slot >= 0 ? c->med_all_g[slot] : g;
+			gi += (double)m;
+			if (slot >= 0) {
+				slotted += (double)m;
+				set += g == m ? (double)m : 0;
+			}
+		}
+		free(pos);
+		free(sof);
+		x->rank = k->r->rank;
+		x->host_launch_ms = x->host_launch_min_ms = x->host_launch_max_ms = NAN;
+		x->ideal_host_launch_ms = x->ideal_share = NAN;
+		if (!nl)
+			continue; /* no launch known (an op table without launch times) */
+		x->host_launch_ms = wi_mean(per, c->nsteps) / 1e6;
+		x->host_launch_min_ms = INFINITY;
+		x->host_launch_max_ms = -INFINITY;
+		for (size_t s = 0; s < c->nsteps; s++) {
+			x->host_launch_min_ms = fmin(x->host_launch_min_ms, per[s] / 1e6);
+			x->host_launch_max_ms = fmax(x->host_launch_max_ms, per[s] / 1e6);
+		}
+		x->ideal_host_launch_ms = gi / 1e6 / (double)c->nsteps;
+		x->ideal_share = slotted > 0 ? set / slotted : 0;
+	}
+	free(per);
+}
+
 /* The what-if's step figures from the measured, unmodified and ideal steps. */
 void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep,
 			   const double *ideal)
@@ -155,6 +244,7 @@ void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas
 	if (w->ideal_step_ms > w->replay_step_ms)
 		w->ideal_step_ms = w->replay_step_ms;
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
+	noise_floor(w, meas, c->nsteps);
 }
 
 /* Per step: its ideal and the fix worth most in it. */
@@ -201,5 +291,7 @@ void whatif_free(struct whatif *w)
 	free(w->stage);
 	free(w->why);
 	free(w->verdict);
+	free(w->noise_floor_from);
+	free(w->ranks);
 	free(w);
 }

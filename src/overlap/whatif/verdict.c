@@ -12,8 +12,23 @@
 
 double whatif_material_ms(const struct whatif *w)
 {
-	double pct = 0.01 * w->replay_step_ms;
+	if (w->noise_floor_ms > 0)
+		return w->noise_floor_ms;
+	double pct = 0.01 * w->replay_step_ms; /* a saved analysis without it */
 	return pct > w->uncertainty_ms ? pct : w->uncertainty_ms;
+}
+
+int whatif_nothing(const struct whatif *w, double g)
+{
+	return !(fabs(g) > whatif_material_ms(w));
+}
+
+const struct whatif_rank *whatif_rank_of(const struct whatif *w, int rank)
+{
+	for (size_t i = 0; w && i < w->nranks; i++)
+		if (w->ranks[i].rank == rank)
+			return &w->ranks[i];
+	return NULL;
 }
 
 double whatif_window_spread(const struct whatif *w)

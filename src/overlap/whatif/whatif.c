@@ -131,7 +131,7 @@ static void ctx_free(struct whatif_ctx *c)
 		free(c->cslot[cl].at);
 	}
 	void *p[] = { c->k, c->g, c->gm, c->gmq, c->gmi, c->xideal, c->sm, c->sd, c->sg, c->sat, c->sn,
-		      c->med_all_d, c->med_all_g, c->mid, c->csize, c->stepno, c->sidx, c->aord, c->ex, c->scls,
+		      c->med_all_d, c->med_all_g, c->mid, c->csize, c->stepno, c->sidx, c->aord, c->ex, c->own, c->scls,
 		      c->calign, c->cslot, c->crank, c->cr0, c->gbe, c->gbn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
@@ -232,8 +232,8 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 	wi_build_slots(c);
 	phase("slots");
 	c->ex = xmalloc(c->n * sizeof(*c->ex));
-	if (c->n > ALL_RANKS_MAX)
-		pool_for(c->nt, c->n, wi_excess_task, c);
+	c->own = xmalloc(c->n * sizeof(*c->own));
+	pool_for(c->nt, c->n, wi_excess_task, c);
 	phase("each rank's excess");
 	sp->rank = xmalloc(c->n * sizeof(int32_t));
 	double lim = 0.01 * wi_mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
@@ -390,6 +390,10 @@ static void run(struct analysis *a)
 	free(sp.e);
 	free(sp.rank);
 	phase("fixes");
+	wi_then_fix(&c, w, v, w->replay_step_ms);
+	phase("the next-slowest rank");
+	wi_rank_hosts(&c, w);
+	phase("each rank's host launch time");
 	wi_step_bests(&c, w, rep, ideal, v, nv);
 	w->by_rank = wi_take_fixes(v, w->nby_rank);
 	w->by_group = wi_take_fixes(v + w->nby_rank, w->nby_group);
