@@ -97,9 +97,10 @@ struct whatif {
 	 * guessed from the times, recorded by the trace, the op table's
 	 * `after` column, the pipeline schedule), over every rank */
 	uint64_t deps_guessed, deps_recorded, deps_table, deps_schedule;
-	/* per step, mean over ranks: the start delay that guessed dependencies
-	 * explain (an op's start after everything else that was ready, up to the
-	 * guessed op's end), and its share of the measured step (at most 1) */
+	/* the part of the ideal's gain that rests on guessed dependencies: the
+	 * ideal replayed with them left out (their ops keep their measured delay
+	 * after stream, launch and barriers) against the ideal, ms (0 without a
+	 * guess); its share of the replayed step (at most 1) */
 	double guessed_ms, guessed_share;
 	struct whatif_fix *by_rank, *by_group, *by_op;
 	size_t nby_rank, nby_group, nby_op;

@@ -238,7 +238,6 @@ static void rank_steps(struct rank_input *k)
 	size_t nb = k->nbs ? k->nbs : 1;
 	k->bm = xmalloc(nb * sizeof(int64_t));
 	k->unx = xcalloc(nb, sizeof(int64_t));
-	k->gsd = xcalloc(nb, sizeof(int64_t));
 	k->bn = xcalloc(nb, sizeof(size_t));
 	k->mws = xmalloc(nb * sizeof(int64_t));
 	k->mwe = xmalloc(nb * sizeof(int64_t));
@@ -267,9 +266,8 @@ static void rank_steps(struct rank_input *k)
 }
 
 /* Rank i's delays after whatever explains each start (its stream, launch,
- * step barriers, dependency): the unexplained ones (beyond LAT_MAX_NS) and
- * the part of a start that a guessed dependency explains, per step index
- * (ranks in parallel: it writes c->k[i] alone). */
+ * step barriers, dependency): the unexplained ones (beyond LAT_MAX_NS),
+ * per step index (ranks in parallel: it writes c->k[i] alone). */
 void wi_rank_delays(struct whatif_ctx *c, size_t i)
 {
 	struct rank_input *k = &c->k[i];
@@ -296,8 +294,6 @@ void wi_rank_delays(struct whatif_ctx *c, size_t i)
 			while (k->deps[d].j < (int32_t)j)
 				d++;
 			int64_t de = meas_e(k, (size_t)k->deps[d].d);
-			if (de > ready && ready != UNSET && k->deps[d].how == DEPK_GUESS && st >= 0)
-				k->gsd[st] += de - ready; /* the start delay the guess explains */
 			if (de > ready)
 				ready = de;
 		}
@@ -340,7 +336,7 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 void wi_rank_free(struct rank_input *k)
 {
 	void *p[] = { k->flags, k->snext, k->gap, k->gapx, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls, k->ucomm,
-		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->gsd, k->cst, k->bn };
+		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->cst, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 }

@@ -286,7 +286,6 @@ struct rank_input {
 	/* step barriers, per step index: measured latest end; ops;
 	 * unexplained delay (ns) */
 	int64_t *bm, *unx;
-	int64_t *gsd;                /* per step index: the start delay guessed dependencies explain (ns) */
 	int32_t *cst;                /* per step index: its common step (-1: none; set with c->gbar) */
 	size_t *bn;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
@@ -399,6 +398,8 @@ struct scenario {
 	const int64_t *md, *mg; /* SC_SET of several ranks: per slot, the set's medians (fixes.c) */
 	int nodelay;          /* every delay nothing explains (lat > LAT_MAX_NS) taken out: the
 	                       * step without unexplained delays (Lin et al.'s T_nodelay) */
+	int noguess;          /* guessed dependencies left out: their op keeps its measured
+	                       * delay after its stream and launch (the floor's guess term) */
 };
 
 /* A call of a matched collective: its rank and op, the class of its ideal

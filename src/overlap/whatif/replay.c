@@ -334,15 +334,18 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 				ready[v] = s->gE[(size_t)gs * LS + v];
 	}
 	const struct dep_in *dp = NULL;
+	int guess = 0; /* a guessed dependency: a lane without guesses leaves it out */
 	if (f & OPF_DEP) {
 		dp = &k->deps[wi_find_op(k->deps, k->ndeps, sizeof(*k->deps), j)];
 		if (!op_ended(z, dp->d, dp->dq))
 			return 0;
+		guess = dp->how == DEPK_GUESS;
 		for (size_t v = 0; v < K; v++)
-			if (z->refE[(size_t)dp->ref * LS + v] > ready[v])
+			if (z->refE[(size_t)dp->ref * LS + v] > ready[v] && !(guess && s->sc[v].noguess))
 				ready[v] = z->refE[(size_t)dp->ref * LS + v];
 	}
-	/* its measured latency: its start after whatever was ready, measured */
+	/* its measured latency: its start after whatever was ready, measured
+	 * (lat0: without its dependency, for a lane that leaves a guess out) */
 	int64_t ts = sr->ts, mr = sr->prev_te;
 	if (sr->la != UNSET && sr->la > mr)
 		mr = sr->la;
@@ -350,11 +353,14 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 		mr = k->bm[st - 1];
 	if (gs >= 0 && c->gbe[gs] > mr)
 		mr = c->gbe[gs];
+	int64_t lat0 = mr == UNSET ? 0 : ts - mr;
 	if (dp && meas_e(k, (size_t)dp->d) > mr)
 		mr = meas_e(k, (size_t)dp->d);
 	int64_t lat = mr == UNSET ? 0 : ts - mr, S[LANES_MAX] = { 0 };
-	for (size_t v = 0; v < K; v++)
-		S[v] = ready[v] == UNSET ? ts : ready[v] + (lat > LAT_MAX_NS && s->sc[v].nodelay ? 0 : lat);
+	for (size_t v = 0; v < K; v++) {
+		int64_t l = guess && s->sc[v].noguess ? lat0 : lat;
+		S[v] = ready[v] == UNSET ? ts : ready[v] + (l > LAT_MAX_NS && s->sc[v].nodelay ? 0 : l);
+	}
 	if (L)
 		launch_pop(&sr->lq, lx);
 	if (f & OPF_CALL) {

@@ -199,7 +199,8 @@ void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix 
 		int ri = wi_rank_index(c->a, best->rank);
 		uint8_t *mask = xcalloc(c->n, 1);
 		mask[ri] = 1;
-		struct scenario h = { SC_SET, mask, ri, PART_HOST, 0, NULL, NULL, 0 }, d = { SC_SET, mask, ri, PART_DUR, 0, NULL, NULL, 0 };
+		struct scenario h = { .type = SC_SET, .mask = mask, .single = ri, .part = PART_HOST },
+				d = { .type = SC_SET, .mask = mask, .single = ri, .part = PART_DUR };
 		struct fix_eval e2[2] = { 0 };
 		struct fix_jobs j = { 0 };
 		wi_add_job(&j, 0, h, mask, c->n);

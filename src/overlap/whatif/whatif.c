@@ -243,14 +243,14 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 		sp->n = LANES_MAX - 2;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
 	size_t n = 2 + sp->n;
-	struct scenario sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0, NULL, NULL, 0 }, { SC_ALL, NULL, -1, 0, 0, NULL, NULL, 0 } };
+	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 } };
 	double *out[LANES_MAX] = { f->rep, f->ideal };
 	uint8_t *mask[LANES_MAX] = { 0 };
 	for (size_t x = 0; x < sp->n; x++) {
 		int32_t ri = sp->rank[x];
 		mask[x] = xcalloc(c->n, 1);
 		mask[x][ri] = 1;
-		sc[2 + x] = (struct scenario){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0, NULL, NULL, 0 };
+		sc[2 + x] = (struct scenario){ .type = SC_SET, .mask = mask[x], .single = ri, .part = PART_DUR | PART_HOST };
 		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	}
@@ -292,7 +292,7 @@ static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
 	memcpy(nd, meas, c->nsteps * sizeof(*nd));
 	if (!c->unexplained)
 		return nd;
-	struct scenario sc = { SC_NONE, NULL, -1, 0, 0, NULL, NULL, 1 };
+	struct scenario sc = { .type = SC_NONE, .single = -1, .nodelay = 1 };
 	int replayed;
 	size_t lane;
 	double *out[1] = { nd };
@@ -307,6 +307,31 @@ static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
 	double m = wi_mean(meas, c->nsteps), d = wi_mean(nd, c->nsteps);
 	c->nodelay_all = !launches && sched && m > 0 && m - d < UNX_SHARE * m;
 	return nd;
+}
+
+/* The part of the ideal's gain that rests on guessed dependencies: the
+ * ideal replayed with every guessed dependency left out (its op keeps its
+ * measured delay after its stream, launch and barriers, so it no longer
+ * moves with the op it was guessed to wait for) against the ideal, both
+ * at most the replayed step (rep); 0 without a guess.  Were every guess
+ * wrong, the ideal's gain would be off by this (reported beside the
+ * noise floor, not in it: result.c). */
+static double guessed_gain(struct whatif_ctx *c, const double *rep, const double *ideal)
+{
+	uint64_t ng = 0;
+	for (size_t i = 0; i < c->n; i++)
+		ng += c->k[i].ndepk[DEPK_GUESS];
+	if (!ng)
+		return 0;
+	double *nog = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*nog));
+	struct scenario sc = { .type = SC_ALL, .single = -1, .noguess = 1 };
+	int replayed;
+	size_t lane;
+	double *out[1] = { nog };
+	wi_replay_lanes(c, wi_worker(c, 0, LANES_MAX), 1, &sc, out, &replayed, &lane);
+	double r = wi_mean(rep, c->nsteps), a = fmin(wi_mean(ideal, c->nsteps), r), b = fmin(wi_mean(nog, c->nsteps), r);
+	free(nog);
+	return fabs(b - a);
 }
 
 /* The figures of the step without unexplained delays (nd, freed). */
@@ -373,6 +398,7 @@ static void run(struct analysis *a)
 	first_replays(&c, &f, &sp);
 	phase("the critical path");
 	nodelay_figures(&c, w, meas, rep, nod);
+	w->guessed_ms = guessed_gain(&c, rep, ideal);
 	wi_figures(&c, w, meas, rep, ideal);
 	struct fix_eval *v;
 	size_t nv;
