@@ -102,7 +102,7 @@ out=$(bash tests/cli/run.sh 2>&1); rc=$?
 count "cli" "$out" $rc
 out=$(bash tests/cli/report.sh 2>&1); rc=$?
 count "cli:report" "$out" $rc
-for c in onetruth analysis_io report_upstream figure_names report_page summary sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif whatif_synthetic p2p_groups whatif_diagnosis public_traces flightrec readme install build_config; do
+for c in onetruth analysis_io report_upstream figure_names report_page summary sdma hwq tune_tp sweep mpi_analyze hostile optable whatif_fixtures whatif whatif_synthetic whatif_artifact p2p_groups whatif_diagnosis public_traces flightrec readme install build_config; do
 	[ -f "tests/cli/$c.sh" ] || continue
 	out=$(bash "tests/cli/$c.sh" 2>&1); rc=$?
 	count "cli:$c" "$out" $rc

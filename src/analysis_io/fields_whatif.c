@@ -334,6 +334,10 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "steps_used is read as a uint
 			  .when = wi_ok }
 #define WN(k, fl, m, d) { .key = k, .type = FT_NUM, .flags = FF_REQ | (fl), .off = offsetof(struct whatif, m), \
 			  .dec = d, .when = wi_ok }
+/* fields added after the what-if's first schema: optional on reading */
+#define WO(k, fl, m, d) { .key = k, .type = FT_NUM, .flags = (fl), .off = offsetof(struct whatif, m), \
+			  .dec = d, .when = wi_ok }
+#define WU(k, m) { .key = k, .type = FT_U64, .flags = 0, .off = offsetof(struct whatif, m), .when = wi_ok }
 #define WA(k, m, c, s) { .key = k, .type = FT_ARR, .flags = FF_REQ, .off = offsetof(struct whatif, m), \
 			 .cnt = offsetof(struct whatif, c), .sub = &s, .when = wi_ok }
 static const struct field WHATIF_F[] = {
@@ -351,14 +355,23 @@ static const struct field WHATIF_F[] = {
 	WI("reproduced", FT_BOOL, 0, reproduced),
 	WN("uncertainty_ms", FF_GE0 | FF_MSNUM, uncertainty_ms, 6),
 	/* added within aorta.analysis/4: optional on read (an earlier file has none) */
-	{ .key = "noise_floor_ms", .type = FT_NUM, .flags = FF_GE0 | FF_MSNUM, .off = offsetof(struct whatif, noise_floor_ms),
-	  .dec = 6, .when = wi_ok },
+	WO("noise_floor_ms", FF_GE0 | FF_MSNUM, noise_floor_ms, 6),
 	{ .key = "noise_floor_from", .type = FT_HOOK, .off = offsetof(struct whatif, noise_floor_from), .put = io_put_nstr,
 	  .get = io_get_nstr, .when = wi_ok },
-	{ .key = "step_sem_ms", .type = FT_NUM, .flags = FF_GE0 | FF_MSNUM, .off = offsetof(struct whatif, step_sem_ms),
-	  .dec = 6, .when = wi_ok },
+	WO("step_sem_ms", FF_GE0 | FF_MSNUM, step_sem_ms, 6),
 	WN("unexplained_ms", FF_GE0 | FF_MSNUM, unexplained_ms, 6),
 	WN("unexplained_share", FF_SHARE, unexplained_share, 6),
+	WO("nodelay_step_ms", FF_GE0 | FF_MSNUM, nodelay_step_ms, 6),
+	WO("unexplained_step_ms", FF_GE0 | FF_MSNUM, unexplained_step_ms, 6),
+	WO("unexplained_step_share", FF_SHARE, unexplained_step_share, 6),
+	WO("guessed_ms", FF_GE0 | FF_MSNUM, guessed_ms, 6),
+	WO("guessed_share", FF_SHARE, guessed_share, 6),
+	{ .key = "launch_delays_out", .type = FT_BOOL, .flags = 0, .off = offsetof(struct whatif, launch_delays_out),
+	  .when = wi_ok },
+	WU("deps_guessed", deps_guessed),
+	WU("deps_recorded", deps_recorded),
+	WU("deps_table", deps_table),
+	WU("deps_schedule", deps_schedule),
 	WI("verdict", FT_STR, FF_NONEMPTY, verdict),
 	WA("by_rank", by_rank, nby_rank, REC_WFIX),
 	WA("by_group", by_group, nby_group, REC_WFIX),
@@ -377,6 +390,8 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	wi->measured_step_ms = wi->replay_step_ms = wi->ideal_step_ms = wi->slowdown = NAN;
 	wi->replay_error_pct = wi->uncertainty_ms = wi->unexplained_ms = wi->unexplained_share = NAN;
 	wi->rank_window_min_ms = wi->rank_window_max_ms = NAN;
+	wi->nodelay_step_ms = wi->unexplained_step_ms = wi->unexplained_step_share = NAN;
+	wi->guessed_ms = wi->guessed_share = NAN;
 	wi->noise_floor_ms = wi->step_sem_ms = NAN;
 }
 /* The what-if's rules (docs/metrics.md "What-if"): its step figures are

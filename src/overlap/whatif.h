@@ -84,6 +84,24 @@ struct whatif {
 	char *noise_floor_from;
 	double unexplained_ms; /* per step, mean over ranks: delays the replay keeps fixed (nothing explains them) */
 	double unexplained_share; /* of the measured step (at most 1) */
+	/* the step the unexplained delays cost: the replayed step less the step
+	 * replayed with every unexplained delay taken out (nodelay_step_ms,
+	 * Lin et al.'s T_nodelay), and its share of the measured step */
+	double nodelay_step_ms, unexplained_step_ms, unexplained_step_share;
+	/* no rank has launches and the unexplained delays cost under 5 % of the
+	 * step: they are launch delays, left out of every replay (the replayed
+	 * step is nodelay_step_ms; slowdown = measured / ideal is Lin et al.'s
+	 * S with launch delays) */
+	int launch_delays_out;
+	/* the cross-stream dependencies by where they come from (DEPK_*:
+	 * guessed from the times, recorded by the trace, the op table's
+	 * `after` column, the pipeline schedule), over every rank */
+	uint64_t deps_guessed, deps_recorded, deps_table, deps_schedule;
+	/* the part of the ideal's gain that rests on guessed dependencies: the
+	 * ideal replayed with them left out (their ops keep their measured delay
+	 * after stream, launch and barriers) against the ideal, ms (0 without a
+	 * guess); its share of the replayed step (at most 1) */
+	double guessed_ms, guessed_share;
 	struct whatif_fix *by_rank, *by_group, *by_op;
 	size_t nby_rank, nby_group, nby_op;
 	struct whatif_step *steps;

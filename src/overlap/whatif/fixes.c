@@ -303,7 +303,7 @@ static void pg_fixes(struct whatif_ctx *c, struct fix_eval **v, size_t *n, size_
 				snprintf(b, sizeof(b), "group %.60s %.60s", pg_desc_named(g[p].desc) ? g[p].desc : "pg",
 					 g[p].name);
 			add_fix(v, n, cap, b, -1, ranks);
-			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL };
+			struct scenario sc = { .type = SC_SET, .single = -1, .part = PART_DUR | PART_HOST };
 			wi_add_job(jobs, *n - 1, sc, g[p].mask, a->n);
 		}
 	}
@@ -346,7 +346,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		if (spec_take(sp, cand[q], c, rep_mean, &v[n - 1]))
 			continue;
 		mask[cand[q]] = 1;
-		struct scenario sc = { SC_SET, NULL, cand[q], PART_DUR | PART_HOST, 0, NULL, NULL };
+		struct scenario sc = { .type = SC_SET, .single = cand[q], .part = PART_DUR | PART_HOST };
 		wi_add_job(&jobs, n - 1, sc, mask, c->n);
 		mask[cand[q]] = 0;
 	}
@@ -363,7 +363,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 				mask[i] = of[i] == g;
 			snprintf(b, sizeof(b), "%s %d", pass ? "replica" : "stage", g);
 			struct fix_eval *e = add_fix(&v, &n, &cap, b, -1, rank_list(c->a, of, g));
-			struct scenario sc = { SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL };
+			struct scenario sc = { .type = SC_SET, .single = -1, .part = PART_DUR | PART_HOST };
 			wi_add_job(&jobs, n - 1, sc, mask, c->n);
 			/* a set that holds every rank of a work class has no peer for
 			 * that class's ops: their ideal is the set's own lower median */
@@ -383,7 +383,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 	if (nst >= 2 && wi_balance_build(c)) { /* a pipeline: every stage given the same work */
 		int *zero = xcalloc(c->n, sizeof(*zero));
 		add_fix(&v, &n, &cap, "the stage balance", -1, rank_list(c->a, zero, 0));
-		struct scenario sc = { SC_BAL, NULL, -1, 0, 0, NULL, NULL };
+		struct scenario sc = { .type = SC_BAL, .single = -1 };
 		wi_add_job(&jobs, n - 1, sc, NULL, 0);
 		free(zero);
 	}
@@ -404,7 +404,7 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		if (!present[cat] || cat >= WC_UCOLL) /* unmatched communication: nothing to fix it to */
 			continue;
 		add_fix(&v, &n, &cap, wi_cat_name(cat, b, sizeof(b)), -1, NULL);
-		struct scenario sc = { SC_CAT, NULL, -1, 0, cat, NULL, NULL };
+		struct scenario sc = { .type = SC_CAT, .single = -1, .cat = cat };
 		wi_add_job(&jobs, n - 1, sc, NULL, 0);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;
@@ -450,7 +450,7 @@ void wi_then_fix(struct whatif_ctx *c, struct whatif *w, struct fix_eval *v, dou
 	mask[ri] = mask[qi] = 1;
 	struct fix_eval e = { 0 };
 	struct fix_jobs j = { 0 };
-	wi_add_job(&j, 0, (struct scenario){ SC_SET, NULL, -1, PART_DUR | PART_HOST, 0, NULL, NULL }, mask, c->n);
+	wi_add_job(&j, 0, (struct scenario){ .type = SC_SET, .single = -1, .part = PART_DUR | PART_HOST }, mask, c->n);
 	wi_run_jobs(c, &e, &j, rep_mean);
 	b->f.then_rank = c->a->r[qi].rank;
 	b->f.then_gain_ms = e.f.gain_ms;

@@ -133,13 +133,14 @@ static void rank_waits(struct rank_input *k)
 	size_t nr = 0;
 	for (size_t x = 0; x < t->ndep; x++) {
 		const struct ot_link *l = &t->dep[x];
-		k->deps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to) };
+		k->deps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to), l->how };
+		k->ndepk[l->how < DEPK__N ? l->how : DEPK_GUESS]++;
 		k->flags[l->j] |= OPF_DEP;
 		k->refs[nr++] = l->to;
 	}
 	for (size_t x = 0; x < t->nhdep; x++) {
 		const struct ot_link *l = &t->hdep[x];
-		k->hdeps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to) };
+		k->hdeps[x] = (struct dep_in){ (int32_t)l->j, l->to, -1, (uint16_t)op_stream(k, (size_t)l->to), l->how };
 		k->flags[l->j] |= OPF_HDEP;
 		k->refs[nr++] = l->to;
 	}
@@ -262,10 +263,21 @@ static void rank_steps(struct rank_input *k)
 	}
 	cut_windows(k->nbs, k->mws, k->mwe, last);
 	free(last);
+}
+
+/* Rank i's delays after whatever explains each start (its stream, launch,
+ * step barriers, dependency): the unexplained ones (beyond LAT_MAX_NS),
+ * per step index (ranks in parallel: it writes c->k[i] alone). */
+void wi_rank_delays(struct whatif_ctx *c, size_t i)
+{
+	struct rank_input *k = &c->k[i];
+	const struct op_view *t = &k->t;
+	if (k->manystreams)
+		return;
 	int64_t *prev = xmalloc((k->nstr ? k->nstr : 1) * sizeof(*prev)); /* per stream: the last op's end */
 	for (size_t q = 0; q < k->nstr; q++)
 		prev[q] = UNSET;
-	run = 0;
+	uint32_t run = 0;
 	for (size_t j = 0, d = 0; j < k->n; j++) {
 		size_t q = op_stream(k, j);
 		int32_t st = ot_step_at(t, &run, j);
@@ -276,6 +288,8 @@ static void rank_steps(struct rank_input *k)
 			ready = la;
 		if ((k->flags[j] & OPF_BAR) && st >= 1 && k->bm[st - 1] > ready)
 			ready = k->bm[st - 1];
+		if ((k->flags[j] & OPF_GBAR) && c->gbe[k->cst[st - 1]] > ready)
+			ready = c->gbe[k->cst[st - 1]];
 		if (k->flags[j] & OPF_DEP) {
 			while (k->deps[d].j < (int32_t)j)
 				d++;
@@ -322,7 +336,54 @@ void wi_rank_init(struct whatif_ctx *c, size_t i)
 void wi_rank_free(struct rank_input *k)
 {
 	void *p[] = { k->flags, k->snext, k->gap, k->gapx, k->kq, k->shead, k->deps, k->hdeps, k->hdord, k->hdpos, k->refs, k->calls, k->ucomm,
-		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->bn };
+		      k->lorder, k->slot, k->mws, k->mwe, k->bm, k->unx, k->cst, k->bn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
+}
+
+/* The job-wide step barrier: an op without a launch that waited for its
+ * rank's previous step (OPF_BAR) and started no earlier than every rank's
+ * previous step ended (- ROUND_NS), that end later than its own rank's,
+ * waited for the job's previous step: a step that starts when the last
+ * rank ends the one before (an optimizer's all-reduce over the world, a
+ * trace laid out step by step as the OSDI'25 artifact's), which the trace
+ * does not show as a collective.  The replay then starts it after every
+ * rank's ops of that step. */
+void wi_job_barriers(struct whatif_ctx *c)
+{
+	c->gbe = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*c->gbe));
+	c->gbn = xcalloc(c->nsteps ? c->nsteps : 1, sizeof(*c->gbn));
+	for (size_t s = 0; s < c->nsteps; s++) {
+		c->gbe[s] = UNSET;
+		for (size_t i = 0; i < c->n; i++) {
+			int32_t x = c->sidx[i][s];
+			if (c->k[i].manystreams || !c->k[i].bn)
+				continue;
+			c->gbn[s] += (int32_t)c->k[i].bn[x];
+			if (c->k[i].bm[x] > c->gbe[s])
+				c->gbe[s] = c->k[i].bm[x];
+		}
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct rank_input *k = &c->k[i];
+		if (k->manystreams)
+			continue;
+		k->cst = xmalloc((k->nbs ? k->nbs : 1) * sizeof(*k->cst));
+		for (size_t q = 0; q < k->nbs; q++)
+			k->cst[q] = -1;
+		for (size_t s = 0; s < c->nsteps; s++)
+			k->cst[c->sidx[i][s]] = (int32_t)s;
+		uint32_t run = 0;
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t st = ot_step_at(&k->t, &run, j);
+			if (!(k->flags[j] & OPF_BAR) || (k->flags[j] & OPF_LAUNCH) || st < 1 || k->cst[st - 1] < 0 ||
+			    k->cst[st] < 0)
+				continue;
+			int64_t ge = c->gbe[k->cst[st - 1]];
+			if (ge != UNSET && ge > k->bm[st - 1] && meas_s(k, j) + ROUND_NS >= ge) {
+				k->flags[j] |= OPF_GBAR;
+				c->gbar = 1;
+			}
+		}
+	}
 }

@@ -19,8 +19,10 @@
  * large trace adds little to the timeline it is built from. */
 struct build {
 	const struct trace *t;
+	const uint8_t *cls;  /* per span of the trace: its class (C_NONE: no device op) */
 	int32_t *idx, *step, *dep, *hdep;
-	uint8_t *bar;
+	uint8_t *bar, *how, *hhow; /* how: where dep and hdep come from (DEPK_*) */
+	int sched;           /* the pipeline schedule model holds for ops without launches */
 	const uint32_t *hn;  /* per name of the trace: its FNV-1a hash */
 	size_t n;
 };
@@ -29,6 +31,14 @@ static inline int64_t b_start(const struct build *b, size_t j) { return b->t->st
 static inline int64_t b_end(const struct build *b, size_t j) { return b->t->end_ns[b->idx[j]]; }
 static inline int64_t b_launch(const struct build *b, size_t j) { return b->t->launch_ns[b->idx[j]]; }
 static inline int32_t b_stream(const struct build *b, size_t j) { return b->t->stream[b->idx[j]]; }
+static inline int b_comm(const struct build *b, size_t j) { return b->cls[b->idx[j]] == C_COMM; }
+
+/* Whether op j is a recv (a point-to-point receive the trace names). */
+static int b_recv(const struct build *b, size_t j)
+{
+	uint32_t m = b->t->meta[b->idx[j]];
+	return b_comm(b, j) && m != UINT32_MAX && b->t->coll[m].p2p == P2P_RECV;
+}
 
 static uint32_t fnv1a(const char *s)
 {
@@ -116,6 +126,131 @@ static int64_t step_bar(const struct build *bd, size_t j, const int64_t *be, siz
 	return b != INT64_MIN && b > ready && b <= b_start(bd, j) + ROUND_NS ? b : UNSET;
 }
 
+/* Sets op j's dependency on op d from source `how` where it has none or
+ * d ends later (of two waits, the later one binds). */
+static void set_dep(struct build *bd, size_t j, int32_t d, uint8_t how)
+{
+	if (d < 0 || (size_t)d == j)
+		return;
+	if (bd->dep[j] >= 0 && b_end(bd, (size_t)bd->dep[j]) >= b_end(bd, (size_t)d))
+		return;
+	bd->dep[j] = d;
+	bd->how[j] = how;
+}
+
+/* The pipeline schedule, for ops without launches on a rank that sends
+ * and receives (an op table or converted trace with no host: the OSDI'25
+ * artifact's), as the schedule of Lin et al.'s dependency model has it:
+ *  - a communication op (send, recv, collective) waits for the compute op
+ *    of another stream that ended last by its start (+ ROUND_NS): a send
+ *    after the compute it sends, a recv posted after the compute before
+ *    it, a data-parallel collective after the backward that produced its
+ *    gradients;
+ *  - a recv feeds the first compute op of another stream that starts at
+ *    or after its end (- ROUND_NS): that op waits for it;
+ *  - a collective feeds the first compute op of another stream after its
+ *    end only where nothing else explains that op's start (its stream's
+ *    previous op ended more than LAT_MAX_NS before it): a forward after
+ *    its parameters' all-gather, an optimizer after the gradients'
+ *    reduction, never a backward kernel the collective only overlaps.
+ * Whatever delay is left after these is a launch delay (unexplained). */
+static void sched_deps(struct build *bd)
+{
+	int has_p2p = 0;
+	for (size_t j = 0; j < bd->n; j++) {
+		uint32_t m = bd->t->meta[bd->idx[j]];
+		has_p2p |= b_comm(bd, j) && m != UINT32_MAX && bd->t->coll[m].p2p != P2P_NONE;
+	}
+	bd->sched = has_p2p;
+	if (!has_p2p)
+		return;
+	int32_t lastc = -1; /* the compute op that ended last so far (ops in start order) */
+	size_t nc = 0;
+	int32_t *comp = xmalloc((bd->n ? bd->n : 1) * sizeof(*comp)); /* compute ops, start order */
+	int64_t *prevend = xmalloc((bd->n ? bd->n : 1) * sizeof(*prevend)); /* beside: its stream's previous end */
+	int32_t sid[64];
+	int64_t se[64];
+	int ns = 0;
+	for (size_t j = 0; j < bd->n; j++) {
+		int k;
+		for (k = 0; k < ns && sid[k] != b_stream(bd, j); k++)
+			;
+		if (k == ns && ns < 64) {
+			sid[ns] = b_stream(bd, j);
+			se[ns++] = INT64_MIN;
+		}
+		int64_t pe = k < 64 ? se[k] : INT64_MIN;
+		if (k < 64)
+			se[k] = b_end(bd, j);
+		if (b_comm(bd, j)) {
+			if (b_launch(bd, j) != INT64_MIN)
+				continue;
+			/* the latest-ending compute op of another stream ended by its start */
+			int32_t best = -1;
+			for (size_t x = nc; x-- > 0 && x + 64 >= nc;) {
+				int32_t c = comp[x];
+				if (b_stream(bd, (size_t)c) == b_stream(bd, j) || b_end(bd, (size_t)c) > b_start(bd, j) + ROUND_NS)
+					continue;
+				if (best < 0 || b_end(bd, (size_t)c) > b_end(bd, (size_t)best))
+					best = c;
+			}
+			if (best < 0 && lastc >= 0 && b_stream(bd, (size_t)lastc) != b_stream(bd, j) &&
+			    b_end(bd, (size_t)lastc) <= b_start(bd, j) + ROUND_NS)
+				best = lastc;
+			set_dep(bd, j, best, DEPK_SCHED);
+			continue;
+		}
+		comp[nc] = (int32_t)j;
+		prevend[nc++] = pe;
+		if (lastc < 0 || b_end(bd, j) > b_end(bd, (size_t)lastc))
+			lastc = (int32_t)j;
+	}
+	/* what each recv or collective feeds: a recv the first compute op
+	 * after its end that no earlier recv from the same peer feeds (one
+	 * microbatch each: a recv that arrived early feeds the next one) */
+	int32_t ppeer[16], pnext[16];
+	int np = 0;
+	for (size_t j = 0; j < bd->n; j++) {
+		if (!b_comm(bd, j) || b_launch(bd, j) != INT64_MIN)
+			continue;
+		uint32_t m = bd->t->meta[bd->idx[j]];
+		if (m != UINT32_MAX && bd->t->coll[m].p2p == P2P_SEND)
+			continue;
+		int recv = b_recv(bd, j);
+		int64_t e = b_end(bd, j);
+		size_t a = 0, b = nc; /* the first compute op starting at or after e - ROUND_NS */
+		while (a < b) {
+			size_t mid = (a + b) / 2;
+			if (b_start(bd, (size_t)comp[mid]) < e - ROUND_NS)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		int p = -1;
+		if (recv) {
+			int32_t peer = bd->t->coll[m].peer;
+			for (p = 0; p < np && ppeer[p] != peer; p++)
+				;
+			if (p == np && np < 16) {
+				ppeer[np] = peer;
+				pnext[np++] = 0;
+			}
+			if (p < np && (size_t)pnext[p] > a)
+				a = (size_t)pnext[p];
+		}
+		for (; a < nc && b_stream(bd, (size_t)comp[a]) == b_stream(bd, j); a++)
+			;
+		if (a == nc || b_launch(bd, (size_t)comp[a]) != INT64_MIN)
+			continue;
+		if (recv && p >= 0 && p < np)
+			pnext[p] = (int32_t)a + 1;
+		if (recv || prevend[a] == INT64_MIN || b_start(bd, (size_t)comp[a]) - prevend[a] > LAT_MAX_NS)
+			set_dep(bd, (size_t)comp[a], (int32_t)j, DEPK_SCHED);
+	}
+	free(comp);
+	free(prevend);
+}
+
 /* Cross-stream dependencies: an op that starts later than its stream, its
  * launch and its step barrier allow, within DEP_LAG_NS after another
  * stream's op ended, waited for that op (an event wait the trace does not
@@ -148,7 +283,8 @@ static void infer_deps(struct build *bd)
 		if (b != UNSET)
 			ready = b;
 		int nolaunch = launch == INT64_MIN;
-		if (ready == INT64_MIN ? nolaunch : start - ready > LAT_MAX_NS) {
+		if (bd->dep[j] < 0 && !(nolaunch && bd->sched) &&
+		    (ready == INT64_MIN ? nolaunch : start - ready > LAT_MAX_NS)) {
 			int64_t best = INT64_MIN;
 			for (int q = 0; q < ns; q++)
 				for (int b2 = 0; q != k && b2 < 2; b2++) {
@@ -399,9 +535,9 @@ static void encode(const struct build *bd, struct rank_result *r)
 		if (!j || bd->step[j] != bd->step[j - 1])
 			runs[nr++] = (struct ot_run){ (uint32_t)j, bd->step[j] };
 		if (bd->dep[j] >= 0)
-			dep[nd++] = (struct ot_link){ (uint32_t)j, bd->dep[j] };
+			dep[nd++] = (struct ot_link){ (uint32_t)j, bd->dep[j], bd->how[j], { 0 } };
 		if (bd->hdep[j] >= 0)
-			hdep[nhd++] = (struct ot_link){ (uint32_t)j, bd->hdep[j] };
+			hdep[nhd++] = (struct ot_link){ (uint32_t)j, bd->hdep[j], bd->hhow[j], { 0 } };
 		if (bd->bar[j])
 			bar[nb++] = (uint32_t)j;
 	}
@@ -424,13 +560,15 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		nsync += t->kind[i] == K_SYNC;
 	}
 	nsync += t->nhsync;
-	struct build bd = { t, NULL, NULL, NULL, NULL, NULL, NULL, n };
+	struct build bd = { .t = t, .cls = cls, .n = n };
 	size_t n1 = n ? n : 1;
 	bd.idx = xmalloc(n1 * sizeof(*bd.idx));
 	bd.step = xmalloc(n1 * sizeof(*bd.step));
 	bd.dep = xmalloc(n1 * sizeof(*bd.dep));
 	bd.hdep = xmalloc(n1 * sizeof(*bd.hdep));
 	bd.bar = xcalloc(n1, 1);
+	bd.how = xcalloc(n1, 1);
+	bd.hhow = xcalloc(n1, 1);
 	uint32_t *hn = xmalloc((t->names.n ? t->names.n : 1) * sizeof(*hn)); /* per name, once */
 	for (size_t k = 0; k < t->names.n; k++)
 		hn[k] = fnv1a(strtab_get(&t->names, (uint32_t)k));
@@ -455,6 +593,7 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		j++;
 	}
 	free(smap);
+	sched_deps(&bd);
 	infer_deps(&bd);
 	infer_syncs(&bd, sync, nsync);
 	free(sync);
@@ -465,6 +604,8 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 	free(bd.dep);
 	free(bd.hdep);
 	free(bd.bar);
+	free(bd.how);
+	free(bd.hhow);
 }
 
 void ot_view(const struct rank_result *r, struct op_view *t)

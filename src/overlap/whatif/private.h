@@ -120,8 +120,16 @@ struct ot_esc { uint32_t j, pad; int64_t v; };
 struct ot_key { uint32_t hash; int32_t stream; uint8_t kind, pad[3]; };
 /* Ops j.. (up to the next run) belong to step index `step` (-1: none). */
 struct ot_run { uint32_t j; int32_t step; };
-/* Op j waited for op `to` (a dependency, a host synchronisation). */
-struct ot_link { uint32_t j; int32_t to; };
+/* Where a dependency comes from (ot_link.how; docs/metrics.md "What-if"):
+ * a guess from the times (another stream's op that ended just before), a
+ * record of the trace (a stream wait or host synchronisation paired with
+ * its event record), the op table's `after` column, the pipeline schedule
+ * (ops without launches: a compute op after the recv that feeds it, a
+ * send or collective after the compute before it). */
+enum { DEPK_GUESS = 0, DEPK_RECORD, DEPK_TABLE, DEPK_SCHED, DEPK__N };
+
+/* Op j waited for op `to` (a dependency, a host synchronisation); how: DEPK_*. */
+struct ot_link { uint32_t j; int32_t to; uint8_t how, pad[3]; };
 
 /* One rank's op table, read in place (its block: optable.c).  Ops in start
  * order; times in the rank's own clock: start = base + start[j] (escape),
@@ -231,13 +239,14 @@ enum {
 	OPF_CALL = 16,               /* a call of a matched collective (calls) */
 	OPF_LAUNCH = 32,             /* its launch is known */
 	OPF_UCOMM = 64,              /* communication no matched collective holds (WC_UCOLL): as measured */
+	OPF_GBAR = 128,              /* without a launch, it waited for the job's previous step (every rank's) */
 };
 
 /* An unmatched call (OPF_UCOMM): its op and its collective type. */
 struct ucomm_in { int32_t j; uint8_t type, pad[3]; };
 
 /* A dependency of op j on op d (on stream dq), whose end is refs' entry ref. */
-struct dep_in { int32_t j, d, ref; uint16_t dq; };
+struct dep_in { int32_t j, d, ref; uint16_t dq; uint8_t how; };
 /* A matched call: its op and its place m in the collectives' members. */
 struct call_in { int32_t j, m; };
 
@@ -277,8 +286,10 @@ struct rank_input {
 	/* step barriers, per step index: measured latest end; ops;
 	 * unexplained delay (ns) */
 	int64_t *bm, *unx;
+	int32_t *cst;                /* per step index: its common step (-1: none; set with c->gbar) */
 	size_t *bn;
 	uint64_t unexplained;        /* ops whose delay nothing explains */
+	uint64_t ndepk[DEPK__N];     /* its dependencies by where they come from */
 	int cls;                     /* work class (stage or 0) */
 	int hassync;                 /* a launch waited for a synchronisation (an op with hdep) */
 	int manystreams;             /* more streams than a dense index holds (nothing else set up) */
@@ -385,6 +396,10 @@ struct scenario {
 	int part;             /* SC_SET: PART_DUR | PART_HOST */
 	int cat;              /* SC_CAT */
 	const int64_t *md, *mg; /* SC_SET of several ranks: per slot, the set's medians (fixes.c) */
+	int nodelay;          /* every delay nothing explains (lat > LAT_MAX_NS) taken out: the
+	                       * step without unexplained delays (Lin et al.'s T_nodelay) */
+	int noguess;          /* guessed dependencies left out: their op keeps its measured
+	                       * delay after its stream and launch (the floor's guess term) */
 };
 
 /* A call of a matched collective: its rank and op, the class of its ideal
@@ -455,6 +470,9 @@ struct replay_state {
 	size_t K, kcap;              /* lanes of the last pass; lanes allocated */
 	struct scenario sc[LANES_MAX]; /* each lane's scenario (its mask: only while it runs) */
 	int mlane;                   /* the lane whose moves are recorded, -1 */
+	int32_t *grem;               /* c->gbar: per common step, its ops over the ranks not yet ended */
+	int64_t *gE;                 /* ... and per lane its latest end over the ranks */
+	size_t nranks;
 	struct moved_map moved;
 	size_t left;                 /* ops the last pass left unreplayed (a stall) */
 };
@@ -469,6 +487,11 @@ struct whatif_ctx {
 	struct analysis *a;
 	struct rank_input *k;
 	size_t n;
+	int gbar;                    /* an op waited for the job's previous step (OPF_GBAR) */
+	int nodelay_all;             /* every replay without the unexplained delays: traces without
+	                              * launches whose delays cost the step little (launch delays) */
+	int64_t *gbe;                /* then per common step: its measured latest end over the ranks */
+	int32_t *gbn;                /* ... and its ops over the ranks */
 	struct coll_group *g;        /* the collectives */
 	size_t ng;
 	struct member *gm;           /* their members */
@@ -548,6 +571,10 @@ const char *wi_cat_name(int c, char *buf, size_t n);
 int wi_kind_cat(int kind);
 int wi_op_cat(const struct whatif_ctx *c, const struct rank_input *k, size_t j);
 void wi_rank_init(struct whatif_ctx *c, size_t i);
+/* The job-wide step barrier (OPF_GBAR), once the common steps are known. */
+void wi_job_barriers(struct whatif_ctx *c);
+/* Rank i's unexplained delays and the delay guesses explain (after the barriers). */
+void wi_rank_delays(struct whatif_ctx *c, size_t i);
 void wi_rank_free(struct rank_input *k);
 
 /* incomplete.c: each rank whose trace lacks ops most of its class run in

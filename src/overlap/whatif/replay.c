@@ -243,6 +243,15 @@ static void ended(struct replay_state *s, const struct rank_input *k, size_t i, 
 			b->wlast = j; /* the first op (in op order) with the latest end */
 		}
 	}
+	int32_t cs = s->grem && k->cst ? k->cst[st] : -1;
+	if (cs < 0)
+		return;
+	for (size_t v = 0; v < K; v++)
+		if (E[v] > s->gE[(size_t)cs * LS + v])
+			s->gE[(size_t)cs * LS + v] = E[v];
+	if (--s->grem[cs] == 0) /* the job's step is done: every rank may go on */
+		for (size_t r = 0; r < s->nranks; r++)
+			push(s, r);
 }
 
 /* A call of a matched collective started at S[v] (per lane): when its last
@@ -316,26 +325,42 @@ static int try_start(const struct whatif_ctx *c, struct replay_state *s, size_t 
 			if (b[v].bE > ready[v])
 				ready[v] = b[v].bE;
 	}
+	int32_t gs = (f & OPF_GBAR) ? k->cst[st - 1] : -1;
+	if (gs >= 0) { /* the job-wide step barrier */
+		if (s->grem[gs])
+			return 0;
+		for (size_t v = 0; v < K; v++)
+			if (s->gE[(size_t)gs * LS + v] > ready[v])
+				ready[v] = s->gE[(size_t)gs * LS + v];
+	}
 	const struct dep_in *dp = NULL;
+	int guess = 0; /* a guessed dependency: a lane without guesses leaves it out */
 	if (f & OPF_DEP) {
 		dp = &k->deps[wi_find_op(k->deps, k->ndeps, sizeof(*k->deps), j)];
 		if (!op_ended(z, dp->d, dp->dq))
 			return 0;
+		guess = dp->how == DEPK_GUESS;
 		for (size_t v = 0; v < K; v++)
-			if (z->refE[(size_t)dp->ref * LS + v] > ready[v])
+			if (z->refE[(size_t)dp->ref * LS + v] > ready[v] && !(guess && s->sc[v].noguess))
 				ready[v] = z->refE[(size_t)dp->ref * LS + v];
 	}
-	/* its measured latency: its start after whatever was ready, measured */
+	/* its measured latency: its start after whatever was ready, measured
+	 * (lat0: without its dependency, for a lane that leaves a guess out) */
 	int64_t ts = sr->ts, mr = sr->prev_te;
 	if (sr->la != UNSET && sr->la > mr)
 		mr = sr->la;
 	if ((f & OPF_BAR) && st >= 1 && k->bm[st - 1] > mr)
 		mr = k->bm[st - 1];
+	if (gs >= 0 && c->gbe[gs] > mr)
+		mr = c->gbe[gs];
+	int64_t lat0 = mr == UNSET ? 0 : ts - mr;
 	if (dp && meas_e(k, (size_t)dp->d) > mr)
 		mr = meas_e(k, (size_t)dp->d);
 	int64_t lat = mr == UNSET ? 0 : ts - mr, S[LANES_MAX] = { 0 };
-	for (size_t v = 0; v < K; v++)
-		S[v] = ready[v] == UNSET ? ts : ready[v] + lat;
+	for (size_t v = 0; v < K; v++) {
+		int64_t l = guess && s->sc[v].noguess ? lat0 : lat;
+		S[v] = ready[v] == UNSET ? ts : ready[v] + (l > LAT_MAX_NS && s->sc[v].nodelay ? 0 : l);
+	}
 	if (L)
 		launch_pop(&sr->lq, lx);
 	if (f & OPF_CALL) {
@@ -418,6 +443,11 @@ static void replay_reset(const struct whatif_ctx *c, struct replay_state *s)
 	}
 	s->nstack = 0;
 	s->moved.n = 0;
+	for (size_t q = 0; s->grem && q < c->nsteps; q++) {
+		s->grem[q] = c->gbn[q];
+		for (size_t v = 0; v < LS; v++)
+			s->gE[q * LS + v] = UNSET;
+	}
 	if (s->moved.e)
 		memset(s->moved.e, 0, s->moved.cap * sizeof(*s->moved.e));
 	for (size_t i = 0; i < c->n; i++) {
@@ -636,6 +666,11 @@ struct replay_state *wi_worker(struct whatif_ctx *c, size_t w, size_t kcap)
 	s->arrived = xmalloc((c->ng ? c->ng : 1) * sizeof(*s->arrived));
 	s->gl = xmalloc((c->ng ? c->ng : 1) * LS * sizeof(*s->gl));
 	s->stack = xmalloc((c->n ? c->n : 1) * sizeof(*s->stack));
+	s->nranks = c->n;
+	if (c->gbar) {
+		s->grem = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*s->grem));
+		s->gE = xmalloc((c->nsteps ? c->nsteps : 1) * LS * sizeof(*s->gE));
+	}
 	return s;
 }
 
@@ -655,6 +690,8 @@ void wi_workers_free(struct whatif_ctx *c)
 		free(s->arrived);
 		free(s->gl);
 		free(s->stack);
+		free(s->grem);
+		free(s->gE);
 		free(s->moved.e);
 	}
 	free(c->w);

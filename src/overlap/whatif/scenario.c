@@ -88,7 +88,8 @@ static int rank_changes(const struct whatif_ctx *c, const struct scenario *sc, s
 int wi_set_scenario(const struct whatif_ctx *c, struct replay_state *s, size_t v, const struct scenario *sc)
 {
 	s->sc[v] = *sc;
-	int changed = fill_anchors(c, s, v, sc) > 0;
+	s->sc[v].nodelay |= c->nodelay_all;
+	int changed = fill_anchors(c, s, v, sc) > 0 || (s->sc[v].nodelay && c->unexplained && !c->nodelay_all);
 	for (size_t i = 0; i < c->n; i++) {
 		unsigned f = (unsigned)rank_fixed(c, sc, i);
 		s->k[i].fix = (s->k[i].fix & ~(1u << v)) | f << v;

@@ -174,10 +174,16 @@ void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix 
 	}
 	/* delays nothing explains are replayed as fixed: when they outweigh
 	 * the material threshold and the best gain, no answer is confident */
-	if (w->unexplained_share >= UNX_SHARE && w->unexplained_ms > lim && w->unexplained_ms >= gain)
+	if (!w->launch_delays_out && w->unexplained_share >= UNX_SHARE && w->unexplained_ms > lim &&
+	    w->unexplained_ms >= gain)
 		snprintf(u, sizeof(u), "not conclusive: %.3g ms per step (%.0f %% of the step) are delays the "
 			 "trace does not explain, kept fixed in every replay, so a fix that would shorten them "
 			 "is not seen; ", w->unexplained_ms, 100.0 * w->unexplained_share);
+	else if (w->unexplained_step_share >= UNX_SHARE && w->unexplained_step_ms > lim &&
+		 w->unexplained_step_ms >= gain)
+		snprintf(u, sizeof(u), "not conclusive: %.3g ms of the step (%.0f %%) rest on delays the trace "
+			 "does not explain (the step replayed without them is that much shorter), so a fix that "
+			 "would shorten them is not seen; ", w->unexplained_step_ms, 100.0 * w->unexplained_step_share);
 	if (!best || !(gain > lim)) {
 		double pct = best && rep_mean > 0 ? 100.0 * gain / rep_mean : 0;
 		int some = best && pct >= 0.05;
@@ -193,7 +199,8 @@ void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix 
 		int ri = wi_rank_index(c->a, best->rank);
 		uint8_t *mask = xcalloc(c->n, 1);
 		mask[ri] = 1;
-		struct scenario h = { SC_SET, mask, ri, PART_HOST, 0, NULL, NULL }, d = { SC_SET, mask, ri, PART_DUR, 0, NULL, NULL };
+		struct scenario h = { .type = SC_SET, .mask = mask, .single = ri, .part = PART_HOST },
+				d = { .type = SC_SET, .mask = mask, .single = ri, .part = PART_DUR };
 		struct fix_eval e2[2] = { 0 };
 		struct fix_jobs j = { 0 };
 		wi_add_job(&j, 0, h, mask, c->n);

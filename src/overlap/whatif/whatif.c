@@ -132,7 +132,7 @@ static void ctx_free(struct whatif_ctx *c)
 	}
 	void *p[] = { c->k, c->g, c->gm, c->gmq, c->gmi, c->xideal, c->sm, c->sd, c->sg, c->sat, c->sn,
 		      c->med_all_d, c->med_all_g, c->mid, c->csize, c->stepno, c->sidx, c->aord, c->ex, c->own, c->scls,
-		      c->calign, c->cslot, c->crank, c->cr0 };
+		      c->calign, c->cslot, c->crank, c->cr0, c->gbe, c->gbn };
 	for (size_t q = 0; q < sizeof(p) / sizeof(p[0]); q++)
 		free(p[q]);
 	for (size_t i = 0; c->incomplete && i < c->n; i++)
@@ -181,10 +181,23 @@ static void ctx_init(struct whatif_ctx *c, struct analysis *a, const int *stage)
 		c->csize[c->k[i].cls]++;
 	}
 	pool_for(c->nt, a->n, rk_task, c);
-	for (size_t i = 0; i < a->n; i++) {
-		c->unexplained += c->k[i].unexplained;
+	for (size_t i = 0; i < a->n; i++)
 		c->manystreams |= c->k[i].manystreams;
-	}
+}
+
+static void delays_task(void *arg, size_t w, size_t i)
+{
+	(void)w;
+	wi_rank_delays(arg, i);
+}
+
+/* The job-wide step barriers, then each rank's delays (ranks on threads). */
+static void ctx_delays(struct whatif_ctx *c)
+{
+	wi_job_barriers(c);
+	pool_for(c->nt, c->n, delays_task, c);
+	for (size_t i = 0; i < c->n; i++)
+		c->unexplained += c->k[i].unexplained;
 }
 
 /* One of the first passes: worker x replays sc[0..n) into out[0..n). */
@@ -230,14 +243,14 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 		sp->n = LANES_MAX - 2;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
 	size_t n = 2 + sp->n;
-	struct scenario sc[LANES_MAX] = { { SC_NONE, NULL, -1, 0, 0, NULL, NULL }, { SC_ALL, NULL, -1, 0, 0, NULL, NULL } };
+	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 } };
 	double *out[LANES_MAX] = { f->rep, f->ideal };
 	uint8_t *mask[LANES_MAX] = { 0 };
 	for (size_t x = 0; x < sp->n; x++) {
 		int32_t ri = sp->rank[x];
 		mask[x] = xcalloc(c->n, 1);
 		mask[x][ri] = 1;
-		sc[2 + x] = (struct scenario){ SC_SET, mask[x], ri, PART_DUR | PART_HOST, 0, NULL, NULL };
+		sc[2 + x] = (struct scenario){ .type = SC_SET, .mask = mask[x], .single = ri, .part = PART_DUR | PART_HOST };
 		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	}
@@ -264,6 +277,72 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 	}
 	c->rep = f->rep;
 	c->rep_wend = f->rep_wend;
+}
+
+/* The step without the delays nothing explains (every lat beyond
+ * LAT_MAX_NS taken out, per step; Lin et al.'s T_nodelay), replayed before
+ * the others: where no rank has a launch and those delays cost less than
+ * UNX_SHARE of the measured step (meas), on ranks the pipeline schedule
+ * model holds for (optable.c), they are the launch delays of a trace
+ * without a host, and every replay leaves them out
+ * (c->nodelay_all), as the artifact of Lin et al. replays. */
+static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
+{
+	double *nd = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*nd));
+	memcpy(nd, meas, c->nsteps * sizeof(*nd));
+	if (!c->unexplained)
+		return nd;
+	struct scenario sc = { .type = SC_NONE, .single = -1, .nodelay = 1 };
+	int replayed;
+	size_t lane;
+	double *out[1] = { nd };
+	wi_replay_lanes(c, wi_worker(c, 0, LANES_MAX), 1, &sc, out, &replayed, &lane);
+	int launches = 0;
+	uint64_t sched = 0;
+	for (size_t i = 0; i < c->n; i++)
+		sched += c->k[i].ndepk[DEPK_SCHED];
+	for (size_t i = 0; i < c->n && !launches; i++)
+		for (size_t j = 0; j < c->k[i].n && !launches; j++)
+			launches = (c->k[i].flags[j] & OPF_LAUNCH) != 0;
+	double m = wi_mean(meas, c->nsteps), d = wi_mean(nd, c->nsteps);
+	c->nodelay_all = !launches && sched && m > 0 && m - d < UNX_SHARE * m;
+	return nd;
+}
+
+/* The part of the ideal's gain that rests on guessed dependencies: the
+ * ideal replayed with every guessed dependency left out (its op keeps its
+ * measured delay after its stream, launch and barriers, so it no longer
+ * moves with the op it was guessed to wait for) against the ideal, both
+ * at most the replayed step (rep); 0 without a guess.  Were every guess
+ * wrong, the ideal's gain would be off by this (reported beside the
+ * noise floor, not in it: result.c). */
+static double guessed_gain(struct whatif_ctx *c, const double *rep, const double *ideal)
+{
+	uint64_t ng = 0;
+	for (size_t i = 0; i < c->n; i++)
+		ng += c->k[i].ndepk[DEPK_GUESS];
+	if (!ng)
+		return 0;
+	double *nog = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*nog));
+	struct scenario sc = { .type = SC_ALL, .single = -1, .noguess = 1 };
+	int replayed;
+	size_t lane;
+	double *out[1] = { nog };
+	wi_replay_lanes(c, wi_worker(c, 0, LANES_MAX), 1, &sc, out, &replayed, &lane);
+	double r = wi_mean(rep, c->nsteps), a = fmin(wi_mean(ideal, c->nsteps), r), b = fmin(wi_mean(nog, c->nsteps), r);
+	free(nog);
+	return fabs(b - a);
+}
+
+/* The figures of the step without unexplained delays (nd, freed). */
+static void nodelay_figures(struct whatif_ctx *c, struct whatif *w, const double *meas, const double *rep, double *nd)
+{
+	w->nodelay_step_ms = wi_mean(nd, c->nsteps);
+	double m = wi_mean(meas, c->nsteps), r = c->nodelay_all ? m : wi_mean(rep, c->nsteps);
+	w->unexplained_step_ms = r > w->nodelay_step_ms ? r - w->nodelay_step_ms : 0;
+	w->unexplained_step_share = m > 0 ? fmin(1, w->unexplained_step_ms / m) : 0;
+	w->launch_delays_out = c->nodelay_all;
+	free(nd);
 }
 
 /* The what-if of a (its skip: a->opts.skip_steps as it is now) into a->whatif. */
@@ -304,6 +383,7 @@ static void run(struct analysis *a)
 			       : "no step that every rank has");
 		return;
 	}
+	ctx_delays(&c);
 	wi_isolate_incomplete(&c); /* before the anchors and slots, which read the classes */
 	wi_build_groups(&c);
 	wi_build_anchors(&c);
@@ -314,8 +394,11 @@ static void run(struct analysis *a)
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
 	struct first_out f = { &c, w, meas, rep, rep_wend, ideal };
 	struct early_fixes sp;
+	double *nod = nodelay_replay(&c, meas);
 	first_replays(&c, &f, &sp);
 	phase("the critical path");
+	nodelay_figures(&c, w, meas, rep, nod);
+	w->guessed_ms = guessed_gain(&c, rep, ideal);
 	wi_figures(&c, w, meas, rep, ideal);
 	struct fix_eval *v;
 	size_t nv;
