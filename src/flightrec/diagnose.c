@@ -384,11 +384,11 @@ static const char *kind_key(const char *name, const char *desc)
 	return desc && desc[0] && strcmp(desc, "undefined") ? desc : name;
 }
 
-/* Program order, from the ranks that called both: +1 when collective (G, s)
- * comes before (H, t) on them, -1 after, 0 when no rank tells. */
-static int order_vote(const struct job *j, const struct fr_entry *x, const struct fr_entry *y)
+/* Program order of collective (kind kx, seq sx) and (ky, sy), from the
+ * ranks that called both: +1 when the first comes before the second on
+ * them, -1 after, 0 when no rank tells. */
+static int order_vote_at(const struct job *j, const char *kx, int64_t sx, const char *ky, int64_t sy)
 {
-	const char *kx = kind_key(x->pg_name, x->pg_desc), *ky = kind_key(y->pg_name, y->pg_desc);
 	int before = 0, after = 0;
 	for (size_t i = 0; i < j->run->n && before + after < 16; i++) { /* 16 ranks that tell are enough */
 		const struct fr_dump *d = j->run->d[i];
@@ -398,15 +398,36 @@ static int order_vote(const struct job *j, const struct fr_entry *x, const struc
 			if (en->p2p)
 				continue;
 			const char *ke = kind_key(en->pg_name, en->pg_desc);
-			if (rx < 0 && en->seq == x->seq && !strcmp(ke, kx))
+			if (rx < 0 && en->seq == sx && !strcmp(ke, kx))
 				rx = en->record_id >= 0 ? en->record_id : (int64_t)k;
-			if (ry < 0 && en->seq == y->seq && !strcmp(ke, ky))
+			if (ry < 0 && en->seq == sy && !strcmp(ke, ky))
 				ry = en->record_id >= 0 ? en->record_id : (int64_t)k;
 		}
 		if (rx >= 0 && ry >= 0 && rx != ry)
 			rx < ry ? before++ : after++;
 	}
 	return before > after ? 1 : after > before ? -1 : 0;
+}
+
+#define ORDER_BACK 4 /* earlier iterations looked at when no rank called both */
+
+/* Program order of collectives x and y: from the ranks that called both,
+ * else (every rank that called one is stuck before the other: a world of
+ * two, a pair) from the same two kinds of group ORDER_BACK or fewer
+ * iterations earlier (x's seq - q against y's seq - q), as a training
+ * loop repeats its program; *back: the q that told (0: the ranks that
+ * called both). */
+static int order_vote(const struct job *j, const struct fr_entry *x, const struct fr_entry *y, int *back)
+{
+	const char *kx = kind_key(x->pg_name, x->pg_desc), *ky = kind_key(y->pg_name, y->pg_desc);
+	for (int q = 0; q <= ORDER_BACK && x->seq - q >= 1 && y->seq - q >= 1; q++) {
+		int v = order_vote_at(j, kx, x->seq - q, ky, y->seq - q);
+		if (v) {
+			*back = q;
+			return v;
+		}
+	}
+	return 0;
 }
 
 /* A missing rank that waits on nobody because it went past the op: its
@@ -416,15 +437,23 @@ static char *moved_past(const struct job *j, int32_t rank, const struct fr_entry
 {
 	const struct fr_dump *d = fm_dump_of(j, rank);
 	const struct fr_entry *y = NULL;
+	int back = 0;
 	for (size_t i = 0; d && i < d->ne && !y; i++)
 		if (!d->e[i].done && !d->e[i].p2p)
 			y = &d->e[i];
-	if (!y || !x || order_vote(j, x, y) <= 0)
+	if (!y || !x || order_vote(j, x, y, &back) <= 0)
 		return NULL;
 	const char *cx = strrchr(x->profiling_name, ':'), *cy = strrchr(y->profiling_name, ':');
+	cx = cx ? cx + 1 : x->profiling_name;
+	cy = cy ? cy + 1 : y->profiling_name;
+	if (back)
+		return xasprintf("skipped %s #%lld of group %s: it called %s #%lld of group %s, which comes after it "
+				 "in the program the ranks ran (%s #%lld came before %s #%lld)", cx, (long long)x->seq,
+				 x->pg_name, cy, (long long)y->seq, y->pg_name, cx, (long long)(x->seq - back), cy,
+				 (long long)(y->seq - back));
 	return xasprintf("skipped %s #%lld of group %s: it called %s #%lld of group %s, which comes after it on "
-			 "the ranks that called both", cx ? cx + 1 : x->profiling_name, (long long)x->seq, x->pg_name,
-			 cy ? cy + 1 : y->profiling_name, (long long)y->seq, y->pg_name);
+			 "the ranks that called both", cx, (long long)x->seq, x->pg_name, cy, (long long)y->seq,
+			 y->pg_name);
 }
 
 /* Why a rank is where the hang starts, NULL when it waits on another rank
@@ -624,6 +653,18 @@ static void find_culprits(const struct job *j, struct div_work **w, struct fr_re
 				}
 			why = moved_past(j, named.v[i], x);
 		}
+		/* or it called the divergent collective unlike the others (another
+		 * size, dtype or op: its peers wait for a call that matches) */
+		for (size_t g = 0; !why && g < j->ng; g++)
+			if (w[g] && w[g]->div.seq >= 0 && w[g]->div.mismatch && strcmp(w[g]->div.mismatch, "state") &&
+			    fm_rs_has(&w[g]->odd, named.v[i])) {
+				const char *c = w[g]->div.profiling_name ? strrchr(w[g]->div.profiling_name, ':') : NULL;
+				why = xasprintf("called %s #%lld of group %s with another %s%s%s%s",
+						c ? c + 1 : w[g]->div.profiling_name ? w[g]->div.profiling_name : "the collective",
+						(long long)w[g]->div.seq, j->g[g].name, w[g]->div.mismatch,
+						w[g]->div.detail ? " (" : "", w[g]->div.detail ? w[g]->div.detail : "",
+						w[g]->div.detail ? ")" : "");
+			}
 		if (why)
 			res->culprits[res->nculprits++] = (struct fr_culprit){ named.v[i], why };
 	}

@@ -60,6 +60,13 @@ SCENARIOS = ["healthy", "skip", "size", "dtype", "killed", "wrap", "hostnames", 
 HOSTS = ["gpu-node07.dc2", "gpu-node07.dc2", "gpu-node12.dc3", "gpu-node12.dc3"]
 
 
+def planted(world):
+    """The rank each fault is planted on: at world 4 rank 3 skips, rank 2
+    calls another dtype or is killed, rank 1 another size; at world 2 (one
+    pair) rank 1 does each."""
+    return {"skip": world - 1, "dtype": world // 2, "killed": world // 2, "size": 1}
+
+
 def groups_of(world):
     tp = [[0, 1], [2, 3]] if world == 4 else [[0, 1]]
     dp = [[0, 2], [1, 3]] if world == 4 else [[0, 1]]
@@ -86,17 +93,18 @@ def members(world, kind, rank):
     raise ValueError(kind)
 
 
-def call_of(scenario, step, kind, op, rank, backend="gloo"):
+def call_of(scenario, step, kind, op, rank, backend="gloo", world=4):
     """What rank calls for this op: None (it skips it), or (shape, dtype).
     gloo aborts the process on a transfer of another byte count, so under
     gloo the odd call keeps the bytes (another shape, another dtype of the
     same width) and completes; NCCL gets the mismatch that hangs."""
     fault = step == FAULT_STEP
-    if fault and scenario in ("skip", "wrap", "hostnames") and rank == 3 and kind == "dp":
+    at = planted(world)
+    if fault and scenario in ("skip", "wrap", "hostnames") and rank == at["skip"] and kind == "dp":
         return None
     if fault and scenario == "size" and rank == 1 and kind == "tp":
         return ((2, 2), "float32") if backend == "gloo" else ((8,), "float32")
-    if fault and scenario == "dtype" and rank == 2 and kind == "world":
+    if fault and scenario == "dtype" and rank == at["dtype"] and kind == "world":
         return ((4,), "int32") if backend == "gloo" else ((4,), "float64")
     return ((4,), "float32")
 
@@ -117,11 +125,11 @@ def plan(world, steps, scenario, backend="gloo"):
     from FAULT_STEP on; the p2p op (rank 0 sends to 1, 1 receives from 3)
     never completes."""
     ops = program(world, steps, scenario)
-    dead = {2} if scenario == "killed" else set()
+    dead = {planted(world)["killed"]} if scenario == "killed" else set()
     seq = {}
     for r in range(world):
         seq[r] = [i for i, (s, k, o) in enumerate(ops)
-                  if (o != "p2p" or r in (0, 1)) and call_of(scenario, s, k, o, r, backend) is not None
+                  if (o != "p2p" or r in (0, 1)) and call_of(scenario, s, k, o, r, backend, world) is not None
                   and not (r in dead and s >= FAULT_STEP)]
     pos = {r: 0 for r in range(world)}
     moved = True
@@ -136,7 +144,7 @@ def plan(world, steps, scenario, backend="gloo"):
                 continue
             mem = members(world, kind, r)
             if all(pos[m] < len(seq[m]) and seq[m][pos[m]] == i for m in mem) and \
-                    completes([call_of(scenario, s, kind, op, m, backend) for m in mem], backend):
+                    completes([call_of(scenario, s, kind, op, m, backend, world) for m in mem], backend):
                 for m in mem:
                     pos[m] += 1
                 moved = True
@@ -149,29 +157,33 @@ def plan(world, steps, scenario, backend="gloo"):
     return ops, seq, pos, blocked
 
 
-def expect(scenario, backend):
+def expect(scenario, backend, world=4):
     """The diagnosis the planted fault calls for (the tests hold aorta to it):
     the group (by description and members), the op and its sequence number
     (collective_seq_id counts from 1 in each group; the fault is at step
     FAULT_STEP, numbered from 0), the mismatch and the ranks it names."""
     seq = FAULT_STEP + 1
+    at = planted(world)
+    dp = [g for g in groups_of(world)[1] if at["skip"] in g][0]
     if scenario == "healthy":
         return {"kind": "healthy"}
     if scenario in ("skip", "wrap", "hostnames"):
-        return {"kind": "hang", "pg_name": "DATA_PARALLEL", "ranks": [1, 3], "op": "all_gather",
-                "collective_seq_id": seq, "mismatch": "missing", "missing_ranks": [3], "culprits": [3]}
+        return {"kind": "hang", "pg_name": "DATA_PARALLEL", "ranks": dp, "op": "all_gather",
+                "collective_seq_id": seq, "mismatch": "missing", "missing_ranks": [at["skip"]],
+                "culprits": [at["skip"]]}
     if scenario == "size":
         return {"kind": "mismatch" if backend == "gloo" else "hang", "pg_name": "TENSOR_PARALLEL", "ranks": [0, 1],
                 "op": "all_reduce", "collective_seq_id": seq, "mismatch": "size", "mismatched_ranks": [1],
                 "culprits": [1]}
     if scenario == "dtype":
         return {"kind": "mismatch" if backend == "gloo" else "hang", "pg_name": "default_pg",
-                "ranks": [0, 1, 2, 3], "op": "broadcast", "collective_seq_id": seq, "mismatch": "dtype",
-                "mismatched_ranks": [2], "culprits": [2]}
+                "ranks": list(range(world)), "op": "broadcast", "collective_seq_id": seq, "mismatch": "dtype",
+                "mismatched_ranks": [at["dtype"]], "culprits": [at["dtype"]]}
     if scenario == "killed":
-        # rank 2's peers wait in its TENSOR_PARALLEL and DATA_PARALLEL pairs
+        # the killed rank's peers wait in its TENSOR_PARALLEL and DATA_PARALLEL pairs
+        k = at["killed"]
         return {"kind": "hang", "pg_name": ["TENSOR_PARALLEL", "DATA_PARALLEL"], "mismatch": "missing",
-                "collective_seq_id": seq, "missing_ranks": [2], "culprits": [2], "ranks_without_dump": [2]}
+                "collective_seq_id": seq, "missing_ranks": [k], "culprits": [k], "ranks_without_dump": [k]}
     if scenario == "p2p":
         return {"kind": "hang", "pg_name": "default_pg", "op": ["send", "recv"], "mismatch": "missing",
                 "missing_ranks_any_of": [[1], [3]]}
@@ -203,7 +215,7 @@ def worker(rank, args, scenario, outdir):
     for i in seq[rank]:
         s, kind, op = ops[i]
         last = stop == i
-        shape, dtype = call_of(scenario, s, kind, op, rank, args.backend)
+        shape, dtype = call_of(scenario, s, kind, op, rank, args.backend, world)
         t = torch.ones(shape, dtype=getattr(torch, dtype), device=dev)
         g = pick[kind]
         if op == "all_reduce":
@@ -254,7 +266,7 @@ def run(args, scenario):
     steps = 10 if scenario == "wrap" else args.steps
     ops, seq, pos, blocked = plan(args.world, steps, scenario, args.backend)
     truth = {"scenario": scenario, "world": args.world, "backend": args.backend, "steps": steps,
-             "expect": expect(scenario, args.backend),
+             "expect": expect(scenario, args.backend, args.world),
              "fault_step": FAULT_STEP,
              "blocked": {str(r): (v if v == "dead" else (None if v is None else
                                                          {"step": ops[v][0], "group": ops[v][1], "op": ops[v][2]}))
@@ -298,7 +310,8 @@ def main():
     ap.add_argument("--port", type=int, default=29561)
     ap.add_argument("scenarios", nargs="*", default=None)
     args = ap.parse_args()
-    todo = args.scenarios or [s for s in SCENARIOS if s != "p2p" or args.backend == "nccl"]
+    # p2p: rank 1 receives from rank 3, which a world of 2 does not have
+    todo = args.scenarios or [s for s in SCENARIOS if s != "p2p" or (args.backend == "nccl" and args.world == 4)]
     for sc in todo:
         if sc == "p2p" and args.backend != "nccl":
             raise SystemExit("p2p: gloo records no send/recv in its Flight Recorder; use --backend nccl")
