@@ -12,7 +12,8 @@
  * Columns: rank, op (alias operation, name), kind (alias type), start_<u>,
  * and dur_<u> (alias duration_<u>) or end_<u>, where <u> is ns, us, ms or s;
  * optional: step, stream, group, peer, bytes, launch_<u>, host, seq,
- * group_size.  Other columns are ignored (dp_rank, stage, ... may stay in
+ * group_size, id and after (the id of a row of the same rank the op waits
+ * for: a dependency of the timeline, DEP_TABLE).  Other columns are ignored (dp_rank, stage, ... may stay in
  * the file).  Times are read as decimal fixed point into int64 ns, never
  * through a double: "12.5" with unit us is exactly 12500 ns.
  *
@@ -66,12 +67,12 @@
 
 enum ot_col {
 	OC_RANK, OC_STEP, OC_OP, OC_KIND, OC_STREAM, OC_START, OC_DUR, OC_END, OC_GROUP,
-	OC_PEER, OC_BYTES, OC_LAUNCH, OC_HOST, OC_SEQ, OC_GSIZE, OC__N
+	OC_PEER, OC_BYTES, OC_LAUNCH, OC_HOST, OC_SEQ, OC_GSIZE, OC_ID, OC_AFTER, OC__N
 };
 
 static const char *const col_name[OC__N] = {
 	"rank", "step", "op", "kind", "stream", "start_<unit>", "dur_<unit>", "end_<unit>",
-	"group", "peer", "bytes", "launch_<unit>", "host", "seq", "group_size",
+	"group", "peer", "bytes", "launch_<unit>", "host", "seq", "group_size", "id", "after",
 };
 
 struct ot_row {
@@ -79,6 +80,8 @@ struct ot_row {
 	uint64_t bytes;
 	long long line;
 	uint32_t name, group, host;  /* ids in the reader's strtab, 0: none */
+	uint32_t id, after;          /* the row's id and the id it waits for (strtab), 0: none */
+	int64_t aft;                 /* the row of `after` (resolve_after), -1: none */
 	int32_t rank, stream, peer, gsize;
 	uint8_t kind, coll, p2p, has_step;
 	uint8_t dropped;             /* refused after reading (a repeated seq) */
@@ -276,7 +279,7 @@ static int column_of(const char *h, int *unit, const char **why)
 		{ "rank", OC_RANK }, { "step", OC_STEP }, { "op", OC_OP }, { "operation", OC_OP },
 		{ "name", OC_OP }, { "kind", OC_KIND }, { "type", OC_KIND }, { "stream", OC_STREAM },
 		{ "group", OC_GROUP }, { "peer", OC_PEER }, { "bytes", OC_BYTES }, { "host", OC_HOST },
-		{ "seq", OC_SEQ }, { "group_size", OC_GSIZE },
+		{ "seq", OC_SEQ }, { "group_size", OC_GSIZE }, { "id", OC_ID }, { "after", OC_AFTER },
 	};
 	static const struct { const char *n; int c; } timed[] = {
 		{ "start", OC_START }, { "dur", OC_DUR }, { "duration", OC_DUR }, { "end", OC_END },
@@ -485,6 +488,9 @@ static int add_row(struct ot *r, const char *const v[OC__N], long long line)
 	w.name = strtab_intern(&r->s, v[OC_OP], strlen(v[OC_OP]));
 	w.group = v[OC_GROUP] ? strtab_intern(&r->s, v[OC_GROUP], strlen(v[OC_GROUP])) : 0;
 	w.host = v[OC_HOST] ? strtab_intern(&r->s, v[OC_HOST], strlen(v[OC_HOST])) : 0;
+	w.id = v[OC_ID] ? strtab_intern(&r->s, v[OC_ID], strlen(v[OC_ID])) : 0;
+	w.after = v[OC_AFTER] ? strtab_intern(&r->s, v[OC_AFTER], strlen(v[OC_AFTER])) : 0;
+	w.aft = -1;
 	GROW(r->rows, r->cap, r->n + 1);
 	r->rows[r->n++] = w;
 	return 0;
@@ -875,7 +881,128 @@ static struct trace *build_rank(struct ot *r, size_t lo, size_t hi, int world,
 	}
 	free(num2idx);
 	free(st);
+	/* each `after` of the rank (resolve_after: a row of the same rank), by
+	 * span: a row the plausibility layer left out has none */
+	int32_t *span = xmalloc((n ? n : 1) * sizeof(*span));
+	for (size_t i = 0; i < n; i++)
+		span[i] = -1;
+	for (size_t i = 0; i < t->n; i++)
+		span[t->corr[i]] = (int32_t)i;
+	for (size_t i = 0; i < n; i++)
+		if (rw[i].aft >= 0 && span[i] >= 0 && span[rw[i].aft - (int64_t)lo] >= 0)
+			trace_add_dep(t, (size_t)span[i], (size_t)span[rw[i].aft - (int64_t)lo], DEP_TABLE);
+	free(span);
 	return t;
+}
+
+/* The rows' ids, to resolve `after`: (id, rank, row) sorted. */
+struct id_ref { uint32_t id; int32_t rank; size_t row; };
+
+static int cmp_id_ref(const void *a, const void *b)
+{
+	const struct id_ref *x = a, *y = b;
+	if (x->id != y->id)
+		return (x->id > y->id) - (x->id < y->id);
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+/* The first of v[0..m) with id (and rank, unless rank < 0), m if none. */
+static size_t find_id(const struct id_ref *v, size_t m, uint32_t id, int32_t rank)
+{
+	size_t a = 0, b = m;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (v[mid].id < id || (v[mid].id == id && rank >= 0 && v[mid].rank < rank))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < m && v[a].id == id && (rank < 0 || v[a].rank == rank) ? a : m;
+}
+
+/* The `after` column (rows sorted): each names the id of a row of the same
+ * rank, once in it (ids are per rank), that ends by the row's start (within
+ * the durations' resolution, or 1 us); no row waits for itself, nor through
+ * others for itself.  Each row's aft is that row.  Anything else is an input
+ * error naming the line: a dependency left out would change the replay. */
+static enum aorta_status resolve_after(struct ot *r, struct aorta_error *e)
+{
+	size_t m = 0, na = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		m += r->rows[i].id != 0;
+		na += r->rows[i].after != 0;
+	}
+	if (!na)
+		return AORTA_OK;
+	struct id_ref *v = xmalloc((m ? m : 1) * sizeof(*v));
+	enum aorta_status st = AORTA_OK;
+	m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rows[i].id)
+			v[m++] = (struct id_ref){ r->rows[i].id, r->rows[i].rank, i };
+	qsort(v, m, sizeof(*v), cmp_id_ref);
+	for (size_t k = 1; k < m && !st; k++)
+		if (v[k].id == v[k - 1].id && v[k].rank == v[k - 1].rank)
+			st = aorta_fail(e, AORTA_EINPUT, r->path, r->rows[v[k].row].line, -1,
+					"id '%.60s' again on rank %d (first on line %lld; expected each id once per rank)",
+					strtab_get(&r->s, v[k].id), v[k].rank, r->rows[v[k - 1].row].line);
+	int du = r->idx[OC_DUR] >= 0 || r->have[OC_DUR] ? r->unit[OC_DUR] : r->unit[OC_END];
+	int64_t tol = TRACE_LAUNCH_SLACK_NS;
+	for (int64_t tick = 1; du-- > 0; tol = tick > tol ? tick : tol)
+		tick *= 10;
+	for (size_t i = 0; i < r->n && !st; i++) {
+		struct ot_row *w = &r->rows[i];
+		if (!w->after)
+			continue;
+		const char *a = strtab_get(&r->s, w->after);
+		size_t k = find_id(v, m, w->after, w->rank);
+		if (k == m) {
+			size_t o = find_id(v, m, w->after, -1);
+			st = o < m ? aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
+						"after '%.60s' is the id of a row of rank %d (line %lld); expected the "
+						"id of a row of rank %d (an op waits only for an op of its own rank)",
+						a, v[o].rank, r->rows[v[o].row].line, w->rank)
+				   : aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
+						"after '%.60s' is no row's id (expected the id of a row of rank %d)",
+						a, w->rank);
+			break;
+		}
+		const struct ot_row *d = &r->rows[v[k].row];
+		if (v[k].row == i) {
+			st = aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
+					"after '%.60s' is the row's own id (expected the id of another row it waits for)", a);
+			break;
+		}
+		if (d->end > w->start + tol) {
+			st = aorta_fail(e, AORTA_EINPUT, r->path, w->line, -1,
+					"the op starts at %lld ns, before the op it waits for (after '%.60s', line %lld) "
+					"ends at %lld ns (expected an op to start once the op it waits for has ended)",
+					(long long)w->start, a, d->line, (long long)d->end);
+			break;
+		}
+		w->aft = (int64_t)v[k].row;
+	}
+	free(v);
+	/* a cycle: each row waits for one at most, so a walk from every row
+	 * either ends or comes back to a row of its own walk */
+	uint8_t *seen = st ? NULL : xcalloc(r->n ? r->n : 1, 1); /* 1: on this walk, 2: done */
+	for (size_t i = 0; seen && i < r->n && !st; i++) {
+		size_t x = i;
+		while (seen[x] == 0 && r->rows[x].aft >= 0) {
+			seen[x] = 1;
+			x = (size_t)r->rows[x].aft;
+		}
+		if (seen[x] == 1)
+			st = aorta_fail(e, AORTA_EINPUT, r->path, r->rows[x].line, -1,
+					"after '%.60s' closes a cycle of ops each waiting for the next (expected "
+					"ops to wait for earlier ones)", strtab_get(&r->s, r->rows[x].after));
+		for (x = i; seen[x] == 1; x = (size_t)r->rows[x].aft)
+			seen[x] = 2;
+	}
+	free(seen);
+	return st;
 }
 
 /* A seq given twice in one group of one rank would make two calls one:
@@ -1043,6 +1170,9 @@ static enum aorta_status ot_end(struct ot_parse *q, const struct ingest_opts *o,
 				r->skipped ? r->skipped_first : "");
 	if (st == AORTA_OK) {
 		qsort(r->rows, r->n, sizeof(*r->rows), cmp_row);
+		st = resolve_after(r, e);
+	}
+	if (st == AORTA_OK) {
 		int world = r->rows[r->n - 1].rank + 1;
 		for (size_t lo = 0; lo < r->n;) {
 			size_t hi = lo + 1;

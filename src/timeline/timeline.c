@@ -63,6 +63,7 @@ void trace_free(struct trace *t)
 	free(t->launch);
 	free(t->hcoll);
 	free(t->hsync);
+	free(t->deps);
 	free(t);
 }
 
@@ -158,6 +159,12 @@ void trace_set_launch(struct trace *t, size_t idx, int64_t launch_ns)
 {
 	if (idx < t->n)
 		t->launch_ns[idx] = launch_ns;
+}
+
+void trace_add_dep(struct trace *t, size_t op, size_t to, uint8_t how)
+{
+	GROW(t->deps, t->dcap, t->ndeps + 1);
+	t->deps[t->ndeps++] = (struct span_dep){ (int32_t)op, (int32_t)to, how, { 0 } };
 }
 
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns)

@@ -31,6 +31,12 @@
 
 enum p2p_dir { P2P_NONE, P2P_SEND, P2P_RECV };
 
+/* Where a dependency the input states comes from (struct trace's deps; the
+ * what-if's DEPK_* share these values): a record of the trace (Kineto's
+ * cuda_sync stream wait paired with its cudaEventRecord), the op table's
+ * `after` column. */
+enum dep_source { DEP_RECORD = 1, DEP_TABLE = 2 };
+
 /* The limits of a timeline, one place for every reader (plausible.c drops
  * what lies beyond them, each a counted skip naming the limit):
  *  - every time (a span's start and end, a launch, a step's bounds) lies in
@@ -160,6 +166,14 @@ struct trace {
 	struct host_sync { int64_t start_ns, end_ns; } *hsync;
 	size_t nhsync, hscap;
 
+	/* dependencies the input states (not inferred): span `op` did not start
+	 * before span `to` ended; how: where the input says so (enum dep_source).
+	 * Span indices of the finished trace: a reader adds
+	 * them after trace_finish (trace_add_dep); the what-if reads them
+	 * (overlap/whatif/optable.c) instead of guessing */
+	struct span_dep { int32_t op, to; uint8_t how, pad[3]; } *deps;
+	size_t ndeps, dcap;
+
 	/* host launches, only while reading (freed by trace_finish); tid: the
 	 * host thread that made the call, -1 if unknown */
 	struct launch_rec { int64_t corr, start_ns, end_ns, tid; } *launch;
@@ -215,6 +229,9 @@ void trace_set_kind(struct trace *t, size_t idx, enum span_kind k, enum coll_typ
 /* A reader that knows when span idx was launched without a correlation id
  * (an op table's launch column); trace_finish checks it as any launch. */
 void trace_set_launch(struct trace *t, size_t idx, int64_t launch_ns);
+/* Records that span op (of the finished trace) waited for span to; how as
+ * struct span_dep says. */
+void trace_add_dep(struct trace *t, size_t op, size_t to, uint8_t how);
 /* Records a host call that waited for the device (a synchronisation). */
 void trace_add_host_sync(struct trace *t, int64_t start_ns, int64_t end_ns);
 void trace_add_step(struct trace *t, int64_t number, int64_t start_ns, int64_t end_ns);

@@ -74,5 +74,40 @@ awk -F, 'BEGIN { OFS = "," } /^[0-9]/ && $3 == "fwd" { $6 = ($1 == 0 ? $2 * 14 +
 jq -e '[.across_ranks.what_if.by_group[] | select(.fix == "the stage balance") | .gain_ms | fabs < 0.001] == [true]' "$T/bal.json" >/dev/null &&
 	ok || bad "a balanced pipeline gains by balancing: $(jq -c '.across_ranks.what_if.by_group' "$T/bal.json")"
 
+# the after column (docs/formats.md; docs/metrics.md "What-if"): each rank's
+# forward (stream 0) waits for its all-gather (stream 1, 0-100 us); rank 0's
+# pre-processing takes 30 us, rank 1's 150 us.  Measured windows: rank 0
+# fwd 100-200 (the link delays it: its stream is free at 30), rank 1 fwd
+# 150-250: step (200 + 250) / 2 = 225 us, replayed exactly, 2 table
+# dependencies, none guessed.  Fixing rank 1 (pre 150 -> rank 0's 30 us):
+# its fwd still waits for the all-gather, 100-200: step (200 + 200) / 2 =
+# 200 us, a gain of 25 us.  Without the column the guess finds rank 0's link
+# (a launch-less gap of 70 us) but rank 1's fwd, started right after pre,
+# has none: fixed it runs 30-130, step (200 + 130) / 2 = 165 us, 60 us gained
+L=tests/fixtures/optable/after_link.csv
+"$A" analyze -q --json "$T/al.json" "$L" 2>/dev/null || bad "analyze $L failed"
+jq -e '.across_ranks.what_if | .measured_step_ms == 0.225 and .replay_step_ms == 0.225 and .deps_table == 2 and
+	.deps_guessed == 0 and ([.by_rank[] | select(.rank == 1) | .step_ms_if_fixed == 0.2 and .gain_ms == 0.025] == [true])' \
+	"$T/al.json" >/dev/null && ok || bad "after link: $(jq -c '.across_ranks.what_if | {replay_step_ms, deps_table, deps_guessed, by_rank}' "$T/al.json")"
+cut -d, -f1-8 "$L" >"$T/noafter.csv"
+"$A" analyze -q --json "$T/na.json" "$T/noafter.csv" 2>/dev/null || bad "analyze without after failed"
+jq -e '.across_ranks.what_if | .deps_table == 0 and .deps_guessed == 1 and
+	([.by_rank[] | select(.rank == 1) | .step_ms_if_fixed == 0.165 and .gain_ms == 0.06] == [true])' \
+	"$T/na.json" >/dev/null && ok || bad "without after: $(jq -c '.across_ranks.what_if | {deps_table, deps_guessed, by_rank}' "$T/na.json")"
+# bad after values: exit 3, file, line, what was expected
+H='# aorta.optable/1\nrank,op,kind,stream,start_us,dur_us,id,after\n'
+printf "$H"'0,a,gemm,0,0,10,a,\n0,b,gemm,1,10,5,b,zz\n' >"$T/unknown.csv"
+expect "after: unknown id" 3 "unknown.csv.*line 4: after 'zz' is no row's id \(expected the id of a row of rank 0\)" -- "$A" analyze "$T/unknown.csv"
+printf "$H"'0,a,gemm,0,0,10,a,a\n' >"$T/self.csv"
+expect "after: itself" 3 "self.csv.*line 3: after 'a' is the row's own id" -- "$A" analyze "$T/self.csv"
+printf "$H"'0,a,gemm,0,0,10,a,\n1,b,gemm,0,20,10,b,a\n' >"$T/other.csv"
+expect "after: another rank" 3 "other.csv.*line 4: after 'a' is the id of a row of rank 0 \(line 3\); expected the id of a row of rank 1" -- "$A" analyze "$T/other.csv"
+printf "$H"'0,a,gemm,0,0,0,a,b\n0,b,gemm,1,0,0,b,a\n' >"$T/cycle.csv"
+expect "after: a cycle" 3 "cycle.csv.*line [34]: after '[ab]' closes a cycle" -- "$A" analyze "$T/cycle.csv"
+printf "$H"'0,a,gemm,0,0,10,a,\n0,b,gemm,1,5,10,b,a\n' >"$T/early.csv"
+expect "after: starts before" 3 "early.csv.*line 4: the op starts at 5000 ns, before the op it waits for \(after 'a', line 3\) ends at 10000 ns" -- "$A" analyze "$T/early.csv"
+printf "$H"'0,a,gemm,0,0,10,a,\n0,b,gemm,1,10,10,a,a\n' >"$T/twice.csv"
+expect "id twice" 3 "twice.csv.*line 4: id 'a' again on rank 0 \(first on line 3" -- "$A" analyze "$T/twice.csv"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

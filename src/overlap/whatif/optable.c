@@ -23,6 +23,9 @@ struct build {
 	int32_t *idx, *step, *dep, *hdep;
 	uint8_t *bar, *how, *hhow; /* how: where dep and hdep come from (DEPK_*) */
 	int sched;           /* the pipeline schedule model holds for ops without launches */
+	int table;           /* the input states the rank's dependencies (an op table's `after`) */
+	int32_t rec[64];     /* streams whose waits the trace records (DEP_RECORD) */
+	int nrec;
 	const uint32_t *hn;  /* per name of the trace: its FNV-1a hash */
 	size_t n;
 };
@@ -136,6 +139,46 @@ static void set_dep(struct build *bd, size_t j, int32_t d, uint8_t how)
 		return;
 	bd->dep[j] = d;
 	bd->how[j] = how;
+}
+
+/* The dependencies the input states (struct trace's deps), by op: a
+ * rank with any from an op table's `after` column has them all (nothing
+ * guessed nor inferred from the schedule there), a stream with a recorded
+ * wait has its waits recorded (nothing guessed on it). */
+static void stated_deps(struct build *bd)
+{
+	const struct trace *t = bd->t;
+	if (!t->ndeps)
+		return;
+	int32_t *op = xmalloc(t->n * sizeof(*op)); /* per span: its op, -1 none */
+	for (size_t i = 0; i < t->n; i++)
+		op[i] = -1;
+	for (size_t j = 0; j < bd->n; j++)
+		op[bd->idx[j]] = (int32_t)j;
+	for (size_t x = 0; x < t->ndeps; x++) {
+		const struct span_dep *d = &t->deps[x];
+		if (d->op < 0 || (size_t)d->op >= t->n || d->to < 0 || (size_t)d->to >= t->n ||
+		    op[d->op] < 0 || op[d->to] < 0)
+			continue;
+		set_dep(bd, (size_t)op[d->op], op[d->to], d->how);
+		bd->table |= d->how == DEPK_TABLE;
+		int32_t s = b_stream(bd, (size_t)op[d->op]);
+		int k;
+		for (k = 0; k < bd->nrec && bd->rec[k] != s; k++)
+			;
+		if (d->how == DEPK_RECORD && k == bd->nrec && k < 64)
+			bd->rec[bd->nrec++] = s;
+	}
+	free(op);
+}
+
+/* Whether op j's stream has its waits recorded. */
+static int b_recorded(const struct build *b, size_t j)
+{
+	for (int k = 0; k < b->nrec; k++)
+		if (b->rec[k] == b_stream(b, j))
+			return 1;
+	return 0;
 }
 
 /* The pipeline schedule, for ops without launches on a rank that sends
@@ -283,7 +326,7 @@ static void infer_deps(struct build *bd)
 		if (b != UNSET)
 			ready = b;
 		int nolaunch = launch == INT64_MIN;
-		if (bd->dep[j] < 0 && !(nolaunch && bd->sched) &&
+		if (bd->dep[j] < 0 && !(nolaunch && bd->sched) && !bd->table && !(bd->nrec && b_recorded(bd, j)) &&
 		    (ready == INT64_MIN ? nolaunch : start - ready > LAT_MAX_NS)) {
 			int64_t best = INT64_MIN;
 			for (int q = 0; q < ns; q++)
@@ -593,7 +636,9 @@ void whatif_ops(const struct trace *t, const uint8_t *cls, struct rank_result *r
 		j++;
 	}
 	free(smap);
-	sched_deps(&bd);
+	stated_deps(&bd);
+	if (!bd.table)
+		sched_deps(&bd);
 	infer_deps(&bd);
 	infer_syncs(&bd, sync, nsync);
 	free(sync);

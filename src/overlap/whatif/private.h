@@ -126,7 +126,7 @@ struct ot_run { uint32_t j; int32_t step; };
  * its event record), the op table's `after` column, the pipeline schedule
  * (ops without launches: a compute op after the recv that feeds it, a
  * send or collective after the compute before it). */
-enum { DEPK_GUESS = 0, DEPK_RECORD, DEPK_TABLE, DEPK_SCHED, DEPK__N };
+enum { DEPK_GUESS = 0, DEPK_RECORD = DEP_RECORD, DEPK_TABLE = DEP_TABLE, DEPK_SCHED, DEPK__N };
 
 /* Op j waited for op `to` (a dependency, a host synchronisation); how: DEPK_*. */
 struct ot_link { uint32_t j; int32_t to; uint8_t how, pad[3]; };
