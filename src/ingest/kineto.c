@@ -73,10 +73,10 @@ uint64_t kineto_fast_events(void)
 enum {
 	A_STREAM = 1 << 0, A_DEVICE = 1 << 1, A_CORR = 1 << 2, A_BYTES = 1 << 3,
 	A_IN = 1 << 4, A_OUT = 1 << 5, A_GSIZE = 1 << 6, A_SEQ = 1 << 7,
-	A_SRC = 1 << 8, A_DST = 1 << 9,
+	A_SRC = 1 << 8, A_DST = 1 << 9, A_WSTREAM = 1 << 10, A_WCORR = 1 << 11,
 };
 enum { A_I_STREAM, A_I_DEVICE, A_I_CORR, A_I_BYTES, A_I_IN, A_I_OUT, A_I_GSIZE, A_I_SEQ,
-       A_I_SRC, A_I_DST, A_I__N };
+       A_I_SRC, A_I_DST, A_I_WSTREAM, A_I_WCORR, A_I__N };
 enum { T_MISSING = 0, T_OK, T_TYPE, T_RANGE };
 
 struct kev {
@@ -225,11 +225,15 @@ static int scan_args(struct kscan *s, const u8 **pp, struct kev *ev)
 			break;
 		case 11: if (KEY_IS(k, kl, "correlation")) idx = A_I_CORR; break;
 		case 13: if (KEY_IS(k, kl, "In msg nelems")) idx = A_I_IN; break;
-		case 14: if (KEY_IS(k, kl, "Out msg nelems")) idx = A_I_OUT; break;
+		case 14:
+			if (KEY_IS(k, kl, "Out msg nelems")) idx = A_I_OUT;
+			else if (KEY_IS(k, kl, "wait_on_stream")) idx = A_I_WSTREAM;
+			break;
 		case 15: if (KEY_IS(k, kl, "Collective name")) sr = &ev->coll; break;
 		case 18: if (KEY_IS(k, kl, "Process Group Name")) sr = &ev->pg_name; break;
 		case 19: if (KEY_IS(k, kl, "Process Group Ranks")) sr = &ev->pg_ranks; break;
 		case 25: if (KEY_IS(k, kl, "Process Group Description")) sr = &ev->pg_desc; break;
+		case 33: if (KEY_IS(k, kl, "wait_on_cuda_event_record_corr_id")) idx = A_I_WCORR; break;
 		default: break;
 		}
 		if (idx >= 0) {
@@ -884,6 +888,13 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			bytes = (uint64_t)ev->a[A_I_BYTES];
 		size_t idx = trace_add_device(dt, start, end, nm, nl, h, (int32_t)stream,
 					      (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1, bytes);
+		if (c == E_SYNC && (ev->aflags & (A_WSTREAM | A_WCORR)) == (A_WSTREAM | A_WCORR) &&
+		    ev->a[A_I_WSTREAM] >= 0 && ev->a[A_I_WCORR] >= 0 && ev->a[A_I_WSTREAM] != stream) {
+			/* a stream wait on an event record: kept to pair it up */
+			GROW(s->waits, s->wcap, s->nwait + 1);
+			s->waits[s->nwait++] = (struct kwait){ dt, start, (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1,
+							       stream, ev->a[A_I_WSTREAM], ev->a[A_I_WCORR] };
+		}
 		if (c == E_KERNEL && (ev->coll.set || (ev->aflags & (A_IN | A_OUT | A_GSIZE)))) {
 			struct coll_meta m;
 			args_meta(s, dt, ev, &m);
@@ -1180,6 +1191,155 @@ static size_t window_bytes(void)
 	return WINDOW_BYTES;
 }
 
+/* ---- recorded stream waits ---------------------------------------- */
+
+/* A device op by launch (what record_waits searches) and a wait paired up,
+ * each op by its correlation id and start (what survives trace_finish). */
+struct wop { int64_t corr, start, launch; int32_t stream; };
+struct wpair { int64_t op_corr, op_start, to_corr, to_start; };
+struct wlaunch { int64_t corr, start; };
+
+static int cmp_wlaunch(const void *a, const void *b)
+{
+	const struct wlaunch *x = a, *y = b;
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int cmp_wop(const void *a, const void *b)
+{
+	const struct wop *x = a, *y = b;
+	if (x->stream != y->stream)
+		return (x->stream > y->stream) - (x->stream < y->stream);
+	if (x->launch != y->launch)
+		return (x->launch > y->launch) - (x->launch < y->launch);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The start of the host call of correlation c, INT64_MIN if none. */
+static int64_t wl_find(const struct wlaunch *l, size_t n, int64_t c)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (l[m].corr < c)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && l[a].corr == c ? l[a].start : INT64_MIN;
+}
+
+/* The first op of v[0..n) (sorted by stream, launch, start) on stream s
+ * launched after t (after: 1) or at or after it (0). */
+static size_t wop_bound(const struct wop *v, size_t n, int64_t s, int64_t t, int after)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (v[m].stream < s || (v[m].stream == s && (after ? v[m].launch <= t : v[m].launch < t)))
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The stream waits of timeline t (s->waits whose t it is) paired with the
+ * ops they link, before trace_finish (its launches are still here): the op
+ * waited for is the last device op launched on the recorded event's stream
+ * before the cudaEventRecord call (the wait's record correlation); the
+ * waiting op the first device op launched on the waiting stream after the
+ * cudaStreamWaitEvent call (the sync record's correlation, else the sync
+ * record's own start).  A wait whose record call, or either op, the trace
+ * lacks is left out.  Returns the pairs (*np), NULL if none. */
+static struct wpair *record_waits(const struct kscan *s, const struct trace *t, size_t *np)
+{
+	*np = 0;
+	size_t nw = 0;
+	for (size_t k = 0; k < s->nwait; k++)
+		nw += s->waits[k].t == t;
+	if (!nw || !t->nlaunch)
+		return NULL;
+	struct wlaunch *l = xmalloc(t->nlaunch * sizeof(*l));
+	for (size_t k = 0; k < t->nlaunch; k++)
+		l[k] = (struct wlaunch){ t->launch[k].corr, t->launch[k].start_ns };
+	qsort(l, t->nlaunch, sizeof(*l), cmp_wlaunch);
+	struct wop *v = xmalloc((t->n ? t->n : 1) * sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		int64_t la = t->hint[i] != R_SYNC && t->corr[i] >= 0 ? wl_find(l, t->nlaunch, t->corr[i]) : INT64_MIN;
+		if (la != INT64_MIN)
+			v[n++] = (struct wop){ t->corr[i], t->start_ns[i], la, t->stream[i] };
+	}
+	qsort(v, n, sizeof(*v), cmp_wop);
+	struct wpair *p = xmalloc(nw * sizeof(*p));
+	for (size_t k = 0; k < s->nwait; k++) {
+		const struct kwait *w = &s->waits[k];
+		if (w->t != t)
+			continue;
+		int64_t rec = wl_find(l, t->nlaunch, w->rec_corr), wt = w->corr >= 0 ? wl_find(l, t->nlaunch, w->corr) : INT64_MIN;
+		if (rec == INT64_MIN)
+			continue;
+		if (wt == INT64_MIN)
+			wt = w->start;
+		size_t a = wop_bound(v, n, w->on_stream, rec, 0); /* the one before: launched before the record */
+		size_t b = wop_bound(v, n, w->stream, wt, 1);
+		if (!a || v[a - 1].stream != w->on_stream || b == n || v[b].stream != w->stream)
+			continue;
+		p[(*np)++] = (struct wpair){ v[b].corr, v[b].start, v[a - 1].corr, v[a - 1].start };
+	}
+	free(l);
+	free(v);
+	return p;
+}
+
+struct wspan { int64_t corr, start; size_t i; };
+
+static int cmp_wspan(const void *a, const void *b)
+{
+	const struct wspan *x = a, *y = b;
+	if (x->corr != y->corr)
+		return (x->corr > y->corr) - (x->corr < y->corr);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static ptrdiff_t ws_find(const struct wspan *v, size_t n, int64_t corr, int64_t start)
+{
+	struct wspan k = { corr, start, 0 };
+	const struct wspan *f = bsearch(&k, v, n, sizeof(*v), cmp_wspan);
+	return f ? (ptrdiff_t)f->i : -1;
+}
+
+/* The pairs of record_waits as t's deps (DEP_RECORD), after trace_finish
+ * (ops the plausibility layer left out link nothing). */
+static void add_waits(struct trace *t, const struct wpair *p, size_t np)
+{
+	if (!np)
+		return;
+	struct wspan *v = xmalloc((t->n ? t->n : 1) * sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->hint[i] != R_SYNC && t->corr[i] >= 0)
+			v[n++] = (struct wspan){ t->corr[i], t->start_ns[i], i };
+	qsort(v, n, sizeof(*v), cmp_wspan);
+	for (size_t k = 0; k < np; k++) {
+		ptrdiff_t a = ws_find(v, n, p[k].op_corr, p[k].op_start), b = ws_find(v, n, p[k].to_corr, p[k].to_start);
+		if (a >= 0 && b >= 0 && a != b)
+			trace_add_dep(t, (size_t)a, (size_t)b, DEP_RECORD);
+	}
+	free(v);
+}
+
+/* trace_finish, with t's recorded stream waits. */
+static void finish_waits(const struct kscan *s, struct trace *t, const struct ingest_opts *o)
+{
+	size_t np;
+	struct wpair *p = record_waits(s, t, &np);
+	trace_finish(t, o ? o->rules : NULL);
+	add_waits(t, p, np);
+	free(p);
+}
+
 static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 				  struct trace_set *out)
 {
@@ -1205,6 +1365,7 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	free(s->buf);
 	free(s->scratch);
 	if (st != AORTA_OK) {
+		free(s->waits);
 		trace_free(s->t);
 		for (int i = 0; i < s->nmore; i++)
 			trace_free(s->more[i]);
@@ -1248,12 +1409,13 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	memcpy(t->host, s->host, sizeof(t->host));
 	t->rank = s->rank >= 0 ? s->rank : (o && !s->nmore ? o->rank_hint : -1);
 	t->world_size = s->world_size;
-	trace_finish(t, o ? o->rules : NULL);
+	finish_waits(s, t, o);
 	trace_set_add(out, t);
 	for (int i = 0; i < s->nmore; i++) {
-		trace_finish(s->more[i], o ? o->rules : NULL);
+		finish_waits(s, s->more[i], o);
 		trace_set_add(out, s->more[i]);
 	}
+	free(s->waits);
 	return AORTA_OK;
 }
 

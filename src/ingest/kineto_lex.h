@@ -61,6 +61,15 @@ struct kscan {
 	int rank, world_size;
 	char host[128];         /* top-level "hostname" where the file has one, else "" */
 	int nofast;             /* AORTA_KINETO_NOFAST set: full path only */
+	/* stream waits the trace records (cuda_sync "Stream Wait Event" with
+	 * wait_on_stream and wait_on_cuda_event_record_corr_id), resolved to
+	 * the ops they link before trace_finish (kineto.c, record_waits) */
+	struct kwait {
+		struct trace *t;            /* the device's timeline */
+		int64_t start, corr;        /* the sync record's start and correlation */
+		int64_t stream, on_stream, rec_corr;
+	} *waits;
+	size_t nwait, wcap;
 };
 
 

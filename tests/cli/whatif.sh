@@ -111,5 +111,26 @@ PY
 		esac
 	done
 fi
+# a stream wait the trace records (tests/fixtures/kineto/stream_wait, made by
+# its make.py; docs/metrics.md "What-if"): per rank k_a on stream 7 from 10
+# us (100 us on rank 0, 300 on rank 1), k_e 10-300 and k_d 300-312 on
+# stream 9, k_c (50 us) on stream 8 waits for k_a's event and starts 2 us
+# after k_a ends: rank 0's window 10-312 (k_d ends last) = 302 us, rank 1's
+# 10-362 = 352 us, step 327 us; 2 recorded dependencies, none guessed.
+# Fixing rank 1 (k_a -> 100 us): k_c 112-162, window 302 us: step 302, a
+# gain of 25 us.  Without the cuda_sync record the 20 us guess takes k_d
+# (ended at 312, when rank 1's k_c started) for what k_c waited for: fixed,
+# k_c stays at 312-362 and the fix gains nothing
+W=tests/fixtures/kineto/stream_wait
+"$A" analyze -q --json "$T/sw.json" "$W" 2>/dev/null || bad "analyze $W failed"
+jq -e '.across_ranks.what_if | .measured_step_ms == 0.327 and .replay_step_ms == 0.327 and .deps_recorded == 2 and
+	.deps_guessed == 0 and ([.by_rank[] | select(.rank == 1) | .step_ms_if_fixed == 0.302 and .gain_ms == 0.025] == [true])' \
+	"$T/sw.json" >/dev/null && ok || bad "recorded wait: $(jq -c '.across_ranks.what_if | {replay_step_ms, deps_recorded, deps_guessed, by_rank}' "$T/sw.json")"
+mkdir -p "$T/nosync"
+for r in 0 1; do jq '.traceEvents |= map(select(.cat != "cuda_sync"))' "$W/rank$r.json" >"$T/nosync/rank$r.json"; done
+"$A" analyze -q --json "$T/ns.json" "$T/nosync" 2>/dev/null || bad "analyze without cuda_sync failed"
+jq -e '.across_ranks.what_if | .replay_step_ms == 0.327 and .deps_recorded == 0 and .deps_guessed == 2 and
+	([.by_rank[] | select(.rank == 1) | .gain_ms == 0] == [true])' \
+	"$T/ns.json" >/dev/null && ok || bad "guessed wait: $(jq -c '.across_ranks.what_if | {deps_recorded, deps_guessed, by_rank}' "$T/ns.json")"
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

@@ -325,6 +325,64 @@ static void test_real_cuda_sync_on_stream_only(void)
 	trace_set_release(&ts);
 }
 
+/* The op of trace t with correlation c (-1: none). */
+static long span_of_corr(const struct trace *t, int64_t c)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->corr[i] == c && t->hint[i] != R_SYNC)
+			return (long)i;
+	return -1;
+}
+
+static void test_real_stream_wait_paired(void)
+{
+	const char *p = data("hta/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
+	struct trace_set ts;
+	struct aorta_error e;
+
+	if (!p)
+		SKIP("shared data not found");
+	/* by hand from the file: of its 5 cuda_sync records one is a stream
+	 * wait ("Stream Wait Event", stream 24, wait_on_stream 20, record corr
+	 * 1385, corr 1389); the others wait on the host (stream -1).  Launched
+	 * on stream 20 before the cudaEventRecord of corr 1385 (ts +19377 us):
+	 * the memset of corr 25 (+354) and the sgemm of corr 27 (+381): the op
+	 * waited for is the sgemm.  Launched on stream 24 after the
+	 * cudaStreamWaitEvent of corr 1389 (+19393): the memset of corr 1411
+	 * (+19731), then the sgemm of corr 1413: the memset waits.  1 pair. */
+	CHECK_EQ_I(load_file(p, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	const struct trace *t = ts.t[0];
+	CHECK_EQ_I((long long)t->ndeps, 1);
+	if (t->ndeps == 1) {
+		CHECK_EQ_I(t->deps[0].op, span_of_corr(t, 1411));
+		CHECK_EQ_I(t->deps[0].to, span_of_corr(t, 27));
+		CHECK_EQ_I(t->deps[0].how, DEP_RECORD);
+		CHECK_EQ_I(t->stream[t->deps[0].op], 24);
+		CHECK_EQ_I(t->stream[t->deps[0].to], 20);
+	}
+	trace_set_release(&ts);
+
+	/* alexnet: 20 stream waits; 14 wait on streams 21-27, where nothing was
+	 * launched before their record (cuDNN's stream pool joining): 6 pairs
+	 * (an independent Python pairing of the file), each waiting op starting
+	 * after the op it waits for ends */
+	const char *a = data_glob("hta/critical_path/alexnet", "benchmark_result");
+	if (!a)
+		return;
+	CHECK_EQ_I(load_file(a, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	t = ts.t[0];
+	CHECK_EQ_I((long long)t->ndeps, 6);
+	int after = 0;
+	for (size_t k = 0; k < t->ndeps; k++)
+		after += t->start_ns[t->deps[k].op] >= t->end_ns[t->deps[k].to] && t->deps[k].how == DEP_RECORD;
+	CHECK_EQ_I(after, 6);
+	trace_set_release(&ts);
+}
+
 static void test_real_nccl_meta_a100(void)
 {
 	const char *p = data("hta/nccl_parser_config/nccl_data.json.gz");
@@ -627,6 +685,46 @@ static void test_snippet_second_device_is_split(void)
 	if (ts.n == 1) {
 		CHECK_EQ_I(ts.t[0]->other_device, -1);
 		CHECK_EQ_I((long long)ts.t[0]->other_device_spans, 0);
+	}
+	trace_set_release(&ts);
+}
+
+static void test_snippet_stream_wait(void)
+{
+	/* stream 7: k1 launched at 1 us, k2 at 3; the event recorded at 4
+	 * (corr 50); k3 launched on stream 7 at 6 (after the record: not waited
+	 * for); the wait call at 7 (corr 60): stream 8 waits on stream 7's
+	 * event; k4 launched on stream 8 at 5 (before the wait: free), k5 at 8
+	 * (the first after it): k5 waits for k2 */
+#define RT(nm, ts_, c) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" nm "\",\"pid\":9,\"tid\":1," \
+	"\"ts\":" ts_ ",\"dur\":0.5,\"args\":{\"correlation\":" c "}}"
+#define KN(nm, st, ts_, dur_, c) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" nm "\",\"pid\":0,\"tid\":" st "," \
+	"\"ts\":" ts_ ",\"dur\":" dur_ ",\"args\":{\"stream\":" st ",\"correlation\":" c "}}"
+	const char *j = "{\"traceEvents\":["
+			RT("cudaLaunchKernel", "1", "11") "," RT("cudaLaunchKernel", "3", "12") ","
+			RT("cudaEventRecord", "4", "50") "," RT("cudaLaunchKernel", "5", "14") ","
+			RT("cudaLaunchKernel", "6", "13") "," RT("cudaStreamWaitEvent", "7", "60") ","
+			RT("cudaLaunchKernel", "8", "15") ","
+			"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"pid\":0,\"tid\":8,"
+			"\"ts\":7.1,\"dur\":0.2,\"args\":{\"cuda_sync_kind\":\"Stream Wait Event\",\"wait_on_stream\":7,"
+			"\"wait_on_cuda_event_record_corr_id\":50,\"stream\":8,\"correlation\":60}},"
+			KN("k1", "7", "10", "10", "11") "," KN("k2", "7", "20", "10", "12") ","
+			KN("k3", "7", "30", "10", "13") "," KN("k4", "8", "10", "5", "14") ","
+			KN("k5", "8", "30", "5", "15") "]}";
+#undef RT
+#undef KN
+	struct trace_set ts;
+	struct aorta_error e;
+
+	CHECK_EQ_I(load_all_windows(j, &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	const struct trace *t = ts.t[0];
+	CHECK_EQ_I((long long)t->ndeps, 1);
+	if (t->ndeps == 1) {
+		CHECK_EQ_I(t->deps[0].op, span_of_corr(t, 15));
+		CHECK_EQ_I(t->deps[0].to, span_of_corr(t, 12));
+		CHECK_EQ_I(t->deps[0].how, DEP_RECORD);
 	}
 	trace_set_release(&ts);
 }
@@ -948,6 +1046,7 @@ int main(void)
 	TEST(test_real_legacy_categories);
 	TEST(test_real_cpu_only_is_ok_with_no_spans);
 	TEST(test_real_cuda_sync_on_stream_only);
+	TEST(test_real_stream_wait_paired);
 	TEST(test_real_nccl_meta_a100);
 	TEST(test_real_every_kineto_file_reads);
 	TEST(test_snippet_escapes_in_names_and_keys);
@@ -956,6 +1055,7 @@ int main(void)
 	TEST(test_snippet_fixed_point_times);
 	TEST(test_snippet_wrong_types_are_skipped_and_counted);
 	TEST(test_snippet_hex_stream_and_coll_meta);
+	TEST(test_snippet_stream_wait);
 	TEST(test_snippet_process_group_ranks);
 	TEST(test_snippet_second_device_is_split);
 	TEST(test_snippet_steps_launches_and_rank_hint);
