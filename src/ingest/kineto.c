@@ -1218,15 +1218,9 @@ static int cmp_wop(const void *a, const void *b)
 /* The start of the host call of correlation c, INT64_MIN if none. */
 static int64_t wl_find(const struct wlaunch *l, size_t n, int64_t c)
 {
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t m = (a + b) / 2;
-		if (l[m].corr < c)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a < n && l[a].corr == c ? l[a].start : INT64_MIN;
+	struct wlaunch k = { c, 0 };
+	const struct wlaunch *f = bsearch(&k, l, n, sizeof(*l), cmp_wlaunch);
+	return f ? f->start : INT64_MIN;
 }
 
 /* The first op of v[0..n) (sorted by stream, launch, start) on stream s
