@@ -126,6 +126,20 @@ W=tests/fixtures/kineto/stream_wait
 jq -e '.across_ranks.what_if | .measured_step_ms == 0.327 and .replay_step_ms == 0.327 and .deps_recorded == 2 and
 	.deps_guessed == 0 and ([.by_rank[] | select(.rank == 1) | .step_ms_if_fixed == 0.302 and .gain_ms == 0.025] == [true])' \
 	"$T/sw.json" >/dev/null && ok || bad "recorded wait: $(jq -c '.across_ranks.what_if | {replay_step_ms, deps_recorded, deps_guessed, by_rank}' "$T/sw.json")"
+# no guess on a stream whose waits are recorded: k_f, added on rank 0's stream 8
+# (launched at 6.5 us, run 312-317, 150 us after k_c ends, when k_d ends),
+# is not guessed to wait for k_d (without the records: 3 guesses)
+mkdir -p "$T/kf" "$T/kfns"
+cp "$W/rank1.json" "$T/kf/"
+jq '.traceEvents += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 1, "ts": 6.5,
+	"dur": 0.4, "args": {"correlation": 108}}, {"ph": "X", "cat": "kernel", "name": "k_f", "pid": 0, "tid": 8,
+	"ts": 312, "dur": 5, "args": {"stream": 8, "correlation": 108, "device": 0}}]' "$W/rank0.json" >"$T/kf/rank0.json"
+for r in 0 1; do jq '.traceEvents |= map(select(.cat != "cuda_sync"))' "$T/kf/rank$r.json" >"$T/kfns/rank$r.json"; done
+"$A" analyze -q --json "$T/kf.json" "$T/kf" 2>/dev/null && "$A" analyze -q --json "$T/kfns.json" "$T/kfns" 2>/dev/null ||
+	bad "analyze with k_f failed"
+jq -e '.across_ranks.what_if | .deps_recorded == 2 and .deps_guessed == 0' "$T/kf.json" >/dev/null &&
+	jq -e '.across_ranks.what_if | .deps_recorded == 0 and .deps_guessed == 3' "$T/kfns.json" >/dev/null && ok ||
+	bad "a recorded stream is guessed on: $(jq -c '.across_ranks.what_if | {deps_recorded, deps_guessed}' "$T/kf.json" "$T/kfns.json")"
 mkdir -p "$T/nosync"
 for r in 0 1; do jq '.traceEvents |= map(select(.cat != "cuda_sync"))' "$W/rank$r.json" >"$T/nosync/rank$r.json"; done
 "$A" analyze -q --json "$T/ns.json" "$T/nosync" 2>/dev/null || bad "analyze without cuda_sync failed"
