@@ -42,7 +42,7 @@
  * with file and line of the first); a rank whose rows name two hosts, or a
  * table with no valid row, is AORTA_EINPUT.
  *
- * Cost: the file is held whole, plus about 96 bytes per row until the
+ * Cost: the file is held whole, plus about 112 bytes per row until the
  * traces are built.  Thread-safe (no globals).
  */
 #include "ingest/ingest.h"
