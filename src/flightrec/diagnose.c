@@ -658,12 +658,11 @@ static void find_culprits(const struct job *j, struct div_work **w, struct fr_re
 		for (size_t g = 0; !why && g < j->ng; g++)
 			if (w[g] && w[g]->div.seq >= 0 && w[g]->div.mismatch && strcmp(w[g]->div.mismatch, "state") &&
 			    fm_rs_has(&w[g]->odd, named.v[i])) {
-				const char *c = w[g]->div.profiling_name ? strrchr(w[g]->div.profiling_name, ':') : NULL;
-				why = xasprintf("called %s #%lld of group %s with another %s%s%s%s",
-						c ? c + 1 : w[g]->div.profiling_name ? w[g]->div.profiling_name : "the collective",
-						(long long)w[g]->div.seq, j->g[g].name, w[g]->div.mismatch,
-						w[g]->div.detail ? " (" : "", w[g]->div.detail ? w[g]->div.detail : "",
-						w[g]->div.detail ? ")" : "");
+				char *ol = op_label(&w[g]->div);
+				why = xasprintf("called %s of group %s with another %s%s%s%s", ol, j->g[g].name,
+						w[g]->div.mismatch, w[g]->div.detail ? " (" : "",
+						w[g]->div.detail ? w[g]->div.detail : "", w[g]->div.detail ? ")" : "");
+				free(ol);
 			}
 		if (why)
 			res->culprits[res->nculprits++] = (struct fr_culprit){ named.v[i], why };
