@@ -244,7 +244,7 @@ void wi_figures(const struct whatif_ctx *c, struct whatif *w, const double *meas
 	if (w->ideal_step_ms > w->replay_step_ms)
 		w->ideal_step_ms = w->replay_step_ms;
 	w->slowdown = w->ideal_step_ms > 0 ? w->measured_step_ms / w->ideal_step_ms : NAN;
-	w->guessed_share = w->replay_step_ms > 0 ? fmin(1, w->guessed_ms / w->replay_step_ms) : 0;
+	w->guessed_share = isnan(w->guessed_ms) ? NAN : w->replay_step_ms > 0 ? fmin(1, w->guessed_ms / w->replay_step_ms) : 0;
 	noise_floor(w, meas, c->nsteps);
 }
 

@@ -163,7 +163,9 @@ static void rk_task(void *arg, size_t w, size_t i)
 	wi_rank_init(arg, i);
 }
 
-struct first_out { struct whatif_ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal; };
+/* The first pass's outputs; nodelay: the step without unexplained delays,
+ * replayed as a lane of that pass (NULL: not there, nodelay_replay). */
+struct first_out { struct whatif_ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal, *nodelay; };
 
 /* The context of analysis a (stage: each rank's pipeline stage, -1 when
  * none) and every rank's op tables, ranks on threads. */
@@ -226,7 +228,9 @@ static void first_pass_task(void *arg, size_t w, size_t x)
  * all_fixes will surely replay (rank_candidates with the material threshold
  * from the measured step, 3 % (REPRO_PCT) above; at most LANES_MAX - 2 of
  * them, all_fixes replays any other): *sp; with two workers or more the
- * early fixes in a pass of their own on worker 1, at the same time. */
+ * early fixes in a pass of their own on worker 1, at the same time.  With
+ * f->nodelay, the step without unexplained delays is a lane beside the
+ * ideal (it changes times only, not the order ops start in). */
 static void first_replays(struct whatif_ctx *c, struct first_out *f, struct early_fixes *sp)
 {
 	wi_build_slots(c);
@@ -239,35 +243,37 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 	double lim = 0.01 * wi_mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
 	double unc = (double)c->a->clock_spread_ns / 1e6;
 	sp->n = wi_rank_candidates(c, sp->rank, lim > unc ? lim : unc);
-	if (sp->n > LANES_MAX - 2)
-		sp->n = LANES_MAX - 2;
+	size_t b = 2 + (f->nodelay != NULL); /* lanes before the early fixes */
+	if (sp->n > LANES_MAX - b)
+		sp->n = LANES_MAX - b;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
-	size_t n = 2 + sp->n;
-	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 } };
-	double *out[LANES_MAX] = { f->rep, f->ideal };
+	size_t n = b + sp->n;
+	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 },
+					  { .type = SC_NONE, .single = -1, .nodelay = 1 } };
+	double *out[LANES_MAX] = { f->rep, f->ideal, f->nodelay };
 	uint8_t *mask[LANES_MAX] = { 0 };
 	for (size_t x = 0; x < sp->n; x++) {
 		int32_t ri = sp->rank[x];
 		mask[x] = xcalloc(c->n, 1);
 		mask[x][ri] = 1;
-		sc[2 + x] = (struct scenario){ .type = SC_SET, .mask = mask[x], .single = ri, .part = PART_DUR | PART_HOST };
-		sp->e[x].steps = out[2 + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
+		sc[b + x] = (struct scenario){ .type = SC_SET, .mask = mask[x], .single = ri, .part = PART_DUR | PART_HOST };
+		sp->e[x].steps = out[b + x] = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 		sp->e[x].wend = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(double));
 	}
 	/* one pass of every lane, or with two workers the unmodified and ideal
 	 * lanes on one and the early fixes on the other at once (the order ops
 	 * start in is every pass's: the same figures) */
-	struct first_pass fp[2] = { { c, n, sc, out, { 0 }, { 0 }, 0 }, { c, 0, sc + 2, out + 2, { 0 }, { 0 }, 0 } };
+	struct first_pass fp[2] = { { c, n, sc, out, { 0 }, { 0 }, 0 }, { c, 0, sc + b, out + b, { 0 }, { 0 }, 0 } };
 	size_t npass = 1;
 	if (c->nw >= 2 && sp->n) {
-		fp[0].n = 2;
+		fp[0].n = b;
 		fp[1].n = sp->n;
 		npass = 2;
 	}
 	pool_for(npass, npass, first_pass_task, fp);
 	phase("the first replays");
 	struct replay_state *s = &c->w[0], *s1 = &c->w[npass - 1];
-	const size_t *sl = npass == 2 ? fp[1].lane : fp[0].lane + 2; /* the early fixes' lanes */
+	const size_t *sl = npass == 2 ? fp[1].lane : fp[0].lane + b; /* the early fixes' lanes */
 	wi_work_ends(c, s, fp[0].lane[0], f->rep_wend);
 	wi_base_replay(c, s, fp[0].lane[0], f->w, f->meas, f->rep, fp[0].left);
 	s->mlane = -1;
@@ -285,18 +291,17 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
  * UNX_SHARE of the measured step (meas), on ranks the pipeline schedule
  * model holds for (optable.c), they are the launch delays of a trace
  * without a host, and every replay leaves them out
- * (c->nodelay_all), as the artifact of Lin et al. replays. */
-static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
+ * (c->nodelay_all), as the artifact of Lin et al. replays.  Where a rank
+ * has a launch or no rank a schedule dependency, the delays stay in every
+ * replay whatever this one gives: it is left to the first pass, as a lane
+ * (*in_first; the same figures, one pass fewer). */
+static double *nodelay_replay(struct whatif_ctx *c, const double *meas, int *in_first)
 {
 	double *nd = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*nd));
 	memcpy(nd, meas, c->nsteps * sizeof(*nd));
+	*in_first = 0;
 	if (!c->unexplained)
 		return nd;
-	struct scenario sc = { .type = SC_NONE, .single = -1, .nodelay = 1 };
-	int replayed;
-	size_t lane;
-	double *out[1] = { nd };
-	wi_replay_lanes(c, wi_worker(c, 0, LANES_MAX), 1, &sc, out, &replayed, &lane);
 	int launches = 0;
 	uint64_t sched = 0;
 	for (size_t i = 0; i < c->n; i++)
@@ -304,8 +309,17 @@ static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
 	for (size_t i = 0; i < c->n && !launches; i++)
 		for (size_t j = 0; j < c->k[i].n && !launches; j++)
 			launches = (c->k[i].flags[j] & OPF_LAUNCH) != 0;
+	if (launches || !sched) { /* the delays stay in every replay: a lane of the first pass */
+		*in_first = 1;
+		return nd;
+	}
+	struct scenario sc = { .type = SC_NONE, .single = -1, .nodelay = 1 };
+	int replayed;
+	size_t lane;
+	double *out[1] = { nd };
+	wi_replay_lanes(c, wi_worker(c, 0, LANES_MAX), 1, &sc, out, &replayed, &lane);
 	double m = wi_mean(meas, c->nsteps), d = wi_mean(nd, c->nsteps);
-	c->nodelay_all = !launches && sched && m > 0 && m - d < UNX_SHARE * m;
+	c->nodelay_all = m > 0 && m - d < UNX_SHARE * m;
 	return nd;
 }
 
@@ -315,7 +329,10 @@ static double *nodelay_replay(struct whatif_ctx *c, const double *meas)
  * moves with the op it was guessed to wait for) against the ideal, both
  * at most the replayed step (rep); 0 without a guess.  Were every guess
  * wrong, the ideal's gain would be off by this (reported beside the
- * noise floor, not in it: result.c). */
+ * noise floor, not in it: result.c).  One more replay: beyond
+ * ALL_RANKS_MAX ranks not made (NaN), as the op types and the next-slowest
+ * rank are pruned there (on 1,024 ranks it cost as much as the first pass:
+ * bench/RESULTS.md "What-if cost"). */
 static double guessed_gain(struct whatif_ctx *c, const double *rep, const double *ideal)
 {
 	uint64_t ng = 0;
@@ -323,6 +340,8 @@ static double guessed_gain(struct whatif_ctx *c, const double *rep, const double
 		ng += c->k[i].ndepk[DEPK_GUESS];
 	if (!ng)
 		return 0;
+	if (c->n > ALL_RANKS_MAX)
+		return NAN;
 	double *nog = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*nog));
 	struct scenario sc = { .type = SC_ALL, .single = -1, .noguess = 1 };
 	int replayed;
@@ -392,9 +411,10 @@ static void run(struct analysis *a)
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = wi_job_step(&c, NULL, 0, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
-	struct first_out f = { &c, w, meas, rep, rep_wend, ideal };
+	int nd_lane;
+	double *nod = nodelay_replay(&c, meas, &nd_lane);
+	struct first_out f = { &c, w, meas, rep, rep_wend, ideal, nd_lane ? nod : NULL };
 	struct early_fixes sp;
-	double *nod = nodelay_replay(&c, meas);
 	first_replays(&c, &f, &sp);
 	phase("the critical path");
 	nodelay_figures(&c, w, meas, rep, nod);
