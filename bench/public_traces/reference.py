@@ -38,7 +38,8 @@ destination, order); send/recv without peers only in a job of two ranks.  Clocks
 each rank's offset against the first is the median difference of its matched
 blocking collectives' ends (all-reduce, all-gather, reduce-scatter, all-to-all),
 through an already aligned rank where needed; a blocking collective whose aligned
-ends spread over max(20 x the median spread, 0.5 ms) is no collective; a median
+ends spread over max(20 x the median spread, 0.5 ms, a quarter of its shortest
+call) is no collective; a median
 spread over 1 ms means no cross-rank figure at all.
 
 usage: reference.py [--data DIR] [--out DIR] [--extra NAME=FORMAT:GLOB] [SET ...]
@@ -515,7 +516,8 @@ def cross_rank(ranks):
     lim = max(20 * med, 500000)
     kept = []
     for t, g in groups:
-        if t in BLOCKING and max(al(rk, c["end"]) for rk, c in g) - min(al(rk, c["end"]) for rk, c in g) > lim:
+        spread = max(al(rk, c["end"]) for rk, c in g) - min(al(rk, c["end"]) for rk, c in g)
+        if t in BLOCKING and spread > lim and spread > min(c["end"] - c["start"] for rk, c in g) / 4:
             continue
         kept.append(g)
     wait = {rk: 0 for rk in byrank}

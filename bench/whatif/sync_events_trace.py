@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sync_events_trace.py OUT [WORLD] [--one-gpu] - a DDP job profiled with CUDA sync
+"""sync_events_trace.py OUT [WORLD] [--one-gpu] [--no-cuda-event] - a DDP job profiled with CUDA sync
 events, so the Kineto traces carry `cuda_sync` records (stream waits with
 wait_on_stream and wait_on_cuda_event_record_corr_id): the input on which
 `aorta analyze` reads the what-if's dependencies as recorded, not guessed
@@ -7,6 +7,12 @@ wait_on_stream and wait_on_cuda_event_record_corr_id): the input on which
 (NCCL, NVLS off); 8 transformer layers, batch 8 x 256, AdamW, bf16
 autocast; profile(wait=1, warmup=1, active=3) with
 _ExperimentalConfig(enable_cuda_sync_events=True); traces in OUT/rank<r>/.
+CUPTI 13 no longer delivers cudaEventRecord's records (CUPTI_ACTIVITY_KIND_
+CUDA_EVENT, 36) with the synchronisation records Kineto enables, so without
+more Kineto leaves every stream wait's wait_on_stream and
+wait_on_cuda_event_record_corr_id at -1 (pytorch/kineto#1552, open): each
+active step enables kind 36 on the libcupti torch has loaded (ctypes), and
+the waits come out paired.  --no-cuda-event leaves it off (the -1 traces).
 --one-gpu (a machine with one GPU): every rank on GPU 0, gloo on the host
 for a barrier a step, and the stream waits made explicit: a side stream
 runs a GEMM and records an event, the default stream waits for it
@@ -14,11 +20,35 @@ runs a GEMM and records an event, the default stream waits for it
 with --no-clock-align (one host, one clock), as the ranks share no GPU
 collective to align on.
 """
+import ctypes
 import os
 import sys
 
+CUPTI_ACTIVITY_KIND_CUDA_EVENT = 36
 
-def run_one_gpu(rank, world, out):
+
+def cuda_event_records(on):
+    """Turns cudaEventRecord's CUPTI records on (after the profiler started:
+    Kineto's own enable would not undo it) or off, on the libcupti this
+    process has loaded; False where none is loaded."""
+    with open("/proc/self/maps") as f:
+        libs = [l.split()[-1] for l in f if "libcupti" in l and l.split()[-1].startswith("/")]
+    if not libs:
+        return False
+    cupti = ctypes.CDLL(libs[0])
+    fn = cupti.cuptiActivityEnable if on else cupti.cuptiActivityDisable
+    return fn(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == 0
+
+
+def step_events(p, on):
+    """Before a step: kind 36 on while the profiler records (warm-up and
+    active steps)."""
+    from torch.profiler import ProfilerAction
+    if on and p.current_action != ProfilerAction.NONE:
+        cuda_event_records(True)
+
+
+def run_one_gpu(rank, world, out, events):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
@@ -37,6 +67,7 @@ def run_one_gpu(rank, world, out):
                  on_trace_ready=tensorboard_trace_handler(os.path.join(out, f"rank{rank}"), worker_name=f"rank{rank}"),
                  experimental_config=cfg) as p:
         for _ in range(6):
+            step_events(p, events)
             with torch.cuda.stream(side):
                 b = a @ a
                 for _ in range(rank + 1):  # rank 1's side work is twice rank 0's
@@ -51,7 +82,7 @@ def run_one_gpu(rank, world, out):
     dist.destroy_process_group()
 
 
-def run(rank, world, out):
+def run(rank, world, out, events):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
@@ -69,6 +100,7 @@ def run(rank, world, out):
                  on_trace_ready=tensorboard_trace_handler(os.path.join(out, f"rank{rank}"), worker_name=f"rank{rank}"),
                  experimental_config=cfg) as p:
         for _ in range(6):
+            step_events(p, events)
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = m(x).float().pow(2).mean()
             loss.backward()
@@ -82,6 +114,7 @@ def run(rank, world, out):
 if __name__ == "__main__":
     import torch.multiprocessing as mp
     out = sys.argv[1]
-    args = [a for a in sys.argv[2:] if a != "--one-gpu"]
+    args = [a for a in sys.argv[2:] if not a.startswith("--")]
     world = int(args[0]) if args else 2
-    mp.spawn(run_one_gpu if "--one-gpu" in sys.argv else run, args=(world, out), nprocs=world)
+    mp.spawn(run_one_gpu if "--one-gpu" in sys.argv else run, args=(world, out, "--no-cuda-event" not in sys.argv),
+             nprocs=world)

@@ -216,7 +216,8 @@ def compare(name, meta, res, an, workers):
         out["aorta"] = None
         out["why"] = an.get("across_ranks", {}).get("no_cross_rank_reason") or "no across_ranks.what_if"
         return out
-    a = {k: wi.get(k) for k in ("measured_step_ms", "replay_step_ms", "ideal_step_ms", "slowdown")}
+    a = {k: wi.get(k) for k in ("measured_step_ms", "replay_step_ms", "ideal_step_ms", "slowdown",
+                                 "pooled_step_ms", "slowdown_pooled")}
     by_dp, by_stage = {}, {}
     for g in wi.get("by_group") or []:
         kind, idx = group_of(parse_ranks(g.get("ranks")), pp, workers)
@@ -260,7 +261,8 @@ def report(c):
         print(f"   aorta: no what-if ({c.get('why')})")
         return
     print(f"   aorta:    measured {a['measured_step_ms']}, replay {a['replay_step_ms']}, "
-          f"ideal {a['ideal_step_ms']}; S = {a['slowdown']}")
+          f"ideal {a['ideal_step_ms']}; S = {a['slowdown']}; pooled ideal {a['pooled_step_ms']}, "
+          f"S = {a['slowdown_pooled']}")
     print(f"   aorta:    top DP replica {a['top_dp_rank']}, top stage {a['top_stage']}, "
           f"top rank {a['top_rank']}, top op {a['top_op']}")
     print(f"   aorta:    groups reported: {a['groups_seen']}")
@@ -273,6 +275,9 @@ def report(c):
     if a["slowdown"]:
         d = (a["slowdown"] - art["S"]) / art["S"] * 100
         agree.append(f"S {a['slowdown']:.4f} vs {art['S']:.4f} ({d:+.1f} %)")
+    if a.get("slowdown_pooled"):  # the artifact's ideal: every op at the job's mean of its name
+        d = (a["slowdown_pooled"] - art["S"]) / art["S"] * 100
+        agree.append(f"pooled S {a['slowdown_pooled']:.4f} vs {art['S']:.4f} ({d:+.1f} %)")
     agree.append("top DP rank " + ("agrees" if a["top_dp_rank"][0] == art["top_dp_rank"][0] else
                                    f"differs ({a['top_dp_rank'][0]} vs {art['top_dp_rank'][0]})"))
     agree.append("top stage " + ("agrees" if a["top_stage"][0] == art["top_stage"][0] else

@@ -366,6 +366,8 @@ static const struct field WHATIF_F[] = {
 	WO("unexplained_step_share", FF_SHARE, unexplained_step_share, 6),
 	WO("guessed_ms", FF_GE0 | FF_MSNUM, guessed_ms, 6),
 	WO("guessed_share", FF_SHARE, guessed_share, 6),
+	WO("pooled_step_ms", FF_POS | FF_MSNUM, pooled_step_ms, 6),
+	WO("slowdown_pooled", FF_POS, slowdown_pooled, 6),
 	{ .key = "launch_delays_out", .type = FT_BOOL, .flags = 0, .off = offsetof(struct whatif, launch_delays_out),
 	  .when = wi_ok },
 	WU("deps_guessed", deps_guessed),
@@ -392,6 +394,7 @@ static void init_whatif(void *p, struct io_ctx *c, size_t i)
 	wi->rank_window_min_ms = wi->rank_window_max_ms = NAN;
 	wi->nodelay_step_ms = wi->unexplained_step_ms = wi->unexplained_step_share = NAN;
 	wi->guessed_ms = wi->guessed_share = NAN;
+	wi->pooled_step_ms = wi->slowdown_pooled = NAN;
 	wi->noise_floor_ms = wi->step_sem_ms = NAN;
 }
 /* The what-if's rules (docs/metrics.md "What-if"): its step figures are
@@ -440,6 +443,11 @@ static int check_whatif(struct rd *r, const struct jnode *o, const void *p, stru
 		  1e-6 + 1e-6 * (1 + w->slowdown) / w->ideal_step_ms))
 		return io_fail(r, jdoc_get(o, "slowdown"), "slowdown", "%.6f is not measured / ideal = %.6f / %.6f",
 			       w->slowdown, w->measured_step_ms, w->ideal_step_ms);
+	if (isfinite(w->pooled_step_ms) != isfinite(w->slowdown_pooled) ||
+	    (isfinite(w->pooled_step_ms) && !near(w->slowdown_pooled, w->measured_step_ms / w->pooled_step_ms,
+						   1e-6 + 1e-6 * (1 + w->slowdown_pooled) / w->pooled_step_ms)))
+		return io_fail(r, jdoc_get(o, "slowdown_pooled"), "slowdown_pooled", "%.6f is not measured / "
+			       "pooled ideal = %.6f / %.6f", w->slowdown_pooled, w->measured_step_ms, w->pooled_step_ms);
 	if (!near(w->replay_error_pct, err, 1e-4))
 		return io_fail(r, jdoc_get(o, "replay_error_pct"), "replay_error_pct", "%.4f %% is not its worst "
 			       "step's, %.4f %%", w->replay_error_pct, err);

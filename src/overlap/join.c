@@ -28,8 +28,9 @@
  * cross-rank figure at all.
  *
  * A blocking group whose calls end more than max(20 x the median spread,
- * 0.5 ms) apart after alignment is not one collective (with order matching,
- * a call missing on one rank pairs the wrong calls): it is left unmatched
+ * 0.5 ms, a quarter of its shortest call) apart after alignment is not one
+ * collective (with order matching, a call missing on one rank pairs the
+ * wrong calls, which end at least a call apart): it is left unmatched
  * (rejected_groups).
  *
  * Waiting.  On the aligned clock, with arrivals (kernel starts) a_1 <= ... <=
@@ -60,6 +61,7 @@
  * per GPU (1.8 TB/s both ways); twice that is no measurement */
 #define BUSBW_MAX_GBPS 3600.0
 #define REJECT_MIN_NS 500000 /* a blocking group ending over this (and 20 x the median) apart is no group */
+#define REJECT_CALL_DIV 4    /* ... nor over a quarter of its shortest call (reject_groups) */
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -883,10 +885,25 @@ static int64_t end_range(const struct joinset *js, size_t q)
 	return hi - lo;
 }
 
+/* The shortest call of group q (end - start). */
+static int64_t shortest_call(const struct joinset *js, size_t q)
+{
+	int64_t m = INT64_MAX;
+	for (size_t k = js->gr[q].g; k < js->gr[q].h; k++)
+		if (js->v[k].c->end_ns - js->v[k].c->start_ns < m)
+			m = js->v[k].c->end_ns - js->v[k].c->start_ns;
+	return m;
+}
+
 /* The residual spread of the blocking collectives on the aligned clocks;
  * a blocking collective whose calls do not end together is not one
  * collective (a call missing on one rank shifts the order): such groups
- * are left unmatched (h set to g). */
+ * are left unmatched (h set to g).  Calls of one group run one after
+ * another, so calls one apart in the order end at least the later call's
+ * time apart, at least the group's shortest call: a group whose ends are
+ * within a quarter of that (REJECT_CALL_DIV) is one collective whose ends
+ * the trace does not give to the microsecond (the OSDI'25 artifact's
+ * traces: a reduce-scatter of 400 ms whose 32 ends are 3 ms apart). */
 static void reject_groups(struct analysis *a, struct joinset *js)
 {
 	int64_t *tmp = xmalloc((js->ng ? js->ng : 1) * sizeof(*tmp));
@@ -906,7 +923,7 @@ static void reject_groups(struct analysis *a, struct joinset *js)
 			if (!blocking(js->v[g->g].c->type))
 				continue;
 			int64_t range = end_range(js, q);
-			if (range > lim) {
+			if (range > lim && range > shortest_call(js, q) / REJECT_CALL_DIV) {
 				a->rejected_groups++;
 				a->unmatched_calls += g->h - g->g;
 				a->matched_by_seq -= (uint64_t)(js->v[g->g].by_seq == 1);

@@ -102,6 +102,12 @@ struct whatif {
 	 * after stream, launch and barriers) against the ideal, ms (0 without a
 	 * guess); its share of the replayed step (at most 1) */
 	double guessed_ms, guessed_share;
+	/* the pooled ideal (Lin et al.'s): every compute op and copy at the job's
+	 * mean of its name over ranks, stages, microbatches and steps, every
+	 * transfer at its type and size's median, replayed (ms; may exceed the
+	 * replayed step: it moves work, never only shortens it); slowdown_pooled
+	 * = measured / it, the artifact's S.  NAN: no op to pool */
+	double pooled_step_ms, slowdown_pooled;
 	struct whatif_fix *by_rank, *by_group, *by_op;
 	size_t nby_rank, nby_group, nby_op;
 	struct whatif_step *steps;

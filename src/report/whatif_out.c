@@ -61,6 +61,9 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int
 		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
 		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
 		w->steps_used == 1 ? "" : "s");
+	if (isfinite(w->pooled_step_ms)) /* docs/metrics.md "Pooled ideal" */
+		fprintf(f, "   pooled ideal (every op at the job's mean of its name, Lin et al.): %.2f ms, slowdown %.3f\n",
+			w->pooled_step_ms, w->slowdown_pooled);
 	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
 		w->unexplained_ms, 100.0 * w->unexplained_share);
 	fprintf(f, "   noise floor: %.3f ms (%s): a gain within it is nothing\n", whatif_material_ms(w),
@@ -137,6 +140,7 @@ static void side_json(struct jw *j, const char *key, const struct whatif *w)
 	jw_num(j, "measured_step_ms", w->measured_step_ms, 6);
 	jw_num(j, "ideal_step_ms", w->ideal_step_ms, 6);
 	jw_num(j, "slowdown", w->slowdown, 6);
+	jw_num(j, "slowdown_pooled", w->slowdown_pooled, 6);
 	if (b) {
 		jw_str(j, "best_fix", b->what);
 		jw_num(j, "best_gain_ms", b->gain_ms, 6);

@@ -383,6 +383,41 @@ static void test_real_stream_wait_paired(void)
 	trace_set_release(&ts);
 }
 
+/* A torch 2.11 / CUDA 13 job (bench/whatif/sync_events_trace.py --one-gpu
+ * on the H200, rank 0: tests/data/kineto_sync): three steps, each a side
+ * stream's GEMM (stream 13) recorded by an event the default stream (7)
+ * waits for.  CUPTI 13 delivers cudaEventRecord's records only when their
+ * activity kind is on: with it (the script's default) every stream wait
+ * names its event record, and each pairs (by an independent Python
+ * pairing of the file) the first op launched on stream 7 after the wait,
+ * of corr 333, 584 and 835, with the last launched on stream 13 before the
+ * record, of corr 297, 548 and 799, each starting 2-3 us after that op
+ * ends; without it (--no-cuda-event) Kineto writes -1 and nothing pairs,
+ * nothing is invented. */
+static void test_torch211_stream_waits(void)
+{
+	static const int32_t op[3] = { 333, 584, 835 }, to[3] = { 297, 548, 799 };
+	struct trace_set ts;
+	struct aorta_error e;
+	CHECK_EQ_I(load_file("tests/data/kineto_sync/paired_rank0.json.gz", &ts, &e), AORTA_OK);
+	if (ts.n != 1)
+		return;
+	const struct trace *t = ts.t[0];
+	CHECK_EQ_I((long long)t->ndeps, 3);
+	for (size_t k = 0; k < t->ndeps && k < 3; k++) {
+		CHECK_EQ_I(t->deps[k].how, DEP_RECORD);
+		CHECK_EQ_I(t->deps[k].op, span_of_corr(t, op[k]));
+		CHECK_EQ_I(t->deps[k].to, span_of_corr(t, to[k]));
+		CHECK_EQ_I(t->stream[t->deps[k].op], 7);
+		CHECK_EQ_I(t->stream[t->deps[k].to], 13);
+	}
+	trace_set_release(&ts);
+	CHECK_EQ_I(load_file("tests/data/kineto_sync/unpaired_rank0.json.gz", &ts, &e), AORTA_OK);
+	if (ts.n == 1)
+		CHECK_EQ_I((long long)ts.t[0]->ndeps, 0);
+	trace_set_release(&ts);
+}
+
 static void test_real_nccl_meta_a100(void)
 {
 	const char *p = data("hta/nccl_parser_config/nccl_data.json.gz");
@@ -1046,6 +1081,7 @@ int main(void)
 	TEST(test_real_legacy_categories);
 	TEST(test_real_cpu_only_is_ok_with_no_spans);
 	TEST(test_real_cuda_sync_on_stream_only);
+	TEST(test_torch211_stream_waits);
 	TEST(test_real_stream_wait_paired);
 	TEST(test_real_nccl_meta_a100);
 	TEST(test_real_every_kineto_file_reads);

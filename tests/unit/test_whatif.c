@@ -795,6 +795,54 @@ static void test_step_without_unexplained_delays(void)
 	analysis_free(&b);
 }
 
+/* Timestamps of two streams jitter by microseconds (the OSDI'25
+ * artifact's SE trace posts a send 5 us before the backward it sends
+ * ends): rank 0's and 2's sends start 5 us before their compute ends.  The
+ * schedule still takes the compute as the send's producer (it ended within
+ * FEED_TOL_NS of the send's start and started before it): the same 16
+ * dependencies, nothing unexplained, and the replay gives back every step
+ * (the send keeps its -5 us after its producer's end).  Without the
+ * tolerance the send would have no producer and its start would be a
+ * delay nothing explains. */
+static void test_schedule_tolerates_stream_jitter(void)
+{
+	struct analysis a;
+	double truth[NST];
+	const struct whatif *w = sched_whatif(PD_US, -5 * US, &a, truth);
+	if (w) {
+		CHECK_EQ_I(w->deps_schedule, 16);
+		CHECK_EQ_I(w->deps_guessed, 0);
+		CHECK_NEAR(w->unexplained_ms, 0, 1e-12);
+		CHECK_NEAR(w->measured_step_ms, mean3(truth) / 1e6, 1e-9);
+		CHECK_NEAR(w->replay_step_ms, w->measured_step_ms, 1e-9);
+	}
+	analysis_free(&a);
+}
+
+/* The pooled ideal (Lin et al.'s): every op at the job's mean of its name,
+ * every transfer at its type's median, shorter or longer than it took.  On
+ * the schedule above (rank 0's compute G + d, every other G) every GEMM
+ * becomes G' = G + d / 4 and every transfer stays X, so each replica runs
+ * G' + X + G' a step: steps 0 and 1 take 2 G' + X, the last step (G' + X
+ * on stage 0, 2 G' + X on stage 1) 1.5 G' + X, so (5.5 G' + 3 X) / 3 per
+ * step; rank 2's compute, G, becomes longer.  The ideal (the median of an
+ * op's peers, never longer than it took) is (5.5 G + 3 X) / 3: below it. */
+static void test_pooled_ideal(void)
+{
+	struct analysis a;
+	double truth[NST];
+	const struct whatif *w = sched_whatif(PD_US, 0, &a, truth);
+	if (w) {
+		double gp = (double)G + PD_US / 4.0;
+		double pooled = (5.5 * gp + 3.0 * X) / 3 / 1e6, ideal = (5.5 * G + 3.0 * X) / 3 / 1e6;
+		CHECK_NEAR(w->pooled_step_ms, pooled, 1e-9);
+		CHECK_NEAR(w->slowdown_pooled, w->measured_step_ms / pooled, 1e-9);
+		CHECK_NEAR(w->ideal_step_ms, ideal, 1e-9);
+		CHECK(w->pooled_step_ms > w->ideal_step_ms);
+	}
+	analysis_free(&a);
+}
+
 /* A GEMM that starts 3 s after its launch with nothing else to explain
  * it: its latency (kept per op to replay the delay) does not fit in 32 bits
  * and must still be replayed whole, so the replay gives back every step
@@ -1110,6 +1158,8 @@ int main(void)
 	TEST(test_gap_without_launch_is_a_dependency);
 	TEST(test_pipeline_schedule_without_launches);
 	TEST(test_step_without_unexplained_delays);
+	TEST(test_schedule_tolerates_stream_jitter);
+	TEST(test_pooled_ideal);
 	TEST(test_same_figures_on_any_thread_count);
 	TEST(test_latency_beyond_32_bits_is_replayed_whole);
 	TEST(test_no_what_if);

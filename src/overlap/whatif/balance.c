@@ -1,6 +1,8 @@
 /*
- * balance.c - the stage balance: the work moved between pipeline stages
- * until each does the same, as per-op durations (SC_BAL).
+ * balance.c - the ideals that move work: the stage balance (the work moved
+ * between pipeline stages until each does the same, SC_BAL) and the
+ * pooled ideal (every op at the job's mean of its name, SC_POOL), as
+ * per-op durations.
  */
 #include "overlap/whatif/private.h"
 #include "base/stats.h"
@@ -183,4 +185,81 @@ int64_t wi_balanced(const struct whatif_ctx *c, size_t i, size_t j, int64_t d)
 	const struct balance_key *loc = c->bal->loc[i];
 	size_t h = bkey_find(loc, c->bal->cap[i], st, ot_key(&k->t, j)->hash);
 	return (int64_t)llround((double)d * c->bal->fac[i][loc[h].li]);
+}
+
+/* The pooled ideal: the ideal of Lin et al. (OSDI'25; the artifact's
+ * analysis_util.py, simulation_analysis_reduce_dim over rank, stage and
+ * step): every compute op and copy at the mean duration of its name over
+ * every rank, stage, microbatch and common step, shorter or longer than it
+ * took, and every matched call's transfer at the median of its type and
+ * size (xfer_of); host gaps and first launches as the ideal's.  Unlike
+ * the ideal (the median of an op's peers, never longer than it took), it
+ * moves work between stages and microbatches, as a balanced job would. */
+struct pool_sum { uint32_t hash; uint8_t used; double sum; uint64_t n; };
+
+static size_t pool_find(const struct pool_sum *t, size_t cap, uint32_t hash)
+{
+	size_t h = ((size_t)hash * 2654435761u) & (cap - 1);
+	while (t[h].used && t[h].hash != hash)
+		h = (h + 1) & (cap - 1);
+	return h;
+}
+
+/* Whether op j of rank k has a pooled duration (compute or a copy: not a
+ * communication kernel, matched or not). */
+static int pooled_op(const struct rank_input *k, size_t j)
+{
+	return !(k->flags[j] & (OPF_CALL | OPF_UCOMM)) && ot_key(&k->t, j)->kind != K_COMM;
+}
+
+void wi_pool_free(struct whatif_ctx *c)
+{
+	for (size_t i = 0; c->pool && i < c->n; i++)
+		free(c->pool[i]);
+	free(c->pool);
+	c->pool = NULL;
+}
+
+int wi_pool_build(struct whatif_ctx *c)
+{
+	size_t keys = 0, cap = 16, pooled = 0;
+	for (size_t i = 0; i < c->n; i++)
+		keys += c->k[i].t.nkey;
+	while (cap < 2 * keys)
+		cap *= 2;
+	struct pool_sum *t = xcalloc(cap, sizeof(*t));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rank_input *k = &c->k[i];
+		uint8_t *in = xcalloc(k->nbs ? k->nbs : 1, 1); /* its step indices of the common steps */
+		for (size_t s = 0; s < c->nsteps; s++)
+			if (c->sidx[i][s] >= 0 && (size_t)c->sidx[i][s] < k->nbs)
+				in[c->sidx[i][s]] = 1;
+		uint32_t run = 0;
+		for (size_t j = 0; j < k->n; j++) {
+			int32_t st = ot_step_at(&k->t, &run, j);
+			if (st < 0 || (size_t)st >= k->nbs || !in[st] || !pooled_op(k, j))
+				continue;
+			uint32_t hash = ot_key(&k->t, j)->hash;
+			size_t h = pool_find(t, cap, hash);
+			t[h].used = 1;
+			t[h].hash = hash;
+			t[h].sum += (double)(meas_e(k, j) - meas_s(k, j));
+			t[h].n++;
+		}
+		free(in);
+	}
+	c->pool = xcalloc(c->n, sizeof(*c->pool));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct op_view *v = &c->k[i].t;
+		c->pool[i] = xmalloc((v->nkey ? v->nkey : 1) * sizeof(int64_t));
+		for (size_t q = 0; q < v->nkey; q++) {
+			const struct pool_sum *e = &t[pool_find(t, cap, v->keys[q].hash)];
+			c->pool[i][q] = e->used && v->keys[q].kind != K_COMM ? llround(e->sum / (double)e->n) : -1;
+			pooled += c->pool[i][q] >= 0;
+		}
+	}
+	free(t);
+	if (!pooled)
+		wi_pool_free(c);
+	return pooled > 0;
 }

@@ -185,18 +185,34 @@ static int b_recorded(const struct build *b, size_t j)
  * and receives (an op table or converted trace with no host: the OSDI'25
  * artifact's), as the schedule of Lin et al.'s dependency model has it:
  *  - a communication op (send, recv, collective) waits for the compute op
- *    of another stream that ended last by its start (+ ROUND_NS): a send
+ *    of another stream that ended last by its start (sched_before): a send
  *    after the compute it sends, a recv posted after the compute before
  *    it, a data-parallel collective after the backward that produced its
  *    gradients;
  *  - a recv feeds the first compute op of another stream that starts at
- *    or after its end (- ROUND_NS): that op waits for it;
+ *    or after its end (within FEED_TOL_NS, below): that op waits for it;
  *  - a collective feeds the first compute op of another stream after its
  *    end only where nothing else explains that op's start (its stream's
  *    previous op ended more than LAT_MAX_NS before it): a forward after
  *    its parameters' all-gather, an optimizer after the gradients'
  *    reduction, never a backward kernel the collective only overlaps.
+ *    "After its end" within FEED_TOL_NS: two streams' timestamps jitter
+ *    by microseconds (the artifact's SE trace: a gradient clip that starts
+ *    3 us before the reduce-scatter it waits for ends); the op must start
+ *    after the recv or collective starts, as a producer within FEED_TOL_NS must
+ *    start before its op, so every link of a rank points to an op that
+ *    started earlier and no cycle can form.
  * Whatever delay is left after these is a launch delay (unexplained). */
+/* Whether compute op c ended by communication op j's start: by ROUND_NS,
+ * or by FEED_TOL_NS where c started before j (two streams' timestamps
+ * jitter by microseconds: the artifact's SE trace posts a send 5 us before
+ * the backward it sends ends). */
+static int sched_before(const struct build *bd, size_t c, size_t j)
+{
+	int64_t e = b_end(bd, c), s = b_start(bd, j);
+	return e <= s + ROUND_NS || (e <= s + FEED_TOL_NS && b_start(bd, c) + ROUND_NS < s);
+}
+
 static void sched_deps(struct build *bd)
 {
 	int has_p2p = 0;
@@ -232,13 +248,13 @@ static void sched_deps(struct build *bd)
 			int32_t best = -1;
 			for (size_t x = nc; x-- > 0 && x + 64 >= nc;) {
 				int32_t c = comp[x];
-				if (b_stream(bd, (size_t)c) == b_stream(bd, j) || b_end(bd, (size_t)c) > b_start(bd, j) + ROUND_NS)
+				if (b_stream(bd, (size_t)c) == b_stream(bd, j) || !sched_before(bd, (size_t)c, j))
 					continue;
 				if (best < 0 || b_end(bd, (size_t)c) > b_end(bd, (size_t)best))
 					best = c;
 			}
 			if (best < 0 && lastc >= 0 && b_stream(bd, (size_t)lastc) != b_stream(bd, j) &&
-			    b_end(bd, (size_t)lastc) <= b_start(bd, j) + ROUND_NS)
+			    sched_before(bd, (size_t)lastc, j))
 				best = lastc;
 			set_dep(bd, j, best, DEPK_SCHED);
 			continue;
@@ -260,15 +276,19 @@ static void sched_deps(struct build *bd)
 		if (m != UINT32_MAX && bd->t->coll[m].p2p == P2P_SEND)
 			continue;
 		int recv = b_recv(bd, j);
-		int64_t e = b_end(bd, j);
-		size_t a = 0, b = nc; /* the first compute op starting at or after e - ROUND_NS */
+		/* the first compute op starting at or after its end - FEED_TOL_NS
+		 * and after its start */
+		int64_t e = b_end(bd, j) - FEED_TOL_NS;
+		size_t a = 0, b = nc;
 		while (a < b) {
 			size_t mid = (a + b) / 2;
-			if (b_start(bd, (size_t)comp[mid]) < e - ROUND_NS)
+			if (b_start(bd, (size_t)comp[mid]) < e)
 				a = mid + 1;
 			else
 				b = mid;
 		}
+		while (a < nc && b_start(bd, (size_t)comp[a]) <= b_start(bd, j))
+			a++;
 		int p = -1;
 		if (recv) {
 			int32_t peer = bd->t->coll[m].peer;

@@ -95,6 +95,7 @@
 #define LAT_MAX_NS 20000     /* a start this close after its ready time is launch latency */
 #define DEP_LAG_NS 20000     /* another stream's end this close before a start explains it */
 #define DEP_SLACK_NS 5000    /* ... or this close after it (the streams' clocks jitter by a few us) */
+#define FEED_TOL_NS 20000    /* a collective feeds an op starting this close before its end (sched_deps) */
 #define ROUND_NS 10          /* ends and starts this close are the same instant (rounding of us/ms inputs) */
 #define SYNC_LAG_NS 5000     /* an op ending this close after a sync record is what it waited for */
 #define NARROW_SHARE 0.9     /* a rank or group fix with this share of the best gain is named instead */
@@ -386,7 +387,7 @@ int32_t hw_next(const struct rank_input *k, struct host_walk *h, size_t *q, int3
 
 /* ---- the replay context ------------------------------------------------------------ */
 
-enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL };
+enum { SC_NONE, SC_SET, SC_CAT, SC_ALL, SC_BAL, SC_POOL };
 enum { PART_DUR = 1, PART_HOST = 2 };
 
 struct scenario {
@@ -526,6 +527,8 @@ struct whatif_ctx {
 	int32_t *aord;               /* ranks with launches by (class, first launch's step, first launch) */
 	size_t naord;
 	struct balance *bal;         /* the stage balance (SC_BAL), else NULL */
+	int64_t **pool;              /* the pooled ideal (SC_POOL): per rank, per key, the job's mean
+	                              * duration of its name (-1: not pooled), else NULL */
 	int manystreams;             /* a rank has more streams than a dense index holds */
 	char **incomplete;           /* per rank: why its trace lacks its peers' ops (wi_isolate_incomplete),
 	                              * else NULL */
@@ -636,6 +639,10 @@ void wi_balance_free(struct whatif_ctx *c);
 int wi_balance_build(struct whatif_ctx *c);
 /* Op j of rank i's duration d with the stages balanced. */
 int64_t wi_balanced(const struct whatif_ctx *c, size_t i, size_t j, int64_t d);
+/* The pooled ideal (SC_POOL, Lin et al.'s): c->pool from the common
+ * steps' compute and copies; 0 when no op has one. */
+int wi_pool_build(struct whatif_ctx *c);
+void wi_pool_free(struct whatif_ctx *c);
 
 /* verdict.c */
 void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix *best, double rep_mean,
@@ -697,6 +704,10 @@ static inline int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scen
 		break;
 	case SC_BAL:
 		return wi_balanced(c, i, j, d);
+	case SC_POOL: { /* the job's mean of its name, shorter or longer: work moves */
+		int64_t p = c->pool ? c->pool[i][ot_keyi(&k->t, j)] : -1;
+		return p >= 0 ? p : d;
+	}
 	case SC_SET:
 		if (sc->part & PART_DUR)
 			d2 = sc->single >= 0 ? wi_peer_median(c, slot, d, 0) : slot >= 0 ? sc->md[slot] : d;
@@ -712,7 +723,7 @@ static inline int64_t wi_dur_fixed(const struct whatif_ctx *c, const struct scen
 static inline int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scenario *sc, int32_t slot, int64_t g)
 {
 	switch (sc->type) {
-	case SC_ALL:
+	case SC_ALL: case SC_POOL:
 		return slot >= 0 ? c->med_all_g[slot] : g;
 	case SC_CAT:
 		return sc->cat == WC_HOST && slot >= 0 ? c->med_all_g[slot] : g;
@@ -729,6 +740,8 @@ static inline int64_t wi_gap_fixed(const struct whatif_ctx *c, const struct scen
  * ideal when the scenario fixes transfers of its type (at most xm). */
 static inline int64_t xfer_of(const struct scenario *sc, const struct member *u, int64_t xm, int64_t xi)
 {
+	if (sc->type == SC_POOL) /* the pooled ideal: the median, shorter or longer */
+		return xi;
 	if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat >= WC_COLL && sc->cat == WC_COLL + u->type))
 		return xi < xm ? xi : xm;
 	return xm;

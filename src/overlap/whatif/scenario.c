@@ -30,7 +30,7 @@ static size_t fill_anchors(const struct whatif_ctx *c, struct replay_state *s, s
 		for (size_t p = a; p < b; p++) {
 			const struct rank_input *k = &c->k[c->aord[p]];
 			int64_t v = k->a0;
-			if (sc->type == SC_ALL || (sc->type == SC_CAT && sc->cat == WC_HOST))
+			if (sc->type == SC_ALL || sc->type == SC_POOL || (sc->type == SC_CAT && sc->cat == WC_HOST))
 				v = all;
 			else if (sc->type == SC_SET && sc->mask[c->aord[p]] && (sc->part & PART_HOST))
 				v = sc->single >= 0 ? k->ma0 : set;
@@ -49,6 +49,7 @@ static int rank_fixed(const struct whatif_ctx *c, const struct scenario *sc, siz
 {
 	switch (sc->type) {
 	case SC_ALL: case SC_CAT: return 1;
+	case SC_POOL: return c->pool != NULL;
 	case SC_SET: return sc->mask[i] != 0;
 	case SC_BAL: return c->bal != NULL;
 	default: return 0;
