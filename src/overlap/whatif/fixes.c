@@ -409,24 +409,8 @@ void wi_all_fixes(struct whatif_ctx *c, struct whatif *w, const int *stage, cons
 		wi_add_job(&jobs, n - 1, sc, NULL, 0);
 	}
 	w->nby_op = n - w->nby_rank - w->nby_group;
-	int pool = wi_pool_build(c); /* the pooled ideal: a replay beside the fixes, none itself */
-	if (pool) {
-		add_fix(&v, &n, &cap, "the pooled ideal", -1, NULL);
-		struct scenario sc = { .type = SC_POOL, .single = -1 };
-		wi_add_job(&jobs, n - 1, sc, NULL, 0);
-	}
 	wi_run_jobs(c, v, &jobs, rep_mean);
 	wi_balance_free(c);
-	wi_pool_free(c);
-	w->pooled_step_ms = NAN;
-	if (pool) {
-		struct fix_eval *e = &v[--n];
-		w->pooled_step_ms = e->f.step_ms_if_fixed;
-		free(e->f.what);
-		free(e->steps);
-		free(e->wend);
-	}
-	w->slowdown_pooled = w->pooled_step_ms > 0 ? w->measured_step_ms / w->pooled_step_ms : NAN;
 	free(cmask);
 	free(mask);
 	free(cand);

@@ -104,7 +104,7 @@
 #define ALL_RANKS_MAX 8      /* up to this many ranks every rank is fixed in turn */
 #define RANK_FIXES 8         /* beyond, the ranks with the largest excess */
 #define WORKERS_MAX 4        /* replays at once (each holds its own replay state) */
-#define LANES_MAX 4          /* scenarios replayed in one pass */
+#define LANES_MAX 5          /* scenarios replayed in one pass */
 #define UNSET INT64_MIN
 
 /* ---- the op table (optable.c): one block per rank --------------------------- */

@@ -5,6 +5,7 @@
  */
 #include "overlap/whatif/private.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +166,8 @@ static void rk_task(void *arg, size_t w, size_t i)
 
 /* The first pass's outputs; nodelay: the step without unexplained delays,
  * replayed as a lane of that pass (NULL: not there, nodelay_replay). */
-struct first_out { struct whatif_ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal, *nodelay; };
+struct first_out { struct whatif_ctx *c; struct whatif *w; const double *meas; double *rep, *rep_wend, *ideal, *nodelay,
+		  *pooled; };
 
 /* The context of analysis a (stage: each rank's pipeline stage, -1 when
  * none) and every rank's op tables, ranks on threads. */
@@ -230,7 +232,8 @@ static void first_pass_task(void *arg, size_t w, size_t x)
  * them, all_fixes replays any other): *sp; with two workers or more the
  * early fixes in a pass of their own on worker 1, at the same time.  With
  * f->nodelay, the step without unexplained delays is a lane beside the
- * ideal (it changes times only, not the order ops start in). */
+ * ideal (it changes times only, not the order ops start in); so is the
+ * pooled ideal (f->pooled, set to NULL where no op is pooled). */
 static void first_replays(struct whatif_ctx *c, struct first_out *f, struct early_fixes *sp)
 {
 	wi_build_slots(c);
@@ -243,14 +246,23 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 	double lim = 0.01 * wi_mean(f->meas, c->nsteps) * (1 + REPRO_PCT / 100);
 	double unc = (double)c->a->clock_spread_ns / 1e6;
 	sp->n = wi_rank_candidates(c, sp->rank, lim > unc ? lim : unc);
-	size_t b = 2 + (f->nodelay != NULL); /* lanes before the early fixes */
+	if (!wi_pool_build(c))
+		f->pooled = NULL;
+	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 } };
+	double *out[LANES_MAX] = { f->rep, f->ideal };
+	size_t b = 2; /* lanes before the early fixes */
+	if (f->nodelay) {
+		sc[b] = (struct scenario){ .type = SC_NONE, .single = -1, .nodelay = 1 };
+		out[b++] = f->nodelay;
+	}
+	if (f->pooled) {
+		sc[b] = (struct scenario){ .type = SC_POOL, .single = -1 };
+		out[b++] = f->pooled;
+	}
 	if (sp->n > LANES_MAX - b)
 		sp->n = LANES_MAX - b;
 	sp->e = xcalloc(sp->n ? sp->n : 1, sizeof(*sp->e));
 	size_t n = b + sp->n;
-	struct scenario sc[LANES_MAX] = { { .type = SC_NONE, .single = -1 }, { .type = SC_ALL, .single = -1 },
-					  { .type = SC_NONE, .single = -1, .nodelay = 1 } };
-	double *out[LANES_MAX] = { f->rep, f->ideal, f->nodelay };
 	uint8_t *mask[LANES_MAX] = { 0 };
 	for (size_t x = 0; x < sp->n; x++) {
 		int32_t ri = sp->rank[x];
@@ -271,6 +283,7 @@ static void first_replays(struct whatif_ctx *c, struct first_out *f, struct earl
 		npass = 2;
 	}
 	pool_for(npass, npass, first_pass_task, fp);
+	wi_pool_free(c);
 	phase("the first replays");
 	struct replay_state *s = &c->w[0], *s1 = &c->w[npass - 1];
 	const size_t *sl = npass == 2 ? fp[1].lane : fp[0].lane + b; /* the early fixes' lanes */
@@ -411,15 +424,19 @@ static void run(struct analysis *a)
 	for (size_t s = 0; s < c.nsteps; s++)
 		meas[s] = wi_job_step(&c, NULL, 0, s) / 1e6;
 	double *rep_wend = xmalloc(c.nsteps * sizeof(double)), *ideal = xmalloc(c.nsteps * sizeof(double));
+	double *pooled = xmalloc(c.nsteps * sizeof(double));
 	int nd_lane;
 	double *nod = nodelay_replay(&c, meas, &nd_lane);
-	struct first_out f = { &c, w, meas, rep, rep_wend, ideal, nd_lane ? nod : NULL };
+	struct first_out f = { &c, w, meas, rep, rep_wend, ideal, nd_lane ? nod : NULL, pooled };
 	struct early_fixes sp;
 	first_replays(&c, &f, &sp);
 	phase("the critical path");
 	nodelay_figures(&c, w, meas, rep, nod);
 	w->guessed_ms = guessed_gain(&c, rep, ideal);
 	wi_figures(&c, w, meas, rep, ideal);
+	w->pooled_step_ms = f.pooled ? wi_mean(pooled, c.nsteps) : NAN;
+	w->slowdown_pooled = w->pooled_step_ms > 0 ? w->measured_step_ms / w->pooled_step_ms : NAN;
+	free(pooled);
 	struct fix_eval *v;
 	size_t nv;
 	/* the ideal's gain over the complete steps (NAN with one step): an op
