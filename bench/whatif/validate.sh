@@ -18,11 +18,13 @@
 #      printed beside it (med.slowest);
 #      a fix the engine marks `ideal_unknown` (a stage without a peer outside
 #      it) is no prediction: counted apart as "unknown", neither pass nor fail,
-#      when the verdict says so too.
+#      when the verdict says so too; so is a fix whose gain is within 2
+#      standard errors of its per-step gains (gain_sem_ms: "noise", the
+#      engine's summary says one run cannot tell it from noise).
 # Prints one row per case and the base run's step as the engine measures it
 # on the base traces (like for like with its prediction) and the base repeat
 # (for a --same-run pair: the base block after the slowed one).
-# Exit 0 when every case passes both or is an unknown the engine reports, 1 otherwise.
+# Exit 0 when every case passes both or is an unknown or noise the engine reports, 1 otherwise.
 #   AORTA_BIN=PATH (default ./build/aorta)   WHATIF_JSON=FILE: the rows as JSON
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,7 +42,7 @@ done
 python3 - "$D" "$T" "${WHATIF_JSON:-}" <<'PY'
 import json, os, statistics, sys
 d, t, jout = sys.argv[1:4]
-rows, fails, unknown = [], 0, 0
+rows, fails, unknown, noisy = [], 0, 0, 0
 
 
 def mean_ms(m):
@@ -99,6 +101,7 @@ for n in sorted(os.listdir(d)):
     truth = statistics.mean(mean_ms(tr["measured"][r]) for r in ("base", "base_after") if r in tr["measured"])
     old_truth = tr["expected_step_ms_if_fixed"]
     unk = bool(fix and fix[0].get("ideal_unknown") and "ideal is unknown" in (w.get("verdict") or ""))
+    noise = bool(fix and fix[0].get("gain_sem_ms") and fix[0]["gain_ms"] <= 2 * fix[0]["gain_sem_ms"])
     if fix:
         pred = fix[0]["step_ms_if_fixed"]
         err = pred - truth
@@ -109,23 +112,27 @@ for n in sorted(os.listdir(d)):
     mb = tr["measured"]
     rep_ms = (mb["base_after"] if "base_after" in mb else mb["base"].get("repeat", {})).get("step_ms", float("nan"))
     unknown += ok_a and not ok_b and unk
-    fails += not ok and not (ok_a and unk)
+    noisy += ok_a and not ok_b and noise and not unk
+    fails += not ok and not (ok_a and (unk or noise))
     row.update(target=label, replay_error_pct=w["replay_error_pct"], replay_vs_events_pct=round(worst, 3),
                measured_step_ms=w["measured_step_ms"], replay_step_ms=w["replay_step_ms"],
                predicted_ms=pred, truth_base_ms=round(truth, 4), median_slowest_base_ms=old_truth, error_ms=None if err is None else round(err, 3),
                error_pct=None if err is None else round(100 * err / truth, 2),
                base_aorta_ms=wb.get("measured_step_ms"), base_repeat_ms=rep_ms,
                slowed_truth_ms=round(mean_ms(tr["measured"]["slowed"]), 4), verdict=w.get("verdict"),
-               replay_ok=ok_a, prediction_ok=ok_b, ideal_unknown=fix[0].get("ideal_unknown") if fix else None)
+               replay_ok=ok_a, prediction_ok=ok_b, ideal_unknown=fix[0].get("ideal_unknown") if fix else None,
+               gain_ms=fix[0]["gain_ms"] if fix else None, gain_sem_ms=fix[0].get("gain_sem_ms") if fix else None)
     rows.append(row)
     e = "n/a" if err is None else f"{err:+.2f} ({100 * err / truth:+.1f}%)"
     p = "n/a" if pred is None else f"{pred:.2f}"
     ba = wb.get("measured_step_ms")
     print(f"{n:26s} {label:8s} {w['replay_error_pct']:9.2f}% {worst:8.2f}%  {p:>9s} {truth:7.2f} {e:>13s} "
-          f"{'ok' if ok else 'unkn' if ok_a and unk else 'FAIL':4s} {ba if ba is None else round(ba, 2)!s:>11s} "
+          f"{'ok' if ok else 'unkn' if ok_a and unk else 'nois' if ok_a and noise else 'FAIL':4s} "
+          f"{ba if ba is None else round(ba, 2)!s:>11s} "
           f"{rep_ms:8.2f} {mean_ms(tr['measured']['slowed']):7.2f} {old_truth:11.2f}")
-print(f"{len(rows) - fails - unknown} of {len(rows)} cases pass (replay within 3 %, prediction within max(1.5 ms, 5 %)); "
-      f"{unknown} with an ideal the engine reports unknown (unkn); {fails} fail")
+print(f"{len(rows) - fails - unknown - noisy} of {len(rows)} cases pass (replay within 3 %, prediction within max(1.5 ms, "
+      f"5 %)); {unknown} with an ideal the engine reports unknown (unkn); {noisy} whose gain the engine says one run "
+      f"cannot tell from noise (nois: within 2 standard errors of its per-step gains); {fails} fail")
 if jout:
     with open(jout + ".tmp", "w") as f:
         json.dump(rows, f, indent=1)

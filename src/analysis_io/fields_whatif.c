@@ -27,7 +27,7 @@ static void init_wfix(void *p, struct io_ctx *c, size_t i)
 	struct whatif_fix *f = p;
 	(void)c, (void)i;
 	f->rank = f->then_rank = -1;
-	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = f->then_gain_ms = f->then_gain_pct = NAN;
+	f->step_ms_if_fixed = f->gain_ms = f->gain_pct = f->then_gain_ms = f->then_gain_pct = f->gain_sem_ms = NAN;
 }
 
 static int fix_has_then(const void *p, const struct io_ctx *c)
@@ -121,6 +121,9 @@ static const struct field WFIX_F[] = {
 	WFNUM("step_ms_if_fixed", FF_GE0, step_ms_if_fixed, 6),
 	WFNUM("gain_ms", 0, gain_ms, 6),
 	FNUM("gain_pct", FF_REQ | FF_LE100, struct whatif_fix, gain_pct, 4),
+	/* added within aorta.analysis/4: optional on read */
+	{ .key = "gain_sem_ms", .type = FT_NUM, .flags = FF_GE0 | FF_MSNUM, .off = offsetof(struct whatif_fix, gain_sem_ms),
+	  .dec = 6 },
 	{ .key = "ideal_unknown", .type = FT_HOOK, .off = offsetof(struct whatif_fix, unknown), .put = io_put_nstr,
 	  .get = io_get_nstr, .when = fix_has_unknown },
 	{ .key = "then_rank", .type = FT_INT, .flags = FF_GE0 | FF_RANK, .off = offsetof(struct whatif_fix, then_rank),

@@ -24,6 +24,12 @@ struct whatif_fix {
 	int rank;            /* by_rank: the rank; else -1 */
 	char *ranks;         /* by_group: its ranks ("0,2"); else NULL */
 	double step_ms_if_fixed, gain_ms, gain_pct;
+	/* the standard error of its gain over the complete steps used (all but
+	 * the last with three steps or more: the per-step gains' standard
+	 * deviation / sqrt(steps); 0 with one step, NaN in a saved analysis
+	 * without it): a gain within GAIN_SEM_K of it varies from step to
+	 * step more than it is worth (whatif_fix_unsteady) */
+	double gain_sem_ms;
 	char *unknown;       /* by_group: why its ideal is unknown (no rank outside it runs its ops), else NULL */
 	/* by_rank, the rank fix with the largest gain only: the rank with the
 	 * largest excess over its peers after it (then_rank, else -1) and the
@@ -160,5 +166,10 @@ double whatif_window_spread(const struct whatif *w);
 const struct whatif_rank *whatif_rank_of(const struct whatif *w, int rank);
 /* Whether gain g (ms) is within the noise floor: "nothing", not a gain nor a loss. */
 int whatif_nothing(const struct whatif *w, double g);
+/* Whether fix x's gain is within GAIN_SEM_K standard errors of its
+ * per-step gains: one run cannot tell it from noise (docs/metrics.md
+ * "What-if"). */
+#define GAIN_SEM_K 2.0
+int whatif_fix_unsteady(const struct whatif_fix *x);
 
 #endif

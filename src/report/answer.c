@@ -225,7 +225,10 @@ static void fix_lines(struct answer *s, const struct analysis *a, const struct w
 				continue;
 			struct buf b = { .n = 0 };
 			bput(&b, "%s: %.2f ms a step (%.1f %%): ", x->what, x->gain_ms, x->gain_pct);
-			if (x->gain_ms <= w->step_sem_ms) /* above the floor, within the steps' spread */
+			if (whatif_fix_unsteady(x)) /* above the floor, its per-step gains all over the place */
+				bput(&b, "its gain varies from step to step (standard error %.2f ms): one run cannot "
+				     "tell it from noise; ", x->gain_sem_ms);
+			else if (x->gain_ms <= w->step_sem_ms) /* above the floor, within the steps' spread */
 				bput(&b, "within the step's own spread (%.2f ms): a longer capture would confirm it; ",
 				     w->step_sem_ms);
 			meaning(&b, a, w, x);

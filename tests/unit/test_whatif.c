@@ -94,6 +94,8 @@ static void finish(struct tb *b, int n, int64_t lstep[MAXR][NST], struct trace_s
 /* Extra latency of rank r's GEMM in step k (beyond LAT; 0 but where a test
  * sets it). */
 static int64_t extra_lat[MAXR][NST];
+/* ... and extra duration of it (beyond G) */
+static int64_t extra_dur[MAXR][NST];
 
 /* The schedule of the header for n ranks with host times h[r], rank r's
  * first launch off[r] after T0 (off NULL: all at T0); the truth per step
@@ -108,13 +110,13 @@ static void dp_build_off(int n, const int64_t *h, const int64_t *off, struct tra
 		for (int r = 0; r < n; r++) {
 			L[r][k] = k ? arend[k - 1] + h[r] : T0 + (off ? off[r] : 0);
 			gs[r][k] = L[r][k] + LAT + extra_lat[r][k];
-			if (gs[r][k] + G > last)
-				last = gs[r][k] + G;
+			if (gs[r][k] + G + extra_dur[r][k] > last)
+				last = gs[r][k] + G + extra_dur[r][k];
 		}
 		arend[k] = last + X;
 		for (int r = 0; r < n; r++) {
-			op(&b[r], 7, L[r][k], gs[r][k], gs[r][k] + G, GEMM, NONE, -1, 0);
-			op(&b[r], 7, L[r][k] + 10 * US, gs[r][k] + G, arend[k], AR, ALLREDUCE, -1, 0);
+			op(&b[r], 7, L[r][k], gs[r][k], gs[r][k] + G + extra_dur[r][k], GEMM, NONE, -1, 0);
+			op(&b[r], 7, L[r][k] + 10 * US, gs[r][k] + G + extra_dur[r][k], arend[k], AR, ALLREDUCE, -1, 0);
 			trace_add_host_sync(b[r].t, L[r][k] + 13 * US, arend[k] + 2 * US);
 		}
 	}
@@ -1116,6 +1118,37 @@ static void test_host_launch_time_per_rank(void)
 	analysis_free(&a);
 }
 
+/* A gain's step-to-step spread (gain_sem_ms): rank 1's GEMM is E longer
+ * in some steps (two ranks, equal hosts).  Fixing rank 1 (its GEMM at rank
+ * 0's G) ends that step's all-reduce E sooner and moves every later step
+ * with it, so each step gains its own E.  Late in step 0 alone, the gains
+ * are E, 0, 0: E / 3 a step, and over the complete steps (the last left
+ * out) E and 0, a standard error of E / 2, so the gain, within 2 of them,
+ * varies more from step to step than it is worth: one run cannot tell it
+ * from noise, and the verdict says so.  Late in every step, each step gains
+ * E, a standard error of 0: steady. */
+static void test_a_gain_that_varies_from_step_to_step(void)
+{
+	const int64_t E = 300 * US, h[2] = { 50 * US, 50 * US };
+	for (int every = 0; every < 2; every++) {
+		for (int k = 0; k < NST; k++)
+			extra_dur[1][k] = every || k == 0 ? E : 0;
+		double truth[NST];
+		struct analysis a;
+		const struct whatif *w = dp_whatif(2, h, &a, truth);
+		const struct whatif_fix *r1 = w ? fix_named(w->by_rank, w->nby_rank, "rank 1") : NULL;
+		CHECK(r1 != NULL);
+		if (r1) {
+			CHECK_NEAR(r1->gain_ms, (every ? E : E / 3.0) / 1e6, 1e-9);
+			CHECK_NEAR(r1->gain_sem_ms, every ? 0 : E / 2.0 / 1e6, 1e-9);
+			CHECK(whatif_fix_unsteady(r1) == !every);
+			CHECK(w->verdict && (strstr(w->verdict, "one run cannot tell it from noise") != NULL) == !every);
+		}
+		analysis_free(&a);
+	}
+	memset(extra_dur, 0, sizeof(extra_dur));
+}
+
 /* The next-slowest rank takes over: four ranks whose hosts take 1000,
  * 1000, 1300 and 1400 us.  The step follows the slowest host (the mean is
  * (3 (LAT + G + X) - LAT + 2 max h) / 3, as for two ranks), so fixing rank 3
@@ -1136,6 +1169,11 @@ static void test_the_next_slowest_rank_takes_over(void)
 	CHECK(r3 != NULL);
 	if (r3) {
 		CHECK_NEAR(r3->gain_ms, 2.0 * 100 * US / 3 / 1e6, 1e-6);
+		/* 100, 100 and 0 us a step: the last step, whose window ends at
+		 * its last op, gains nothing from a host gap before the next
+		 * step; over the complete steps the gain is steady */
+		CHECK_NEAR(r3->gain_sem_ms, 0, 1e-9);
+		CHECK(!whatif_fix_unsteady(r3));
 		CHECK_EQ_I(r3->then_rank, 2);
 		CHECK_NEAR(r3->then_gain_ms, 2.0 * 400 * US / 3 / 1e6, 1e-6);
 	}
@@ -1160,6 +1198,7 @@ int main(void)
 	TEST(test_step_without_unexplained_delays);
 	TEST(test_schedule_tolerates_stream_jitter);
 	TEST(test_pooled_ideal);
+	TEST(test_a_gain_that_varies_from_step_to_step);
 	TEST(test_same_figures_on_any_thread_count);
 	TEST(test_latency_beyond_32_bits_is_replayed_whole);
 	TEST(test_no_what_if);

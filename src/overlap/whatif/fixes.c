@@ -39,6 +39,21 @@ static void eval_gain(const struct whatif_ctx *c, double rep_mean, struct fix_ev
 	e->f.step_ms_if_fixed = wi_mean(e->steps, c->nsteps);
 	e->f.gain_ms = rep_mean - e->f.step_ms_if_fixed;
 	e->f.gain_pct = rep_mean > 0 ? 100.0 * e->f.gain_ms / rep_mean : NAN;
+	/* the per-step gains' standard error (c->rep: the unmodified replay's
+	 * steps) over the complete steps: the last one's window ends at the
+	 * trace's last op, where a host gap before the next step gains
+	 * nothing (with three steps or more) */
+	size_t n = c->nsteps >= 3 ? c->nsteps - 1 : c->nsteps;
+	e->f.gain_sem_ms = 0;
+	if (c->rep && n >= 2) {
+		double m = 0, sd = 0;
+		for (size_t q = 0; q < n; q++)
+			m += c->rep[q] - e->steps[q];
+		m /= (double)n;
+		for (size_t q = 0; q < n; q++)
+			sd += (c->rep[q] - e->steps[q] - m) * (c->rep[q] - e->steps[q] - m);
+		e->f.gain_sem_ms = sqrt(sd / (double)(n - 1)) / sqrt((double)n);
+	}
 }
 
 static struct fix_eval *add_fix(struct fix_eval **v, size_t *n, size_t *cap, const char *what, int rank, char *ranks)

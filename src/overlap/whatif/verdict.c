@@ -23,6 +23,11 @@ int whatif_nothing(const struct whatif *w, double g)
 	return !(fabs(g) > whatif_material_ms(w));
 }
 
+int whatif_fix_unsteady(const struct whatif_fix *x)
+{
+	return x->gain_sem_ms > 0 && x->gain_ms <= GAIN_SEM_K * x->gain_sem_ms;
+}
+
 const struct whatif_rank *whatif_rank_of(const struct whatif *w, int rank)
 {
 	for (size_t i = 0; w && i < w->nranks; i++)
@@ -223,7 +228,11 @@ void wi_verdict(struct whatif_ctx *c, struct whatif *w, const struct whatif_fix 
 		snprintf(poor, sizeof(poor), "; but the ranks' step windows differ by %.1f ms (%.1f to %.1f ms, each "
 			 "rank's mean over the step%s used), more than this gain: the step is poorly defined", spread,
 			 w->rank_window_min_ms, w->rank_window_max_ms, c->nsteps == 1 ? "" : "s");
-	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s%s", u, best->what,
-		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause, poor);
+	char steady[240] = "";
+	if (whatif_fix_unsteady(best))
+		snprintf(steady, sizeof(steady), "; but its gain varies from step to step (standard error %.2f ms over %zu "
+			 "steps): one run cannot tell it from noise", best->gain_sem_ms, c->nsteps);
+	snprintf(b, sizeof(b), "%sfixing %s would make the step %.0f %% faster (%.1f ms to %.1f ms)%s%s%s", u, best->what,
+		 best->gain_pct, w->measured_step_ms, w->measured_step_ms - best->gain_ms, cause, poor, steady);
 	w->verdict = xstrdup(b);
 }
