@@ -82,8 +82,13 @@ STAGES = [[0, 1], [2, 3]]                # pp: stage s = these ranks
 REPLICAS = [[0, 2], [1, 3]]              # pp: replica r = stage 0 rank r, stage 1 rank r + 2
 
 
-def P(rank, where, kind, ms):
-    return {"rank": rank, "where": where, "kind": kind, "ms": ms}
+def P(rank, where, kind, ms, steps=None):
+    """A plant; steps: the profiled steps (0-based, of each block) it fires
+    in, None: every step."""
+    p = {"rank": rank, "where": where, "kind": kind, "ms": ms}
+    if steps is not None:
+        p["steps"] = list(steps)
+    return p
 
 
 # case: (job, target, plants of the slowed run, plants of the base run, what the truth is)
@@ -96,6 +101,12 @@ CASES = {
     "ddp_host_bwd_absorbed_r1": ("ddp", {"rank": 1}, [P(1, "in_bwd", "host_sleep", 4.0)], [],
                                  "rank 1's host sleeps 4 ms inside backward while its GPU still has"
                                  " >4 ms of queued work: absorbed, base and slowed steps nearly equal"),
+    "ddp2_matmul_fwd_r1": ("ddp", {"rank": 1}, [P(1, "before_fwd", "gpu_matmul", 5.0)], [],
+                           "rank 1 runs ~5 ms of extra matmuls before forward every step (GPU-bound;"
+                           " --world 2)"),
+    "ddp2_late_2of8_r1": ("ddp", {"rank": 1}, [P(1, "before_fwd", "gpu_sleep", 8.0, steps=[2, 5])], [],
+                          "rank 1's GPU is 8 ms late before forward in 2 of 8 profiled steps only"
+                          " (--world 2 --active 8)"),
     "ddp_next_slowest_r1": ("ddp", {"rank": 1},
                             [P(1, "before_fwd", "gpu_sleep", 8.0), P(3, "before_fwd", "gpu_sleep", 7.0)],
                             [P(3, "before_fwd", "gpu_sleep", 7.0)],
@@ -158,6 +169,7 @@ class Planter:
         self.dev, self.cal, self.rank = dev, cal, rank
         self.use(plants)
         self.took = []  # measured durations of this rank's plants (ms)
+        self.at = None  # the step's place in its block (one_run), None unprofiled
         if dev.type == "cuda":
             self.a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
             self.c = torch.empty_like(self.a)
@@ -170,6 +182,8 @@ class Planter:
         for p in self.mine:
             if p["where"] != where:
                 continue
+            if "steps" in p and (self.at is None or self.at not in [PROFILED[k] for k in p["steps"] if k < len(PROFILED)]):
+                continue  # a plant of some profiled steps only
             if p["kind"] == "host_sleep":
                 t = time.perf_counter()
                 time.sleep(p["ms"] / 1e3)
@@ -347,6 +361,7 @@ def one_run(rank, dev, cpu, job, blocks, cal, groups):
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
 
     def one(i):
+        planter.at = i % cyc if i < nb * cyc else None  # its place in the block (steps-only plants)
         w0[i] = time.perf_counter()
         if cuda:
             ev0[i].record()
