@@ -57,15 +57,25 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int
 		return;
 	}
 	fprintf(f, "   %s\n", w->verdict ? w->verdict : "");
-	fprintf(f, "   step: measured %.2f ms, replayed %.2f ms (worst rank-step error %.1f %%%s), ideal %.2f ms, "
-		"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
-		w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
-		w->steps_used == 1 ? "" : "s");
+	if (w->launch_delays_out) /* a trace without a host: its launch delays out of every replay */
+		fprintf(f, "   step: measured %.2f ms, replayed without its launch delays %.2f ms (a trace without host "
+			"launches: the delays nothing explains are left out of every replay, as Lin et al.'s T_nodelay), "
+			"ideal %.2f ms, slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms,
+			w->ideal_step_ms, w->slowdown, w->steps_used, w->steps_used == 1 ? "" : "s");
+	else
+		fprintf(f, "   step: measured %.2f ms, replayed %.2f ms (worst rank-step error %.1f %%%s), ideal %.2f ms, "
+			"slowdown %.3f over %zu step%s\n", w->measured_step_ms, w->replay_step_ms, w->replay_error_pct,
+			w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
+			w->steps_used == 1 ? "" : "s");
 	if (isfinite(w->pooled_step_ms)) /* docs/metrics.md "Pooled ideal" */
 		fprintf(f, "   pooled ideal (every op at the job's mean of its name, Lin et al.): %.2f ms, slowdown %.3f\n",
 			w->pooled_step_ms, w->slowdown_pooled);
-	fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
-		w->unexplained_ms, 100.0 * w->unexplained_share);
+	if (w->launch_delays_out)
+		fprintf(f, "   launch delays (left out of every replay): %.3f ms per step over the ops; they cost the step "
+			"%.3f ms (%.1f %%)\n", w->unexplained_ms, w->unexplained_step_ms, 100.0 * w->unexplained_step_share);
+	else
+		fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
+			w->unexplained_ms, 100.0 * w->unexplained_share);
 	fprintf(f, "   noise floor: %.3f ms (%s): a gain within it is nothing\n", whatif_material_ms(w),
 		w->noise_floor_from ? w->noise_floor_from : "1 % of the step and the clock uncertainty");
 	int host = 0;
