@@ -68,7 +68,8 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int
 			w->reproduced ? "" : ", NOT reproduced within 3 %", w->ideal_step_ms, w->slowdown, w->steps_used,
 			w->steps_used == 1 ? "" : "s");
 	if (isfinite(w->pooled_step_ms)) /* docs/metrics.md "Pooled ideal" */
-		fprintf(f, "   pooled ideal (every op at the job's mean of its name, Lin et al.): %.2f ms, slowdown %.3f\n",
+		fprintf(f, "   pooled ideal (Lin et al.'s: every op at the job's mean of its name, every transfer at its "
+			"type's median, longer than it took where the mean is): %.2f ms, slowdown %.3f\n",
 			w->pooled_step_ms, w->slowdown_pooled);
 	if (w->launch_delays_out)
 		fprintf(f, "   launch delays (left out of every replay): %.3f ms per step over the ops; they cost the step "
@@ -222,6 +223,11 @@ void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const stru
 		if (ox)
 			snprintf(b2, sizeof(b2), "%.3f", x->slowdown);
 		fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown (measured/ideal)", b1, b2);
+		if ((ob && isfinite(base->slowdown_pooled)) || (ox && isfinite(x->slowdown_pooled))) {
+			snprintf(b1, sizeof(b1), ob && isfinite(base->slowdown_pooled) ? "%.3f" : "n/a", ob ? base->slowdown_pooled : 0);
+			snprintf(b2, sizeof(b2), ox && isfinite(x->slowdown_pooled) ? "%.3f" : "n/a", ox ? x->slowdown_pooled : 0);
+			fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown, pooled ideal", b1, b2);
+		}
 	}
 	if (j) {
 		jw_arr_end(j);
