@@ -889,8 +889,10 @@ static void act_event(struct kscan *s, const struct kev *ev)
 		size_t idx = trace_add_device(dt, start, end, nm, nl, h, (int32_t)stream,
 					      (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1, bytes);
 		if (c == E_SYNC && (ev->aflags & (A_WSTREAM | A_WCORR)) == (A_WSTREAM | A_WCORR) &&
-		    ev->a[A_I_WSTREAM] >= 0 && ev->a[A_I_WCORR] >= 0 && ev->a[A_I_WSTREAM] != stream) {
-			/* a stream wait on an event record: kept to pair it up */
+		    ((ev->a[A_I_WSTREAM] >= 0 && ev->a[A_I_WCORR] >= 0 && ev->a[A_I_WSTREAM] != stream) ||
+		     (ev->a[A_I_WSTREAM] == -1 && ev->a[A_I_WCORR] == -1 && (ev->aflags & A_CORR)))) {
+			/* a stream wait on an event record, its record named or (-1: the
+			 * profiler could not) to be found by host order: kept to pair it up */
 			GROW(s->waits, s->wcap, s->nwait + 1);
 			s->waits[s->nwait++] = (struct kwait){ dt, start, (ev->aflags & A_CORR) ? ev->a[A_I_CORR] : -1,
 							       stream, ev->a[A_I_WSTREAM], ev->a[A_I_WCORR] };
@@ -921,6 +923,12 @@ static void act_event(struct kscan *s, const struct kev *ev)
 			const char *nm = sref_text(s, &ev->name, &nl);
 			if (nl >= 11 && memcmp(nm + nl - 11, "Synchronize", 11) == 0)
 				trace_add_host_sync(t, start, end);
+			/* cudaEventRecord, cudaEventRecordWithFlags (hip alike) */
+			if (nl >= 15 && (ev->aflags & A_CORR) && ev->has_tid &&
+			    (memcmp(nm, "cudaEventRecord", 15) == 0 || memcmp(nm, "hipEventRecord", 14) == 0)) {
+				GROW(s->recs, s->rcap, s->nrec + 1);
+				s->recs[s->nrec++] = (struct krec){ ev->a[A_I_CORR], start, ev->tid };
+			}
 		}
 	} else if (c == E_ANNOT && ev->name.set) {
 		size_t nl;
@@ -1195,9 +1203,9 @@ static size_t window_bytes(void)
 
 /* A device op by launch (what record_waits searches) and a wait paired up,
  * each op by its correlation id and start (what survives trace_finish). */
-struct wop { int64_t corr, start, launch; int32_t stream; };
+struct wop { int64_t corr, start, launch, tid; int32_t stream; };
 struct wpair { int64_t op_corr, op_start, to_corr, to_start; };
-struct wlaunch { int64_t corr, start; };
+struct wlaunch { int64_t corr, start, tid; };
 
 static int cmp_wlaunch(const void *a, const void *b)
 {
@@ -1215,12 +1223,59 @@ static int cmp_wop(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+/* The host call of correlation c, NULL if none. */
+static const struct wlaunch *wl_call(const struct wlaunch *l, size_t n, int64_t c)
+{
+	struct wlaunch k = { c, 0, 0 };
+	return bsearch(&k, l, n, sizeof(*l), cmp_wlaunch);
+}
+
 /* The start of the host call of correlation c, INT64_MIN if none. */
 static int64_t wl_find(const struct wlaunch *l, size_t n, int64_t c)
 {
-	struct wlaunch k = { c, 0 };
-	const struct wlaunch *f = bsearch(&k, l, n, sizeof(*l), cmp_wlaunch);
+	const struct wlaunch *f = wl_call(l, n, c);
 	return f ? f->start : INT64_MIN;
+}
+
+static int cmp_wop_launch(const void *a, const void *b)
+{
+	const struct wop *x = *(const struct wop *const *)a, *y = *(const struct wop *const *)b;
+	return (x->launch > y->launch) - (x->launch < y->launch);
+}
+
+/* A wait the profiler left unresolved (on_stream and rec_corr -1: CUPTI 13
+ * without cudaEventRecord's own records), paired by host order: its
+ * cudaStreamWaitEvent call w (start wt, thread tid), the last
+ * cudaEventRecord call of that thread before it, and the last device op
+ * that thread launched before the record, on another stream: the op the
+ * event was recorded after (torch's Event.record, c10d's stream sync: the
+ * work, then the record, then the wait, on one thread).  The op in *to
+ * (an index into v), 0 when none. */
+static int unresolved_wait(const struct kscan *s, const struct wop *const *byl, size_t n, int64_t stream,
+			   int64_t wt, int64_t tid, const struct wop **to)
+{
+	const struct krec *r = NULL;
+	for (size_t k = 0; k < s->nrec; k++) /* the record call: the latest of the thread before wt */
+		if (s->recs[k].tid == tid && s->recs[k].start < wt && (!r || s->recs[k].start > r->start))
+			r = &s->recs[k];
+	if (!r)
+		return 0;
+	size_t a = 0, b = n; /* the ops launched before the record call */
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (byl[m]->launch < r->start)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (size_t q = a; q-- > 0 && a - q <= 4096;)
+		if (byl[q]->tid == tid) {
+			if (byl[q]->stream == stream)
+				return 0; /* the thread's last launch is on the waiting stream: no cross-stream link */
+			*to = byl[q];
+			return 1;
+		}
+	return 0;
 }
 
 /* The first op of v[0..n) (sorted by stream, launch, start) on stream s
@@ -1256,32 +1311,51 @@ static struct wpair *record_waits(const struct kscan *s, const struct trace *t, 
 		return NULL;
 	struct wlaunch *l = xmalloc(t->nlaunch * sizeof(*l));
 	for (size_t k = 0; k < t->nlaunch; k++)
-		l[k] = (struct wlaunch){ t->launch[k].corr, t->launch[k].start_ns };
+		l[k] = (struct wlaunch){ t->launch[k].corr, t->launch[k].start_ns, t->launch[k].tid };
 	qsort(l, t->nlaunch, sizeof(*l), cmp_wlaunch);
 	struct wop *v = xmalloc((t->n ? t->n : 1) * sizeof(*v));
 	size_t n = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		int64_t la = t->hint[i] != R_SYNC && t->corr[i] >= 0 ? wl_find(l, t->nlaunch, t->corr[i]) : INT64_MIN;
-		if (la != INT64_MIN)
-			v[n++] = (struct wop){ t->corr[i], t->start_ns[i], la, t->stream[i] };
+		const struct wlaunch *f = t->hint[i] != R_SYNC && t->corr[i] >= 0 ? wl_call(l, t->nlaunch, t->corr[i]) : NULL;
+		if (f)
+			v[n++] = (struct wop){ t->corr[i], t->start_ns[i], f->start, f->tid, t->stream[i] };
 	}
 	qsort(v, n, sizeof(*v), cmp_wop);
+	const struct wop **byl = NULL; /* by launch, for the waits paired by host order */
 	struct wpair *p = xmalloc(nw * sizeof(*p));
 	for (size_t k = 0; k < s->nwait; k++) {
 		const struct kwait *w = &s->waits[k];
 		if (w->t != t)
 			continue;
-		int64_t rec = wl_find(l, t->nlaunch, w->rec_corr), wt = w->corr >= 0 ? wl_find(l, t->nlaunch, w->corr) : INT64_MIN;
-		if (rec == INT64_MIN)
-			continue;
-		if (wt == INT64_MIN)
-			wt = w->start;
-		size_t a = wop_bound(v, n, w->on_stream, rec, 0); /* the one before: launched before the record */
+		const struct wlaunch *wc = w->corr >= 0 ? wl_call(l, t->nlaunch, w->corr) : NULL;
+		int64_t wt = wc ? wc->start : w->start;
+		const struct wop *to = NULL;
+		if (w->rec_corr < 0) { /* left unresolved by the profiler: by host order */
+			if (!wc || wc->tid < 0)
+				continue;
+			if (!byl) {
+				byl = xmalloc((n ? n : 1) * sizeof(*byl));
+				for (size_t q = 0; q < n; q++)
+					byl[q] = &v[q];
+				qsort(byl, n, sizeof(*byl), cmp_wop_launch);
+			}
+			if (!unresolved_wait(s, byl, n, w->stream, wt, wc->tid, &to))
+				continue;
+		} else {
+			int64_t rec = wl_find(l, t->nlaunch, w->rec_corr);
+			if (rec == INT64_MIN)
+				continue;
+			size_t a = wop_bound(v, n, w->on_stream, rec, 0); /* the one before: launched before the record */
+			if (!a || v[a - 1].stream != w->on_stream)
+				continue;
+			to = &v[a - 1];
+		}
 		size_t b = wop_bound(v, n, w->stream, wt, 1);
-		if (!a || v[a - 1].stream != w->on_stream || b == n || v[b].stream != w->stream)
+		if (b == n || v[b].stream != w->stream)
 			continue;
-		p[(*np)++] = (struct wpair){ v[b].corr, v[b].start, v[a - 1].corr, v[a - 1].start };
+		p[(*np)++] = (struct wpair){ v[b].corr, v[b].start, to->corr, to->start };
 	}
+	free(byl);
 	free(l);
 	free(v);
 	return p;
@@ -1360,6 +1434,7 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 	free(s->scratch);
 	if (st != AORTA_OK) {
 		free(s->waits);
+		free(s->recs);
 		trace_free(s->t);
 		for (int i = 0; i < s->nmore; i++)
 			trace_free(s->more[i]);
@@ -1410,6 +1485,7 @@ static enum aorta_status run_scan(struct kscan *s, const struct ingest_opts *o,
 		trace_set_add(out, s->more[i]);
 	}
 	free(s->waits);
+	free(s->recs);
 	return AORTA_OK;
 }
 

@@ -67,9 +67,14 @@ struct kscan {
 	struct kwait {
 		struct trace *t;            /* the device's timeline */
 		int64_t start, corr;        /* the sync record's start and correlation */
-		int64_t stream, on_stream, rec_corr;
+		int64_t stream, on_stream, rec_corr; /* on_stream, rec_corr -1: the profiler left them
+		                                      * out (CUPTI 13 without its event records) */
 	} *waits;
 	size_t nwait, wcap;
+	/* the host's cudaEventRecord calls (what a wait the profiler left
+	 * unresolved is paired with, by host order on its thread) */
+	struct krec { int64_t corr, start, tid; } *recs;
+	size_t nrec, rcap;
 };
 
 

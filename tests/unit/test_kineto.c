@@ -388,12 +388,16 @@ static void test_real_stream_wait_paired(void)
  * stream's GEMM (stream 13) recorded by an event the default stream (7)
  * waits for.  CUPTI 13 delivers cudaEventRecord's records only when their
  * activity kind is on: with it (the script's default) every stream wait
- * names its event record, and each pairs (by an independent Python
- * pairing of the file) the first op launched on stream 7 after the wait,
- * of corr 333, 584 and 835, with the last launched on stream 13 before the
- * record, of corr 297, 548 and 799, each starting 2-3 us after that op
- * ends; without it (--no-cuda-event) Kineto writes -1 and nothing pairs,
- * nothing is invented. */
+ * names its event record (corr 311, 562, 813), and each pairs (by an
+ * independent Python pairing of the file) the first op launched on stream
+ * 7 after the wait, of corr 333, 584 and 835, with the last launched on
+ * stream 13 before the record, of corr 297, 548 and 799, each starting 2-3
+ * us after that op ends.  Without it (--no-cuda-event) Kineto writes -1 for
+ * the stream and the record; paired by host order (the last
+ * cudaEventRecord call of the wait's thread before it, the last op that
+ * thread launched before that on another stream), the run gives the same
+ * records and the same three pairs (an independent Python pairing of that
+ * file by the same rule). */
 static void test_torch211_stream_waits(void)
 {
 	static const int32_t op[3] = { 333, 584, 835 }, to[3] = { 297, 548, 799 };
@@ -413,8 +417,15 @@ static void test_torch211_stream_waits(void)
 	}
 	trace_set_release(&ts);
 	CHECK_EQ_I(load_file("tests/data/kineto_sync/unpaired_rank0.json.gz", &ts, &e), AORTA_OK);
-	if (ts.n == 1)
-		CHECK_EQ_I((long long)ts.t[0]->ndeps, 0);
+	if (ts.n != 1)
+		return;
+	t = ts.t[0];
+	CHECK_EQ_I((long long)t->ndeps, 3);
+	for (size_t k = 0; k < t->ndeps && k < 3; k++) {
+		CHECK_EQ_I(t->deps[k].how, DEP_RECORD);
+		CHECK_EQ_I(t->deps[k].op, span_of_corr(t, op[k]));
+		CHECK_EQ_I(t->deps[k].to, span_of_corr(t, to[k]));
+	}
 	trace_set_release(&ts);
 }
 
@@ -764,6 +775,61 @@ static void test_snippet_stream_wait(void)
 	trace_set_release(&ts);
 }
 
+/* The wait of test_snippet_stream_wait as CUPTI 13 leaves it without
+ * cudaEventRecord's records: wait_on_stream and the record's correlation
+ * -1.  Paired by host order: the last cudaEventRecord call of the wait
+ * call's thread before it (corr 50, at 4 us), then the last op that
+ * thread launched before the record (k2, stream 7): k5 waits for k2, as
+ * with the ids.  Nothing is invented: a record made on another thread
+ * (tid 2) pairs nothing, nor does a record whose thread last launched on
+ * the waiting stream (k0 on stream 8 at 3.5 us). */
+static void test_snippet_unresolved_stream_wait(void)
+{
+#define RT(nm, tid, ts_, c) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" nm "\",\"pid\":9,\"tid\":" tid "," \
+	"\"ts\":" ts_ ",\"dur\":0.2,\"args\":{\"correlation\":" c "}}"
+#define KN(nm, st, ts_, dur_, c) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" nm "\",\"pid\":0,\"tid\":" st "," \
+	"\"ts\":" ts_ ",\"dur\":" dur_ ",\"args\":{\"stream\":" st ",\"correlation\":" c "}}"
+#define WAIT "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"pid\":0,\"tid\":8," \
+	"\"ts\":7.1,\"dur\":0.2,\"args\":{\"cuda_sync_kind\":\"Stream Wait Event\",\"wait_on_stream\":-1," \
+	"\"wait_on_cuda_event_record_corr_id\":-1,\"wait_on_cuda_event_id\":21,\"stream\":8,\"correlation\":60}}"
+#define KERNELS KN("k1", "7", "10", "10", "11") "," KN("k2", "7", "20", "10", "12") "," \
+	KN("k3", "7", "30", "10", "13") "," KN("k4", "8", "10", "5", "14") "," KN("k5", "8", "30", "5", "15")
+	const char *j[3] = {
+		"{\"traceEvents\":[" RT("cudaLaunchKernel", "1", "1", "11") "," RT("cudaLaunchKernel", "1", "3", "12") ","
+		RT("cudaEventRecordWithFlags", "1", "4", "50") "," RT("cudaLaunchKernel", "1", "5", "14") ","
+		RT("cudaLaunchKernel", "1", "6", "13") "," RT("cudaStreamWaitEvent", "1", "7", "60") ","
+		RT("cudaLaunchKernel", "1", "8", "15") "," WAIT "," KERNELS "]}",
+		"{\"traceEvents\":[" RT("cudaLaunchKernel", "1", "1", "11") "," RT("cudaLaunchKernel", "1", "3", "12") ","
+		RT("cudaEventRecordWithFlags", "2", "4", "50") "," RT("cudaLaunchKernel", "1", "5", "14") ","
+		RT("cudaLaunchKernel", "1", "6", "13") "," RT("cudaStreamWaitEvent", "1", "7", "60") ","
+		RT("cudaLaunchKernel", "1", "8", "15") "," WAIT "," KERNELS "]}",
+		"{\"traceEvents\":[" RT("cudaLaunchKernel", "1", "1", "11") "," RT("cudaLaunchKernel", "1", "3", "12") ","
+		RT("cudaLaunchKernel", "1", "3.5", "16") "," RT("cudaEventRecordWithFlags", "1", "4", "50") ","
+		RT("cudaLaunchKernel", "1", "5", "14") "," RT("cudaLaunchKernel", "1", "6", "13") ","
+		RT("cudaStreamWaitEvent", "1", "7", "60") "," RT("cudaLaunchKernel", "1", "8", "15") "," WAIT ","
+		KN("k0", "8", "5", "4", "16") "," KERNELS "]}",
+	};
+#undef RT
+#undef KN
+#undef WAIT
+#undef KERNELS
+	for (int v = 0; v < 3; v++) {
+		struct trace_set ts;
+		struct aorta_error e;
+		CHECK_EQ_I(load_all_windows(j[v], &ts, &e), AORTA_OK);
+		if (ts.n != 1)
+			continue;
+		const struct trace *t = ts.t[0];
+		CHECK_EQ_I((long long)t->ndeps, v == 0);
+		if (v == 0 && t->ndeps == 1) {
+			CHECK_EQ_I(t->deps[0].op, span_of_corr(t, 15));
+			CHECK_EQ_I(t->deps[0].to, span_of_corr(t, 12));
+			CHECK_EQ_I(t->deps[0].how, DEP_RECORD);
+		}
+		trace_set_release(&ts);
+	}
+}
+
 static void test_snippet_hex_stream_and_coll_meta(void)
 {
 	const char *j = "{\"traceEvents\":[" EV("1", "1", ",\"args\":{\"stream\":\"0x1f\",\"device\":3,"
@@ -1092,6 +1158,7 @@ int main(void)
 	TEST(test_snippet_wrong_types_are_skipped_and_counted);
 	TEST(test_snippet_hex_stream_and_coll_meta);
 	TEST(test_snippet_stream_wait);
+	TEST(test_snippet_unresolved_stream_wait);
 	TEST(test_snippet_process_group_ranks);
 	TEST(test_snippet_second_device_is_split);
 	TEST(test_snippet_steps_launches_and_rank_hint);
