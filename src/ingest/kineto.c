@@ -1251,15 +1251,28 @@ static int cmp_wop_launch(const void *a, const void *b)
  * event was recorded after (torch's Event.record, c10d's stream sync: the
  * work, then the record, then the wait, on one thread).  The op in *to
  * (an index into v), 0 when none. */
-static int unresolved_wait(const struct kscan *s, const struct wop *const *byl, size_t n, int64_t stream,
-			   int64_t wt, int64_t tid, const struct wop **to)
+static int cmp_krec(const void *a, const void *b)
 {
-	const struct krec *r = NULL;
-	for (size_t k = 0; k < s->nrec; k++) /* the record call: the latest of the thread before wt */
-		if (s->recs[k].tid == tid && s->recs[k].start < wt && (!r || s->recs[k].start > r->start))
-			r = &s->recs[k];
-	if (!r)
+	const struct krec *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int unresolved_wait(const struct krec *recs, size_t nrec, const struct wop *const *byl, size_t n,
+			   int64_t stream, int64_t wt, int64_t tid, const struct wop **to)
+{
+	size_t lo = 0, hi = nrec; /* recs by (thread, start): the first not before (tid, wt) */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (recs[m].tid < tid || (recs[m].tid == tid && recs[m].start < wt))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (!lo || recs[lo - 1].tid != tid) /* the record call: the thread's latest before wt */
 		return 0;
+	const struct krec *r = &recs[lo - 1];
 	size_t a = 0, b = n; /* the ops launched before the record call */
 	while (a < b) {
 		size_t m = (a + b) / 2;
@@ -1322,6 +1335,7 @@ static struct wpair *record_waits(const struct kscan *s, const struct trace *t, 
 	}
 	qsort(v, n, sizeof(*v), cmp_wop);
 	const struct wop **byl = NULL; /* by launch, for the waits paired by host order */
+	struct krec *recs = NULL;      /* ... and the record calls by thread and start */
 	struct wpair *p = xmalloc(nw * sizeof(*p));
 	for (size_t k = 0; k < s->nwait; k++) {
 		const struct kwait *w = &s->waits[k];
@@ -1338,8 +1352,11 @@ static struct wpair *record_waits(const struct kscan *s, const struct trace *t, 
 				for (size_t q = 0; q < n; q++)
 					byl[q] = &v[q];
 				qsort(byl, n, sizeof(*byl), cmp_wop_launch);
+				recs = xmalloc((s->nrec ? s->nrec : 1) * sizeof(*recs));
+				memcpy(recs, s->recs, s->nrec * sizeof(*recs));
+				qsort(recs, s->nrec, sizeof(*recs), cmp_krec);
 			}
-			if (!unresolved_wait(s, byl, n, w->stream, wt, wc->tid, &to))
+			if (!unresolved_wait(recs, s->nrec, byl, n, w->stream, wt, wc->tid, &to))
 				continue;
 		} else {
 			int64_t rec = wl_find(l, t->nlaunch, w->rec_corr);
@@ -1356,6 +1373,7 @@ static struct wpair *record_waits(const struct kscan *s, const struct trace *t, 
 		p[(*np)++] = (struct wpair){ v[b].corr, v[b].start, to->corr, to->start };
 	}
 	free(byl);
+	free(recs);
 	free(l);
 	free(v);
 	return p;
