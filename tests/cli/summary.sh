@@ -109,6 +109,20 @@ if [ -d "$S/whatif-artifact/AR" ]; then # 16 ranks: a few sections by default, e
 	grep -q '^   by rank:  .*\.\.\. (' "$T/v.txt" && bad "-v still cuts the what-if's fixes" || ok
 fi
 
+# the guesses line: the JSON's guessed_ms and the ideal's gain where the gains
+# rest on guessed dependencies (a device pair without recorded stream
+# waits), none where every dependency comes from the schedule (AR)
+G=tests/data/whatif/ddp_gpu_fwd_r1/slowed
+$A analyze --summary --json "$T/g.json" "$G" >"$T/g.txt" 2>/dev/null
+want=$(jq -r '.across_ranks.what_if | "\(.guessed_ms * 100 | round / 100) ms of the ideal'"'"'s \((.replay_step_ms - .ideal_step_ms) * 100 | round / 100) ms gain rests on \(.deps_guessed) cross-stream"' "$T/g.json")
+grep -F "   guesses    $want" "$T/g.txt" >/dev/null && ok || bad "$G: no guesses line '$want': $(grep guesses "$T/g.txt")"
+if [ -e "$S/whatif-artifact/AR" ]; then
+	for k in $(seq 1 "$i"); do
+		grep -q "whatif-artifact/AR" "$T/a$k.txt" 2>/dev/null || continue
+		grep -q '^   guesses ' "$T/s$k.txt" && bad "AR: a guesses line, yet nothing is guessed" || ok
+	done
+fi
+
 # compare leads with its summary; --summary keeps the JSON and the exit code
 $A compare data/h200x4/fsdp2_bs8 data/h200x4/aorta_ddp >"$T/c.txt" 2>/dev/null
 sed -n 2p "$T/c.txt" | grep -q '^== summary: data/h200x4/aorta_ddp against the baseline data/h200x4/fsdp2_bs8' && ok ||
