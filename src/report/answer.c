@@ -263,15 +263,6 @@ static void fix_lines(struct answer *s, const struct analysis *a, const struct w
 	}
 	if (nunk)
 		add(s, "unknown", "%s%s: no peer runs the ops their traces lack, so no ideal", unk.b, nunk > 3 ? "; ..." : "");
-	/* how much of the gains rests on dependencies guessed from the times
-	 * (docs/metrics.md "Where a dependency comes from") */
-	double ig = w->replay_step_ms - w->ideal_step_ms;
-	if (w->deps_guessed && isfinite(w->guessed_ms) && !whatif_nothing(w, w->guessed_ms) && ig > 0)
-		add(s, "guesses", "%.2f ms of the ideal's %.2f ms gain rests on %llu cross-stream dependencies guessed "
-		    "from the times (%s): replayed without them, the ideal gains that much more or less; profiling "
-		    "with CUDA sync events records them (docs/metrics.md \"Where a dependency comes from\")",
-		    w->guessed_ms, ig, (unsigned long long)w->deps_guessed,
-		    w->deps_recorded ? "the trace records the others' stream waits" : "the trace records no stream wait");
 	free(f);
 }
 

@@ -77,6 +77,14 @@ void whatif_print(FILE *f, const struct analysis *a, const struct whatif *w, int
 	else
 		fprintf(f, "   unexplained delays (kept fixed in every replay): %.3f ms per step, %.1f %% of the step\n",
 			w->unexplained_ms, 100.0 * w->unexplained_share);
+	/* how much of the ideal's gain rests on dependencies guessed from the
+	 * times (docs/metrics.md "Where a dependency comes from") */
+	if (w->deps_guessed && isfinite(w->guessed_ms))
+		fprintf(f, "   dependencies: %llu guessed from the times, %llu recorded, %llu from the op table, %llu from "
+			"the pipeline schedule; replayed without the guesses the ideal's gain (%.3f ms) differs by "
+			"%.3f ms (profiling with CUDA sync events records them)\n", (unsigned long long)w->deps_guessed,
+			(unsigned long long)w->deps_recorded, (unsigned long long)w->deps_table,
+			(unsigned long long)w->deps_schedule, w->replay_step_ms - w->ideal_step_ms, w->guessed_ms);
 	fprintf(f, "   noise floor: %.3f ms (%s): a gain within it is nothing\n", whatif_material_ms(w),
 		w->noise_floor_from ? w->noise_floor_from : "1 % of the step and the clock uncertainty");
 	int host = 0;
