@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The what-if validation fixtures of tests/data/whatif/ (bench/whatif/run.sh on
-# 4 GPUs; README.md there): every case has its truth.json (the target, what was
-# planted, the step of both runs measured by CUDA events on every rank) and
-# base/ and slowed/ with the traces of ranks 0-3; `aorta analyze` reads each run
-# (exit 0, 4 ranks, the profiled steps) and its step windows agree with the
+# 4 GPUs, make_fixtures.py --world 2 on 2; README.md there): every case has its
+# truth.json (the target, what was planted, the step of both runs measured by
+# CUDA events on every rank) and base/ and slowed/ with the traces of its
+# world's ranks; `aorta analyze` reads each run (exit 0, every rank, the
+# profiled steps) and its step windows agree with the
 # truth's measured steps within max(0.5 ms, 2 %) on every rank and step but the
 # last (the trace's last window ends at its last kernel; the truth adds the
 # gap to the next step); where analyze has the what-if engine, its replay of
@@ -18,9 +19,10 @@ for c in "$D"/*/; do
 	if ! python3 - "$c/truth.json" <<'PY' >"$T/truth.log" 2>&1; then bad "$name: truth.json: $(tail -1 "$T/truth.log")"; continue; fi
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert t["world_size"] == 4, "world_size"
+W = t["world_size"]
+assert W in (2, 4), "world_size"
 tg = t["target"]
-assert ("rank" in tg and 0 <= tg["rank"] < 4) or (tg.get("group") == "stage" and tg["ranks"] in t["groups"]["stage"]) \
+assert ("rank" in tg and 0 <= tg["rank"] < W) or (tg.get("group") == "stage" and tg["ranks"] in t["groups"]["stage"]) \
     or tg.get("fix") == "the stage balance", "target"
 assert t["planted"]["slowed"] and t["planted"]["slowed"] != t["planted"]["base"], "nothing planted"
 import statistics
@@ -30,7 +32,7 @@ for run in ("base", "slowed") + (("base_after",) if same else ()):
     ps = m.get("profiled_steps", t["profiled_steps"])
     assert m["source"] == "cuda_events", "source"
     assert m["step_ms"] > 0 and sorted(map(int, m["steps"])) == ps, f"{run} steps"
-    assert [r["rank"] for r in m["by_rank"]] == [0, 1, 2, 3], f"{run} by_rank"
+    assert [r["rank"] for r in m["by_rank"]] == list(range(W)), f"{run} by_rank"
     for r in m["by_rank"]:
         assert sorted(map(int, r["steps"])) == ps, f"{run} rank {r['rank']} steps"
 if same:
@@ -42,8 +44,9 @@ else:
     assert t["expected_step_ms_if_fixed"] == t["measured"]["base"]["step_ms"], "expected_step_ms_if_fixed"
 PY
 	ok
+	W=$(jq -r .world_size "$c/truth.json")
 	for run in base slowed; do
-		for r in 0 1 2 3; do [ -f "$c/$run/rank$r.json.gz" ] || bad "$name/$run: no rank$r.json.gz"; done
+		for r in $(seq 0 $((W - 1))); do [ -f "$c/$run/rank$r.json.gz" ] || bad "$name/$run: no rank$r.json.gz"; done
 		if ! "$A" analyze -q --json "$T/a.json" "$c/$run" 2>"$T/err"; then
 			bad "$name/$run: analyze failed: $(tail -2 "$T/err")"; continue
 		fi
@@ -51,7 +54,7 @@ PY
 		if python3 - "$T/a.json" "$c/truth.json" "$run" <<'PY' >"$T/cmp.log" 2>&1; then ok; else bad "$name/$run: $(tail -1 "$T/cmp.log")"; fi
 import json, sys
 a, t, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-assert len(a["ranks"]) == 4, f"{len(a['ranks'])} ranks"
+assert len(a["ranks"]) == t["world_size"], f"{len(a['ranks'])} ranks"
 bad = []
 for r in a["ranks"]:
     win = {s["step"]: s["step_ms"] for s in r["steps"]}
@@ -78,6 +81,6 @@ if bad:
 PY
 	done
 done
-[ "$n" -ge 10 ] && ok || bad "$n cases in $D, expected 10"
+[ "$n" -ge 13 ] && ok || bad "$n cases in $D, expected 13"
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
