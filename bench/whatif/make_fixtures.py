@@ -55,6 +55,8 @@ Plants (kind at where on rank):
                 host-bound job's run-to-run spread (a whole run slower or
                 faster by several ms) drops out of the comparison.  Not for
                 plants that change the model (layers).
+  --sync-events profile with CUDA sync events and cudaEventRecord's records, so the traces
+                record their stream waits (docs/metrics.md "Where a dependency comes from")
 Keeps NVLink multicast off (NCCL_NVLS_ENABLE=0 etc.).
 """
 import argparse
@@ -329,6 +331,21 @@ def build_pp(rank, dev, cpu, tap, groups, layers=None):
     return step
 
 
+def cuda_event_records(prof):
+    """--sync-events: cudaEventRecord's CUPTI records (kind 36) on while the
+    profiler records, so Kineto names each stream wait's stream and event
+    record (CUPTI 13 no longer sends them with the synchronisation records;
+    bench/whatif/sync_events_trace.py)."""
+    import ctypes
+    from torch.profiler import ProfilerAction
+    if prof.current_action == ProfilerAction.NONE:
+        return
+    with open("/proc/self/maps") as f:
+        libs = [l.split()[-1] for l in f if "libcupti" in l and l.split()[-1].startswith("/")]
+    if libs:
+        ctypes.CDLL(libs[0]).cuptiActivityEnable(36)
+
+
 def one_run(rank, dev, cpu, job, blocks, cal, groups):
     """Builds the job afresh and runs it: per block (plants, trace path),
     PRE unprofiled steps, WARMUP and ACTIVE profiled ones (traced into the
@@ -381,10 +398,14 @@ def one_run(rank, dev, cpu, job, blocks, cal, groups):
     gc.collect()
     gc.disable()
     try:
+        sev = os.environ.get("MAKE_FIXTURES_SYNC_EVENTS") == "1" and cuda  # --sync-events
+        cfg = {"experimental_config": torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)} if sev else {}
         with profile(activities=acts, schedule=schedule(wait=PRE, warmup=WARMUP, active=ACTIVE, repeat=nb),
-                     on_trace_ready=ready, record_shapes=True) as prof:
+                     on_trace_ready=ready, record_shapes=True, **cfg) as prof:
             for i in range(nb * cyc):
                 planter.use(blocks[i // cyc][0])
+                if sev:
+                    cuda_event_records(prof)
                 one(i)
                 prof.step()
         for i in range(nb * cyc, n):  # unprofiled, for the profiler's cost
@@ -568,9 +589,12 @@ def main():
     ap.add_argument("--active", type=int, default=ACTIVE)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--same-run", action="store_true")
+    ap.add_argument("--sync-events", action="store_true")
     ap.add_argument("--cores-from", type=int, default=0)
     ap.add_argument("--world", type=int, default=WORLD, choices=[2, 4])
     args = ap.parse_intermixed_args()
+    if args.sync_events:  # read by the spawned workers (one_run)
+        os.environ["MAKE_FIXTURES_SYNC_EVENTS"] = "1"
     if args.active < 2 or args.repeats < 1:
         sys.exit("make_fixtures.py: --active needs at least 2 steps, --repeats at least 1 run")
     set_active(args.active, args.world)
