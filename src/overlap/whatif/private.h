@@ -16,7 +16,8 @@
  *   path.c         the cross-rank critical path of a replay
  *   fixes.c        the fixes (ranks, stages, replicas, groups, op types),
  *                  the next-slowest rank after the best rank fix
- *   balance.c      the stage balance fix
+ *   balance.c      the ideals that move work: the stage balance fix, the
+ *                  pooled ideal (Lin et al.'s)
  *   verdict.c      the fix the verdict names, the verdict sentence
  *   result.c       struct whatif from the replays (the noise floor, each
  *                  rank's host launch time)
@@ -55,7 +56,9 @@
  * and size.  Fixes: each rank (all ranks up to 8, else the 8 with the
  * largest excess over their peers), each stage and replica, each op type,
  * and everything (the ideal step; slowdown = measured / ideal, Lin et al.,
- * OSDI'25).  The critical path of a step is walked back from its last end
+ * OSDI'25); beside them the pooled ideal, the artifact's (every op at the
+ * job's mean of its name, every transfer at its type's median: a balanced
+ * job, slowdown_pooled).  The critical path of a step is walked back from its last end
  * through whatever set each start (stream, launch, dependency, last
  * arrival).
  *
