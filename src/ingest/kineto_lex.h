@@ -20,6 +20,7 @@
 #endif
 
 #include "base/error.h"
+#include "ingest/kineto_waits.h"
 #include "timeline/timeline.h"
 
 #define WINDOW_BYTES (4u << 20) /* 4 MiB: as fast as 8 (bench/RESULTS.md), half the memory per reader thread */
@@ -63,17 +64,12 @@ struct kscan {
 	int nofast;             /* AORTA_KINETO_NOFAST set: full path only */
 	/* stream waits the trace records (cuda_sync "Stream Wait Event" with
 	 * wait_on_stream and wait_on_cuda_event_record_corr_id), resolved to
-	 * the ops they link before trace_finish (kineto.c, record_waits) */
-	struct kwait {
-		struct trace *t;            /* the device's timeline */
-		int64_t start, corr;        /* the sync record's start and correlation */
-		int64_t stream, on_stream, rec_corr; /* on_stream, rec_corr -1: the profiler left them
-		                                      * out (CUPTI 13 without its event records) */
-	} *waits;
+	 * the ops they link by trace_finish (kineto_waits.c) */
+	struct kwait *waits;
 	size_t nwait, wcap;
 	/* the host's cudaEventRecord calls (what a wait the profiler left
 	 * unresolved is paired with, by host order on its thread) */
-	struct krec { int64_t corr, start, tid; } *recs;
+	struct krec *recs;
 	size_t nrec, rcap;
 };
 
