@@ -76,6 +76,8 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, schedule
 
+from cupti_events import record_events
+
 WORLD = 4
 PRE, WARMUP, ACTIVE, POST = 3, 1, 4, 4  # unprofiled, profiler warm-up, profiled, unprofiled after
 FIRST = PRE + WARMUP                     # ProfilerStep number of the first profiled step
@@ -331,21 +333,6 @@ def build_pp(rank, dev, cpu, tap, groups, layers=None):
     return step
 
 
-def cuda_event_records(prof):
-    """--sync-events: cudaEventRecord's CUPTI records (kind 36) on while the
-    profiler records, so Kineto names each stream wait's stream and event
-    record (CUPTI 13 no longer sends them with the synchronisation records;
-    bench/whatif/sync_events_trace.py)."""
-    import ctypes
-    from torch.profiler import ProfilerAction
-    if prof.current_action == ProfilerAction.NONE:
-        return
-    with open("/proc/self/maps") as f:
-        libs = [l.split()[-1] for l in f if "libcupti" in l and l.split()[-1].startswith("/")]
-    if libs:
-        ctypes.CDLL(libs[0]).cuptiActivityEnable(36)
-
-
 def one_run(rank, dev, cpu, job, blocks, cal, groups):
     """Builds the job afresh and runs it: per block (plants, trace path),
     PRE unprofiled steps, WARMUP and ACTIVE profiled ones (traced into the
@@ -405,7 +392,7 @@ def one_run(rank, dev, cpu, job, blocks, cal, groups):
             for i in range(nb * cyc):
                 planter.use(blocks[i // cyc][0])
                 if sev:
-                    cuda_event_records(prof)
+                    record_events(prof)
                 one(i)
                 prof.step()
         for i in range(nb * cyc, n):  # unprofiled, for the profiler's cost

@@ -11,8 +11,8 @@ CUPTI 13 no longer delivers cudaEventRecord's records (CUPTI_ACTIVITY_KIND_
 CUDA_EVENT, 36) with the synchronisation records Kineto enables, so without
 more Kineto leaves every stream wait's wait_on_stream and
 wait_on_cuda_event_record_corr_id at -1 (pytorch/kineto#1552, open): each
-active step enables kind 36 on the libcupti torch has loaded (ctypes), and
-the waits come out paired.  --no-cuda-event leaves it off (the -1 traces).
+active step enables kind 36 on the libcupti torch has loaded (ctypes:
+cupti_events.py), and the waits come out paired.  --no-cuda-event leaves it off (the -1 traces).
 --one-gpu (a machine with one GPU): every rank on GPU 0, gloo on the host
 for a barrier a step, and the stream waits made explicit: a side stream
 runs a GEMM and records an event, the default stream waits for it
@@ -20,39 +20,25 @@ runs a GEMM and records an event, the default stream waits for it
 with --no-clock-align (one host, one clock), as the ranks share no GPU
 collective to align on.
 """
-import ctypes
 import os
 import sys
 
-CUPTI_ACTIVITY_KIND_CUDA_EVENT = 36
 
-
-def cuda_event_records(on):
-    """Turns cudaEventRecord's CUPTI records on (after the profiler started:
-    Kineto's own enable would not undo it) or off, on the libcupti this
-    process has loaded; False where none is loaded."""
-    with open("/proc/self/maps") as f:
-        libs = [l.split()[-1] for l in f if "libcupti" in l and l.split()[-1].startswith("/")]
-    if not libs:
-        return False
-    cupti = ctypes.CDLL(libs[0])
-    fn = cupti.cuptiActivityEnable if on else cupti.cuptiActivityDisable
-    return fn(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == 0
-
-
-def step_events(p, on):
-    """Before a step: kind 36 on while the profiler records (warm-up and
-    active steps)."""
-    from torch.profiler import ProfilerAction
-    if on and p.current_action != ProfilerAction.NONE:
-        cuda_event_records(True)
+def profiler(out, rank):
+    """profile(wait=1, warmup=1, active=3) with CUDA sync events, traces in OUT/rank<r>/."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    cfg = torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)
+    return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=schedule(wait=1, warmup=1, active=3),
+                   on_trace_ready=tensorboard_trace_handler(os.path.join(out, f"rank{rank}"), worker_name=f"rank{rank}"),
+                   experimental_config=cfg)
 
 
 def run_one_gpu(rank, world, out, events):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
-    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    from cupti_events import record_events
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29572")
     torch.cuda.set_device(0)
@@ -62,12 +48,10 @@ def run_one_gpu(rank, world, out, events):
     a = torch.randn(2048, 2048, device="cuda")
     x = torch.randn(64, 2048, device="cuda")
     flag = torch.zeros(1)
-    cfg = torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=schedule(wait=1, warmup=1, active=3),
-                 on_trace_ready=tensorboard_trace_handler(os.path.join(out, f"rank{rank}"), worker_name=f"rank{rank}"),
-                 experimental_config=cfg) as p:
+    with profiler(out, rank) as p:
         for _ in range(6):
-            step_events(p, events)
+            if events:
+                record_events(p)
             with torch.cuda.stream(side):
                 b = a @ a
                 for _ in range(rank + 1):  # rank 1's side work is twice rank 0's
@@ -86,7 +70,7 @@ def run(rank, world, out, events):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
-    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    from cupti_events import record_events
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29571", NCCL_NVLS_ENABLE="0")
     torch.cuda.set_device(rank)
@@ -95,12 +79,10 @@ def run(rank, world, out, events):
     m = nn.parallel.DistributedDataParallel(nn.Sequential(*layers).cuda(), device_ids=[rank], bucket_cap_mb=4)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
     x = torch.randn(8, 256, 512, device="cuda")
-    cfg = torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=schedule(wait=1, warmup=1, active=3),
-                 on_trace_ready=tensorboard_trace_handler(os.path.join(out, f"rank{rank}"), worker_name=f"rank{rank}"),
-                 experimental_config=cfg) as p:
+    with profiler(out, rank) as p:
         for _ in range(6):
-            step_events(p, events)
+            if events:
+                record_events(p)
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = m(x).float().pow(2).mean()
             loss.backward()
