@@ -153,12 +153,13 @@ jq -e '.across_ranks.what_if | .replay_step_ms == 0.327 and .deps_recorded == 0 
 # records (bench/whatif/sync_events_trace.py OUT 2, torch 2.11 / CUDA 13, two
 # H200s: tests/data/kineto_sync/ddp_2rank): 225 stream waits a rank, 75 on
 # an event recorded on a stream nothing was launched on before; the other
-# 150 a rank (an independent Python pairing of the files) are the what-if's
+# 150 a rank (bench/whatif/pair_waits.py, an independent pairing) are the what-if's
 # recorded dependencies, nothing is guessed on the streams they wait on, and
 # the replay gives back every step
 $A analyze -q --json "$T/ddp2.json" tests/data/kineto_sync/ddp_2rank 2>/dev/null
-jq -e '.across_ranks.what_if | .ok and .deps_recorded == 300 and .deps_guessed == 0 and .reproduced and
-	.replay_error_pct < 0.5' "$T/ddp2.json" >/dev/null && ok ||
-	bad "recorded DDP waits: $(jq -c '.across_ranks.what_if | {ok, deps_recorded, deps_guessed, reproduced, replay_error_pct}' "$T/ddp2.json")"
+ref=$(python3 bench/whatif/pair_waits.py tests/data/kineto_sync/ddp_2rank/*.json.gz | sed -n 's/^total \([0-9]*\) paired$/\1/p')
+jq -e --argjson ref "${ref:-0}" '.across_ranks.what_if | .ok and .deps_recorded == $ref and $ref == 300 and
+	.deps_guessed == 0 and .reproduced and .replay_error_pct < 0.5' "$T/ddp2.json" >/dev/null && ok ||
+	bad "recorded DDP waits (the reference pairs ${ref:-none}): $(jq -c '.across_ranks.what_if | {ok, deps_recorded, deps_guessed, reproduced, replay_error_pct}' "$T/ddp2.json")"
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

@@ -389,14 +389,15 @@ static void test_real_stream_wait_paired(void)
  * waits for.  CUPTI 13 delivers cudaEventRecord's records only when their
  * activity kind is on: with it (the script's default) every stream wait
  * names its event record (corr 311, 562, 813), and each pairs (by an
- * independent Python pairing of the file) the first op launched on stream
- * 7 after the wait, of corr 333, 584 and 835, with the last launched on
- * stream 13 before the record, of corr 297, 548 and 799, each starting 2-3
- * us after that op ends.  Without it (--no-cuda-event) Kineto writes -1 for
- * the stream and the record; paired by host order (the last
+ * independent pairing of the file, bench/whatif/pair_waits.py) the first
+ * op launched on stream 7 after the wait, of corr 333, 584 and 835, with
+ * the last launched on stream 13 before the record, of corr 297, 548 and
+ * 799, each starting 2-3 us after that op ends.  Without it
+ * (--no-cuda-event) Kineto writes -1 for the stream and the record; paired
+ * by host order (the last
  * cudaEventRecord call of the wait's thread before it, the last op that
  * thread launched before that on another stream), the run gives the same
- * records and the same three pairs (an independent Python pairing of that
+ * records and the same three pairs (bench/whatif/pair_waits.py on that
  * file by the same rule). */
 static void test_torch211_stream_waits(void)
 {
