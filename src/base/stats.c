@@ -128,3 +128,16 @@ void sort_doubles(double *v, size_t n)
 	}
 	free(b);
 }
+
+double std_error(const double *v, size_t n)
+{
+	if (n < 2)
+		return 0;
+	double m = 0, sd = 0;
+	for (size_t q = 0; q < n; q++)
+		m += v[q];
+	m /= (double)n;
+	for (size_t q = 0; q < n; q++)
+		sd += (v[q] - m) * (v[q] - m);
+	return sqrt(sd / (double)(n - 1)) / sqrt((double)n);
+}

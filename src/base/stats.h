@@ -59,6 +59,10 @@ double median_mid_sorted(const double *v, size_t n);
 double median_mid_d(double *v, size_t n);
 int64_t median_mid_i64(int64_t *v, size_t n);
 
+/* The standard error of the mean of v[0..n): the sample standard deviation
+ * (n - 1) over sqrt(n); 0 with fewer than two values. */
+double std_error(const double *v, size_t n);
+
 /* The k-th smallest of v[0..n) (k < n), moved to v[k] with v[0..k) <= v[k]
  * <= v[k+1..n): v is reordered (quickselect, expected O(n)). */
 double select_kth_d(double *v, size_t n, size_t k);

@@ -86,8 +86,19 @@ static void test_sort_doubles_orders_as_qsort(void)
 	}
 }
 
+/* 1, 2, 3, 4: mean 2.5, squared deviations 5 in all, sample variance 5 / 3,
+ * so the standard error sqrt(5 / 3) / 2; one value or none: 0. */
+static void test_std_error_is_the_sample_deviation_over_root_n(void)
+{
+	const double v[4] = { 4, 1, 3, 2 };
+	CHECK_NEAR(std_error(v, 4), sqrt(5.0 / 3) / 2, 1e-12);
+	CHECK_NEAR(std_error(v, 1), 0, 0);
+	CHECK_NEAR(std_error(v, 0), 0, 0);
+}
+
 int main(void)
 {
+	TEST(test_std_error_is_the_sample_deviation_over_root_n);
 	TEST(test_sort_doubles_orders_as_qsort);
 	TEST(test_select_kth_partitions_around_the_kth);
 	TEST(test_percentile_interpolates_between_ranks);

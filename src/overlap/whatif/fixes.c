@@ -5,8 +5,8 @@
  * workers, each result in its own place.
  */
 #include "overlap/whatif/private.h"
+#include "base/stats.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +46,11 @@ static void eval_gain(const struct whatif_ctx *c, double rep_mean, struct fix_ev
 	size_t n = c->nsteps >= 3 ? c->nsteps - 1 : c->nsteps;
 	e->f.gain_sem_ms = 0;
 	if (c->rep && n >= 2) {
-		double m = 0, sd = 0;
+		double *g = xmalloc(n * sizeof(*g));
 		for (size_t q = 0; q < n; q++)
-			m += c->rep[q] - e->steps[q];
-		m /= (double)n;
-		for (size_t q = 0; q < n; q++)
-			sd += (c->rep[q] - e->steps[q] - m) * (c->rep[q] - e->steps[q] - m);
-		e->f.gain_sem_ms = sqrt(sd / (double)(n - 1)) / sqrt((double)n);
+			g[q] = c->rep[q] - e->steps[q];
+		e->f.gain_sem_ms = std_error(g, n);
+		free(g);
 	}
 }
 

@@ -4,6 +4,7 @@
  * fix of each step; and its release.
  */
 #include "overlap/whatif/private.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -135,10 +136,7 @@ struct whatif_fix *wi_take_fixes(struct fix_eval *v, size_t n)
  * single run cannot confirm (the summary says so beside such a gain). */
 static void noise_floor(struct whatif *w, const double *meas, size_t n)
 {
-	double sd = 0;
-	for (size_t s = 0; s < n; s++)
-		sd += (meas[s] - w->measured_step_ms) * (meas[s] - w->measured_step_ms);
-	w->step_sem_ms = n >= 2 ? sqrt(sd / (double)(n - 1)) / sqrt((double)n) : 0;
+	w->step_sem_ms = std_error(meas, n);
 	struct { double v; const char *from; } p[3] = {
 		{ 0.01 * w->replay_step_ms, "1 % of the step" },
 		{ w->uncertainty_ms, "the clock uncertainty" },

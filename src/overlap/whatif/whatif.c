@@ -5,7 +5,6 @@
  */
 #include "overlap/whatif/private.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
