@@ -170,6 +170,17 @@ static void side_json(struct jw *j, const char *key, const struct whatif *w)
 	jw_obj_end(j);
 }
 
+/* A row of compare's what-if table: a ratio of each run, "n/a" where it has none. */
+static void slowdown_row(FILE *f, const char *what, double b, double x)
+{
+	char b1[32] = "n/a", b2[32] = "n/a";
+	if (isfinite(b))
+		snprintf(b1, sizeof(b1), "%.3f", b);
+	if (isfinite(x))
+		snprintf(b2, sizeof(b2), "%.3f", x);
+	fprintf(f, "   %-40s %-24s %12s %12s\n", "", what, b1, b2);
+}
+
 void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const struct whatif *x)
 {
 	int ob = base && base->ok, ox = x && x->ok;
@@ -225,17 +236,10 @@ void whatif_compare(FILE *f, struct jw *j, const struct whatif *base, const stru
 			}
 	}
 	if (f && (ob || ox)) {
-		char b1[64] = "n/a", b2[64] = "n/a";
-		if (ob)
-			snprintf(b1, sizeof(b1), "%.3f", base->slowdown);
-		if (ox)
-			snprintf(b2, sizeof(b2), "%.3f", x->slowdown);
-		fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown (measured/ideal)", b1, b2);
-		if ((ob && isfinite(base->slowdown_pooled)) || (ox && isfinite(x->slowdown_pooled))) {
-			snprintf(b1, sizeof(b1), ob && isfinite(base->slowdown_pooled) ? "%.3f" : "n/a", ob ? base->slowdown_pooled : 0);
-			snprintf(b2, sizeof(b2), ox && isfinite(x->slowdown_pooled) ? "%.3f" : "n/a", ox ? x->slowdown_pooled : 0);
-			fprintf(f, "   %-40s %-24s %12s %12s\n", "", "slowdown, pooled ideal", b1, b2);
-		}
+		slowdown_row(f, "slowdown (measured/ideal)", ob ? base->slowdown : NAN, ox ? x->slowdown : NAN);
+		if ((ob && isfinite(base->slowdown_pooled)) || (ox && isfinite(x->slowdown_pooled)))
+			slowdown_row(f, "slowdown, pooled ideal", ob ? base->slowdown_pooled : NAN,
+				     ox ? x->slowdown_pooled : NAN);
 	}
 	if (j) {
 		jw_arr_end(j);

@@ -149,6 +149,19 @@ for r in 0 1; do jq '.traceEvents |= map(select(.cat != "cuda_sync"))' "$W/rank$
 jq -e '.across_ranks.what_if | .replay_step_ms == 0.327 and .deps_recorded == 0 and .deps_guessed == 2 and
 	([.by_rank[] | select(.rank == 1) | .gain_ms == 0] == [true])' \
 	"$T/ns.json" >/dev/null && ok || bad "guessed wait: $(jq -c '.across_ranks.what_if | {deps_recorded, deps_guessed, by_rank}' "$T/ns.json")"
+# compare prints each run's pooled-ideal slowdown beside its slowdown, the
+# figures its JSON and each run's own analysis give
+P=tests/data/whatif/ddp_gpu_fwd_r1
+$A compare --json "$T/cmp.json" "$P/base" "$P/slowed" >"$T/cmp.txt" 2>/dev/null
+$A analyze -q --json "$T/pb.json" "$P/base" 2>/dev/null
+$A analyze -q --json "$T/ps.json" "$P/slowed" 2>/dev/null
+want=$(jq -rn --slurpfile b "$T/pb.json" --slurpfile s "$T/ps.json" \
+	'[$b[0], $s[0]] | map(.across_ranks.what_if.slowdown_pooled * 1000 | round / 1000 | tostring) | join(" ")')
+got=$(sed -n 's/^ *slowdown, pooled ideal *\([0-9.]*\) *\([0-9.]*\)$/\1 \2/p' "$T/cmp.txt")
+jcmp=$(jq -r '.comparisons[0].what_if | [.baseline.slowdown_pooled, .this.slowdown_pooled] | map(. * 1000 | round / 1000 | tostring) | join(" ")' "$T/cmp.json" 2>/dev/null)
+[ -n "$want" ] && [ "$(echo "$got" | awk '{printf "%g %g", $1, $2}')" = "$(echo "$want" | awk '{printf "%g %g", $1, $2}')" ] &&
+	[ "$jcmp" = "$want" ] && ok || bad "compare's pooled slowdown '$got' (JSON '$jcmp'), the analyses give '$want'"
+
 # a real two-GPU DDP job profiled with CUDA sync events and cudaEventRecord's
 # records (bench/whatif/sync_events_trace.py OUT 2, torch 2.11 / CUDA 13, two
 # H200s: tests/data/kineto_sync/ddp_2rank): 225 stream waits a rank, 75 on
